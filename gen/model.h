@@ -1,0 +1,305 @@
+/* The API model: what the header says (filled by clang_front.c from libclang)
+ * plus what the spec adds (filled by spec.c + check.c). Emitters read only
+ * this; they never look at libclang or YAML.
+ *
+ * Ownership: everything hangs off one api_model and is freed with it
+ * (model_free). Strings are heap copies. Arrays are (ptr, count) pairs grown
+ * with the helpers in util.h. */
+#ifndef APIGEN_MODEL_H
+#define APIGEN_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where something came from: a header declaration or a spec node. */
+typedef struct src_loc {
+    const char *file; /* interned; NULL when unknown */
+    unsigned line;
+    unsigned col;
+} src_loc;
+
+/* ---- C types, from libclang canonical types ------------------------------ */
+
+#define TYPE_KIND_LIST(X)                                                      \
+    X(TY_VOID, "void")                                                         \
+    X(TY_BOOL, "bool")                                                         \
+    X(TY_SINT, "signed integer")                                               \
+    X(TY_UINT, "unsigned integer")                                             \
+    X(TY_FLOAT, "floating point")                                              \
+    X(TY_ENUM, "enum")                                                         \
+    X(TY_RECORD, "struct or union")                                            \
+    X(TY_POINTER, "pointer")                                                   \
+    X(TY_FNPTR, "function pointer")                                            \
+    X(TY_ARRAY, "array")                                                       \
+    X(TY_OTHER, "unsupported type")
+
+typedef enum type_kind {
+#define X(k, s) k,
+    TYPE_KIND_LIST(X)
+#undef X
+} type_kind;
+
+const char *type_kind_name(type_kind k);
+
+struct record_def;
+struct enum_def;
+struct fn_sig;
+
+/* One C type as a parameter, field or return value uses it. */
+typedef struct type_info {
+    type_kind kind;
+    char *spelling;       /* as written, typedef kept: "cudaStream_t", "const void *" */
+    char *canonical;      /* canonical spelling: "struct CUstream_st *" */
+    char *typedef_name;   /* outermost typedef name, or NULL: "cudaStream_t" */
+    uint64_t size;        /* bytes; 0 for void / incomplete */
+    uint64_t align;
+    int is_const;         /* the type itself is const-qualified */
+    struct type_info *pointee;     /* TY_POINTER / TY_ARRAY: element type */
+    uint64_t array_len;            /* TY_ARRAY: element count */
+    struct record_def *record;     /* TY_RECORD: layout (NULL if incomplete) */
+    struct enum_def *enm;          /* TY_ENUM */
+    struct fn_sig *fn;             /* TY_FNPTR: the pointed-to function type */
+} type_info;
+
+typedef struct field_def {
+    char *name;
+    type_info *type;
+    uint64_t offset; /* bytes from the start of the record */
+    src_loc loc;
+} field_def;
+
+typedef struct record_def {
+    char *name;      /* "struct cudaDeviceProp" / typedef name when anonymous */
+    int is_union;
+    int complete;
+    uint64_t size, align;
+    field_def *fields;
+    size_t nfields;
+    int has_pointers; /* any field (recursively) is a pointer / fn pointer */
+    src_loc loc;
+} record_def;
+
+typedef struct enum_const {
+    char *name;
+    int64_t value;
+} enum_const;
+
+typedef struct enum_def {
+    char *name;          /* "enum cudaError" or typedef name when anonymous */
+    type_info *underlying;
+    enum_const *consts;
+    size_t nconsts;
+    src_loc loc;
+} enum_def;
+
+typedef struct typedef_def {
+    char *name;
+    type_info *type;     /* the underlying type */
+    src_loc loc;
+} typedef_def;
+
+/* Object-like macros whose expansion is one integer literal (version macros). */
+typedef struct macro_def {
+    char *name;
+    int64_t value;
+    src_loc loc;
+} macro_def;
+
+/* ---- what the spec adds to a parameter ----------------------------------- */
+
+/* How a parameter travels. check.c decides exactly one kind per parameter,
+ * from an annotation or a default; an undecidable pointer is an error. */
+#define PARAM_KIND_LIST(X)                                                     \
+    X(PK_VALUE, "value")       /* scalar, enum, bool, float: by value */       \
+    X(PK_STRUCT, "struct")     /* plain-data struct by value (bytes) */        \
+    X(PK_HANDLE, "handle")     /* opaque handle translated per client */       \
+    X(PK_DEVPTR, "device")     /* device address: opaque 64-bit value */       \
+    X(PK_IN, "in")             /* pointer to `count` elements sent */          \
+    X(PK_OUT, "out")           /* pointer to `count` elements received */      \
+    X(PK_INOUT, "inout")       /* both */                                      \
+    X(PK_STRING, "string")     /* NUL-terminated input string */               \
+    X(PK_CALLBACK, "callback") /* function pointer invoked later in guest */   \
+    X(PK_USERDATA, "userdata") /* opaque pointer handed back to a callback */  \
+    X(PK_COND, "conditional")  /* `if` cond then `then_ann` else `else_ann` */ \
+    X(PK_IGNORE, "ignore")     /* sent as NULL / 0: reserved parameters */
+
+typedef enum param_kind {
+#define X(k, s) k,
+    PARAM_KIND_LIST(X)
+#undef X
+} param_kind;
+
+const char *param_kind_name(param_kind k);
+
+/* What the elements behind a PK_IN/OUT/INOUT pointer are. */
+#define ELEM_KIND_LIST(X)                                                      \
+    X(EK_BYTES, "plain data") /* scalars / plain structs: copied as bytes */   \
+    X(EK_HANDLE, "handle")    /* array of handles, translated one by one */    \
+    X(EK_DEVPTR, "device")    /* array of device addresses */                  \
+    X(EK_STRING, "string")    /* array of NUL-terminated strings (char**) */
+
+typedef enum elem_kind {
+#define X(k, s) k,
+    ELEM_KIND_LIST(X)
+#undef X
+} elem_kind;
+
+/* A validated C expression over the function's parameters, e.g.
+ * "num_entries * sizeof(cl_device_id)" or "*size_ret". `text` is re-emitted
+ * from tokens (identifiers checked against parameter names, enum constants,
+ * macros and type names), so it is safe to paste into generated C on both
+ * sides: stub and handler both have every parameter as a local of the same
+ * name and type. */
+typedef struct expr {
+    char *text;
+    int uses_out_deref; /* reads `*p` of an out parameter: only valid after the call */
+    src_loc loc;
+} expr;
+
+typedef struct param_ann {
+    param_kind kind;
+    elem_kind elem;          /* PK_IN/OUT/INOUT */
+    type_info *elem_type;    /* the pointee, const stripped (void -> 1-byte bytes) */
+    expr *count;             /* element count (NULL: 1 element) */
+    int count_is_bytes;      /* `bytes:` was given instead of `count:` */
+    expr *count_after;       /* PK_OUT/INOUT: elements valid after the call, e.g. "*size_ret"; clamped to count */
+    int nullable;            /* NULL is allowed and travels as "absent" */
+    int terminated;          /* zero-terminated list: count is found by scanning (PK_IN only) */
+    int64_t terminator;      /* value that ends the list */
+    unsigned term_stride;    /* elements per entry (2 for key/value property lists) */
+    char *handle_type;       /* PK_HANDLE, EK_HANDLE: name of the spec's handle type */
+    int creates;             /* out handle(s) created by this call: register on the server */
+    int destroys;            /* handle destroyed by this call on success: forget it */
+    /* PK_CALLBACK */
+    char *user_data_param;   /* the parameter passed back to the callback */
+    int cb_user_data_index;  /* which argument of the callback type is its user data */
+    int cb_once;             /* invoked at most once: entry freed after delivery */
+    /* PK_COND */
+    expr *cond;
+    struct param_ann *then_ann, *else_ann;
+    src_loc loc;             /* the annotation; {0} when a default decided */
+} param_ann;
+
+typedef struct param_def {
+    char *name;
+    type_info *type;
+    src_loc loc;        /* header declaration */
+    param_ann ann;      /* filled by check.c */
+} param_def;
+
+/* ---- functions ------------------------------------------------------------ */
+
+#define FN_MODE_LIST(X)                                                        \
+    X(FN_FORWARD, "forwarded")                                                 \
+    X(FN_LOCAL, "local")       /* implemented in the stub by hand-written C */ \
+    X(FN_CUSTOM, "custom")     /* hand-written guest and/or host code */       \
+    X(FN_UNSUPPORTED, "unsupported")
+
+typedef enum fn_mode {
+#define X(k, s) k,
+    FN_MODE_LIST(X)
+#undef X
+} fn_mode;
+
+const char *fn_mode_name(fn_mode m);
+
+/* A function type: declared functions and function-pointer (callback) types. */
+typedef struct fn_sig {
+    type_info *ret;
+    param_def *params;
+    size_t nparams;
+    int variadic;
+} fn_sig;
+
+typedef struct function_def {
+    char *name;
+    fn_sig sig;
+    src_loc loc;         /* header declaration */
+    char *header;        /* which header file (for the coverage report) */
+    /* from the spec (check.c) */
+    fn_mode mode;
+    char *reason;        /* FN_UNSUPPORTED */
+    char *custom_guest;  /* FN_CUSTOM: C function in specs/<api>/ replacing the stub body */
+    char *custom_host;   /* FN_CUSTOM: C function in specs/<api>/ replacing the handler */
+    int async;           /* always async */
+    expr *async_if;      /* async when this is true at run time */
+    char *error_out;     /* parameter receiving the error code (errcode_ret) */
+    char *ret_handle;    /* return value is a handle of this type ... */
+    int ret_creates;     /* ... created by this call */
+    int call_id;         /* wire call id, stable: index in sorted order of forwarded/custom fns */
+    src_loc ann_loc;     /* the spec entry, {0} if none */
+} function_def;
+
+/* ---- spec-level settings --------------------------------------------------- */
+
+typedef struct handle_type_def {
+    char *name;           /* typedef name in the header: "cudaStream_t" */
+    type_info *type;
+    char *destroy_fn;     /* one-argument function that releases it (client cleanup) */
+    int64_t *passthrough; /* values passed as-is, never translated (0, cudaStreamLegacy) */
+    size_t npassthrough;
+    unsigned tag;         /* index, used as the wire type tag */
+    src_loc loc;
+} handle_type_def;
+
+typedef struct api_settings {
+    char *name;             /* "cudart", "exa": C identifier */
+    char **headers;         /* as given in the spec */
+    size_t nheaders;
+    char **include_dirs;
+    size_t ninclude_dirs;
+    char **defines;         /* "NAME" or "NAME=VALUE" */
+    size_t ndefines;
+    char **clang_args;      /* extra raw arguments */
+    size_t nclang_args;
+    char **select_prefix;   /* functions taken: name starts with one of these ... */
+    size_t nselect_prefix;
+    char *select_regex;     /* ... or matches this POSIX ERE */
+    char **exclude;         /* names never taken */
+    size_t nexclude;
+    char *soname;           /* "libcudart.so.13" */
+    char *symbol_version;   /* "libcudart.so.13" (version node name) */
+    char *error_type;       /* "cudaError_t" */
+    type_info *error_ty;
+    char *success;          /* constant names or integer literals */
+    char *unsupported;
+    char *connection_lost;
+    char *invalid_handle;
+    char *invalid_value;
+    char *out_of_memory;
+    int64_t success_v, unsupported_v, connection_lost_v, invalid_handle_v,
+        invalid_value_v, out_of_memory_v;
+    int async_errors_next_call; /* deferred async errors are returned by the next sync call */
+    char **sources;         /* hand-written C in specs/<api>/ compiled into the stub/server */
+    size_t nsources;
+    char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */
+    size_t nextra_symbols;
+} api_settings;
+
+typedef struct api_model {
+    api_settings api;
+    function_def *functions;   /* every selected function, sorted by name */
+    size_t nfunctions;
+    record_def **records;
+    size_t nrecords;
+    enum_def **enums;
+    size_t nenums;
+    typedef_def *typedefs;
+    size_t ntypedefs;
+    macro_def *macros;
+    size_t nmacros;
+    handle_type_def *handles;
+    size_t nhandles;
+    char *spec_path;           /* as given on the command line */
+    uint64_t fingerprint;      /* FNV-1a 64 over the canonical model text */
+    void *arena;               /* owned memory (implementation detail) */
+} api_model;
+
+function_def *model_find_function(api_model *m, const char *name);
+typedef_def *model_find_typedef(api_model *m, const char *name);
+handle_type_def *model_find_handle(api_model *m, const char *name);
+/* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
+handle_type_def *model_handle_of(api_model *m, const type_info *t);
+void model_free(api_model *m);
+
+#endif

@@ -1,0 +1,282 @@
+/* apigen runtime: everything generated stubs and handlers (and hand-written
+ * code in specs/<api>/) may call. Nothing API-specific lives here.
+ *
+ * Wire format (see docs/protocol.md): a 32-byte little-endian frame header
+ * then a payload of fixed-width little-endian fields. Buffers are a u64
+ * length, zero padding up to a 16-byte boundary of the payload, then the
+ * bytes, so the server can hand them to the real library in place.
+ *
+ * Every get_* checks bounds and returns false on malformed input; the first
+ * error is kept in the cursor. Every put_* returns false only on allocation
+ * failure (the writer then stays failed). Results must be checked. */
+#ifndef APIGEN_RT_H
+#define APIGEN_RT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Generated code carries `#if APIGEN_RUNTIME_ABI != N #error ...`. */
+#define APIGEN_RUNTIME_ABI 1
+#define APIGEN_PROTO_VERSION 1
+#define APIGEN_MAGIC 0x4e475041u /* "APGN" */
+#define APIGEN_FRAME_HDR_SIZE 32u
+#define APIGEN_BUF_ALIGN 16u
+
+#if defined(__GNUC__)
+#define APIGEN_CHECK __attribute__((warn_unused_result))
+#define APIGEN_EXPORT __attribute__((visibility("default")))
+#define APIGEN_HIDDEN __attribute__((visibility("hidden")))
+#define APIGEN_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define APIGEN_CHECK
+#define APIGEN_EXPORT
+#define APIGEN_HIDDEN
+#define APIGEN_PRINTF(a, b)
+#endif
+
+/* ---- frame header ---------------------------------------------------------
+ * u32 magic | u16 version | u16 flags | u32 call_id | u32 request_id |
+ * u64 thread_id | u32 payload_len | u32 reserved(0)                         */
+enum apigen_frame_flags {
+    APIGEN_F_REPLY = 1u << 0,    /* server -> guest answer to a sync call */
+    APIGEN_F_ASYNC = 1u << 1,    /* no reply is sent */
+    APIGEN_F_HELLO = 1u << 2,    /* handshake (call_id 0) */
+    APIGEN_F_CALLBACK = 1u << 3, /* server -> guest callback delivery */
+    APIGEN_F_BYE = 1u << 4,      /* orderly close */
+};
+
+typedef struct apigen_frame_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t flags;
+    uint32_t call_id;
+    uint32_t request_id;
+    uint64_t thread_id;
+    uint32_t payload_len;
+    uint32_t reserved;
+} apigen_frame_hdr;
+
+void apigen_hdr_encode(const apigen_frame_hdr *h, uint8_t out[APIGEN_FRAME_HDR_SIZE]);
+/* Checks magic, version, reserved and payload_len <= max_payload. */
+APIGEN_CHECK bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr *h,
+                                    uint32_t max_payload, const char **err);
+
+/* ---- status of a call, as the guest sees it ------------------------------ */
+/* One X-macro list: enum, names, and the per-API error each maps to. */
+#define APIGEN_STATUS_LIST(X)                                                  \
+    X(APIGEN_OK, "ok")                                                         \
+    X(APIGEN_LOST, "connection lost")                                          \
+    X(APIGEN_BAD_ARGS, "malformed arguments")                                  \
+    X(APIGEN_BAD_HANDLE, "unknown or foreign handle")                          \
+    X(APIGEN_TOO_LARGE, "argument exceeds the server's size limit")            \
+    X(APIGEN_BAD_CALL, "unknown call id")                                      \
+    X(APIGEN_UNSUPPORTED, "function not supported by this server")             \
+    X(APIGEN_NO_MEMORY, "server out of memory")
+
+typedef enum apigen_status {
+#define APIGEN_X_ENUM(k, s) k,
+    APIGEN_STATUS_LIST(APIGEN_X_ENUM)
+#undef APIGEN_X_ENUM
+    APIGEN_STATUS_COUNT
+} apigen_status;
+
+const char *apigen_status_str(apigen_status s);
+
+/* ---- writer: a growable payload ------------------------------------------ */
+typedef struct apigen_wr {
+    uint8_t *buf;
+    size_t len, cap;
+    size_t base;   /* offset of the payload start inside buf (alignment is relative to it) */
+    bool failed;
+} apigen_wr;
+
+void apigen_wr_init(apigen_wr *w);
+void apigen_wr_reset(apigen_wr *w); /* keep capacity */
+void apigen_wr_free(apigen_wr *w);
+
+APIGEN_CHECK bool apigen_put_u8(apigen_wr *w, uint8_t v);
+APIGEN_CHECK bool apigen_put_u16(apigen_wr *w, uint16_t v);
+APIGEN_CHECK bool apigen_put_u32(apigen_wr *w, uint32_t v);
+APIGEN_CHECK bool apigen_put_u64(apigen_wr *w, uint64_t v);
+APIGEN_CHECK bool apigen_put_f32(apigen_wr *w, float v);
+APIGEN_CHECK bool apigen_put_f64(apigen_wr *w, double v);
+/* Fixed-size bytes with no length prefix (plain struct by value). */
+APIGEN_CHECK bool apigen_put_raw(apigen_wr *w, const void *p, size_t n);
+/* u64 length, padding, bytes. */
+APIGEN_CHECK bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n);
+/* u8 present flag; if present, as apigen_put_bytes. p == NULL -> absent. */
+APIGEN_CHECK bool apigen_put_opt_bytes(apigen_wr *w, const void *p, uint64_t n);
+/* u8 present flag; if present, u64 length including the NUL, padding, bytes. */
+APIGEN_CHECK bool apigen_put_str(apigen_wr *w, const char *s);
+/* Reserve n bytes as a buffer (length, padding) and return where to write
+ * them; the pointer is valid until the next put. */
+APIGEN_CHECK void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n);
+
+/* ---- reader: one bounded cursor over received bytes ---------------------- */
+typedef struct apigen_rd {
+    const uint8_t *base; /* payload start: alignment is relative to it */
+    const uint8_t *p;
+    size_t left;
+    const char *err;     /* first error, static string */
+} apigen_rd;
+
+void apigen_rd_init(apigen_rd *r, const void *payload, size_t len);
+APIGEN_CHECK bool apigen_get_u8(apigen_rd *r, uint8_t *v);
+APIGEN_CHECK bool apigen_get_u16(apigen_rd *r, uint16_t *v);
+APIGEN_CHECK bool apigen_get_u32(apigen_rd *r, uint32_t *v);
+APIGEN_CHECK bool apigen_get_u64(apigen_rd *r, uint64_t *v);
+APIGEN_CHECK bool apigen_get_f32(apigen_rd *r, float *v);
+APIGEN_CHECK bool apigen_get_f64(apigen_rd *r, double *v);
+APIGEN_CHECK bool apigen_get_raw(apigen_rd *r, void *dst, size_t n);
+/* Points into the payload (16-byte aligned relative to the payload start);
+ * fails if the length exceeds max or what is left. */
+APIGEN_CHECK bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max);
+/* *p = NULL, *n = 0 when absent. */
+APIGEN_CHECK bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max);
+/* Checks the last byte is the only NUL. *s = NULL when absent. */
+APIGEN_CHECK bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max);
+/* Guest side: copy a received buffer into caller memory of `cap` bytes
+ * (dst may be NULL only if the buffer is absent). Fails if it is longer. */
+APIGEN_CHECK bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got);
+bool apigen_rd_done(const apigen_rd *r); /* every byte consumed, no error */
+
+/* Overflow-checked size arithmetic: false on overflow. */
+APIGEN_CHECK bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out);
+APIGEN_CHECK bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out);
+
+/* ---- logging and tracing --------------------------------------------------- */
+void apigen_log(const char *fmt, ...) APIGEN_PRINTF(1, 2); /* "apigen: ..." on stderr */
+/* APIGEN_TRACE=1 (or a file path) turns on the one-line-per-call trace. */
+bool apigen_tracing(void);
+void apigen_trace(const char *fmt, ...) APIGEN_PRINTF(1, 2);
+uint64_t apigen_now_ns(void);
+
+/* ---- API descriptors (generated, constant) ------------------------------- */
+
+struct apigen_call_ctx;
+typedef void (*apigen_handler_fn)(struct apigen_call_ctx *cx);
+
+/* A handle type on the server: how to release what a vanished client left. */
+typedef struct apigen_handle_type {
+    const char *name;
+    unsigned tag;
+    void (*destroy)(void *real);   /* may be NULL */
+    const uint64_t *passthrough;   /* values never translated (NULL, special streams) */
+    unsigned npassthrough;
+} apigen_handle_type;
+
+/* Guest side: decodes one callback frame and calls the user's function. */
+typedef void (*apigen_cb_dispatch_fn)(apigen_rd *args, void *fn, void *user_data);
+
+typedef struct apigen_api {
+    const char *name;
+    uint64_t fingerprint;
+    uint32_t ncalls;
+    const char *const *call_names;     /* [ncalls] */
+    /* server side (NULL in the stub) */
+    const apigen_handler_fn *handlers; /* [ncalls], NULL entry = unsupported */
+    const apigen_handle_type *const *handle_types;
+    unsigned nhandle_types;
+    int64_t success_value;
+    int64_t status_error[APIGEN_STATUS_COUNT]; /* API error value per status */
+    /* guest side (NULL in the server) */
+    const apigen_cb_dispatch_fn *cb_dispatch; /* [ncb_types] */
+    unsigned ncb_types;
+    bool async_errors_next_call;
+} apigen_api;
+
+/* ---- guest side: calls ----------------------------------------------------- */
+
+typedef struct apigen_call {
+    const apigen_api *api;
+    uint32_t call_id;
+    apigen_wr *wr;          /* request payload: put arguments here */
+    apigen_rd rd;           /* reply payload after apigen_call_sync: get results here */
+    apigen_status status;
+    bool has_deferred;      /* an earlier async call failed with ... */
+    int64_t deferred_error; /* ... this API error value */
+    uint64_t t0;            /* trace start */
+    void *thread;           /* runtime-private */
+} apigen_call;
+
+/* Connects lazily (APIGEN_SERVER), once per guest thread. false -> the
+ * connection is lost: return api->status_error[APIGEN_LOST]. */
+APIGEN_CHECK bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id);
+/* Sends queued async calls and this one, waits for the reply. Returns the
+ * status; on APIGEN_OK the reply payload is in c->rd. */
+APIGEN_CHECK apigen_status apigen_call_sync(apigen_call *c);
+/* Queues the call; it leaves with the next sync call, or when the queue is
+ * full. Errors surface later (deferred). Returns APIGEN_OK or APIGEN_LOST. */
+APIGEN_CHECK apigen_status apigen_call_async(apigen_call *c);
+/* Releases the reply buffer. Call once after begin, whatever happened. */
+void apigen_call_end(apigen_call *c);
+/* A reply that did not decode: the connection is dropped (one log line). */
+void apigen_call_bad_reply(apigen_call *c);
+
+/* Callbacks: the guest keeps (fn, user_data) and sends an id. */
+uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,
+                            bool once);
+
+/* ---- server side: handlers ----------------------------------------------- */
+
+struct apigen_session;
+
+typedef struct apigen_call_ctx {
+    const apigen_api *api;
+    struct apigen_session *session;
+    apigen_rd *rd;          /* request arguments */
+    apigen_wr *wr;          /* reply results (after the runtime's status word) */
+    uint32_t call_id;
+    bool is_async;
+    apigen_status status;   /* set by apigen_reject; APIGEN_OK otherwise */
+    const char *reject_what;/* parameter name, for the log */
+    bool has_result;        /* handler set result_error (async bookkeeping) */
+    int64_t result_error;   /* the API error value the call returned */
+    void *scratch;          /* runtime-private: allocations freed after the call */
+    uint64_t budget;        /* bytes this call may still allocate */
+} apigen_call_ctx;
+
+/* Marks the call rejected (first reason wins); the handler must return. */
+void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what);
+/* Zeroed scratch memory of count*elem bytes, overflow-checked and bounded by
+ * the server's per-call limit; freed after the reply is sent. NULL +
+ * rejection (TOO_LARGE / NO_MEMORY) on failure. count 0 -> a valid pointer. */
+APIGEN_CHECK void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem);
+/* Record what the real function returned (for deferred async errors). */
+void apigen_result(apigen_call_ctx *cx, int64_t api_error);
+
+/* Per-client handle tables. Ids are what the guest sees as the handle value.
+ * A handle of client A never resolves for client B. */
+APIGEN_CHECK bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id,
+                                    void **real);
+/* Returns the id for real (the existing one if real is already known). */
+uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real);
+/* Forget after a successful destroy call. */
+void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id);
+/* For callbacks: id of a real handle in a session, 0 if unknown. */
+uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_type *ht,
+                                  void *real);
+
+/* Callbacks, server side. bind returns the user_data to give the real
+ * library; the generated trampoline receives it back. */
+void *apigen_cb_bind(apigen_call_ctx *cx, unsigned cb_type, uint64_t cb_id, bool once);
+struct apigen_session *apigen_cb_session(void *bound);
+/* Encodes the callback's arguments into w (from apigen_cb_begin) and sends
+ * it to the guest's callback channel. Never blocks on the guest. */
+void apigen_cb_begin(void *bound, apigen_wr *w);
+void apigen_cb_send(void *bound, apigen_wr *w);
+
+/* ---- server entry point -------------------------------------------------- */
+/* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]
+ * [--token-file F]; serves every API in apis[]. */
+int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, unsigned napis);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
