@@ -59,6 +59,10 @@ typedef struct type_info {
     struct record_def *record;     /* TY_RECORD: layout (NULL if incomplete) */
     struct enum_def *enm;          /* TY_ENUM */
     struct fn_sig *fn;             /* TY_FNPTR: the pointed-to function type */
+    /* added by the front end */
+    char *canonical_unqual;        /* canonical spelling without top-level const/volatile */
+    int is_char;                   /* plain `char` (signed or not), for strings */
+    int is_signed;                 /* TY_SINT, or TY_ENUM whose underlying type is signed */
 } type_info;
 
 typedef struct field_def {
@@ -143,6 +147,8 @@ typedef enum elem_kind {
     ELEM_KIND_LIST(X)
 #undef X
 } elem_kind;
+
+const char *elem_kind_name(elem_kind k);
 
 /* A validated C expression over the function's parameters, e.g.
  * "num_entries * sizeof(cl_device_id)" or "*size_ret". `text` is re-emitted
@@ -298,6 +304,9 @@ typedef struct api_model {
 function_def *model_find_function(api_model *m, const char *name);
 typedef_def *model_find_typedef(api_model *m, const char *name);
 handle_type_def *model_find_handle(api_model *m, const char *name);
+/* An enum constant anywhere in the headers (owner: its enum), or NULL. */
+enum_const *model_find_enum_const(const api_model *m, const char *name, enum_def **owner);
+macro_def *model_find_macro(const api_model *m, const char *name);
 /* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
 handle_type_def *model_handle_of(api_model *m, const type_info *t);
 void model_free(api_model *m);

@@ -1,0 +1,147 @@
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *type_kind_name(type_kind k)
+{
+    switch (k) {
+#define X(e, s)                                                                                    \
+    case e:                                                                                        \
+        return s;
+        TYPE_KIND_LIST(X)
+#undef X
+    }
+    return "?";
+}
+
+const char *param_kind_name(param_kind k)
+{
+    switch (k) {
+#define X(e, s)                                                                                    \
+    case e:                                                                                        \
+        return s;
+        PARAM_KIND_LIST(X)
+#undef X
+    }
+    return "?";
+}
+
+const char *elem_kind_name(elem_kind k)
+{
+    switch (k) {
+#define X(e, s)                                                                                    \
+    case e:                                                                                        \
+        return s;
+        ELEM_KIND_LIST(X)
+#undef X
+    }
+    return "?";
+}
+
+const char *fn_mode_name(fn_mode m)
+{
+    switch (m) {
+#define X(e, s)                                                                                    \
+    case e:                                                                                        \
+        return s;
+        FN_MODE_LIST(X)
+#undef X
+    }
+    return "?";
+}
+
+function_def *model_find_function(api_model *m, const char *name)
+{
+    /* functions are sorted by name once check.c ran; before that, scan */
+    size_t lo = 0, hi = m->nfunctions;
+    int sorted = 1;
+    for (size_t i = 1; i < m->nfunctions && i < 4; i++)
+        if (strcmp(m->functions[i - 1].name, m->functions[i].name) > 0) sorted = 0;
+    if (sorted) {
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = strcmp(m->functions[mid].name, name);
+            if (c == 0) return &m->functions[mid];
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    for (size_t i = 0; i < m->nfunctions; i++)
+        if (strcmp(m->functions[i].name, name) == 0) return &m->functions[i];
+    return NULL;
+}
+
+typedef_def *model_find_typedef(api_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->ntypedefs; i++)
+        if (strcmp(m->typedefs[i].name, name) == 0) return &m->typedefs[i];
+    return NULL;
+}
+
+handle_type_def *model_find_handle(api_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nhandles; i++)
+        if (strcmp(m->handles[i].name, name) == 0) return &m->handles[i];
+    return NULL;
+}
+
+enum_const *model_find_enum_const(const api_model *m, const char *name, enum_def **owner)
+{
+    for (size_t i = 0; i < m->nenums; i++)
+        for (size_t j = 0; j < m->enums[i]->nconsts; j++)
+            if (strcmp(m->enums[i]->consts[j].name, name) == 0) {
+                if (owner) *owner = m->enums[i];
+                return &m->enums[i]->consts[j];
+            }
+    return NULL;
+}
+
+macro_def *model_find_macro(const api_model *m, const char *name)
+{
+    for (size_t i = 0; i < m->nmacros; i++)
+        if (strcmp(m->macros[i].name, name) == 0) return &m->macros[i];
+    return NULL;
+}
+
+/* A canonical type is distinctive enough to identify a handle type when it is
+ * not a pointer to void or to a builtin (those many typedefs share). */
+static int distinctive(const type_info *t)
+{
+    if (t->kind != TY_POINTER) return t->kind == TY_RECORD || t->kind == TY_ENUM;
+    const type_info *p = t->pointee;
+    return p && (p->kind == TY_RECORD || p->kind == TY_ENUM || p->kind == TY_POINTER);
+}
+
+handle_type_def *model_handle_of(api_model *m, const type_info *t)
+{
+    if (!t) return NULL;
+    if (t->typedef_name)
+        for (size_t i = 0; i < m->nhandles; i++)
+            if (strcmp(m->handles[i].name, t->typedef_name) == 0) return &m->handles[i];
+    if (!distinctive(t)) return NULL;
+    for (size_t i = 0; i < m->nhandles; i++) {
+        const type_info *h = m->handles[i].type;
+        if (h && h->canonical_unqual && t->canonical_unqual && distinctive(h) &&
+            strcmp(h->canonical_unqual, t->canonical_unqual) == 0)
+            return &m->handles[i];
+    }
+    return NULL;
+}
+
+void model_free(api_model *m)
+{
+    if (!m) return;
+    free(m->functions);
+    free(m->records);
+    free(m->enums);
+    free(m->typedefs);
+    free(m->macros);
+    free(m->handles);
+    arena_free(m->arena);
+    memset(m, 0, sizeof *m);
+}
