@@ -1,0 +1,124 @@
+# apigen_add_api: build the remoting layer of one API from its committed
+# generated sources (generated/<api>/), so that a guest needs no libclang.
+#
+#   apigen_add_api(
+#     NAME exa                              # the spec's api.name
+#     SPEC specs/exa.yaml                   # for regen-<name>
+#     GENERATED generated/exa               # apigen's output folder (committed)
+#     SONAME libexa.so.1                    # file name and DT_SONAME of the stub
+#     REAL_LIBS exa                         # the real library (targets or files) the server calls
+#     SOURCES specs/exa/local.c             # hand-written guest C (local / custom guest functions)
+#     [HOST_SOURCES specs/x/host.c]         # hand-written host C (custom host functions)
+#     [INCLUDE_DIRS dir...]                 # where the API's headers are, if REAL_LIBS do not say
+#     [STUB_DIR dir])                       # where the stub goes (default: <build>/stub)
+#
+# Makes:
+#   <name>_stub               shared library STUB_DIR/<SONAME>, exporting exactly the
+#                             symbols of <name>.map (-fvisibility=hidden), linked with apigen_guest
+#   apigen-server-<name>      <name>_server.c + <name>_server_main.c + apigen_host + REAL_LIBS
+#   regen-<name>              (when the apigen target exists) regenerates GENERATED from SPEC
+#
+# Relative paths are taken from the project's source folder.
+include_guard(GLOBAL)
+
+function(_apigen_abs out)
+  set(res "")
+  foreach(p ${ARGN})
+    if(IS_ABSOLUTE "${p}")
+      list(APPEND res "${p}")
+    else()
+      list(APPEND res "${PROJECT_SOURCE_DIR}/${p}")
+    endif()
+  endforeach()
+  set(${out} "${res}" PARENT_SCOPE)
+endfunction()
+
+function(apigen_add_api)
+  cmake_parse_arguments(A "" "NAME;SPEC;GENERATED;SONAME;STUB_DIR"
+                        "REAL_LIBS;SOURCES;HOST_SOURCES;INCLUDE_DIRS" ${ARGN})
+  foreach(req NAME SPEC GENERATED SONAME REAL_LIBS)
+    if(NOT A_${req})
+      message(FATAL_ERROR "apigen_add_api: ${req} is required")
+    endif()
+  endforeach()
+  if(A_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "apigen_add_api: unknown arguments: ${A_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT A_NAME MATCHES "^[A-Za-z_][A-Za-z0-9_]*$")
+    message(FATAL_ERROR "apigen_add_api: NAME '${A_NAME}' is not a C identifier")
+  endif()
+  _apigen_abs(spec ${A_SPEC})
+  _apigen_abs(gen ${A_GENERATED})
+  _apigen_abs(srcs ${A_SOURCES})
+  _apigen_abs(host_srcs ${A_HOST_SOURCES})
+  _apigen_abs(incs ${A_INCLUDE_DIRS})
+  if(A_STUB_DIR)
+    _apigen_abs(stub_dir ${A_STUB_DIR})
+  else()
+    set(stub_dir ${CMAKE_BINARY_DIR}/stub)
+  endif()
+  set(n ${A_NAME})
+
+  # Regeneration needs the generator (libclang); building does not.
+  if(TARGET apigen)
+    add_custom_target(regen-${n}
+      COMMAND $<TARGET_FILE:apigen> ${spec} -o ${gen}
+      WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+      DEPENDS apigen
+      COMMENT "apigen: regenerating ${gen} from ${spec}"
+      VERBATIM)
+  endif()
+
+  set(stub_c ${gen}/${n}_stub.c)
+  set(server_c ${gen}/${n}_server.c)
+  set(server_main_c ${gen}/${n}_server_main.c)
+  set(map ${gen}/${n}.map)
+  foreach(f ${stub_c} ${server_c} ${server_main_c} ${map} ${gen}/${n}_wire.h)
+    if(NOT EXISTS ${f})
+      message(WARNING "apigen_add_api(${n}): ${f} is missing: run `apigen ${spec} -o ${gen}` "
+                      "(or the regen-${n} target) and commit it; the ${n} stub and server are not built")
+      return()
+    endif()
+  endforeach()
+  foreach(t apigen_guest apigen_host)
+    if(NOT TARGET ${t})
+      message(WARNING "apigen_add_api(${n}): the runtime target ${t} does not exist; "
+                      "the ${n} stub and server are not built")
+      return()
+    endif()
+  endforeach()
+
+  # Include folders of the API headers: what the real library's targets
+  # publish, plus INCLUDE_DIRS.
+  set(api_incs ${incs})
+  foreach(lib ${A_REAL_LIBS})
+    if(TARGET ${lib})
+      list(APPEND api_incs $<TARGET_PROPERTY:${lib},INTERFACE_INCLUDE_DIRECTORIES>)
+    endif()
+  endforeach()
+
+  # Guest: a drop-in library named exactly like the real one.
+  add_library(${n}_stub SHARED ${stub_c} ${srcs})
+  target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs} ${PROJECT_SOURCE_DIR}/runtime)
+  target_link_libraries(${n}_stub PRIVATE apigen_guest)
+  set_target_properties(${n}_stub PROPERTIES
+    PREFIX ""
+    OUTPUT_NAME ${A_SONAME}
+    SUFFIX ""
+    NO_SONAME ON
+    C_VISIBILITY_PRESET hidden
+    LIBRARY_OUTPUT_DIRECTORY ${stub_dir}
+    LINK_DEPENDS ${map})
+  target_link_options(${n}_stub PRIVATE
+    -Wl,-soname,${A_SONAME}
+    -Wl,--version-script=${map}
+    -Wl,-z,defs)
+
+  # Host: the server with the real library. DT_RPATH (not RUNPATH) so that an
+  # LD_LIBRARY_PATH meant for a guest never makes it load the stub.
+  add_executable(apigen-server-${n} ${server_c} ${server_main_c} ${host_srcs})
+  target_include_directories(apigen-server-${n} PRIVATE ${gen} ${api_incs}
+                             ${PROJECT_SOURCE_DIR}/runtime)
+  target_link_libraries(apigen-server-${n} PRIVATE apigen_host ${A_REAL_LIBS})
+  target_link_options(apigen-server-${n} PRIVATE -Wl,--disable-new-dtags)
+endfunction()
