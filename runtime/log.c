@@ -1,0 +1,93 @@
+/* Logging (always on, one line per event) and the per-call trace
+ * (APIGEN_TRACE=1 -> stderr, APIGEN_TRACE=/path -> appended there). */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+static int trace_fd = -1;
+
+/* One write() per line so lines from several threads never interleave. */
+static void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
+{
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "%s", prefix);
+    if (n < 0)
+        return;
+    int m = vsnprintf(buf + n, sizeof buf - (size_t)n, fmt, ap);
+    if (m < 0)
+        return;
+    size_t len = (size_t)n + (size_t)m;
+    if (len > sizeof buf - 2)
+        len = sizeof buf - 2;
+    buf[len++] = '\n';
+    const char *p = buf;
+    while (len) {
+        ssize_t k = write(fd, p, len);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return;
+        p += k;
+        len -= (size_t)k;
+    }
+}
+
+void apigen_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    write_line(2, "apigen: ", fmt, ap);
+    va_end(ap);
+}
+
+static void trace_init(void)
+{
+    const char *v = getenv("APIGEN_TRACE");
+    if (!v || !*v || strcmp(v, "0") == 0)
+        return;
+    if (strcmp(v, "1") == 0) {
+        trace_fd = 2;
+        return;
+    }
+    int fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        apigen_log("APIGEN_TRACE=%s: %s; tracing to stderr instead", v, strerror(errno));
+        fd = 2;
+    }
+    trace_fd = fd;
+}
+
+bool apigen_tracing(void)
+{
+    pthread_once(&trace_once, trace_init);
+    return trace_fd >= 0;
+}
+
+void apigen_trace(const char *fmt, ...)
+{
+    if (!apigen_tracing())
+        return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "apigen trace [%ld]: ", (long)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    write_line(trace_fd, prefix, fmt, ap);
+    va_end(ap);
+}
+
+uint64_t apigen_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,64 @@
+/* Private to runtime/: shared between its files, never included by generated code. */
+#ifndef APIGEN_RT_INTERNAL_H
+#define APIGEN_RT_INTERNAL_H
+
+#include "apigen_rt.h"
+#include "transport.h"
+
+/* Guard a writer for a frame: reserve the 32-byte header at w->len and start
+ * a new payload (alignment is relative to it). Returns the frame's offset. */
+APIGEN_CHECK bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off);
+/* Writes the header for the frame at frame_off (payload = the rest of w). */
+APIGEN_CHECK bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags,
+                                  uint32_t call_id, uint32_t request_id, uint64_t thread_id);
+/* Grow w by n zero bytes (used to keep space for later-filled fields). */
+APIGEN_CHECK bool rt_wr_skip(apigen_wr *w, size_t n);
+
+/* Receives one frame: header, then payload into *buf (grown as needed, kept
+ * 16-byte aligned by malloc). false + err on EOF/error/bad header. *eof is
+ * set when the peer closed cleanly before a header. */
+APIGEN_CHECK bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                                uint32_t max_payload, int timeout_ms, bool *eof, char *err,
+                                size_t errlen);
+
+/* Handshake status codes (reply u32). */
+enum {
+    RT_HELLO_OK = 0,
+    RT_HELLO_PROTO = 1,
+    RT_HELLO_API = 2,
+    RT_HELLO_FINGERPRINT = 3,
+    RT_HELLO_AUTH = 4,
+    RT_HELLO_SESSION = 5,
+    RT_HELLO_MALFORMED = 6,
+};
+#define RT_KEY_LEN 16
+#define RT_NAME_MAX 256u
+#define RT_TOKEN_MAX 4096u
+
+/* ---- server internals shared by server.c, session.c, scratch.c, callbacks.c */
+struct apigen_session;
+struct rt_server;
+
+/* session.c */
+struct apigen_session *rt_session_create(const apigen_api *api, apigen_conn *ctrl);
+/* Joins by key (constant-time compare); NULL if unknown or a different api. */
+struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[RT_KEY_LEN]);
+void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
+/* Drops one connection's reference; the last one destroys owned handles
+ * newest first, then callback bindings. ctrl: this connection was the
+ * session's control connection (callbacks stop using it first). */
+void rt_session_release(struct apigen_session *s, apigen_conn *conn);
+/* Callback channel (callbacks.c needs it): */
+void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl);
+void rt_session_cb_unlock(struct apigen_session *s, bool dead);
+void rt_session_add_binding(struct apigen_session *s, void *b);
+void rt_session_remove_binding(struct apigen_session *s, void *b);
+unsigned rt_session_count(void); /* live sessions (tests) */
+
+/* scratch.c */
+void rt_scratch_free_all(apigen_call_ctx *cx);
+
+/* callbacks.c */
+void rt_cb_free_binding(void *b);
+
+#endif

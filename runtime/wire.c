@@ -1,0 +1,488 @@
+/* Wire codec: frame header, growable writer, bounded reader, size helpers.
+ * Every byte that arrives from the other side is read through apigen_rd. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors kept in apigen_rd.err (static strings, asserted by tests) ---- */
+#define E_TRUNC "truncated payload"
+#define E_LONG "buffer length exceeds limit"
+#define E_PAST "buffer length exceeds payload"
+#define E_PAD "nonzero padding"
+#define E_FLAG "bad present flag"
+#define E_STR0 "string length 0 (must include the NUL)"
+#define E_NONUL "string not NUL-terminated"
+#define E_EMBNUL "embedded NUL in string"
+#define E_CAP "buffer larger than destination"
+#define E_NODST "buffer present but no destination"
+
+const char *apigen_status_str(apigen_status s)
+{
+    static const char *const names[] = {
+#define APIGEN_X_STR(k, str) str,
+        APIGEN_STATUS_LIST(APIGEN_X_STR)
+#undef APIGEN_X_STR
+    };
+    if ((unsigned)s >= APIGEN_STATUS_COUNT)
+        return "unknown status";
+    return names[s];
+}
+
+/* ---- little-endian helpers ------------------------------------------------ */
+static void le16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static void le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static void le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+/* ---- frame header ---------------------------------------------------------- */
+void apigen_hdr_encode(const apigen_frame_hdr *h, uint8_t out[APIGEN_FRAME_HDR_SIZE])
+{
+    le32(out, h->magic);
+    le16(out + 4, h->version);
+    le16(out + 6, h->flags);
+    le32(out + 8, h->call_id);
+    le32(out + 12, h->request_id);
+    le64(out + 16, h->thread_id);
+    le32(out + 24, h->payload_len);
+    le32(out + 28, h->reserved);
+}
+
+bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr *h,
+                       uint32_t max_payload, const char **err)
+{
+    const char *e = NULL;
+    h->magic = rd32(in);
+    h->version = rd16(in + 4);
+    h->flags = rd16(in + 6);
+    h->call_id = rd32(in + 8);
+    h->request_id = rd32(in + 12);
+    h->thread_id = rd64(in + 16);
+    h->payload_len = rd32(in + 24);
+    h->reserved = rd32(in + 28);
+    if (h->magic != APIGEN_MAGIC)
+        e = "bad magic";
+    else if (h->version != APIGEN_PROTO_VERSION)
+        e = "unsupported protocol version";
+    else if (h->reserved != 0)
+        e = "nonzero reserved field";
+    else if (h->payload_len > max_payload)
+        e = "payload too large";
+    if (e && err)
+        *err = e;
+    return e == NULL;
+}
+
+/* ---- size helpers ------------------------------------------------------------ */
+bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+
+bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/* ---- writer -------------------------------------------------------------- */
+void apigen_wr_init(apigen_wr *w) { memset(w, 0, sizeof *w); }
+
+void apigen_wr_reset(apigen_wr *w)
+{
+    w->len = 0;
+    w->base = 0;
+    w->failed = false;
+}
+
+void apigen_wr_free(apigen_wr *w)
+{
+    free(w->buf);
+    apigen_wr_init(w);
+}
+
+/* A frame's payload_len is a u32: nothing larger can ever be sent, so fail
+ * here instead of trying to allocate it. */
+static bool wr_room(apigen_wr *w, uint64_t extra)
+{
+    if (w->failed)
+        return false;
+    uint64_t need, payload;
+    if (!apigen_add_size(w->len, extra, &need) || need > SIZE_MAX ||
+        (payload = need - w->base) > UINT32_MAX) {
+        w->failed = true;
+        return false;
+    }
+    if (need <= w->cap)
+        return true;
+    size_t nc = w->cap ? w->cap : 256;
+    while (nc < need)
+        nc = nc > SIZE_MAX / 2 ? (size_t)need : nc * 2;
+    uint8_t *p = realloc(w->buf, nc);
+    if (!p) {
+        w->failed = true;
+        return false;
+    }
+    w->buf = p;
+    w->cap = nc;
+    return true;
+}
+
+bool rt_wr_skip(apigen_wr *w, size_t n)
+{
+    if (!wr_room(w, n))
+        return false;
+    memset(w->buf + w->len, 0, n);
+    w->len += n;
+    return true;
+}
+
+bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off)
+{
+    size_t off = w->len;
+    if (!rt_wr_skip(w, APIGEN_FRAME_HDR_SIZE))
+        return false;
+    *frame_off = off;
+    w->base = w->len;
+    return true;
+}
+
+bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags, uint32_t call_id,
+                     uint32_t request_id, uint64_t thread_id)
+{
+    if (w->failed || frame_off + APIGEN_FRAME_HDR_SIZE > w->len)
+        return false;
+    size_t payload = w->len - frame_off - APIGEN_FRAME_HDR_SIZE;
+    if (payload > UINT32_MAX)
+        return false;
+    apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, flags, call_id, request_id,
+                          thread_id, (uint32_t)payload, 0};
+    apigen_hdr_encode(&h, w->buf + frame_off);
+    return true;
+}
+
+static bool put_le(apigen_wr *w, uint64_t v, unsigned n)
+{
+    if (!wr_room(w, n))
+        return false;
+    for (unsigned i = 0; i < n; i++)
+        w->buf[w->len + i] = (uint8_t)(v >> (8 * i));
+    w->len += n;
+    return true;
+}
+
+bool apigen_put_u8(apigen_wr *w, uint8_t v) { return put_le(w, v, 1); }
+bool apigen_put_u16(apigen_wr *w, uint16_t v) { return put_le(w, v, 2); }
+bool apigen_put_u32(apigen_wr *w, uint32_t v) { return put_le(w, v, 4); }
+bool apigen_put_u64(apigen_wr *w, uint64_t v) { return put_le(w, v, 8); }
+
+bool apigen_put_f32(apigen_wr *w, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return put_le(w, u, 4);
+}
+
+bool apigen_put_f64(apigen_wr *w, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return put_le(w, u, 8);
+}
+
+bool apigen_put_raw(apigen_wr *w, const void *p, size_t n)
+{
+    if (!wr_room(w, n))
+        return false;
+    if (n)
+        memcpy(w->buf + w->len, p, n);
+    w->len += n;
+    return true;
+}
+
+/* Zero bytes that follow a u64 length so the data starts 16-aligned
+ * relative to the payload start. */
+static size_t pad_after_len(const apigen_wr *w)
+{
+    size_t off = w->len - w->base + 8;
+    return (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
+}
+
+void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n)
+{
+    if (w->failed)
+        return NULL;
+    size_t pad = pad_after_len(w);
+    uint64_t total;
+    if (!apigen_add_size(8 + pad, n, &total)) {
+        w->failed = true;
+        return NULL;
+    }
+    if (!wr_room(w, total))
+        return NULL;
+    if (!put_le(w, n, 8))
+        return NULL;
+    memset(w->buf + w->len, 0, pad);
+    w->len += pad;
+    void *at = w->buf + w->len;
+    w->len += (size_t)n;
+    return at;
+}
+
+bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (n && !p) {
+        w->failed = true;
+        return false;
+    }
+    void *at = apigen_put_bytes_reserve(w, n);
+    if (!at)
+        return false;
+    if (n)
+        memcpy(at, p, (size_t)n);
+    return true;
+}
+
+bool apigen_put_opt_bytes(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (!p)
+        return apigen_put_u8(w, 0);
+    return apigen_put_u8(w, 1) && apigen_put_bytes(w, p, n);
+}
+
+bool apigen_put_str(apigen_wr *w, const char *s)
+{
+    if (!s)
+        return apigen_put_u8(w, 0);
+    return apigen_put_u8(w, 1) && apigen_put_bytes(w, s, (uint64_t)strlen(s) + 1);
+}
+
+/* ---- reader ------------------------------------------------------------------ */
+void apigen_rd_init(apigen_rd *r, const void *payload, size_t len)
+{
+    r->base = payload;
+    r->p = payload;
+    r->left = payload ? len : 0;
+    r->err = NULL;
+}
+
+static bool rd_fail(apigen_rd *r, const char *e)
+{
+    if (!r->err)
+        r->err = e;
+    r->left = 0;
+    return false;
+}
+
+static bool get_le(apigen_rd *r, uint64_t *v, unsigned n)
+{
+    if (r->err)
+        return false;
+    if (r->left < n)
+        return rd_fail(r, E_TRUNC);
+    uint64_t x = 0;
+    for (unsigned i = 0; i < n; i++)
+        x |= (uint64_t)r->p[i] << (8 * i);
+    r->p += n;
+    r->left -= n;
+    *v = x;
+    return true;
+}
+
+bool apigen_get_u8(apigen_rd *r, uint8_t *v)
+{
+    uint64_t x;
+    if (!get_le(r, &x, 1))
+        return false;
+    *v = (uint8_t)x;
+    return true;
+}
+bool apigen_get_u16(apigen_rd *r, uint16_t *v)
+{
+    uint64_t x;
+    if (!get_le(r, &x, 2))
+        return false;
+    *v = (uint16_t)x;
+    return true;
+}
+bool apigen_get_u32(apigen_rd *r, uint32_t *v)
+{
+    uint64_t x;
+    if (!get_le(r, &x, 4))
+        return false;
+    *v = (uint32_t)x;
+    return true;
+}
+bool apigen_get_u64(apigen_rd *r, uint64_t *v) { return get_le(r, v, 8); }
+
+bool apigen_get_f32(apigen_rd *r, float *v)
+{
+    uint32_t u;
+    if (!apigen_get_u32(r, &u))
+        return false;
+    memcpy(v, &u, 4);
+    return true;
+}
+
+bool apigen_get_f64(apigen_rd *r, double *v)
+{
+    uint64_t u;
+    if (!apigen_get_u64(r, &u))
+        return false;
+    memcpy(v, &u, 8);
+    return true;
+}
+
+bool apigen_get_raw(apigen_rd *r, void *dst, size_t n)
+{
+    if (r->err)
+        return false;
+    if (r->left < n)
+        return rd_fail(r, E_TRUNC);
+    if (n)
+        memcpy(dst, r->p, n);
+    r->p += n;
+    r->left -= n;
+    return true;
+}
+
+bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+{
+    uint64_t len;
+    if (!get_le(r, &len, 8))
+        return false;
+    if (len > max)
+        return rd_fail(r, E_LONG);
+    size_t off = (size_t)(r->p - r->base);
+    size_t pad = (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
+    if (r->left < pad)
+        return rd_fail(r, E_TRUNC);
+    for (size_t i = 0; i < pad; i++)
+        if (r->p[i])
+            return rd_fail(r, E_PAD);
+    r->p += pad;
+    r->left -= pad;
+    if (len > r->left)
+        return rd_fail(r, E_PAST);
+    *p = r->p;
+    *n = len;
+    r->p += len;
+    r->left -= (size_t)len;
+    return true;
+}
+
+bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+{
+    uint8_t present;
+    *p = NULL;
+    *n = 0;
+    if (!apigen_get_u8(r, &present))
+        return false;
+    if (present > 1)
+        return rd_fail(r, E_FLAG);
+    if (!present)
+        return true;
+    return apigen_get_bytes(r, p, n, max);
+}
+
+bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max)
+{
+    const void *p;
+    uint64_t n;
+    *s = NULL;
+    if (!apigen_get_opt_bytes(r, &p, &n, max))
+        return false;
+    if (!p)
+        return true;
+    if (n == 0)
+        return rd_fail(r, E_STR0);
+    const char *c = p;
+    if (c[n - 1] != '\0')
+        return rd_fail(r, E_NONUL);
+    if (memchr(c, 0, (size_t)n - 1))
+        return rd_fail(r, E_EMBNUL);
+    *s = c;
+    return true;
+}
+
+bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
+{
+    const void *p;
+    uint64_t n;
+    if (got)
+        *got = 0;
+    if (!apigen_get_bytes(r, &p, &n, UINT64_MAX))
+        return false;
+    if (n > cap)
+        return rd_fail(r, E_CAP);
+    if (n && !dst)
+        return rd_fail(r, E_NODST);
+    if (n)
+        memcpy(dst, p, (size_t)n);
+    if (got)
+        *got = n;
+    return true;
+}
+
+bool apigen_rd_done(const apigen_rd *r) { return !r->err && r->left == 0; }
+
+/* ---- frames over a transport ----------------------------------------------------- */
+static bool set_err(const char *e, char *err, size_t errlen)
+{
+    if (err && errlen) {
+        size_t l = strlen(e);
+        if (l >= errlen)
+            l = errlen - 1;
+        memcpy(err, e, l);
+        err[l] = 0;
+    }
+    return false;
+}
+
+bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                   uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen)
+{
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    const char *e = NULL;
+    *eof = false;
+    apigen_tp_result r = apigen_tp_recv(c, hb, sizeof hb, timeout_ms, err, errlen);
+    if (r != APIGEN_TP_OK) {
+        *eof = r == APIGEN_TP_EOF;
+        return false;
+    }
+    if (!apigen_hdr_decode(hb, h, max_payload, &e))
+        return set_err(e, err, errlen);
+    if (h->payload_len > *cap || !*buf) {
+        /* grow to what is needed (at least 4 KiB so small frames reuse it) */
+        size_t nc = h->payload_len < 4096 ? 4096 : h->payload_len;
+        uint8_t *p = malloc(nc);
+        if (!p)
+            return set_err("out of memory for the frame payload", err, errlen);
+        free(*buf);
+        *buf = p;
+        *cap = nc;
+    }
+    if (h->payload_len) {
+        r = apigen_tp_recv(c, *buf, h->payload_len, timeout_ms, err, errlen);
+        if (r != APIGEN_TP_OK)
+            return false; /* EOF inside a frame is an error, not a clean close */
+    }
+    return true;
+}

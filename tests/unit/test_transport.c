@@ -1,0 +1,219 @@
+/* Transports over loopback: unix and tcp (v4, v6 when available). */
+#define _GNU_SOURCE
+#include "transport.h"
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static char err[512];
+
+static void pair(const char *url, apigen_listener **l, apigen_conn **c, apigen_conn **s)
+{
+    *l = NULL;
+    *c = *s = NULL;
+    CHECK(apigen_tp_listen(url, l, err, sizeof err));
+    if (!*l) {
+        fprintf(stderr, "listen %s: %s\n", url, err);
+        return;
+    }
+    CHECK(apigen_tp_connect(apigen_tp_listener_url(*l), 2000, c, err, sizeof err));
+    CHECK(apigen_tp_accept(*l, s, err, sizeof err));
+}
+
+struct big { apigen_conn *c; uint8_t *buf; size_t n; bool ok; };
+
+static void *send_big(void *arg)
+{
+    struct big *b = arg;
+    struct iovec v[3] = {{b->buf, 1}, {b->buf + 1, b->n / 2}, {b->buf + 1 + b->n / 2, b->n - 1 - b->n / 2}};
+    char e[256];
+    b->ok = apigen_tp_send(b->c, v, 3, -1, e, sizeof e);
+    return NULL;
+}
+
+static void exercise(const char *url)
+{
+    apigen_listener *l;
+    apigen_conn *c, *s;
+    pair(url, &l, &c, &s);
+    if (!c || !s) {
+        apigen_tp_close(c);
+        apigen_tp_close(s);
+        apigen_tp_listener_close(l);
+        return;
+    }
+    fprintf(stderr, "%s: listening on %s, peer %s\n", url, apigen_tp_listener_url(l),
+            apigen_tp_peer(s));
+
+    /* iovec send, partial reads */
+    struct iovec v[3] = {{(void *)"hel", 3}, {(void *)"", 0}, {(void *)"lo world", 8}};
+    CHECK(apigen_tp_send(c, v, 3, 1000, err, sizeof err));
+    char buf[16] = {0};
+    CHECK(apigen_tp_recv(s, buf, 1, 1000, err, sizeof err) == APIGEN_TP_OK && buf[0] == 'h');
+    CHECK(apigen_tp_recv(s, buf + 1, 10, -1, err, sizeof err) == APIGEN_TP_OK);
+    CHECK_STR(buf, "hello world");
+
+    /* the other direction */
+    CHECK(apigen_tp_send_buf(s, "pong", 4, -1, err, sizeof err));
+    CHECK(apigen_tp_recv(c, buf, 4, 1000, err, sizeof err) == APIGEN_TP_OK && memcmp(buf, "pong", 4) == 0);
+
+    /* a send bigger than the socket buffers, read in odd-sized pieces */
+    struct big b = {c, malloc(8u << 20), 8u << 20, false};
+    for (size_t i = 0; i < b.n; i++)
+        b.buf[i] = (uint8_t)(i * 31 + 7);
+    pthread_t t;
+    pthread_create(&t, NULL, send_big, &b);
+    uint8_t *in = malloc(b.n);
+    size_t got = 0;
+    bool ok = true;
+    while (got < b.n && ok) {
+        size_t k = b.n - got < 100003 ? b.n - got : 100003;
+        ok = apigen_tp_recv(s, in + got, k, 5000, err, sizeof err) == APIGEN_TP_OK;
+        got += k;
+    }
+    pthread_join(t, NULL);
+    CHECK(ok && b.ok);
+    CHECK(memcmp(in, b.buf, b.n) == 0);
+    free(in);
+    free(b.buf);
+
+    /* nothing arrives -> timeout, connection still usable */
+    CHECK(apigen_tp_recv(s, buf, 1, 20, err, sizeof err) == APIGEN_TP_TIMEOUT);
+    CHECK_CONTAINS(err, "within 20 ms");
+
+    /* peer closes mid-message -> error; cleanly -> EOF */
+    CHECK(apigen_tp_send_buf(c, "abc", 3, -1, err, sizeof err));
+    apigen_tp_close(c);
+    CHECK(apigen_tp_recv(s, buf, 8, 1000, err, sizeof err) == APIGEN_TP_ERROR);
+    CHECK_CONTAINS(err, "in the middle of a message (3 of 8 bytes)");
+    CHECK(apigen_tp_recv(s, buf, 8, -1, err, sizeof err) == APIGEN_TP_EOF);
+    CHECK_CONTAINS(err, "closed the connection");
+
+    /* sending to a closed peer fails (and does not raise SIGPIPE) */
+    bool sent = true;
+    for (int i = 0; i < 100 && sent; i++)
+        sent = apigen_tp_send_buf(s, buf, 8, 1000, err, sizeof err);
+    CHECK(!sent);
+
+    /* shutdown wakes a blocked reader */
+    apigen_conn *c2, *s2;
+    CHECK(apigen_tp_connect(apigen_tp_listener_url(l), 2000, &c2, err, sizeof err));
+    CHECK(apigen_tp_accept(l, &s2, err, sizeof err));
+    apigen_tp_shutdown(s2);
+    CHECK(apigen_tp_recv(s2, buf, 1, -1, err, sizeof err) == APIGEN_TP_EOF);
+    apigen_tp_close(c2);
+    apigen_tp_close(s2);
+
+    apigen_tp_close(s);
+    apigen_tp_listener_close(l);
+}
+
+static void test_urls(void)
+{
+    apigen_url u;
+    CHECK(apigen_url_parse("unix:///tmp/x.sock", &u, err, sizeof err) && u.scheme == APIGEN_URL_UNIX);
+    CHECK_STR(u.path, "/tmp/x.sock");
+    CHECK(apigen_url_parse("tcp://localhost:8080", &u, err, sizeof err) && u.scheme == APIGEN_URL_TCP);
+    CHECK_STR(u.host, "localhost");
+    CHECK_STR(u.port, "8080");
+    CHECK(apigen_url_parse("tcp://[::1]:0", &u, err, sizeof err));
+    CHECK_STR(u.host, "::1");
+    CHECK_STR(u.port, "0");
+    struct { const char *url, *err; } bad[] = {
+        {"", "empty transport URL"},
+        {"udp://x:1", "unknown transport"},
+        {"unix://relative.sock", "must be absolute"},
+        {"tcp://host", "missing port"},
+        {"tcp://host:", "bad port"},
+        {"tcp://host:99999", "port out of range"},
+        {"tcp://host:12a", "bad port"},
+        {"tcp://::1:5", "need brackets"},
+        {"tcp://[::1]5", "expected tcp://[address]:port"},
+        {"tcp://:80", "bad host"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        CHECK(!apigen_url_parse(bad[i].url, &u, err, sizeof err));
+        CHECK_CONTAINS(err, bad[i].err);
+    }
+    char longp[200] = "unix:///";
+    memset(longp + 8, 'a', 150);
+    CHECK(!apigen_url_parse(longp, &u, err, sizeof err));
+    CHECK_CONTAINS(err, "longer than");
+}
+
+static void test_connect_nothing(void)
+{
+    char url[128];
+    apigen_conn *c = (apigen_conn *)1;
+    snprintf(url, sizeof url, "unix:///tmp/apigen-unit-none-%d.sock", (int)getpid());
+    CHECK(!apigen_tp_connect(url, 500, &c, err, sizeof err) && c == NULL);
+    CHECK_CONTAINS(err, "cannot connect to unix:///tmp/apigen-unit-none-");
+    CHECK_CONTAINS(err, "No such file or directory");
+
+    /* a tcp port nobody listens on: take one, then close it */
+    apigen_listener *l;
+    CHECK(apigen_tp_listen("tcp://127.0.0.1:0", &l, err, sizeof err));
+    snprintf(url, sizeof url, "%s", apigen_tp_listener_url(l));
+    apigen_tp_listener_close(l);
+    CHECK(!apigen_tp_connect(url, 500, &c, err, sizeof err));
+    CHECK_CONTAINS(err, "Connection refused");
+    CHECK(!apigen_tp_connect("tcp://no-such-host.invalid:1", 500, &c, err, sizeof err));
+    CHECK_CONTAINS(err, "cannot connect to tcp://no-such-host.invalid:1");
+}
+
+static void test_unix_stale(void)
+{
+    char path[108], url[128];
+    snprintf(path, sizeof path, "/tmp/apigen-unit-stale-%d.sock", (int)getpid());
+    snprintf(url, sizeof url, "unix://%s", path);
+    unlink(path);
+    /* a socket file left behind by a dead server */
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    CHECK(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0);
+    close(fd);
+    struct stat st;
+    CHECK(stat(path, &st) == 0);
+    apigen_listener *l, *l2;
+    CHECK(apigen_tp_listen(url, &l, err, sizeof err));
+    /* a live one is not taken over */
+    CHECK(!apigen_tp_listen(url, &l2, err, sizeof err));
+    CHECK_CONTAINS(err, "another server is listening there");
+    apigen_tp_listener_close(l);
+    CHECK(stat(path, &st) < 0 && errno == ENOENT);
+    /* a regular file is never removed */
+    fd = open(path, O_CREAT | O_WRONLY, 0600);
+    close(fd);
+    CHECK(!apigen_tp_listen(url, &l2, err, sizeof err));
+    CHECK_CONTAINS(err, "exists and is not a socket");
+    CHECK(stat(path, &st) == 0);
+    unlink(path);
+}
+
+int main(void)
+{
+    char url[128];
+    snprintf(url, sizeof url, "unix:///tmp/apigen-unit-tp-%d.sock", (int)getpid());
+    test_urls();
+    exercise(url);
+    exercise("tcp://127.0.0.1:0");
+    apigen_listener *l6;
+    if (apigen_tp_listen("tcp://[::1]:0", &l6, err, sizeof err)) {
+        apigen_tp_listener_close(l6);
+        exercise("tcp://[::1]:0");
+    } else {
+        fprintf(stderr, "no IPv6 loopback here (%s): skipping tcp://[::1]\n", err);
+    }
+    test_connect_nothing();
+    test_unix_stale();
+    CHECK_DONE();
+}

@@ -1,0 +1,321 @@
+/* Wire codec: round trips, alignment, hostile lengths, header decoding. */
+#include "apigen_rt.h"
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put_all(apigen_wr *w)
+{
+    CHECK(apigen_put_u8(w, 0xab));
+    CHECK(apigen_put_u16(w, 0xbeef));
+    CHECK(apigen_put_u32(w, 0xdeadbeefu));
+    CHECK(apigen_put_u64(w, 0x0123456789abcdefull));
+    CHECK(apigen_put_f32(w, -1.5f));
+    CHECK(apigen_put_f64(w, 3.25e300));
+    struct { int a; short b; } raw = {-7, 9};
+    CHECK(apigen_put_raw(w, &raw, sizeof raw));
+    CHECK(apigen_put_bytes(w, "hello", 5));
+    CHECK(apigen_put_bytes(w, NULL, 0));
+    CHECK(apigen_put_opt_bytes(w, NULL, 3));
+    CHECK(apigen_put_opt_bytes(w, "xyz", 3));
+    CHECK(apigen_put_str(w, "a string"));
+    CHECK(apigen_put_str(w, NULL));
+    CHECK(apigen_put_str(w, ""));
+    char *res = apigen_put_bytes_reserve(w, 4);
+    CHECK(res != NULL);
+    if (res)
+        memcpy(res, "RSRV", 4);
+}
+
+static void check_aligned(const apigen_rd *r, const void *p)
+{
+    CHECK(((const uint8_t *)p - r->base) % APIGEN_BUF_ALIGN == 0);
+}
+
+static void get_all(apigen_rd *r)
+{
+    uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64; float f; double d;
+    const void *p; uint64_t n; const char *s;
+    CHECK(apigen_get_u8(r, &u8) && u8 == 0xab);
+    CHECK(apigen_get_u16(r, &u16) && u16 == 0xbeef);
+    CHECK(apigen_get_u32(r, &u32) && u32 == 0xdeadbeefu);
+    CHECK(apigen_get_u64(r, &u64) && u64 == 0x0123456789abcdefull);
+    CHECK(apigen_get_f32(r, &f) && f == -1.5f);
+    CHECK(apigen_get_f64(r, &d) && d == 3.25e300);
+    struct { int a; short b; } raw;
+    CHECK(apigen_get_raw(r, &raw, sizeof raw) && raw.a == -7 && raw.b == 9);
+    CHECK(apigen_get_bytes(r, &p, &n, 100) && n == 5 && memcmp(p, "hello", 5) == 0);
+    check_aligned(r, p);
+    CHECK(apigen_get_bytes(r, &p, &n, 100) && n == 0 && p != NULL);
+    CHECK(apigen_get_opt_bytes(r, &p, &n, 100) && p == NULL && n == 0);
+    CHECK(apigen_get_opt_bytes(r, &p, &n, 100) && n == 3 && memcmp(p, "xyz", 3) == 0);
+    check_aligned(r, p);
+    CHECK(apigen_get_str(r, &s, 100));
+    CHECK_STR(s, "a string");
+    check_aligned(r, s);
+    CHECK(apigen_get_str(r, &s, 100) && s == NULL);
+    CHECK(apigen_get_str(r, &s, 100));
+    CHECK_STR(s, "");
+    char into[8] = {0};
+    uint64_t got = 99;
+    CHECK(apigen_get_into(r, into, sizeof into, &got) && got == 4 && memcmp(into, "RSRV", 4) == 0);
+    CHECK(apigen_rd_done(r));
+    CHECK(r->err == NULL);
+}
+
+static void test_round_trip(void)
+{
+    apigen_wr w;
+    apigen_wr_init(&w);
+    put_all(&w);
+    CHECK(!w.failed);
+    apigen_rd r;
+    apigen_rd_init(&r, w.buf, w.len);
+    get_all(&r);
+
+    /* Same with a header in front: alignment is relative to the payload. */
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_raw(&w, "0123456789abcdefghijklmnopqrstu", 31)); /* odd-sized "header" */
+    w.base = w.len;
+    put_all(&w);
+    apigen_rd_init(&r, w.buf + w.base, w.len - w.base);
+    get_all(&r);
+
+    /* Data copied to a 16-aligned buffer is aligned in memory too. */
+    void *al = aligned_alloc(16, (w.len - w.base + 15) / 16 * 16);
+    memcpy(al, w.buf + w.base, w.len - w.base);
+    apigen_rd_init(&r, al, w.len - w.base);
+    uint8_t u8;
+    CHECK(apigen_get_u8(&r, &u8));
+    const void *p; uint64_t n;
+    uint16_t u16; uint32_t u32; uint64_t u64; float f; double d; char raw[8];
+    CHECK(apigen_get_u16(&r, &u16) && apigen_get_u32(&r, &u32) && apigen_get_u64(&r, &u64) &&
+          apigen_get_f32(&r, &f) && apigen_get_f64(&r, &d) && apigen_get_raw(&r, raw, 8));
+    CHECK(apigen_get_bytes(&r, &p, &n, 10) && ((uintptr_t)p % 16) == 0);
+    free(al);
+    apigen_wr_free(&w);
+}
+
+/* Builds a payload: u64 length then `have` bytes of data, with the padding
+ * the writer would put. */
+static void hostile_len(apigen_wr *w, uint64_t len, const char *data, size_t have)
+{
+    apigen_wr_reset(w);
+    CHECK(apigen_put_u64(w, len));
+    CHECK(apigen_put_raw(w, "\0\0\0\0\0\0\0\0", 8)); /* padding to 16 */
+    CHECK(apigen_put_raw(w, data, have));
+}
+
+static void test_hostile(void)
+{
+    apigen_wr w;
+    apigen_rd r;
+    const void *p = (const void *)1;
+    uint64_t n = 77;
+    apigen_wr_init(&w);
+
+    /* lengths near UINT64_MAX / UINT32_MAX against the limit and the payload */
+    uint64_t lens[] = {UINT64_MAX, UINT64_MAX - 7, UINT64_MAX - 15, (uint64_t)UINT32_MAX,
+                       (uint64_t)UINT32_MAX + 1, 5};
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        hostile_len(&w, lens[i], "abcd", 4);
+        apigen_rd_init(&r, w.buf, w.len);
+        CHECK(!apigen_get_bytes(&r, &p, &n, UINT64_MAX));
+        CHECK_STR(r.err, "buffer length exceeds payload");
+        apigen_rd_init(&r, w.buf, w.len);
+        CHECK(!apigen_get_bytes(&r, &p, &n, 4));
+        CHECK_STR(r.err, "buffer length exceeds limit");
+        CHECK(r.left == 0);
+    }
+    /* exact fit passes */
+    hostile_len(&w, 4, "abcd", 4);
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(apigen_get_bytes(&r, &p, &n, 4) && n == 4 && apigen_rd_done(&r));
+
+    /* truncated fixed fields */
+    apigen_rd_init(&r, "\1\2\3", 3);
+    uint32_t u32;
+    CHECK(!apigen_get_u32(&r, &u32));
+    CHECK_STR(r.err, "truncated payload");
+    uint8_t u8;
+    CHECK(!apigen_get_u8(&r, &u8)); /* errors are sticky */
+    CHECK_STR(r.err, "truncated payload");
+    CHECK(!apigen_rd_done(&r));
+    apigen_rd_init(&r, "\1\2\3\4\5\6\7", 7);
+    uint64_t u64;
+    CHECK(!apigen_get_u64(&r, &u64));
+    CHECK_STR(r.err, "truncated payload");
+    apigen_rd_init(&r, NULL, 0);
+    CHECK(!apigen_get_u8(&r, &u8));
+    CHECK_STR(r.err, "truncated payload");
+    char raw[4];
+    apigen_rd_init(&r, "ab", 2);
+    CHECK(!apigen_get_raw(&r, raw, 4));
+    CHECK_STR(r.err, "truncated payload");
+
+    /* padding cut short, nonzero padding */
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_u64(&w, 1));
+    CHECK(apigen_put_raw(&w, "\0\0\0", 3));
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(!apigen_get_bytes(&r, &p, &n, 10));
+    CHECK_STR(r.err, "truncated payload");
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_u64(&w, 1));
+    CHECK(apigen_put_raw(&w, "\0\0\0\0\0\0\0\1X", 9));
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(!apigen_get_bytes(&r, &p, &n, 10));
+    CHECK_STR(r.err, "nonzero padding");
+
+    /* present flags */
+    apigen_rd_init(&r, "\2", 1);
+    CHECK(!apigen_get_opt_bytes(&r, &p, &n, 10));
+    CHECK_STR(r.err, "bad present flag");
+    CHECK(p == NULL && n == 0);
+    apigen_rd_init(&r, "\xff", 1);
+    const char *s = "x";
+    CHECK(!apigen_get_str(&r, &s, 10));
+    CHECK_STR(r.err, "bad present flag");
+    CHECK(s == NULL);
+
+    /* strings: missing NUL, embedded NUL, zero length, too long */
+    struct { uint64_t len; const char *data; const char *err; } strs[] = {
+        {3, "abc", "string not NUL-terminated"},
+        {4, "a\0b\0", "embedded NUL in string"},
+        {1, "\0", NULL},
+        {0, "", "string length 0 (must include the NUL)"},
+    };
+    for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+        apigen_wr_reset(&w);
+        CHECK(apigen_put_u8(&w, 1));
+        CHECK(apigen_put_u64(&w, strs[i].len));
+        CHECK(apigen_put_raw(&w, "\0\0\0\0\0\0\0", 7));
+        CHECK(apigen_put_raw(&w, strs[i].data, (size_t)strs[i].len));
+        apigen_rd_init(&r, w.buf, w.len);
+        bool ok = apigen_get_str(&r, &s, 100);
+        if (strs[i].err) {
+            CHECK(!ok);
+            CHECK_STR(r.err, strs[i].err);
+        } else {
+            CHECK(ok && s && *s == 0 && apigen_rd_done(&r));
+        }
+    }
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_str(&w, "0123456789"));
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(!apigen_get_str(&r, &s, 10)); /* 11 bytes with the NUL */
+    CHECK_STR(r.err, "buffer length exceeds limit");
+
+    /* get_into bounds */
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_bytes(&w, "12345", 5));
+    char dst[4];
+    uint64_t got = 9;
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(!apigen_get_into(&r, dst, sizeof dst, &got));
+    CHECK_STR(r.err, "buffer larger than destination");
+    CHECK(got == 0);
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(!apigen_get_into(&r, NULL, 10, &got));
+    CHECK_STR(r.err, "buffer present but no destination");
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_bytes(&w, NULL, 0));
+    apigen_rd_init(&r, w.buf, w.len);
+    CHECK(apigen_get_into(&r, NULL, 0, &got) && got == 0);
+
+    /* trailing bytes are visible */
+    apigen_rd_init(&r, "\1\2", 2);
+    CHECK(apigen_get_u8(&r, &u8));
+    CHECK(!apigen_rd_done(&r));
+    apigen_wr_free(&w);
+}
+
+static void test_writer_limits(void)
+{
+    apigen_wr w;
+    apigen_wr_init(&w);
+    CHECK(!apigen_put_bytes(&w, "x", UINT64_MAX));
+    CHECK(w.failed);
+    CHECK(!apigen_put_u8(&w, 1)); /* stays failed */
+    apigen_wr_reset(&w);
+    CHECK(!w.failed);
+    CHECK(apigen_put_bytes_reserve(&w, UINT64_MAX - 8) == NULL && w.failed);
+    apigen_wr_reset(&w);
+    /* a frame payload cannot exceed UINT32_MAX: refused before allocating */
+    CHECK(apigen_put_bytes_reserve(&w, (uint64_t)UINT32_MAX) == NULL && w.failed);
+    apigen_wr_reset(&w);
+    CHECK(!apigen_put_bytes(&w, NULL, 3) && w.failed);
+    apigen_wr_reset(&w);
+    CHECK(apigen_put_u32(&w, 1) && w.len == 4);
+    apigen_wr_free(&w);
+}
+
+static void test_sizes(void)
+{
+    uint64_t out = 0;
+    CHECK(apigen_mul_size(1u << 20, 1u << 20, &out) && out == (1ull << 40));
+    CHECK(!apigen_mul_size(UINT64_MAX, 2, &out));
+    CHECK(!apigen_mul_size((1ull << 32), (1ull << 32), &out));
+    CHECK(apigen_mul_size(UINT64_MAX, 1, &out) && out == UINT64_MAX);
+    CHECK(apigen_mul_size(0, UINT64_MAX, &out) && out == 0);
+    CHECK(apigen_add_size(UINT64_MAX - 1, 1, &out) && out == UINT64_MAX);
+    CHECK(!apigen_add_size(UINT64_MAX, 1, &out));
+    CHECK(!apigen_add_size(UINT64_MAX - 5, 6, &out));
+}
+
+static void test_header(void)
+{
+    apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, APIGEN_F_REPLY | APIGEN_F_ASYNC,
+                          0x11223344u, 0x55667788u, 0x99aabbccddeeff00ull, 1000, 0};
+    uint8_t b[APIGEN_FRAME_HDR_SIZE];
+    apigen_hdr_encode(&h, b);
+    CHECK(b[0] == 0x41 && b[1] == 0x50 && b[2] == 0x47 && b[3] == 0x4e); /* "APGN" LE */
+    CHECK(b[24] == 0xe8 && b[25] == 0x03);                                 /* 1000 LE */
+    apigen_frame_hdr d;
+    const char *err = NULL;
+    CHECK(apigen_hdr_decode(b, &d, 1000, &err) && err == NULL);
+    CHECK(memcmp(&d, &h, sizeof h) == 0);
+    CHECK(!apigen_hdr_decode(b, &d, 999, &err));
+    CHECK_STR(err, "payload too large");
+
+    uint8_t bad[APIGEN_FRAME_HDR_SIZE];
+    memcpy(bad, b, sizeof b);
+    bad[0] ^= 1;
+    CHECK(!apigen_hdr_decode(bad, &d, 1u << 30, &err));
+    CHECK_STR(err, "bad magic");
+    memcpy(bad, b, sizeof b);
+    bad[4] = 2;
+    CHECK(!apigen_hdr_decode(bad, &d, 1u << 30, &err));
+    CHECK_STR(err, "unsupported protocol version");
+    memcpy(bad, b, sizeof b);
+    bad[31] = 1;
+    CHECK(!apigen_hdr_decode(bad, &d, 1u << 30, &err));
+    CHECK_STR(err, "nonzero reserved field");
+    memcpy(bad, b, sizeof b);
+    bad[24] = bad[25] = bad[26] = bad[27] = 0xff;
+    CHECK(!apigen_hdr_decode(bad, &d, UINT32_MAX - 1, &err));
+    CHECK_STR(err, "payload too large");
+    CHECK(apigen_hdr_decode(bad, &d, UINT32_MAX, &err) && d.payload_len == UINT32_MAX);
+}
+
+static void test_status(void)
+{
+    CHECK_STR(apigen_status_str(APIGEN_OK), "ok");
+    CHECK_STR(apigen_status_str(APIGEN_LOST), "connection lost");
+    CHECK_STR(apigen_status_str(APIGEN_NO_MEMORY), "server out of memory");
+    CHECK_STR(apigen_status_str(APIGEN_STATUS_COUNT), "unknown status");
+}
+
+int main(void)
+{
+    test_round_trip();
+    test_hostile();
+    test_writer_limits();
+    test_sizes();
+    test_header();
+    test_status();
+    CHECK_DONE();
+}

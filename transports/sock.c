@@ -1,0 +1,326 @@
+/* What every socket transport shares: all-or-error send, exact recv with
+ * timeouts, shutdown/close, and dispatch by URL scheme. */
+#define _GNU_SOURCE
+#include "tp_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+void tp_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t tp_deadline(int timeout_ms)
+{
+    return timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000;
+}
+
+int tp_ms_left(int64_t deadline_ns)
+{
+    if (deadline_ns < 0)
+        return -1;
+    int64_t left = deadline_ns - now_ns();
+    if (left <= 0)
+        return 0;
+    int64_t ms = (left + 999999) / 1000000;
+    return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
+}
+
+apigen_conn *tp_conn_new(int fd, const char *peer, char *err, size_t errlen)
+{
+    apigen_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        tp_err(err, errlen, "out of memory");
+        close(fd);
+        return NULL;
+    }
+    c->fd = fd;
+    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    return c;
+}
+
+int tp_connect_fd(int fd, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+        return errno;
+    int64_t deadline = tp_deadline(timeout_ms);
+    int rc = 0;
+    for (;;) {
+        if (connect(fd, sa, salen) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (errno == EAGAIN) {
+            /* unix socket with a full backlog: retry until the deadline */
+            int left = tp_ms_left(deadline);
+            if (left == 0) {
+                rc = ETIMEDOUT;
+                break;
+            }
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        if (errno != EINPROGRESS) {
+            rc = errno;
+            break;
+        }
+        for (;;) {
+            struct pollfd pfd = {fd, POLLOUT, 0};
+            int n = poll(&pfd, 1, tp_ms_left(deadline));
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                rc = errno;
+                break;
+            }
+            if (n == 0) {
+                rc = ETIMEDOUT;
+                break;
+            }
+            int soerr = 0;
+            socklen_t l = sizeof soerr;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &l) < 0)
+                rc = errno;
+            else
+                rc = soerr;
+            break;
+        }
+        break;
+    }
+    if (rc == 0 && fcntl(fd, F_SETFL, fl) < 0)
+        rc = errno;
+    return rc;
+}
+
+bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out, char *err,
+                       size_t errlen)
+{
+    apigen_url u;
+    *out = NULL;
+    if (!apigen_url_parse(url, &u, err, errlen))
+        return false;
+    switch (u.scheme) {
+    case APIGEN_URL_UNIX:
+        return tp_unix_connect(&u, url, timeout_ms, out, err, errlen);
+    case APIGEN_URL_TCP:
+        return tp_tcp_connect(&u, url, timeout_ms, out, err, errlen);
+    }
+    tp_err(err, errlen, "unknown transport");
+    return false;
+}
+
+bool apigen_tp_listen(const char *url, apigen_listener **out, char *err, size_t errlen)
+{
+    apigen_url u;
+    *out = NULL;
+    if (!apigen_url_parse(url, &u, err, errlen))
+        return false;
+    switch (u.scheme) {
+    case APIGEN_URL_UNIX:
+        return tp_unix_listen(&u, url, out, err, errlen);
+    case APIGEN_URL_TCP:
+        return tp_tcp_listen(&u, url, out, err, errlen);
+    }
+    tp_err(err, errlen, "unknown transport");
+    return false;
+}
+
+/* Waits until fd is ready for ev; false with errno-style message on timeout. */
+static apigen_tp_result wait_fd(int fd, short ev, int64_t deadline, char *err, size_t errlen)
+{
+    for (;;) {
+        struct pollfd pfd = {fd, ev, 0};
+        int n = poll(&pfd, 1, tp_ms_left(deadline));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            tp_err(err, errlen, "poll: %s", strerror(errno));
+            return APIGEN_TP_ERROR;
+        }
+        if (n == 0) {
+            tp_err(err, errlen, "timed out");
+            return APIGEN_TP_TIMEOUT;
+        }
+        return APIGEN_TP_OK;
+    }
+}
+
+#define TP_MAX_IOV 64
+
+bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms,
+                    char *err, size_t errlen)
+{
+    struct iovec v[TP_MAX_IOV];
+    if (iovcnt < 0 || iovcnt > TP_MAX_IOV) {
+        tp_err(err, errlen, "too many iovecs (%d)", iovcnt);
+        return false;
+    }
+    int n = 0;
+    for (int i = 0; i < iovcnt; i++)
+        if (iov[i].iov_len)
+            v[n++] = iov[i];
+    int64_t deadline = tp_deadline(timeout_ms);
+    int first = 0;
+    while (first < n) {
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = v + first;
+        m.msg_iovlen = (size_t)(n - first);
+        int flags = MSG_NOSIGNAL | (timeout_ms >= 0 ? MSG_DONTWAIT : 0);
+        ssize_t k = sendmsg(c->fd, &m, flags);
+        if (k < 0) {
+            if (errno == EINTR)
+                continue;
+            if ((errno == EAGAIN || errno == EWOULDBLOCK) && timeout_ms >= 0) {
+                apigen_tp_result r = wait_fd(c->fd, POLLOUT, deadline, err, errlen);
+                if (r != APIGEN_TP_OK) {
+                    if (r == APIGEN_TP_TIMEOUT)
+                        tp_err(err, errlen, "send to %s timed out after %d ms", c->peer,
+                               timeout_ms);
+                    return false;
+                }
+                continue;
+            }
+            tp_err(err, errlen, "send to %s: %s", c->peer, strerror(errno));
+            return false;
+        }
+        size_t done = (size_t)k;
+        while (first < n && done >= v[first].iov_len) {
+            done -= v[first].iov_len;
+            first++;
+        }
+        if (first < n) {
+            v[first].iov_base = (char *)v[first].iov_base + done;
+            v[first].iov_len -= done;
+        }
+    }
+    return true;
+}
+
+bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
+                        size_t errlen)
+{
+    struct iovec v = {(void *)p, n};
+    return apigen_tp_send(c, &v, 1, timeout_ms, err, errlen);
+}
+
+apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                                size_t errlen)
+{
+    size_t got = 0;
+    int64_t deadline = tp_deadline(timeout_ms);
+    while (got < n) {
+        if (timeout_ms >= 0) {
+            apigen_tp_result r = wait_fd(c->fd, POLLIN, deadline, err, errlen);
+            if (r == APIGEN_TP_TIMEOUT) {
+                tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
+                return r;
+            }
+            if (r != APIGEN_TP_OK)
+                return r;
+        }
+        ssize_t k = recv(c->fd, (char *)buf + got, n - got, 0);
+        if (k < 0) {
+            if (errno == EINTR || errno == EAGAIN)
+                continue;
+            tp_err(err, errlen, "recv from %s: %s", c->peer, strerror(errno));
+            return APIGEN_TP_ERROR;
+        }
+        if (k == 0) {
+            if (got == 0) {
+                tp_err(err, errlen, "%s closed the connection", c->peer);
+                return APIGEN_TP_EOF;
+            }
+            tp_err(err, errlen, "%s closed the connection in the middle of a message (%zu of %zu bytes)",
+                   c->peer, got, n);
+            return APIGEN_TP_ERROR;
+        }
+        got += (size_t)k;
+    }
+    return APIGEN_TP_OK;
+}
+
+void apigen_tp_shutdown(apigen_conn *c)
+{
+    if (c && c->fd >= 0)
+        shutdown(c->fd, SHUT_RDWR);
+}
+
+void apigen_tp_close(apigen_conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c);
+}
+
+const char *apigen_tp_peer(const apigen_conn *c) { return c ? c->peer : "(none)"; }
+int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
+
+bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    *out = NULL;
+    int fd;
+    do
+        fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        tp_err(err, errlen, "accept on %s: %s", l->url, strerror(errno));
+        return false;
+    }
+    char peer[sizeof ((apigen_conn *)0)->peer];
+    if (l->scheme == APIGEN_URL_TCP) {
+        tp_tcp_nodelay(fd);
+        char host[256] = "?", port[16] = "?";
+        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV);
+        if (strchr(host, ':'))
+            snprintf(peer, sizeof peer, "tcp://[%s]:%s", host, port);
+        else
+            snprintf(peer, sizeof peer, "tcp://%s:%s", host, port);
+    } else {
+        snprintf(peer, sizeof peer, "client of %s", l->url);
+    }
+    *out = tp_conn_new(fd, peer, err, errlen);
+    return *out != NULL;
+}
+
+int apigen_tp_listener_fd(const apigen_listener *l) { return l ? l->fd : -1; }
+const char *apigen_tp_listener_url(const apigen_listener *l) { return l ? l->url : ""; }
+
+void apigen_tp_listener_close(apigen_listener *l)
+{
+    if (!l)
+        return;
+    if (l->fd >= 0)
+        close(l->fd);
+    if (l->unlink_path[0])
+        unlink(l->unlink_path);
+    free(l);
+}

@@ -1,0 +1,39 @@
+/* Private to transports/: the socket-level pieces unix.c and tcp.c share. */
+#ifndef APIGEN_TP_INTERNAL_H
+#define APIGEN_TP_INTERNAL_H
+
+#include "transport.h"
+
+#include <sys/socket.h>
+
+struct apigen_conn {
+    int fd;
+    char peer[340];
+};
+
+struct apigen_listener {
+    int fd;
+    apigen_url_scheme scheme;
+    char url[300];
+    char unlink_path[108]; /* unix: file to remove on close ("" = none) */
+};
+
+void tp_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+apigen_conn *tp_conn_new(int fd, const char *peer, char *err, size_t errlen);
+/* Non-blocking connect on fd, waiting up to timeout_ms for completion. 0 or errno. */
+int tp_connect_fd(int fd, const struct sockaddr *sa, socklen_t salen, int timeout_ms);
+/* ms left until deadline_ns (-1 = none); never negative unless no deadline. */
+int tp_ms_left(int64_t deadline_ns);
+int64_t tp_deadline(int timeout_ms);
+
+bool tp_unix_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                     char *err, size_t errlen);
+bool tp_unix_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                    size_t errlen);
+bool tp_tcp_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                    char *err, size_t errlen);
+bool tp_tcp_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                   size_t errlen);
+void tp_tcp_nodelay(int fd);
+
+#endif

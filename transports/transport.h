@@ -1,0 +1,83 @@
+/* apigen transports: one byte-stream interface, chosen by URL scheme.
+ *
+ *   unix:///abs/path       AF_UNIX stream socket (listener unlinks a stale file)
+ *   tcp://host:port        TCP, TCP_NODELAY on both ends
+ *   tcp://[::1]:port       IPv6 literal
+ *
+ * Errors come back as human strings in a caller buffer (err, errlen); err may
+ * be NULL. Timeouts are in milliseconds, -1 = wait forever. Nothing here
+ * raises SIGPIPE (MSG_NOSIGNAL). Only runtime/ includes this header. */
+#ifndef APIGEN_TRANSPORT_H
+#define APIGEN_TRANSPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#if defined(__GNUC__)
+#define APIGEN_TP_CHECK __attribute__((warn_unused_result))
+#else
+#define APIGEN_TP_CHECK
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct apigen_conn apigen_conn;
+typedef struct apigen_listener apigen_listener;
+
+/* ---- URLs ------------------------------------------------------------------ */
+typedef enum apigen_url_scheme { APIGEN_URL_UNIX, APIGEN_URL_TCP } apigen_url_scheme;
+
+typedef struct apigen_url {
+    apigen_url_scheme scheme;
+    char path[108];  /* unix: absolute socket path (fits sun_path) */
+    char host[256];  /* tcp: host name or address, without [] */
+    char port[8];    /* tcp: decimal port, "0" = any (listen only) */
+} apigen_url;
+
+APIGEN_TP_CHECK bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen);
+
+/* ---- connections ------------------------------------------------------------ */
+typedef enum apigen_tp_result {
+    APIGEN_TP_OK = 0,
+    APIGEN_TP_EOF = 1,      /* peer closed cleanly before the first byte */
+    APIGEN_TP_ERROR = -1,   /* error, or EOF in the middle of the n bytes */
+    APIGEN_TP_TIMEOUT = -2, /* nothing (more) arrived within the timeout */
+} apigen_tp_result;
+
+APIGEN_TP_CHECK bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out,
+                                       char *err, size_t errlen);
+/* Sends every byte of iov[] or fails (the stream is then unusable). */
+APIGEN_TP_CHECK bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt,
+                                    int timeout_ms, char *err, size_t errlen);
+APIGEN_TP_CHECK bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms,
+                                        char *err, size_t errlen);
+/* Receives exactly n bytes. */
+APIGEN_TP_CHECK apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n,
+                                                int timeout_ms, char *err, size_t errlen);
+/* Wakes any thread blocked in send/recv on c (they fail); thread-safe. */
+void apigen_tp_shutdown(apigen_conn *c);
+void apigen_tp_close(apigen_conn *c);
+/* "unix:///path" or "tcp://1.2.3.4:5678" of the other end, for log lines. */
+const char *apigen_tp_peer(const apigen_conn *c);
+int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
+
+/* ---- listeners ------------------------------------------------------------- */
+APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,
+                                      size_t errlen);
+/* Blocks until a connection arrives (poll the fd first to avoid blocking). */
+APIGEN_TP_CHECK bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err,
+                                      size_t errlen);
+int apigen_tp_listener_fd(const apigen_listener *l);
+/* The bound address as a URL (a tcp port 0 is replaced by the real port). */
+const char *apigen_tp_listener_url(const apigen_listener *l);
+/* Closes; a unix listener also removes its socket file. */
+void apigen_tp_listener_close(apigen_listener *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

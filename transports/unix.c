@@ -1,0 +1,102 @@
+/* unix:///abs/path: AF_UNIX stream sockets. */
+#define _GNU_SOURCE
+#include "tp_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static socklen_t fill_addr(struct sockaddr_un *sa, const char *path)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    /* url.c guarantees strlen(path) < sizeof sun_path */
+    memcpy(sa->sun_path, path, strlen(path) + 1);
+    return (socklen_t)sizeof *sa;
+}
+
+bool tp_unix_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                     char *err, size_t errlen)
+{
+    struct sockaddr_un sa;
+    socklen_t sl = fill_addr(&sa, u->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tp_err(err, errlen, "cannot connect to %s: socket: %s", url, strerror(errno));
+        return false;
+    }
+    int rc = tp_connect_fd(fd, (struct sockaddr *)&sa, sl, timeout_ms);
+    if (rc) {
+        tp_err(err, errlen, "cannot connect to %s: %s", url, strerror(rc));
+        close(fd);
+        return false;
+    }
+    *out = tp_conn_new(fd, url, err, errlen);
+    return *out != NULL;
+}
+
+/* A socket file nobody listens on is left over from a dead server: remove it.
+ * Anything else (a live server, a regular file) is an error. */
+static bool clear_stale(const char *path, const char *url, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0)
+        return true;
+    if (!S_ISSOCK(st.st_mode)) {
+        tp_err(err, errlen, "cannot listen on %s: %s exists and is not a socket", url, path);
+        return false;
+    }
+    struct sockaddr_un sa;
+    socklen_t sl = fill_addr(&sa, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return true;
+    int rc = tp_connect_fd(fd, (struct sockaddr *)&sa, sl, 1000);
+    close(fd);
+    if (rc == 0) {
+        tp_err(err, errlen, "cannot listen on %s: another server is listening there", url);
+        return false;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        tp_err(err, errlen, "cannot listen on %s: removing stale socket: %s", url,
+               strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+bool tp_unix_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                    size_t errlen)
+{
+    if (!clear_stale(u->path, url, err, errlen))
+        return false;
+    struct sockaddr_un sa;
+    socklen_t sl = fill_addr(&sa, u->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tp_err(err, errlen, "cannot listen on %s: socket: %s", url, strerror(errno));
+        return false;
+    }
+    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || listen(fd, 128) < 0) {
+        tp_err(err, errlen, "cannot listen on %s: %s", url, strerror(errno));
+        close(fd);
+        return false;
+    }
+    apigen_listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        close(fd);
+        unlink(u->path);
+        tp_err(err, errlen, "out of memory");
+        return false;
+    }
+    l->fd = fd;
+    l->scheme = APIGEN_URL_UNIX;
+    snprintf(l->url, sizeof l->url, "unix://%s", u->path);
+    snprintf(l->unlink_path, sizeof l->unlink_path, "%s", u->path);
+    *out = l;
+    return true;
+}

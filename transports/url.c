@@ -1,0 +1,82 @@
+/* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port. */
+#define _GNU_SOURCE
+#include "tp_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (!url || !*url) {
+        tp_err(err, errlen, "empty transport URL (expected unix:///path or tcp://host:port)");
+        return false;
+    }
+    if (strncmp(url, "unix://", 7) == 0) {
+        const char *p = url + 7;
+        if (p[0] != '/') {
+            tp_err(err, errlen, "'%s': unix socket path must be absolute (unix:///path)", url);
+            return false;
+        }
+        if (strlen(p) >= sizeof out->path) {
+            tp_err(err, errlen, "'%s': unix socket path longer than %zu bytes", url,
+                   sizeof out->path - 1);
+            return false;
+        }
+        out->scheme = APIGEN_URL_UNIX;
+        strcpy(out->path, p);
+        return true;
+    }
+    if (strncmp(url, "tcp://", 6) == 0) {
+        const char *p = url + 6, *colon, *hend;
+        if (*p == '[') {
+            hend = strchr(p, ']');
+            if (!hend || hend[1] != ':') {
+                tp_err(err, errlen, "'%s': expected tcp://[address]:port", url);
+                return false;
+            }
+            p++;
+            colon = hend + 1;
+        } else {
+            colon = strrchr(p, ':');
+            if (!colon) {
+                tp_err(err, errlen, "'%s': missing port (expected tcp://host:port)", url);
+                return false;
+            }
+            hend = colon;
+            if (memchr(p, ':', (size_t)(hend - p))) {
+                tp_err(err, errlen, "'%s': IPv6 addresses need brackets: tcp://[addr]:port", url);
+                return false;
+            }
+        }
+        size_t hlen = (size_t)(hend - p);
+        if (hlen == 0 || hlen >= sizeof out->host) {
+            tp_err(err, errlen, "'%s': bad host", url);
+            return false;
+        }
+        const char *port = colon + 1;
+        size_t plen = strlen(port);
+        unsigned long v = 0;
+        if (plen == 0 || plen > 5) {
+            tp_err(err, errlen, "'%s': bad port", url);
+            return false;
+        }
+        for (size_t i = 0; i < plen; i++) {
+            if (port[i] < '0' || port[i] > '9') {
+                tp_err(err, errlen, "'%s': bad port", url);
+                return false;
+            }
+            v = v * 10 + (unsigned long)(port[i] - '0');
+        }
+        if (v > 65535) {
+            tp_err(err, errlen, "'%s': port out of range", url);
+            return false;
+        }
+        out->scheme = APIGEN_URL_TCP;
+        memcpy(out->host, p, hlen);
+        snprintf(out->port, sizeof out->port, "%lu", v);
+        return true;
+    }
+    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path or tcp://host:port)", url);
+    return false;
+}
