@@ -60,9 +60,13 @@ function(apigen_add_api)
   set(n ${A_NAME})
 
   # Regeneration needs the generator (libclang); building does not.
+  # Paths relative to the source folder, as a person would type them, so
+  # that whatever apigen records of them does not depend on the checkout.
   if(TARGET apigen)
+    file(RELATIVE_PATH spec_rel ${PROJECT_SOURCE_DIR} ${spec})
+    file(RELATIVE_PATH gen_rel ${PROJECT_SOURCE_DIR} ${gen})
     add_custom_target(regen-${n}
-      COMMAND $<TARGET_FILE:apigen> ${spec} -o ${gen}
+      COMMAND $<TARGET_FILE:apigen> ${spec_rel} -o ${gen_rel}
       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
       DEPENDS apigen
       COMMENT "apigen: regenerating ${gen} from ${spec}"

@@ -1,0 +1,314 @@
+#!/usr/bin/env bash
+# End-to-end and differential tests of the exa remoting layer.
+#
+#   exa_e2e.sh MODE BUILD_DIR
+#
+# BUILD_DIR is the CMake build folder: BUILD_DIR/real/libexa.so.1 (the real
+# library), BUILD_DIR/stub/libexa.so.1 (apigen's stub), the demo programs in
+# BUILD_DIR/examples/exa/ and the server BUILD_DIR/examples/exa/apigen-server-exa.
+#
+# Modes:
+#   unix         demo natively vs forwarded over a unix socket: same stdout, same exit status
+#   tcp          the same over TCP on a free loopback port
+#   two_clients  two forwarded demos at once on one server: each transcript as native
+#   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
+#   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
+#   no_server    no server: EXA_ERROR_CONNECTION_LOST, no crash, no hang, one log line
+#   server_killed  the server is killed mid-run: later calls fail cleanly and promptly
+#   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
+#
+# Every server this script starts is killed on exit (trap).
+set -u
+
+MODE=${1:?usage: exa_e2e.sh MODE BUILD_DIR}
+BUILD=${2:?usage: exa_e2e.sh MODE BUILD_DIR}
+BUILD=$(cd "$BUILD" && pwd)
+REAL_DIR=$BUILD/real
+STUB_DIR=$BUILD/stub
+DEMO=$BUILD/examples/exa/exa_demo
+LOOP=$BUILD/examples/exa/exa_loop
+SERVER=$BUILD/examples/exa/apigen-server-exa
+RUN_TIMEOUT=${E2E_TIMEOUT:-60}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/exa-e2e.XXXXXX")
+SERVER_PIDS=()
+
+cleanup() {
+    local pid
+    for pid in "${SERVER_PIDS[@]}"; do
+        kill -TERM "$pid" 2>/dev/null
+    done
+    for pid in "${SERVER_PIDS[@]}"; do
+        for _ in 1 2 3 4 5 6 7 8 9 10; do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+FAILED=0
+fail() {
+    echo "FAIL: $*"
+    FAILED=1
+}
+die() {
+    echo "FAIL: $*"
+    exit 1
+}
+show() { # file label
+    echo "---- $2 ($1)"
+    cat "$1" 2>/dev/null
+    echo "----"
+}
+
+need() {
+    local f
+    for f in "$@"; do
+        [ -e "$f" ] || die "missing $f (is the stub/server built? generated/exa committed?)"
+    done
+}
+
+# Runs a program natively: OUT=$TMP/$1.out ERR=$TMP/$1.err RC=$TMP/$1.rc
+run_native() { # tag prog args...
+    local tag=$1
+    shift
+    env -u APIGEN_SERVER LD_LIBRARY_PATH="$REAL_DIR" timeout -k 5 "$RUN_TIMEOUT" "$@" \
+        >"$TMP/$tag.out" 2>"$TMP/$tag.err"
+    echo $? >"$TMP/$tag.rc"
+}
+
+run_remote() { # tag url prog args...
+    local tag=$1 url=$2
+    shift 2
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$url" timeout -k 5 "$RUN_TIMEOUT" "$@" \
+        >"$TMP/$tag.out" 2>"$TMP/$tag.err"
+    echo $? >"$TMP/$tag.rc"
+}
+
+# The stub must be what the forwarded run loads, not the real library.
+check_loads_stub() {
+    local soname
+    soname=$(LD_LIBRARY_PATH="$STUB_DIR" ldd "$DEMO" | awk '/libexa\.so\.1/ {print $3}')
+    [ "$soname" = "$STUB_DIR/libexa.so.1" ] || die "forwarded demo would load '$soname', not the stub"
+    soname=$(env LD_LIBRARY_PATH="$REAL_DIR" ldd "$DEMO" | awk '/libexa\.so\.1/ {print $3}')
+    [ "$soname" = "$REAL_DIR/libexa.so.1" ] || die "native demo would load '$soname', not the real library"
+}
+
+# Starts a server on $1 (URL); its log is $TMP/server.N.log. Sets SERVER_PID.
+start_server() {
+    local url=$1 log=$TMP/server.${#SERVER_PIDS[@]}.log
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER "$SERVER" --listen "$url" >"$log" 2>&1 &
+    SERVER_PID=$!
+    SERVER_PIDS+=("$SERVER_PID")
+    SERVER_LOG=$log
+}
+
+# Waits until a server answers on url (socket file / TCP port), 10 s at most.
+wait_ready() { # url
+    local url=$1 i
+    for i in $(seq 1 100); do
+        kill -0 "$SERVER_PID" 2>/dev/null || return 1
+        case $url in
+        unix://*)
+            [ -S "${url#unix://}" ] && { sleep 0.05; return 0; } ;;
+        tcp://*)
+            local hp=${url#tcp://}
+            if (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null; then return 0; fi ;;
+        esac
+        sleep 0.1
+    done
+    return 1
+}
+
+start_unix_server() {
+    URL="unix://$TMP/exa.sock"
+    start_server "$URL"
+    wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
+}
+
+port_in_use() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+start_tcp_server() {
+    local try port
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port_in_use "$port" && continue
+        URL="tcp://127.0.0.1:$port"
+        start_server "$URL"
+        if wait_ready "$URL"; then return 0; fi
+        kill -KILL "$SERVER_PID" 2>/dev/null   # lost the race for the port: try another
+    done
+    show "$SERVER_LOG" "server log"
+    die "could not start a server on a free TCP port"
+}
+
+compare() { # native_tag remote_tag
+    local a=$1 b=$2 rc_a rc_b
+    rc_a=$(cat "$TMP/$a.rc")
+    rc_b=$(cat "$TMP/$b.rc")
+    if ! cmp -s "$TMP/$a.out" "$TMP/$b.out"; then
+        fail "stdout differs between native ($a) and forwarded ($b) runs"
+        diff -u "$TMP/$a.out" "$TMP/$b.out" | head -60
+        show "$TMP/$b.err" "forwarded stderr"
+    fi
+    if [ "$rc_a" != "$rc_b" ]; then
+        fail "exit status differs: native $rc_a, forwarded $rc_b"
+        show "$TMP/$b.err" "forwarded stderr"
+    fi
+    [ "$rc_a" = 0 ] || { fail "native demo exited with $rc_a"; show "$TMP/$a.out" "native stdout"; }
+}
+
+differential() { # url-starter
+    need "$DEMO" "$REAL_DIR/libexa.so.1" "$STUB_DIR/libexa.so.1" "$SERVER"
+    check_loads_stub
+    run_native native "$DEMO"
+    "$1"
+    run_remote remote "$URL" "$DEMO"
+    compare native remote
+    kill -0 "$SERVER_PID" 2>/dev/null || { fail "the server died"; show "$SERVER_LOG" "server log"; }
+    if [ $FAILED = 0 ]; then
+        echo "native and forwarded ($URL) transcripts are identical ($(wc -l <"$TMP/native.out") lines, exit status $(cat "$TMP/native.rc"))"
+    fi
+}
+
+case $MODE in
+unix)
+    differential start_unix_server
+    ;;
+tcp)
+    differential start_tcp_server
+    ;;
+two_clients)
+    need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$DEMO"
+    start_unix_server
+    run_remote remote1 "$URL" "$DEMO" &
+    p1=$!
+    run_remote remote2 "$URL" "$DEMO" &
+    p2=$!
+    wait $p1
+    wait $p2
+    compare native remote1
+    compare native remote2
+    [ $FAILED = 0 ] && echo "two concurrent forwarded demos on one server: both transcripts identical to native"
+    ;;
+trace)
+    need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$DEMO"
+    start_unix_server
+    APIGEN_TRACE="$TMP/trace.log" run_remote remote "$URL" "$DEMO"
+    compare native remote
+    [ -s "$TMP/trace.log" ] || fail "APIGEN_TRACE=$TMP/trace.log wrote nothing"
+    for fn in exaGetVersion exaCreateContext exaMalloc exaMemcpy exaLaunchSaxpy exaFinish exaReadBuffer; do
+        grep -q "$fn" "$TMP/trace.log" || fail "the trace has no line for $fn"
+    done
+    echo "trace: $(wc -l <"$TMP/trace.log") lines; first ones:"
+    head -5 "$TMP/trace.log"
+    ;;
+unsupported)
+    need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    start_unix_server
+    run_remote remote "$URL" "$DEMO"
+    [ "$(cat "$TMP/remote.rc")" = 0 ] || fail "forwarded demo exited with $(cat "$TMP/remote.rc")"
+    grep -qx "exaDebugDump -> EXA_ERROR_NOT_SUPPORTED" "$TMP/remote.err" ||
+        fail "exaDebugDump did not return EXA_ERROR_NOT_SUPPORTED"
+    n=$(grep -c "exaDebugDump" "$TMP/remote.err" | head -1)
+    # one status line printed by the demo + one log line with the reason
+    [ "$n" = 2 ] || fail "expected the reason logged once, stderr has $n lines naming exaDebugDump"
+    grep -q "stdout" "$TMP/remote.err" || fail "the log line does not give the spec's reason"
+    grep -q "exa context" "$TMP/remote.out" "$TMP/remote.err" &&
+        fail "the real exaDebugDump ran"
+    show "$TMP/remote.err" "forwarded stderr"
+    ;;
+no_server)
+    need "$DEMO" "$STUB_DIR/libexa.so.1"
+    # a socket path nobody listens on; a closed TCP port; no APIGEN_SERVER at all
+    port=1
+    for url in "unix://$TMP/nobody.sock" "tcp://127.0.0.1:$port" ""; do
+        t0=$(date +%s%N)
+        if [ -n "$url" ]; then
+            run_remote none "$url" "$DEMO"
+        else
+            LD_LIBRARY_PATH="$STUB_DIR" timeout -k 5 "$RUN_TIMEOUT" env -u APIGEN_SERVER "$DEMO" \
+                >"$TMP/none.out" 2>"$TMP/none.err"
+            echo $? >"$TMP/none.rc"
+        fi
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        rc=$(cat "$TMP/none.rc")
+        label=${url:-APIGEN_SERVER unset}
+        echo "[$label] exit $rc after $ms ms; stdout: $(tail -1 "$TMP/none.out")"
+        echo "[$label] stderr: $(cat "$TMP/none.err")"
+        [ "$rc" = 2 ] || fail "[$label] expected the demo's own failure exit 2, got $rc (124: hang, >128: signal)"
+        grep -q "EXA_ERROR_CONNECTION_LOST" "$TMP/none.out" ||
+            fail "[$label] the demo did not get EXA_ERROR_CONNECTION_LOST"
+        [ "$ms" -lt 10000 ] || fail "[$label] took $ms ms"
+        n=$(wc -l <"$TMP/none.err")
+        [ "$n" = 1 ] || fail "[$label] expected one log line on stderr, got $n"
+    done
+    ;;
+server_killed)
+    need "$LOOP" "$STUB_DIR/libexa.so.1" "$SERVER"
+    start_unix_server
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$LOOP" 30 \
+        >"$TMP/loop.out" 2>"$TMP/loop.err" &
+    lp=$!
+    for _ in $(seq 1 100); do
+        grep -q ready "$TMP/loop.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q ready "$TMP/loop.out" || { show "$TMP/loop.err" "exa_loop stderr"; die "exa_loop never got ready"; }
+    sleep 0.5
+    kill -KILL "$SERVER_PID"
+    t0=$(date +%s%N)
+    wait $lp
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    show "$TMP/loop.out" "exa_loop stdout"
+    show "$TMP/loop.err" "exa_loop stderr"
+    echo "exa_loop exited with $rc, $ms ms after the server was killed"
+    [ "$rc" = 1 ] || fail "expected exit 1 (clean errors), got $rc (124: hang, >128: signal)"
+    grep -qx "first error: EXA_ERROR_CONNECTION_LOST" "$TMP/loop.out" ||
+        fail "the first failing call did not return EXA_ERROR_CONNECTION_LOST"
+    [ "$(grep -c "^later call .*: EXA_ERROR_CONNECTION_LOST$" "$TMP/loop.out")" = 4 ] ||
+        fail "later calls did not all return EXA_ERROR_CONNECTION_LOST"
+    grep -q "TOO LONG" "$TMP/loop.out" && fail "later calls were slow"
+    [ "$ms" -lt 10000 ] || fail "exa_loop took $ms ms to notice"
+    n=$(grep -c . "$TMP/loop.err")
+    [ "$n" -le 2 ] || fail "expected a log line (or two) on stderr, got $n"
+    ;;
+symbols)
+    need "$REAL_DIR/libexa.so.1" "$STUB_DIR/libexa.so.1"
+    syms() { nm -D --defined-only "$1" | awk '{print $2, $3}' | sort; }
+    syms "$REAL_DIR/libexa.so.1" >"$TMP/real.syms"
+    syms "$STUB_DIR/libexa.so.1" >"$TMP/stub.syms"
+    if ! cmp -s "$TMP/real.syms" "$TMP/stub.syms"; then
+        fail "the stub's dynamic symbols differ from the real library's"
+        diff -u "$TMP/real.syms" "$TMP/stub.syms"
+    fi
+    bad=$(grep -v -e '^T exa[A-Za-z]*@@EXA_1\.0$' -e '^A EXA_1\.0$' "$TMP/stub.syms")
+    [ -z "$bad" ] && [ "$(grep -c '^T ' "$TMP/stub.syms")" -gt 0 ] ||
+        fail "the stub exports symbols other than exa*@@EXA_1.0: $bad"
+    so_real=$(readelf -d "$REAL_DIR/libexa.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    so_stub=$(readelf -d "$STUB_DIR/libexa.so.1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+    [ "$so_stub" = libexa.so.1 ] && [ "$so_real" = libexa.so.1 ] ||
+        fail "sonames: real '$so_real', stub '$so_stub' (want libexa.so.1)"
+    # A binary linked against the real library binds to the stub's versions.
+    LD_LIBRARY_PATH="$STUB_DIR" LD_BIND_NOW=1 ldd -r "$DEMO" >"$TMP/ldd.out" 2>&1
+    grep -qi "undefined\|not found" "$TMP/ldd.out" && { fail "ldd -r of the demo against the stub"; cat "$TMP/ldd.out"; }
+    echo "stub exports $(grep -c '^T ' "$TMP/stub.syms") functions, all @@EXA_1.0, soname $so_stub:"
+    cat "$TMP/stub.syms"
+    ;;
+*)
+    die "unknown mode $MODE"
+    ;;
+esac
+
+[ $FAILED = 0 ] && echo "PASS: e2e.exa.$MODE"
+exit $FAILED
