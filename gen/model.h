@@ -98,7 +98,7 @@ typedef struct enum_def {
 
 typedef struct typedef_def {
     char *name;
-    type_info *type;     /* the underlying type */
+    type_info *type;     /* the typedef's type: typedef_name = name, canonical = underlying */
     src_loc loc;
 } typedef_def;
 
@@ -310,5 +310,7 @@ macro_def *model_find_macro(const api_model *m, const char *name);
 /* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
 handle_type_def *model_handle_of(api_model *m, const type_info *t);
 void model_free(api_model *m);
+/* FNV-1a 64 over a canonical text of the validated model (fingerprint.c). */
+uint64_t model_fingerprint(const api_model *m);
 
 #endif

@@ -1,0 +1,1178 @@
+#include "check.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "util.h"
+
+static const char *const top_keys[] = {"api", "types", "functions", NULL};
+static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
+                                       "clang_args", "select",    "library",      "errors",
+                                       "sources", "extra_symbols", NULL};
+static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
+static const char *const library_keys[] = {"soname", "symbol_version", NULL};
+static const char *const errors_keys[] = {"type",           "success",       "unsupported",
+                                          "connection_lost", "invalid_handle", "invalid_value",
+                                          "out_of_memory",  "async",         NULL};
+static const char *const types_keys[] = {"handles", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", NULL};
+static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
+                                      "unsupported", "error_out", "returns", NULL};
+static const char *const custom_keys[] = {"guest", "host", NULL};
+static const char *const returns_keys[] = {"handle", "creates", NULL};
+static const char *const param_keys[] = {"dir",        "count",    "bytes",   "count_after",
+                                         "nullable",   "string",   "terminated", "elem",
+                                         "handle",     "device",   "creates", "destroys",
+                                         "callback",   "ignore",   "if",      "then",
+                                         "else",       NULL};
+static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
+                                          "nullable", "string",     "terminated", "elem",
+                                          "handle",   "device",     "ignore", NULL};
+static const char *const callback_keys[] = {"user_data", "arg", "once", NULL};
+static const char *const terminated_keys[] = {"value", "stride", NULL};
+
+/* ---- api settings ------------------------------------------------------------- */
+
+static char *dup_str(api_model *m, const spec_node *n, const char *what, diag_sink *d)
+{
+    const char *s;
+    if (!n) return NULL;
+    if (!spec_string(n, what, d, NULL, NULL, &s)) return NULL;
+    return arena_strdup(m->arena, s);
+}
+
+int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_loc **header_locs,
+                       src_loc *api_loc)
+{
+    unsigned e0 = d->errors;
+    api_settings *s = &m->api;
+    *header_locs = NULL;
+    spec_check_keys(root, top_keys, "the spec", d, NULL, NULL);
+    const spec_node *api = spec_get(root, "api");
+    *api_loc = root->loc;
+    if (!api) {
+        diag_error(d, root->loc, NULL, NULL, "the spec has no `api:` section (name, headers)");
+        return 1;
+    }
+    *api_loc = spec_key_loc(root, "api");
+    if (!spec_want_map(api, "api", d, NULL, NULL)) return 1;
+    spec_check_keys(api, api_keys, "api", d, NULL, NULL);
+    s->name = dup_str(m, spec_get(api, "name"), "api.name", d);
+    if (!s->name) {
+        if (!spec_get(api, "name"))
+            diag_error(d, *api_loc, NULL, NULL, "api.name is missing (a C identifier)");
+    } else if (!is_c_identifier(s->name)) {
+        diag_error(d, spec_get(api, "name")->loc, NULL, NULL,
+                   "api.name '%s' is not a C identifier", s->name);
+    }
+    const spec_node *h = spec_get(api, "headers");
+    if (!h) diag_error(d, *api_loc, NULL, NULL, "api.headers is missing: list the headers to parse");
+    spec_string_list(h, "api.headers", d, m->arena, &s->headers, &s->nheaders);
+    if (s->nheaders) {
+        *header_locs = xcalloc(s->nheaders, sizeof(src_loc));
+        if (h->kind == SN_LIST)
+            for (size_t i = 0, k = 0; i < h->n && k < s->nheaders; i++)
+                if (h->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = h->items[i]->loc;
+        if (h->kind == SN_SCALAR) (*header_locs)[0] = h->loc;
+    }
+    spec_string_list(spec_get(api, "include_dirs"), "api.include_dirs", d, m->arena,
+                     &s->include_dirs, &s->ninclude_dirs);
+    spec_string_list(spec_get(api, "defines"), "api.defines", d, m->arena, &s->defines,
+                     &s->ndefines);
+    spec_string_list(spec_get(api, "clang_args"), "api.clang_args", d, m->arena, &s->clang_args,
+                     &s->nclang_args);
+    const spec_node *sel = spec_get(api, "select");
+    if (sel && spec_want_map(sel, "api.select", d, NULL, NULL)) {
+        spec_check_keys(sel, select_keys, "api.select", d, NULL, NULL);
+        spec_string_list(spec_get(sel, "prefix"), "api.select.prefix", d, m->arena,
+                         &s->select_prefix, &s->nselect_prefix);
+        s->select_regex = dup_str(m, spec_get(sel, "regex"), "api.select.regex", d);
+        if (s->select_regex) {
+            regex_t re;
+            int rc = regcomp(&re, s->select_regex, REG_EXTENDED | REG_NOSUB);
+            if (rc != 0) {
+                char buf[200];
+                regerror(rc, &re, buf, sizeof buf);
+                diag_error(d, spec_get(sel, "regex")->loc, NULL, NULL,
+                           "api.select.regex is not a POSIX extended regex: %s", buf);
+            } else {
+                regfree(&re);
+            }
+        }
+        spec_string_list(spec_get(sel, "exclude"), "api.select.exclude", d, m->arena,
+                         &s->exclude, &s->nexclude);
+    }
+    const spec_node *lib = spec_get(api, "library");
+    if (lib && spec_want_map(lib, "api.library", d, NULL, NULL)) {
+        spec_check_keys(lib, library_keys, "api.library", d, NULL, NULL);
+        s->soname = dup_str(m, spec_get(lib, "soname"), "api.library.soname", d);
+        s->symbol_version =
+            dup_str(m, spec_get(lib, "symbol_version"), "api.library.symbol_version", d);
+    }
+    const spec_node *er = spec_get(api, "errors");
+    s->async_errors_next_call = 1;
+    if (!er) {
+        diag_error(d, *api_loc, NULL, NULL,
+                   "api.errors is missing: give at least type, success, unsupported and "
+                   "connection_lost");
+    } else if (spec_want_map(er, "api.errors", d, NULL, NULL)) {
+        spec_check_keys(er, errors_keys, "api.errors", d, NULL, NULL);
+        s->error_type = dup_str(m, spec_get(er, "type"), "api.errors.type", d);
+        s->success = dup_str(m, spec_get(er, "success"), "api.errors.success", d);
+        s->unsupported = dup_str(m, spec_get(er, "unsupported"), "api.errors.unsupported", d);
+        s->connection_lost =
+            dup_str(m, spec_get(er, "connection_lost"), "api.errors.connection_lost", d);
+        s->invalid_handle =
+            dup_str(m, spec_get(er, "invalid_handle"), "api.errors.invalid_handle", d);
+        s->invalid_value = dup_str(m, spec_get(er, "invalid_value"), "api.errors.invalid_value", d);
+        s->out_of_memory = dup_str(m, spec_get(er, "out_of_memory"), "api.errors.out_of_memory", d);
+        static const char *const need[] = {"type", "success", "unsupported", "connection_lost",
+                                           NULL};
+        for (int i = 0; need[i]; i++)
+            if (!spec_get(er, need[i]))
+                diag_error(d, spec_key_loc(api, "errors"), NULL, NULL, "api.errors.%s is missing",
+                           need[i]);
+        const spec_node *as = spec_get(er, "async");
+        if (as) {
+            const char *v;
+            if (spec_string(as, "api.errors.async", d, NULL, NULL, &v)) {
+                if (strcmp(v, "next_call") == 0) s->async_errors_next_call = 1;
+                else if (strcmp(v, "none") == 0) s->async_errors_next_call = 0;
+                else
+                    diag_error(d, as->loc, NULL, NULL,
+                               "api.errors.async must be next_call or none, not '%s'", v);
+            }
+        }
+    }
+    spec_string_list(spec_get(api, "sources"), "api.sources", d, m->arena, &s->sources,
+                     &s->nsources);
+    spec_string_list(spec_get(api, "extra_symbols"), "api.extra_symbols", d, m->arena,
+                     &s->extra_symbols, &s->nextra_symbols);
+    for (size_t i = 0; i < s->nextra_symbols; i++)
+        if (!is_c_identifier(s->extra_symbols[i]))
+            diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
+                       "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+    return d->errors > e0;
+}
+
+/* ---- model checks -------------------------------------------------------------- */
+
+typedef struct pending_expr {
+    expr **slot;
+    const spec_node *node;
+    function_def *fn;
+    const char *param;
+    int allow_out_deref;
+    const char *what;
+} pending_expr;
+
+typedef struct ck {
+    api_model *m;
+    diag_sink *d;
+    arena *a;
+    pending_expr *pend;
+    size_t npend;
+    type_info *byte_type;
+} ck;
+
+static int resolve_const(ck *c, const char *name, int64_t *v)
+{
+    char *end;
+    if (!name) return 0;
+    long long x = strtoll(name, &end, 0);
+    if (*name && !*end) {
+        *v = x;
+        return 1;
+    }
+    enum_const *ec = model_find_enum_const(c->m, name, NULL);
+    if (ec) {
+        *v = ec->value;
+        return 1;
+    }
+    macro_def *md = model_find_macro(c->m, name);
+    if (md) {
+        *v = md->value;
+        return 1;
+    }
+    return 0;
+}
+
+static void check_errors(ck *c, const spec_node *root)
+{
+    api_settings *s = &c->m->api;
+    const spec_node *er = spec_get(spec_get(root, "api"), "errors");
+    if (!er) return;
+    if (s->error_type) {
+        typedef_def *td = model_find_typedef(c->m, s->error_type);
+        if (td) {
+            s->error_ty = td->type;
+            if (!(td->type->kind == TY_ENUM || td->type->kind == TY_SINT ||
+                  td->type->kind == TY_UINT || td->type->kind == TY_POINTER))
+                diag_error(c->d, spec_get(er, "type")->loc, NULL, NULL,
+                           "api.errors.type '%s' is a %s; an error type is an enum or integer",
+                           s->error_type, type_kind_name(td->type->kind));
+        } else {
+            diag_error(c->d, spec_get(er, "type")->loc, NULL, NULL,
+                       "api.errors.type '%s' is not a typedef in the headers", s->error_type);
+        }
+    }
+    struct {
+        const char *key, *name;
+        int64_t *v;
+    } cs[] = {{"success", s->success, &s->success_v},
+              {"unsupported", s->unsupported, &s->unsupported_v},
+              {"connection_lost", s->connection_lost, &s->connection_lost_v},
+              {"invalid_handle", s->invalid_handle, &s->invalid_handle_v},
+              {"invalid_value", s->invalid_value, &s->invalid_value_v},
+              {"out_of_memory", s->out_of_memory, &s->out_of_memory_v}};
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        if (!cs[i].name) continue;
+        if (!resolve_const(c, cs[i].name, cs[i].v))
+            diag_error(c->d, spec_get(er, cs[i].key)->loc, NULL, NULL,
+                       "api.errors.%s: '%s' is not an enum constant, integer macro or integer",
+                       cs[i].key, cs[i].name);
+    }
+    /* the rejections default to `unsupported` when not given */
+    if (!s->invalid_handle) s->invalid_handle_v = s->unsupported_v;
+    if (!s->invalid_value) s->invalid_value_v = s->unsupported_v;
+    if (!s->out_of_memory) s->out_of_memory_v = s->unsupported_v;
+}
+
+static void check_handles(ck *c, const spec_node *root)
+{
+    const spec_node *types = spec_get(root, "types");
+    if (!types) return;
+    if (!spec_want_map(types, "types", c->d, NULL, NULL)) return;
+    spec_check_keys(types, types_keys, "types", c->d, NULL, NULL);
+    const spec_node *hs = spec_get(types, "handles");
+    if (!hs || !spec_want_map(hs, "types.handles", c->d, NULL, NULL)) return;
+    for (size_t i = 0; i < hs->n; i++) {
+        const char *name = hs->keys[i];
+        const spec_node *hn = hs->items[i];
+        src_loc kl = hs->key_locs[i];
+        typedef_def *td = model_find_typedef(c->m, name);
+        if (!td) {
+            diag_error(c->d, kl, NULL, NULL,
+                       "handle type '%s' is not a typedef in the headers: handles are named "
+                       "by their typedef",
+                       name);
+            continue;
+        }
+        if (td->type->kind != TY_POINTER && td->type->kind != TY_SINT &&
+            td->type->kind != TY_UINT) {
+            diag_error(c->d, kl, NULL, NULL,
+                       "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer",
+                       name, type_kind_name(td->type->kind), td->type->canonical);
+            diag_note(c->d, td->loc, "declared here");
+            continue;
+        }
+        handle_type_def *h = VEC_PUSH(c->m->handles, c->m->nhandles);
+        h->name = arena_strdup(c->a, name);
+        h->type = td->type;
+        h->tag = (unsigned)(c->m->nhandles - 1);
+        h->loc = kl;
+        if (!hn || hn->kind == SN_NULL) continue;
+        if (!spec_want_map(hn, "a handle entry", c->d, NULL, NULL)) continue;
+        spec_check_keys(hn, handle_keys, "a handle entry", c->d, NULL, NULL);
+        const spec_node *dn = spec_get(hn, "destroy");
+        const char *dname;
+        if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
+        const spec_node *pt = spec_get(hn, "passthrough");
+        if (pt) {
+            size_t n = pt->kind == SN_LIST ? pt->n : 1;
+            h->passthrough = arena_alloc(c->a, n * sizeof(int64_t));
+            for (size_t k = 0; k < n; k++) {
+                const spec_node *v = pt->kind == SN_LIST ? pt->items[k] : pt;
+                int64_t x;
+                if (v->kind == SN_SCALAR && (spec_is_int(v, &x) || resolve_const(c, v->str, &x)))
+                    h->passthrough[h->npassthrough++] = x;
+                else
+                    diag_error(c->d, v->loc, NULL, NULL,
+                               "passthrough values are integers, enum constants or integer "
+                               "macros");
+            }
+        }
+    }
+    /* destroy functions are checked once the functions are known */
+}
+
+static void check_destroy_fns(ck *c)
+{
+    for (size_t i = 0; i < c->m->nhandles; i++) {
+        handle_type_def *h = &c->m->handles[i];
+        if (!h->destroy_fn) continue;
+        function_def *f = model_find_function(c->m, h->destroy_fn);
+        if (!f) {
+            diag_error(c->d, h->loc, NULL, NULL,
+                       "handle type '%s': destroy function '%s' is not a selected function of the "
+                       "headers",
+                       h->name, h->destroy_fn);
+        } else if (f->sig.nparams < 1 || model_handle_of(c->m, f->sig.params[0].type) != h) {
+            diag_error(c->d, h->loc, NULL, NULL,
+                       "handle type '%s': destroy function '%s' does not take a '%s' first",
+                       h->name, h->destroy_fn, h->name);
+            diag_note(c->d, f->loc, "declared here");
+        }
+    }
+}
+
+/* ---- parameters ---------------------------------------------------------------- */
+
+static type_info *unqual(ck *c, type_info *t)
+{
+    if (!t) return NULL;
+    if (t->kind == TY_VOID) return c->byte_type;
+    if (!t->is_const) return t;
+    type_info *u = arena_alloc(c->a, sizeof *u);
+    *u = *t;
+    u->is_const = 0;
+    const char *s = t->spelling;
+    size_t n = strlen(s);
+    if (strncmp(s, "const ", 6) == 0) s += 6, n -= 6;
+    else if (n > 6 && strcmp(s + n - 6, " const") == 0) n -= 6;
+    u->spelling = arena_alloc(c->a, n + 1);
+    memcpy(u->spelling, s, n);
+    u->canonical = t->canonical_unqual;
+    return u;
+}
+
+static int is_plain(const type_info *t)
+{
+    switch (t->kind) {
+    case TY_BOOL:
+    case TY_SINT:
+    case TY_UINT:
+    case TY_FLOAT:
+    case TY_ENUM:
+        return 1;
+    case TY_RECORD:
+        return t->record && t->record->complete && !t->record->has_pointers;
+    case TY_ARRAY:
+        return t->pointee && is_plain(t->pointee);
+    default:
+        return 0;
+    }
+}
+
+static int is_char_ptr(const type_info *t)
+{
+    return t && (t->kind == TY_POINTER || t->kind == TY_ARRAY) && t->pointee && t->pointee->is_char;
+}
+
+/* The pointed-to type of a pointer or (decayed) array parameter. */
+static type_info *pointee_of(const type_info *t)
+{
+    return t && (t->kind == TY_POINTER || t->kind == TY_ARRAY) ? t->pointee : NULL;
+}
+
+/* Derives elem kind/type for a pointer parameter with a direction. Returns
+ * NULL or a message explaining why the elements are undecidable. */
+static const char *derive_elem(ck *c, const type_info *t, param_ann *a)
+{
+    type_info *p = pointee_of(t);
+    handle_type_def *h = model_handle_of(c->m, p);
+    a->elem_type = unqual(c, p);
+    if (h) {
+        a->elem = EK_HANDLE;
+        a->handle_type = h->name;
+        return NULL;
+    }
+    if (!p || p->kind == TY_VOID) {
+        a->elem = EK_BYTES;
+        return NULL;
+    }
+    if (is_char_ptr(p)) {
+        a->elem = EK_STRING;
+        return NULL;
+    }
+    if (p->kind == TY_POINTER)
+        return "its elements are pointers: say what they are with `elem: handle|device|string`";
+    if (p->kind == TY_FNPTR) return "its elements are function pointers, which cannot travel";
+    if (!is_plain(p))
+        return p->kind == TY_RECORD ? "its elements are structs that hold pointers or are "
+                                      "incomplete: they cannot be copied as bytes"
+                                    : "its elements are not plain data";
+    a->elem = EK_BYTES;
+    return NULL;
+}
+
+/* The default for a parameter; returns NULL when decided, else why not. */
+static const char *default_ann(ck *c, const type_info *t, param_ann *a)
+{
+    handle_type_def *h = model_handle_of(c->m, t);
+    if (h) {
+        a->kind = PK_HANDLE;
+        a->handle_type = h->name;
+        return NULL;
+    }
+    switch (t->kind) {
+    case TY_BOOL:
+    case TY_SINT:
+    case TY_UINT:
+    case TY_FLOAT:
+    case TY_ENUM:
+        a->kind = PK_VALUE;
+        return NULL;
+    case TY_RECORD:
+        if (is_plain(t)) {
+            a->kind = PK_STRUCT;
+            return NULL;
+        }
+        return "a struct passed by value that holds pointers cannot be copied as bytes: mark "
+               "the function `custom:` or `unsupported:`";
+    case TY_FNPTR:
+        return "a function pointer: annotate it with `callback: {user_data: PARAM}`";
+    case TY_VOID:
+    case TY_OTHER:
+        return "this type is not supported: mark the function `custom:` or `unsupported:`";
+    case TY_POINTER:
+    case TY_ARRAY:
+        break;
+    }
+    type_info *p = pointee_of(t);
+    if (!p || p->kind == TY_VOID)
+        return "'void *' has no size: give `dir:` with `count:` or `bytes:`, or mark it `device`";
+    if (model_handle_of(c->m, p)) {
+        a->kind = p->is_const ? PK_IN : PK_OUT;
+        derive_elem(c, t, a);
+        return NULL;
+    }
+    if (p->is_char) {
+        if (p->is_const) {
+            a->kind = PK_STRING;
+            return NULL;
+        }
+        return "'char *' is a buffer of unknown size: give `dir:` with `count:` or `bytes:` "
+               "(or `string: true` for an input string)";
+    }
+    if (p->kind == TY_POINTER || p->kind == TY_FNPTR)
+        return "a pointer to pointers: give `dir:` and `elem: handle|device|string` (and "
+               "`count:`)";
+    if (p->kind == TY_RECORD && !is_plain(p))
+        return "a pointer to an opaque or pointer-holding struct: list its typedef under "
+               "`types.handles`, or mark the function `custom:` or `unsupported:`";
+    if (!is_plain(p)) return "the pointed-to type is not plain data: annotate it";
+    a->kind = p->is_const ? PK_IN : PK_OUT;
+    a->elem = EK_BYTES;
+    a->elem_type = unqual(c, p);
+    return NULL;
+}
+
+typedef struct pctx {
+    ck *c;
+    function_def *fn;
+    param_def *p;
+    int report_undecided; /* FN_FORWARD: an undecided parameter is an error */
+    int errors;
+} pctx;
+
+static void perr_note(pctx *x, src_loc at, const char *fmt, const char *a1, const char *a2)
+{
+    diag_error(x->c->d, at, x->fn->name, x->p->name, fmt, a1, a2);
+    diag_note(x->c->d, x->p->loc, "declared here");
+    x->errors++;
+}
+
+static void add_pending(pctx *x, expr **slot, const spec_node *n, int allow_deref,
+                        const char *what)
+{
+    pending_expr *pe = VEC_PUSH(x->c->pend, x->c->npend);
+    pe->slot = slot;
+    pe->node = n;
+    pe->fn = x->fn;
+    pe->param = x->p->name;
+    pe->allow_out_deref = allow_deref;
+    pe->what = what;
+}
+
+static int is_ptr(const type_info *t)
+{
+    return t->kind == TY_POINTER || t->kind == TY_ARRAY;
+}
+
+/* Applies an annotation map/shorthand `A` (or the default when A is NULL)
+ * to x->p, into `a`. branch: inside then/else. */
+static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
+{
+    ck *c = x->c;
+    const type_info *t = x->p->type;
+    memset(a, 0, sizeof *a);
+    if (A) a->loc = A->loc;
+    if (!A || A->kind == SN_NULL) {
+        const char *why = default_ann(c, t, a);
+        if (why) {
+            a->kind = PK_IGNORE;
+            if (x->report_undecided) {
+                src_loc at = A ? A->loc : x->fn->ann_loc.file ? x->fn->ann_loc : x->p->loc;
+                diag_error(c->d, at, x->fn->name, x->p->name, "'%s': %s", t->spelling, why);
+                if (at.file != x->p->loc.file || at.line != x->p->loc.line)
+                    diag_note(c->d, x->p->loc, "declared here");
+                x->errors++;
+            }
+        }
+        return;
+    }
+    if (A->kind == SN_SCALAR) {
+        static const char *const sh[] = {"in", "out", "inout", "device", "string", "ignore", NULL};
+        int k = -1;
+        for (int i = 0; sh[i]; i++)
+            if (strcmp(sh[i], A->str) == 0) k = i;
+        if (k < 0) {
+            perr_note(x, A->loc,
+                      "unknown shorthand '%s'%s; use in, out, inout, device, string, ignore or "
+                      "a map",
+                      A->str, "");
+            a->kind = PK_IGNORE;
+            return;
+        }
+        if (k == 5) {
+            a->kind = PK_IGNORE;
+            return;
+        }
+        if (k == 3) {
+            if (!is_ptr(t) && !(t->kind == TY_UINT && t->size == 8)) {
+                perr_note(x, A->loc, "`device` on a parameter of type '%s'%s: a device address is a pointer or a 64-bit integer", t->spelling, "");
+                return;
+            }
+            a->kind = PK_DEVPTR;
+            return;
+        }
+        if (k == 4) {
+            if (!is_char_ptr(t)) {
+                perr_note(x, A->loc, "`string` on a parameter of type '%s'%s: a string is a char pointer", t->spelling, "");
+                return;
+            }
+            a->kind = PK_STRING;
+            return;
+        }
+        if (!is_ptr(t)) {
+            perr_note(x, A->loc,
+                      "`%s` on a parameter of non-pointer type '%s': only pointers have a "
+                      "direction",
+                      A->str, t->spelling);
+            return;
+        }
+        a->kind = k == 0 ? PK_IN : k == 1 ? PK_OUT : PK_INOUT;
+        const char *why = derive_elem(c, t, a);
+        if (why) perr_note(x, A->loc, "'%s': %s", t->spelling, why);
+        else if (a->elem == EK_BYTES && pointee_of(t)->kind == TY_VOID)
+            perr_note(x, A->loc, "'%s' has no size: give `count:` or `bytes:`%s", t->spelling, "");
+        return;
+    }
+    if (A->kind != SN_MAP) {
+        perr_note(x, A->loc, "a parameter annotation is a map or one of in, out, inout, device, string, ignore%s%s", "", "");
+        return;
+    }
+    int bad = spec_check_keys(A, branch ? branch_keys : param_keys,
+                              branch ? "a then/else branch" : "a parameter annotation", c->d,
+                              x->fn->name, x->p->name);
+    x->errors += bad;
+    int v;
+    const spec_node *n;
+
+    if ((n = spec_get(A, "ignore")) && spec_bool(n, "ignore", c->d, x->fn->name, x->p->name, &v) && v) {
+        a->kind = PK_IGNORE;
+        return;
+    }
+    if ((n = spec_get(A, "if"))) {
+        const spec_node *tn = spec_get(A, "then"), *en = spec_get(A, "else");
+        if (!tn || !en) {
+            perr_note(x, spec_key_loc(A, "if"), "`if:` needs both `then:` and `else:`%s%s", "", "");
+            return;
+        }
+        a->kind = PK_COND;
+        add_pending(x, &a->cond, n, 0, "condition");
+        a->then_ann = arena_alloc(c->a, sizeof(param_ann));
+        a->else_ann = arena_alloc(c->a, sizeof(param_ann));
+        apply_ann(x, tn, a->then_ann, 1);
+        apply_ann(x, en, a->else_ann, 1);
+        if (a->then_ann->kind == PK_COND || a->else_ann->kind == PK_COND)
+            perr_note(x, n->loc, "conditions do not nest%s%s", "", "");
+        return;
+    }
+    if (spec_get(A, "then") || spec_get(A, "else")) {
+        perr_note(x, A->loc, "`then:`/`else:` need `if:`%s%s", "", "");
+        return;
+    }
+    if ((n = spec_get(A, "callback"))) {
+        if (t->kind != TY_FNPTR) {
+            perr_note(x, spec_key_loc(A, "callback"),
+                      "`callback` on a parameter of type '%s'%s, which is not a function pointer",
+                      t->spelling, "");
+            return;
+        }
+        a->kind = PK_CALLBACK;
+        if (!spec_want_map(n, "callback", c->d, x->fn->name, x->p->name)) return;
+        spec_check_keys(n, callback_keys, "callback", c->d, x->fn->name, x->p->name);
+        const spec_node *ud = spec_get(n, "user_data");
+        const char *udn;
+        if (!ud) {
+            perr_note(x, spec_key_loc(A, "callback"),
+                      "`callback` needs `user_data:` naming the parameter handed back to the "
+                      "callback%s%s",
+                      "", "");
+        } else if (spec_string(ud, "user_data", c->d, x->fn->name, x->p->name, &udn)) {
+            param_def *up = NULL;
+            for (size_t i = 0; i < x->fn->sig.nparams; i++)
+                if (strcmp(x->fn->sig.params[i].name, udn) == 0) up = &x->fn->sig.params[i];
+            if (!up)
+                perr_note(x, ud->loc, "user_data: '%s' is not a parameter of the function%s", udn, "");
+            else if (up->type->kind != TY_POINTER)
+                perr_note(x, ud->loc, "user_data: '%s' is a '%s', not a pointer", udn,
+                          up->type->spelling);
+            else
+                a->user_data_param = up->name;
+        }
+        fn_sig *cb = t->fn;
+        int64_t argi;
+        const spec_node *an = spec_get(n, "arg");
+        a->cb_user_data_index = -1;
+        if (an) {
+            if (spec_int(an, "arg", c->d, x->fn->name, x->p->name, &argi)) {
+                if (argi < 0 || (size_t)argi >= cb->nparams)
+                    perr_note(x, an->loc, "arg: the callback type has no argument %s%s",
+                              an->str, "");
+                else
+                    a->cb_user_data_index = (int)argi;
+            }
+        } else {
+            int found = -1, count = 0;
+            for (size_t i = 0; i < cb->nparams; i++) {
+                const type_info *pt = cb->params[i].type;
+                if (pt->kind == TY_POINTER && pt->pointee && pt->pointee->kind == TY_VOID &&
+                    !pt->pointee->is_const) {
+                    found = (int)i;
+                    count++;
+                }
+            }
+            if (count != 1)
+                perr_note(x, spec_key_loc(A, "callback"),
+                          "the callback type '%s' has %s `void *` arguments: say which one is "
+                          "the user data with `arg: N`",
+                          t->spelling, count ? "several" : "no");
+            else
+                a->cb_user_data_index = found;
+        }
+        const spec_node *on = spec_get(n, "once");
+        if (on) spec_bool(on, "once", c->d, x->fn->name, x->p->name, &a->cb_once);
+        return;
+    }
+
+    /* kind-deciding keys: device, string, handle, dir; else the default */
+    int decided = 0;
+    const char *why = NULL;
+    if ((n = spec_get(A, "device")) && spec_bool(n, "device", c->d, x->fn->name, x->p->name, &v) && v &&
+        !spec_get(A, "dir")) {
+        if (!is_ptr(t) && !(t->kind == TY_UINT && t->size == 8)) {
+            perr_note(x, n->loc, "`device` on a parameter of type '%s'%s: a device address is a pointer or a 64-bit integer", t->spelling, "");
+            return;
+        }
+        a->kind = PK_DEVPTR;
+        decided = 1;
+    }
+    if ((n = spec_get(A, "string")) && spec_bool(n, "string", c->d, x->fn->name, x->p->name, &v) && v &&
+        !spec_get(A, "dir")) {
+        if (!is_char_ptr(t)) {
+            perr_note(x, n->loc, "`string` on a parameter of type '%s'%s: a string is a char pointer", t->spelling, "");
+            return;
+        }
+        a->kind = PK_STRING;
+        decided = 1;
+    }
+    const spec_node *hn = spec_get(A, "handle");
+    handle_type_def *ht = NULL;
+    if (hn) {
+        const char *hname;
+        if (!spec_string(hn, "handle", c->d, x->fn->name, x->p->name, &hname)) return;
+        ht = model_find_handle(c->m, hname);
+        if (!ht) {
+            perr_note(x, hn->loc, "'%s' is not a handle type: list it under `types.handles`%s",
+                      hname, "");
+            return;
+        }
+        if (model_handle_of(c->m, t) == ht) {
+            a->kind = PK_HANDLE;
+            a->handle_type = ht->name;
+            decided = 1;
+        } else if (!(is_ptr(t) && model_handle_of(c->m, pointee_of(t)) == ht)) {
+            perr_note(x, hn->loc, "`handle: %s` contradicts the parameter's type '%s'", hname,
+                      t->spelling);
+            return;
+        }
+    }
+    const spec_node *dn = spec_get(A, "dir");
+    if (dn) {
+        const char *dir;
+        if (!spec_string(dn, "dir", c->d, x->fn->name, x->p->name, &dir)) return;
+        if (strcmp(dir, "in") && strcmp(dir, "out") && strcmp(dir, "inout")) {
+            perr_note(x, dn->loc, "dir: '%s' is not in, out or inout%s", dir, "");
+            return;
+        }
+        if (!is_ptr(t)) {
+            perr_note(x, dn->loc,
+                      "`dir: %s` on a parameter of non-pointer type '%s': only pointers have a "
+                      "direction",
+                      dir, t->spelling);
+            return;
+        }
+        a->kind = dir[0] == 'i' && dir[2] == 0 ? PK_IN : dir[0] == 'o' ? PK_OUT : PK_INOUT;
+        decided = 1;
+        const spec_node *el = spec_get(A, "elem");
+        if (el) {
+            const char *e;
+            if (!spec_string(el, "elem", c->d, x->fn->name, x->p->name, &e)) return;
+            type_info *p = pointee_of(t);
+            a->elem_type = unqual(c, p);
+            if (strcmp(e, "bytes") == 0) {
+                a->elem = EK_BYTES;
+                if (p->kind != TY_VOID && !is_plain(p))
+                    perr_note(x, el->loc, "`elem: bytes` but '%s' is not plain data%s",
+                              p->spelling, "");
+            } else if (strcmp(e, "device") == 0) {
+                a->elem = EK_DEVPTR;
+                if (!(p->kind == TY_POINTER || (p->kind == TY_UINT && p->size == 8)))
+                    perr_note(x, el->loc,
+                              "`elem: device` but '%s' is not a pointer or 64-bit integer%s",
+                              p->spelling, "");
+            } else if (strcmp(e, "handle") == 0) {
+                a->elem = EK_HANDLE;
+                handle_type_def *eh = ht ? ht : model_handle_of(c->m, p);
+                if (!eh)
+                    perr_note(x, el->loc,
+                              "`elem: handle` but '%s' is not a handle type: give `handle: "
+                              "TYPE`%s",
+                              p->spelling, "");
+                else
+                    a->handle_type = eh->name;
+            } else if (strcmp(e, "string") == 0) {
+                a->elem = EK_STRING;
+                if (!is_char_ptr(p))
+                    perr_note(x, el->loc, "`elem: string` but '%s' is not a char pointer%s",
+                              p->spelling, "");
+            } else {
+                perr_note(x, el->loc, "elem: '%s' is not bytes, handle, device or string%s", e,
+                          "");
+            }
+        } else {
+            why = derive_elem(c, t, a);
+            if (why) {
+                perr_note(x, dn->loc, "'%s': %s", t->spelling, why);
+                return;
+            }
+        }
+    } else if (spec_get(A, "elem")) {
+        perr_note(x, spec_key_loc(A, "elem"), "`elem:` needs `dir:`%s%s", "", "");
+        return;
+    }
+    if (!decided && hn) {
+        /* pointer to handles without dir: the default decides the direction */
+        why = default_ann(c, t, a);
+        decided = !why;
+    }
+    if (!decided) {
+        why = default_ann(c, t, a);
+        if (why) {
+            perr_note(x, A->loc, "'%s': %s", t->spelling, why);
+            return;
+        }
+    }
+
+    /* modifiers */
+    int is_buf = a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT;
+    const spec_node *cn = spec_get(A, "count"), *bn = spec_get(A, "bytes");
+    if (cn && bn) {
+        perr_note(x, spec_key_loc(A, "bytes"), "give `count:` or `bytes:`, not both%s%s", "", "");
+    } else if (cn || bn) {
+        const spec_node *sn = cn ? cn : bn;
+        if (!is_buf) {
+            perr_note(x, spec_key_loc(A, cn ? "count" : "bytes"),
+                      "`%s:` applies to in/out/inout pointers, not to a %s parameter",
+                      cn ? "count" : "bytes", param_kind_name(a->kind));
+        } else if (bn && a->elem != EK_BYTES) {
+            perr_note(x, spec_key_loc(A, "bytes"),
+                      "`bytes:` is for plain data; these elements are %ss: use `count:`",
+                      elem_kind_name(a->elem), "");
+        } else if (sn->kind != SN_SCALAR) {
+            perr_note(x, sn->loc, "`%s:` is a C expression%s", cn ? "count" : "bytes", "");
+        } else {
+            a->count_is_bytes = bn != NULL;
+            add_pending(x, &a->count, sn, 0, cn ? "count" : "size");
+        }
+    }
+    const spec_node *tn = spec_get(A, "terminated");
+    if (tn) {
+        int64_t tv = 0, ts = 1;
+        int ok = 1;
+        if (tn->kind == SN_MAP) {
+            spec_check_keys(tn, terminated_keys, "terminated", c->d, x->fn->name, x->p->name);
+            const spec_node *vn = spec_get(tn, "value"), *sn = spec_get(tn, "stride");
+            if (vn && !spec_int(vn, "terminated.value", c->d, x->fn->name, x->p->name, &tv)) ok = 0;
+            if (sn && (!spec_int(sn, "terminated.stride", c->d, x->fn->name, x->p->name, &ts) || ts < 1 || ts > 64)) {
+                if (ok) diag_error(c->d, sn->loc, x->fn->name, x->p->name, "terminated.stride must be 1..64");
+                ok = 0;
+            }
+        } else if (!spec_bool(tn, "terminated", c->d, x->fn->name, x->p->name, &v) || !v) {
+            ok = 0;
+        }
+        if (ok) {
+            if (a->kind != PK_IN || a->elem != EK_BYTES || !a->elem_type ||
+                !(a->elem_type->kind == TY_SINT || a->elem_type->kind == TY_UINT ||
+                  a->elem_type->kind == TY_ENUM)) {
+                perr_note(x, spec_key_loc(A, "terminated"),
+                          "`terminated:` applies to input lists of integers, not to '%s'%s",
+                          t->spelling, "");
+            } else if (cn || bn) {
+                perr_note(x, spec_key_loc(A, "terminated"),
+                          "a terminated list has no `count:`/`bytes:`%s%s", "", "");
+            } else {
+                a->terminated = 1;
+                a->terminator = tv;
+                a->term_stride = (unsigned)ts;
+            }
+        }
+    }
+    if (is_buf && a->elem == EK_BYTES && !a->count && !a->terminated && !cn && !bn &&
+        pointee_of(t) && pointee_of(t)->kind == TY_VOID)
+        perr_note(x, A->loc, "'%s' has no size: give `count:` or `bytes:`%s", t->spelling, "");
+    const spec_node *can = spec_get(A, "count_after");
+    if (can) {
+        if (a->kind != PK_OUT && a->kind != PK_INOUT)
+            perr_note(x, spec_key_loc(A, "count_after"),
+                      "`count_after:` applies to out/inout pointers, not to a %s parameter%s",
+                      param_kind_name(a->kind), "");
+        else if (can->kind != SN_SCALAR)
+            perr_note(x, can->loc, "`count_after:` is a C expression%s%s", "", "");
+        else
+            add_pending(x, &a->count_after, can, 1, "count_after");
+    }
+    if ((n = spec_get(A, "nullable")) && spec_bool(n, "nullable", c->d, x->fn->name, x->p->name, &v)) {
+        if (v && !is_ptr(t) && a->kind != PK_HANDLE)
+            perr_note(x, n->loc, "`nullable` on a non-pointer parameter of type '%s'%s",
+                      t->spelling, "");
+        a->nullable = v;
+    }
+    if ((n = spec_get(A, "creates")) && spec_bool(n, "creates", c->d, x->fn->name, x->p->name, &v) && v) {
+        if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_HANDLE))
+            perr_note(x, spec_key_loc(A, "creates"),
+                      "`creates` applies to out handles, and '%s' is not a pointer to a handle "
+                      "type%s",
+                      t->spelling, "");
+        a->creates = 1;
+    }
+    if ((n = spec_get(A, "destroys")) && spec_bool(n, "destroys", c->d, x->fn->name, x->p->name, &v) && v) {
+        if (!(a->kind == PK_HANDLE || (a->kind == PK_IN && a->elem == EK_HANDLE)))
+            perr_note(x, spec_key_loc(A, "destroys"),
+                      "`destroys` applies to handles passed in, and '%s' is not a handle type%s",
+                      t->spelling, "");
+        a->destroys = 1;
+    }
+    (void)bad;
+}
+
+static int has_out(const param_ann *a)
+{
+    if (a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
+    if (a->kind == PK_COND) return has_out(a->then_ann) || has_out(a->else_ann);
+    return 0;
+}
+
+static param_def *find_param(function_def *f, const char *name)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        if (strcmp(f->sig.params[i].name, name) == 0) return &f->sig.params[i];
+    return NULL;
+}
+
+static const char *param_list(function_def *f, strbuf *b)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        sb_printf(b, "%s%s", i ? ", " : "", f->sig.params[i].name);
+    if (!f->sig.nparams) sb_puts(b, "none");
+    return b->s;
+}
+
+static void check_function(ck *c, function_def *f, const spec_node *E, src_loc key_loc)
+{
+    diag_sink *d = c->d;
+    f->mode = FN_FORWARD;
+    if (E) f->ann_loc = key_loc;
+    if (E && E->kind != SN_MAP && E->kind != SN_NULL) {
+        diag_error(d, E->loc, f->name, NULL, "a function entry is a map (keys: params, async, "
+                                             "async_if, local, custom, unsupported, error_out, "
+                                             "returns)");
+        E = NULL;
+    }
+    if (E) spec_check_keys(E, fn_keys, "a function entry", d, f->name, NULL);
+    const spec_node *n;
+    int v, modes = 0;
+    if ((n = spec_get(E, "local")) && spec_bool(n, "local", d, f->name, NULL, &v) && v) {
+        f->mode = FN_LOCAL;
+        modes++;
+    }
+    if ((n = spec_get(E, "unsupported"))) {
+        const char *r;
+        if (spec_is_bool(n, &v)) {
+            if (v) {
+                f->mode = FN_UNSUPPORTED;
+                f->reason = arena_strdup(c->a, "not supported remotely");
+                modes++;
+            }
+        } else if (spec_string(n, "unsupported (the reason)", d, f->name, NULL, &r)) {
+            f->mode = FN_UNSUPPORTED;
+            f->reason = arena_strdup(c->a, r);
+            modes++;
+        }
+    }
+    if ((n = spec_get(E, "custom"))) {
+        const char *g = NULL, *h = NULL;
+        if (n->kind == SN_SCALAR) {
+            g = h = n->str;
+        } else if (spec_want_map(n, "custom", d, f->name, NULL)) {
+            spec_check_keys(n, custom_keys, "custom", d, f->name, NULL);
+            if (spec_get(n, "guest")) spec_string(spec_get(n, "guest"), "custom.guest", d, f->name, NULL, &g);
+            if (spec_get(n, "host")) spec_string(spec_get(n, "host"), "custom.host", d, f->name, NULL, &h);
+            if (!g && !h)
+                diag_error(d, n->loc, f->name, NULL,
+                           "`custom:` names a guest and/or host C function");
+        }
+        if ((g && !is_c_identifier(g)) || (h && !is_c_identifier(h)))
+            diag_error(d, n->loc, f->name, NULL, "`custom:` names must be C identifiers");
+        f->mode = FN_CUSTOM;
+        f->custom_guest = arena_strdup(c->a, g);
+        f->custom_host = arena_strdup(c->a, h);
+        modes++;
+    }
+    if (modes > 1)
+        diag_error(d, key_loc, f->name, NULL,
+                   "choose one of `local`, `custom` and `unsupported`");
+
+    if (f->sig.variadic && f->mode == FN_FORWARD) {
+        diag_error(d, E ? key_loc : f->loc, f->name, NULL,
+                   "a variadic function cannot be forwarded: mark it `custom:` or "
+                   "`unsupported:`");
+        if (E) diag_note(d, f->loc, "declared here");
+    }
+
+    /* parameter annotations must name real parameters */
+    const spec_node *ps = spec_get(E, "params");
+    if (ps && !spec_want_map(ps, "params", d, f->name, NULL)) ps = NULL;
+    if (ps)
+        for (size_t i = 0; i < ps->n; i++)
+            if (!find_param(f, ps->keys[i])) {
+                strbuf b = {0};
+                diag_error(d, ps->key_locs[i], f->name, ps->keys[i],
+                           "no such parameter (the function's parameters: %s)",
+                           param_list(f, &b));
+                sb_free(&b);
+                diag_note(d, f->loc, "declared here");
+            }
+
+    /* error_out */
+    param_def *eo = NULL;
+    if ((n = spec_get(E, "error_out"))) {
+        const char *en;
+        if (spec_string(n, "error_out", d, f->name, NULL, &en)) {
+            eo = find_param(f, en);
+            if (!eo) {
+                diag_error(d, n->loc, f->name, en, "error_out: no such parameter");
+                diag_note(d, f->loc, "declared here");
+            } else if (!(eo->type->kind == TY_POINTER && c->m->api.error_ty &&
+                         strcmp(eo->type->pointee->canonical_unqual,
+                                c->m->api.error_ty->canonical_unqual) == 0)) {
+                diag_error(d, n->loc, f->name, en,
+                           "error_out: '%s' is not a pointer to the error type '%s'",
+                           eo->type->spelling, c->m->api.error_type ? c->m->api.error_type : "?");
+                diag_note(d, eo->loc, "declared here");
+                eo = NULL;
+            } else {
+                f->error_out = eo->name;
+            }
+        }
+    }
+
+    /* pass 1: kinds; callbacks first so user_data parameters are known */
+    pctx x = {c, f, NULL, f->mode == FN_FORWARD, 0};
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        param_def *p = &f->sig.params[i];
+        const spec_node *A = spec_get(ps, p->name);
+        if (!A || A->kind != SN_MAP || !spec_get(A, "callback")) continue;
+        x.p = p;
+        apply_ann(&x, A, &p->ann, 0);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        param_def *p = &f->sig.params[i];
+        const spec_node *A = spec_get(ps, p->name);
+        if (A && A->kind == SN_MAP && spec_get(A, "callback")) continue;
+        x.p = p;
+        int is_ud = 0;
+        for (size_t k = 0; k < f->sig.nparams; k++)
+            if (f->sig.params[k].ann.kind == PK_CALLBACK && f->sig.params[k].ann.user_data_param &&
+                strcmp(f->sig.params[k].ann.user_data_param, p->name) == 0)
+                is_ud = 1;
+        if (is_ud) {
+            if (A)
+                perr_note(&x, A->loc,
+                          "this parameter is a callback's user data; it takes no other "
+                          "annotation%s%s",
+                          "", "");
+            p->ann.kind = PK_USERDATA;
+            continue;
+        }
+        if (p == eo && !A) {
+            memset(&p->ann, 0, sizeof p->ann);
+            p->ann.kind = PK_OUT;
+            p->ann.elem = EK_BYTES;
+            p->ann.elem_type = unqual(c, p->type->pointee);
+            p->ann.nullable = 1;
+            continue;
+        }
+        apply_ann(&x, A, &p->ann, 0);
+    }
+
+    /* returns */
+    const type_info *rt = f->sig.ret;
+    if ((n = spec_get(E, "returns"))) {
+        if (spec_want_map(n, "returns", d, f->name, NULL)) {
+            spec_check_keys(n, returns_keys, "returns", d, f->name, NULL);
+            const spec_node *hn = spec_get(n, "handle");
+            const char *hname;
+            if (!hn) {
+                diag_error(d, n->loc, f->name, NULL, "`returns:` needs `handle: TYPE`");
+            } else if (spec_string(hn, "returns.handle", d, f->name, NULL, &hname)) {
+                handle_type_def *h = model_find_handle(c->m, hname);
+                if (!h) {
+                    diag_error(d, hn->loc, f->name, NULL,
+                               "'%s' is not a handle type: list it under `types.handles`",
+                               hname);
+                } else if (model_handle_of(c->m, rt) != h &&
+                           strcmp(rt->canonical_unqual, h->type->canonical_unqual) != 0) {
+                    diag_error(d, hn->loc, f->name, NULL,
+                               "`returns: {handle: %s}` but the function returns '%s'", hname,
+                               rt->spelling);
+                    diag_note(d, f->loc, "declared here");
+                } else {
+                    f->ret_handle = h->name;
+                }
+            }
+            const spec_node *cn = spec_get(n, "creates");
+            if (cn) spec_bool(cn, "returns.creates", d, f->name, NULL, &f->ret_creates);
+        }
+    } else {
+        handle_type_def *h = model_handle_of(c->m, rt);
+        if (h) {
+            f->ret_handle = h->name;
+        } else if (f->mode == FN_FORWARD &&
+                   (rt->kind == TY_POINTER || rt->kind == TY_FNPTR || rt->kind == TY_ARRAY ||
+                    rt->kind == TY_OTHER || (rt->kind == TY_RECORD && !is_plain(rt)))) {
+            diag_error(d, E ? key_loc : f->loc, f->name, NULL,
+                       "returns '%s', which cannot be forwarded: mark the function `local`, "
+                       "`custom` or `unsupported`, or give `returns: {handle: TYPE}`",
+                       rt->spelling);
+            if (E) diag_note(d, f->loc, "declared here");
+        }
+    }
+
+    /* async */
+    const spec_node *an = spec_get(E, "async"), *ain = spec_get(E, "async_if");
+    if (an) spec_bool(an, "async", d, f->name, NULL, &f->async);
+    if (f->async || ain) {
+        src_loc at = f->async ? spec_key_loc(E, "async") : spec_key_loc(E, "async_if");
+        const char *k = f->async ? "async" : "async_if";
+        if (f->async && ain)
+            diag_error(d, at, f->name, NULL, "give `async` or `async_if`, not both");
+        if (f->mode != FN_FORWARD)
+            diag_error(d, at, f->name, NULL, "`%s` applies to forwarded functions, not %s ones",
+                       k, fn_mode_name(f->mode));
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            if (has_out(&f->sig.params[i].ann)) {
+                diag_error(d, at, f->name, f->sig.params[i].name,
+                           "`%s` refused: this parameter is an output, and an async call "
+                           "returns before the server answers; drop `%s`",
+                           k, k);
+                diag_note(d, f->sig.params[i].loc, "declared here");
+            }
+        if (f->ret_handle)
+            diag_error(d, at, f->name, NULL,
+                       "`%s` refused: the function returns a handle, which needs the server's "
+                       "answer; drop `%s`",
+                       k, k);
+        if (ain && ain->kind == SN_SCALAR) {
+            pending_expr *pe = VEC_PUSH(c->pend, c->npend);
+            pe->slot = &f->async_if;
+            pe->node = ain;
+            pe->fn = f;
+            pe->what = "condition";
+        } else if (ain) {
+            diag_error(d, ain->loc, f->name, NULL, "`async_if:` is a C expression");
+        }
+    }
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+    return strcmp(((const function_def *)a)->name, ((const function_def *)b)->name);
+}
+
+int check_model(api_model *m, const spec_node *root, diag_sink *d)
+{
+    unsigned e0 = d->errors;
+    ck c = {m, d, m->arena, NULL, 0, NULL};
+    c.byte_type = arena_alloc(c.a, sizeof(type_info));
+    c.byte_type->kind = TY_UINT;
+    c.byte_type->spelling = c.byte_type->canonical = c.byte_type->canonical_unqual =
+        arena_strdup(c.a, "unsigned char");
+    c.byte_type->size = c.byte_type->align = 1;
+
+    qsort(m->functions, m->nfunctions, sizeof *m->functions, fn_cmp);
+    check_errors(&c, root);
+    check_handles(&c, root);
+    check_destroy_fns(&c);
+
+    const spec_node *fns = spec_get(root, "functions");
+    if (fns && !spec_want_map(fns, "functions", d, NULL, NULL)) fns = NULL;
+    const spec_node **entries = xcalloc(m->nfunctions + 1, sizeof *entries);
+    src_loc *entry_locs = xcalloc(m->nfunctions + 1, sizeof *entry_locs);
+    if (fns)
+        for (size_t i = 0; i < fns->n; i++) {
+            function_def *f = model_find_function(m, fns->keys[i]);
+            if (!f) {
+                diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
+                          "no such function among the selected functions of the headers; "
+                          "the annotation matches nothing");
+                continue;
+            }
+            entries[f - m->functions] = fns->items[i];
+            entry_locs[f - m->functions] = fns->key_locs[i];
+        }
+    for (size_t i = 0; i < m->nfunctions; i++)
+        check_function(&c, &m->functions[i], entries[i], entry_locs[i]);
+
+    /* pass 2: expressions, now that every parameter has its kind */
+    for (size_t i = 0; i < c.npend; i++) {
+        pending_expr *pe = &c.pend[i];
+        expr_env env = {m, pe->fn, pe->allow_out_deref, d, pe->param, pe->what, pe->node->loc};
+        env.loc.col += (unsigned)pe->node->quote_cols;
+        if (pe->node->kind != SN_SCALAR) {
+            diag_error(d, pe->node->loc, pe->fn->name, pe->param, "%s must be a C expression",
+                       pe->what);
+            continue;
+        }
+        *pe->slot = expr_parse(&env, pe->node->str);
+        if (!*pe->slot) {
+            param_def *p = pe->param ? find_param(pe->fn, pe->param) : NULL;
+            diag_note(d, p ? p->loc : pe->fn->loc, "declared here");
+        }
+    }
+    free(c.pend);
+    free(entries);
+    free(entry_locs);
+
+    int id = 1;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        function_def *f = &m->functions[i];
+        f->call_id = (f->mode == FN_FORWARD || f->mode == FN_CUSTOM) ? id++ : 0;
+    }
+    return d->errors > e0;
+}

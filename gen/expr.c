@@ -1,0 +1,400 @@
+#include "expr.h"
+
+#include <ctype.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+typedef enum { T_END, T_NUM, T_IDENT, T_PUNCT } tok_kind;
+
+typedef struct tok {
+    tok_kind kind;
+    char text[64];
+    unsigned col; /* offset in the text */
+} tok;
+
+typedef struct parser {
+    expr_env *env;
+    const char *src;
+    tok *toks;
+    size_t ntoks, pos;
+    int uses_out_deref;
+    jmp_buf fail;
+} parser;
+
+int expr_phase1_kind(param_kind k)
+{
+    switch (k) {
+    case PK_VALUE:
+    case PK_HANDLE:
+    case PK_DEVPTR:
+        return 1;
+    case PK_STRUCT:
+    case PK_IN:
+    case PK_OUT:
+    case PK_INOUT:
+    case PK_STRING:
+    case PK_CALLBACK:
+    case PK_USERDATA:
+    case PK_COND:
+    case PK_IGNORE:
+        return 0;
+    }
+    return 0;
+}
+
+static void fail_at(parser *P, unsigned col, const char *fmt, const char *arg)
+{
+    src_loc at = P->env->loc;
+    at.col += col;
+    char *msg = xasprintf(fmt, arg);
+    diag_error(P->env->d, at, P->env->fn ? P->env->fn->name : NULL, P->env->param,
+               "%s '%s': %s", P->env->what ? P->env->what : "expression", P->src, msg);
+    free(msg);
+    longjmp(P->fail, 1);
+}
+
+static const char *const puncts[] = {"<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*", "/",
+                                     "%",  "+",  "-",  "<",  ">",  "&",  "^",  "|",  "!", "~",
+                                     "?",  ":",  "(",  ")",  NULL};
+
+static int tokenize(parser *P)
+{
+    const char *s = P->src;
+    size_t i = 0;
+    for (;;) {
+        while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') i++;
+        tok *t = VEC_PUSH(P->toks, P->ntoks);
+        t->col = (unsigned)i;
+        if (!s[i]) {
+            t->kind = T_END;
+            return 1;
+        }
+        size_t start = i;
+        if (isdigit((unsigned char)s[i])) {
+            t->kind = T_NUM;
+            if (s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+                i += 2;
+                if (!isxdigit((unsigned char)s[i])) return 0;
+                while (isxdigit((unsigned char)s[i])) i++;
+            } else {
+                while (isdigit((unsigned char)s[i])) i++;
+            }
+            while (s[i] == 'u' || s[i] == 'U' || s[i] == 'l' || s[i] == 'L') i++;
+            if (isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '.') return 0;
+        } else if (isalpha((unsigned char)s[i]) || s[i] == '_') {
+            t->kind = T_IDENT;
+            while (isalnum((unsigned char)s[i]) || s[i] == '_') i++;
+        } else {
+            t->kind = T_PUNCT;
+            int found = 0;
+            for (int k = 0; puncts[k]; k++) {
+                size_t n = strlen(puncts[k]);
+                if (strncmp(s + i, puncts[k], n) == 0) {
+                    i += n;
+                    found = 1;
+                    break;
+                }
+            }
+            if (!found) return 0;
+        }
+        if (i - start >= sizeof t->text) return 0;
+        memcpy(t->text, s + start, i - start);
+        t->text[i - start] = 0;
+    }
+}
+
+static tok *peek(parser *P)
+{
+    return &P->toks[P->pos];
+}
+
+static int is_p(parser *P, const char *p)
+{
+    tok *t = peek(P);
+    return t->kind == T_PUNCT && strcmp(t->text, p) == 0;
+}
+
+static void expect(parser *P, const char *p)
+{
+    if (!is_p(P, p)) {
+        tok *t = peek(P);
+        fail_at(P, t->col, t->kind == T_END ? "expected '%s' at the end" : "expected '%s' here", p);
+    }
+    P->pos++;
+}
+
+static const char *const type_words[] = {"const", "volatile", "signed", "unsigned", "char",
+                                         "short", "int",      "long",   "float",    "double",
+                                         "void",  "_Bool",    NULL};
+
+static int is_type_word(const char *s)
+{
+    for (int i = 0; type_words[i]; i++)
+        if (strcmp(type_words[i], s) == 0) return 1;
+    return strcmp(s, "struct") == 0 || strcmp(s, "enum") == 0 || strcmp(s, "union") == 0;
+}
+
+static param_def *find_param(parser *P, const char *name)
+{
+    function_def *fn = P->env->fn;
+    if (!fn) return NULL;
+    for (size_t i = 0; i < fn->sig.nparams; i++)
+        if (strcmp(fn->sig.params[i].name, name) == 0) return &fn->sig.params[i];
+    return NULL;
+}
+
+static int is_value_name(parser *P, const char *name)
+{
+    return find_param(P, name) || model_find_enum_const(P->env->m, name, NULL) ||
+           model_find_macro(P->env->m, name);
+}
+
+/* Whether the tokens at pos start a type name (for casts and sizeof). */
+static int starts_type(parser *P)
+{
+    tok *t = peek(P);
+    if (t->kind != T_IDENT) return 0;
+    if (is_type_word(t->text)) return 1;
+    return !is_value_name(P, t->text) && model_find_typedef(P->env->m, t->text) != NULL;
+}
+
+static int record_or_enum_exists(api_model *m, const char *full)
+{
+    for (size_t i = 0; i < m->nrecords; i++)
+        if (strcmp(m->records[i]->name, full) == 0) return 1;
+    for (size_t i = 0; i < m->nenums; i++)
+        if (strcmp(m->enums[i]->name, full) == 0) return 1;
+    return 0;
+}
+
+/* type-name: specifiers/qualifiers, at most one typedef or tag name, then '*'s. */
+static void parse_type(parser *P, strbuf *out)
+{
+    int words = 0, named = 0;
+    while (peek(P)->kind == T_IDENT) {
+        tok *t = peek(P);
+        if (strcmp(t->text, "struct") == 0 || strcmp(t->text, "enum") == 0 ||
+            strcmp(t->text, "union") == 0) {
+            P->pos++;
+            tok *n = peek(P);
+            if (n->kind != T_IDENT) fail_at(P, n->col, "expected a %s name", t->text);
+            char *full = xasprintf("%s %s", t->text, n->text);
+            if (!record_or_enum_exists(P->env->m, full)) {
+                free(full);
+                fail_at(P, n->col, "unknown type '%s'", n->text);
+            }
+            if (words++) sb_putc(out, ' ');
+            sb_puts(out, full);
+            free(full);
+            named = 1;
+            P->pos++;
+            continue;
+        }
+        int kw = 0;
+        for (int i = 0; type_words[i]; i++)
+            if (strcmp(type_words[i], t->text) == 0) kw = 1;
+        if (!kw) {
+            if (named) break;
+            if (!model_find_typedef(P->env->m, t->text))
+                fail_at(P, t->col, "unknown type name '%s'", t->text);
+            named = 1;
+        }
+        if (words++) sb_putc(out, ' ');
+        sb_puts(out, t->text);
+        P->pos++;
+    }
+    if (!words) fail_at(P, peek(P)->col, "expected a type name%s", "");
+    int stars = 0;
+    while (is_p(P, "*")) {
+        if (!stars++) sb_putc(out, ' ');
+        sb_putc(out, '*');
+        P->pos++;
+    }
+}
+
+static char *parse_expr(parser *P, int min_prec);
+
+static char *parse_unary(parser *P)
+{
+    tok *t = peek(P);
+    strbuf b = {0};
+    if (t->kind == T_NUM) {
+        P->pos++;
+        sb_puts(&b, t->text);
+        return sb_take(&b);
+    }
+    if (t->kind == T_IDENT) {
+        if (strcmp(t->text, "sizeof") == 0) {
+            P->pos++;
+            expect(P, "(");
+            if (!starts_type(P)) fail_at(P, peek(P)->col, "sizeof takes a type name here%s", "");
+            sb_puts(&b, "sizeof(");
+            parse_type(P, &b);
+            expect(P, ")");
+            sb_putc(&b, ')');
+            return sb_take(&b);
+        }
+        P->pos++;
+        param_def *p = find_param(P, t->text);
+        if (p) {
+            if (!expr_phase1_kind(p->ann.kind))
+                fail_at(P, t->col,
+                        "parameter '%s' is not a value: a size or condition may only read "
+                        "parameters passed by value (and `*p` of an out parameter in "
+                        "`count_after`)",
+                        t->text);
+            sb_puts(&b, t->text);
+            return sb_take(&b);
+        }
+        if (model_find_enum_const(P->env->m, t->text, NULL) ||
+            model_find_macro(P->env->m, t->text)) {
+            sb_puts(&b, t->text);
+            return sb_take(&b);
+        }
+        fail_at(P, t->col,
+                "unknown identifier '%s' (not a parameter, enum constant or integer macro)",
+                t->text);
+    }
+    if (t->kind == T_PUNCT) {
+        if (strcmp(t->text, "(") == 0) {
+            P->pos++;
+            if (starts_type(P)) {
+                sb_putc(&b, '(');
+                parse_type(P, &b);
+                expect(P, ")");
+                sb_putc(&b, ')');
+                char *operand = parse_unary(P);
+                sb_puts(&b, operand);
+                free(operand);
+                return sb_take(&b);
+            }
+            char *inner = parse_expr(P, 0);
+            expect(P, ")");
+            sb_printf(&b, "(%s)", inner);
+            free(inner);
+            return sb_take(&b);
+        }
+        if (strcmp(t->text, "*") == 0) {
+            P->pos++;
+            tok *n = peek(P);
+            param_def *p = n->kind == T_IDENT ? find_param(P, n->text) : NULL;
+            if (!p) fail_at(P, n->col, "`*` may only dereference an out parameter%s", "");
+            if (!P->env->allow_out_deref || !(p->ann.kind == PK_OUT || p->ann.kind == PK_INOUT))
+                fail_at(P, t->col,
+                        "'*%s' reads a value that exists only after the call: allowed in "
+                        "`count_after` on an out parameter",
+                        n->text);
+            P->pos++;
+            P->uses_out_deref = 1;
+            sb_printf(&b, "*%s", n->text);
+            return sb_take(&b);
+        }
+        if (strcmp(t->text, "-") == 0 || strcmp(t->text, "!") == 0 ||
+            strcmp(t->text, "~") == 0 || strcmp(t->text, "+") == 0) {
+            P->pos++;
+            char *operand = parse_unary(P);
+            sb_printf(&b, "%s%s", t->text, operand);
+            free(operand);
+            return sb_take(&b);
+        }
+    }
+    if (t->kind == T_END) fail_at(P, t->col, "expression ends too early%s", "");
+    fail_at(P, t->col, "unexpected '%s'", t->text);
+    return NULL;
+}
+
+static int binary_prec(tok *t)
+{
+    if (t->kind != T_PUNCT) return -1;
+    static const struct {
+        const char *op;
+        int prec;
+    } ops[] = {{"||", 1}, {"&&", 2}, {"|", 3},  {"^", 4},  {"&", 5},  {"==", 6}, {"!=", 6},
+               {"<", 7},  {"<=", 7}, {">", 7},  {">=", 7}, {"<<", 8}, {">>", 8}, {"+", 9},
+               {"-", 9},  {"*", 10}, {"/", 10}, {"%", 10}};
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++)
+        if (strcmp(ops[i].op, t->text) == 0) return ops[i].prec;
+    return -1;
+}
+
+/* Operands that are themselves binary or conditional are parenthesized;
+ * the top level is not. */
+static char *wrap(char *s, int is_compound)
+{
+    if (!is_compound) return s;
+    char *r = xasprintf("(%s)", s);
+    free(s);
+    return r;
+}
+
+static char *parse_bin(parser *P, int min_prec, int *compound)
+{
+    char *lhs = parse_unary(P);
+    *compound = 0;
+    for (;;) {
+        tok *t = peek(P);
+        int prec = binary_prec(t);
+        if (prec < 0 || prec < min_prec) break;
+        P->pos++;
+        int rc;
+        char *rhs = parse_bin(P, prec + 1, &rc);
+        char *l = wrap(lhs, *compound);
+        char *r = wrap(rhs, rc);
+        lhs = xasprintf("%s %s %s", l, t->text, r);
+        free(l);
+        free(r);
+        *compound = 1;
+    }
+    return lhs;
+}
+
+static char *parse_expr(parser *P, int min_prec)
+{
+    (void)min_prec;
+    int c;
+    char *lhs = parse_bin(P, 1, &c);
+    if (is_p(P, "?")) {
+        P->pos++;
+        char *a = parse_expr(P, 0);
+        expect(P, ":");
+        char *b = parse_expr(P, 0);
+        char *cond = wrap(lhs, c);
+        char *r = xasprintf("%s ? (%s) : (%s)", cond, a, b);
+        free(a);
+        free(b);
+        free(cond);
+        return r;
+    }
+    return lhs;
+}
+
+expr *expr_parse(expr_env *env, const char *text)
+{
+    parser P = {0};
+    P.env = env;
+    P.src = text;
+    char *volatile out = NULL;
+    if (setjmp(P.fail)) {
+        free(P.toks);
+        free(out);
+        return NULL;
+    }
+    if (!tokenize(&P)) {
+        unsigned col = P.ntoks ? P.toks[P.ntoks - 1].col : 0;
+        char bad[2] = {text[col], 0};
+        fail_at(&P, col, "cannot read '%s' (not part of a C expression)", bad);
+    }
+    if (peek(&P)->kind == T_END) fail_at(&P, 0, "empty expression%s", "");
+    out = parse_expr(&P, 0);
+    if (peek(&P)->kind != T_END) fail_at(&P, peek(&P)->col, "unexpected '%s'", peek(&P)->text);
+    expr *e = arena_alloc(env->m->arena, sizeof *e);
+    e->text = arena_strdup(env->m->arena, out);
+    e->uses_out_deref = P.uses_out_deref;
+    e->loc = env->loc;
+    free(out);
+    free(P.toks);
+    return e;
+}

@@ -1,0 +1,29 @@
+/* C expressions in a spec (sizes, counts, conditions): tokenized, parsed,
+ * checked against the function's parameters, enum constants, integer macros
+ * and type names, and re-emitted as normalized text. */
+#ifndef APIGEN_EXPR_H
+#define APIGEN_EXPR_H
+
+#include "diag.h"
+#include "model.h"
+
+typedef struct expr_env {
+    api_model *m;
+    function_def *fn;      /* whose parameters the expression may name */
+    int allow_out_deref;   /* count_after: `*p` of an out parameter is allowed */
+    diag_sink *d;
+    const char *param;     /* for diagnostics; may be NULL */
+    const char *what;      /* "size", "condition", ... */
+    src_loc loc;           /* column of the expression's first character */
+} expr_env;
+
+/* Parses `text`. Every parameter it reads must already have a decided kind:
+ * only value-like (phase 1) parameters may be read, and `*p` only of an out
+ * parameter when allow_out_deref. Returns an expr allocated in the model's
+ * arena, or NULL after reporting an error at the bad token's column. */
+expr *expr_parse(expr_env *env, const char *text);
+
+/* Whether a parameter kind travels in phase 1 (readable by expressions). */
+int expr_phase1_kind(param_kind k);
+
+#endif

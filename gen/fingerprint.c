@@ -1,0 +1,113 @@
+/* The model fingerprint pinned by the handshake: FNV-1a 64 over a canonical
+ * text of everything both sides must agree on. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "util.h"
+
+static void put_type(strbuf *b, const type_info *t, int depth)
+{
+    if (!t) {
+        sb_puts(b, "-");
+        return;
+    }
+    sb_printf(b, "%s/%s/%" PRIu64 "/%" PRIu64, type_kind_name(t->kind), t->canonical, t->size,
+              t->align);
+    if (t->kind == TY_RECORD && t->record && depth < 4) {
+        sb_printf(b, "{%s:%" PRIu64, t->record->name, t->record->size);
+        for (size_t i = 0; i < t->record->nfields; i++) {
+            sb_printf(b, ";%s@%" PRIu64 ":", t->record->fields[i].name,
+                      t->record->fields[i].offset);
+            put_type(b, t->record->fields[i].type, depth + 1);
+        }
+        sb_putc(b, '}');
+    }
+    if ((t->kind == TY_POINTER || t->kind == TY_ARRAY) && depth < 4) {
+        sb_printf(b, "[%" PRIu64 "]->", t->array_len);
+        put_type(b, t->pointee, depth + 1);
+    }
+    if (t->kind == TY_FNPTR && t->fn && depth < 4) {
+        sb_puts(b, "(");
+        put_type(b, t->fn->ret, depth + 1);
+        for (size_t i = 0; i < t->fn->nparams; i++) {
+            sb_putc(b, ',');
+            put_type(b, t->fn->params[i].type, depth + 1);
+        }
+        sb_puts(b, ")");
+    }
+}
+
+static void put_ann(strbuf *b, const param_ann *a)
+{
+    sb_printf(b, " %s", param_kind_name(a->kind));
+    switch (a->kind) {
+    case PK_IN:
+    case PK_OUT:
+    case PK_INOUT:
+        sb_printf(b, " elem=%s count=%s%s after=%s null=%d term=%d:%" PRId64 ":%u",
+                  elem_kind_name(a->elem), a->count ? a->count->text : "1",
+                  a->count_is_bytes ? "B" : "", a->count_after ? a->count_after->text : "-",
+                  a->nullable, a->terminated, a->terminator, a->term_stride);
+        if (a->elem_type) sb_printf(b, " esize=%" PRIu64, a->elem_type->size);
+        break;
+    case PK_COND:
+        sb_printf(b, " if(%s)", a->cond ? a->cond->text : "?");
+        put_ann(b, a->then_ann);
+        sb_puts(b, " else");
+        put_ann(b, a->else_ann);
+        break;
+    case PK_CALLBACK:
+        sb_printf(b, " ud=%s idx=%d once=%d", a->user_data_param ? a->user_data_param : "-",
+                  a->cb_user_data_index, a->cb_once);
+        break;
+    default:
+        break;
+    }
+    if (a->handle_type) sb_printf(b, " h=%s", a->handle_type);
+    if (a->creates) sb_puts(b, " creates");
+    if (a->destroys) sb_puts(b, " destroys");
+}
+
+uint64_t model_fingerprint(const api_model *m)
+{
+    strbuf b = {0};
+    const api_settings *s = &m->api;
+    sb_printf(&b, "api %s err=%s %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64
+                  " %" PRId64 " next=%d\n",
+              s->name ? s->name : "", s->error_type ? s->error_type : "", s->success_v,
+              s->unsupported_v, s->connection_lost_v, s->invalid_handle_v, s->invalid_value_v,
+              s->out_of_memory_v, s->async_errors_next_call);
+    if (s->error_ty) {
+        put_type(&b, s->error_ty, 0);
+        sb_putc(&b, '\n');
+    }
+    for (size_t i = 0; i < m->nhandles; i++) {
+        sb_printf(&b, "handle %u %s %s destroy=%s pass=", m->handles[i].tag, m->handles[i].name,
+                  m->handles[i].type ? m->handles[i].type->canonical : "",
+                  m->handles[i].destroy_fn ? m->handles[i].destroy_fn : "-");
+        for (size_t k = 0; k < m->handles[i].npassthrough; k++)
+            sb_printf(&b, "%" PRId64 ",", m->handles[i].passthrough[k]);
+        sb_putc(&b, '\n');
+    }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        sb_printf(&b, "fn %s %s id=%d async=%d if=%s eo=%s ret=", f->name, fn_mode_name(f->mode),
+                  f->call_id, f->async, f->async_if ? f->async_if->text : "-",
+                  f->error_out ? f->error_out : "-");
+        put_type(&b, f->sig.ret, 0);
+        sb_printf(&b, " rh=%s:%d var=%d\n", f->ret_handle ? f->ret_handle : "-", f->ret_creates,
+                  f->sig.variadic);
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            const param_def *p = &f->sig.params[k];
+            sb_printf(&b, "  p %s ", p->name);
+            put_type(&b, p->type, 0);
+            put_ann(&b, &p->ann);
+            sb_putc(&b, '\n');
+        }
+    }
+    uint64_t h = fnv1a64(FNV1A64_INIT, b.s ? b.s : "", b.len);
+    sb_free(&b);
+    return h;
+}
