@@ -420,20 +420,20 @@ static const char *default_ann(ck *c, const type_info *t, param_ann *a)
             a->kind = PK_STRUCT;
             return NULL;
         }
-        return "a struct passed by value that holds pointers cannot be copied as bytes: mark "
-               "the function `custom:` or `unsupported:`";
+        return "is a struct that holds pointers, so it cannot be copied as bytes: mark the "
+               "function `custom:` or `unsupported:`";
     case TY_FNPTR:
-        return "a function pointer: annotate it with `callback: {user_data: PARAM}`";
+        return "is a function pointer: annotate it with `callback: {user_data: PARAM}`";
     case TY_VOID:
     case TY_OTHER:
-        return "this type is not supported: mark the function `custom:` or `unsupported:`";
+        return "is not a supported type: mark the function `custom:` or `unsupported:`";
     case TY_POINTER:
     case TY_ARRAY:
         break;
     }
     type_info *p = pointee_of(t);
     if (!p || p->kind == TY_VOID)
-        return "'void *' has no size: give `dir:` with `count:` or `bytes:`, or mark it `device`";
+        return "has no size: give `dir:` with `count:` or `bytes:`, or mark it `device`";
     if (model_handle_of(c->m, p)) {
         a->kind = p->is_const ? PK_IN : PK_OUT;
         derive_elem(c, t, a);
@@ -444,16 +444,16 @@ static const char *default_ann(ck *c, const type_info *t, param_ann *a)
             a->kind = PK_STRING;
             return NULL;
         }
-        return "'char *' is a buffer of unknown size: give `dir:` with `count:` or `bytes:` "
-               "(or `string: true` for an input string)";
+        return "is a buffer of unknown size: give `dir:` with `count:` or `bytes:` (or "
+               "`string: true` for an input string)";
     }
     if (p->kind == TY_POINTER || p->kind == TY_FNPTR)
-        return "a pointer to pointers: give `dir:` and `elem: handle|device|string` (and "
+        return "points to pointers: give `dir:` and `elem: handle|device|string` (and "
                "`count:`)";
     if (p->kind == TY_RECORD && !is_plain(p))
-        return "a pointer to an opaque or pointer-holding struct: list its typedef under "
+        return "points to an opaque or pointer-holding struct: list its typedef under "
                "`types.handles`, or mark the function `custom:` or `unsupported:`";
-    if (!is_plain(p)) return "the pointed-to type is not plain data: annotate it";
+    if (!is_plain(p)) return "points to data that is not plain: annotate it";
     a->kind = p->is_const ? PK_IN : PK_OUT;
     a->elem = EK_BYTES;
     a->elem_type = unqual(c, p);
@@ -506,7 +506,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
             a->kind = PK_IGNORE;
             if (x->report_undecided) {
                 src_loc at = A ? A->loc : x->fn->ann_loc.file ? x->fn->ann_loc : x->p->loc;
-                diag_error(c->d, at, x->fn->name, x->p->name, "'%s': %s", t->spelling, why);
+                diag_error(c->d, at, x->fn->name, x->p->name, "'%s' %s", t->spelling, why);
                 if (at.file != x->p->loc.file || at.line != x->p->loc.line)
                     diag_note(c->d, x->p->loc, "declared here");
                 x->errors++;
@@ -569,6 +569,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                               branch ? "a then/else branch" : "a parameter annotation", c->d,
                               x->fn->name, x->p->name);
     x->errors += bad;
+    if (bad) diag_note(c->d, x->p->loc, "declared here");
     int v;
     const spec_node *n;
 
@@ -774,7 +775,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
     if (!decided) {
         why = default_ann(c, t, a);
         if (why) {
-            perr_note(x, A->loc, "'%s': %s", t->spelling, why);
+            perr_note(x, A->loc, "'%s' %s", t->spelling, why);
             return;
         }
     }
@@ -833,7 +834,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
             }
         }
     }
-    if (is_buf && a->elem == EK_BYTES && !a->count && !a->terminated && !cn && !bn &&
+    if (!bad && is_buf && a->elem == EK_BYTES && !a->count && !a->terminated && !cn && !bn &&
         pointee_of(t) && pointee_of(t)->kind == TY_VOID)
         perr_note(x, A->loc, "'%s' has no size: give `count:` or `bytes:`%s", t->spelling, "");
     const spec_node *can = spec_get(A, "count_after");

@@ -612,6 +612,17 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         *(char **)VEC_PUSH(dirs, ndirs) = path_normalize(opt->extra_include_dirs[i]);
     for (size_t i = 0; i < s->ninclude_dirs; i++)
         *(char **)VEC_PUSH(dirs, ndirs) = path_join(spec_dir, s->include_dirs[i]);
+    /* the spec's own directory last; each directory once */
+    *(char **)VEC_PUSH(dirs, ndirs) = path_normalize(spec_dir);
+    for (size_t i = 1; i < ndirs; i++)
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(dirs[i], dirs[j]) == 0) {
+                free(dirs[i]);
+                memmove(&dirs[i], &dirs[i + 1], (ndirs - i - 1) * sizeof *dirs);
+                ndirs--;
+                i--;
+                break;
+            }
 
     strbuf tu_text = {0};
     F.main_paths = xcalloc(s->nheaders + 1, sizeof(char *));
@@ -623,14 +634,8 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
             else free(p);
         }
         if (!found) {
-            char *p = path_join(spec_dir, s->headers[i]);
-            if (file_exists(p)) found = p;
-            else free(p);
-        }
-        if (!found) {
             strbuf sb = {0};
             for (size_t j = 0; j < ndirs; j++) sb_printf(&sb, "%s%s", j ? ", " : "", dirs[j]);
-            sb_printf(&sb, "%s%s", ndirs ? ", " : "", spec_dir);
             diag_error(d, header_locs[i], NULL, NULL, "header '%s' not found (searched: %s)",
                        s->headers[i], sb.s);
             sb_free(&sb);
