@@ -256,6 +256,9 @@ APIGEN_CHECK bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_typ
                                     void **real);
 /* Returns the id for real (the existing one if real is already known). */
 uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real);
+/* As apigen_handle_put, and the session owns it: when the client goes away
+ * it is released with ht->destroy (newest first). For `creates` handles. */
+uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real);
 /* Forget after a successful destroy call. */
 void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id);
 /* For callbacks: id of a real handle in a session, 0 if unknown. */

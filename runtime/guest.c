@@ -1,0 +1,582 @@
+/* Guest call path: per-thread connections, lazy connect from APIGEN_SERVER,
+ * the session handshake, the async queue, replies, callbacks, and the "lost"
+ * state. Nothing here may abort or exit the application: every failure
+ * becomes APIGEN_LOST and one log line. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
+#define QUEUE_MAX_CALLS 1024u        /* ... or this many */
+#define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed after a call */
+#define DEFAULT_CONNECT_MS 5000
+#define REPLY_MAX_PAYLOAD UINT32_MAX
+
+typedef struct gcb {
+    uint64_t id;
+    unsigned type;
+    void *fn, *user;
+    bool once;
+} gcb;
+
+/* Process-wide state of one API. */
+typedef struct gapi {
+    struct gapi *next;
+    const apigen_api *api;
+    pthread_mutex_t mu; /* connect, callback table */
+    unsigned gen;       /* bumped in a fork child: thread states of the parent are stale */
+    bool connected;
+    atomic_bool lost;
+    char url[512];
+    int connect_ms, reply_ms;
+    apigen_conn *ctrl;
+    uint8_t key[RT_KEY_LEN];
+    gcb *cbs;
+    size_t ncbs, capcbs;
+    uint64_t next_cb;
+    bool reader_started;
+} gapi;
+
+/* Per thread, per API. */
+typedef struct gthr {
+    struct gthr *next;
+    gapi *g;
+    unsigned gen;
+    apigen_conn *conn;
+    apigen_wr q; /* queued async frames, then the frame being built */
+    size_t frame_off;
+    bool in_frame;
+    uint32_t nq, req;
+    uint64_t tid;
+    uint8_t *rbuf;
+    size_t rcap;
+} gthr;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static gapi *g_apis;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_key;
+static _Thread_local gthr *tl_head;
+static atomic_uint_fast64_t g_next_tid = 1;
+
+static const char *call_name(const apigen_api *api, uint32_t id)
+{
+    if (id < api->ncalls && api->call_names && api->call_names[id])
+        return api->call_names[id];
+    return "call";
+}
+
+/* The one log line of a lost connection; later failures stay silent. */
+static void mark_lost(gapi *g, const char *fmt, ...) APIGEN_PRINTF(2, 3);
+static void mark_lost(gapi *g, const char *fmt, ...)
+{
+    if (atomic_exchange(&g->lost, true))
+        return;
+    char why[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    apigen_log("%s: lost connection to %s: %s; every further %s call fails", g->api->name,
+               g->url[0] ? g->url : "(no server)", why, g->api->name);
+}
+
+static void free_thr(gthr *t, bool flush)
+{
+    char err[256];
+    if (flush && t->conn && t->in_frame)
+        t->q.len = t->frame_off;
+    if (flush && t->conn && t->nq && t->q.len && !atomic_load(&t->g->lost) && t->gen == t->g->gen)
+        if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->connect_ms, err, sizeof err))
+            apigen_log("%s: queued calls lost at thread exit: %s", t->g->api->name, err);
+    apigen_tp_close(t->conn);
+    apigen_wr_free(&t->q);
+    free(t->rbuf);
+    free(t);
+}
+
+static void thread_exit(void *head)
+{
+    for (gthr *t = head, *n; t; t = n) {
+        n = t->next;
+        free_thr(t, true);
+    }
+    tl_head = NULL;
+}
+
+/* fork(): the child must not share the parent's sockets or session. Hold
+ * every lock across fork so the child gets them in a known state. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&g_mu);
+    for (gapi *g = g_apis; g; g = g->next)
+        pthread_mutex_lock(&g->mu);
+}
+static void fork_parent(void)
+{
+    for (gapi *g = g_apis; g; g = g->next)
+        pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g_mu);
+}
+static void fork_child(void)
+{
+    for (gapi *g = g_apis; g; g = g->next) {
+        g->gen++;
+        g->connected = false;
+        atomic_store(&g->lost, false);
+        apigen_tp_close(g->ctrl); /* close only: the parent keeps using its socket */
+        g->ctrl = NULL;
+        g->ncbs = 0;
+        g->reader_started = false;
+        pthread_mutex_unlock(&g->mu);
+    }
+    pthread_mutex_unlock(&g_mu);
+}
+
+static void once_init(void)
+{
+    (void)pthread_key_create(&g_key, thread_exit);
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static gapi *get_gapi(const apigen_api *api)
+{
+    pthread_once(&g_once, once_init);
+    pthread_mutex_lock(&g_mu);
+    gapi *g = g_apis;
+    while (g && g->api != api)
+        g = g->next;
+    if (!g && (g = calloc(1, sizeof *g))) {
+        g->api = api;
+        pthread_mutex_init(&g->mu, NULL);
+        atomic_init(&g->lost, false);
+        g->next = g_apis;
+        g_apis = g;
+    }
+    pthread_mutex_unlock(&g_mu);
+    return g;
+}
+
+static int env_ms(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    long ms = strtol(v, &end, 10);
+    if (*end || ms < 0 || ms > 0x7fffffff) {
+        apigen_log("%s=%s is not a number of milliseconds; using %d", name, v, dflt);
+        return dflt;
+    }
+    return (int)ms;
+}
+
+/* Sends the handshake on conn and reads the answer; false + why. */
+static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN], uint64_t tid,
+                  char *why, size_t whylen)
+{
+    apigen_wr w;
+    size_t off;
+    apigen_wr_init(&w);
+    const char *token = getenv("APIGEN_TOKEN");
+    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
+              apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
+              apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
+              apigen_put_str(&w, token && *token ? token : NULL) &&
+              rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
+    if (!ok) {
+        snprintf(why, whylen, "out of memory");
+        apigen_wr_free(&w);
+        return false;
+    }
+    ok = apigen_tp_send_buf(conn, w.buf, w.len, g->connect_ms, why, whylen);
+    apigen_wr_free(&w);
+    if (!ok)
+        return false;
+    apigen_frame_hdr h;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    bool eof;
+    if (!rt_recv_frame(conn, &h, &buf, &cap, 65536, g->connect_ms, &eof, why, whylen)) {
+        free(buf);
+        return false;
+    }
+    apigen_rd rd;
+    uint32_t st;
+    const char *msg = NULL;
+    uint8_t k[RT_KEY_LEN];
+    apigen_rd_init(&rd, buf, h.payload_len);
+    if (h.flags != (APIGEN_F_HELLO | APIGEN_F_REPLY) || !apigen_get_u32(&rd, &st) ||
+        !apigen_get_str(&rd, &msg, 4096) || !apigen_get_raw(&rd, k, RT_KEY_LEN)) {
+        snprintf(why, whylen, "malformed handshake reply (%s)", rd.err ? rd.err : "bad flags");
+        ok = false;
+    } else if (st != RT_HELLO_OK) {
+        snprintf(why, whylen, "server refused the connection: %s", msg ? msg : "(no reason)");
+        ok = false;
+    } else {
+        memcpy(key, k, RT_KEY_LEN);
+        ok = true;
+    }
+    free(buf);
+    return ok;
+}
+
+/* Control connection + session, once per process. Caller holds g->mu. */
+static bool ensure_session(gapi *g)
+{
+    char why[600];
+    if (atomic_load(&g->lost))
+        return false;
+    if (g->connected)
+        return true;
+    const char *url = getenv("APIGEN_SERVER");
+    if (!url || !*url) {
+        g->url[0] = 0;
+        mark_lost(g, "APIGEN_SERVER is not set (expected unix:///path or tcp://host:port)");
+        return false;
+    }
+    snprintf(g->url, sizeof g->url, "%s", url);
+    g->connect_ms = env_ms("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS);
+    g->reply_ms = env_ms("APIGEN_TIMEOUT_MS", -1);
+    if (!apigen_tp_connect(g->url, g->connect_ms, &g->ctrl, why, sizeof why)) {
+        mark_lost(g, "%s", why);
+        return false;
+    }
+    memset(g->key, 0, sizeof g->key);
+    if (!hello(g, g->ctrl, false, g->key, 0, why, sizeof why)) {
+        apigen_tp_close(g->ctrl);
+        g->ctrl = NULL;
+        mark_lost(g, "%s", why);
+        return false;
+    }
+    g->connected = true;
+    return true;
+}
+
+static gthr *new_thr(gapi *g)
+{
+    char why[600];
+    uint8_t key[RT_KEY_LEN];
+    pthread_mutex_lock(&g->mu);
+    bool ok = ensure_session(g);
+    unsigned gen = g->gen;
+    memcpy(key, g->key, sizeof key);
+    pthread_mutex_unlock(&g->mu);
+    if (!ok)
+        return NULL;
+    gthr *t = calloc(1, sizeof *t);
+    if (!t) {
+        mark_lost(g, "out of memory");
+        return NULL;
+    }
+    t->g = g;
+    t->gen = gen;
+    t->tid = atomic_fetch_add(&g_next_tid, 1);
+    apigen_wr_init(&t->q);
+    if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
+        !hello(g, t->conn, true, key, t->tid, why, sizeof why)) {
+        mark_lost(g, "%s", why);
+        free_thr(t, false);
+        return NULL;
+    }
+    t->next = tl_head;
+    tl_head = t;
+    (void)pthread_setspecific(g_key, tl_head);
+    return t;
+}
+
+static gthr *get_thr(const apigen_api *api)
+{
+    for (gthr **pp = &tl_head; *pp; pp = &(*pp)->next) {
+        gthr *t = *pp;
+        if (t->g->api != api)
+            continue;
+        if (t->gen == t->g->gen)
+            return t;
+        *pp = t->next; /* inherited from the parent across fork() */
+        free_thr(t, false);
+        break;
+    }
+    gapi *g = get_gapi(api);
+    if (!g) {
+        apigen_log("%s: out of memory", api->name);
+        return NULL;
+    }
+    if (atomic_load(&g->lost))
+        return NULL;
+    return new_thr(g);
+}
+
+/* ---- calls ---------------------------------------------------------------------- */
+bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
+{
+    memset(c, 0, sizeof *c);
+    c->api = api;
+    c->call_id = call_id;
+    c->status = APIGEN_LOST;
+    apigen_rd_init(&c->rd, NULL, 0);
+    gthr *t = get_thr(api);
+    if (!t || atomic_load(&t->g->lost))
+        return false;
+    if (t->in_frame) {
+        /* begin without end on this thread (a bug in hand-written code): drop the old frame */
+        apigen_log("%s: %s started before the previous call on this thread ended", api->name,
+                   call_name(api, call_id));
+        t->q.len = t->frame_off;
+        t->in_frame = false;
+    }
+    t->q.failed = false;
+    if (!rt_wr_begin_frame(&t->q, &t->frame_off)) {
+        t->q.failed = false;
+        apigen_log("%s: %s: out of memory", api->name, call_name(api, call_id));
+        return false;
+    }
+    t->in_frame = true;
+    c->wr = &t->q;
+    c->thread = t;
+    c->status = APIGEN_OK;
+    if (apigen_tracing())
+        c->t0 = apigen_now_ns();
+    return true;
+}
+
+static bool flush_queue(gthr *t)
+{
+    char err[512];
+    if (!t->q.len)
+        return true;
+    if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->reply_ms, err, sizeof err)) {
+        mark_lost(t->g, "%s", err);
+        return false;
+    }
+    t->q.len = 0;
+    t->q.base = 0;
+    t->nq = 0;
+    return true;
+}
+
+/* A frame that could not be built (no memory, or over the u32 frame size). */
+static apigen_status drop_frame(gthr *t, apigen_call *c)
+{
+    t->q.len = t->frame_off;
+    t->q.failed = false;
+    t->in_frame = false;
+    apigen_log("%s: %s: arguments too large to send", c->api->name, call_name(c->api, c->call_id));
+    return APIGEN_TOO_LARGE;
+}
+
+apigen_status apigen_call_sync(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t || !t->in_frame)
+        return c->status = APIGEN_LOST;
+    gapi *g = t->g;
+    if (atomic_load(&g->lost)) {
+        t->in_frame = false;
+        return c->status = APIGEN_LOST;
+    }
+    uint32_t req = ++t->req;
+    if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->call_id, req, t->tid))
+        return c->status = drop_frame(t, c);
+    t->in_frame = false;
+    if (!flush_queue(t))
+        return c->status = APIGEN_LOST;
+
+    apigen_frame_hdr h;
+    char err[512];
+    bool eof;
+    if (!rt_recv_frame(t->conn, &h, &t->rbuf, &t->rcap, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err,
+                       sizeof err)) {
+        if (eof)
+            mark_lost(g, "server closed the connection during %s", call_name(c->api, c->call_id));
+        else
+            mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
+        return c->status = APIGEN_LOST;
+    }
+    uint32_t st;
+    uint8_t hd;
+    uint64_t def;
+    apigen_rd_init(&c->rd, t->rbuf, h.payload_len);
+    if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->call_id ||
+        !apigen_get_u32(&c->rd, &st) || !apigen_get_u8(&c->rd, &hd) ||
+        !apigen_get_u64(&c->rd, &def) || st >= APIGEN_STATUS_COUNT || hd > 1) {
+        mark_lost(g, "malformed reply to %s", call_name(c->api, c->call_id));
+        apigen_rd_init(&c->rd, NULL, 0);
+        return c->status = APIGEN_LOST;
+    }
+    c->status = (apigen_status)st;
+    c->has_deferred = hd != 0;
+    c->deferred_error = (int64_t)def;
+    return c->status;
+}
+
+apigen_status apigen_call_async(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t || !t->in_frame)
+        return c->status = APIGEN_LOST;
+    if (atomic_load(&t->g->lost)) {
+        t->in_frame = false;
+        return c->status = APIGEN_LOST;
+    }
+    if (t->q.failed ||
+        !rt_wr_end_frame(&t->q, t->frame_off, APIGEN_F_ASYNC, c->call_id, ++t->req, t->tid)) {
+        (void)drop_frame(t, c);
+        return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
+    }
+    t->in_frame = false;
+    t->nq++;
+    if ((t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS) && !flush_queue(t))
+        return c->status = APIGEN_LOST;
+    return c->status = APIGEN_OK;
+}
+
+void apigen_call_end(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t)
+        return;
+    if (t->in_frame) { /* begun but neither sent nor queued */
+        t->q.len = t->frame_off;
+        t->q.failed = false;
+        t->in_frame = false;
+    }
+    if (t->q.len == 0) {
+        t->q.base = 0;
+        if (t->q.cap > KEEP_BUF_MAX)
+            apigen_wr_free(&t->q);
+    }
+    if (t->rcap > KEEP_BUF_MAX) {
+        free(t->rbuf);
+        t->rbuf = NULL;
+        t->rcap = 0;
+    }
+    apigen_rd_init(&c->rd, NULL, 0);
+    c->thread = NULL;
+}
+
+void apigen_call_bad_reply(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (t) {
+        mark_lost(t->g, "malformed reply to %s (%s)", call_name(c->api, c->call_id),
+                  c->rd.err ? c->rd.err : "unexpected content");
+        apigen_tp_shutdown(t->conn);
+    }
+    c->status = APIGEN_LOST;
+}
+
+/* Application exit: send what the exiting thread still has queued (thread
+ * destructors do not run for the thread that calls exit()). */
+__attribute__((destructor)) static void flush_at_exit(void)
+{
+    char err[256];
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->in_frame || !t->nq || atomic_load(&t->g->lost) || t->gen != t->g->gen)
+            continue;
+        if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->connect_ms, err, sizeof err))
+            apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
+        t->nq = 0;
+        t->q.len = 0;
+    }
+}
+
+/* ---- callbacks --------------------------------------------------------------------- */
+static void *cb_reader(void *arg)
+{
+    gapi *g = arg;
+    apigen_conn *ctrl;
+    unsigned gen;
+    pthread_mutex_lock(&g->mu);
+    ctrl = g->ctrl;
+    gen = g->gen;
+    pthread_mutex_unlock(&g->mu);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    for (;;) {
+        apigen_frame_hdr h;
+        char err[512];
+        bool eof;
+        if (!rt_recv_frame(ctrl, &h, &buf, &cap, REPLY_MAX_PAYLOAD, -1, &eof, err, sizeof err)) {
+            if (gen == g->gen)
+                mark_lost(g, "%s", eof ? "server closed the control connection" : err);
+            break;
+        }
+        apigen_rd rd;
+        uint64_t id;
+        apigen_rd_init(&rd, buf, h.payload_len);
+        if (!(h.flags & APIGEN_F_CALLBACK) || !apigen_get_u64(&rd, &id)) {
+            mark_lost(g, "malformed frame on the callback channel");
+            break;
+        }
+        gcb cb = {0};
+        bool found = false;
+        pthread_mutex_lock(&g->mu);
+        for (size_t i = 0; i < g->ncbs; i++)
+            if (g->cbs[i].id == id) {
+                cb = g->cbs[i];
+                found = true;
+                if (cb.once)
+                    g->cbs[i] = g->cbs[--g->ncbs];
+                break;
+            }
+        pthread_mutex_unlock(&g->mu);
+        const apigen_api *api = g->api;
+        if (!found || cb.type != h.call_id || cb.type >= api->ncb_types || !api->cb_dispatch ||
+            !api->cb_dispatch[cb.type]) {
+            apigen_log("%s: ignoring callback %llu of type %u: not registered", api->name,
+                       (unsigned long long)id, h.call_id);
+            continue;
+        }
+        api->cb_dispatch[cb.type](&rd, cb.fn, cb.user);
+    }
+    free(buf);
+    return NULL;
+}
+
+uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,
+                            bool once)
+{
+    if (!fn)
+        return 0;
+    gapi *g = get_gapi(api);
+    if (!g)
+        return 0;
+    uint64_t id = 0;
+    pthread_mutex_lock(&g->mu);
+    if (!ensure_session(g))
+        goto out;
+    if (g->ncbs == g->capcbs) {
+        size_t nc = g->capcbs ? g->capcbs * 2 : 16;
+        gcb *p = realloc(g->cbs, nc * sizeof *p);
+        if (!p)
+            goto out;
+        g->cbs = p;
+        g->capcbs = nc;
+    }
+    if (!g->reader_started) {
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&th, &at, cb_reader, g);
+        pthread_attr_destroy(&at);
+        if (rc) {
+            apigen_log("%s: cannot start the callback thread: %s", api->name, strerror(rc));
+            goto out;
+        }
+        g->reader_started = true;
+    }
+    id = ++g->next_cb;
+    g->cbs[g->ncbs++] = (gcb){id, cb_type, fn, user_data, once};
+out:
+    pthread_mutex_unlock(&g->mu);
+    return id;
+}

@@ -1,0 +1,375 @@
+/* Sessions: one per guest process, keyed by a random 16-byte key, shared by
+ * that process's connections. Each owns a handle table (id <-> real pointer,
+ * type-checked, ids never reused) so a client can only name its own objects. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define FIRST_ID 0x1000u
+
+typedef struct hent {
+    const apigen_handle_type *ht;
+    void *real;
+    uint32_t next; /* reverse-map chain: index + 1, 0 = end */
+    bool live, owned;
+} hent;
+
+struct apigen_session {
+    struct apigen_session *next;
+    uint8_t key[RT_KEY_LEN];
+    const apigen_api *api;
+    unsigned refs; /* connections; under g_mu */
+
+    pthread_mutex_t mu; /* handles and bindings */
+    hent *h;
+    size_t nh, caph;
+    uint32_t *buckets; /* (tag, real) -> index + 1 */
+    size_t nbuckets, nlive;
+    void **bindings;
+    size_t nbind, capbind;
+
+    pthread_mutex_t send_mu; /* the control connection, for callbacks */
+    apigen_conn *ctrl;
+    bool ctrl_dead;
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct apigen_session *g_sessions;
+static unsigned g_nsessions;
+
+static bool random_key(uint8_t key[RT_KEY_LEN])
+{
+    size_t got = 0;
+    while (got < RT_KEY_LEN) {
+        ssize_t k = getrandom(key + got, RT_KEY_LEN - got, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    if (got == RT_KEY_LEN)
+        return true;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t k = read(fd, key, RT_KEY_LEN);
+    close(fd);
+    return k == RT_KEY_LEN;
+}
+
+struct apigen_session *rt_session_create(const apigen_api *api, apigen_conn *ctrl)
+{
+    struct apigen_session *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    if (!random_key(s->key)) {
+        free(s);
+        return NULL;
+    }
+    s->api = api;
+    s->refs = 1;
+    s->ctrl = ctrl;
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->send_mu, NULL);
+    pthread_mutex_lock(&g_mu);
+    s->next = g_sessions;
+    g_sessions = s;
+    g_nsessions++;
+    pthread_mutex_unlock(&g_mu);
+    return s;
+}
+
+/* No early exit: the time taken does not tell how much of a key matched. */
+static bool key_eq(const uint8_t *a, const uint8_t *b)
+{
+    uint8_t d = 0;
+    for (unsigned i = 0; i < RT_KEY_LEN; i++)
+        d |= (uint8_t)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[RT_KEY_LEN])
+{
+    struct apigen_session *found = NULL;
+    pthread_mutex_lock(&g_mu);
+    for (struct apigen_session *s = g_sessions; s; s = s->next)
+        if (key_eq(s->key, key) && s->api == api)
+            found = s;
+    if (found)
+        found->refs++;
+    pthread_mutex_unlock(&g_mu);
+    return found;
+}
+
+void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN])
+{
+    memcpy(key, s->key, RT_KEY_LEN);
+}
+
+unsigned rt_session_count(void)
+{
+    pthread_mutex_lock(&g_mu);
+    unsigned n = g_nsessions;
+    pthread_mutex_unlock(&g_mu);
+    return n;
+}
+
+static void session_destroy(struct apigen_session *s)
+{
+    /* No connection is left, so nothing changes the table now; the lock is
+     * not held while destroying because a destroy may fire a callback
+     * whose trampoline looks up handle ids. Newest first: children
+     * (a buffer of a context) go before their parents. */
+    for (size_t i = s->nh; i-- > 0;) {
+        hent *e = &s->h[i];
+        if (e->live && e->owned && e->ht->destroy)
+            e->ht->destroy(e->real);
+    }
+    for (size_t i = 0; i < s->nbind; i++)
+        rt_cb_free_binding(s->bindings[i]);
+    free(s->bindings);
+    free(s->h);
+    free(s->buckets);
+    pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->send_mu);
+    free(s);
+}
+
+void rt_session_release(struct apigen_session *s, apigen_conn *conn)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->send_mu);
+    if (s->ctrl == conn)
+        s->ctrl = NULL; /* the connection is about to be closed: no more callbacks on it */
+    pthread_mutex_unlock(&s->send_mu);
+
+    bool last = false;
+    pthread_mutex_lock(&g_mu);
+    if (--s->refs == 0) {
+        last = true;
+        for (struct apigen_session **pp = &g_sessions; *pp; pp = &(*pp)->next)
+            if (*pp == s) {
+                *pp = s->next;
+                break;
+            }
+        g_nsessions--;
+    }
+    pthread_mutex_unlock(&g_mu);
+    if (last)
+        session_destroy(s);
+}
+
+void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl)
+{
+    pthread_mutex_lock(&s->send_mu);
+    *ctrl = s->ctrl_dead ? NULL : s->ctrl;
+}
+
+void rt_session_cb_unlock(struct apigen_session *s, bool dead)
+{
+    if (dead)
+        s->ctrl_dead = true;
+    pthread_mutex_unlock(&s->send_mu);
+}
+
+void rt_session_add_binding(struct apigen_session *s, void *b)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->nbind == s->capbind) {
+        size_t nc = s->capbind ? s->capbind * 2 : 16;
+        void **p = realloc(s->bindings, nc * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&s->mu);
+            return; /* leaks b rather than freeing it while the library holds it */
+        }
+        s->bindings = p;
+        s->capbind = nc;
+    }
+    s->bindings[s->nbind++] = b;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rt_session_remove_binding(struct apigen_session *s, void *b)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nbind; i++)
+        if (s->bindings[i] == b) {
+            s->bindings[i] = s->bindings[--s->nbind];
+            break;
+        }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- handle tables ------------------------------------------------------------ */
+static size_t bucket_of(const struct apigen_session *s, unsigned tag, const void *real)
+{
+    uint64_t x = (uint64_t)(uintptr_t)real ^ ((uint64_t)tag << 48);
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)(x & (s->nbuckets - 1));
+}
+
+static bool is_passthrough(const apigen_handle_type *ht, uint64_t v)
+{
+    for (unsigned i = 0; i < ht->npassthrough; i++)
+        if (ht->passthrough[i] == v)
+            return true;
+    return false;
+}
+
+static bool rehash(struct apigen_session *s)
+{
+    size_t nb = s->nbuckets ? s->nbuckets * 2 : 64;
+    uint32_t *b = calloc(nb, sizeof *b);
+    if (!b)
+        return false;
+    free(s->buckets);
+    s->buckets = b;
+    s->nbuckets = nb;
+    for (size_t i = 0; i < s->nh; i++) {
+        hent *e = &s->h[i];
+        if (!e->live)
+            continue;
+        size_t k = bucket_of(s, e->ht->tag, e->real);
+        e->next = b[k];
+        b[k] = (uint32_t)(i + 1);
+    }
+    return true;
+}
+
+/* Index of the live entry for (tag, real), or SIZE_MAX. Caller holds mu. */
+static size_t find_real(const struct apigen_session *s, unsigned tag, const void *real)
+{
+    if (!s->nbuckets)
+        return SIZE_MAX;
+    for (uint32_t i = s->buckets[bucket_of(s, tag, real)]; i; i = s->h[i - 1].next) {
+        const hent *e = &s->h[i - 1];
+        if (e->real == real && e->ht->tag == tag)
+            return i - 1;
+    }
+    return SIZE_MAX;
+}
+
+static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void *real, bool owned)
+{
+    uint64_t v = (uint64_t)(uintptr_t)real;
+    if (is_passthrough(ht, v))
+        return v;
+    if (!real)
+        return 0;
+    uint64_t id = 0;
+    pthread_mutex_lock(&s->mu);
+    size_t i = find_real(s, ht->tag, real);
+    if (i != SIZE_MAX) {
+        s->h[i].owned |= owned;
+        id = FIRST_ID + i;
+        goto out;
+    }
+    if (s->nh >= UINT32_MAX - FIRST_ID - 1)
+        goto out; /* id space of this session exhausted */
+    if ((s->nlive + 1) * 2 > s->nbuckets && !rehash(s))
+        goto out;
+    if (s->nh == s->caph) {
+        size_t nc = s->caph ? s->caph * 2 : 64;
+        hent *p = realloc(s->h, nc * sizeof *p);
+        if (!p)
+            goto out;
+        s->h = p;
+        s->caph = nc;
+    }
+    i = s->nh++;
+    size_t k = bucket_of(s, ht->tag, real);
+    s->h[i] = (hent){ht, real, s->buckets[k], true, owned};
+    s->buckets[k] = (uint32_t)(i + 1);
+    s->nlive++;
+    id = FIRST_ID + i;
+out:
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
+uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real)
+{
+    uint64_t id = put(cx->session, ht, real, false);
+    if (!id && real)
+        apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
+    return id;
+}
+
+uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real)
+{
+    uint64_t id = put(cx->session, ht, real, true);
+    if (!id && real)
+        apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
+    return id;
+}
+
+bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id, void **real)
+{
+    struct apigen_session *s = cx->session;
+    *real = NULL;
+    if (is_passthrough(ht, id)) {
+        *real = (void *)(uintptr_t)id;
+        return true;
+    }
+    bool ok = false;
+    pthread_mutex_lock(&s->mu);
+    if (id >= FIRST_ID && id - FIRST_ID < s->nh) {
+        const hent *e = &s->h[id - FIRST_ID];
+        if (e->live && e->ht->tag == ht->tag) {
+            *real = e->real;
+            ok = true;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!ok)
+        apigen_reject(cx, APIGEN_BAD_HANDLE, ht->name);
+    return ok;
+}
+
+void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id)
+{
+    struct apigen_session *s = cx->session;
+    if (is_passthrough(ht, id))
+        return;
+    pthread_mutex_lock(&s->mu);
+    if (id >= FIRST_ID && id - FIRST_ID < s->nh) {
+        size_t i = id - FIRST_ID;
+        hent *e = &s->h[i];
+        if (e->live && e->ht->tag == ht->tag) {
+            /* unlink from its reverse chain; the slot stays so the id is never reused */
+            uint32_t *pp = &s->buckets[bucket_of(s, e->ht->tag, e->real)];
+            while (*pp && *pp != i + 1)
+                pp = &s->h[*pp - 1].next;
+            if (*pp)
+                *pp = e->next;
+            e->live = false;
+            e->real = NULL;
+            s->nlive--;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_type *ht, void *real)
+{
+    uint64_t v = (uint64_t)(uintptr_t)real;
+    if (!s)
+        return 0;
+    if (is_passthrough(ht, v))
+        return v;
+    pthread_mutex_lock(&s->mu);
+    size_t i = find_real(s, ht->tag, real);
+    pthread_mutex_unlock(&s->mu);
+    return i == SIZE_MAX ? 0 : FIRST_ID + i;
+}
