@@ -1,0 +1,108 @@
+/* <api>_coverage.md: counts per mode and one row per function with its
+ * mode, header file:line (relative to the spec's folder) and notes. */
+#define _DEFAULT_SOURCE
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_util.h"
+
+/* Path of `file` relative to directory `dir`, both resolved when they exist;
+ * stays relative so the report is the same in every checkout. */
+static char *rel_path(const char *dir, const char *file)
+{
+    char rd[PATH_MAX], rf[PATH_MAX];
+    if (!realpath(dir, rd) || !realpath(file, rf)) {
+        const char *slash = strrchr(file, '/');
+        return xstrdup(file[0] == '/' ? (slash ? slash + 1 : file) : file);
+    }
+    size_t common = 0, i = 0;
+    for (;; i++) {
+        if (rd[i] == 0 && (rf[i] == '/' || rf[i] == 0)) {
+            common = i;
+            break;
+        }
+        if (rd[i] != rf[i]) break;
+        if (rd[i] == '/') common = i;
+    }
+    strbuf b = {0};
+    sb_puts(&b, "");
+    /* one ".." per remaining component of dir after `common` */
+    if (rd[common]) {
+        sb_puts(&b, "..");
+        for (const char *p = rd + common + 1; *p; p++)
+            if (*p == '/') sb_puts(&b, "/..");
+        if (strcmp(rd, "/") == 0) b.len = 0, b.s[0] = 0;
+    }
+    const char *rest = rf + common;
+    if (*rest == '/') rest++;
+    if (b.len) sb_putc(&b, '/');
+    sb_puts(&b, rest);
+    return sb_take(&b);
+}
+
+int emit_coverage(emit_ctx *e, strbuf *out)
+{
+    const api_model *m = e->m;
+    emit_begin(e, out);
+    char *spec = md_cell(m->spec_path ? m->spec_path : "?");
+    tmpl_put(&e->o, "cov_head", "api", m->api.name, "stamp", e->stamp, "spec", spec, NULL);
+    free(spec);
+    size_t counts[4] = {0};
+    for (size_t i = 0; i < m->nfunctions; i++) counts[m->functions[i].mode]++;
+    static const fn_mode modes[] = {FN_FORWARD, FN_LOCAL, FN_CUSTOM, FN_UNSUPPORTED};
+    static const char *const mode_names[] = {"forwarded", "local", "custom", "unsupported"};
+    char n[32];
+    for (size_t k = 0; k < 4; k++) {
+        snprintf(n, sizeof n, "%zu", counts[modes[k]]);
+        tmpl_put(&e->o, "cov_count", "mode", mode_names[k], "n", n, NULL);
+    }
+    snprintf(n, sizeof n, "%zu", m->nfunctions);
+    tmpl_put(&e->o, "cov_table", "n", n, NULL);
+    char *dir = path_dirname(m->spec_path ? m->spec_path : ".");
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        char *where;
+        if (f->loc.file) {
+            char *r = rel_path(dir, f->loc.file);
+            where = xasprintf("%s:%u", r, f->loc.line);
+            free(r);
+        } else {
+            where = xstrdup("?");
+        }
+        strbuf notes = {0};
+        sb_puts(&notes, "");
+        switch (f->mode) {
+        case FN_FORWARD:
+            if (f->async) sb_puts(&notes, "async");
+            if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
+            break;
+        case FN_LOCAL:
+            sb_puts(&notes, "in the spec's sources");
+            break;
+        case FN_CUSTOM:
+            sb_printf(&notes, "guest: %s; host: %s", f->custom_guest ? f->custom_guest : "generated",
+                      f->custom_host ? f->custom_host : "generated");
+            break;
+        case FN_UNSUPPORTED:
+            sb_puts(&notes, f->reason ? f->reason : "");
+            break;
+        }
+        char *ns = sb_take(&notes);
+        char *cell = md_cell(ns);
+        char *wc = md_cell(where);
+        tmpl_put(&e->o, "cov_row", "fn", f->name, "mode", fn_mode_name(f->mode), "where", wc,
+                 "notes", cell, NULL);
+        free(ns);
+        free(cell);
+        free(wc);
+        free(where);
+    }
+    free(dir);
+    if (m->api.nextra_symbols) {
+        tmpl_put(&e->o, "cov_extra_head", NULL);
+        for (size_t i = 0; i < m->api.nextra_symbols; i++)
+            tmpl_put(&e->o, "cov_extra", "name", m->api.extra_symbols[i], NULL);
+    }
+    return e->o.failed || e->failed ? -1 : 0;
+}

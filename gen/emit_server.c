@@ -1,0 +1,592 @@
+/* <api>_server.c: host handlers, handle-type descriptors with destroy
+ * thunks, callback trampolines and the server half of the API descriptor;
+ * <api>_server_main.c: a one-API server. Wire order: docs/internals.md. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_util.h"
+
+#define PUT(...) tmpl_put(&e->o, __VA_ARGS__, NULL)
+
+typedef struct srv_fn {
+    emit_ctx *e;
+    const function_def *f;
+    char **names;
+    char **temps;  /* declarations the body needs, in first-use order */
+    size_t ntemps;
+} srv_fn;
+
+static void need(srv_fn *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void need(srv_fn *s, const char *fmt, ...)
+{
+    strbuf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *d = sb_take(&b);
+    for (size_t i = 0; i < s->ntemps; i++)
+        if (strcmp(s->temps[i], d) == 0) {
+            free(d);
+            return;
+        }
+    *VEC_PUSH(s->temps, s->ntemps) = d;
+}
+
+static const char *ht_name(srv_fn *s, const char *pn, const char *handle_type)
+{
+    if (!find_handle(s->e->m, handle_type)) {
+        emit_internal(s->e, "%s: parameter '%s': unknown handle type '%s'", s->f->name, pn,
+                      handle_type ? handle_type : "(none)");
+        return "unknown";
+    }
+    return handle_type;
+}
+
+static const char *name_of(srv_fn *s, const char *param)
+{
+    for (size_t i = 0; i < s->f->sig.nparams; i++)
+        if (s->f->sig.params[i].name && strcmp(s->f->sig.params[i].name, param) == 0)
+            return s->names[i];
+    return NULL;
+}
+
+/* Phase 1 and value-like kinds inside conditional branches. */
+static void get_value_like(srv_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    char *ty = c_type(p->type);
+    wire_scalar w;
+    switch (a->kind) {
+    case PK_VALUE:
+        if (!wire_scalar_of(p->type, &w)) {
+            emit_internal(e, "%s: parameter '%s': no wire encoding", s->f->name, name);
+            break;
+        }
+        need(s, "%s v_%s", w.utype, name);
+        {
+            char *vn = xasprintf("v_%s", name);
+            char *dec = wire_value_dec(&w, p->type, vn);
+            PUT("srv_get_value", "get", w.get, "name", name, "dec", dec);
+            free(dec);
+            free(vn);
+        }
+        break;
+    case PK_STRUCT:
+        PUT("srv_get_struct", "name", name);
+        break;
+    case PK_HANDLE:
+        need(s, "uint64_t v_%s", name);
+        need(s, "void *r_");
+        PUT("srv_get_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "type", ty);
+        break;
+    case PK_DEVPTR:
+        need(s, "uint64_t v_%s", name);
+        PUT("srv_get_devptr", "name", name, "type", ty);
+        break;
+    case PK_CALLBACK:
+        need(s, "uint64_t cb_%s = 0", name);
+        need(s, "void *k_%s = NULL", name);
+        PUT("srv_get_callback", "name", name);
+        break;
+    case PK_USERDATA:
+    case PK_IGNORE:
+    case PK_IN:
+    case PK_OUT:
+    case PK_INOUT:
+    case PK_STRING:
+    case PK_COND:
+        break;
+    }
+    free(ty);
+}
+
+static void size_lines(srv_fn *s, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    const char *count = a->count ? a->count->text : "1";
+    if (a->elem == EK_BYTES && !a->count_is_bytes) {
+        char *sz = c_sizeof(a->elem_type);
+        PUT("srv_size_mul", "name", name, "count", count, "sizeof", sz);
+        free(sz);
+    } else {
+        PUT("srv_size_expr", "name", name, "count", count);
+    }
+}
+
+static void get_phase2(srv_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    if (!a) return;
+    char *ty = c_type(p->type);
+    char *ety = a->elem_type ? c_type(a->elem_type) : xstrdup("void");
+    char *esz = a->elem_type ? c_sizeof(a->elem_type) : xstrdup("1");
+    switch (a->kind) {
+    case PK_IN:
+    case PK_INOUT:
+        if (a->elem == EK_BYTES) {
+            need(s, "const void *b_%s = NULL", name);
+            need(s, "uint64_t l_%s = 0", name);
+            need(s, "uint64_t n_%s = 0", name);
+            PUT("srv_get_opt_bytes", "name", name);
+            if (a->terminated) {
+                char term[32], stride[16];
+                snprintf(term, sizeof term, "%lld", (long long)a->terminator);
+                snprintf(stride, sizeof stride, "%u", a->term_stride ? a->term_stride : 1);
+                need(s, "uint64_t i_");
+                PUT("srv_check_terminated", "name", name, "sizeof", esz, "type", ty, "term", term,
+                    "stride", stride);
+            } else {
+                size_lines(s, name, a);
+                PUT("srv_check_len", "name", name);
+            }
+            if (a->kind == PK_INOUT) PUT("srv_copy_bytes", "name", name);
+            else if (!a->terminated) PUT("srv_use_bytes", "name", name, "type", ty);
+            PUT("srv_close_brace");
+            if (a->kind == PK_INOUT) {
+                need(s, "uint8_t p_%s = 0", name);
+                PUT("srv_set_present", "name", name);
+            }
+            break;
+        }
+        /* arrays of handles, device addresses or strings */
+        need(s, "uint8_t p_%s = 0", name);
+        need(s, "uint64_t n_%s = 0", name);
+        {
+            char *d = c_decl(a->elem_type, "", 1);
+            need(s, "%s%s*a_%s = NULL", d, d[strlen(d) - 1] == '*' ? "" : " ", name);
+            free(d);
+        }
+        need(s, "uint64_t k_");
+        need(s, "uint64_t i_");
+        PUT("srv_get_present", "name", name);
+        size_lines(s, name, a);
+        PUT("srv_get_ids_open", "name", name, "sizeof", esz);
+        switch (a->elem) {
+        case EK_HANDLE:
+            need(s, "uint64_t v_");
+            need(s, "void *r_");
+            PUT("srv_get_id_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "type",
+                ety);
+            break;
+        case EK_DEVPTR:
+            need(s, "uint64_t v_");
+            PUT("srv_get_id_devptr", "name", name, "type", ety);
+            break;
+        case EK_STRING:
+            need(s, "const char *s_");
+            PUT("srv_get_id_string", "name", name, "type", ety);
+            break;
+        case EK_BYTES:
+            break;
+        }
+        PUT("srv_get_ids_close", "name", name);
+        PUT("srv_close_brace");
+        break;
+    case PK_OUT:
+        need(s, "uint8_t p_%s = 0", name);
+        need(s, "uint64_t n_%s = 0", name);
+        PUT("srv_get_present", "name", name);
+        size_lines(s, name, a);
+        PUT("srv_alloc_out", "name", name, "sizeof", a->elem == EK_BYTES ? "1" : esz);
+        PUT("srv_close_brace");
+        break;
+    case PK_STRING:
+        need(s, "const char *s_");
+        PUT("srv_get_string", "name", name, "type", ty);
+        break;
+    case PK_COND:
+        PUT("srv_if", "cond", a->cond ? a->cond->text : "0");
+        e->o.indent += 4;
+        get_phase2(s, p, name, a->then_ann);
+        e->o.indent -= 4;
+        PUT("srv_else");
+        e->o.indent += 4;
+        get_phase2(s, p, name, a->else_ann);
+        e->o.indent -= 4;
+        PUT("srv_close_brace");
+        break;
+    case PK_VALUE:
+    case PK_STRUCT:
+    case PK_HANDLE:
+    case PK_DEVPTR:
+        get_value_like(s, p, name, a);
+        break;
+    case PK_CALLBACK:
+    case PK_USERDATA:
+    case PK_IGNORE:
+        break;
+    }
+    free(ty);
+    free(ety);
+    free(esz);
+}
+
+static int ann_has_reply(const param_ann *a)
+{
+    if (!a) return 0;
+    if (a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
+    if (a->kind == PK_COND) return ann_has_reply(a->then_ann) || ann_has_reply(a->else_ann);
+    return 0;
+}
+
+static int ann_has_handle_out(const param_ann *a)
+{
+    if (!a) return 0;
+    if ((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_HANDLE) return 1;
+    if (a->kind == PK_COND) return ann_has_handle_out(a->then_ann) || ann_has_handle_out(a->else_ann);
+    return 0;
+}
+
+/* "q != NULL && " for every out parameter q the expression dereferences. */
+static char *deref_guard(srv_fn *s, const char *text)
+{
+    strbuf b = {0};
+    sb_puts(&b, "");
+    for (size_t i = 0; i < s->f->sig.nparams; i++) {
+        const param_ann *a = &s->f->sig.params[i].ann;
+        if (a->kind != PK_OUT && a->kind != PK_INOUT && a->kind != PK_COND) continue;
+        const char *n = s->names[i];
+        size_t nl = strlen(n);
+        for (const char *t = strchr(text, '*'); t; t = strchr(t + 1, '*')) {
+            const char *q = t + 1;
+            while (*q == ' ' || *q == '(') q++;
+            if (strncmp(q, n, nl) == 0 && !isalnum((unsigned char)q[nl]) && q[nl] != '_') {
+                sb_printf(&b, "%s != NULL && ", n);
+                break;
+            }
+        }
+    }
+    return sb_take(&b);
+}
+
+static void put_reply(srv_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    if (!a || !ann_has_reply(a)) return;
+    if (a->kind == PK_COND) {
+        PUT("srv_if", "cond", a->cond ? a->cond->text : "0");
+        e->o.indent += 4;
+        put_reply(s, p, name, a->then_ann);
+        e->o.indent -= 4;
+        if (ann_has_reply(a->else_ann)) {
+            PUT("srv_else");
+            e->o.indent += 4;
+            put_reply(s, p, name, a->else_ann);
+            e->o.indent -= 4;
+        }
+        PUT("srv_close_brace");
+        return;
+    }
+    need(s, "uint64_t k_");
+    PUT("srv_reply_open", "name", name);
+    if (a->count_after) {
+        char *g = deref_guard(s, a->count_after->text);
+        char *sz = a->elem == EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
+        need(s, "uint64_t v_");
+        PUT("srv_count_after", "guard", g, "after", a->count_after->text, "sizeof", sz);
+        free(sz);
+        free(g);
+    }
+    switch (a->elem) {
+    case EK_BYTES: PUT("srv_put_bytes", "name", name); break;
+    case EK_HANDLE:
+        need(s, "uint64_t i_");
+        PUT("srv_put_ids_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "put",
+            a->creates ? "apigen_handle_put_owned" : "apigen_handle_put");
+        break;
+    case EK_DEVPTR:
+        need(s, "uint64_t i_");
+        PUT("srv_put_ids_devptr", "name", name);
+        break;
+    case EK_STRING:
+        emit_internal(e, "%s: parameter '%s': string arrays cannot be outputs", s->f->name, name);
+        break;
+    }
+    PUT("srv_close_brace");
+}
+
+static void emit_handler(emit_ctx *e, const function_def *f)
+{
+    const api_model *m = e->m;
+    srv_fn s = {e, f, NULL, NULL, 0};
+    s.names = xcalloc(f->sig.nparams + 1, sizeof *s.names);
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        char tmp[24];
+        s.names[i] = xstrdup(pname(&f->sig.params[i], i, tmp));
+    }
+    int is_void = type_is_void(f->sig.ret);
+    int is_err = returns_error(e, f);
+    strbuf body = {0};
+    strbuf *save = e->o.sb;
+    e->o.sb = &body;
+    e->o.indent = 4;
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        get_value_like(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT || a->kind == PK_STRING ||
+            a->kind == PK_COND)
+            get_phase2(&s, &f->sig.params[i], s.names[i], a);
+    }
+    PUT("srv_done");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_def *p = &f->sig.params[i];
+        if (p->ann.kind != PK_CALLBACK) continue;
+        const cb_type *cb = find_cb(e, f, p);
+        if (!cb) {
+            emit_internal(e, "%s: parameter '%s': unknown callback type", f->name, s.names[i]);
+            continue;
+        }
+        PUT("srv_cb_bind", "name", s.names[i], "API", e->API, "cb", cb->name, "once",
+            p->ann.cb_once ? "true" : "false");
+        const char *u = p->ann.user_data_param ? name_of(&s, p->ann.user_data_param) : NULL;
+        if (u) PUT("srv_cb_user", "user", u, "name", s.names[i]);
+    }
+    strbuf args = {0};
+    sb_puts(&args, "");
+    for (size_t i = 0; i < f->sig.nparams; i++) sb_printf(&args, "%s%s", i ? ", " : "", s.names[i]);
+    char *as = sb_take(&args);
+    PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
+    free(as);
+    if (is_err) PUT("srv_result");
+    else if (f->error_out && name_of(&s, f->error_out))
+        PUT("srv_result_error_out", "name", name_of(&s, f->error_out));
+    /* success decides handle bookkeeping */
+    int need_ok = f->ret_handle != NULL;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && a->destroys)) need_ok = 1;
+    }
+    if (need_ok) {
+        need(&s, "int ok_");
+        char *cond = is_err ? xasprintf("ret_ == %s", m->api.success ? m->api.success : "0")
+                     : f->ret_handle ? xstrdup("ret_ != 0")
+                                     : xstrdup("1");
+        PUT("srv_ok", "cond", cond);
+        free(cond);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_HANDLE && a->destroys)
+            PUT("srv_drop", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
+    }
+    /* reply */
+    if (!is_void) {
+        wire_scalar w;
+        const type_info *rt = f->sig.ret;
+        if (f->ret_handle) {
+            need(&s, "uint64_t id_");
+            PUT("srv_ret_handle", "ht", ht_name(&s, "return value", f->ret_handle), "put",
+                f->ret_creates ? "apigen_handle_put_owned" : "apigen_handle_put");
+            PUT("srv_put_ret_id");
+        } else if (rt->kind == TY_RECORD) {
+            PUT("srv_put_ret_struct");
+        } else if (wire_scalar_of(rt, &w)) {
+            char *enc = wire_value_enc(&w, "ret_");
+            PUT("srv_put_ret_value", "put", w.put, "enc", enc);
+            free(enc);
+        } else {
+            emit_internal(e, "%s: return type '%s' cannot be forwarded", f->name, rt->spelling);
+        }
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        put_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+    e->o.sb = save;
+    e->o.indent = 0;
+    PUT("srv_fn_open", "fn", f->name);
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        char *d = c_decl(f->sig.params[i].type, s.names[i], 1);
+        char *d2 = xasprintf("%s = {0}", d);
+        PUT("srv_local", "decl", d2);
+        free(d);
+        free(d2);
+    }
+    if (!is_void) {
+        char *d = c_decl(f->sig.ret, "ret_", 1);
+        PUT("srv_local", "decl", d);
+        free(d);
+    }
+    for (size_t i = 0; i < s.ntemps; i++) {
+        PUT("srv_local", "decl", s.temps[i]);
+        free(s.temps[i]);
+    }
+    free(s.temps);
+    sb_puts(e->o.sb, body.s ? body.s : "");
+    sb_free(&body);
+    PUT("srv_close");
+    for (size_t i = 0; i < f->sig.nparams; i++) free(s.names[i]);
+    free(s.names);
+}
+
+static void emit_trampoline(emit_ctx *e, const cb_type *cb)
+{
+    const fn_sig *sig = cb->sig;
+    strbuf pb = {0};
+    sb_printf(&pb, "tramp_%s(", cb->name);
+    if (!sig->nparams) sb_puts(&pb, "void");
+    for (size_t i = 0; i < sig->nparams; i++) {
+        char an[24];
+        snprintf(an, sizeof an, "a%zu", i);
+        char *d = c_decl(sig->params[i].type, an, 0);
+        sb_printf(&pb, "%s%s", i ? ", " : "", d);
+        free(d);
+    }
+    sb_putc(&pb, ')');
+    char *inner = sb_take(&pb);
+    char *pr = c_decl(sig->ret, inner, 0);
+    char user[24];
+    snprintf(user, sizeof user, "a%d", cb->user_data_index);
+    if (cb->user_data_index < 0 || (size_t)cb->user_data_index >= sig->nparams)
+        emit_internal(e, "callback %s: no user data argument", cb->name);
+    PUT("srv_tramp_open", "name", cb->name, "proto", pr, "user", user);
+    for (size_t i = 0; i < sig->nparams; i++) {
+        if ((int)i == cb->user_data_index) continue;
+        const type_info *t = sig->params[i].type;
+        char an[24];
+        snprintf(an, sizeof an, "a%zu", i);
+        wire_scalar w;
+        const handle_type_def *h = handle_of_type(e->m, t);
+        if (h) {
+            PUT("srv_tramp_put_id", "arg", an, "ht", h->name);
+        } else if (wire_scalar_of(t, &w)) {
+            char *enc = wire_value_enc(&w, an);
+            PUT("srv_tramp_put_value", "put", w.put, "enc", enc, "arg", an);
+            free(enc);
+        } else if (t->kind == TY_RECORD) {
+            PUT("srv_tramp_put_struct", "arg", an);
+        } else if (t->kind == TY_POINTER && is_char_type(t->pointee)) {
+            PUT("srv_tramp_put_string", "arg", an);
+        } else {
+            PUT("srv_tramp_unused", "arg", an);
+        }
+    }
+    PUT("srv_tramp_send");
+    if (!type_is_void(sig->ret)) {
+        char *d = c_decl(sig->ret, "ret_", 1);
+        PUT("srv_tramp_ret", "decl", d);
+        free(d);
+    }
+    PUT("srv_close");
+    free(pr);
+    free(inner);
+}
+
+int emit_server(emit_ctx *e, strbuf *out)
+{
+    const api_model *m = e->m;
+    char n[32];
+    emit_begin(e, out);
+    PUT("srv_head", "api", m->api.name, "stamp", e->stamp, "spec", e->spec);
+    int any = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (f->mode != FN_CUSTOM || !f->custom_host) continue;
+        if (!any) PUT("srv_section", "what", "hand-written handlers");
+        any = 1;
+        PUT("srv_custom_decl", "host", f->custom_host, "fn", f->name);
+    }
+    if (m->nhandles) PUT("srv_section", "what", "handle types");
+    for (size_t i = 0; i < m->nhandles; i++) {
+        const handle_type_def *h = &m->handles[i];
+        char *destroy = xstrdup("NULL"), *pt = xstrdup("NULL");
+        if (h->destroy_fn) {
+            PUT("srv_destroy", "name", h->name, "fn", h->destroy_fn, "type", h->name);
+            free(destroy);
+            destroy = xasprintf("destroy_%s", h->name);
+        }
+        if (h->npassthrough) {
+            strbuf v = {0};
+            for (size_t k = 0; k < h->npassthrough; k++)
+                sb_printf(&v, "%s(uint64_t)INT64_C(%lld)", k ? ", " : "",
+                          (long long)h->passthrough[k]);
+            char *vs = sb_take(&v);
+            PUT("srv_passthrough", "name", h->name, "values", vs);
+            free(vs);
+            free(pt);
+            pt = xasprintf("pt_%s", h->name);
+        }
+        char tag[16], npt[16];
+        snprintf(tag, sizeof tag, "%u", h->tag);
+        snprintf(npt, sizeof npt, "%zu", h->npassthrough);
+        PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt, "npt", npt);
+        free(destroy);
+        free(pt);
+    }
+    if (e->ncbs) PUT("srv_section", "what", "callback trampolines");
+    for (size_t c = 0; c < e->ncbs; c++) {
+        if (c) PUT("srv_blank");
+        emit_trampoline(e, &e->cbs[c]);
+    }
+    PUT("srv_section", "what", "handlers");
+    int first = 1;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (f->mode == FN_FORWARD || (f->mode == FN_CUSTOM && !f->custom_host)) {
+            if (!first) PUT("srv_blank");
+            first = 0;
+            emit_handler(e, f);
+        }
+    }
+    PUT("srv_section", "what", "the server half of the API descriptor");
+    if (e->ncalls) {
+        snprintf(n, sizeof n, "%u", e->ncalls);
+        PUT("srv_table_open", "type", "char *const", "var", "call_names_", "n", n);
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const function_def *f = &m->functions[i];
+            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
+            char *val = xasprintf("\"%s\"", f->name);
+            PUT("srv_table_entry", "index", idx, "value", val);
+            free(idx);
+            free(val);
+        }
+        PUT("srv_table_close");
+        PUT("srv_table_open", "type", "apigen_handler_fn", "var", "handlers_", "n", n);
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const function_def *f = &m->functions[i];
+            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
+            char *val = f->mode == FN_CUSTOM && f->custom_host ? xstrdup(f->custom_host)
+                                                               : xasprintf("h_%s", f->name);
+            PUT("srv_table_entry", "index", idx, "value", val);
+            free(idx);
+            free(val);
+        }
+        PUT("srv_table_close");
+    }
+    if (m->nhandles) {
+        snprintf(n, sizeof n, "%zu", m->nhandles);
+        PUT("srv_table_open", "type", "apigen_handle_type *const", "var", "handle_types_", "n", n);
+        for (size_t i = 0; i < m->nhandles; i++) {
+            char *v = xasprintf("&ht_%s", m->handles[i].name);
+            PUT("srv_list_entry", "value", v);
+            free(v);
+        }
+        PUT("srv_table_close");
+    }
+    snprintf(n, sizeof n, "%zu", m->nhandles);
+    PUT("srv_api_open", "api", m->api.name, "API", e->API, "call_names",
+        e->ncalls ? "call_names_" : "NULL", "handlers", e->ncalls ? "handlers_" : "NULL",
+        "handle_types", m->nhandles ? "handle_types_" : "NULL", "nhandle_types", n, "success",
+        m->api.success ? m->api.success : "0");
+    static const char *const st[] = {"APIGEN_OK",       "APIGEN_LOST",      "APIGEN_BAD_ARGS",
+                                     "APIGEN_BAD_HANDLE", "APIGEN_TOO_LARGE", "APIGEN_BAD_CALL",
+                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY"};
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        char tmp[32];
+        PUT("srv_api_status", "status", st[i], "value", status_error_value(e, st[i], tmp));
+    }
+    PUT("srv_api_close", "API", e->API, "async_next",
+        m->api.async_errors_next_call ? "true" : "false");
+    return e->o.failed || e->failed ? -1 : 0;
+}
+
+int emit_server_main(emit_ctx *e, strbuf *out)
+{
+    emit_begin(e, out);
+    PUT("srv_main", "api", e->m->api.name, "stamp", e->stamp, "spec", e->spec);
+    return e->o.failed || e->failed ? -1 : 0;
+}

@@ -1,0 +1,615 @@
+/* <api>_stub.c: the guest library. One exported function per header
+ * function (forwarded, custom, unsupported; local ones come from the spec's
+ * sources), callback dispatchers and the guest half of the API descriptor.
+ * Wire order: docs/internals.md. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit_util.h"
+
+typedef struct stub_fn {
+    emit_ctx *e;
+    const function_def *f;
+    char **names;    /* parameter names (a<i> for unnamed ones) */
+    int used_bad, used_badargs, used_nomem;
+} stub_fn;
+
+#define PUT(...) tmpl_put(&e->o, __VA_ARGS__, NULL)
+
+static char **param_names(const function_def *f)
+{
+    char **n = xcalloc(f->sig.nparams + 1, sizeof *n);
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        char tmp[24];
+        n[i] = xstrdup(pname(&f->sig.params[i], i, tmp));
+    }
+    return n;
+}
+
+static void free_names(char **n, size_t k)
+{
+    for (size_t i = 0; i < k; i++) free(n[i]);
+    free(n);
+}
+
+static const char *param_index_name(char **names, const function_def *f, const char *want)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        if (f->sig.params[i].name && strcmp(f->sig.params[i].name, want) == 0) return names[i];
+    return NULL;
+}
+
+/* "ret name(T a, U b)" */
+static char *proto(const function_def *f, const char *name, char **names)
+{
+    strbuf b = {0};
+    sb_printf(&b, "%s(", name);
+    if (f->sig.nparams == 0) sb_puts(&b, f->sig.variadic ? "" : "void");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        char *d = c_decl(f->sig.params[i].type, names[i], 0);
+        sb_printf(&b, "%s%s", i ? ", " : "", d);
+        free(d);
+    }
+    if (f->sig.variadic) sb_puts(&b, f->sig.nparams ? ", ..." : "...");
+    sb_putc(&b, ')');
+    char *inner = sb_take(&b);
+    char *r = c_decl(f->sig.ret, inner, 0);
+    free(inner);
+    return r;
+}
+
+static int ann_needs_n(const param_ann *a)
+{
+    if (!a) return 0;
+    if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
+    if (a->kind == PK_COND) return ann_needs_n(a->then_ann) || ann_needs_n(a->else_ann);
+    return 0;
+}
+
+static int ann_needs_i(const param_ann *a)
+{
+    if (!a) return 0;
+    if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT) return a->elem != EK_BYTES;
+    if (a->kind == PK_COND) return ann_needs_i(a->then_ann) || ann_needs_i(a->else_ann);
+    return 0;
+}
+
+static int ann_has_reply(const param_ann *a)
+{
+    if (!a) return 0;
+    if (a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
+    if (a->kind == PK_COND) return ann_has_reply(a->then_ann) || ann_has_reply(a->else_ann);
+    return 0;
+}
+
+static int ann_has_phase2(const param_ann *a)
+{
+    if (!a) return 0;
+    switch (a->kind) {
+    case PK_IN:
+    case PK_OUT:
+    case PK_INOUT:
+    case PK_STRING:
+    case PK_DEVPTR:
+    case PK_VALUE:
+    case PK_STRUCT:
+    case PK_HANDLE:
+        return 1;
+    case PK_COND:
+        return ann_has_phase2(a->then_ann) || ann_has_phase2(a->else_ann);
+    case PK_CALLBACK:
+    case PK_USERDATA:
+    case PK_IGNORE:
+        return 0;
+    }
+    return 0;
+}
+
+/* The value-like encodings, shared by phase 1 and by conditional branches. */
+static void put_value_like(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    wire_scalar w;
+    switch (a->kind) {
+    case PK_VALUE:
+        if (!wire_scalar_of(p->type, &w)) {
+            emit_internal(e, "%s: parameter '%s': no wire encoding for '%s'", s->f->name, name,
+                          p->type->spelling);
+            return;
+        }
+        {
+            char *enc = wire_value_enc(&w, name);
+            PUT("stub_put_value", "put", w.put, "enc", enc, "name", name);
+            free(enc);
+        }
+        break;
+    case PK_STRUCT:
+        PUT("stub_put_struct", "name", name);
+        break;
+    case PK_HANDLE:
+    case PK_DEVPTR:
+        PUT("stub_put_id", "name", name);
+        break;
+    case PK_CALLBACK: {
+        const cb_type *cb = find_cb(e, s->f, p);
+        const char *user = a->user_data_param ? param_index_name(s->names, s->f, a->user_data_param)
+                                              : NULL;
+        if (!cb) {
+            emit_internal(e, "%s: parameter '%s': unknown callback type", s->f->name, name);
+            return;
+        }
+        PUT("stub_put_callback", "name", name, "api", e->m->api.name, "API", e->API, "cb", cb->name,
+            "user", user ? user : "NULL", "once", a->cb_once ? "true" : "false");
+        break;
+    }
+    case PK_USERDATA:
+    case PK_IGNORE:
+    case PK_IN:
+    case PK_OUT:
+    case PK_INOUT:
+    case PK_STRING:
+    case PK_COND:
+        return;
+    }
+    s->used_nomem = 1;
+}
+
+static void put_size(stub_fn *s, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    char *sz = a->elem == EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
+    const char *count = a->count ? a->count->text : "1";
+    PUT("stub_size_open", "name", name);
+    if (a->terminated) {
+        char term[32], stride[16];
+        snprintf(term, sizeof term, "%lld", (long long)a->terminator);
+        snprintf(stride, sizeof stride, "%u", a->term_stride ? a->term_stride : 1);
+        PUT("stub_size_terminated", "name", name, "term", term, "stride", stride, "sizeof", sz);
+        s->used_badargs = 1;
+    } else if (a->elem != EK_BYTES || a->count_is_bytes) {
+        PUT("stub_size_expr", "name", name, "count", count);
+    } else {
+        PUT("stub_size_mul", "name", name, "count", count, "sizeof", sz);
+        s->used_badargs = 1;
+    }
+    PUT("stub_close_brace");
+    free(sz);
+}
+
+static void put_phase2(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    if (!a) return;
+    switch (a->kind) {
+    case PK_IN:
+    case PK_INOUT:
+        put_size(s, name, a);
+        switch (a->elem) {
+        case EK_BYTES: PUT("stub_put_bytes", "name", name); break;
+        case EK_HANDLE:
+        case EK_DEVPTR: PUT("stub_put_ids", "name", name); break;
+        case EK_STRING: PUT("stub_put_strs", "name", name); break;
+        }
+        s->used_nomem = 1;
+        break;
+    case PK_OUT:
+        put_size(s, name, a);
+        PUT("stub_put_present", "name", name);
+        s->used_nomem = 1;
+        break;
+    case PK_STRING:
+        PUT("stub_put_string", "name", name);
+        s->used_nomem = 1;
+        break;
+    case PK_DEVPTR:
+    case PK_VALUE:
+    case PK_STRUCT:
+    case PK_HANDLE:
+        put_value_like(s, p, name, a);
+        break;
+    case PK_COND:
+        PUT("stub_if", "cond", a->cond ? a->cond->text : "0");
+        e->o.indent += 4;
+        put_phase2(s, p, name, a->then_ann);
+        e->o.indent -= 4;
+        if (ann_has_phase2(a->else_ann)) {
+            PUT("stub_else");
+            e->o.indent += 4;
+            put_phase2(s, p, name, a->else_ann);
+            e->o.indent -= 4;
+        }
+        PUT("stub_close_brace");
+        break;
+    case PK_CALLBACK:
+    case PK_USERDATA:
+    case PK_IGNORE:
+        break;
+    }
+}
+
+static void get_reply(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    if (!a) return;
+    switch (a->kind) {
+    case PK_OUT:
+    case PK_INOUT:
+        s->used_bad = 1;
+        switch (a->elem) {
+        case EK_BYTES: PUT("stub_get_bytes", "name", name); break;
+        case EK_HANDLE:
+        case EK_DEVPTR: {
+            char *ty = c_type(a->elem_type);
+            PUT("stub_get_ids", "name", name, "type", ty);
+            free(ty);
+            break;
+        }
+        case EK_STRING:
+            emit_internal(e, "%s: parameter '%s': string arrays cannot be outputs", s->f->name, name);
+            break;
+        }
+        break;
+    case PK_COND:
+        if (!ann_has_reply(a)) break;
+        PUT("stub_if", "cond", a->cond ? a->cond->text : "0");
+        e->o.indent += 4;
+        get_reply(s, p, name, a->then_ann);
+        e->o.indent -= 4;
+        if (ann_has_reply(a->else_ann)) {
+            PUT("stub_else");
+            e->o.indent += 4;
+            get_reply(s, p, name, a->else_ann);
+            e->o.indent -= 4;
+        }
+        PUT("stub_close_brace");
+        break;
+    case PK_VALUE:
+    case PK_STRUCT:
+    case PK_HANDLE:
+    case PK_DEVPTR:
+    case PK_IN:
+    case PK_STRING:
+    case PK_CALLBACK:
+    case PK_USERDATA:
+    case PK_IGNORE:
+        break;
+    }
+}
+
+/* Trace: "name=%fmt" for one value of type t. */
+static void trace_arg(strbuf *fmt, strbuf *args, const type_info *t, const char *label, const char *expr,
+               int is_string)
+{
+    if (label) sb_printf(fmt, "%s%s=", fmt->len ? ", " : "", label);
+    if (is_string) {
+        sb_puts(fmt, "\\\"%s\\\"");
+        sb_printf(args, ", %s ? (const char *)%s : \"(null)\"", expr, expr);
+        return;
+    }
+    switch (t->kind) {
+    case TY_BOOL:
+    case TY_UINT:
+    case TY_SINT:
+    case TY_ENUM:
+        if (type_is_signed(t)) {
+            sb_puts(fmt, "%lld");
+            sb_printf(args, ", (long long)%s", expr);
+        } else {
+            sb_puts(fmt, "%llu");
+            sb_printf(args, ", (unsigned long long)%s", expr);
+        }
+        break;
+    case TY_FLOAT:
+        sb_puts(fmt, "%g");
+        sb_printf(args, ", (double)%s", expr);
+        break;
+    case TY_POINTER:
+    case TY_FNPTR:
+    case TY_ARRAY:
+        sb_puts(fmt, "%#llx");
+        sb_printf(args, ", (unsigned long long)(uintptr_t)%s", expr);
+        break;
+    case TY_RECORD:
+        sb_puts(fmt, "{...}");
+        break;
+    case TY_VOID:
+        sb_puts(fmt, "void");
+        break;
+    case TY_OTHER:
+        sb_puts(fmt, "?");
+        break;
+    }
+}
+
+static int is_string_ann(const param_ann *a)
+{
+    return a->kind == PK_STRING;
+}
+
+static void emit_forwarded(emit_ctx *e, const function_def *f)
+{
+    stub_fn s = {e, f, param_names(f), 0, 0, 0};
+    const api_model *m = e->m;
+    int is_err = returns_error(e, f);
+    int is_void = type_is_void(f->sig.ret);
+    char *pr = proto(f, f->name, s.names);
+    char *rtype = c_type(f->sig.ret);
+    PUT("stub_fn_open", "proto", pr);
+    free(pr);
+    if (!is_void) {
+        char *d = c_decl(f->sig.ret, "ret_", 1);
+        char *d2 = xasprintf("%s = {0}", d);
+        PUT("stub_local", "decl", d2);
+        free(d);
+        free(d2);
+    }
+    int need_i = 0;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (ann_needs_n(a)) {
+            char *d = xasprintf("uint64_t n_%s = 0", s.names[i]);
+            PUT("stub_local", "decl", d);
+            free(d);
+        }
+        need_i |= ann_needs_i(a);
+    }
+    if (need_i) PUT("stub_local", "decl", "uint64_t i_");
+    PUT("stub_begin", "api", m->api.name, "API", e->API, "fn", f->name);
+
+    /* body, at one indent */
+    e->o.indent = 4;
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        put_value_like(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT || a->kind == PK_STRING ||
+            a->kind == PK_COND)
+            put_phase2(&s, &f->sig.params[i], s.names[i], a);
+    }
+    char *success = xstrdup(m->api.success ? m->api.success : "0");
+    if (f->async || f->async_if) {
+        if (f->async_if) {
+            PUT("stub_if", "cond", f->async_if->text);
+            e->o.indent += 4;
+        }
+        PUT("stub_async");
+        if (is_err) PUT("stub_set_ret", "value", success);
+        PUT("stub_goto_done");
+        if (f->async_if) {
+            e->o.indent -= 4;
+            PUT("stub_close_brace");
+        }
+    }
+    int has_sync = !f->async;
+    if (has_sync) {
+        PUT("stub_sync");
+        const type_info *rt = f->sig.ret;
+        wire_scalar w;
+        if (is_void) {
+        } else if (f->ret_handle) {
+            PUT("stub_get_ret_id", "type", rtype);
+            s.used_bad = 1;
+        } else if (rt->kind == TY_RECORD) {
+            PUT("stub_get_ret_struct");
+            s.used_bad = 1;
+        } else if (wire_scalar_of(rt, &w)) {
+            char *dec = wire_value_dec(&w, rt, "v_");
+            PUT("stub_get_ret_value", "utype", w.utype, "get", w.get, "dec", dec);
+            free(dec);
+            s.used_bad = 1;
+        } else {
+            emit_internal(e, "%s: return type '%s' cannot be forwarded", f->name, rt->spelling);
+        }
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            get_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+        if (is_err && m->api.async_errors_next_call)
+            PUT("stub_deferred", "success", success, "type", rtype);
+        PUT("stub_success_end");
+    }
+    e->o.indent = 0;
+    if (s.used_bad) PUT("stub_label_bad");
+    if (s.used_badargs) PUT("stub_label_badargs");
+    if (s.used_nomem) PUT("stub_label_nomem");
+    if (s.used_bad || s.used_badargs || s.used_nomem || has_sync) PUT("stub_label_rejected");
+    PUT("stub_label_fail");
+    if (is_err) PUT("stub_fail_ret", "type", rtype, "api", m->api.name);
+    if (f->error_out) {
+        const char *eo = param_index_name(s.names, f, f->error_out);
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_def *p = &f->sig.params[i];
+            if (!p->name || strcmp(p->name, f->error_out) != 0 || !p->type->pointee) continue;
+            char *et = c_type(p->type->pointee);
+            PUT("stub_fail_error_out", "name", eo, "type", et, "api", m->api.name);
+            free(et);
+        }
+    }
+    /* trace */
+    strbuf fmt = {0}, args = {0};
+    sb_puts(&fmt, "");
+    sb_puts(&args, "");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_def *p = &f->sig.params[i];
+        trace_arg(&fmt, &args, p->type, s.names[i], s.names[i], is_string_ann(&p->ann));
+    }
+    strbuf rfmt = {0};
+    sb_puts(&rfmt, "");
+    if (is_void) sb_puts(&rfmt, "void");
+    else trace_arg(&rfmt, &args, f->sig.ret, NULL, "ret_", 0);
+    char *fs = sb_take(&fmt), *as = sb_take(&args), *rs = sb_take(&rfmt);
+    PUT("stub_done", "fn", f->name, "fmt", fs, "rfmt", rs, "args", as);
+    free(fs);
+    free(as);
+    free(rs);
+    PUT(is_void ? "stub_return_void" : "stub_return");
+    free(success);
+    free(rtype);
+    free_names(s.names, f->sig.nparams);
+}
+
+static void emit_unsupported(emit_ctx *e, const function_def *f)
+{
+    char **names = param_names(f);
+    char *pr = proto(f, f->name, names);
+    PUT("stub_unsupported_open", "proto", pr);
+    for (size_t i = 0; i < f->sig.nparams; i++) PUT("stub_unused", "name", names[i]);
+    char *reason = c_string(f->reason ? f->reason : "no reason given");
+    PUT("stub_unsupported_log", "fn", f->name, "reason", reason);
+    const char *unsup = e->m->api.unsupported ? e->m->api.unsupported : "0";
+    if (f->error_out) {
+        const char *eo = param_index_name(names, f, f->error_out);
+        if (eo) PUT("stub_unsupported_error_out", "name", eo, "value", unsup);
+    }
+    if (type_is_void(f->sig.ret)) {
+        PUT("stub_return_void");
+    } else if (returns_error(e, f)) {
+        PUT("stub_unsupported_ret", "value", unsup);
+    } else {
+        char *d = c_decl(f->sig.ret, "ret_", 1);
+        PUT("stub_unsupported_ret_zero", "decl", d);
+        free(d);
+    }
+    free(reason);
+    free(pr);
+    free_names(names, f->sig.nparams);
+}
+
+static void emit_custom(emit_ctx *e, const function_def *f)
+{
+    char **names = param_names(f);
+    char *pr = proto(f, f->name, names);
+    strbuf args = {0};
+    sb_puts(&args, "");
+    for (size_t i = 0; i < f->sig.nparams; i++) sb_printf(&args, "%s%s", i ? ", " : "", names[i]);
+    char *as = sb_take(&args);
+    PUT(type_is_void(f->sig.ret) ? "stub_custom_void" : "stub_custom", "proto", pr, "guest",
+        f->custom_guest, "args", as);
+    free(as);
+    free(pr);
+    free_names(names, f->sig.nparams);
+}
+
+static void emit_dispatcher(emit_ctx *e, const cb_type *cb)
+{
+    const fn_sig *sig = cb->sig;
+    PUT("stub_cbd_open", "name", cb->name);
+    strbuf call = {0};
+    sb_puts(&call, "");
+    for (size_t i = 0; i < sig->nparams; i++) {
+        char an[24];
+        snprintf(an, sizeof an, "a%zu", i);
+        if ((int)i == cb->user_data_index) continue;
+        char *d = c_decl(sig->params[i].type, an, 1);
+        PUT("stub_cbd_local", "decl", d);
+        free(d);
+    }
+    for (size_t i = 0; i < sig->nparams; i++) {
+        const type_info *t = sig->params[i].type;
+        char an[24];
+        snprintf(an, sizeof an, "a%zu", i);
+        sb_printf(&call, "%s%s", i ? ", " : "", (int)i == cb->user_data_index ? "user_data" : an);
+        if ((int)i == cb->user_data_index) continue;
+        wire_scalar w;
+        char *ty = c_type(t);
+        if (handle_of_type(e->m, t)) {
+            PUT("stub_cbd_get_id", "arg", an, "type", ty);
+        } else if (wire_scalar_of(t, &w)) {
+            char *dec = wire_value_dec(&w, t, "v_");
+            PUT("stub_cbd_get_value", "utype", w.utype, "get", w.get, "arg", an, "dec", dec);
+            free(dec);
+        } else if (t->kind == TY_RECORD) {
+            PUT("stub_cbd_get_struct", "arg", an);
+        } else if (t->kind == TY_POINTER && is_char_type(t->pointee)) {
+            PUT("stub_cbd_get_string", "arg", an, "type", ty);
+        } /* other pointers arrive as NULL */
+        free(ty);
+    }
+    char *cs = sb_take(&call);
+    char *ty = c_type(cb->type);
+    PUT("stub_cbd_call", "type", ty, "args", cs);
+    free(ty);
+    free(cs);
+}
+
+int emit_stub(emit_ctx *e, strbuf *out)
+{
+    const api_model *m = e->m;
+    emit_begin(e, out);
+    PUT("stub_head", "api", m->api.name, "stamp", e->stamp, "spec", e->spec);
+    int any_custom = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (f->mode != FN_CUSTOM || !f->custom_guest) continue;
+        if (!any_custom) PUT("stub_section", "what", "hand-written guest functions");
+        any_custom = 1;
+        char **names = param_names(f);
+        char *pr = proto(f, f->custom_guest, names);
+        PUT("stub_custom_decl", "proto", pr);
+        free(pr);
+        free_names(names, f->sig.nparams);
+    }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        switch (f->mode) {
+        case FN_LOCAL:
+            continue;
+        case FN_FORWARD:
+            PUT("stub_blank");
+            emit_forwarded(e, f);
+            break;
+        case FN_UNSUPPORTED:
+            PUT("stub_blank");
+            emit_unsupported(e, f);
+            break;
+        case FN_CUSTOM:
+            PUT("stub_blank");
+            if (f->custom_guest) emit_custom(e, f);
+            else emit_forwarded(e, f);
+            break;
+        }
+    }
+    /* callbacks */
+    for (size_t c = 0; c < e->ncbs; c++) {
+        PUT("stub_blank");
+        emit_dispatcher(e, &e->cbs[c]);
+    }
+    char n[16];
+    PUT("stub_blank");
+    if (e->ncalls) {
+        snprintf(n, sizeof n, "%u", e->ncalls);
+        PUT("stub_table_open", "type", "char *const", "var", "call_names_", "n", n);
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const function_def *f = &m->functions[i];
+            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
+            char *val = xasprintf("\"%s\"", f->name);
+            PUT("stub_table_entry", "index", idx, "value", val);
+            free(idx);
+            free(val);
+        }
+        PUT("stub_table_close");
+    }
+    if (e->ncbs) {
+        snprintf(n, sizeof n, "%zu", e->ncbs);
+        PUT("stub_table_open", "type", "apigen_cb_dispatch_fn", "var", "cb_dispatch_", "n", n);
+        for (size_t c = 0; c < e->ncbs; c++) {
+            char *idx = xasprintf("%s_CB_TYPE_%s", e->API, e->cbs[c].name);
+            char *val = xasprintf("cbd_%s", e->cbs[c].name);
+            PUT("stub_table_entry", "index", idx, "value", val);
+            free(idx);
+            free(val);
+        }
+        PUT("stub_table_close");
+    }
+    PUT("stub_api_open", "api", m->api.name, "API", e->API, "call_names",
+        e->ncalls ? "call_names_" : "NULL", "success", m->api.success ? m->api.success : "0");
+    static const char *const st[] = {"APIGEN_OK",       "APIGEN_LOST",      "APIGEN_BAD_ARGS",
+                                     "APIGEN_BAD_HANDLE", "APIGEN_TOO_LARGE", "APIGEN_BAD_CALL",
+                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY"};
+    for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+        char tmp[32];
+        PUT("stub_api_status", "status", st[i], "value", status_error_value(e, st[i], tmp));
+    }
+    PUT("stub_api_close", "API", e->API, "cb_dispatch", e->ncbs ? "cb_dispatch_" : "NULL",
+        "async_next", m->api.async_errors_next_call ? "true" : "false");
+    return e->o.failed || e->failed ? -1 : 0;
+}

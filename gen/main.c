@@ -1,0 +1,109 @@
+/* apigen CLI: a thin layer over apigen_load + apigen_emit.
+ * Exit status: 0 success, 1 errors in the spec or headers (or output not
+ * written), 2 usage. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen.h"
+
+#ifndef APIGEN_VERSION
+#define APIGEN_VERSION "0.0.0"
+#endif
+
+static void usage(FILE *f)
+{
+    fputs("usage: apigen SPEC.yaml -o OUTDIR [--strict] [-I DIR]... [-D NAME[=VALUE]]...\n"
+          "       apigen --version | --help\n"
+          "\n"
+          "Reads the spec and the C headers it names and writes the remoting layer into\n"
+          "OUTDIR: <api>_wire.h, <api>_stub.c, <api>_server.c, <api>_server_main.c,\n"
+          "<api>.map and <api>_coverage.md. Nothing is written when there are errors.\n"
+          "\n"
+          "  -o OUTDIR        output folder (created if missing)\n"
+          "  --strict         annotations that match nothing are errors\n"
+          "  -I DIR           extra include folder for the headers, searched first\n"
+          "  -D NAME[=VALUE]  extra define for the headers\n"
+          "  --version        print the version\n"
+          "  --help           this text\n",
+          f);
+}
+
+/* "-o X" or "-oX": returns the value and advances *i, or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *flag)
+{
+    size_t fl = strlen(flag);
+    if (strncmp(argv[*i], flag, fl) != 0) return NULL;
+    if (argv[*i][fl]) return argv[*i] + fl;
+    if (*i + 1 >= argc) return "";
+    return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+    apigen_options opt = {0};
+    const char **incs = calloc((size_t)argc + 1, sizeof *incs);
+    const char **defs = calloc((size_t)argc + 1, sizeof *defs);
+    int rc = 2;
+    if (!incs || !defs) {
+        fputs("apigen: out of memory\n", stderr);
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("apigen %s\n", APIGEN_VERSION);
+            rc = 0;
+            goto out;
+        } else if (strcmp(a, "--strict") == 0) {
+            opt.strict = 1;
+        } else if ((v = opt_value(argc, argv, &i, "-o"))) {
+            if (!*v || opt.out_dir) goto bad_usage;
+            opt.out_dir = v;
+        } else if ((v = opt_value(argc, argv, &i, "-I"))) {
+            if (!*v) goto bad_usage;
+            incs[opt.nextra_include_dirs++] = v;
+        } else if ((v = opt_value(argc, argv, &i, "-D"))) {
+            if (!*v) goto bad_usage;
+            defs[opt.nextra_defines++] = v;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "apigen: unknown option '%s'\n", a);
+            goto bad_usage;
+        } else {
+            if (opt.spec_path) {
+                fprintf(stderr, "apigen: more than one spec: '%s' and '%s'\n", opt.spec_path, a);
+                goto bad_usage;
+            }
+            opt.spec_path = a;
+        }
+    }
+    if (!opt.spec_path || !opt.out_dir) goto bad_usage;
+    opt.extra_include_dirs = incs;
+    opt.extra_defines = defs;
+
+    diag_sink d;
+    diag_init(&d, stderr);
+    d.strict = opt.strict;
+    api_model m;
+    if (apigen_load(&opt, &d, &m) != 0) {
+        fprintf(stderr, "apigen: %s: %u error%s, nothing written\n", opt.spec_path, d.errors,
+                d.errors == 1 ? "" : "s");
+        rc = 1;
+        goto out;
+    }
+    rc = apigen_emit(&m, &opt, &d) ? 1 : 0;
+    model_free(&m);
+    goto out;
+
+bad_usage:
+    usage(stderr);
+    rc = 2;
+out:
+    free(incs);
+    free(defs);
+    return rc;
+}
