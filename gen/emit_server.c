@@ -281,7 +281,10 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
         return;
     }
     need(s, "uint64_t k_");
-    PUT("srv_reply_open", "name", name);
+    /* outputs are sent only when the call succeeded (the caller's memory is
+     * left as it was otherwise), except the error_out parameter */
+    int is_error_out = s->f->error_out && p->name && strcmp(s->f->error_out, p->name) == 0;
+    PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
     if (a->count_after) {
         char *g = deref_guard(s, a->count_after->text);
         char *sz = a->elem == EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
@@ -358,7 +361,11 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     int need_ok = f->ret_handle != NULL;
     for (size_t i = 0; i < f->sig.nparams; i++) {
         const param_ann *a = &f->sig.params[i].ann;
-        if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && a->destroys)) need_ok = 1;
+        int eo = f->error_out && f->sig.params[i].name &&
+                 strcmp(f->error_out, f->sig.params[i].name) == 0;
+        if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && a->destroys) ||
+            (ann_has_reply(a) && !eo))
+            need_ok = 1;
     }
     if (need_ok) {
         need(&s, "int ok_");

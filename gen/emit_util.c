@@ -282,6 +282,11 @@ const handle_type_def *handle_of_type(const api_model *m, const type_info *t)
         if (strncmp(s, "const ", 6) == 0) s += 6;
         h = find_handle(m, s);
     }
+    /* callback signatures come canonical: "struct ctx_st *" */
+    for (size_t i = 0; !h && t->canonical && i < m->nhandles; i++)
+        if (m->handles[i].type && m->handles[i].type->canonical &&
+            strcmp(m->handles[i].type->canonical, t->canonical) == 0)
+            h = &m->handles[i];
     return h;
 }
 
