@@ -358,7 +358,7 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     else if (f->error_out && name_of(&s, f->error_out))
         PUT("srv_result_error_out", "name", name_of(&s, f->error_out));
     /* success decides handle bookkeeping */
-    int need_ok = f->ret_handle != NULL;
+    int need_ok = 0;
     for (size_t i = 0; i < f->sig.nparams; i++) {
         const param_ann *a = &f->sig.params[i].ann;
         int eo = f->error_out && f->sig.params[i].name &&
