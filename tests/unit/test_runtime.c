@@ -1,0 +1,743 @@
+/* Runtime loopback: a hand-written API "tapi" (the shape generated code
+ * has, see docs/internals.md) served by apigen_server_main in a forked
+ * process over unix and tcp, called through apigen_call_* from forked guest
+ * processes (each guest process is one session). */
+#define _GNU_SOURCE
+#include "apigen_rt.h"
+#include "rt_internal.h"
+#include "transport.h"
+#include "check.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ======================= the API, server half ======================= */
+enum { C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
+       C_ALLOC, NCALLS };
+enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
+
+typedef struct obj { uint64_t value; } obj;
+static atomic_int live_objs;
+
+static void obj_destroy(void *real)
+{
+    free(real);
+    atomic_fetch_sub(&live_objs, 1);
+}
+static const uint64_t obj_pass[] = {0};
+static const apigen_handle_type ht_obj = {"tobj", 1, obj_destroy, obj_pass, 1};
+static const apigen_handle_type *const handle_types[] = {&ht_obj};
+
+static void h_echo(apigen_call_ctx *cx)
+{
+    uint32_t x;
+    const char *s;
+    if (!apigen_get_u32(cx->rd, &x)) { apigen_reject(cx, APIGEN_BAD_ARGS, "x"); return; }
+    if (!apigen_get_str(cx->rd, &s, 1u << 20)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s"); return; }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u32(cx->wr, x * 2) || !apigen_put_str(cx->wr, s))
+        return;
+}
+
+static void h_fail_async(apigen_call_ctx *cx)
+{
+    uint32_t code;
+    if (!apigen_get_u32(cx->rd, &code) || code == 999) { apigen_reject(cx, APIGEN_BAD_ARGS, "code"); return; }
+    apigen_result(cx, code);
+    if (!apigen_put_u32(cx->wr, code))
+        return;
+}
+
+static void h_create(apigen_call_ctx *cx)
+{
+    uint64_t v;
+    if (!apigen_get_u64(cx->rd, &v)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    obj *o = malloc(sizeof *o);
+    if (!o) { apigen_reject(cx, APIGEN_NO_MEMORY, "obj"); return; }
+    o->value = v;
+    atomic_fetch_add(&live_objs, 1);
+    uint64_t id = apigen_handle_put_owned(cx, &ht_obj, o);
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, id))
+        return;
+}
+
+static void h_use(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
+    if (!apigen_handle_get(cx, &ht_obj, id, &real))
+        return;
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, ((obj *)real)->value))
+        return;
+}
+
+static void h_destroy(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
+    if (!apigen_handle_get(cx, &ht_obj, id, &real))
+        return;
+    obj_destroy(real);
+    apigen_handle_drop(cx, &ht_obj, id);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static void h_count_live(apigen_call_ctx *cx)
+{
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u32(cx->wr, (uint32_t)atomic_load(&live_objs)))
+        return;
+}
+
+static void h_cb_fire(apigen_call_ctx *cx)
+{
+    uint64_t cb;
+    uint32_t v;
+    if (!apigen_get_u64(cx->rd, &cb) || !apigen_get_u32(cx->rd, &v)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cb"); return; }
+    void *bound = apigen_cb_bind(cx, 0, cb, true);
+    if (cx->status != APIGEN_OK)
+        return;
+    /* what a generated trampoline does when the library calls back */
+    apigen_wr w;
+    apigen_cb_begin(bound, &w);
+    if (apigen_put_u32(&w, v))
+        apigen_cb_send(bound, &w);
+    else
+        apigen_wr_free(&w);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static void h_alloc(apigen_call_ctx *cx)
+{
+    uint64_t n, elem;
+    if (!apigen_get_u64(cx->rd, &n) || !apigen_get_u64(cx->rd, &elem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
+    uint8_t *p = apigen_scratch(cx, n, elem);
+    if (!p)
+        return;
+    uint64_t bytes = n * elem;
+    for (uint64_t i = 0; i < bytes; i++)
+        if (p[i]) { apigen_reject(cx, APIGEN_BAD_ARGS, "scratch not zeroed"); return; }
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static const apigen_handler_fn handlers[NCALLS] = {
+    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc};
+static const char *const call_names[NCALLS] = {"tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
+                                               "tUnsupported", "tCountLive", "tCbFire", "tAlloc"};
+
+/* ======================= the API, guest half ======================= */
+static void cbd_u32(apigen_rd *args, void *fn, void *user)
+{
+    uint32_t v;
+    if (!apigen_get_u32(args, &v))
+        return;
+    ((void (*)(uint32_t, void *))fn)(v, user);
+}
+static const apigen_cb_dispatch_fn cb_dispatch[] = {cbd_u32};
+
+#define TAPI_INIT(nm, fp)                                                                          \
+    {                                                                                              \
+        .name = nm, .fingerprint = fp, .ncalls = NCALLS, .call_names = call_names,                \
+        .handlers = handlers, .handle_types = handle_types, .nhandle_types = 1, .success_value = 0, \
+        .status_error = {0, 101, 102, 103, 104, 105, 106, 107}, .cb_dispatch = cb_dispatch,        \
+        .ncb_types = 1, .async_errors_next_call = true                                             \
+    }
+static const apigen_api tapi = TAPI_INIT("tapi", 0x1234);
+static const apigen_api tapi_badfp = TAPI_INIT("tapi", 0x9999);
+static const apigen_api tapi_other = TAPI_INIT("nope", 0x1234);
+
+/* ======================= guest-side helpers ======================= */
+typedef struct res {
+    apigen_status st;
+    uint32_t ret;
+    uint64_t out;
+    bool has_deferred;
+    int64_t deferred;
+} res;
+
+/* One sync call with up to two u64 arguments; reads u32 ret [+ u64 out]. */
+static res call2(const apigen_api *api, uint32_t id, int nargs, uint64_t a, uint64_t b, bool want_out)
+{
+    res r = {APIGEN_LOST, 0, 0, false, 0};
+    apigen_call c;
+    if (!apigen_call_begin(api, &c, id)) {
+        r.st = c.status;
+        return r;
+    }
+    bool ok = (nargs < 1 || apigen_put_u64(c.wr, a)) && (nargs < 2 || apigen_put_u64(c.wr, b));
+    CHECK(ok);
+    r.st = apigen_call_sync(&c);
+    if (r.st == APIGEN_OK) {
+        r.has_deferred = c.has_deferred;
+        r.deferred = c.deferred_error;
+        if (!apigen_get_u32(&c.rd, &r.ret) || (want_out && !apigen_get_u64(&c.rd, &r.out)) ||
+            !apigen_rd_done(&c.rd)) {
+            apigen_call_bad_reply(&c);
+            r.st = APIGEN_LOST;
+        }
+    }
+    apigen_call_end(&c);
+    return r;
+}
+
+static res echo(const apigen_api *api, uint32_t x, const char *s, bool check_reply)
+{
+    res r = {APIGEN_LOST, 0, 0, false, 0};
+    apigen_call c;
+    if (!apigen_call_begin(api, &c, C_ECHO)) {
+        r.st = c.status;
+        return r;
+    }
+    CHECK(apigen_put_u32(c.wr, x) && apigen_put_str(c.wr, s));
+    r.st = apigen_call_sync(&c);
+    if (r.st == APIGEN_OK) {
+        uint32_t x2;
+        const char *s2;
+        r.has_deferred = c.has_deferred;
+        r.deferred = c.deferred_error;
+        CHECK(apigen_get_u32(&c.rd, &r.ret) && apigen_get_u32(&c.rd, &x2) &&
+              apigen_get_str(&c.rd, &s2, 1u << 20) && apigen_rd_done(&c.rd));
+        if (check_reply) {
+            CHECK(r.ret == 0 && x2 == x * 2);
+            CHECK_STR(s2, s);
+        }
+    }
+    apigen_call_end(&c);
+    return r;
+}
+
+static apigen_status fail_async(uint32_t code)
+{
+    apigen_call c;
+    if (!apigen_call_begin(&tapi, &c, C_FAIL_ASYNC))
+        return c.status;
+    CHECK(apigen_put_u32(c.wr, code));
+    apigen_status st = apigen_call_async(&c);
+    apigen_call_end(&c);
+    return st;
+}
+
+/* ======================= scenarios (each in a guest process) ======================= */
+static pthread_mutex_t cb_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cb_cv = PTHREAD_COND_INITIALIZER;
+static uint32_t cb_seen;
+static void *cb_user_seen;
+
+static void on_cb(uint32_t v, void *user)
+{
+    pthread_mutex_lock(&cb_mu);
+    cb_seen = v;
+    cb_user_seen = user;
+    pthread_cond_broadcast(&cb_cv);
+    pthread_mutex_unlock(&cb_mu);
+}
+
+static void *basic_thread(void *arg)
+{
+    uint32_t k = (uint32_t)(uintptr_t)arg;
+    res r;
+    for (uint32_t i = 0; i < 50; i++) {
+        r = echo(&tapi, k * 1000 + i, i % 2 ? "odd" : "", true);
+        CHECK(r.st == APIGEN_OK && !r.has_deferred);
+    }
+    /* async failures surface at the next sync call, first one wins, once */
+    CHECK(fail_async(0) == APIGEN_OK);
+    CHECK(fail_async(7) == APIGEN_OK);
+    CHECK(fail_async(8) == APIGEN_OK);
+    r = echo(&tapi, 1, "x", true);
+    CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 7);
+    r = echo(&tapi, 1, "x", true);
+    CHECK(r.st == APIGEN_OK && !r.has_deferred);
+    /* a rejected async call is deferred as the API's error for that status */
+    CHECK(fail_async(999) == APIGEN_OK);
+    r = echo(&tapi, 2, "y", true);
+    CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 102);
+    /* enough async calls to flush the queue by count and by size */
+    for (int i = 0; i < 3000; i++)
+        CHECK(fail_async(0) == APIGEN_OK);
+    r = echo(&tapi, 3, "z", true);
+    CHECK(r.st == APIGEN_OK && !r.has_deferred);
+    CHECK(fail_async(5) == APIGEN_OK);
+    /* a rejected sync call does not eat the deferred error */
+    r = call2(&tapi, C_UNSUP, 0, 0, 0, false);
+    CHECK(r.st == APIGEN_UNSUPPORTED);
+    r = echo(&tapi, 4, "w", true);
+    CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 5);
+
+    /* handles */
+    r = call2(&tapi, C_CREATE, 1, 40 + k, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out >= 0x1000);
+    uint64_t id = r.out;
+    r = call2(&tapi, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_DESTROY, 1, id, 0, false);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&tapi, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_DESTROY, 1, id, 0, false);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE, 1, 0x7777777, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_CREATE, 1, 50 + k, 0, true); /* left for the session to destroy */
+    CHECK(r.st == APIGEN_OK && r.out != id && r.out >= 0x1000);
+
+    /* bad call ids, malformed arguments, scratch limits (--max-arg 1M) */
+    r = call2(&tapi, 77, 0, 0, 0, false);
+    CHECK(r.st == APIGEN_BAD_CALL);
+    r = call2(&tapi, C_ECHO, 0, 0, 0, false);
+    CHECK(r.st == APIGEN_BAD_ARGS);
+    r = call2(&tapi, C_ALLOC, 2, 1000, 3, false);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&tapi, C_ALLOC, 2, 0, 3, false);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&tapi, C_ALLOC, 2, (1u << 20) + 1, 1, false);
+    CHECK(r.st == APIGEN_TOO_LARGE);
+    r = call2(&tapi, C_ALLOC, 2, UINT64_MAX, 2, false);
+    CHECK(r.st == APIGEN_TOO_LARGE);
+    r = call2(&tapi, C_ALLOC, 2, 1u << 19, 2, false); /* exactly the limit */
+    CHECK(r.st == APIGEN_OK);
+    r = echo(&tapi, 5, "still fine", true);
+    CHECK(r.st == APIGEN_OK && !r.has_deferred);
+    return NULL;
+}
+
+static int scenario_basic(void)
+{
+    pthread_t t[2];
+    for (uintptr_t i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, basic_thread, (void *)(i + 1));
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+
+    /* callbacks: delivered on the control connection to the reader thread */
+    int tag;
+    uint64_t cb = apigen_cb_register(&tapi, 0, (void *)on_cb, &tag, true);
+    CHECK(cb != 0);
+    CHECK(apigen_cb_register(&tapi, 0, NULL, &tag, true) == 0);
+    apigen_call c;
+    CHECK(apigen_call_begin(&tapi, &c, C_CB_FIRE));
+    CHECK(apigen_put_u64(c.wr, cb) && apigen_put_u32(c.wr, 4321));
+    CHECK(apigen_call_sync(&c) == APIGEN_OK);
+    apigen_call_end(&c);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 20; /* a bound against hanging, not a timing assertion */
+    pthread_mutex_lock(&cb_mu);
+    while (cb_seen != 4321)
+        if (pthread_cond_timedwait(&cb_cv, &cb_mu, &dl) == ETIMEDOUT)
+            break;
+    CHECK(cb_seen == 4321 && cb_user_seen == &tag);
+    pthread_mutex_unlock(&cb_mu);
+    return check_failures;
+}
+
+static int pipe_a[2], pipe_b[2];
+
+static int scenario_session_a(void)
+{
+    res r = call2(&tapi, C_CREATE, 1, 5, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    CHECK(write(pipe_a[1], &r.out, sizeof r.out) == sizeof r.out);
+    char c;
+    CHECK(read(pipe_b[0], &c, 1) == 1); /* stay alive (session open) until told */
+    r = call2(&tapi, C_USE, 1, r.out, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 5);
+    return check_failures;
+}
+
+static uint64_t foreign_id;
+
+static int scenario_session_b(void)
+{
+    res r = call2(&tapi, C_USE, 1, foreign_id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_DESTROY, 1, foreign_id, 0, false);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_CREATE, 1, 6, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&tapi, C_USE, 1, r.out, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 6);
+    return check_failures;
+}
+
+static int scenario_cleanup(void)
+{
+    /* Every earlier guest has exited: the server destroys what their
+     * sessions owned, asynchronously, so poll (bounded, not timed). */
+    for (int i = 0; i < 2000; i++) {
+        apigen_call c;
+        if (!apigen_call_begin(&tapi, &c, C_COUNT_LIVE))
+            break;
+        uint32_t ret = 1, live = 1;
+        if (apigen_call_sync(&c) == APIGEN_OK && apigen_get_u32(&c.rd, &ret) && apigen_get_u32(&c.rd, &live) &&
+            live == 0) {
+            apigen_call_end(&c);
+            return check_failures;
+        }
+        apigen_call_end(&c);
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(!"owned handles of departed sessions were never destroyed");
+    return check_failures;
+}
+
+static int scenario_badfp(void)
+{
+    apigen_call c;
+    CHECK(!apigen_call_begin(&tapi_badfp, &c, C_ECHO));
+    CHECK(c.status == APIGEN_LOST);
+    res r = echo(&tapi_badfp, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+static int scenario_badname(void)
+{
+    res r = echo(&tapi_other, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+static int scenario_notoken(void)
+{
+    res r = echo(&tapi, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+static pid_t victim;
+
+static int scenario_killed(void)
+{
+    int tag;
+    CHECK(apigen_cb_register(&tapi, 0, (void *)on_cb, &tag, false) != 0);
+    res r = echo(&tapi, 1, "x", true);
+    CHECK(r.st == APIGEN_OK);
+    CHECK(fail_async(3) == APIGEN_OK);
+    CHECK(kill(victim, SIGKILL) == 0);
+    r = echo(&tapi, 2, "y", false);
+    CHECK(r.st == APIGEN_LOST);
+    r = echo(&tapi, 3, "z", false);
+    CHECK(r.st == APIGEN_LOST);
+    CHECK(fail_async(3) == APIGEN_LOST);
+    r = call2(&tapi, C_CREATE, 1, 1, 0, true);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+static int scenario_nothing(void)
+{
+    res r = echo(&tapi, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    r = echo(&tapi, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+/* ======================= process plumbing ======================= */
+static char dir[64];
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return strdup("");
+    char *buf = calloc(1, 1 << 20);
+    size_t n = fread(buf, 1, (1 << 20) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        char line[4096];
+        if (len >= sizeof line)
+            len = sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = 0;
+        if (strstr(line, needle))
+            n++;
+        p = e ? e + 1 : NULL;
+    }
+    return n;
+}
+
+/* Runs fn in a guest child with APIGEN_SERVER=url; its stderr goes to log.
+ * Returns the child's stderr text (caller frees). */
+static char *run_guest(const char *name, const char *url, const char *token, int (*fn)(void), pid_t *async_pid)
+{
+    char log[128];
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        close(fd);
+        check_failures = 0;
+        setenv("APIGEN_SERVER", url, 1);
+        setenv("APIGEN_TIMEOUT_MS", "20000", 1);
+        if (token)
+            setenv("APIGEN_TOKEN", token, 1);
+        else
+            unsetenv("APIGEN_TOKEN");
+        exit(fn() ? 1 : 0);
+    }
+    if (async_pid) {
+        *async_pid = pid;
+        return NULL;
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    char *text = slurp(log);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "guest scenario '%s' on %s failed (status 0x%x); its stderr:\n%s\n", name, url, st, text);
+        check_failures++;
+    }
+    return text;
+}
+
+/* Starts a server process; fills the urls it logged as listening. */
+static pid_t start_server(const char *name, char **argv, char urls[][256], int nurls)
+{
+    char log[128];
+    snprintf(log, sizeof log, "%s/%s.log", dir, name);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        close(fd);
+        int argc = 0;
+        while (argv[argc])
+            argc++;
+        const apigen_api *apis[] = {&tapi};
+        exit(apigen_server_main(argc, argv, apis, 1));
+    }
+    for (int tries = 0; tries < 2000; tries++) {
+        char *text = slurp(log);
+        int found = 0;
+        for (const char *p = text; (p = strstr(p, "listening on ")) && found < nurls; found++) {
+            p += strlen("listening on ");
+            size_t n = strcspn(p, " \n");
+            snprintf(urls[found], 256, "%.*s", (int)n, p);
+        }
+        free(text);
+        if (found == nurls)
+            return pid;
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            fprintf(stderr, "server %s exited early:\n%s\n", name, slurp(log));
+            return -1;
+        }
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(stderr, "server %s never listened\n", name);
+    kill(pid, SIGKILL);
+    return -1;
+}
+
+/* The server closed: EOF, or a reset when it left our bytes unread. */
+static bool closed_by_server(apigen_conn *c)
+{
+    char err[256];
+    uint8_t b;
+    apigen_tp_result r = apigen_tp_recv(c, &b, 1, 20000, err, sizeof err);
+    return r == APIGEN_TP_EOF || r == APIGEN_TP_ERROR;
+}
+
+/* Raw bytes at the server: a malformed frame closes only that connection. */
+static void hostile_frames(const char *url)
+{
+    char err[256];
+    apigen_conn *c;
+    uint8_t junk[64];
+    memset(junk, 0x5a, sizeof junk);
+    /* 1: bad magic */
+    CHECK(apigen_tp_connect(url, 5000, &c, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, junk, sizeof junk, 5000, err, sizeof err));
+    CHECK(closed_by_server(c));
+    apigen_tp_close(c);
+    /* 2: a header announcing 4 GiB */
+    apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, APIGEN_F_HELLO, 0, 0, 0, UINT32_MAX, 0};
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    apigen_hdr_encode(&h, hb);
+    CHECK(apigen_tp_connect(url, 5000, &c, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, hb, sizeof hb, 5000, err, sizeof err));
+    CHECK(closed_by_server(c));
+    apigen_tp_close(c);
+    /* 3: a truncated handshake, then close */
+    h.payload_len = 100;
+    apigen_hdr_encode(&h, hb);
+    CHECK(apigen_tp_connect(url, 5000, &c, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, hb, sizeof hb, 5000, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, junk, 10, 5000, err, sizeof err));
+    apigen_tp_close(c);
+    /* 4: a handshake whose strings are garbage -> refused with a message */
+    apigen_wr w;
+    size_t off;
+    apigen_wr_init(&w);
+    CHECK(rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) && apigen_put_u8(&w, 1) &&
+          apigen_put_u64(&w, UINT64_MAX - 3) && rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, 0));
+    CHECK(apigen_tp_connect(url, 5000, &c, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, w.buf, w.len, 5000, err, sizeof err));
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    bool eof;
+    CHECK(rt_recv_frame(c, &h, &buf, &cap, 65536, 20000, &eof, err, sizeof err));
+    apigen_rd rd;
+    uint32_t st = 0;
+    const char *msg = NULL;
+    apigen_rd_init(&rd, buf, h.payload_len);
+    CHECK(apigen_get_u32(&rd, &st) && st == RT_HELLO_MALFORMED && apigen_get_str(&rd, &msg, 4096));
+    CHECK_CONTAINS(msg, "malformed handshake: buffer length exceeds");
+    free(buf);
+    apigen_tp_close(c);
+    apigen_wr_free(&w);
+    /* 5: wrong protocol version in the handshake */
+    apigen_wr_init(&w);
+    CHECK(rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, 77) && rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, 0));
+    CHECK(apigen_tp_connect(url, 5000, &c, err, sizeof err));
+    CHECK(apigen_tp_send_buf(c, w.buf, w.len, 5000, err, sizeof err));
+    buf = NULL;
+    cap = 0;
+    CHECK(rt_recv_frame(c, &h, &buf, &cap, 65536, 20000, &eof, err, sizeof err));
+    apigen_rd_init(&rd, buf, h.payload_len);
+    CHECK(apigen_get_u32(&rd, &st) && st == RT_HELLO_PROTO && apigen_get_str(&rd, &msg, 4096));
+    CHECK_CONTAINS(msg, "protocol version mismatch: guest speaks 77, server speaks 1");
+    free(buf);
+    apigen_tp_close(c);
+    apigen_wr_free(&w);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
+    mkdir(dir, 0700);
+    signal(SIGPIPE, SIG_IGN);
+    char sock[128], listen_unix[160];
+    snprintf(sock, sizeof sock, "%s/s1.sock", dir);
+    snprintf(listen_unix, sizeof listen_unix, "unix://%s", sock);
+
+    char *argv1[] = {"apigen-server", "--listen", listen_unix, "--listen", "tcp://127.0.0.1:0",
+                     "--max-arg", "1M", NULL};
+    char urls[2][256];
+    pid_t srv = start_server("server1", argv1, urls, 2);
+    CHECK(srv > 0);
+    if (srv <= 0)
+        CHECK_DONE();
+    fprintf(stderr, "server 1 on %s and %s\n", urls[0], urls[1]);
+
+    for (int u = 0; u < 2; u++) {
+        free(run_guest("basic", urls[u], NULL, scenario_basic, NULL));
+
+        /* session isolation: A's handle id means nothing in B */
+        CHECK(pipe(pipe_a) == 0 && pipe(pipe_b) == 0);
+        pid_t a;
+        run_guest("session_a", urls[u], NULL, scenario_session_a, &a);
+        CHECK(read(pipe_a[0], &foreign_id, sizeof foreign_id) == sizeof foreign_id);
+        CHECK(foreign_id >= 0x1000);
+        free(run_guest("session_b", urls[u], NULL, scenario_session_b, NULL));
+        CHECK(write(pipe_b[1], "x", 1) == 1);
+        int st;
+        waitpid(a, &st, 0);
+        CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+        close(pipe_a[0]); close(pipe_a[1]); close(pipe_b[0]); close(pipe_b[1]);
+
+        free(run_guest("cleanup", urls[u], NULL, scenario_cleanup, NULL));
+    }
+
+    /* fingerprint and API-name mismatches: refused, one clear line each side */
+    char *t = run_guest("badfp", urls[0], NULL, scenario_badfp, NULL);
+    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK_CONTAINS(t, "API 'tapi' fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
+    CHECK_CONTAINS(t, urls[0]);
+    free(t);
+    t = run_guest("badname", urls[1], NULL, scenario_badname, NULL);
+    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK_CONTAINS(t, "API 'nope' is not served here (server serves: tapi)");
+    free(t);
+
+    hostile_frames(urls[0]);
+    hostile_frames(urls[1]);
+    free(run_guest("after_hostile", urls[1], NULL, scenario_cleanup, NULL));
+
+    /* SIGTERM: clean exit, socket file removed */
+    CHECK(kill(srv, SIGTERM) == 0);
+    int st;
+    waitpid(srv, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    struct stat sb;
+    CHECK(stat(sock, &sb) < 0);
+    char *slog = slurp((snprintf(sock, sizeof sock, "%s/server1.log", dir), sock));
+    CHECK_CONTAINS(slog, "refused");
+    CHECK_CONTAINS(slog, "fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
+    CHECK_CONTAINS(slog, "bad magic");
+    CHECK_CONTAINS(slog, "payload too large");
+    CHECK_CONTAINS(slog, "tUnsupported");
+    CHECK_CONTAINS(slog, "shutting down");
+    free(slog);
+
+    /* server 2: token required; then killed under a guest */
+    char tokfile[128], listen2[160];
+    snprintf(tokfile, sizeof tokfile, "%s/token", dir);
+    FILE *f = fopen(tokfile, "w");
+    fputs("s3cret\n", f);
+    fclose(f);
+    snprintf(listen2, sizeof listen2, "unix://%s/s2.sock", dir);
+    char *argv2[] = {"apigen-server", "--listen", listen2, "--token-file", tokfile, NULL};
+    char urls2[1][256];
+    victim = start_server("server2", argv2, urls2, 1);
+    CHECK(victim > 0);
+    if (victim > 0) {
+        t = run_guest("notoken", urls2[0], NULL, scenario_notoken, NULL);
+        CHECK(count_lines(t, "apigen:") == 1);
+        CHECK_CONTAINS(t, "authentication failed: no token sent");
+        free(t);
+        t = run_guest("wrongtoken", urls2[0], "guess", scenario_notoken, NULL);
+        CHECK_CONTAINS(t, "authentication failed: wrong token");
+        free(t);
+        t = run_guest("killed", urls2[0], "s3cret", scenario_killed, NULL);
+        CHECK(count_lines(t, "apigen:") == 1);
+        CHECK(count_lines(t, "lost connection to unix://") == 1);
+        CHECK_CONTAINS(t, listen2);
+        free(t);
+        waitpid(victim, &st, 0);
+        CHECK(WIFSIGNALED(st));
+    }
+
+    /* nothing listening at all */
+    t = run_guest("nothing", listen2, NULL, scenario_nothing, NULL);
+    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK_CONTAINS(t, "cannot connect to");
+    free(t);
+
+    if (!check_failures && !getenv("APIGEN_UNIT_KEEP")) {
+        char cmd[128];
+        snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+        CHECK(system(cmd) == 0);
+    } else {
+        fprintf(stderr, "logs kept in %s\n", dir);
+    }
+    CHECK_DONE();
+}
