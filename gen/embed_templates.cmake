@@ -1,7 +1,7 @@
 # Turns templates/*.tmpl into one C file: an array of {name, text} pairs.
 file(GLOB _files ${DIR}/*.tmpl)
 list(SORT _files)
-set(_out "/* Generated from templates/*.tmpl by gen/embed_templates.cmake. */\n#include <stddef.h>\n")
+set(_out "/* Generated from the .tmpl files in templates/ by gen/embed_templates.cmake. */\n#include <stddef.h>\n")
 set(_table "")
 set(_i 0)
 foreach(_f ${_files})
