@@ -572,7 +572,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         PUT("stub_blank");
         emit_dispatcher(e, &e->cbs[c]);
     }
-    char n[16];
+    char n[24];
     PUT("stub_blank");
     if (e->ncalls) {
         snprintf(n, sizeof n, "%u", e->ncalls);
