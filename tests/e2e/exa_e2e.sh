@@ -265,7 +265,7 @@ server_killed)
     done
     grep -q ready "$TMP/loop.out" || { show "$TMP/loop.err" "exa_loop stderr"; die "exa_loop never got ready"; }
     sleep 0.5
-    kill -KILL "$SERVER_PID"
+    { kill -KILL "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
     t0=$(date +%s%N)
     wait $lp
     rc=$?
