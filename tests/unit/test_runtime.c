@@ -21,7 +21,7 @@
 
 /* ======================= the API, server half ======================= */
 enum { C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
-       C_ALLOC, NCALLS };
+       C_ALLOC, C_SLEEP, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
 typedef struct obj { uint64_t value; } obj;
@@ -133,10 +133,20 @@ static void h_alloc(apigen_call_ctx *cx)
         return;
 }
 
+static void h_sleep(apigen_call_ctx *cx)
+{
+    uint64_t ms;
+    if (!apigen_get_u64(cx->rd, &ms) || ms > 10000) { apigen_reject(cx, APIGEN_BAD_ARGS, "ms"); return; }
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
 static const apigen_handler_fn handlers[NCALLS] = {
-    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc};
+    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep};
 static const char *const call_names[NCALLS] = {"tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
-                                               "tUnsupported", "tCountLive", "tCbFire", "tAlloc"};
+                                               "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep"};
 
 /* ======================= the API, guest half ======================= */
 static void cbd_u32(apigen_rd *args, void *fn, void *user)
@@ -439,6 +449,50 @@ static int scenario_killed(void)
     return check_failures;
 }
 
+static int scenario_timeout(void)
+{
+    setenv("APIGEN_TIMEOUT_MS", "300", 1); /* read at the first call */
+    res r = call2(&tapi, C_SLEEP, 1, 0, 0, false);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&tapi, C_SLEEP, 1, 3000, 0, false); /* the server outlasts the timeout */
+    CHECK(r.st == APIGEN_LOST);
+    r = echo(&tapi, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+/* fork() after connecting: the child gets a session of its own. */
+static int scenario_fork(void)
+{
+    res r = call2(&tapi, C_CREATE, 1, 9, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    uint64_t id = r.out;
+    int tag;
+    CHECK(apigen_cb_register(&tapi, 0, (void *)on_cb, &tag, false) != 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        check_failures = 0;
+        res q = call2(&tapi, C_USE, 1, id, 0, true);
+        CHECK(q.st == APIGEN_BAD_HANDLE); /* the parent's id means nothing here */
+        q = echo(&tapi, 11, "child", true);
+        CHECK(q.st == APIGEN_OK);
+        q = call2(&tapi, C_CREATE, 1, 10, 0, true);
+        CHECK(q.st == APIGEN_OK);
+        q = call2(&tapi, C_USE, 1, q.out, 0, true);
+        CHECK(q.st == APIGEN_OK && q.out == 10);
+        exit(check_failures ? 1 : 0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    r = call2(&tapi, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 9);
+    r = echo(&tapi, 12, "parent", true);
+    CHECK(r.st == APIGEN_OK);
+    return check_failures;
+}
+
 static int scenario_nothing(void)
 {
     res r = echo(&tapi, 1, "x", false);
@@ -664,11 +718,19 @@ int main(void)
         CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
         close(pipe_a[0]); close(pipe_a[1]); close(pipe_b[0]); close(pipe_b[1]);
 
+        free(run_guest("fork", urls[u], NULL, scenario_fork, NULL));
         free(run_guest("cleanup", urls[u], NULL, scenario_cleanup, NULL));
     }
 
+    /* a reply that does not come within APIGEN_TIMEOUT_MS: lost, no hang */
+    char *t = run_guest("timeout", urls[0], NULL, scenario_timeout, NULL);
+    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK_CONTAINS(t, "waiting for the reply to tSleep");
+    CHECK_CONTAINS(t, "within 300 ms");
+    free(t);
+
     /* fingerprint and API-name mismatches: refused, one clear line each side */
-    char *t = run_guest("badfp", urls[0], NULL, scenario_badfp, NULL);
+    t = run_guest("badfp", urls[0], NULL, scenario_badfp, NULL);
     CHECK(count_lines(t, "apigen:") == 1);
     CHECK_CONTAINS(t, "API 'tapi' fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
     CHECK_CONTAINS(t, urls[0]);
