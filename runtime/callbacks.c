@@ -50,17 +50,16 @@ void apigen_cb_begin(void *bound, apigen_wr *w)
 void apigen_cb_send(void *bound, apigen_wr *w)
 {
     binding *b = bound;
-    if (!b || w->failed || (b->once && b->fired) ||
-        !rt_wr_end_frame(w, 0, APIGEN_F_CALLBACK, b->cb_type, 0, 0)) {
+    if (!b || w->failed || !rt_wr_end_frame(w, 0, APIGEN_F_CALLBACK, b->cb_type, 0, 0)) {
         apigen_wr_free(w);
         return;
     }
-    b->fired = true;
     apigen_conn *ctrl;
     char err[256];
-    rt_session_cb_lock(b->session, &ctrl);
-    bool dead = false;
-    if (ctrl && !apigen_tp_send_buf(ctrl, w->buf, w->len, CB_SEND_TIMEOUT_MS, err, sizeof err)) {
+    rt_session_cb_lock(b->session, &ctrl); /* also guards b->fired: library threads may race */
+    bool dead = false, skip = b->once && b->fired;
+    b->fired = true;
+    if (ctrl && !skip && !apigen_tp_send_buf(ctrl, w->buf, w->len, CB_SEND_TIMEOUT_MS, err, sizeof err)) {
         apigen_log("callback to %s dropped: %s; no further callbacks go to this client",
                    apigen_tp_peer(ctrl), err);
         apigen_tp_shutdown(ctrl); /* a half-sent frame leaves the stream unusable */

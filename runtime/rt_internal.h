@@ -52,7 +52,6 @@ void rt_session_release(struct apigen_session *s, apigen_conn *conn);
 void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl);
 void rt_session_cb_unlock(struct apigen_session *s, bool dead);
 void rt_session_add_binding(struct apigen_session *s, void *b);
-void rt_session_remove_binding(struct apigen_session *s, void *b);
 unsigned rt_session_count(void); /* live sessions (tests) */
 
 /* scratch.c */

@@ -198,17 +198,6 @@ void rt_session_add_binding(struct apigen_session *s, void *b)
     pthread_mutex_unlock(&s->mu);
 }
 
-void rt_session_remove_binding(struct apigen_session *s, void *b)
-{
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->nbind; i++)
-        if (s->bindings[i] == b) {
-            s->bindings[i] = s->bindings[--s->nbind];
-            break;
-        }
-    pthread_mutex_unlock(&s->mu);
-}
-
 /* ---- handle tables ------------------------------------------------------------ */
 static size_t bucket_of(const struct apigen_session *s, unsigned tag, const void *real)
 {
