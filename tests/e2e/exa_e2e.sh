@@ -10,6 +10,7 @@
 # Modes:
 #   unix         demo natively vs forwarded over a unix socket: same stdout, same exit status
 #   tcp          the same over TCP on a free loopback port
+#   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
@@ -26,6 +27,7 @@ BUILD=$(cd "$BUILD" && pwd)
 REAL_DIR=$BUILD/real
 STUB_DIR=$BUILD/stub
 DEMO=$BUILD/examples/exa/exa_demo
+EDGE=$BUILD/examples/exa/exa_edge
 LOOP=$BUILD/examples/exa/exa_loop
 SERVER=$BUILD/examples/exa/apigen-server-exa
 RUN_TIMEOUT=${E2E_TIMEOUT:-60}
@@ -165,12 +167,13 @@ compare() { # native_tag remote_tag
     [ "$rc_a" = 0 ] || { fail "native demo exited with $rc_a"; show "$TMP/$a.out" "native stdout"; }
 }
 
-differential() { # url-starter
-    need "$DEMO" "$REAL_DIR/libexa.so.1" "$STUB_DIR/libexa.so.1" "$SERVER"
+differential() { # url-starter [program]
+    local prog=${2:-$DEMO}
+    need "$prog" "$REAL_DIR/libexa.so.1" "$STUB_DIR/libexa.so.1" "$SERVER"
     check_loads_stub
-    run_native native "$DEMO"
+    run_native native "$prog"
     "$1"
-    run_remote remote "$URL" "$DEMO"
+    run_remote remote "$URL" "$prog"
     compare native remote
     kill -0 "$SERVER_PID" 2>/dev/null || { fail "the server died"; show "$SERVER_LOG" "server log"; }
     if [ $FAILED = 0 ]; then
@@ -184,6 +187,9 @@ unix)
     ;;
 tcp)
     differential start_tcp_server
+    ;;
+edge)
+    differential start_unix_server "$EDGE"
     ;;
 two_clients)
     need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
