@@ -16,6 +16,8 @@
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
 #   no_server    no server: EXA_ERROR_CONNECTION_LOST, no crash, no hang, one log line
 #   server_killed  the server is killed mid-run: later calls fail cleanly and promptly
+#   client_killed  a client is killed mid-run: the server keeps serving others, and
+#                what the client created is released (EXA_LEAK_REPORT of libexa at exit)
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
 #
 # Every server this script starts is killed on exit (trap).
@@ -288,6 +290,41 @@ server_killed)
     [ "$ms" -lt 10000 ] || fail "exa_loop took $ms ms to notice"
     n=$(grep -c . "$TMP/loop.err")
     [ "$n" -le 2 ] || fail "expected a log line (or two) on stderr, got $n"
+    ;;
+client_killed)
+    need "$LOOP" "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$DEMO"
+    export EXA_LEAK_REPORT=$TMP/leaks   # for libexa in the server only
+    start_unix_server
+    unset EXA_LEAK_REPORT
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$LOOP" 30 \
+        >"$TMP/loop.out" 2>"$TMP/loop.err" &
+    lp=$!
+    for _ in $(seq 1 100); do
+        grep -q ready "$TMP/loop.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q ready "$TMP/loop.out" || { show "$TMP/loop.err" "exa_loop stderr"; die "exa_loop never got ready"; }
+    sleep 0.3
+    { kill -KILL $lp; wait $lp; } 2>/dev/null
+    sleep 0.3
+    run_remote remote "$URL" "$DEMO"
+    compare native remote
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died with its client"
+    kill -TERM "$SERVER_PID"
+    for _ in $(seq 1 50); do
+        kill -0 "$SERVER_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$SERVER_PID" 2>/dev/null && fail "the server did not exit within 5 s of SIGTERM"
+    wait "$SERVER_PID"
+    echo "server exit status after SIGTERM: $?"
+    show "$SERVER_LOG" "server log"
+    show "$TMP/leaks" "libexa in the server, at exit"
+    grep -q "^live at exit: 0 contexts, 0 buffers" "$TMP/leaks" ||
+        fail "contexts or buffers of the killed client (or of the demo) were not released"
+    grep -q "^live at exit: .*, 0 device allocations" "$TMP/leaks" ||
+        echo "NOTE: device memory (exaMalloc) of the killed client is not freed: apigen does not track device allocations per client"
     ;;
 symbols)
     need "$REAL_DIR/libexa.so.1" "$STUB_DIR/libexa.so.1"
