@@ -12,21 +12,24 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
-static const char *const library_keys[] = {"soname", "symbol_version", NULL};
+static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
                                           "out_of_memory",  "async",         NULL};
 static const char *const types_keys[] = {"handles", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
-                                      "unsupported", "error_out", "returns", NULL};
+                                      "unsupported", "error_out", "returns", "wrap", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
+static const char *const wrap_keys[] = {"guest", "host", NULL};
+static const char *const elem_by_keys[] = {"param", "handles", NULL};
 static const char *const returns_keys[] = {"handle", "creates", NULL};
 static const char *const param_keys[] = {"dir",        "count",    "bytes",   "count_after",
                                          "nullable",   "string",   "terminated", "elem",
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
-                                         "else",       NULL};
+                                         "else",       "retains",  "elem_by", "handle_keys",
+                                         NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", NULL};
@@ -279,6 +282,8 @@ static void check_handles(ck *c, const spec_node *root)
         const spec_node *dn = spec_get(hn, "destroy");
         const char *dname;
         if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
+        const spec_node *un = spec_get(hn, "unknown_as_null");
+        if (un) spec_bool(un, "unknown_as_null", c->d, NULL, NULL, &h->unknown_as_null);
         const spec_node *pt = spec_get(hn, "passthrough");
         if (pt) {
             size_t n = pt->kind == SN_LIST ? pt->n : 1;
@@ -491,6 +496,8 @@ static int is_ptr(const type_info *t)
 {
     return t->kind == TY_POINTER || t->kind == TY_ARRAY;
 }
+
+static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out);
 
 /* Applies an annotation map/shorthand `A` (or the default when A is NULL)
  * to x->p, into `a`. branch: inside then/else. */
@@ -869,7 +876,89 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                       t->spelling, "");
         a->destroys = 1;
     }
+    if ((n = spec_get(A, "retains")) && spec_bool(n, "retains", c->d, x->fn->name, x->p->name, &v) && v) {
+        if (a->kind != PK_HANDLE)
+            perr_note(x, spec_key_loc(A, "retains"),
+                      "`retains` applies to a handle passed in, and '%s' is not a handle type%s",
+                      t->spelling, "");
+        a->retains = 1;
+    }
+    if ((n = spec_get(A, "elem_by"))) {
+        if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_BYTES)) {
+            perr_note(x, spec_key_loc(A, "elem_by"),
+                      "`elem_by` applies to out/inout buffers of plain bytes, not to a %s "
+                      "parameter%s",
+                      param_kind_name(a->kind), "");
+        } else if (spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) {
+            spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
+            const spec_node *pn = spec_get(n, "param"), *hn2 = spec_get(n, "handles");
+            const char *pname_;
+            param_def *sel = NULL;
+            if (!pn || !hn2) {
+                perr_note(x, n->loc, "`elem_by` needs `param:` (a value parameter) and "
+                          "`handles: {TYPE: [VALUE, ...]}`%s%s", "", "");
+            } else if (spec_string(pn, "elem_by.param", c->d, x->fn->name, x->p->name, &pname_)) {
+                for (size_t i = 0; i < x->fn->sig.nparams; i++)
+                    if (strcmp(x->fn->sig.params[i].name, pname_) == 0) sel = &x->fn->sig.params[i];
+                if (!sel || !(sel->type->kind == TY_SINT || sel->type->kind == TY_UINT ||
+                              sel->type->kind == TY_ENUM))
+                    perr_note(x, pn->loc, "elem_by.param: '%s' is not an integer parameter of the "
+                              "function%s", pname_, "");
+                else
+                    a->elem_by_param = sel->name;
+                a->nelem_by = parse_cases(x, hn2, "elem_by.handles", &a->elem_by);
+            }
+        }
+    }
+    if ((n = spec_get(A, "handle_keys"))) {
+        if (!(a->kind == PK_IN && a->elem == EK_BYTES && a->terminated && a->term_stride == 2 &&
+              a->elem_type && a->elem_type->size == 8))
+            perr_note(x, spec_key_loc(A, "handle_keys"),
+                      "`handle_keys` applies to input key/value lists of 64-bit integers "
+                      "(`terminated: {value: 0, stride: 2}`)%s%s", "", "");
+        else
+            a->nhandle_keys = parse_cases(x, n, "handle_keys", &a->handle_keys);
+    }
     (void)bad;
+}
+
+/* A map {HANDLE_TYPE: [VALUE, ...], ...}: values are enum constants,
+ * integer macros or integers (emitted as written). Returns the count. */
+static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out)
+{
+    ck *c = x->c;
+    *out = NULL;
+    if (!spec_want_map(n, what, c->d, x->fn->name, x->p->name)) {
+        x->errors++;
+        return 0;
+    }
+    handle_case *cs = arena_alloc(c->a, (n->n + 1) * sizeof *cs);
+    size_t k = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        if (!model_find_handle(c->m, n->keys[i])) {
+            perr_note(x, n->key_locs[i], "%s: '%s' is not a handle type: list it under `types.handles`",
+                      what, n->keys[i]);
+            continue;
+        }
+        handle_case *hc = &cs[k++];
+        hc->handle_type = model_find_handle(c->m, n->keys[i])->name;
+        const spec_node *vl = n->items[i];
+        size_t nv = vl && vl->kind == SN_LIST ? vl->n : 1;
+        hc->values = arena_alloc(c->a, (nv + 1) * sizeof(char *));
+        for (size_t j = 0; j < nv; j++) {
+            const spec_node *v = vl && vl->kind == SN_LIST ? vl->items[j] : vl;
+            int64_t iv;
+            if (!v || v->kind != SN_SCALAR || !resolve_const(c, v->str, &iv) ||
+                !(is_c_identifier(v->str) || spec_is_int(v, &iv))) {
+                perr_note(x, v ? v->loc : n->key_locs[i],
+                          "%s: values are enum constants, integer macros or integers%s", what, "");
+                continue;
+            }
+            hc->values[hc->nvalues++] = arena_strdup(c->a, v->str);
+        }
+    }
+    *out = cs;
+    return k;
 }
 
 static int has_out(const param_ann *a)
@@ -948,6 +1037,26 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     if (modes > 1)
         diag_error(d, key_loc, f->name, NULL,
                    "choose one of `local`, `custom` and `unsupported`");
+    if ((n = spec_get(E, "wrap"))) {
+        if (f->mode != FN_FORWARD) {
+            diag_error(d, spec_key_loc(E, "wrap"), f->name, NULL,
+                       "`wrap` applies to forwarded functions, not %s ones", fn_mode_name(f->mode));
+        } else if (spec_want_map(n, "wrap", d, f->name, NULL)) {
+            spec_check_keys(n, wrap_keys, "wrap", d, f->name, NULL);
+            const spec_node *g = spec_get(n, "guest"), *h = spec_get(n, "host");
+            const char *hs;
+            if (g) spec_bool(g, "wrap.guest", d, f->name, NULL, &f->wrap_guest);
+            if (h && spec_string(h, "wrap.host", d, f->name, NULL, &hs)) {
+                if (!is_c_identifier(hs))
+                    diag_error(d, h->loc, f->name, NULL, "wrap.host must be a C identifier");
+                else
+                    f->wrap_host = arena_strdup(c->a, hs);
+            }
+            if (!g && !h)
+                diag_error(d, n->loc, f->name, NULL,
+                           "`wrap:` needs `guest: true` and/or `host: NAME`");
+        }
+    }
 
     if (f->sig.variadic && f->mode == FN_FORWARD) {
         diag_error(d, E ? key_loc : f->loc, f->name, NULL,
@@ -1111,6 +1220,58 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     }
 }
 
+static int is_version_node(const char *p)
+{
+    if (!*p) return 0;
+    for (; *p; p++)
+        if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '.' || *p == '-' || *p == '+'))
+            return 0;
+    return 1;
+}
+
+/* api.library.symbol_versions: {NODE: [fn, ...], ...}, in order. */
+static void check_symbol_versions(ck *c, const spec_node *root)
+{
+    const spec_node *lib = spec_get(spec_get(root, "api"), "library");
+    const spec_node *sv = spec_get(lib, "symbol_versions");
+    if (!sv || !spec_want_map(sv, "api.library.symbol_versions", c->d, NULL, NULL)) return;
+    api_settings *s = &c->m->api;
+    if (!s->symbol_version)
+        diag_error(c->d, spec_key_loc(lib, "symbol_versions"), NULL, NULL,
+                   "api.library.symbol_versions needs api.library.symbol_version (the first "
+                   "node, for the functions not listed)");
+    s->version_nodes = arena_alloc(c->a, (sv->n + 1) * sizeof(char *));
+    for (size_t i = 0; i < sv->n; i++) {
+        const char *node = sv->keys[i];
+        if (!is_version_node(node) || (s->symbol_version && strcmp(node, s->symbol_version) == 0)) {
+            diag_error(c->d, sv->key_locs[i], NULL, NULL,
+                       "api.library.symbol_versions: '%s' is not a new version node name", node);
+            continue;
+        }
+        char *nd = arena_strdup(c->a, node);
+        s->version_nodes[s->nversion_nodes++] = nd;
+        char **fns;
+        size_t nf;
+        spec_string_list(sv->items[i], "a symbol_versions list", c->d, c->a, &fns, &nf);
+        for (size_t k = 0; k < nf; k++) {
+            function_def *f = model_find_function(c->m, fns[k]);
+            if (!f) {
+                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                           "api.library.symbol_versions.%s: no such function among the selected "
+                           "functions of the headers",
+                           node);
+            } else if (f->symbol_version) {
+                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                           "api.library.symbol_versions: listed under both %s and %s",
+                           f->symbol_version, node);
+            } else {
+                f->symbol_version = nd;
+            }
+        }
+    }
+}
+
 static int fn_cmp(const void *a, const void *b)
 {
     return strcmp(((const function_def *)a)->name, ((const function_def *)b)->name);
@@ -1149,6 +1310,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         }
     for (size_t i = 0; i < m->nfunctions; i++)
         check_function(&c, &m->functions[i], entries[i], entry_locs[i]);
+    check_symbol_versions(&c, root);
 
     /* pass 2: expressions, now that every parameter has its kind */
     for (size_t i = 0; i < c.npend; i++) {

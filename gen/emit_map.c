@@ -23,20 +23,34 @@ int emit_map(emit_ctx *e, strbuf *out)
              node, NULL);
     size_t n = m->nfunctions + m->api.nextra_symbols;
     const char **syms = xcalloc(n + 1, sizeof *syms);
-    size_t k = 0;
-    for (size_t i = 0; i < m->nfunctions; i++) syms[k++] = m->functions[i].name;
-    for (size_t i = 0; i < m->api.nextra_symbols; i++) {
-        if (!is_c_identifier(m->api.extra_symbols[i])) {
-            emit_internal(e, "extra symbol '%s' is not a C identifier", m->api.extra_symbols[i]);
-            continue;
+    /* node 0 is api.symbol_version (with the extra symbols), node k the
+     * k-th of api.symbol_versions; each later node inherits the one before */
+    for (size_t node_i = 0; node_i <= m->api.nversion_nodes; node_i++) {
+        const char *vn = node_i ? m->api.version_nodes[node_i - 1] : NULL;
+        size_t k = 0;
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const char *fv = m->functions[i].symbol_version;
+            if ((!vn && !fv) || (vn && fv && strcmp(vn, fv) == 0)) syms[k++] = m->functions[i].name;
         }
-        syms[k++] = m->api.extra_symbols[i];
+        for (size_t i = 0; !vn && i < m->api.nextra_symbols; i++) {
+            if (!is_c_identifier(m->api.extra_symbols[i])) {
+                emit_internal(e, "extra symbol '%s' is not a C identifier", m->api.extra_symbols[i]);
+                continue;
+            }
+            syms[k++] = m->api.extra_symbols[i];
+        }
+        if (k) qsort(syms, k, sizeof *syms, cmp_str);
+        if (vn)
+            tmpl_put(&e->o, "map_node_open", "node", vn, NULL);
+        for (size_t i = 0; i < k; i++)
+            if (i == 0 || strcmp(syms[i], syms[i - 1]) != 0)
+                tmpl_put(&e->o, "map_symbol", "name", syms[i], NULL);
+        if (!vn)
+            tmpl_put(&e->o, "map_tail", NULL);
+        else
+            tmpl_put(&e->o, "map_node_close", "parent",
+                     node_i > 1 ? m->api.version_nodes[node_i - 2] : node, NULL);
     }
-    if (k) qsort(syms, k, sizeof *syms, cmp_str);
-    for (size_t i = 0; i < k; i++)
-        if (i == 0 || strcmp(syms[i], syms[i - 1]) != 0)
-            tmpl_put(&e->o, "map_symbol", "name", syms[i], NULL);
     free(syms);
-    tmpl_put(&e->o, "map_tail", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

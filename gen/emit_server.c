@@ -138,6 +138,25 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
                 need(s, "uint64_t i_");
                 PUT("srv_check_terminated", "name", name, "sizeof", esz, "type", ty, "term", term,
                     "stride", stride);
+                if (a->nhandle_keys) {
+                    need(s, "void *r_");
+                    char *d = c_decl(a->elem_type, "", 1);
+                    need(s, "%s%s*w_%s = NULL", d, d[strlen(d) - 1] == '*' ? "" : " ", name);
+                    free(d);
+                    PUT("srv_keys_copy", "name", name, "ety", ety);
+                    for (size_t c = 0; c < a->nhandle_keys; c++) {
+                        const handle_case *hc = &a->handle_keys[c];
+                        strbuf cb = {0};
+                        for (size_t v = 0; v < hc->nvalues; v++)
+                            sb_printf(&cb, "%sw_%s[i_] == %s", v ? " || " : "", name, hc->values[v]);
+                        char *cond = sb_take(&cb);
+                        if (hc->nvalues)
+                            PUT("srv_keys_handle", "name", name, "cond", cond, "ht",
+                                ht_name(s, name, hc->handle_type), "ety", ety);
+                        free(cond);
+                    }
+                    PUT("srv_keys_close", "name", name);
+                }
             } else {
                 size_lines(s, name, a);
                 PUT("srv_check_len", "name", name);
@@ -293,6 +312,19 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
         free(sz);
         free(g);
     }
+    for (size_t c = 0; c < a->nelem_by; c++) {
+        const handle_case *hc = &a->elem_by[c];
+        const char *sel = a->elem_by_param ? name_of(s, a->elem_by_param) : NULL;
+        if (!sel || !hc->nvalues) continue;
+        strbuf cb = {0};
+        for (size_t v = 0; v < hc->nvalues; v++)
+            sb_printf(&cb, "%s%s == %s", v ? " || " : "", sel, hc->values[v]);
+        char *cond = sb_take(&cb);
+        need(s, "uint64_t i_");
+        PUT("srv_elem_handles", "name", name, "cond", cond, "ht",
+            ht_name(s, name, hc->handle_type), "type", hc->handle_type);
+        free(cond);
+    }
     switch (a->elem) {
     case EK_BYTES: PUT("srv_put_bytes", "name", name); break;
     case EK_HANDLE:
@@ -352,7 +384,13 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     sb_puts(&args, "");
     for (size_t i = 0; i < f->sig.nparams; i++) sb_printf(&args, "%s%s", i ? ", " : "", s.names[i]);
     char *as = sb_take(&args);
-    PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
+    if (f->wrap_host) {
+        char *as2 = xasprintf("cx%s%s", f->sig.nparams ? ", " : "", as);
+        PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->wrap_host, "args", as2);
+        free(as2);
+    } else {
+        PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
+    }
     free(as);
     if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
@@ -363,7 +401,7 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         const param_ann *a = &f->sig.params[i].ann;
         int eo = f->error_out && f->sig.params[i].name &&
                  strcmp(f->error_out, f->sig.params[i].name) == 0;
-        if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && a->destroys) ||
+        if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && (a->destroys || a->retains)) ||
             (ann_has_reply(a) && !eo))
             need_ok = 1;
     }
@@ -379,6 +417,8 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         const param_ann *a = &f->sig.params[i].ann;
         if (a->kind == PK_HANDLE && a->destroys)
             PUT("srv_drop", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
+        if (a->kind == PK_HANDLE && a->retains)
+            PUT("srv_retain", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
     }
     /* reply */
     if (!is_void) {
@@ -495,6 +535,26 @@ int emit_server(emit_ctx *e, strbuf *out)
         any = 1;
         PUT("srv_custom_decl", "host", f->custom_host, "fn", f->name);
     }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (f->mode != FN_FORWARD || !f->wrap_host) continue;
+        if (!any) PUT("srv_section", "what", "hand-written handlers");
+        any = 1;
+        strbuf pb = {0};
+        sb_printf(&pb, "%s(apigen_call_ctx *cx", f->wrap_host);
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            char tmp[24];
+            char *d = c_decl(f->sig.params[k].type, pname(&f->sig.params[k], k, tmp), 0);
+            sb_printf(&pb, ", %s", d);
+            free(d);
+        }
+        sb_putc(&pb, ')');
+        char *inner = sb_take(&pb);
+        char *pr = c_decl(f->sig.ret, inner, 0);
+        PUT("srv_wrap_decl", "proto", pr, "fn", f->name);
+        free(inner);
+        free(pr);
+    }
     if (m->nhandles) PUT("srv_section", "what", "handle types");
     for (size_t i = 0; i < m->nhandles; i++) {
         const handle_type_def *h = &m->handles[i];
@@ -518,7 +578,8 @@ int emit_server(emit_ctx *e, strbuf *out)
         char tag[16], npt[16];
         snprintf(tag, sizeof tag, "%u", h->tag);
         snprintf(npt, sizeof npt, "%zu", h->npassthrough);
-        PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt, "npt", npt);
+        PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt, "npt", npt,
+            "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0");
         free(destroy);
         free(pt);
     }

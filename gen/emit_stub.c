@@ -332,10 +332,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     const api_model *m = e->m;
     int is_err = returns_error(e, f);
     int is_void = type_is_void(f->sig.ret);
-    char *pr = proto(f, f->name, s.names);
+    char *fwd = f->wrap_guest ? xasprintf("%s_fwd_%s", m->api.name, f->name) : xstrdup(f->name);
+    char *pr = proto(f, fwd, s.names);
     char *rtype = c_type(f->sig.ret);
-    PUT("stub_fn_open", "proto", pr);
+    if (f->wrap_guest) PUT("stub_fn_open_fwd", "proto", pr, "fn", f->name);
+    else PUT("stub_fn_open", "proto", pr);
     free(pr);
+    free(fwd);
     if (!is_void) {
         char *d = c_decl(f->sig.ret, "ret_", 1);
         char *d2 = xasprintf("%s = {0}", d);

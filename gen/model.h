@@ -162,6 +162,14 @@ typedef struct expr {
     src_loc loc;
 } expr;
 
+/* A handle type and the values (enum constants, integer macros or integers,
+ * as written) that select it: `elem_by` and `handle_keys`. */
+typedef struct handle_case {
+    char *handle_type;
+    char **values;
+    size_t nvalues;
+} handle_case;
+
 typedef struct param_ann {
     param_kind kind;
     elem_kind elem;          /* PK_IN/OUT/INOUT */
@@ -176,6 +184,15 @@ typedef struct param_ann {
     char *handle_type;       /* PK_HANDLE, EK_HANDLE: name of the spec's handle type */
     int creates;             /* out handle(s) created by this call: register on the server */
     int destroys;            /* handle destroyed by this call on success: forget it */
+    int retains;             /* handle retained by this call on success: one more reference */
+    /* PK_OUT/INOUT plain bytes whose elements are handles for some values of
+     * another (value) parameter: clGetContextInfo's CL_CONTEXT_DEVICES */
+    char *elem_by_param;
+    handle_case *elem_by;
+    size_t nelem_by;
+    /* terminated key/value lists: keys whose value is a handle */
+    handle_case *handle_keys;
+    size_t nhandle_keys;
     /* PK_CALLBACK */
     char *user_data_param;   /* the parameter passed back to the callback */
     int cb_user_data_index;  /* which argument of the callback type is its user data */
@@ -233,6 +250,10 @@ typedef struct function_def {
     char *ret_handle;    /* return value is a handle of this type ... */
     int ret_creates;     /* ... created by this call */
     int call_id;         /* wire call id, stable: index in sorted order of forwarded/custom fns */
+    char *symbol_version;/* ELF version node (NULL: api.symbol_version) */
+    int wrap_guest;      /* FN_FORWARD: the forwarder is <api>_fwd_<name> (hidden); the
+                            spec's sources export <name> and call it */
+    char *wrap_host;     /* FN_FORWARD: the handler calls this (cx, args...) instead of <name> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
 } function_def;
 
@@ -245,6 +266,7 @@ typedef struct handle_type_def {
     int64_t *passthrough; /* values passed as-is, never translated (0, cudaStreamLegacy) */
     size_t npassthrough;
     unsigned tag;         /* index, used as the wire type tag */
+    int unknown_as_null;  /* an unknown id reaches the real library as NULL */
     src_loc loc;
 } handle_type_def;
 
@@ -265,6 +287,8 @@ typedef struct api_settings {
     size_t nexclude;
     char *soname;           /* "libcudart.so.13" */
     char *symbol_version;   /* "libcudart.so.13" (version node name) */
+    char **version_nodes;   /* later nodes, in order (each inherits the one before) */
+    size_t nversion_nodes;
     char *error_type;       /* "cudaError_t" */
     type_info *error_ty;
     char *success;          /* constant names or integer literals */

@@ -168,7 +168,16 @@ typedef struct apigen_handle_type {
     void (*destroy)(void *real);   /* may be NULL */
     const uint64_t *passthrough;   /* values never translated (NULL, special streams) */
     unsigned npassthrough;
+    unsigned flags;                /* APIGEN_HT_* */
 } apigen_handle_type;
+
+/* apigen_handle_type.flags */
+enum {
+    /* An id this client does not own is not rejected: the real library gets
+     * NULL and reports its own error (CL_INVALID_MEM_OBJECT, ...), which is
+     * what it would say natively for a bad handle. */
+    APIGEN_HT_UNKNOWN_AS_NULL = 1u << 0,
+};
 
 /* Guest side: decodes one callback frame and calls the user's function. */
 typedef void (*apigen_cb_dispatch_fn)(apigen_rd *args, void *fn, void *user_data);
@@ -259,8 +268,18 @@ uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, vo
 /* As apigen_handle_put, and the session owns it: when the client goes away
  * it is released with ht->destroy (newest first). For `creates` handles. */
 uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real);
-/* Forget after a successful destroy call. */
+/* After a successful destroy/release call: gives back one reference the
+ * client holds (creates and retains add one each); the id is forgotten when
+ * the last one goes. A handle the client merely received (refs 0: a device,
+ * a platform) stays known. */
 void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id);
+/* After a successful retain call: the client holds one more reference
+ * (released with ht->destroy when it goes away). */
+void apigen_handle_retain(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id);
+/* For hand-written host code: whether id is a live handle of type ht of
+ * this client (no rejection, no logging). */
+bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
+                          void **real);
 /* For callbacks: id of a real handle in a session, 0 if unknown. */
 uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_type *ht,
                                   void *real);

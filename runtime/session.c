@@ -12,18 +12,26 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+/* A handle id is (salt << 32) | (FIRST_ID + index): the salt is random per
+ * session and never 0, so ids are far from small integers and from the
+ * ids of other sessions. Hand-written host code that must tell a handle from
+ * plain bytes (an OpenCL kernel argument of 8 bytes) can then look the value
+ * up with apigen_handle_lookup with little risk of a scalar matching. */
 #define FIRST_ID 0x1000u
+#define ID_LOW(id) ((id) & 0xffffffffu)
 
 typedef struct hent {
     const apigen_handle_type *ht;
     void *real;
     uint32_t next; /* reverse-map chain: index + 1, 0 = end */
+    uint32_t refs; /* references the client holds (creates + retains - releases) */
     bool live, owned;
 } hent;
 
 struct apigen_session {
     struct apigen_session *next;
     uint8_t key[RT_KEY_LEN];
+    uint64_t salt; /* high 32 bits of every id of this session */
     const apigen_api *api;
     unsigned refs; /* connections; under g_mu */
 
@@ -74,6 +82,9 @@ struct apigen_session *rt_session_create(const apigen_api *api, apigen_conn *ctr
         free(s);
         return NULL;
     }
+    s->salt = ((uint64_t)s->key[0] << 24 | (uint64_t)s->key[1] << 16 | (uint64_t)s->key[2] << 8 |
+               s->key[3]) ^ ((uint64_t)s->key[4] << 8 | s->key[5]);
+    s->salt = (s->salt & 0x7fffffffu) | 0x10000u; /* never 0; ids stay below 2^63 */
     s->api = api;
     s->refs = 1;
     s->ctrl = ctrl;
@@ -131,7 +142,8 @@ static void session_destroy(struct apigen_session *s)
     for (size_t i = s->nh; i-- > 0;) {
         hent *e = &s->h[i];
         if (e->live && e->owned && e->ht->destroy)
-            e->ht->destroy(e->real);
+            for (uint32_t k = e->refs ? e->refs : 1; k > 0; k--)
+                e->ht->destroy(e->real);
     }
     for (size_t i = 0; i < s->nbind; i++)
         rt_cb_free_binding(s->bindings[i]);
@@ -261,7 +273,9 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
     size_t i = find_real(s, ht->tag, real);
     if (i != SIZE_MAX) {
         s->h[i].owned |= owned;
-        id = FIRST_ID + i;
+        if (owned)
+            s->h[i].refs++;
+        id = (s->salt << 32) | (FIRST_ID + i);
         goto out;
     }
     if (s->nh >= UINT32_MAX - FIRST_ID - 1)
@@ -278,10 +292,10 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
     }
     i = s->nh++;
     size_t k = bucket_of(s, ht->tag, real);
-    s->h[i] = (hent){ht, real, s->buckets[k], true, owned};
+    s->h[i] = (hent){ht, real, s->buckets[k], owned ? 1u : 0u, true, owned};
     s->buckets[k] = (uint32_t)(i + 1);
     s->nlive++;
-    id = FIRST_ID + i;
+    id = (s->salt << 32) | (FIRST_ID + i);
 out:
     pthread_mutex_unlock(&s->mu);
     return id;
@@ -303,27 +317,62 @@ uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *
     return id;
 }
 
-bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id, void **real)
+/* Index of the slot id names in s, or SIZE_MAX. Caller holds mu. */
+static size_t slot_of(const struct apigen_session *s, uint64_t id)
 {
-    struct apigen_session *s = cx->session;
+    if ((id >> 32) != s->salt || ID_LOW(id) < FIRST_ID || ID_LOW(id) - FIRST_ID >= s->nh)
+        return SIZE_MAX;
+    return (size_t)(ID_LOW(id) - FIRST_ID);
+}
+
+bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
+                          void **real)
+{
     *real = NULL;
+    if (!s)
+        return false;
     if (is_passthrough(ht, id)) {
         *real = (void *)(uintptr_t)id;
         return true;
     }
     bool ok = false;
     pthread_mutex_lock(&s->mu);
-    if (id >= FIRST_ID && id - FIRST_ID < s->nh) {
-        const hent *e = &s->h[id - FIRST_ID];
+    size_t i = slot_of(s, id);
+    if (i != SIZE_MAX) {
+        const hent *e = &s->h[i];
         if (e->live && e->ht->tag == ht->tag) {
             *real = e->real;
             ok = true;
         }
     }
     pthread_mutex_unlock(&s->mu);
-    if (!ok)
-        apigen_reject(cx, APIGEN_BAD_HANDLE, ht->name);
     return ok;
+}
+
+bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id, void **real)
+{
+    if (apigen_handle_lookup(cx->session, ht, id, real))
+        return true;
+    if (ht->flags & APIGEN_HT_UNKNOWN_AS_NULL) {
+        *real = NULL; /* the real library reports its own invalid-handle error */
+        return true;
+    }
+    apigen_reject(cx, APIGEN_BAD_HANDLE, ht->name);
+    return false;
+}
+
+void apigen_handle_retain(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id)
+{
+    struct apigen_session *s = cx->session;
+    if (is_passthrough(ht, id))
+        return;
+    pthread_mutex_lock(&s->mu);
+    size_t i = slot_of(s, id);
+    if (i != SIZE_MAX && s->h[i].live && s->h[i].ht->tag == ht->tag) {
+        s->h[i].refs++;
+        s->h[i].owned = true;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id)
@@ -332,10 +381,14 @@ void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
     if (is_passthrough(ht, id))
         return;
     pthread_mutex_lock(&s->mu);
-    if (id >= FIRST_ID && id - FIRST_ID < s->nh) {
-        size_t i = id - FIRST_ID;
+    size_t i = slot_of(s, id);
+    if (i != SIZE_MAX) {
         hent *e = &s->h[i];
-        if (e->live && e->ht->tag == ht->tag) {
+        if (e->live && e->ht->tag == ht->tag && e->refs > 1) {
+            e->refs--; /* the client still holds a reference */
+        } else if (e->live && e->ht->tag == ht->tag && e->refs == 0 && !e->owned) {
+            /* received, never created or retained: stays known */
+        } else if (e->live && e->ht->tag == ht->tag) {
             /* unlink from its reverse chain; the slot stays so the id is never reused */
             uint32_t *pp = &s->buckets[bucket_of(s, e->ht->tag, e->real)];
             while (*pp && *pp != i + 1)
@@ -360,5 +413,5 @@ uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_
     pthread_mutex_lock(&s->mu);
     size_t i = find_real(s, ht->tag, real);
     pthread_mutex_unlock(&s->mu);
-    return i == SIZE_MAX ? 0 : FIRST_ID + i;
+    return i == SIZE_MAX ? 0 : (s->salt << 32) | (FIRST_ID + i);
 }

@@ -33,7 +33,7 @@ static void obj_destroy(void *real)
     atomic_fetch_sub(&live_objs, 1);
 }
 static const uint64_t obj_pass[] = {0};
-static const apigen_handle_type ht_obj = {"tobj", 1, obj_destroy, obj_pass, 1};
+static const apigen_handle_type ht_obj = {"tobj", 1, obj_destroy, obj_pass, 1, 0};
 static const apigen_handle_type *const handle_types[] = {&ht_obj};
 
 static void h_echo(apigen_call_ctx *cx)

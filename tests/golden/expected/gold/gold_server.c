@@ -13,14 +13,14 @@
 void gold_custom_compile_host(apigen_call_ctx *cx); /* hand-written, in the spec's sources: goldCompile */
 
 /* ---- handle types ---- */
-static const apigen_handle_type ht_goldDev = {"goldDev", 0, NULL, NULL, 0};
+static const apigen_handle_type ht_goldDev = {"goldDev", 0, NULL, NULL, 0, 0};
 static void destroy_goldObj(void *real)
 {
     (void)goldDestroy((goldObj)(uintptr_t)real);
 }
-static const apigen_handle_type ht_goldObj = {"goldObj", 1, destroy_goldObj, NULL, 0};
+static const apigen_handle_type ht_goldObj = {"goldObj", 1, destroy_goldObj, NULL, 0, 0};
 static const uint64_t pt_goldQueue[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1)};
-static const apigen_handle_type ht_goldQueue = {"goldQueue", 2, NULL, pt_goldQueue, 2};
+static const apigen_handle_type ht_goldQueue = {"goldQueue", 2, NULL, pt_goldQueue, 2, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback goldEventFn: runs on a host thread of the real library; sends the
