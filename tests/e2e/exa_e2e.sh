@@ -16,6 +16,8 @@
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
 #   no_server    no server: EXA_ERROR_CONNECTION_LOST, no crash, no hang, one log line
 #   server_killed  the server is killed mid-run: later calls fail cleanly and promptly
+#   server_stopped the server freezes (SIGSTOP) mid-run: with APIGEN_TIMEOUT_MS=1000 the
+#                guest's calls fail with EXA_ERROR_CONNECTION_LOST instead of hanging
 #   client_killed  a client is killed mid-run: the server keeps serving others, and
 #                what the client created is released (EXA_LEAK_REPORT of libexa at exit)
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
@@ -290,6 +292,34 @@ server_killed)
     [ "$ms" -lt 10000 ] || fail "exa_loop took $ms ms to notice"
     n=$(grep -c . "$TMP/loop.err")
     [ "$n" -le 2 ] || fail "expected a log line (or two) on stderr, got $n"
+    ;;
+server_stopped)
+    need "$LOOP" "$STUB_DIR/libexa.so.1" "$SERVER"
+    start_unix_server
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" APIGEN_TIMEOUT_MS=1000 \
+        timeout -k 5 "$RUN_TIMEOUT" "$LOOP" 30 >"$TMP/loop.out" 2>"$TMP/loop.err" &
+    lp=$!
+    for _ in $(seq 1 100); do
+        grep -q ready "$TMP/loop.out" 2>/dev/null && break
+        sleep 0.1
+    done
+    grep -q ready "$TMP/loop.out" || { show "$TMP/loop.err" "exa_loop stderr"; die "exa_loop never got ready"; }
+    sleep 0.3
+    kill -STOP "$SERVER_PID"
+    t0=$(date +%s%N)
+    wait $lp
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    kill -CONT "$SERVER_PID"
+    show "$TMP/loop.out" "exa_loop stdout"
+    show "$TMP/loop.err" "exa_loop stderr"
+    echo "exa_loop exited with $rc, $ms ms after the server was stopped"
+    [ "$rc" = 1 ] || fail "expected exit 1 (clean errors), got $rc (124: hang, >128: signal)"
+    grep -qx "first error: EXA_ERROR_CONNECTION_LOST" "$TMP/loop.out" ||
+        fail "the first failing call did not return EXA_ERROR_CONNECTION_LOST"
+    [ "$(grep -c "^later call .*: EXA_ERROR_CONNECTION_LOST$" "$TMP/loop.out")" = 4 ] ||
+        fail "later calls did not all return EXA_ERROR_CONNECTION_LOST"
+    [ "$ms" -lt 8000 ] || fail "exa_loop took $ms ms with a 1000 ms timeout"
     ;;
 client_killed)
     need "$LOOP" "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
