@@ -24,8 +24,33 @@ static void show(const char *what, exaStatus got, exaStatus want)
 }
 #define T(call, want) show(#call, (call), (want))
 
-int main(void)
+/* exa_edge --async-errors: an asynchronous call with a bad argument. Natively
+ * it fails at once; forwarded it returns EXA_SUCCESS and its error comes back
+ * from the next synchronous call (spec: errors.async: next_call). Prints the
+ * statuses, one per line, for tests/e2e to check either way. */
+static int async_errors(void)
 {
+    exaContext ctx = NULL, dead = NULL;
+    int count = 0;
+    if (exaCreateContext(0, "async", &ctx) != EXA_SUCCESS ||
+        exaCreateContext(0, "dead", &dead) != EXA_SUCCESS || exaDestroyContext(dead) != EXA_SUCCESS)
+        return 2;
+    printf("launch on a destroyed context: %s\n",
+           exaStatusString(exaLaunchFill(dead, NULL, 1.0f, 4)));
+    printf("next synchronous call: %s\n", exaStatusString(exaGetDeviceCount(&count)));
+    printf("the one after: %s\n", exaStatusString(exaGetDeviceCount(&count)));
+    printf("async write, blocking=0, no source: %s\n",
+           exaStatusString(exaEnqueueWrite(NULL, 0, 0, 0, NULL)));
+    printf("next synchronous call: %s\n", exaStatusString(exaFinish(ctx)));
+    printf("the one after: %s\n", exaStatusString(exaFinish(ctx)));
+    return exaDestroyContext(ctx) == EXA_SUCCESS ? 0 : 2;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--async-errors") == 0)
+        return async_errors();
+
     exaContext ctx = NULL, ctx2 = NULL;
     exaBuffer b = NULL, c = NULL;
     void *dev = NULL;

@@ -11,6 +11,7 @@
 #   unix         demo natively vs forwarded over a unix socket: same stdout, same exit status
 #   tcp          the same over TCP on a free loopback port
 #   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
+#   async_errors an async call's argument error: native at once, forwarded at the next sync call
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
@@ -194,6 +195,28 @@ tcp)
     ;;
 edge)
     differential start_unix_server "$EDGE"
+    ;;
+async_errors)
+    need "$EDGE" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$EDGE" --async-errors
+    start_unix_server
+    run_remote remote "$URL" "$EDGE" --async-errors
+    printf '%s\n' "launch on a destroyed context: EXA_ERROR_INVALID_HANDLE" \
+        "next synchronous call: EXA_SUCCESS" "the one after: EXA_SUCCESS" \
+        "async write, blocking=0, no source: EXA_ERROR_INVALID_HANDLE" \
+        "next synchronous call: EXA_SUCCESS" "the one after: EXA_SUCCESS" >"$TMP/want_native"
+    printf '%s\n' "launch on a destroyed context: EXA_SUCCESS" \
+        "next synchronous call: EXA_ERROR_INVALID_HANDLE" "the one after: EXA_SUCCESS" \
+        "async write, blocking=0, no source: EXA_SUCCESS" \
+        "next synchronous call: EXA_ERROR_INVALID_HANDLE" "the one after: EXA_SUCCESS" >"$TMP/want_remote"
+    for t in native remote; do
+        if ! cmp -s "$TMP/want_$t" "$TMP/$t.out" || [ "$(cat "$TMP/$t.rc")" != 0 ]; then
+            fail "$t run (exit $(cat "$TMP/$t.rc")):"
+            diff -u "$TMP/want_$t" "$TMP/$t.out"
+            show "$TMP/$t.err" "$t stderr"
+        fi
+    done
+    show "$TMP/remote.out" "forwarded"
     ;;
 two_clients)
     need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
