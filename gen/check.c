@@ -735,8 +735,10 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
             a->elem_type = unqual(c, p);
             if (strcmp(e, "bytes") == 0) {
                 a->elem = EK_BYTES;
-                if (p->kind != TY_VOID && !is_plain(p))
-                    perr_note(x, el->loc, "`elem: bytes` but '%s' is not plain data%s",
+                /* a struct that holds pointers may travel as bytes only when a
+                 * host wrapper is there to make its pointer fields right */
+                if (p->kind != TY_VOID && !is_plain(p) && !x->fn->wrap_host)
+                    perr_note(x, el->loc, "`elem: bytes` but '%s' is not plain data (allowed with `wrap: {host: ...}`, which must fix its pointer fields)%s",
                               p->spelling, "");
             } else if (strcmp(e, "device") == 0) {
                 a->elem = EK_DEVPTR;

@@ -58,7 +58,7 @@ static void fail_at(parser *P, unsigned col, const char *fmt, const char *arg)
 
 static const char *const puncts[] = {"<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "*", "/",
                                      "%",  "+",  "-",  "<",  ">",  "&",  "^",  "|",  "!", "~",
-                                     "?",  ":",  "(",  ")",  NULL};
+                                     "?",  ":",  "(",  ")",  "[",  "]",  NULL};
 
 static int tokenize(parser *P)
 {
@@ -239,6 +239,32 @@ static char *parse_unary(parser *P)
         }
         P->pos++;
         param_def *p = find_param(P, t->text);
+        if (p && p->ann.kind == PK_IN && peek(P)->kind == T_PUNCT && strcmp(peek(P)->text, "[") == 0) {
+            /* p[N]: an element of an input array of constant length declared
+             * before the annotated parameter (both sides decode parameters in
+             * declaration order, so its bytes are known when the size is
+             * computed); a NULL array reads as 0 */
+            tok *it = (P->pos++, peek(P));
+            if (it->kind != T_NUM) fail_at(P, it->col, "an index is an integer constant%s", "");
+            P->pos++;
+            expect(P, "]");
+            long long idx = strtoll(it->text, NULL, 0), len = 1;
+            if (p->ann.count) {
+                char *end;
+                len = strtoll(p->ann.count->text, &end, 0);
+                if (*end || p->ann.count_is_bytes) len = -1;
+            }
+            const param_def *self = P->env->param ? find_param(P, P->env->param) : NULL;
+            if (p->ann.elem != EK_BYTES || p->ann.terminated || len < 0 || !self || self <= p)
+                fail_at(P, t->col,
+                        "'%s[...]': only an input array of a constant `count:` declared before "
+                        "this parameter may be indexed",
+                        t->text);
+            if (idx < 0 || idx >= len)
+                fail_at(P, it->col, "index %s is outside the array's `count:`", it->text);
+            sb_printf(&b, "(%s != NULL ? %s[%lld] : 0)", t->text, t->text, idx);
+            return sb_take(&b);
+        }
         if (p) {
             if (!expr_phase1_kind(p->ann.kind))
                 fail_at(P, t->col,
