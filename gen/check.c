@@ -10,16 +10,17 @@
 static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
-                                       "sources", "extra_symbols", NULL};
+                                       "sources", "extra_symbols", "variants", NULL};
+static const char *const variants_keys[] = {"defines", "suffixes", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
                                           "out_of_memory",  "async",         NULL};
-static const char *const types_keys[] = {"handles", NULL};
+static const char *const types_keys[] = {"handles", "bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
-                                      "unsupported", "error_out", "returns", "wrap", NULL};
+                                      "unsupported", "error_out", "returns", "wrap", "internal", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -29,10 +30,10 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         NULL};
+                                         "map",        NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
-                                          "handle",   "device",     "ignore", NULL};
+                                          "handle",   "device",     "ignore", "map", NULL};
 static const char *const callback_keys[] = {"user_data", "arg", "once", NULL};
 static const char *const terminated_keys[] = {"value", "stride", NULL};
 
@@ -157,6 +158,21 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+    const spec_node *vn = spec_get(api, "variants");
+    if (vn && spec_want_map(vn, "api.variants", d, NULL, NULL)) {
+        spec_check_keys(vn, variants_keys, "api.variants", d, NULL, NULL);
+        spec_string_list(spec_get(vn, "defines"), "api.variants.defines", d, m->arena,
+                         &s->variant_defines, &s->nvariant_defines);
+        spec_string_list(spec_get(vn, "suffixes"), "api.variants.suffixes", d, m->arena,
+                         &s->variant_suffixes, &s->nvariant_suffixes);
+        if (!s->nvariant_suffixes)
+            diag_error(d, vn->loc, NULL, NULL, "api.variants needs `suffixes:` (and `defines:`)");
+        for (size_t i = 0; i < s->nvariant_suffixes; i++)
+            if (!s->variant_suffixes[i][0] || !is_c_identifier(s->variant_suffixes[i]))
+                diag_error(d, spec_key_loc(vn, "suffixes"), NULL, NULL,
+                           "api.variants.suffixes: '%s' is not an identifier suffix",
+                           s->variant_suffixes[i]);
+    }
     return d->errors > e0;
 }
 
@@ -249,6 +265,26 @@ static void check_handles(ck *c, const spec_node *root)
     if (!types) return;
     if (!spec_want_map(types, "types", c->d, NULL, NULL)) return;
     spec_check_keys(types, types_keys, "types", c->d, NULL, NULL);
+    const spec_node *bs = spec_get(types, "bytes");
+    if (bs) {
+        char **names = NULL;
+        size_t nn = 0;
+        spec_string_list(bs, "types.bytes", c->d, c->a, &names, &nn);
+        for (size_t i = 0; i < nn; i++) {
+            record_def *r = NULL;
+            typedef_def *td = model_find_typedef(c->m, names[i]);
+            if (td && td->type && td->type->record) r = td->type->record;
+            for (size_t k = 0; !r && k < c->m->nrecords; k++)
+                if (c->m->records[k]->name && strcmp(c->m->records[k]->name, names[i]) == 0)
+                    r = c->m->records[k];
+            if (!r || !r->complete)
+                diag_error(c->d, bs->loc, NULL, NULL,
+                           "types.bytes: '%s' is not a complete struct or union of the headers",
+                           names[i]);
+            else
+                r->as_bytes = 1;
+        }
+    }
     const spec_node *hs = spec_get(types, "handles");
     if (!hs || !spec_want_map(hs, "types.handles", c->d, NULL, NULL)) return;
     for (size_t i = 0; i < hs->n; i++) {
@@ -353,7 +389,8 @@ static int is_plain(const type_info *t)
     case TY_ENUM:
         return 1;
     case TY_RECORD:
-        return t->record && t->record->complete && !t->record->has_pointers;
+        return t->record && t->record->complete &&
+               (!t->record->has_pointers || t->record->as_bytes);
     case TY_ARRAY:
         return t->pointee && is_plain(t->pointee);
     default:
@@ -921,6 +958,21 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         else
             a->nhandle_keys = parse_cases(x, n, "handle_keys", &a->handle_keys);
     }
+    if ((n = spec_get(A, "map"))) {
+        const char *fn_;
+        if (a->kind != PK_DEVPTR)
+            perr_note(x, spec_key_loc(A, "map"),
+                      "`map` applies to device parameters (`device: true`), not to a %s "
+                      "parameter%s",
+                      param_kind_name(a->kind), "");
+        else if (spec_string(n, "map", c->d, x->fn->name, x->p->name, &fn_)) {
+            if (!is_c_identifier(fn_))
+                perr_note(x, n->loc, "`map` names a C function of the spec's sources, not '%s'%s",
+                          fn_, "");
+            else
+                a->map_fn = arena_strdup(c->a, fn_);
+        }
+    }
     (void)bad;
 }
 
@@ -1039,6 +1091,13 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     if (modes > 1)
         diag_error(d, key_loc, f->name, NULL,
                    "choose one of `local`, `custom` and `unsupported`");
+    if ((n = spec_get(E, "internal")) && spec_bool(n, "internal", d, f->name, NULL, &v) && v) {
+        if (f->mode != FN_FORWARD)
+            diag_error(d, spec_key_loc(E, "internal"), f->name, NULL,
+                       "`internal` applies to forwarded functions, not %s ones",
+                       fn_mode_name(f->mode));
+        f->internal = 1;
+    }
     if ((n = spec_get(E, "wrap"))) {
         if (f->mode != FN_FORWARD) {
             diag_error(d, spec_key_loc(E, "wrap"), f->name, NULL,
@@ -1279,6 +1338,14 @@ static int fn_cmp(const void *a, const void *b)
     return strcmp(((const function_def *)a)->name, ((const function_def *)b)->name);
 }
 
+static char *cat_arena(arena *a, const char *x, const char *y)
+{
+    char *t = xasprintf("%s%s", x, y);
+    char *r = arena_strdup(a, t);
+    free(t);
+    return r;
+}
+
 int check_model(api_model *m, const spec_node *root, diag_sink *d)
 {
     unsigned e0 = d->errors;
@@ -1310,8 +1377,25 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
             entries[f - m->functions] = fns->items[i];
             entry_locs[f - m->functions] = fns->key_locs[i];
         }
-    for (size_t i = 0; i < m->nfunctions; i++)
-        check_function(&c, &m->functions[i], entries[i], entry_locs[i]);
+    /* a symbol variant without an entry of its own takes its base function's */
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        function_def *base;
+        if (!m->functions[i].variant_of || entries[i]) continue;
+        if ((base = model_find_function(m, m->functions[i].variant_of))) {
+            entries[i] = entries[base - m->functions];
+            entry_locs[i] = entry_locs[base - m->functions];
+        }
+    }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        function_def *f = &m->functions[i];
+        check_function(&c, f, entries[i], entry_locs[i]);
+        /* hand-written names of a variant carry its suffix: cudart_memcpy_ptds */
+        if (f->variant_of) {
+            if (f->custom_guest) f->custom_guest = cat_arena(c.a, f->custom_guest, f->variant_suffix);
+            if (f->custom_host) f->custom_host = cat_arena(c.a, f->custom_host, f->variant_suffix);
+            if (f->wrap_host) f->wrap_host = cat_arena(c.a, f->wrap_host, f->variant_suffix);
+        }
+    }
     check_symbol_versions(&c, root);
 
     /* pass 2: expressions, now that every parameter has its kind */

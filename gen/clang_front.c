@@ -595,6 +595,97 @@ static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientDa
     return CXChildVisit_Continue;
 }
 
+/* ---- symbol variants (api.variants) ------------------------------------------ */
+
+typedef struct variant_walk {
+    front *F;
+    char **names; /* selected functions of the main headers in the second parse */
+    size_t n;
+} variant_walk;
+
+static enum CXChildVisitResult visit_variant(CXCursor c, CXCursor parent, CXClientData data)
+{
+    (void)parent;
+    variant_walk *w = data;
+    if (clang_getCursorKind(c) != CXCursor_FunctionDecl) return CXChildVisit_Continue;
+    CXFile file;
+    clang_getExpansionLocation(clang_getCursorLocation(c), &file, NULL, NULL, NULL);
+    if (!file || !is_main_file(w->F, file)) return CXChildVisit_Continue;
+    CXString ns = clang_getCursorSpelling(c);
+    const char *name = clang_getCString(ns);
+    if (selected(w->F, name) && !strmap_get(&w->F->fns, name))
+        *(char **)VEC_PUSH(w->names, w->n) = xstrdup(name);
+    clang_disposeString(ns);
+    return CXChildVisit_Continue;
+}
+
+/* Parses the headers again with api.variants.defines. A function declared
+ * there as <base><suffix>, where <base> is a function of the first parse and
+ * <suffix> one of api.variants.suffixes, becomes a variant: a copy of <base>
+ * (same signature, annotations taken from <base>'s entry) under the new name.
+ * CUDA's per-thread default stream entry points (cudaMemcpy_ptds) are found
+ * this way from the header's own macros. */
+static void find_variants(front *F, CXIndex idx, const char *tu_name, struct CXUnsavedFile *uf,
+                          char **args0, size_t nargs0, const src_loc *api_loc)
+{
+    api_settings *s = &F->m->api;
+    char **args = NULL;
+    size_t nargs = 0;
+    for (size_t i = 0; i < nargs0; i++) *(char **)VEC_PUSH(args, nargs) = xstrdup(args0[i]);
+    for (size_t i = 0; i < s->nvariant_defines; i++)
+        *(char **)VEC_PUSH(args, nargs) = xasprintf("-D%s", s->variant_defines[i]);
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode ec = clang_parseTranslationUnit2(
+        idx, tu_name, (const char *const *)args, (int)nargs, uf, 1,
+        CXTranslationUnit_SkipFunctionBodies, &tu);
+    for (size_t i = 0; i < nargs; i++) free(args[i]);
+    free(args);
+    if (ec != CXError_Success || !tu) {
+        diag_error(F->d, api_loc ? *api_loc : (src_loc){0}, NULL, NULL,
+                   "libclang could not parse the headers with api.variants.defines (error %d)",
+                   (int)ec);
+        return;
+    }
+    /* main files again, in the new unit */
+    CXFile *saved = F->main_files;
+    F->main_files = xcalloc(F->nmain + 1, sizeof(CXFile));
+    for (size_t i = 0; i < F->nmain; i++) F->main_files[i] = clang_getFile(tu, F->main_paths[i]);
+    variant_walk w = {F, NULL, 0};
+    clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_variant, &w);
+    free(F->main_files);
+    F->main_files = saved;
+    clang_disposeTranslationUnit(tu);
+    size_t nbase = F->m->nfunctions;
+    for (size_t k = 0; k < w.n; k++) {
+        const char *name = w.names[k];
+        size_t nl = strlen(name);
+        for (size_t j = 0; j < s->nvariant_suffixes; j++) {
+            const char *suf = s->variant_suffixes[j];
+            size_t sl = strlen(suf);
+            if (nl <= sl || strcmp(name + nl - sl, suf) != 0) continue;
+            char *base = xstrdup(name);
+            base[nl - sl] = 0;
+            uintptr_t bi = (uintptr_t)strmap_get(&F->fns, base);
+            free(base);
+            if (!bi || bi > nbase || strmap_get(&F->fns, name)) continue;
+            function_def copy = F->m->functions[bi - 1];
+            function_def *fd = VEC_PUSH(F->m->functions, F->m->nfunctions);
+            *fd = copy;
+            fd->name = arena_strdup(F->a, name);
+            fd->sig.params = arena_alloc(F->a, (copy.sig.nparams ? copy.sig.nparams : 1) *
+                                                   sizeof(param_def));
+            if (copy.sig.nparams)
+                memcpy(fd->sig.params, copy.sig.params, copy.sig.nparams * sizeof(param_def));
+            fd->variant_of = F->m->functions[bi - 1].name;
+            fd->variant_suffix = arena_strdup(F->a, suf);
+            strmap_put(&F->fns, name, (void *)(uintptr_t)F->m->nfunctions);
+            break;
+        }
+    }
+    for (size_t k = 0; k < w.n; k++) free(w.names[k]);
+    free(w.names);
+}
+
 int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_dir,
                       const src_loc *header_locs, const src_loc *api_loc, diag_sink *d)
 {
@@ -672,13 +763,11 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         idx, tu_name, (const char *const *)args, (int)nargs, &uf, 1,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies,
         &F.tu);
-    for (size_t i = 0; i < nargs; i++) free(args[i]);
-    free(args);
     if (ec != CXError_Success || !F.tu) {
         diag_error(d, api_loc ? *api_loc : (src_loc){0}, NULL, NULL,
                    "libclang could not parse the headers (error %d)", (int)ec);
         clang_disposeIndex(idx);
-        goto out;
+        goto out_args;
     }
     unsigned nd = clang_getNumDiagnostics(F.tu);
     for (unsigned i = 0; i < nd; i++) {
@@ -705,7 +794,7 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
     if (d->errors > errors0) {
         clang_disposeTranslationUnit(F.tu);
         clang_disposeIndex(idx);
-        goto out;
+        goto out_args;
     }
 
     F.nmain = s->nheaders;
@@ -719,10 +808,15 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         /* a bad regex was reported by check.c when it read the spec */
     }
     clang_visitChildren(clang_getTranslationUnitCursor(F.tu), visit_top, &F);
-    if (F.have_re) regfree(&F.re);
     clang_disposeTranslationUnit(F.tu);
+    if (s->nvariant_suffixes)
+        find_variants(&F, idx, tu_name, &uf, args, nargs, api_loc);
+    if (F.have_re) regfree(&F.re);
     clang_disposeIndex(idx);
 
+out_args:
+    for (size_t i = 0; i < nargs; i++) free(args[i]);
+    free(args);
 out:
     for (size_t i = 0; i < ndirs; i++) free(dirs[i]);
     free(dirs);

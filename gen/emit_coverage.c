@@ -36,6 +36,14 @@ static char *rel_path(const char *dir, const char *file)
     }
     const char *rest = rf + common;
     if (*rest == '/') rest++;
+    /* a header far outside the spec's tree (a toolkit under /usr/local):
+     * its file name only, so that the report does not depend on where the
+     * toolkit is installed */
+    if (b.len >= 8 && strncmp(b.s, "../../..", 8) == 0) {
+        const char *slash = strrchr(rf, '/');
+        sb_free(&b);
+        return xstrdup(slash ? slash + 1 : rf);
+    }
     if (b.len) sb_putc(&b, '/');
     sb_puts(&b, rest);
     return sb_take(&b);
@@ -49,7 +57,15 @@ int emit_coverage(emit_ctx *e, strbuf *out)
     tmpl_put(&e->o, "cov_head", "api", m->api.name, "stamp", e->stamp, "spec", spec, NULL);
     free(spec);
     size_t counts[4] = {0};
-    for (size_t i = 0; i < m->nfunctions; i++) counts[m->functions[i].mode]++;
+    size_t ninternal = 0, nexported = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        if (m->functions[i].internal) {
+            ninternal++;
+            continue;
+        }
+        counts[m->functions[i].mode]++;
+        nexported++;
+    }
     static const fn_mode modes[] = {FN_FORWARD, FN_LOCAL, FN_CUSTOM, FN_UNSUPPORTED};
     static const char *const mode_names[] = {"forwarded", "local", "custom", "unsupported"};
     char n[32];
@@ -57,8 +73,14 @@ int emit_coverage(emit_ctx *e, strbuf *out)
         snprintf(n, sizeof n, "%zu", counts[modes[k]]);
         tmpl_put(&e->o, "cov_count", "mode", mode_names[k], "n", n, NULL);
     }
-    snprintf(n, sizeof n, "%zu", m->nfunctions);
-    tmpl_put(&e->o, "cov_table", "n", n, NULL);
+    snprintf(n, sizeof n, "%zu", nexported);
+    if (ninternal) {
+        char ni[32];
+        snprintf(ni, sizeof ni, "%zu", ninternal);
+        tmpl_put(&e->o, "cov_table_internal", "n", n, "ni", ni, NULL);
+    } else {
+        tmpl_put(&e->o, "cov_table", "n", n, NULL);
+    }
     char *dir = path_dirname(m->spec_path ? m->spec_path : ".");
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
@@ -74,6 +96,9 @@ int emit_coverage(emit_ctx *e, strbuf *out)
         sb_puts(&notes, "");
         switch (f->mode) {
         case FN_FORWARD:
+            if (f->internal) sb_puts(&notes, "internal (not exported); ");
+            if (f->wrap_guest) sb_puts(&notes, "guest wrapper in the spec's sources; ");
+            if (f->wrap_host) sb_printf(&notes, "host wrapper %s; ", f->wrap_host);
             if (f->async) sb_puts(&notes, "async");
             if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
             break;
@@ -88,6 +113,9 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             sb_puts(&notes, f->reason ? f->reason : "");
             break;
         }
+        if (f->variant_of) sb_printf(&notes, "%svariant of `%s`", notes.len ? "; " : "", f->variant_of);
+        while (notes.len >= 2 && notes.s[notes.len - 2] == ';' && notes.s[notes.len - 1] == ' ')
+            notes.s[notes.len -= 2] = 0;
         char *ns = sb_take(&notes);
         char *cell = md_cell(ns);
         char *wc = md_cell(where);

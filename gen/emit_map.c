@@ -30,6 +30,7 @@ int emit_map(emit_ctx *e, strbuf *out)
         size_t k = 0;
         for (size_t i = 0; i < m->nfunctions; i++) {
             const char *fv = m->functions[i].symbol_version;
+            if (m->functions[i].internal) continue; /* never exported */
             if ((!vn && !fv) || (vn && fv && strcmp(vn, fv) == 0)) syms[k++] = m->functions[i].name;
         }
         for (size_t i = 0; !vn && i < m->api.nextra_symbols; i++) {

@@ -555,6 +555,29 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(inner);
         free(pr);
     }
+    /* symbol variants the handlers call: the headers declare them only under
+     * api.variants.defines, which the server is not built with */
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (!f->variant_of || f->mode != FN_FORWARD || f->wrap_host) continue;
+        if (!any) PUT("srv_section", "what", "symbol variants of the real library");
+        any = 1;
+        strbuf pb = {0};
+        sb_printf(&pb, "%s(", f->name);
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            char tmp[24];
+            char *d = c_decl(f->sig.params[k].type, pname(&f->sig.params[k], k, tmp), 0);
+            sb_printf(&pb, "%s%s", k ? ", " : "", d);
+            free(d);
+        }
+        if (!f->sig.nparams) sb_puts(&pb, "void");
+        sb_putc(&pb, ')');
+        char *inner = sb_take(&pb);
+        char *pr = c_decl(f->sig.ret, inner, 0);
+        PUT("srv_variant_decl", "proto", pr, "fn", f->variant_of);
+        free(inner);
+        free(pr);
+    }
     if (m->nhandles) PUT("srv_section", "what", "handle types");
     for (size_t i = 0; i < m->nhandles; i++) {
         const handle_type_def *h = &m->handles[i];

@@ -127,8 +127,11 @@ static void put_value_like(stub_fn *s, const param_def *p, const char *name, con
         PUT("stub_put_struct", "name", name);
         break;
     case PK_HANDLE:
-    case PK_DEVPTR:
         PUT("stub_put_id", "name", name);
+        break;
+    case PK_DEVPTR:
+        if (a->map_fn) PUT("stub_put_mapped", "name", name, "map", a->map_fn);
+        else PUT("stub_put_id", "name", name);
         break;
     case PK_CALLBACK: {
         const cb_type *cb = find_cb(e, s->f, p);
@@ -336,6 +339,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     char *pr = proto(f, fwd, s.names);
     char *rtype = c_type(f->sig.ret);
     if (f->wrap_guest) PUT("stub_fn_open_fwd", "proto", pr, "fn", f->name);
+    else if (f->internal) PUT("stub_fn_open_internal", "proto", pr, "fn", f->name);
     else PUT("stub_fn_open", "proto", pr);
     free(pr);
     free(fwd);
@@ -549,6 +553,30 @@ int emit_stub(emit_ctx *e, strbuf *out)
         PUT("stub_custom_decl", "proto", pr);
         free(pr);
         free_names(names, f->sig.nparams);
+    }
+    /* the map functions of device parameters, once each */
+    {
+        const char **maps = NULL;
+        size_t nmaps = 0;
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const function_def *f = &m->functions[i];
+            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            for (size_t j = 0; j < f->sig.nparams; j++) {
+                const param_ann *cand[3] = {&f->sig.params[j].ann, f->sig.params[j].ann.then_ann,
+                                            f->sig.params[j].ann.else_ann};
+                for (int k = 0; k < 3; k++) {
+                    size_t q;
+                    if (!cand[k] || !cand[k]->map_fn) continue;
+                    for (q = 0; q < nmaps && strcmp(maps[q], cand[k]->map_fn) != 0; q++)
+                        continue;
+                    if (q < nmaps) continue;
+                    maps = xrealloc(maps, (nmaps + 1) * sizeof *maps);
+                    maps[nmaps++] = cand[k]->map_fn;
+                    PUT("stub_map_decl", "map", cand[k]->map_fn);
+                }
+            }
+        }
+        free(maps);
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];

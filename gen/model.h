@@ -80,6 +80,7 @@ typedef struct record_def {
     field_def *fields;
     size_t nfields;
     int has_pointers; /* any field (recursively) is a pointer / fn pointer */
+    int as_bytes;     /* listed in `types.bytes`: copied as bytes although it holds pointers */
     src_loc loc;
 } record_def;
 
@@ -184,6 +185,8 @@ typedef struct param_ann {
     char *handle_type;       /* PK_HANDLE, EK_HANDLE: name of the spec's handle type */
     int creates;             /* out handle(s) created by this call: register on the server */
     int destroys;            /* handle destroyed by this call on success: forget it */
+    char *map_fn;            /* PK_DEVPTR: the stub sends map_fn(value) (a guest function of the
+                                spec's sources: const void *F(const void *)) */
     int retains;             /* handle retained by this call on success: one more reference */
     /* PK_OUT/INOUT plain bytes whose elements are handles for some values of
      * another (value) parameter: clGetContextInfo's CL_CONTEXT_DEVICES */
@@ -254,6 +257,9 @@ typedef struct function_def {
     int wrap_guest;      /* FN_FORWARD: the forwarder is <api>_fwd_<name> (hidden); the
                             spec's sources export <name> and call it */
     char *wrap_host;     /* FN_FORWARD: the handler calls this (cx, args...) instead of <name> */
+    int internal;        /* a call of the spec's own headers: forwarded, never exported */
+    char *variant_of;    /* a symbol variant (api.variants) of this function ... */
+    char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
 } function_def;
 
@@ -304,6 +310,10 @@ typedef struct api_settings {
     size_t nsources;
     char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */
     size_t nextra_symbols;
+    char **variant_defines; /* api.variants: the headers parsed again with these defines ... */
+    size_t nvariant_defines;
+    char **variant_suffixes;/* ... declare <fn><suffix> for some functions: symbol variants */
+    size_t nvariant_suffixes;
 } api_settings;
 
 typedef struct api_model {
