@@ -76,7 +76,8 @@ APIGEN_CHECK bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], api
     X(APIGEN_TOO_LARGE, "argument exceeds the server's size limit")            \
     X(APIGEN_BAD_CALL, "unknown call id")                                      \
     X(APIGEN_UNSUPPORTED, "function not supported by this server")             \
-    X(APIGEN_NO_MEMORY, "server out of memory")
+    X(APIGEN_NO_MEMORY, "server out of memory")                                \
+    X(APIGEN_BAD_DEVPTR, "device address not owned by this client")
 
 typedef enum apigen_status {
 #define APIGEN_X_ENUM(k, s) k,
@@ -197,6 +198,9 @@ typedef struct apigen_api {
     const apigen_cb_dispatch_fn *cb_dispatch; /* [ncb_types] */
     unsigned ncb_types;
     bool async_errors_next_call;
+    /* server side, specs with `types.device`: releases a device allocation
+     * a vanished client left (NULL: ranges are only forgotten) */
+    void (*device_destroy)(void *addr);
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -248,6 +252,8 @@ typedef struct apigen_call_ctx {
     int64_t result_error;   /* the API error value the call returned */
     void *scratch;          /* runtime-private: allocations freed after the call */
     uint64_t budget;        /* bytes this call may still allocate */
+    bool dev_taken;         /* runtime-private: a range apigen_dev_take removed */
+    uint64_t dev_taken_base, dev_taken_end, dev_taken_seq;
 } apigen_call_ctx;
 
 /* Marks the call rejected (first reason wins); the handler must return. */
@@ -283,6 +289,25 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
 /* For callbacks: id of a real handle in a session, 0 if unknown. */
 uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_type *ht,
                                   void *real);
+
+/* Device address ranges (SECURITY.md S4), for specs with `types.device`.
+ * Every device parameter is checked: NULL passes (the real library reports
+ * it), anything else must lie in a range of this client ([addr, addr +
+ * extent) inside it when has_extent), else the call is rejected with
+ * APIGEN_BAD_DEVPTR (the API's invalid_value). */
+APIGEN_CHECK bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent,
+                                   bool has_extent, const char *what);
+/* After a successful `creates` call: [addr, addr + bytes) belongs to this
+ * client (bytes 0 counts as 1). If it cannot be recorded, the allocation is
+ * released with api->device_destroy and the call rejected (NO_MEMORY). */
+APIGEN_CHECK bool apigen_dev_add(apigen_call_ctx *cx, uint64_t addr, uint64_t bytes);
+/* Before a `destroys` call: the range holding addr leaves the table (one
+ * per call); apigen_dev_end(cx, ok) forgets it (ok) or puts it back. */
+APIGEN_CHECK bool apigen_dev_take(apigen_call_ctx *cx, uint64_t addr, const char *what);
+void apigen_dev_end(apigen_call_ctx *cx, bool ok);
+/* For hand-written host code (kernel arguments, structs with addresses):
+ * whether [addr, addr + extent) lies in a range of session s. */
+bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, bool has_extent);
 
 /* Callbacks, server side. bind returns the user_data to give the real
  * library; the generated trampoline receives it back. */

@@ -178,18 +178,55 @@ static int env_ms(const char *name, int dflt)
     return (int)ms;
 }
 
+/* The token to present: APIGEN_TOKEN, else the first line of
+ * APIGEN_TOKEN_FILE (trailing blanks dropped), else none. false + why when
+ * the file cannot be read. */
+static bool guest_token(char *buf, size_t cap, char *why, size_t whylen)
+{
+    buf[0] = 0;
+    const char *t = getenv("APIGEN_TOKEN");
+    if (t && *t) {
+        if (strlen(t) >= cap) {
+            snprintf(why, whylen, "APIGEN_TOKEN is longer than %zu bytes", cap - 1);
+            return false;
+        }
+        snprintf(buf, cap, "%s", t);
+        return true;
+    }
+    const char *path = getenv("APIGEN_TOKEN_FILE");
+    if (!path || !*path)
+        return true;
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(why, whylen, "APIGEN_TOKEN_FILE=%s: %s", path, strerror(errno));
+        return false;
+    }
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
+        buf[--n] = 0;
+    if (n == 0 || strlen(buf) != n) {
+        snprintf(why, whylen, "APIGEN_TOKEN_FILE=%s: empty or not text", path);
+        return false;
+    }
+    return true;
+}
+
 /* Sends the handshake on conn and reads the answer; false + why. */
 static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN], uint64_t tid,
                   char *why, size_t whylen)
 {
     apigen_wr w;
     size_t off;
+    char token[RT_TOKEN_MAX];
+    if (!guest_token(token, sizeof token, why, whylen))
+        return false;
     apigen_wr_init(&w);
-    const char *token = getenv("APIGEN_TOKEN");
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
-              apigen_put_str(&w, token && *token ? token : NULL) &&
+              apigen_put_str(&w, token[0] ? token : NULL) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");

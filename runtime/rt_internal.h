@@ -57,6 +57,11 @@ unsigned rt_session_count(void); /* live sessions (tests) */
 /* scratch.c */
 void rt_scratch_free_all(apigen_call_ctx *cx);
 
+/* devmem.c: releases (newest first, with api->device_destroy) and forgets
+ * every device range of s; the number of recorded ranges (tests). */
+void rt_dev_release_session(struct apigen_session *s, const apigen_api *api);
+size_t rt_dev_count(void);
+
 /* callbacks.c */
 void rt_cb_free_binding(void *b);
 

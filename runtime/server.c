@@ -21,6 +21,7 @@
 #define REJECT_LOG_CAP 20 /* rejections logged per connection (a hostile client must not flood the log) */
 #define PREFIX_LEN 13u    /* u32 status, u8 has_deferred, u64 deferred */
 #define DEFAULT_MAX_ARG (1ull << 30)
+#define DEFAULT_MAX_CONNS 1024u
 
 typedef struct rt_server {
     const apigen_api *const *apis;
@@ -28,6 +29,7 @@ typedef struct rt_server {
     uint64_t max_arg;
     uint32_t max_payload;
     char *token;
+    unsigned max_conns;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     struct sconn *conns;
@@ -221,6 +223,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
         apigen_reject(&cx, APIGEN_UNSUPPORTED, call_name(api, h->call_id));
     else
         api->handlers[h->call_id](&cx);
+    apigen_dev_end(&cx, false); /* a range taken by a handler that returned early comes back */
     if (cx.status == APIGEN_OK && sc->out.failed)
         apigen_reject(&cx, APIGEN_NO_MEMORY, "reply");
 
@@ -368,10 +371,14 @@ static char *read_token(const char *path)
 static void usage(const char *argv0)
 {
     fprintf(stderr,
-            "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--token-file FILE]\n"
+            "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--max-conns N]\n"
+            "       [--token-file FILE]\n"
             "  URL: unix:///path or tcp://host:port or tcp://[addr]:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
-            "  --token-file: clients must send this token (APIGEN_TOKEN on the guest)\n",
+            "  --max-conns: connections served at once (default 1024); more are closed at accept\n"
+            "  --token-file: clients must send this token (APIGEN_TOKEN or APIGEN_TOKEN_FILE on\n"
+            "    the guest); without it, a TCP listener on a non-loopback address is open to anyone\n"
+            "    who can reach it. Unix sockets are created mode 0600.\n",
             argv0);
 }
 
@@ -386,6 +393,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     srv->apis = apis;
     srv->napis = napis;
     srv->max_arg = DEFAULT_MAX_ARG;
+    srv->max_conns = DEFAULT_MAX_CONNS;
     const char *env = getenv("APIGEN_MAX_ARG");
     if (env && *env && !parse_size(env, &srv->max_arg)) {
         apigen_log("APIGEN_MAX_ARG=%s is not a size", env);
@@ -394,14 +402,14 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     const char *argv0 = argc > 0 && argv[0] ? argv[0] : "apigen-server";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
-        const char *opts[] = {"--listen", "--max-arg", "--token-file"};
+        const char *opts[] = {"--listen", "--max-arg", "--token-file", "--max-conns"};
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(argv0);
             free(srv);
             return 0;
         }
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < 4; k++) {
             size_t l = strlen(opts[k]);
             if (strncmp(a, opts[k], l) == 0 && (a[l] == 0 || a[l] == '=')) {
                 which = k;
@@ -424,6 +432,13 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 fprintf(stderr, "apigen-server: --max-arg '%s' is not a size\n", v);
                 return free(srv), 2;
             }
+        } else if (which == 3) {
+            uint64_t n;
+            if (!parse_size(v, &n) || n > 1000000) {
+                fprintf(stderr, "apigen-server: --max-conns '%s' is not a count\n", v);
+                return free(srv), 2;
+            }
+            srv->max_conns = (unsigned)n;
         } else {
             token_file = v;
         }
@@ -478,6 +493,11 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         for (unsigned k = 0; k < napis && n >= 0 && (size_t)n < sizeof names; k++)
             n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", k ? " " : "", apis[k]->name);
         apigen_log("listening on %s (%s)", apigen_tp_listener_url(ls[i]), names);
+        const char *lu = apigen_tp_listener_url(ls[i]);
+        if (!srv->token && strncmp(lu, "tcp://", 6) == 0 && strncmp(lu, "tcp://127.", 10) != 0 &&
+            strncmp(lu, "tcp://[::1]", 11) != 0)
+            apigen_log("warning: %s accepts clients without a token: anyone who can reach it can "
+                       "use the accelerator (give --token-file)", lu);
     }
 
     int rc = 0;
@@ -507,6 +527,17 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 apigen_log("%s", err);
                 struct timespec ts = {0, 10000000}; /* e.g. out of fds: do not spin */
                 nanosleep(&ts, NULL);
+                continue;
+            }
+            pthread_mutex_lock(&srv->mu);
+            bool full = srv->nconns >= srv->max_conns;
+            pthread_mutex_unlock(&srv->mu);
+            if (full) {
+                static unsigned nfull;
+                if (nfull++ % 100 == 0) /* a flood must not flood the log */
+                    apigen_log("refused %s: %u connections already (--max-conns)",
+                               apigen_tp_peer(conn), srv->max_conns);
+                apigen_tp_close(conn);
                 continue;
             }
             sconn *sc = calloc(1, sizeof *sc);

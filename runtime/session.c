@@ -138,7 +138,9 @@ static void session_destroy(struct apigen_session *s)
     /* No connection is left, so nothing changes the table now; the lock is
      * not held while destroying because a destroy may fire a callback
      * whose trampoline looks up handle ids. Newest first: children
-     * (a buffer of a context) go before their parents. */
+     * (a buffer of a context) go before their parents. Device memory
+     * first: it may belong to a context (SVM). */
+    rt_dev_release_session(s, s->api);
     for (size_t i = s->nh; i-- > 0;) {
         hent *e = &s->h[i];
         if (e->live && e->owned && e->ht->destroy)

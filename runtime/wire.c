@@ -443,6 +443,8 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
 
 bool apigen_rd_done(const apigen_rd *r) { return !r->err && r->left == 0; }
 
+#define RECV_CHUNK (1u << 20)
+
 /* ---- frames over a transport ----------------------------------------------------- */
 static bool set_err(const char *e, char *err, size_t errlen)
 {
@@ -469,20 +471,32 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
     }
     if (!apigen_hdr_decode(hb, h, max_payload, &e))
         return set_err(e, err, errlen);
-    if (h->payload_len > *cap || !*buf) {
-        /* grow to what is needed (at least 4 KiB so small frames reuse it) */
-        size_t nc = h->payload_len < 4096 ? 4096 : h->payload_len;
-        uint8_t *p = malloc(nc);
+    /* The buffer grows with the bytes that actually arrive (SECURITY.md S2):
+     * a header announcing 1 GiB followed by silence costs 1 MiB, not 1 GiB. */
+    size_t want = h->payload_len, have = 0;
+    if (!*buf || *cap < 4096) {
+        uint8_t *p = realloc(*buf, 4096);
         if (!p)
             return set_err("out of memory for the frame payload", err, errlen);
-        free(*buf);
         *buf = p;
-        *cap = nc;
+        *cap = 4096;
     }
-    if (h->payload_len) {
-        r = apigen_tp_recv(c, *buf, h->payload_len, timeout_ms, err, errlen);
+    while (have < want) {
+        size_t upto = want - have > RECV_CHUNK ? have + RECV_CHUNK : want;
+        if (upto > *cap) {
+            size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
+            if (nc > want)
+                nc = want;
+            uint8_t *p = realloc(*buf, nc);
+            if (!p)
+                return set_err("out of memory for the frame payload", err, errlen);
+            *buf = p;
+            *cap = nc;
+        }
+        r = apigen_tp_recv(c, *buf + have, upto - have, timeout_ms, err, errlen);
         if (r != APIGEN_TP_OK)
             return false; /* EOF inside a frame is an error, not a clean close */
+        have = upto;
     }
     return true;
 }

@@ -81,7 +81,10 @@ bool tp_unix_listen(const apigen_url *u, const char *url, apigen_listener **out,
         tp_err(err, errlen, "cannot listen on %s: socket: %s", url, strerror(errno));
         return false;
     }
-    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || listen(fd, 128) < 0) {
+    /* Owner only (SECURITY.md S7): set before listen(), so nobody can
+     * connect while the file still has the umask's mode. */
+    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || chmod(u->path, 0600) < 0 ||
+        listen(fd, 128) < 0) {
         tp_err(err, errlen, "cannot listen on %s: %s", url, strerror(errno));
         close(fd);
         return false;

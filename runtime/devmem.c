@@ -1,0 +1,195 @@
+/* Device address ranges (SECURITY.md S4): which client owns which
+ * [base, end) of device memory. One table for the whole server, sorted by
+ * base, ranges never overlap, each tagged with its session; readers (every
+ * device parameter of every call) take a read lock. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct drange {
+    uint64_t base, end; /* [base, end), end > base */
+    struct apigen_session *owner;
+    uint64_t seq;       /* creation order, for release newest first */
+} drange;
+
+static pthread_rwlock_t g_rw = PTHREAD_RWLOCK_INITIALIZER;
+static drange *g_r;
+static size_t g_n, g_cap;
+static uint64_t g_seq;
+
+/* Index of the first range with base > addr. Caller holds the lock. */
+static size_t upper(uint64_t addr)
+{
+    size_t lo = 0, hi = g_n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g_r[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The range containing addr, or SIZE_MAX. Caller holds the lock. */
+static size_t containing(uint64_t addr)
+{
+    size_t i = upper(addr);
+    if (i == 0 || addr >= g_r[i - 1].end)
+        return SIZE_MAX;
+    return i - 1;
+}
+
+bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, bool has_extent)
+{
+    if (!s)
+        return false;
+    bool ok = false;
+    pthread_rwlock_rdlock(&g_rw);
+    size_t i = containing(addr);
+    if (i != SIZE_MAX && g_r[i].owner == s)
+        ok = !has_extent || extent <= g_r[i].end - addr;
+    pthread_rwlock_unlock(&g_rw);
+    return ok;
+}
+
+bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool has_extent,
+                      const char *what)
+{
+    if (addr == 0)
+        return true; /* NULL: the real library reports it as it would natively */
+    if (apigen_dev_owned(cx->session, addr, extent, has_extent))
+        return true;
+    apigen_reject(cx, APIGEN_BAD_DEVPTR, what);
+    return false;
+}
+
+/* Removes ranges [i, j) (caller holds the write lock). */
+static void remove_span(size_t i, size_t j)
+{
+    memmove(g_r + i, g_r + j, (g_n - j) * sizeof *g_r);
+    g_n -= j - i;
+}
+
+static bool insert(struct apigen_session *s, uint64_t base, uint64_t end, uint64_t seq)
+{
+    /* The allocator just handed out [base, end): any recorded range that
+     * overlaps it is stale (freed behind our back, e.g. by a context
+     * teardown) and must not stay usable by its old owner. */
+    size_t i = upper(base);
+    if (i > 0 && g_r[i - 1].end > base)
+        i--;
+    size_t j = i;
+    while (j < g_n && g_r[j].base < end)
+        j++;
+    if (j > i)
+        remove_span(i, j);
+    if (g_n == g_cap) {
+        size_t nc = g_cap ? g_cap * 2 : 256;
+        drange *p = realloc(g_r, nc * sizeof *p);
+        if (!p)
+            return false;
+        g_r = p;
+        g_cap = nc;
+    }
+    memmove(g_r + i + 1, g_r + i, (g_n - i) * sizeof *g_r);
+    g_r[i] = (drange){base, end, s, seq};
+    g_n++;
+    return true;
+}
+
+bool apigen_dev_add(apigen_call_ctx *cx, uint64_t addr, uint64_t bytes)
+{
+    if (addr == 0)
+        return true;
+    uint64_t end;
+    if (bytes == 0)
+        bytes = 1; /* a zero-size allocation still has an address the client may pass back */
+    if (!apigen_add_size(addr, bytes, &end))
+        end = UINT64_MAX;
+    pthread_rwlock_wrlock(&g_rw);
+    bool ok = insert(cx->session, addr, end, ++g_seq);
+    pthread_rwlock_unlock(&g_rw);
+    if (!ok) {
+        /* Not recorded means not releasable later: give it back now. */
+        if (cx->api->device_destroy)
+            cx->api->device_destroy((void *)(uintptr_t)addr);
+        apigen_reject(cx, APIGEN_NO_MEMORY, "device range");
+    }
+    return ok;
+}
+
+bool apigen_dev_take(apigen_call_ctx *cx, uint64_t addr, const char *what)
+{
+    if (addr == 0)
+        return true;
+    bool ok = false;
+    pthread_rwlock_wrlock(&g_rw);
+    size_t i = containing(addr);
+    if (i != SIZE_MAX && g_r[i].owner == cx->session && !cx->dev_taken) {
+        cx->dev_taken = true;
+        cx->dev_taken_base = g_r[i].base;
+        cx->dev_taken_end = g_r[i].end;
+        cx->dev_taken_seq = g_r[i].seq;
+        remove_span(i, i + 1);
+        ok = true;
+    }
+    pthread_rwlock_unlock(&g_rw);
+    if (!ok)
+        apigen_reject(cx, APIGEN_BAD_DEVPTR, what);
+    return ok;
+}
+
+void apigen_dev_end(apigen_call_ctx *cx, bool ok)
+{
+    if (!cx->dev_taken)
+        return;
+    cx->dev_taken = false;
+    if (ok)
+        return;
+    pthread_rwlock_wrlock(&g_rw);
+    (void)insert(cx->session, cx->dev_taken_base, cx->dev_taken_end, cx->dev_taken_seq);
+    pthread_rwlock_unlock(&g_rw);
+}
+
+static int by_seq_desc(const void *a, const void *b)
+{
+    const drange *x = a, *y = b;
+    return x->seq < y->seq ? 1 : x->seq > y->seq ? -1 : 0;
+}
+
+void rt_dev_release_session(struct apigen_session *s, const apigen_api *api)
+{
+    drange *mine = NULL;
+    size_t n = 0, k = 0, w = 0;
+    pthread_rwlock_wrlock(&g_rw);
+    for (size_t i = 0; i < g_n; i++)
+        n += g_r[i].owner == s;
+    if (n)
+        mine = malloc(n * sizeof *mine); /* NULL: the ranges are forgotten, not freed */
+    for (size_t i = 0; i < g_n; i++) {
+        if (g_r[i].owner != s)
+            g_r[w++] = g_r[i];
+        else if (mine)
+            mine[k++] = g_r[i];
+    }
+    g_n = w;
+    pthread_rwlock_unlock(&g_rw);
+    if (k && api && api->device_destroy) {
+        qsort(mine, k, sizeof *mine, by_seq_desc);
+        for (size_t i = 0; i < k; i++)
+            api->device_destroy((void *)(uintptr_t)mine[i].base);
+    }
+    free(mine);
+}
+
+size_t rt_dev_count(void)
+{
+    pthread_rwlock_rdlock(&g_rw);
+    size_t n = g_n;
+    pthread_rwlock_unlock(&g_rw);
+    return n;
+}
