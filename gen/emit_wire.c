@@ -66,6 +66,20 @@ int emit_wire(emit_ctx *e, strbuf *out)
     emit_begin(e, out);
     tmpl_put(&e->o, "wire_head", "api", m->api.name, "API", e->API, "stamp", e->stamp, "spec",
              e->spec, NULL);
+    /* the spec's defines, as apigen parsed the headers with them */
+    for (size_t i = 0; i < m->api.ndefines; i++) {
+        const char *d = m->api.defines[i];
+        const char *eq = strchr(d, '=');
+        size_t nl = eq ? (size_t)(eq - d) : strlen(d);
+        char *name = xasprintf("%.*s", (int)nl, d);
+        if (!is_c_identifier(name) || (eq && strpbrk(eq + 1, "\n\r"))) {
+            emit_internal(e, "define '%s' is not NAME or NAME=VALUE", d);
+            free(name);
+            continue;
+        }
+        tmpl_put(&e->o, "wire_define", "name", name, "value", eq ? eq + 1 : "1", NULL);
+        free(name);
+    }
     for (size_t i = 0; i < m->api.nheaders; i++) {
         char *h = c_string(m->api.headers[i]);
         tmpl_put(&e->o, "wire_include", "header", h, NULL);
