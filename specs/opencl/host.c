@@ -1,0 +1,516 @@
+/* Hand-written host code for specs/opencl.yaml: the server's side of what the
+ * annotations cannot say about OpenCL. Host wrappers (`wrap: {host: F}`) get
+ * the decoded, translated arguments and call the real function; custom
+ * handlers (clCreateProgramWithBinary, map/unmap) read and write their own
+ * wire format through the runtime's checked cursor (formats: guest.c).
+ * Nothing here trusts the guest: every id is looked up in this client's
+ * handle table, every length is checked before use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "opencl_wire.h"
+
+/* The generated handle types, found once by name in the API descriptor. */
+static const apigen_handle_type *ht(const char *name)
+{
+    for (unsigned i = 0; i < apigen_api_opencl.nhandle_types; i++)
+        if (strcmp(apigen_api_opencl.handle_types[i]->name, name) == 0)
+            return apigen_api_opencl.handle_types[i];
+    return NULL;
+}
+
+/* An id of this client, or NULL (an unknown id reaches OpenCL as NULL, whose
+ * error is the one it gives for a bad handle). */
+static void *real_of(apigen_call_ctx *cx, const char *type, uint64_t id)
+{
+    void *r = NULL;
+    const apigen_handle_type *t = ht(type);
+    if (t && apigen_handle_lookup(cx->session, t, id, &r))
+        return r;
+    return NULL;
+}
+
+/* ---- host wrappers -------------------------------------------------------------- */
+
+/* The guest's memory cannot back a buffer in another process: USE_HOST_PTR
+ * becomes COPY_HOST_PTR (reads, writes and maps still see the data). */
+static cl_mem_flags no_use_host_ptr(cl_mem_flags flags)
+{
+    if (flags & CL_MEM_USE_HOST_PTR)
+        flags = (flags & ~(cl_mem_flags)CL_MEM_USE_HOST_PTR) | CL_MEM_COPY_HOST_PTR;
+    return flags;
+}
+
+cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
+                                  size_t size, void *host_ptr, cl_int *errcode_ret)
+{
+    (void)cx;
+    if (host_ptr)
+        flags = no_use_host_ptr(flags);
+    return clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+}
+
+cl_mem opencl_host_clCreateBufferWithProperties(apigen_call_ctx *cx, cl_context context,
+                                                const cl_mem_properties *properties,
+                                                cl_mem_flags flags, size_t size, void *host_ptr,
+                                                cl_int *errcode_ret)
+{
+    (void)cx;
+    if (host_ptr)
+        flags = no_use_host_ptr(flags);
+    return clCreateBufferWithProperties(context, properties, flags, size, host_ptr, errcode_ret);
+}
+
+/* cl_image_desc travels as bytes: its mem_object is a guest id. */
+static const cl_image_desc *fix_desc(apigen_call_ctx *cx, const cl_image_desc *d,
+                                     cl_image_desc *copy)
+{
+    if (!d)
+        return NULL;
+    *copy = *d;
+    copy->mem_object = d->mem_object
+                           ? (cl_mem)real_of(cx, "cl_mem", (uint64_t)(uintptr_t)d->mem_object)
+                           : NULL;
+    return copy;
+}
+
+cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
+                                 const cl_image_format *image_format,
+                                 const cl_image_desc *image_desc, void *host_ptr,
+                                 cl_int *errcode_ret)
+{
+    cl_image_desc d;
+    return clCreateImage(context, flags, image_format, fix_desc(cx, image_desc, &d), host_ptr,
+                         errcode_ret);
+}
+
+cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context context,
+                                               const cl_mem_properties *properties,
+                                               cl_mem_flags flags,
+                                               const cl_image_format *image_format,
+                                               const cl_image_desc *image_desc, void *host_ptr,
+                                               cl_int *errcode_ret)
+{
+    cl_image_desc d;
+    return clCreateImageWithProperties(context, properties, flags, image_format,
+                                       fix_desc(cx, image_desc, &d), host_ptr, errcode_ret);
+}
+
+/* Reads and writes complete before the reply: the bytes travel with this
+ * call (a non-blocking read that is complete on return is legal). */
+cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
+                                       cl_bool blocking_read, size_t offset, size_t size,
+                                       void *ptr, cl_uint nwait, const cl_event *wait,
+                                       cl_event *event)
+{
+    (void)cx;
+    (void)blocking_read;
+    return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
+                                        cl_bool blocking_write, size_t offset, size_t size,
+                                        const void *ptr, cl_uint nwait, const cl_event *wait,
+                                        cl_event *event)
+{
+    (void)cx;
+    (void)blocking_write;
+    return clEnqueueWriteBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
+                                           cl_bool blocking, const size_t *buffer_origin,
+                                           const size_t *host_origin, const size_t *region,
+                                           size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                           size_t host_row_pitch, size_t host_slice_pitch,
+                                           void *ptr, cl_uint nwait, const cl_event *wait,
+                                           cl_event *event)
+{
+    (void)cx;
+    (void)blocking;
+    return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
+                                   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                   host_slice_pitch, ptr, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue q,
+                                            cl_mem buffer, cl_bool blocking,
+                                            const size_t *buffer_origin,
+                                            const size_t *host_origin, const size_t *region,
+                                            size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                                            size_t host_row_pitch, size_t host_slice_pitch,
+                                            const void *ptr, cl_uint nwait, const cl_event *wait,
+                                            cl_event *event)
+{
+    (void)cx;
+    (void)blocking;
+    return clEnqueueWriteBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
+                                    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                    host_slice_pitch, ptr, nwait, wait, event);
+}
+
+/* The guest made slice_pitch explicit for the byte count; 1D and 2D images
+ * want 0 there. */
+static size_t image_slice_pitch(cl_mem image, size_t slice_pitch)
+{
+    cl_mem_object_type type = 0;
+    if (clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL) == CL_SUCCESS &&
+        (type == CL_MEM_OBJECT_IMAGE1D || type == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
+         type == CL_MEM_OBJECT_IMAGE2D))
+        return 0;
+    return slice_pitch;
+}
+
+cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
+                                      cl_bool blocking, const size_t *origin,
+                                      const size_t *region, size_t row_pitch, size_t slice_pitch,
+                                      void *ptr, cl_uint nwait, const cl_event *wait,
+                                      cl_event *event)
+{
+    (void)cx;
+    (void)blocking;
+    return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
+                              image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
+                                       cl_bool blocking, const size_t *origin,
+                                       const size_t *region, size_t row_pitch, size_t slice_pitch,
+                                       const void *ptr, cl_uint nwait, const cl_event *wait,
+                                       cl_event *event)
+{
+    (void)cx;
+    (void)blocking;
+    return clEnqueueWriteImage(q, image, CL_TRUE, origin, region, row_pitch,
+                               image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+}
+
+/* CL_PROGRAM_BINARIES with a buffer: the guest sent one flat buffer of the
+ * sum of the binary sizes (guest.c); point the implementation into it and
+ * report the whole buffer as the size, so all of it goes back. */
+cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program,
+                                    cl_program_info param_name, size_t param_value_size,
+                                    void *param_value, size_t *param_value_size_ret)
+{
+    if (param_name != CL_PROGRAM_BINARIES || !param_value)
+        return clGetProgramInfo(program, param_name, param_value_size, param_value,
+                                param_value_size_ret);
+    size_t nbytes = 0;
+    cl_int err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, 0, NULL, &nbytes);
+    if (err != CL_SUCCESS)
+        return err;
+    size_t n = nbytes / sizeof(size_t);
+    size_t *sizes = apigen_scratch(cx, n ? n : 1, sizeof *sizes);
+    unsigned char **ptrs = apigen_scratch(cx, n ? n : 1, sizeof *ptrs);
+    if (!sizes || !ptrs)
+        return CL_OUT_OF_HOST_MEMORY;
+    err = clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, n * sizeof *sizes, sizes, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (sizes[i] > param_value_size - off)
+            return CL_INVALID_VALUE;
+        ptrs[i] = (unsigned char *)param_value + off;
+        off += sizes[i];
+    }
+    err = clGetProgramInfo(program, CL_PROGRAM_BINARIES, n * sizeof *ptrs, ptrs, NULL);
+    if (err == CL_SUCCESS && param_value_size_ret)
+        *param_value_size_ret = param_value_size;
+    return err;
+}
+
+/* clSetKernelArg: arg_value is plain bytes, a pointer to a cl_mem (buffer,
+ * image, pipe) or a cl_sampler, or NULL (a __local size). The kernel's
+ * argument info says which; without it, 8 bytes that are a live cl_mem or
+ * cl_sampler id of this client are taken as one (ids carry a random
+ * per-session high half, so a scalar matching one is unlikely). */
+cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index,
+                                  size_t arg_size, const void *arg_value)
+{
+    uint64_t id;
+    void *real = NULL;
+    if (!arg_value || arg_size != sizeof(cl_mem))
+        return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    memcpy(&id, arg_value, sizeof id);
+    cl_kernel_arg_address_qualifier aq = 0;
+    char tname[64] = {0};
+    bool info = clGetKernelArgInfo(kernel, arg_index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq,
+                                   &aq, NULL) == CL_SUCCESS &&
+                clGetKernelArgInfo(kernel, arg_index, CL_KERNEL_ARG_TYPE_NAME, sizeof tname - 1,
+                                   tname, NULL) == CL_SUCCESS;
+    const char *kind = NULL; /* handle type, or NULL: plain bytes */
+    if (info) {
+        if (strstr(tname, "sampler_t"))
+            kind = "cl_sampler";
+        else if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
+                 strstr(tname, "image") || strstr(tname, "pipe"))
+            kind = "cl_mem";
+    } else if (apigen_handle_lookup(cx->session, ht("cl_mem"), id, &real)) {
+        kind = "cl_mem";
+    } else if (apigen_handle_lookup(cx->session, ht("cl_sampler"), id, &real)) {
+        kind = "cl_sampler";
+    }
+    if (!kind)
+        return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    real = id ? real_of(cx, kind, id) : NULL;
+    if (id && !real) /* not an object of this client: what OpenCL says for a bad one */
+        return strcmp(kind, "cl_sampler") == 0 ? CL_INVALID_SAMPLER : CL_INVALID_MEM_OBJECT;
+    return clSetKernelArg(kernel, arg_index, arg_size, &real);
+}
+
+/* ---- custom handlers: shared decoding ------------------------------------------------ */
+
+static bool get_wait_list(apigen_call_ctx *cx, const char *type, cl_uint *n, cl_event **list)
+{
+    uint8_t present;
+    uint64_t count, id;
+    *n = 0;
+    *list = NULL;
+    if (!apigen_get_u8(cx->rd, &present))
+        return false;
+    if (!present)
+        return true;
+    if (!apigen_get_u64(cx->rd, &count) || count > UINT32_MAX)
+        return false;
+    cl_event *l = apigen_scratch(cx, count ? count : 1, sizeof *l);
+    if (!l)
+        return false;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!apigen_get_u64(cx->rd, &id))
+            return false;
+        l[i] = (cl_event)real_of(cx, type, id);
+    }
+    *n = (cl_uint)count;
+    *list = l;
+    return true;
+}
+
+static void bad(apigen_call_ctx *cx, const char *what)
+{
+    if (cx->status == APIGEN_OK)
+        apigen_reject(cx, APIGEN_BAD_ARGS, what);
+}
+
+void opencl_host_clCreateProgramWithBinary(apigen_call_ctx *cx)
+{
+    uint64_t v_ctx, v;
+    uint32_t ndev;
+    uint8_t bin_present, st_present, err_present;
+    cl_uint nlist;
+    cl_device_id *devs;
+    const void *lens_b;
+    uint64_t lens_n;
+    if (!apigen_get_u64(cx->rd, &v_ctx) || !apigen_get_u32(cx->rd, &ndev) ||
+        !get_wait_list(cx, "cl_device_id", &nlist, (cl_event **)&devs) ||
+        !apigen_get_opt_bytes(cx->rd, &lens_b, &lens_n, cx->budget) ||
+        (lens_b && lens_n != (uint64_t)ndev * sizeof(size_t)) ||
+        !apigen_get_u8(cx->rd, &bin_present))
+        return bad(cx, "clCreateProgramWithBinary");
+    if (devs && nlist != ndev)
+        return bad(cx, "device_list");
+    const size_t *lengths = lens_b;
+    const unsigned char **bins = NULL;
+    if (bin_present) {
+        bins = apigen_scratch(cx, ndev ? ndev : 1, sizeof *bins);
+        if (!bins)
+            return;
+        for (uint32_t i = 0; i < ndev; i++) {
+            const void *b;
+            if (!apigen_get_opt_bytes(cx->rd, &b, &v, cx->budget) ||
+                (b && (!lengths || v != lengths[i])))
+                return bad(cx, "binaries");
+            bins[i] = b;
+        }
+    }
+    if (!apigen_get_u8(cx->rd, &st_present) || !apigen_get_u8(cx->rd, &err_present) ||
+        !apigen_rd_done(cx->rd))
+        return bad(cx, "clCreateProgramWithBinary");
+    cl_int *status = st_present ? apigen_scratch(cx, ndev ? ndev : 1, sizeof(cl_int)) : NULL;
+    if (st_present && !status)
+        return;
+    cl_int err = CL_SUCCESS;
+    cl_program p = clCreateProgramWithBinary((cl_context)real_of(cx, "cl_context", v_ctx), ndev,
+                                             devs, lengths, bins, status,
+                                             &err);
+    apigen_result(cx, err);
+    uint64_t id = p ? apigen_handle_put_owned(cx, ht("cl_program"), p) : 0;
+    if (!apigen_put_u64(cx->wr, id) || !apigen_put_u32(cx->wr, (uint32_t)err))
+        return;
+    if (st_present && !apigen_put_bytes(cx->wr, status, (uint64_t)ndev * sizeof(cl_int)))
+        return;
+}
+
+/* ---- map / unmap ------------------------------------------------------------------------
+ * A live mapping is a handle of a private type (per client, released with
+ * the client): the unmap names it by id, so a guest can only write back into
+ * memory the implementation mapped for it, and only as many bytes. */
+typedef struct host_mapping {
+    cl_command_queue queue;
+    cl_mem mem;
+    void *ptr;
+    uint64_t size;
+} host_mapping;
+
+static void mapping_destroy(void *real)
+{
+    host_mapping *m = real;
+    if (m->queue) {
+        clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
+        clFinish(m->queue);
+        clReleaseCommandQueue(m->queue);
+        clReleaseMemObject(m->mem);
+    }
+    free(m);
+}
+
+static const apigen_handle_type ht_mapping = {"opencl mapping", 0x4d415000u, mapping_destroy,
+                                              NULL, 0, 0};
+
+/* Reply as guest.c's finish_map reads it. */
+static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem, void *ptr,
+                      uint64_t size, size_t row_pitch, size_t slice_pitch, cl_event ev,
+                      bool send_bytes)
+{
+    uint64_t id = 0, evid = 0;
+    if (err == CL_SUCCESS) {
+        host_mapping *m = malloc(sizeof *m);
+        if (!m) {
+            clEnqueueUnmapMemObject(q, mem, ptr, 0, NULL, NULL);
+            err = CL_OUT_OF_HOST_MEMORY;
+        } else {
+            clRetainCommandQueue(q);
+            clRetainMemObject(mem);
+            *m = (host_mapping){q, mem, ptr, size};
+            id = apigen_handle_put_owned(cx, &ht_mapping, m);
+        }
+        if (ev)
+            evid = apigen_handle_put_owned(cx, ht("cl_event"), ev);
+    }
+    apigen_result(cx, err);
+    if (!apigen_put_u32(cx->wr, (uint32_t)err) || !apigen_put_u64(cx->wr, id) ||
+        !apigen_put_u64(cx->wr, err == CL_SUCCESS ? size : 0) ||
+        !apigen_put_u64(cx->wr, row_pitch) || !apigen_put_u64(cx->wr, slice_pitch) ||
+        !apigen_put_u64(cx->wr, evid))
+        return;
+    if (!apigen_put_bytes(cx->wr, ptr, err == CL_SUCCESS && send_bytes ? size : 0))
+        return;
+}
+
+void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
+{
+    uint64_t vq, vm, flags, offset, size;
+    uint32_t blocking;
+    uint8_t want_ev;
+    cl_uint nwait;
+    cl_event *wait, ev = NULL;
+    if (!apigen_get_u64(cx->rd, &vq) || !apigen_get_u64(cx->rd, &vm) ||
+        !apigen_get_u32(cx->rd, &blocking) || !apigen_get_u64(cx->rd, &flags) ||
+        !apigen_get_u64(cx->rd, &offset) || !apigen_get_u64(cx->rd, &size) ||
+        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev) ||
+        !apigen_rd_done(cx->rd))
+        return bad(cx, "clEnqueueMapBuffer");
+    if (size > cx->budget) {
+        apigen_reject(cx, APIGEN_TOO_LARGE, "size");
+        return;
+    }
+    cl_command_queue q = real_of(cx, "cl_command_queue", vq);
+    cl_mem mem = real_of(cx, "cl_mem", vm);
+    cl_int err = CL_SUCCESS;
+    void *p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
+                                 want_ev ? &ev : NULL, &err);
+    map_reply(cx, err, q, mem, p, size, 0, 0, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+}
+
+void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
+{
+    uint64_t vq, vm, flags, ol, rl;
+    uint32_t blocking;
+    uint8_t want_row, want_slice, want_ev;
+    const void *ob, *rb;
+    cl_uint nwait;
+    cl_event *wait, ev = NULL;
+    if (!apigen_get_u64(cx->rd, &vq) || !apigen_get_u64(cx->rd, &vm) ||
+        !apigen_get_u32(cx->rd, &blocking) || !apigen_get_u64(cx->rd, &flags) ||
+        !apigen_get_opt_bytes(cx->rd, &ob, &ol, 3 * sizeof(size_t)) ||
+        (ob && ol != 3 * sizeof(size_t)) ||
+        !apigen_get_opt_bytes(cx->rd, &rb, &rl, 3 * sizeof(size_t)) ||
+        (rb && rl != 3 * sizeof(size_t)) || !apigen_get_u8(cx->rd, &want_row) ||
+        !apigen_get_u8(cx->rd, &want_slice) || !get_wait_list(cx, "cl_event", &nwait, &wait) ||
+        !apigen_get_u8(cx->rd, &want_ev) || !apigen_rd_done(cx->rd))
+        return bad(cx, "clEnqueueMapImage");
+    const size_t *region = rb;
+    cl_command_queue q = real_of(cx, "cl_command_queue", vq);
+    cl_mem mem = real_of(cx, "cl_mem", vm);
+    size_t row = 0, slice = 0;
+    cl_int err = CL_SUCCESS;
+    void *p = clEnqueueMapImage(q, mem, CL_TRUE, flags, ob, region, want_row ? &row : NULL,
+                                want_slice ? &slice : &slice, nwait, wait, want_ev ? &ev : NULL,
+                                &err);
+    if (!want_row && err == CL_SUCCESS) /* row pitch is required; the implementation checks */
+        row = 0;
+    uint64_t size = 0;
+    if (err == CL_SUCCESS) {
+        cl_mem_object_type type = 0;
+        size_t elem = 0;
+        clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
+        clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
+        size_t rp = row ? row : elem * region[0];
+        if (type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
+            size = (uint64_t)slice * (region[2] - 1) + (uint64_t)rp * (region[1] - 1) +
+                   elem * region[0];
+        else if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+            size = (uint64_t)slice * (region[1] - 1) + elem * region[0];
+        else
+            size = (uint64_t)rp * (region[1] - 1) + elem * region[0];
+        if (size > cx->budget) {
+            clEnqueueUnmapMemObject(q, mem, p, 0, NULL, NULL);
+            apigen_reject(cx, APIGEN_TOO_LARGE, "region");
+            return;
+        }
+    }
+    map_reply(cx, err, q, mem, p, size, row, slice, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+}
+
+void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx)
+{
+    uint64_t vq, vm, vmap, n;
+    const void *bytes;
+    uint8_t want_ev;
+    cl_uint nwait;
+    cl_event *wait, ev = NULL;
+    if (!apigen_get_u64(cx->rd, &vq) || !apigen_get_u64(cx->rd, &vm) ||
+        !apigen_get_u64(cx->rd, &vmap) || !apigen_get_opt_bytes(cx->rd, &bytes, &n, cx->budget) ||
+        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev) ||
+        !apigen_rd_done(cx->rd))
+        return bad(cx, "clEnqueueUnmapMemObject");
+    cl_command_queue q = real_of(cx, "cl_command_queue", vq);
+    cl_mem mem = real_of(cx, "cl_mem", vm);
+    host_mapping *m = NULL;
+    void *r = NULL;
+    if (vmap && apigen_handle_lookup(cx->session, &ht_mapping, vmap, &r))
+        m = r;
+    if (m && m->mem != mem)
+        m = NULL; /* a mapping of another object: as OpenCL says for a wrong pointer */
+    if (m && bytes && n != m->size)
+        return bad(cx, "mapped bytes");
+    if (m && bytes)
+        memcpy(m->ptr, bytes, n);
+    /* an unknown mapping: a pointer the implementation never returned */
+    static char not_mapped;
+    cl_int err = clEnqueueUnmapMemObject(q, mem, m ? m->ptr : &not_mapped, nwait, wait,
+                                         want_ev ? &ev : NULL);
+    apigen_result(cx, err);
+    uint64_t evid = 0;
+    if (err == CL_SUCCESS && m) {
+        clReleaseCommandQueue(m->queue);
+        clReleaseMemObject(m->mem);
+        m->queue = NULL;
+        apigen_handle_drop(cx, &ht_mapping, vmap);
+        free(m);
+    }
+    if (err == CL_SUCCESS && ev)
+        evid = apigen_handle_put_owned(cx, ht("cl_event"), ev);
+    if (!apigen_put_u32(cx->wr, (uint32_t)err) || !apigen_put_u64(cx->wr, evid))
+        return;
+}
