@@ -17,7 +17,9 @@ static const char *const library_keys[] = {"soname", "symbol_version", "symbol_v
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
                                           "out_of_memory",  "async",         NULL};
-static const char *const types_keys[] = {"handles", "bytes", NULL};
+static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
+static const char *const device_keys[] = {"destroy", NULL};
+static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal", NULL};
@@ -285,6 +287,19 @@ static void check_handles(ck *c, const spec_node *root)
                 r->as_bytes = 1;
         }
     }
+    const spec_node *dv = spec_get(types, "device");
+    if (dv) {
+        /* device addresses become per-client ranges (runtime/SECURITY.md S4) */
+        c->m->api.device_checked = 1;
+        c->m->api.device_loc = spec_key_loc(types, "device");
+        if (dv->kind != SN_NULL && spec_want_map(dv, "types.device", c->d, NULL, NULL)) {
+            spec_check_keys(dv, device_keys, "types.device", c->d, NULL, NULL);
+            const spec_node *dn = spec_get(dv, "destroy");
+            const char *dname;
+            if (dn && spec_string(dn, "types.device.destroy", c->d, NULL, NULL, &dname))
+                c->m->api.device_destroy = arena_strdup(c->a, dname);
+        }
+    }
     const spec_node *hs = spec_get(types, "handles");
     if (!hs || !spec_want_map(hs, "types.handles", c->d, NULL, NULL)) return;
     for (size_t i = 0; i < hs->n; i++) {
@@ -339,8 +354,29 @@ static void check_handles(ck *c, const spec_node *root)
     /* destroy functions are checked once the functions are known */
 }
 
+static int is_devptr_type(const type_info *t)
+{
+    return t->kind == TY_POINTER || (t->kind == TY_UINT && t->size == 8);
+}
+
 static void check_destroy_fns(ck *c)
 {
+    const api_settings *s = &c->m->api;
+    if (s->device_destroy) {
+        function_def *f = model_find_function(c->m, s->device_destroy);
+        if (!f)
+            diag_error(c->d, s->device_loc, NULL, NULL,
+                       "types.device: destroy function '%s' is not a selected function of the "
+                       "headers",
+                       s->device_destroy);
+        else if (f->sig.nparams < 1 || !is_devptr_type(f->sig.params[0].type)) {
+            diag_error(c->d, s->device_loc, NULL, NULL,
+                       "types.device: destroy function '%s' does not take a device address "
+                       "(a pointer or 64-bit integer) first",
+                       s->device_destroy);
+            diag_note(c->d, f->loc, "declared here");
+        }
+    }
     for (size_t i = 0; i < c->m->nhandles; i++) {
         handle_type_def *h = &c->m->handles[i];
         if (!h->destroy_fn) continue;
@@ -833,7 +869,12 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         perr_note(x, spec_key_loc(A, "bytes"), "give `count:` or `bytes:`, not both%s%s", "", "");
     } else if (cn || bn) {
         const spec_node *sn = cn ? cn : bn;
-        if (!is_buf) {
+        if (bn && a->kind == PK_DEVPTR) {
+            if (bn->kind != SN_SCALAR)
+                perr_note(x, bn->loc, "`bytes:` is a C expression%s%s", "", "");
+            else
+                add_pending(x, &a->extent, bn, 0, "extent");
+        } else if (!is_buf) {
             perr_note(x, spec_key_loc(A, cn ? "count" : "bytes"),
                       "`%s:` applies to in/out/inout pointers, not to a %s parameter",
                       cn ? "count" : "bytes", param_kind_name(a->kind));
@@ -900,18 +941,42 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                       t->spelling, "");
         a->nullable = v;
     }
-    if ((n = spec_get(A, "creates")) && spec_bool(n, "creates", c->d, x->fn->name, x->p->name, &v) && v) {
-        if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_HANDLE))
+    if ((n = spec_get(A, "creates")) && n->kind == SN_MAP) {
+        /* creates: {bytes: EXPR}: each device address out is a new range */
+        spec_check_keys(n, dev_creates_keys, "creates", c->d, x->fn->name, x->p->name);
+        const spec_node *sz = spec_get(n, "bytes");
+        if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_DEVPTR))
+            perr_note(x, spec_key_loc(A, "creates"),
+                      "`creates: {bytes: ...}` applies to out device addresses (`dir: out, elem: "
+                      "device`), and '%s' is not one%s",
+                      t->spelling, "");
+        else if (!sz || sz->kind != SN_SCALAR)
+            perr_note(x, n->loc, "`creates:` on device addresses needs `bytes: EXPR` (the size "
+                      "of each allocation)%s%s", "", "");
+        else {
+            a->creates = 1;
+            add_pending(x, &a->extent, sz, 0, "allocation size");
+        }
+    } else if ((n = spec_get(A, "creates")) && spec_bool(n, "creates", c->d, x->fn->name, x->p->name, &v) && v) {
+        if ((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_DEVPTR) {
+            perr_note(x, spec_key_loc(A, "creates"),
+                      "`creates` on device addresses needs the size: `creates: {bytes: EXPR}`%s%s",
+                      "", "");
+            a->creates = -1; /* reported; not a range creator */
+        } else if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_HANDLE))
             perr_note(x, spec_key_loc(A, "creates"),
                       "`creates` applies to out handles, and '%s' is not a pointer to a handle "
                       "type%s",
                       t->spelling, "");
-        a->creates = 1;
+        if (a->creates == 0) a->creates = 1;
+        else a->creates = 0;
     }
     if ((n = spec_get(A, "destroys")) && spec_bool(n, "destroys", c->d, x->fn->name, x->p->name, &v) && v) {
-        if (!(a->kind == PK_HANDLE || (a->kind == PK_IN && a->elem == EK_HANDLE)))
+        if (!(a->kind == PK_HANDLE || a->kind == PK_DEVPTR ||
+              (a->kind == PK_IN && a->elem == EK_HANDLE)))
             perr_note(x, spec_key_loc(A, "destroys"),
-                      "`destroys` applies to handles passed in, and '%s' is not a handle type%s",
+                      "`destroys` applies to handles and device addresses passed in, and '%s' is "
+                      "neither%s",
                       t->spelling, "");
         a->destroys = 1;
     }
@@ -1338,6 +1403,43 @@ static int fn_cmp(const void *a, const void *b)
     return strcmp(((const function_def *)a)->name, ((const function_def *)b)->name);
 }
 
+/* types.device and the parameters that create and destroy device ranges
+ * go together (runtime/SECURITY.md S4). */
+static void check_device_ranges(ck *c)
+{
+    api_model *m = c->m;
+    int creators = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        function_def *f = &m->functions[i];
+        int ndestroys = 0;
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            param_ann *a = &f->sig.params[k].ann;
+            if (a->elem == EK_DEVPTR && a->creates && (a->kind == PK_OUT || a->kind == PK_INOUT)) {
+                creators++;
+                if (!m->api.device_checked)
+                    diag_error(c->d, a->loc, f->name, f->sig.params[k].name,
+                               "`creates` on device addresses needs `types.device` (which turns "
+                               "on the per-client check of every device parameter)");
+            }
+            if (a->kind == PK_DEVPTR && a->destroys) {
+                if (!m->api.device_checked)
+                    diag_error(c->d, a->loc, f->name, f->sig.params[k].name,
+                               "`destroys` on a device address needs `types.device`");
+                if (++ndestroys == 2)
+                    diag_error(c->d, a->loc, f->name, f->sig.params[k].name,
+                               "one device address per function can be `destroys`");
+                if (a->extent)
+                    diag_error(c->d, a->loc, f->name, f->sig.params[k].name,
+                               "a `destroys` device address takes no `bytes:`");
+            }
+        }
+    }
+    if (m->api.device_checked && !creators)
+        diag_error(c->d, m->api.device_loc, NULL, NULL,
+                   "types.device: no parameter creates device addresses (`dir: out, elem: device, "
+                   "creates: {bytes: EXPR}`), so every device parameter would be refused");
+}
+
 static char *cat_arena(arena *a, const char *x, const char *y)
 {
     char *t = xasprintf("%s%s", x, y);
@@ -1417,6 +1519,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     free(c.pend);
     free(entries);
     free(entry_locs);
+    check_device_ranges(&c);
 
     int id = 1;
     for (size_t i = 0; i < m->nfunctions; i++) {

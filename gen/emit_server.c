@@ -343,6 +343,38 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
     PUT("srv_close_brace");
 }
 
+/* Device parameters must be this client's memory (runtime/SECURITY.md S4);
+ * a `destroys` one is taken out of the table just before the call. */
+static void dev_check_one(srv_fn *s, const char *name, const param_ann *a, const char *cond)
+{
+    emit_ctx *e = s->e;
+    if (!a) return;
+    if (a->kind == PK_DEVPTR && !a->destroys) {
+        const char *ext = a->extent ? a->extent->text : "0";
+        const char *has = a->extent ? "true" : "false";
+        if (cond)
+            PUT("srv_dev_check_if", "cond", cond, "name", name, "extent", ext, "has", has);
+        else
+            PUT("srv_dev_check", "name", name, "extent", ext, "has", has);
+    } else if (a->kind == PK_IN && a->elem == EK_DEVPTR && !cond) {
+        need(s, "uint64_t i_");
+        PUT("srv_dev_check_ids", "name", name);
+    }
+}
+
+static void dev_checks(srv_fn *s, const char *name, const param_ann *a)
+{
+    if (a->kind != PK_COND) {
+        dev_check_one(s, name, a, NULL);
+        return;
+    }
+    const char *c = a->cond ? a->cond->text : "0";
+    char *nc = xasprintf("!(%s)", c);
+    dev_check_one(s, name, a->then_ann, c);
+    dev_check_one(s, name, a->else_ann, nc);
+    free(nc);
+}
+
 static void emit_handler(emit_ctx *e, const function_def *f)
 {
     const api_model *m = e->m;
@@ -367,6 +399,9 @@ static void emit_handler(emit_ctx *e, const function_def *f)
             get_phase2(&s, &f->sig.params[i], s.names[i], a);
     }
     PUT("srv_done");
+    if (m->api.device_checked)
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            dev_checks(&s, s.names[i], &f->sig.params[i].ann);
     for (size_t i = 0; i < f->sig.nparams; i++) {
         const param_def *p = &f->sig.params[i];
         if (p->ann.kind != PK_CALLBACK) continue;
@@ -384,6 +419,9 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     sb_puts(&args, "");
     for (size_t i = 0; i < f->sig.nparams; i++) sb_printf(&args, "%s%s", i ? ", " : "", s.names[i]);
     char *as = sb_take(&args);
+    for (size_t i = 0; m->api.device_checked && i < f->sig.nparams; i++)
+        if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
+            PUT("srv_dev_take", "name", s.names[i]);
     if (f->wrap_host) {
         char *as2 = xasprintf("cx%s%s", f->sig.nparams ? ", " : "", as);
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->wrap_host, "args", as2);
@@ -404,6 +442,9 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         if (ann_has_handle_out(a) || (a->kind == PK_HANDLE && (a->destroys || a->retains)) ||
             (ann_has_reply(a) && !eo))
             need_ok = 1;
+        if (m->api.device_checked && ((a->kind == PK_DEVPTR && a->destroys) ||
+                                      (a->elem == EK_DEVPTR && a->creates)))
+            need_ok = 1;
     }
     if (need_ok) {
         need(&s, "int ok_");
@@ -419,6 +460,13 @@ static void emit_handler(emit_ctx *e, const function_def *f)
             PUT("srv_drop", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
         if (a->kind == PK_HANDLE && a->retains)
             PUT("srv_retain", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
+        if (m->api.device_checked && a->kind == PK_DEVPTR && a->destroys)
+            PUT("srv_dev_end", "name", s.names[i]);
+        if (m->api.device_checked && a->elem == EK_DEVPTR && a->creates &&
+            (a->kind == PK_OUT || a->kind == PK_INOUT)) {
+            need(&s, "uint64_t i_");
+            PUT("srv_dev_add", "name", s.names[i], "extent", a->extent ? a->extent->text : "1");
+        }
     }
     /* reply */
     if (!is_void) {
@@ -578,6 +626,14 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(inner);
         free(pr);
     }
+    const function_def *ddf =
+        m->api.device_checked && m->api.device_destroy ? model_find_function((api_model *)m, m->api.device_destroy) : NULL;
+    if (ddf && ddf->sig.nparams >= 1) {
+        PUT("srv_section", "what", "device memory a vanished client left (types.device)");
+        char *ty = c_type(ddf->sig.params[0].type);
+        PUT("srv_destroy_device", "fn", ddf->name, "type", ty);
+        free(ty);
+    }
     if (m->nhandles) PUT("srv_section", "what", "handle types");
     for (size_t i = 0; i < m->nhandles; i++) {
         const handle_type_def *h = &m->handles[i];
@@ -665,13 +721,14 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.success ? m->api.success : "0");
     static const char *const st[] = {"APIGEN_OK",       "APIGEN_LOST",      "APIGEN_BAD_ARGS",
                                      "APIGEN_BAD_HANDLE", "APIGEN_TOO_LARGE", "APIGEN_BAD_CALL",
-                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY"};
+                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY", "APIGEN_BAD_DEVPTR"};
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
         char tmp[32];
         PUT("srv_api_status", "status", st[i], "value", status_error_value(e, st[i], tmp));
     }
     PUT("srv_api_close", "API", e->API, "async_next",
-        m->api.async_errors_next_call ? "true" : "false");
+        m->api.async_errors_next_call ? "true" : "false", "device_destroy",
+        m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     return e->o.failed || e->failed ? -1 : 0;
 }
 

@@ -635,7 +635,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         e->ncalls ? "call_names_" : "NULL", "success", m->api.success ? m->api.success : "0");
     static const char *const st[] = {"APIGEN_OK",       "APIGEN_LOST",      "APIGEN_BAD_ARGS",
                                      "APIGEN_BAD_HANDLE", "APIGEN_TOO_LARGE", "APIGEN_BAD_CALL",
-                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY"};
+                                     "APIGEN_UNSUPPORTED", "APIGEN_NO_MEMORY", "APIGEN_BAD_DEVPTR"};
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
         char tmp[32];
         PUT("stub_api_status", "status", st[i], "value", status_error_value(e, st[i], tmp));

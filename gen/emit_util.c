@@ -297,7 +297,8 @@ const char *status_error_value(const emit_ctx *e, const char *status, char tmp[3
     int64_t n = a->connection_lost_v;
     if (strcmp(status, "APIGEN_OK") == 0) v = a->success, n = a->success_v;
     else if (strcmp(status, "APIGEN_LOST") == 0) v = a->connection_lost, n = a->connection_lost_v;
-    else if (strcmp(status, "APIGEN_BAD_ARGS") == 0) v = a->invalid_value, n = a->invalid_value_v;
+    else if (strcmp(status, "APIGEN_BAD_ARGS") == 0 || strcmp(status, "APIGEN_BAD_DEVPTR") == 0)
+        v = a->invalid_value, n = a->invalid_value_v;
     else if (strcmp(status, "APIGEN_BAD_HANDLE") == 0)
         v = a->invalid_handle ? a->invalid_handle : a->invalid_value,
         n = a->invalid_handle ? a->invalid_handle_v : a->invalid_value_v;

@@ -68,6 +68,7 @@ static void put_ann(strbuf *b, const param_ann *a)
     if (a->handle_type) sb_printf(b, " h=%s", a->handle_type);
     if (a->creates) sb_puts(b, " creates");
     if (a->destroys) sb_puts(b, " destroys");
+    if (a->extent) sb_printf(b, " extent=%s", a->extent->text);
 }
 
 uint64_t model_fingerprint(const api_model *m)
@@ -83,6 +84,8 @@ uint64_t model_fingerprint(const api_model *m)
         put_type(&b, s->error_ty, 0);
         sb_putc(&b, '\n');
     }
+    if (s->device_checked)
+        sb_printf(&b, "device destroy=%s\n", s->device_destroy ? s->device_destroy : "-");
     for (size_t i = 0; i < m->nhandles; i++) {
         sb_printf(&b, "handle %u %s %s destroy=%s pass=", m->handles[i].tag, m->handles[i].name,
                   m->handles[i].type ? m->handles[i].type->canonical : "",

@@ -184,7 +184,11 @@ typedef struct param_ann {
     unsigned term_stride;    /* elements per entry (2 for key/value property lists) */
     char *handle_type;       /* PK_HANDLE, EK_HANDLE: name of the spec's handle type */
     int creates;             /* out handle(s) created by this call: register on the server */
-    int destroys;            /* handle destroyed by this call on success: forget it */
+    int destroys;            /* handle destroyed by this call on success: forget it;
+                                PK_DEVPTR: the device range it lies in is freed */
+    expr *extent;            /* PK_DEVPTR `bytes:`: [p, p + extent) must be the client's;
+                                PK_OUT/INOUT of EK_DEVPTR with `creates: {bytes:}`: the size of
+                                each device range the call creates */
     char *map_fn;            /* PK_DEVPTR: the stub sends map_fn(value) (a guest function of the
                                 spec's sources: const void *F(const void *)) */
     int retains;             /* handle retained by this call on success: one more reference */
@@ -310,6 +314,9 @@ typedef struct api_settings {
     size_t nsources;
     char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */
     size_t nextra_symbols;
+    int device_checked;     /* `types.device`: device addresses are per-client ranges */
+    char *device_destroy;   /* its `destroy:`: frees a device address a vanished client left */
+    src_loc device_loc;
     char **variant_defines; /* api.variants: the headers parsed again with these defines ... */
     size_t nvariant_defines;
     char **variant_suffixes;/* ... declare <fn><suffix> for some functions: symbol variants */

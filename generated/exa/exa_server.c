@@ -9,6 +9,12 @@
 
 #include "exa_wire.h"
 
+/* ---- device memory a vanished client left (types.device) ---- */
+static void destroy_device_(void *addr)
+{
+    (void)exaFree((void *)(uintptr_t)addr);
+}
+
 /* ---- handle types ---- */
 static void destroy_exaContext(void *real)
 {
@@ -231,11 +237,15 @@ static void h_exaFree(apigen_call_ctx *cx)
     void *dev_ptr = {0};
     exaStatus ret_;
     uint64_t v_dev_ptr;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_dev_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev_ptr"); return; }
     dev_ptr = (void *)(uintptr_t)v_dev_ptr;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_take(cx, v_dev_ptr, "dev_ptr")) return; /* dev_ptr: its range leaves the table */
     ret_ = exaFree(dev_ptr);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == EXA_SUCCESS;
+    apigen_dev_end(cx, ok_); /* dev_ptr: freed, or its range comes back */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -435,6 +445,7 @@ static void h_exaLaunchFill(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (size_t)v_n;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = exaLaunchFill(ctx, dst, value, n);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -468,6 +479,8 @@ static void h_exaLaunchSaxpy(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (size_t)v_n;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
+    if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
     ret_ = exaLaunchSaxpy(ctx, grid, a, x, y, n);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -482,8 +495,8 @@ static void h_exaMalloc(apigen_call_ctx *cx)
     uint8_t p_dev_ptr = 0;
     uint64_t n_dev_ptr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
     bytes = (size_t)v_bytes;
     if (!apigen_get_u8(cx->rd, &p_dev_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev_ptr"); return; }
@@ -496,6 +509,9 @@ static void h_exaMalloc(apigen_call_ctx *cx)
     ret_ = exaMalloc(dev_ptr, bytes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == EXA_SUCCESS;
+    if (ok_ && p_dev_ptr) /* dev_ptr: new device ranges of this client */
+        for (i_ = 0; i_ < n_dev_ptr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)dev_ptr[i_], (uint64_t)(bytes))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dev_ptr) { /* dev_ptr */
         k_ = ok_ ? n_dev_ptr : 0;
@@ -550,6 +566,8 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == EXA_COPY_DEVICE_TO_HOST)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == EXA_COPY_HOST_TO_DEVICE)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = exaMemcpy(dst, src, bytes, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == EXA_SUCCESS;
@@ -630,6 +648,7 @@ static void h_exaReduceSum(apigen_call_ctx *cx)
         if (result == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = exaReduceSum(ctx, src, n, result);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == EXA_SUCCESS;
@@ -832,8 +851,10 @@ const apigen_api apigen_api_exa = {
         [APIGEN_BAD_CALL] = EXA_ERROR_NOT_SUPPORTED,
         [APIGEN_UNSUPPORTED] = EXA_ERROR_NOT_SUPPORTED,
         [APIGEN_NO_MEMORY] = EXA_ERROR_OUT_OF_MEMORY,
+        [APIGEN_BAD_DEVPTR] = EXA_ERROR_INVALID_VALUE,
     },
     .cb_dispatch = NULL,
     .ncb_types = EXA_NCB_TYPES,
     .async_errors_next_call = true,
+    .device_destroy = destroy_device_,
 };

@@ -1134,6 +1134,7 @@ const apigen_api exa_api = {
         [APIGEN_BAD_CALL] = EXA_ERROR_NOT_SUPPORTED,
         [APIGEN_UNSUPPORTED] = EXA_ERROR_NOT_SUPPORTED,
         [APIGEN_NO_MEMORY] = EXA_ERROR_OUT_OF_MEMORY,
+        [APIGEN_BAD_DEVPTR] = EXA_ERROR_INVALID_VALUE,
     },
     .cb_dispatch = cb_dispatch_,
     .ncb_types = EXA_NCB_TYPES,

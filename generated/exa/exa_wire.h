@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define EXA_FINGERPRINT UINT64_C(0x1cb1709b660d34cf)
+#define EXA_FINGERPRINT UINT64_C(0x35232641f055dd4e)
 
 /* Call ids: forwarded and custom functions. */
 enum {

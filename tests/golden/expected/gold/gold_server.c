@@ -783,8 +783,10 @@ const apigen_api apigen_api_gold = {
         [APIGEN_BAD_CALL] = GOLD_ERR_UNSUPPORTED,
         [APIGEN_UNSUPPORTED] = GOLD_ERR_UNSUPPORTED,
         [APIGEN_NO_MEMORY] = GOLD_ERR_MEMORY,
+        [APIGEN_BAD_DEVPTR] = GOLD_ERR_VALUE,
     },
     .cb_dispatch = NULL,
     .ncb_types = GOLD_NCB_TYPES,
     .async_errors_next_call = true,
+    .device_destroy = NULL,
 };

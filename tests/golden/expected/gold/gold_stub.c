@@ -1075,6 +1075,7 @@ const apigen_api gold_api = {
         [APIGEN_BAD_CALL] = GOLD_ERR_UNSUPPORTED,
         [APIGEN_UNSUPPORTED] = GOLD_ERR_UNSUPPORTED,
         [APIGEN_NO_MEMORY] = GOLD_ERR_MEMORY,
+        [APIGEN_BAD_DEVPTR] = GOLD_ERR_VALUE,
     },
     .cb_dispatch = cb_dispatch_,
     .ncb_types = GOLD_NCB_TYPES,
