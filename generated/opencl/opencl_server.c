@@ -2728,8 +2728,10 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
     const void *b_region = NULL;
     uint64_t l_region = 0;
     uint64_t n_region = 0;
-    uint8_t p_ptr = 0;
+    const void *b_ptr = NULL;
+    uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
+    uint8_t p_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
@@ -2775,12 +2777,15 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (p_ptr) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+    if (b_ptr != NULL) {
         n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
         ptr = apigen_scratch(cx, n_ptr, 1);
         if (ptr == NULL) return;
+        memcpy(ptr, b_ptr, n_ptr);
     }
+    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2844,8 +2849,10 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     const void *b_region = NULL;
     uint64_t l_region = 0;
     uint64_t n_region = 0;
-    uint8_t p_ptr = 0;
+    const void *b_ptr = NULL;
+    uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
+    uint8_t p_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
@@ -2881,12 +2888,15 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (p_ptr) {
+    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+    if (b_ptr != NULL) {
         n_ptr = (uint64_t)(slice_pitch * (region != NULL ? region[2] : 0));
+        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
         ptr = apigen_scratch(cx, n_ptr, 1);
         if (ptr == NULL) return;
+        memcpy(ptr, b_ptr, n_ptr);
     }
+    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);

@@ -2697,7 +2697,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     if (ptr != NULL) {
         n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
     }
-    if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2785,7 +2785,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     if (ptr != NULL) {
         n_ptr = (uint64_t)(slice_pitch * (region != NULL ? region[2] : 0));
     }
-    if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }

@@ -44,7 +44,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define OPENCL_FINGERPRINT UINT64_C(0x03547887c2ef3852)
+#define OPENCL_FINGERPRINT UINT64_C(0x14a6637093a17008)
 
 /* Call ids: forwarded and custom functions. */
 enum {
