@@ -14,6 +14,8 @@ void opencl_host_clCreateProgramWithBinary(apigen_call_ctx *cx); /* hand-written
 void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueMapBuffer */
 void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueMapImage */
 void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueUnmapMemObject */
+cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clBuildProgram */
+cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clCompileProgram */
 cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBuffer */
 cl_mem opencl_host_clCreateBufferWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBufferWithProperties */
 cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImage */
@@ -270,7 +272,7 @@ static void h_clBuildProgram(apigen_call_ctx *cx)
         pfn_notify = tramp_clBuildProgram_pfn_notify;
     }
     user_data = k_pfn_notify;
-    ret_ = clBuildProgram(program, num_devices, device_list, options, pfn_notify, user_data);
+    ret_ = opencl_host_clBuildProgram(cx, program, num_devices, device_list, options, pfn_notify, user_data);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -393,7 +395,7 @@ static void h_clCompileProgram(apigen_call_ctx *cx)
         pfn_notify = tramp_clCompileProgram_pfn_notify;
     }
     user_data = k_pfn_notify;
-    ret_ = clCompileProgram(program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
+    ret_ = opencl_host_clCompileProgram(cx, program, num_devices, device_list, options, num_input_headers, input_headers, header_include_names, pfn_notify, user_data);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

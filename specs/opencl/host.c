@@ -220,6 +220,44 @@ cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program,
     return err;
 }
 
+/* Builds ask for kernel argument info, which clSetKernelArg below needs to
+ * tell a handle from plain bytes. */
+static const char *with_arg_info(apigen_call_ctx *cx, const char *options)
+{
+    static const char add[] = " -cl-kernel-arg-info";
+    size_t n = options ? strlen(options) : 0;
+    if (options && strstr(options, "-cl-kernel-arg-info"))
+        return options;
+    char *o = apigen_scratch(cx, n + sizeof add, 1);
+    if (!o)
+        return options;
+    if (n)
+        memcpy(o, options, n);
+    memcpy(o + n, add, sizeof add);
+    return o;
+}
+
+cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices,
+                                  const cl_device_id *device_list, const char *options,
+                                  void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                  void *user_data)
+{
+    return clBuildProgram(program, num_devices, device_list, with_arg_info(cx, options),
+                          pfn_notify, user_data);
+}
+
+cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices,
+                                    const cl_device_id *device_list, const char *options,
+                                    cl_uint num_input_headers, const cl_program *input_headers,
+                                    const char **header_include_names,
+                                    void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                    void *user_data)
+{
+    return clCompileProgram(program, num_devices, device_list, with_arg_info(cx, options),
+                            num_input_headers, input_headers, header_include_names, pfn_notify,
+                            user_data);
+}
+
 /* clSetKernelArg: arg_value is plain bytes, a pointer to a cl_mem (buffer,
  * image, pipe) or a cl_sampler, or NULL (a __local size). The kernel's
  * argument info says which; without it, 8 bytes that are a live cl_mem or

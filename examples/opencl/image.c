@@ -1,0 +1,130 @@
+/* Images and samplers: a 2D image written from the host, a kernel that
+ * samples it (sampler and image kernel arguments) into a second image, read
+ * back with an explicit row pitch, a mapped image, and a reduction. */
+#include "common.h"
+
+static const char *src =
+    "__kernel void blur(__read_only image2d_t in, __write_only image2d_t out, sampler_t s) {\n"
+    "    int2 p = (int2)(get_global_id(0), get_global_id(1));\n"
+    "    float4 acc = (float4)(0.0f);\n"
+    "    for (int dy = -1; dy <= 1; dy++)\n"
+    "        for (int dx = -1; dx <= 1; dx++) acc += read_imagef(in, s, p + (int2)(dx, dy));\n"
+    "    write_imagef(out, p, acc / 9.0f);\n"
+    "}\n"
+    "__kernel void sum(__global const float *x, __global float *partial, __local float *tmp) {\n"
+    "    size_t l = get_local_id(0), n = get_local_size(0);\n"
+    "    tmp[l] = x[get_global_id(0)];\n"
+    "    barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    for (size_t s = n / 2; s > 0; s /= 2) {\n"
+    "        if (l < s) tmp[l] += tmp[l + s];\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    if (l == 0) partial[get_group_id(0)] = tmp[0];\n"
+    "}\n";
+
+int main(void)
+{
+    enum { W = 32, H = 16 };
+    cl_platform_id plat;
+    cl_device_id dev;
+    cl_int err;
+    first_device(&plat, &dev);
+    cl_context ctx = clCreateContext(NULL, 1, &dev, NULL, NULL, &err);
+    CHECK(err);
+    cl_command_queue q = clCreateCommandQueue(ctx, dev, 0, &err);
+    CHECK(err);
+    cl_image_format fmt = {CL_RGBA, CL_FLOAT};
+    cl_uint nfmt = 0;
+    CHECK(clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, NULL, &nfmt));
+    printf("image formats: %s\n", nfmt > 0 ? "some" : "none");
+    cl_image_desc desc = {0};
+    desc.image_type = CL_MEM_OBJECT_IMAGE2D;
+    desc.image_width = W;
+    desc.image_height = H;
+    cl_mem in = clCreateImage(ctx, CL_MEM_READ_ONLY, &fmt, &desc, NULL, &err);
+    CHECK(err);
+    cl_mem out = clCreateImage(ctx, CL_MEM_WRITE_ONLY, &fmt, &desc, NULL, &err);
+    CHECK(err);
+    size_t w = 0, es = 0;
+    CHECK(clGetImageInfo(in, CL_IMAGE_WIDTH, sizeof w, &w, NULL));
+    CHECK(clGetImageInfo(in, CL_IMAGE_ELEMENT_SIZE, sizeof es, &es, NULL));
+    printf("image width %zu, element size %zu\n", w, es);
+    static float pix[H][W][4], res[H][W + 3][4];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            for (int c = 0; c < 4; c++)
+                pix[y][x][c] = (float)((x * 3 + y * 5 + c) % 17);
+    size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1};
+    CHECK(clEnqueueWriteImage(q, in, CL_TRUE, origin, region, 0, 0, pix, 0, NULL, NULL));
+    cl_sampler smp = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &err);
+    CHECK(err);
+    cl_context sctx;
+    CHECK(clGetSamplerInfo(smp, CL_SAMPLER_CONTEXT, sizeof sctx, &sctx, NULL));
+    printf("sampler context matches: %s\n", sctx == ctx ? "yes" : "no");
+    cl_program prog = build(ctx, dev, src);
+    cl_kernel blur = clCreateKernel(prog, "blur", &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(blur, 0, sizeof in, &in));
+    CHECK(clSetKernelArg(blur, 1, sizeof out, &out));
+    CHECK(clSetKernelArg(blur, 2, sizeof smp, &smp));
+    size_t g[2] = {W, H};
+    CHECK(clEnqueueNDRangeKernel(q, blur, 2, NULL, g, NULL, 0, NULL, NULL));
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W + 3; x++)
+            res[y][x][0] = -1.0f;
+    /* rows of W + 3 pixels: the 3 padding pixels of each row stay as they are */
+    CHECK(clEnqueueReadImage(q, out, CL_TRUE, origin, region, (W + 3) * 4 * sizeof(float), 0,
+                             res, 0, NULL, NULL));
+    double s = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++)
+            s += res[y][x][0] + res[y][x][1] + res[y][x][2] + res[y][x][3];
+    printf("blur: checksum %.4f, res[3][5] = %.4f %.4f, padding %.1f\n", s, res[3][5][0],
+           res[3][5][3], res[2][W + 1][0]);
+
+    size_t rp = 0;
+    size_t morg[3] = {4, 2, 0}, mreg[3] = {3, 2, 1};
+    float *m = clEnqueueMapImage(q, in, CL_TRUE, CL_MAP_READ, morg, mreg, &rp, NULL, 0, NULL,
+                                 NULL, &err);
+    CHECK(err);
+    printf("mapped image: (4,2) = %.1f, (6,3) = %.1f\n", m[0], m[(rp / sizeof(float)) + 2 * 4]);
+    CHECK(clEnqueueUnmapMemObject(q, in, m, 0, NULL, NULL));
+
+    /* reduction */
+    enum { N = 4096, L = 64 };
+    static float x[N];
+    for (int i = 0; i < N; i++)
+        x[i] = (float)(i % 100) * 0.25f;
+    cl_mem dx = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof x, x, &err);
+    CHECK(err);
+    cl_mem dp = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, (N / L) * sizeof(float), NULL, &err);
+    CHECK(err);
+    cl_kernel sum = clCreateKernel(prog, "sum", &err);
+    CHECK(err);
+    CHECK(clSetKernelArg(sum, 0, sizeof dx, &dx));
+    CHECK(clSetKernelArg(sum, 1, sizeof dp, &dp));
+    CHECK(clSetKernelArg(sum, 2, L * sizeof(float), NULL));
+    size_t gs = N, ls = L;
+    CHECK(clEnqueueNDRangeKernel(q, sum, 1, NULL, &gs, &ls, 0, NULL, NULL));
+    float part[N / L];
+    CHECK(clEnqueueReadBuffer(q, dp, CL_TRUE, 0, sizeof part, part, 0, NULL, NULL));
+    double tot = 0, ref = 0;
+    for (int i = 0; i < N / L; i++)
+        tot += part[i];
+    for (int i = 0; i < N; i++)
+        ref += x[i];
+    printf("reduction: %.2f (CPU %.2f)\n", tot, ref);
+
+    clReleaseKernel(sum);
+    clReleaseKernel(blur);
+    clReleaseProgram(prog);
+    clReleaseSampler(smp);
+    clReleaseMemObject(dx);
+    clReleaseMemObject(dp);
+    clReleaseMemObject(in);
+    clReleaseMemObject(out);
+    clReleaseCommandQueue(q);
+    clReleaseContext(ctx);
+    printf("done\n");
+    return 0;
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# OpenCL forwarded end to end on the system's OpenCL (PoCL in CI).
+#   opencl_e2e.sh MODE BUILD_DIR [ARG]
+# MODE:
+#   diff PROGRAM unix|tcp   run examples/opencl PROGRAM natively and through the
+#                           stub (server over unix or tcp); outputs must be identical
+#   clinfo                  clinfo natively and through the stub, line by line; only
+#                           the ICD loader lines (they name the library) may differ
+#   forged                  forged / foreign handle values: the OpenCL error, the
+#                           server survives (forwarded only: natively UB)
+#   exports                 the stub exports exactly ocl-icd's symbols and versions
+# The server runs with no LD_LIBRARY_PATH: it uses the real libOpenCL.
+set -u
+MODE=${1:?usage: opencl_e2e.sh MODE BUILD_DIR [ARG...]}
+B=${2:?}
+STUB=$B/stub-opencl
+SERVER=$B/examples/opencl/apigen-server-opencl
+EX=$B/examples/opencl
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/apigen-ocl.XXXXXX")
+SPID=
+cleanup() {
+    if [ -n "$SPID" ]; then
+        kill "$SPID" 2>/dev/null
+        wait "$SPID" 2>/dev/null
+    fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+export POCL_CACHE_DIR=$TMP/pocl-cache
+
+start_server() { # unix|tcp -> sets URL
+    local url
+    if [ "$1" = tcp ]; then
+        local port=$((20000 + ($$ * 7 + RANDOM) % 30000))
+        url=tcp://127.0.0.1:$port
+    else
+        url=unix://$TMP/ocl.sock
+    fi
+    env -u LD_LIBRARY_PATH "$SERVER" --listen "$url" >"$TMP/server.log" 2>&1 &
+    SPID=$!
+    for _ in $(seq 100); do
+        grep -q listening "$TMP/server.log" && break
+        sleep 0.05
+    done
+    URL=$url
+}
+
+fwd() { APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB APIGEN_TIMEOUT_MS=60000 "$@"; }
+
+case $MODE in
+diff)
+    PROG=${3:?program}
+    T=${4:-unix}
+    "$EX/ocl_$PROG" >"$TMP/native" 2>"$TMP/native.err"
+    nrc=$?
+    start_server "$T"
+    fwd "$EX/ocl_$PROG" >"$TMP/fwd" 2>"$TMP/fwd.err"
+    frc=$?
+    if [ $nrc != $frc ] || ! diff -u "$TMP/native" "$TMP/fwd"; then
+        echo "FAIL: ocl_$PROG natively (rc $nrc) and forwarded over $T (rc $frc) differ"
+        cat "$TMP/fwd.err" "$TMP/server.log"
+        exit 1
+    fi
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; cat "$TMP/server.log"; exit 1; }
+    echo "PASS: ocl_$PROG identical natively and over $T ($(wc -l <"$TMP/fwd") lines)"
+    ;;
+clinfo)
+    command -v clinfo >/dev/null || { echo "SKIP: clinfo is not installed"; exit 77; }
+    clinfo >"$TMP/native" 2>&1
+    start_server unix
+    fwd clinfo >"$TMP/fwd" 2>&1
+    # lines that name the library: the ICD loader's name, vendor and version
+    filt() { grep -v -E '^ *ICD loader (Name|Vendor|Version) ' "$1"; }
+    if ! diff -u <(filt "$TMP/native") <(filt "$TMP/fwd"); then
+        echo "FAIL: clinfo through the stub differs"
+        exit 1
+    fi
+    n=$(diff <(cat "$TMP/native") <(cat "$TMP/fwd") | grep -c '^<')
+    echo "PASS: clinfo identical ($(wc -l <"$TMP/fwd") lines; $n ICD loader lines name the library)"
+    ;;
+forged)
+    start_server unix
+    fwd "$EX/ocl_badinput" forged >"$TMP/fwd" 2>"$TMP/fwd.err"
+    cat >"$TMP/want" <<'W'
+clGetMemObjectInfo(forged, CL_MEM_SIZE, sizeof sz, &sz, NULL) = -38
+clReleaseMemObject(forged)                                   = -38
+clGetKernelInfo(fk, CL_KERNEL_NUM_ARGS, sizeof sz, &sz, NULL) = -48
+clSetKernelArg(k, 0, sizeof forged, &forged)                 = -38
+clEnqueueReadBuffer(q, forged, CL_TRUE, 0, 4, host, 0, NULL, NULL) = -38
+clWaitForEvents(1, &fe)                                      = -58
+W
+    diff -u "$TMP/want" "$TMP/fwd" || { echo "FAIL: forged handles"; cat "$TMP/fwd.err"; exit 1; }
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; exit 1; }
+    echo "PASS: forged handles give OpenCL's invalid-object errors; the server lives"
+    ;;
+exports)
+    REAL=$(ldconfig -p | awk '/libOpenCL.so.1 .*x86-64/ {print $NF; exit}')
+    [ -n "$REAL" ] || { echo "SKIP: no system libOpenCL.so.1"; exit 77; }
+    syms() { objdump -T "$1" | awk '$4 == ".text" {print $(NF-1), $NF}' | sort; }
+    if ! diff -u <(syms "$REAL") <(syms "$STUB/libOpenCL.so.1"); then
+        echo "FAIL: the stub's exports differ from $REAL"
+        exit 1
+    fi
+    echo "PASS: $(syms "$REAL" | wc -l) symbols, same version nodes as $REAL"
+    ;;
+*)
+    echo "unknown mode $MODE"
+    exit 2
+    ;;
+esac
