@@ -284,7 +284,11 @@ static void check_handles(ck *c, const spec_node *root)
                            "types.bytes: '%s' is not a complete struct or union of the headers",
                            names[i]);
             else
-                r->as_bytes = 1;
+                for (size_t k = 0; k < c->m->nrecords; k++) /* const-qualified copies too */
+                    if (c->m->records[k] == r ||
+                        (c->m->records[k]->name && r->name &&
+                         strcmp(c->m->records[k]->name, r->name) == 0))
+                        c->m->records[k]->as_bytes = 1;
         }
     }
     const spec_node *dv = spec_get(types, "device");

@@ -161,6 +161,12 @@ static record_def *conv_record(front *F, CXType canon, const char *tdname)
 {
     CXString cs = clang_getTypeSpelling(canon);
     const char *key = clang_getCString(cs);
+    /* one record per struct: `const struct X` is struct X */
+    for (;;) {
+        if (strncmp(key, "const ", 6) == 0) key += 6;
+        else if (strncmp(key, "volatile ", 9) == 0) key += 9;
+        else break;
+    }
     record_def *r = strmap_get(&F->records, key);
     if (r) {
         clang_disposeString(cs);

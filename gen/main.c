@@ -24,6 +24,7 @@ static void usage(FILE *f)
           "  --strict         annotations that match nothing are errors\n"
           "  -I DIR           extra include folder for the headers, searched first\n"
           "  -D NAME[=VALUE]  extra define for the headers\n"
+          "  (APIGEN_INCLUDE_PATH: more include folders, ':'-separated, after -I)\n"
           "  --version        print the version\n"
           "  --help           this text\n",
           f);
@@ -42,6 +43,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *flag)
 int main(int argc, char **argv)
 {
     apigen_options opt = {0};
+    char *envp = NULL;
     const char **incs = calloc((size_t)argc + 1, sizeof *incs);
     const char **defs = calloc((size_t)argc + 1, sizeof *defs);
     int rc = 2;
@@ -82,6 +84,19 @@ int main(int argc, char **argv)
         }
     }
     if (!opt.spec_path || !opt.out_dir) goto bad_usage;
+    /* APIGEN_INCLUDE_PATH: more -I folders, ':'-separated, after the command line's */
+    const char *ev = getenv("APIGEN_INCLUDE_PATH");
+    if (ev && *ev && (envp = malloc(strlen(ev) + 1))) {
+        memcpy(envp, ev, strlen(ev) + 1);
+        size_t extra = 1;
+        for (const char *q = envp; *q; q++) extra += *q == ':';
+        const char **n2 = realloc(incs, ((size_t)argc + extra + 1) * sizeof *incs);
+        if (n2) {
+            incs = n2;
+            for (char *tok = strtok(envp, ":"); tok; tok = strtok(NULL, ":"))
+                if (*tok) incs[opt.nextra_include_dirs++] = tok;
+        }
+    }
     opt.extra_include_dirs = incs;
     opt.extra_defines = defs;
 
@@ -105,5 +120,6 @@ bad_usage:
 out:
     free(incs);
     free(defs);
+    free(envp);
     return rc;
 }

@@ -130,6 +130,15 @@ handle_type_def *model_handle_of(api_model *m, const type_info *t)
             strcmp(h->canonical_unqual, t->canonical_unqual) == 0)
             return &m->handles[i];
     }
+    /* a pointer to a const handle pointee is the same handle: cudaArray_const_t */
+    if (t->kind == TY_POINTER && t->pointee && t->pointee->is_const && t->canonical_unqual &&
+        strncmp(t->canonical_unqual, "const ", 6) == 0)
+        for (size_t i = 0; i < m->nhandles; i++) {
+            const type_info *h = m->handles[i].type;
+            if (h && h->canonical_unqual && distinctive(h) &&
+                strcmp(h->canonical_unqual, t->canonical_unqual + 6) == 0)
+                return &m->handles[i];
+        }
     return NULL;
 }
 

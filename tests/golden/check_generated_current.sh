@@ -15,7 +15,17 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 rc=0
 for spec in "$@"; do
     api=$(basename "$spec" .yaml)
-    "$apigen" "$spec" -o "$tmp/$api"
+    if ! "$apigen" "$spec" -o "$tmp/$api" 2>"$tmp/$api.err"; then
+        if grep -q "error: header '.*' not found" "$tmp/$api.err"; then
+            # an API whose headers are not installed here (a vendor toolkit):
+            # its tests/<api> check it where they are (APIGEN_INCLUDE_PATH)
+            echo "skipped: $spec: its headers are not installed here ($(grep -m1 'not found' "$tmp/$api.err" | sed 's/.*error: //'))"
+            continue
+        fi
+        cat "$tmp/$api.err" >&2
+        rc=1
+        continue
+    fi
     if [ ! -d "generated/$api" ]; then
         echo "FAIL: generated/$api is missing: run apigen $spec -o generated/$api and commit it" >&2
         rc=1
