@@ -10,6 +10,7 @@
 #     SOURCES specs/exa/local.c             # hand-written guest C (local / custom guest functions)
 #     [HOST_SOURCES specs/x/host.c]         # hand-written host C (custom host functions)
 #     [INCLUDE_DIRS dir...]                 # where the API's headers are, if REAL_LIBS do not say
+#     [GEN_INCLUDE_DIRS dir...]             # -I folders for apigen in regen-<name> (vendor headers)
 #     [STUB_DIR dir])                       # where the stub goes (default: <build>/stub)
 #
 # Makes:
@@ -35,7 +36,7 @@ endfunction()
 
 function(apigen_add_api)
   cmake_parse_arguments(A "" "NAME;SPEC;GENERATED;SONAME;STUB_DIR"
-                        "REAL_LIBS;SOURCES;HOST_SOURCES;INCLUDE_DIRS" ${ARGN})
+                        "REAL_LIBS;SOURCES;HOST_SOURCES;INCLUDE_DIRS;GEN_INCLUDE_DIRS" ${ARGN})
   foreach(req NAME SPEC GENERATED SONAME REAL_LIBS)
     if(NOT A_${req})
       message(FATAL_ERROR "apigen_add_api: ${req} is required")
@@ -65,8 +66,12 @@ function(apigen_add_api)
   if(TARGET apigen)
     file(RELATIVE_PATH spec_rel ${PROJECT_SOURCE_DIR} ${spec})
     file(RELATIVE_PATH gen_rel ${PROJECT_SOURCE_DIR} ${gen})
+    set(gen_i "")
+    foreach(d ${A_GEN_INCLUDE_DIRS})
+      list(APPEND gen_i -I ${d})
+    endforeach()
     add_custom_target(regen-${n}
-      COMMAND $<TARGET_FILE:apigen> ${spec_rel} -o ${gen_rel}
+      COMMAND $<TARGET_FILE:apigen> ${spec_rel} -o ${gen_rel} ${gen_i}
       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
       DEPENDS apigen
       COMMENT "apigen: regenerating ${gen} from ${spec}"

@@ -21,6 +21,9 @@ static void add_type(rec_list *l, const type_info *t)
 static void add_record(rec_list *l, const record_def *r)
 {
     if (!r->complete || r->has_pointers) return;
+    /* an unnamed record nested in another ("struct X::(unnamed at f.h:3:5)")
+     * has no C spelling; its enclosing record's asserts cover its place */
+    if (!r->name || strchr(r->name, '(') || strchr(r->name, ':')) return;
     for (size_t i = 0; i < l->n; i++)
         if (l->r[i] == r) return;
     *VEC_PUSH(l->r, l->n) = r;

@@ -1,0 +1,363 @@
+/* Hand-written host code of the cudart spec: the server side of the
+ * internal calls of apigen_cudart.h, over the real libcudart.so.13.
+ *
+ * Everything that arrives here was decoded and length-checked by the
+ * generated handlers; what they cannot know (a kernel's parameter layout,
+ * name offsets inside a buffer, a fat binary's own header) is checked here
+ * before the real runtime sees it. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cudart_wire.h"
+
+/* entry points of the real library that its headers declare only under
+ * CUDA_API_PER_THREAD_DEFAULT_STREAM */
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                  size_t sharedMem, cudaStream_t stream);
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+                                     void **args);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                             void **args, size_t sharedMem, cudaStream_t stream);
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData);
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback,
+                                       void *userData, unsigned int flags);
+
+/* ---- modules ------------------------------------------------------------------------ */
+typedef struct fatbin_wrapper {
+    int magic;
+    int version;
+    const unsigned long long *data;
+    void *filename_or_fatbins;
+} fatbin_wrapper;
+
+typedef struct fatbin_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t header_size;
+    uint64_t fat_size;
+} fatbin_header;
+
+struct apigenCudartModule_st {
+    void **handle;          /* the real runtime's */
+    fatbin_wrapper wrapper; /* must outlive the registration */
+    void *image;
+    char *names;
+    void **proxies;
+    uint32_t nsyms;
+};
+
+static void module_free(struct apigenCudartModule_st *m)
+{
+    if (!m) return;
+    for (uint32_t i = 0; i < m->nsyms; i++) free(m->proxies[i]);
+    free(m->proxies);
+    free(m->names);
+    free(m->image);
+    free(m);
+}
+
+cudaError_t apigenCudartRegisterModule(const void *image, size_t imageSize, const char *names,
+                                       size_t namesSize, const apigenCudartSym *syms,
+                                       uint32_t nsyms, apigenCudartModule *module,
+                                       uint64_t *proxies)
+{
+    const fatbin_header *h = image;
+    if (!image || !module || !proxies || imageSize < sizeof *h || h->magic != 0xBA55ED50u ||
+        (uint64_t)h->header_size + h->fat_size != imageSize || !names || !namesSize ||
+        names[namesSize - 1] != 0)
+        return cudaErrorInvalidValue;
+    for (uint32_t i = 0; i < nsyms; i++)
+        if (syms[i].name_off >= namesSize ||
+            (syms[i].kind != APIGEN_CUDART_SYM_FUNCTION && syms[i].kind != APIGEN_CUDART_SYM_VAR) ||
+            (syms[i].kind == APIGEN_CUDART_SYM_VAR && syms[i].size > (1ull << 32)))
+            return cudaErrorInvalidValue;
+    struct apigenCudartModule_st *m = calloc(1, sizeof *m);
+    if (!m) return cudaErrorMemoryAllocation;
+    m->image = aligned_alloc(16, (imageSize + 15) & ~(size_t)15);
+    m->names = malloc(namesSize);
+    m->proxies = calloc(nsyms ? nsyms : 1, sizeof *m->proxies);
+    if (!m->image || !m->names || !m->proxies) {
+        module_free(m);
+        return cudaErrorMemoryAllocation;
+    }
+    memcpy(m->image, image, imageSize);
+    memcpy(m->names, names, namesSize);
+    for (m->nsyms = 0; m->nsyms < nsyms; m->nsyms++) {
+        const apigenCudartSym *s = &syms[m->nsyms];
+        /* a proxy host address per symbol: variables get room for their
+         * size, since the runtime may use the host copy */
+        m->proxies[m->nsyms] = calloc(1, s->kind == APIGEN_CUDART_SYM_VAR && s->size ? s->size : 1);
+        if (!m->proxies[m->nsyms]) {
+            module_free(m);
+            return cudaErrorMemoryAllocation;
+        }
+    }
+    m->wrapper.magic = 0x466243b1;
+    m->wrapper.version = 1;
+    m->wrapper.data = m->image;
+    m->handle = __cudaRegisterFatBinary(&m->wrapper);
+    for (uint32_t i = 0; i < nsyms; i++) {
+        const apigenCudartSym *s = &syms[i];
+        char *name = m->names + s->name_off;
+        if (s->kind == APIGEN_CUDART_SYM_FUNCTION)
+            __cudaRegisterFunction(m->handle, (const char *)m->proxies[i], name, name,
+                                   s->thread_limit, NULL, NULL, NULL, NULL, NULL);
+        else
+            __cudaRegisterVar(m->handle, (char *)m->proxies[i], name, name, s->ext,
+                              (size_t)s->size, s->constant, s->global);
+        proxies[i] = (uint64_t)(uintptr_t)m->proxies[i];
+    }
+    __cudaRegisterFatBinaryEnd(m->handle);
+    *module = m;
+    return cudaSuccess;
+}
+
+cudaError_t apigenCudartUnregisterModule(apigenCudartModule module)
+{
+    if (!module) return cudaErrorInvalidValue;
+    __cudaUnregisterFatBinary(module->handle);
+    module_free(module);
+    return cudaSuccess;
+}
+
+/* ---- parameter layouts ----------------------------------------------------------------- */
+typedef struct layout {
+    const void *key;
+    uint32_t n;
+    uint64_t size;
+    uint64_t *offsets, *sizes;
+    struct layout *next;
+} layout;
+
+static pthread_mutex_t layouts_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static layout *layouts_;
+
+static cudaError_t query_layout(const void *f, uint32_t *n, uint64_t *offsets, uint64_t *sizes)
+{
+    uint32_t i;
+    for (i = 0; i < APIGEN_CUDART_MAX_PARAMS; i++) {
+        size_t off = 0, sz = 0;
+        cudaError_t e = cudaFuncGetParamInfo(f, i, &off, &sz);
+        if (e == cudaErrorInvalidValue && i > 0) {
+            (void)cudaGetLastError(); /* the probe past the last parameter is not an error */
+            break;
+        }
+        if (e == cudaErrorInvalidValue && i == 0) {
+            /* no parameters, or not a kernel: tell them apart */
+            struct cudaFuncAttributes fa;
+            cudaError_t e2 = cudaFuncGetAttributes(&fa, f);
+            if (e2 != cudaSuccess) return e2;
+            (void)cudaGetLastError();
+            break;
+        }
+        if (e != cudaSuccess) return e;
+        offsets[i] = off;
+        sizes[i] = sz;
+    }
+    *n = i;
+    return cudaSuccess;
+}
+
+/* The server's own copy, for checking launches (kept for the process: a
+ * real function or kernel pointer is unique in it). */
+static cudaError_t server_layout(const void *f, const layout **out)
+{
+    pthread_mutex_lock(&layouts_lock_);
+    for (layout *l = layouts_; l; l = l->next)
+        if (l->key == f) {
+            pthread_mutex_unlock(&layouts_lock_);
+            *out = l;
+            return cudaSuccess;
+        }
+    pthread_mutex_unlock(&layouts_lock_);
+    layout *l = calloc(1, sizeof *l);
+    uint64_t *o = calloc(APIGEN_CUDART_MAX_PARAMS, sizeof *o);
+    uint64_t *s = calloc(APIGEN_CUDART_MAX_PARAMS, sizeof *s);
+    if (!l || !o || !s) {
+        free(l), free(o), free(s);
+        return cudaErrorMemoryAllocation;
+    }
+    cudaError_t e = query_layout(f, &l->n, o, s);
+    if (e != cudaSuccess) {
+        free(l), free(o), free(s);
+        return e;
+    }
+    for (uint32_t i = 0; i < l->n; i++)
+        if (o[i] + s[i] > l->size) l->size = o[i] + s[i];
+    l->key = f;
+    l->offsets = o;
+    l->sizes = s;
+    pthread_mutex_lock(&layouts_lock_);
+    l->next = layouts_;
+    layouts_ = l;
+    pthread_mutex_unlock(&layouts_lock_);
+    *out = l;
+    return cudaSuccess;
+}
+
+cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint32_t *nparams,
+                                    uint64_t *offsets, uint64_t *sizes)
+{
+    const void *f = func ? func : (const void *)kernel;
+    const layout *l;
+    if (!f || !nparams || !offsets || !sizes) return cudaErrorInvalidDeviceFunction;
+    cudaError_t e = server_layout(f, &l);
+    if (e != cudaSuccess) return e;
+    *nparams = l->n;
+    memcpy(offsets, l->offsets, l->n * sizeof *offsets);
+    memcpy(sizes, l->sizes, l->n * sizeof *sizes);
+    return cudaSuccess;
+}
+
+cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block,
+                               size_t sharedMem, cudaStream_t stream, const void *params,
+                               size_t paramsSize, const cudaLaunchAttribute *attrs,
+                               uint32_t numAttrs, uint32_t flags)
+{
+    const void *f = func ? func : (const void *)kernel;
+    const layout *l;
+    void *argv_small[64], **argv = argv_small;
+    if (!f) return cudaErrorInvalidDeviceFunction;
+    cudaError_t e = server_layout(f, &l);
+    if (e != cudaSuccess) return e;
+    if (paramsSize != l->size || (l->size && !params)) return cudaErrorInvalidValue;
+    if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv))) return cudaErrorMemoryAllocation;
+    for (uint32_t i = 0; i < l->n; i++) argv[i] = (char *)(uintptr_t)params + l->offsets[i];
+    bool ptsz = flags & APIGEN_CUDART_PTSZ;
+    if (numAttrs) {
+        cudaLaunchConfig_t cfg;
+        memset(&cfg, 0, sizeof cfg);
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.dynamicSmemBytes = sharedMem;
+        cfg.stream = stream;
+        cfg.attrs = (cudaLaunchAttribute *)(uintptr_t)attrs;
+        cfg.numAttrs = numAttrs;
+        e = ptsz ? cudaLaunchKernelExC_ptsz(&cfg, f, argv) : cudaLaunchKernelExC(&cfg, f, argv);
+    } else if (flags & APIGEN_CUDART_COOPERATIVE) {
+        e = ptsz ? cudaLaunchCooperativeKernel_ptsz(f, grid, block, argv, sharedMem, stream)
+                 : cudaLaunchCooperativeKernel(f, grid, block, argv, sharedMem, stream);
+    } else if (!func) {
+        e = ptsz ? __cudaLaunchKernel_ptsz(kernel, grid, block, argv, sharedMem, stream)
+                 : __cudaLaunchKernel(kernel, grid, block, argv, sharedMem, stream);
+    } else {
+        e = ptsz ? cudaLaunchKernel_ptsz(f, grid, block, argv, sharedMem, stream)
+                 : cudaLaunchKernel(f, grid, block, argv, sharedMem, stream);
+    }
+    if (argv != argv_small) free(argv);
+    return e;
+}
+
+/* ---- host functions ------------------------------------------------------------------- */
+/* One queue per session: the ids of host functions the streams reached. */
+typedef struct fired {
+    uint64_t id;
+    int32_t status;
+} fired;
+
+typedef struct hostfn_queue {
+    const void *session;
+    pthread_mutex_t lock;
+    fired *q;
+    size_t n, cap;
+    struct hostfn_queue *next;
+} hostfn_queue;
+
+typedef struct hostfn_rec {
+    hostfn_queue *queue;
+    uint64_t id;
+} hostfn_rec;
+
+static pthread_mutex_t queues_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static hostfn_queue *queues_;
+
+static hostfn_queue *queue_of(const void *session)
+{
+    pthread_mutex_lock(&queues_lock_);
+    hostfn_queue *q;
+    for (q = queues_; q && q->session != session; q = q->next)
+        continue;
+    if (!q && (q = calloc(1, sizeof *q))) {
+        q->session = session;
+        pthread_mutex_init(&q->lock, NULL);
+        q->next = queues_;
+        queues_ = q;
+    }
+    pthread_mutex_unlock(&queues_lock_);
+    return q;
+}
+
+static void record(hostfn_rec *r, cudaError_t status)
+{
+    hostfn_queue *q = r->queue;
+    pthread_mutex_lock(&q->lock);
+    if (q->n == q->cap) {
+        size_t nc = q->cap ? q->cap * 2 : 64;
+        fired *nq = realloc(q->q, nc * sizeof *nq);
+        if (nq) {
+            q->q = nq;
+            q->cap = nc;
+        }
+    }
+    if (q->n < q->cap) q->q[q->n++] = (fired){r->id, (int32_t)status};
+    pthread_mutex_unlock(&q->lock);
+    free(r);
+}
+
+static void CUDART_CB on_host_fn(void *user)
+{
+    record(user, cudaSuccess);
+}
+
+static void CUDART_CB on_callback(cudaStream_t stream, cudaError_t status, void *user)
+{
+    (void)stream;
+    record(user, status);
+}
+
+cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, uint64_t id,
+                                        uint32_t isCallback, uint32_t flags)
+{
+    hostfn_queue *q = queue_of(cx->session);
+    hostfn_rec *r = malloc(sizeof *r);
+    if (!q || !r) {
+        free(r);
+        return cudaErrorMemoryAllocation;
+    }
+    r->queue = q;
+    r->id = id;
+    bool ptsz = flags & APIGEN_CUDART_PTSZ;
+    cudaError_t e;
+    if (isCallback)
+        e = ptsz ? cudaStreamAddCallback_ptsz(stream, on_callback, r, 0)
+                 : cudaStreamAddCallback(stream, on_callback, r, 0);
+    else
+        e = ptsz ? cudaLaunchHostFunc_ptsz(stream, on_host_fn, r)
+                 : cudaLaunchHostFunc(stream, on_host_fn, r);
+    if (e != cudaSuccess) free(r);
+    return e;
+}
+
+cudaError_t cudart_host_take_host_fns(apigen_call_ctx *cx, uint32_t wait, uint64_t *ids,
+                                      int32_t *status, uint32_t *count)
+{
+    (void)wait;
+    hostfn_queue *q = queue_of(cx->session);
+    if (!q || !ids || !status || !count) return cudaErrorInvalidValue;
+    pthread_mutex_lock(&q->lock);
+    uint32_t n = q->n < 64 ? (uint32_t)q->n : 64;
+    for (uint32_t i = 0; i < n; i++) {
+        ids[i] = q->q[i].id;
+        status[i] = q->q[i].status;
+    }
+    memmove(q->q, q->q + n, (q->n - n) * sizeof *q->q);
+    q->n -= n;
+    pthread_mutex_unlock(&q->lock);
+    *count = n;
+    return cudaSuccess;
+}
