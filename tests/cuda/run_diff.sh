@@ -1,0 +1,40 @@
+#!/bin/sh
+# One differential run: PROGRAM natively (the toolkit's libcudart) and
+# through the stub to a fresh apigen-server-cudart over TRANSPORT (unix|tcp);
+# stdout and the exit status must be identical. Without a GPU both runs take
+# the "no CUDA-capable device / insufficient driver" path, which checks that
+# errors are forwarded; on a GPU it checks the results.
+#   run_diff.sh SERVER STUB_DIR REAL_LIB_DIR PROGRAM TRANSPORT
+set -u
+server=$1 stubdir=$2 realdir=$3 prog=$4 transport=$5
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-diff.XXXXXX")
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+name=$(basename "$prog")
+LD_LIBRARY_PATH="$realdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$prog" > "$tmp/native.out" 2> "$tmp/native.err"
+nrc=$?
+case "$transport" in
+unix) url="unix://$tmp/s.sock" ;;
+tcp) port=$(( 20000 + ($$ % 20000) )); url="tcp://127.0.0.1:$port" ;;
+*) echo "unknown transport $transport"; exit 2 ;;
+esac
+"$server" --listen "$url" > "$tmp/server.log" 2>&1 &
+spid=$!
+i=0
+while [ $i -lt 100 ]; do
+    grep -q "listening" "$tmp/server.log" 2>/dev/null && break
+    sleep 0.05; i=$((i + 1))
+done
+APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+frc=$?
+if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
+    echo "FAIL: $name over $transport: native exit $nrc, forwarded exit $frc"
+    diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
+    echo "  forwarded stderr:"; sed 's/^/    /' "$tmp/fwd.err"
+    echo "  server log:"; sed 's/^/    /' "$tmp/server.log"
+    exit 1
+fi
+echo "PASS: $name over $transport: identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc"
+sed 's/^/  | /' "$tmp/native.out"
+exit 0
