@@ -10682,6 +10682,6 @@ const apigen_api apigen_api_cudart = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUDART_NCB_TYPES,
-    .async_errors_next_call = true,
+    .async_errors_next_call = false,
     .device_destroy = NULL,
 };

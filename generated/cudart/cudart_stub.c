@@ -146,8 +146,6 @@ APIGEN_HIDDEN cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t
     if (nparams != NULL && !apigen_get_into(&call_.rd, nparams, n_nparams, NULL)) goto bad; /* nparams */
     if (offsets != NULL && !apigen_get_into(&call_.rd, offsets, n_offsets, NULL)) goto bad; /* offsets */
     if (sizes != NULL && !apigen_get_into(&call_.rd, sizes, n_sizes, NULL)) goto bad; /* sizes */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -227,8 +225,6 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterModule(const void *image, size_t i
         }
     }
     if (proxies != NULL && !apigen_get_into(&call_.rd, proxies, n_proxies, NULL)) goto bad; /* proxies */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -289,8 +285,6 @@ APIGEN_HIDDEN cudaError_t apigenCudartTakeHostFns(uint32_t wait, uint64_t *ids, 
     if (ids != NULL && !apigen_get_into(&call_.rd, ids, n_ids, NULL)) goto bad; /* ids */
     if (status != NULL && !apigen_get_into(&call_.rd, status, n_status, NULL)) goto bad; /* status */
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -333,8 +327,6 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterModule(apigenCudartModule module
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -390,8 +382,6 @@ APIGEN_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, s
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
     if (extent != NULL && !apigen_get_into(&call_.rd, extent, n_extent, NULL)) goto bad; /* extent */
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -439,8 +429,6 @@ APIGEN_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryR
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -496,8 +484,6 @@ APIGEN_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_
             pPlaneArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -541,8 +527,6 @@ APIGEN_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparsePro
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -593,8 +577,6 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -692,8 +674,6 @@ APIGEN_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -728,8 +708,6 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -767,8 +745,6 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -806,8 +782,6 @@ APIGEN_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObjec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -845,8 +819,6 @@ APIGEN_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -891,8 +863,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device
         ret_ = (cudaError_t)v_;
     }
     if (canAccessPeer != NULL && !apigen_get_into(&call_.rd, canAccessPeer, n_canAccessPeer, NULL)) goto bad; /* canAccessPeer */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -933,8 +903,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -973,8 +941,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned in
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1013,8 +979,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1059,8 +1023,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1107,8 +1069,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBu
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1154,8 +1114,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheCon
         ret_ = (cudaError_t)v_;
     }
     if (pCacheConfig != NULL && !apigen_get_into(&call_.rd, pCacheConfig, n_pCacheConfig, NULL)) goto bad; /* pCacheConfig */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1210,8 +1168,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, in
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1256,8 +1212,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1307,8 +1261,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1355,8 +1307,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limi
         ret_ = (cudaError_t)v_;
     }
     if (pValue != NULL && !apigen_get_into(&call_.rd, pValue, n_pValue, NULL)) goto bad; /* pValue */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1411,8 +1361,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int devic
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1474,8 +1422,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1524,8 +1470,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1573,8 +1517,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int dev
         ret_ = (cudaError_t)v_;
     }
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1620,8 +1562,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)v_;
     }
     if (pConfig != NULL && !apigen_get_into(&call_.rd, pConfig, n_pConfig, NULL)) goto bad; /* pConfig */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1673,8 +1613,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, i
     }
     if (leastPriority != NULL && !apigen_get_into(&call_.rd, leastPriority, n_leastPriority, NULL)) goto bad; /* leastPriority */
     if (greatestPriority != NULL && !apigen_get_into(&call_.rd, greatestPriority, n_greatestPriority, NULL)) goto bad; /* greatestPriority */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1726,8 +1664,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
         ret_ = (cudaError_t)v_;
     }
     if (maxWidthInElements != NULL && !apigen_get_into(&call_.rd, maxWidthInElements, n_maxWidthInElements, NULL)) goto bad; /* maxWidthInElements */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1768,8 +1704,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1818,8 +1752,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1854,8 +1786,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1899,8 +1829,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1939,8 +1867,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1979,8 +1905,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2018,8 +1942,6 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2057,8 +1979,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceSynchronize(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2108,8 +2028,6 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
         ret_ = (cudaError_t)v_;
     }
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2259,8 +2177,6 @@ APIGEN_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2323,8 +2239,6 @@ APIGEN_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned 
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2362,8 +2276,6 @@ APIGEN_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2408,8 +2320,6 @@ APIGEN_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cud
         ret_ = (cudaError_t)v_;
     }
     if (ms != NULL && !apigen_get_into(&call_.rd, ms, n_ms, NULL)) goto bad; /* ms */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2450,8 +2360,6 @@ APIGEN_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2612,8 +2520,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventSynchronize(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2670,8 +2576,6 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2724,8 +2628,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2763,8 +2665,6 @@ APIGEN_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2804,8 +2704,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2845,8 +2743,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2884,8 +2780,6 @@ APIGEN_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2929,8 +2823,6 @@ APIGEN_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
         ret_ = (cudaError_t)v_;
     }
     if (attr != NULL && !apigen_get_into(&call_.rd, attr, n_attr, NULL)) goto bad; /* attr */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2984,8 +2876,6 @@ APIGEN_EXPORT cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramInd
     }
     if (paramOffset != NULL && !apigen_get_into(&call_.rd, paramOffset, n_paramOffset, NULL)) goto bad; /* paramOffset */
     if (paramSize != NULL && !apigen_get_into(&call_.rd, paramSize, n_paramSize, NULL)) goto bad; /* paramSize */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3028,8 +2918,6 @@ APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3068,8 +2956,6 @@ APIGEN_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFunc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3108,8 +2994,6 @@ APIGEN_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3242,8 +3126,6 @@ APIGEN_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
         ret_ = (cudaError_t)v_;
     }
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3289,8 +3171,6 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3336,8 +3216,6 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceCount(int *count)
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3383,8 +3261,6 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3431,8 +3307,6 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         ret_ = (cudaError_t)v_;
     }
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3547,8 +3421,6 @@ APIGEN_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const
             functionPtr[i_] = (cudaFunction_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3600,8 +3472,6 @@ APIGEN_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *ent
             kernelPtr[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3638,8 +3508,6 @@ APIGEN_EXPORT cudaError_t cudaGetLastError(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3689,8 +3557,6 @@ APIGEN_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cu
             levelArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3752,8 +3618,6 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3797,8 +3661,6 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
         ret_ = (cudaError_t)v_;
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3855,8 +3717,6 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResour
         ret_ = (cudaError_t)v_;
     }
     if (pResViewDesc != NULL && !apigen_get_into(&call_.rd, pResViewDesc, n_pResViewDesc, NULL)) goto bad; /* pResViewDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3903,8 +3763,6 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc
         ret_ = (cudaError_t)v_;
     }
     if (pTexDesc != NULL && !apigen_get_into(&call_.rd, pTexDesc, n_pTexDesc, NULL)) goto bad; /* pTexDesc */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3971,8 +3829,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4037,8 +3893,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4104,8 +3958,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cud
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4169,8 +4021,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNod
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4234,8 +4084,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4364,8 +4212,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, c
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4445,8 +4291,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, 
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4514,8 +4358,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGra
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4583,8 +4425,6 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraph
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4663,8 +4503,6 @@ APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, 
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4716,8 +4554,6 @@ APIGEN_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t o
             pGraphClone[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4763,8 +4599,6 @@ APIGEN_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalH
         ret_ = (cudaError_t)v_;
     }
     if (pHandle_out != NULL && !apigen_get_into(&call_.rd, pHandle_out, n_pHandle_out, NULL)) goto bad; /* pHandle_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4819,8 +4653,6 @@ APIGEN_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flag
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4860,8 +4692,6 @@ APIGEN_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4899,8 +4729,6 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4938,8 +4766,6 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4991,8 +4817,6 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5031,8 +4855,6 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5084,8 +4906,6 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, c
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5124,8 +4944,6 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5165,8 +4983,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5204,8 +5020,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5245,8 +5059,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5286,8 +5098,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5353,8 +5163,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsig
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5433,8 +5241,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5478,8 +5284,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphEx
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5523,8 +5327,6 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5705,8 +5507,6 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cuda
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5759,8 +5559,6 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphE
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5821,8 +5619,6 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5867,8 +5663,6 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5925,8 +5719,6 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6053,8 +5845,6 @@ APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, vo
         ret_ = (cudaError_t)v_;
     }
     if (dptr_out != NULL && !apigen_get_into(&call_.rd, dptr_out, n_dptr_out, NULL)) goto bad; /* dptr_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6116,8 +5906,6 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, v
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6160,8 +5948,6 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6204,8 +5990,6 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t n
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6278,8 +6062,6 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaG
             pNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6348,8 +6130,6 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cu
         ret_ = (cudaError_t)v_;
     }
     if (isEnabled != NULL && !apigen_get_into(&call_.rd, isEnabled, n_isEnabled, NULL)) goto bad; /* isEnabled */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6396,8 +6176,6 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (pType != NULL && !apigen_get_into(&call_.rd, pType, n_pType, NULL)) goto bad; /* pType */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6440,8 +6218,6 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6491,8 +6267,6 @@ APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUser
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6557,8 +6331,6 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6602,8 +6374,6 @@ APIGEN_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserO
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6642,8 +6412,6 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6682,8 +6450,6 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaSt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6767,8 +6533,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResour
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6832,8 +6596,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmap
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6891,8 +6653,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, si
         }
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6934,8 +6694,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6989,8 +6747,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *arr
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7040,8 +6796,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsReso
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7079,8 +6833,6 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7173,8 +6925,6 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7212,8 +6962,6 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7257,8 +7005,6 @@ APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cu
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7305,8 +7051,6 @@ APIGEN_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7361,8 +7105,6 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEven
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7415,8 +7157,6 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7457,8 +7197,6 @@ APIGEN_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7511,8 +7249,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, uns
             kernels[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7571,8 +7307,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaL
         }
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7628,8 +7362,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrar
             pKernel[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7673,8 +7405,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLib
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7800,8 +7530,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
             library[i_] = (cudaLibrary_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7842,8 +7570,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7887,8 +7613,6 @@ APIGEN_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigne
         ret_ = (cudaError_t)v_;
     }
     if (iterator_out != NULL && !apigen_get_into(&call_.rd, iterator_out, n_iterator_out, NULL)) goto bad; /* iterator_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7936,8 +7660,6 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const ch
         ret_ = (cudaError_t)v_;
     }
     if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8025,8 +7747,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8071,8 +7791,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc3D(struct cudaPitchedPtr *pitched
         ret_ = (cudaError_t)v_;
     }
     if (pitchedDevPtr != NULL && !apigen_get_into(&call_.rd, pitchedDevPtr, n_pitchedDevPtr, NULL)) goto bad; /* pitchedDevPtr */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8133,8 +7851,6 @@ APIGEN_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cud
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8196,8 +7912,6 @@ APIGEN_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaC
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8254,8 +7968,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8309,8 +8021,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8365,8 +8075,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8421,8 +8129,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8492,8 +8198,6 @@ APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmapp
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8556,8 +8260,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocPitch(void **devPtr, size_t *pitc
         }
     }
     if (pitch != NULL && !apigen_get_into(&call_.rd, pitch, n_pitch, NULL)) goto bad; /* pitch */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8601,8 +8303,6 @@ APIGEN_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8669,8 +8369,6 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8740,8 +8438,6 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8800,8 +8496,6 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8860,8 +8554,6 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8922,8 +8614,6 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
         }
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8975,8 +8665,6 @@ APIGEN_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     }
     if (free != NULL && !apigen_get_into(&call_.rd, free, n_free, NULL)) goto bad; /* free */
     if (total != NULL && !apigen_get_into(&call_.rd, total, n_total, NULL)) goto bad; /* total */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9037,8 +8725,6 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
         }
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9097,8 +8783,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9139,8 +8823,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9184,8 +8866,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportDa
         ret_ = (cudaError_t)v_;
     }
     if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9250,8 +8930,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9299,8 +8977,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cu
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9370,8 +9046,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
         }
     }
     if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9418,8 +9092,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9466,8 +9138,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9506,8 +9176,6 @@ APIGEN_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minByt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9549,8 +9217,6 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9592,8 +9258,6 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9660,8 +9324,6 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9731,8 +9393,6 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9782,8 +9442,6 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, 
         ret_ = (cudaError_t)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9842,8 +9500,6 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
         ret_ = (cudaError_t)v_;
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9907,8 +9563,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9972,8 +9626,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10019,8 +9671,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffs
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10066,8 +9716,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10132,8 +9780,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10198,8 +9844,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10256,8 +9900,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10315,8 +9957,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10374,8 +10014,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10432,8 +10070,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10487,8 +10123,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10543,8 +10177,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10599,8 +10231,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10654,8 +10284,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10719,8 +10347,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10827,8 +10453,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffset
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10873,8 +10497,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wO
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10936,8 +10558,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10999,8 +10619,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11087,8 +10705,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray(void *dst, cudaArray_co
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11144,8 +10760,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11201,8 +10815,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync_ptsz(void *dst, cu
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11257,8 +10869,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray_ptds(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11313,8 +10923,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol(void *dst, const void 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11370,8 +10978,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11427,8 +11033,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(void *dst, c
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11483,8 +11087,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol_ptds(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11526,8 +11128,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11570,8 +11170,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const vo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11623,8 +11221,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11677,8 +11273,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11731,8 +11325,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11784,8 +11376,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11836,8 +11426,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11889,8 +11477,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11942,8 +11528,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11994,8 +11578,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12056,8 +11638,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12097,8 +11677,6 @@ APIGEN_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12140,8 +11718,6 @@ APIGEN_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12251,8 +11827,6 @@ APIGEN_EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int valu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12292,8 +11866,6 @@ APIGEN_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12397,8 +11969,6 @@ APIGEN_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12502,8 +12072,6 @@ APIGEN_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12548,8 +12116,6 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArr
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12596,8 +12162,6 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArray
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12646,8 +12210,6 @@ APIGEN_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dyna
         ret_ = (cudaError_t)v_;
     }
     if (dynamicSmemSize != NULL && !apigen_get_into(&call_.rd, dynamicSmemSize, n_dynamicSmemSize, NULL)) goto bad; /* dynamicSmemSize */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12696,8 +12258,6 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12747,8 +12307,6 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12810,8 +12368,6 @@ APIGEN_EXPORT cudaError_t cudaPeekAtLastError(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12853,8 +12409,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
         ret_ = (cudaError_t)v_;
     }
     if (attributes != NULL && !apigen_get_into(&call_.rd, attributes, n_attributes, NULL)) goto bad; /* attributes */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12894,8 +12448,6 @@ APIGEN_EXPORT cudaError_t cudaProfilerStart(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12929,8 +12481,6 @@ APIGEN_EXPORT cudaError_t cudaProfilerStop(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12970,8 +12520,6 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         ret_ = (cudaError_t)v_;
     }
     if (runtimeVersion != NULL && !apigen_get_into(&call_.rd, runtimeVersion, n_runtimeVersion, NULL)) goto bad; /* runtimeVersion */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13012,8 +12560,6 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13051,8 +12597,6 @@ APIGEN_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13096,8 +12640,6 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         ret_ = (cudaError_t)v_;
     }
     if (device_arr != NULL && !apigen_get_into(&call_.rd, device_arr, n_device_arr, NULL)) goto bad; /* device_arr */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13165,8 +12707,6 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *de
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13207,8 +12747,6 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13247,8 +12785,6 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaS
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13305,8 +12841,6 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cud
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13366,8 +12900,6 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13409,8 +12941,6 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13449,8 +12979,6 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13489,8 +13017,6 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaSt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13541,8 +13067,6 @@ APIGEN_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13594,8 +13118,6 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsig
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13648,8 +13170,6 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, un
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13687,8 +13207,6 @@ APIGEN_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13740,8 +13258,6 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t 
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13793,8 +13309,6 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGra
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13839,8 +13353,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunc
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13888,8 +13400,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cuda
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13966,8 +13476,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14014,8 +13522,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14062,8 +13568,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int 
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14110,8 +13614,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14158,8 +13660,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14206,8 +13706,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14254,8 +13752,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prior
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14302,8 +13798,6 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14350,8 +13844,6 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaSt
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14398,8 +13890,6 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum c
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14441,8 +13931,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14481,8 +13969,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery_ptsz(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14526,8 +14012,6 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14574,8 +14058,6 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14617,8 +14099,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14657,8 +14137,6 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize_ptsz(cudaStream_t str
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14714,8 +14192,6 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14774,8 +14250,6 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14883,8 +14357,6 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
         ret_ = (cudaError_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14939,8 +14411,6 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigne
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14979,8 +14449,6 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
-    if (call_.has_deferred && ret_ == cudaSuccess)
-        ret_ = (cudaError_t)call_.deferred_error;
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15354,5 +14822,5 @@ const apigen_api cudart_api = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUDART_NCB_TYPES,
-    .async_errors_next_call = true,
+    .async_errors_next_call = false,
 };

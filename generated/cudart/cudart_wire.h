@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0xd162c430917f844d)
+#define CUDART_FINGERPRINT UINT64_C(0x96c5c7980e0d9af6)
 
 /* Call ids: forwarded and custom functions. */
 enum {

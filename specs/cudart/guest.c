@@ -572,23 +572,48 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
     return e;
 }
 
+static u64map kernel_to_host_; /* kernel id from __cudaGetKernel -> the program's address */
+
+/* <<<>>> launches: nvcc's stub asks for the kernel handle once per launch
+ * site, then launches by handle. The guest remembers which program address
+ * the handle stands for and launches by address, the path every runtime
+ * version takes (cudaLaunchKernel with a registered function). */
 APIGEN_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun)
 {
-    return cudaGetKernel(kernel, fun);
+    cudaError_t e = cudaGetKernel(kernel, fun);
+    if (e == cudaSuccess && kernel && *kernel) {
+        pthread_mutex_lock(&lock_);
+        (void)map_put(&kernel_to_host_, (uint64_t)(uintptr_t)*kernel, (uint64_t)(uintptr_t)fun);
+        pthread_mutex_unlock(&lock_);
+    }
+    return e;
+}
+
+static cudaError_t launch_by_handle(cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+                                   size_t shmem, cudaStream_t stream, uint32_t flags)
+{
+    uint64_t fun = 0;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&kernel_to_host_, (uint64_t)(uintptr_t)kernel, &fun);
+    pthread_mutex_unlock(&lock_);
+    if (ok)
+        return launch(cudart_map_host((const void *)(uintptr_t)fun), NULL, grid, block, args,
+                      shmem, stream, NULL, 0, flags);
+    return launch(NULL, kernel, grid, block, args, shmem, stream, NULL, 0, flags);
 }
 
 APIGEN_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                              void **args, size_t sharedMem, cudaStream_t stream)
 {
-    return launch(NULL, kernel, gridDim, blockDim, args, sharedMem, stream, NULL, 0, 0);
+    return launch_by_handle(kernel, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
 APIGEN_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim,
                                                   dim3 blockDim, void **args, size_t sharedMem,
                                                   cudaStream_t stream)
 {
-    return launch(NULL, kernel, gridDim, blockDim, args, sharedMem, stream, NULL, 0,
-                  APIGEN_CUDART_PTSZ);
+    return launch_by_handle(kernel, gridDim, blockDim, args, sharedMem, stream,
+                            APIGEN_CUDART_PTSZ);
 }
 
 #define LAUNCH_KERNEL(name, flags)                                                                 \

@@ -1,0 +1,107 @@
+#!/bin/sh
+# tests/gpu/run-all.sh: on a machine with an NVIDIA GPU and the CUDA 13
+# toolkit, build the cudart stub, its server and the CUDA examples from the
+# committed generated/ sources (no libclang needed), start one server
+# (unix and tcp), run every example natively and forwarded over each
+# transport, compare stdout and exit status, and print a table.
+#
+#   tests/gpu/run-all.sh            (from the repository root)
+#
+# Needs: cmake >= 3.20, gcc/g++, make, the CUDA 13 toolkit (CUDA_HOME, or
+# nvcc on PATH, or /usr/local/cuda). Environment: BUILD (default build-gpu),
+# CUDA_ARCH (nvcc -arch, default native), EXAMPLE_TIMES=1 to also print the
+# examples' own timings (stderr), KEEP=1 to keep the logs folder.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root" || exit 1
+build=${BUILD:-build-gpu}
+arch=${CUDA_ARCH-native}
+if [ -z "${CUDA_HOME:-}" ]; then
+    if command -v nvcc >/dev/null 2>&1; then CUDA_HOME=$(dirname "$(dirname "$(command -v nvcc)")")
+    else CUDA_HOME=/usr/local/cuda; fi
+fi
+export CUDA_HOME
+[ -x "$CUDA_HOME/bin/nvcc" ] || { echo "run-all: no nvcc under CUDA_HOME=$CUDA_HOME"; exit 1; }
+export PATH="$CUDA_HOME/bin:$PATH"
+reallib=$CUDA_HOME/lib64
+[ -e "$reallib/libcudart.so.13" ] || reallib=$CUDA_HOME/targets/$(uname -m)-linux/lib
+for t in cmake make gcc g++; do
+    command -v $t >/dev/null 2>&1 || { echo "run-all: '$t' is missing (apt-get install -y cmake make gcc g++)"; exit 1; }
+done
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
+
+echo "== build ($build, CUDA_HOME=$CUDA_HOME, -arch=$arch)"
+cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
+      -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart cuda_examples cuda_unsupported \
+    > "$build.build.log" 2>&1 || { tail -n 50 "$build.build.log"; exit 1; }
+case $build in /*) ;; *) build=$root/$build ;; esac
+stub=$build/stub
+server=$build/examples/cuda/apigen-server-cudart
+ex=$build/examples/cuda
+[ -x "$server" ] && [ -e "$stub/libcudart.so.13" ] || { echo "run-all: the build did not produce the stub and the server:"; tail -n 30 "$build.build.log"; exit 1; }
+sh tests/cuda/parity.sh "$reallib/libcudart.so.13" "$stub/libcudart.so.13" | head -n 5
+
+logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-gpu.XXXXXX")
+port=$(( 30000 + ($$ % 20000) ))
+"$server" --listen "unix://$logs/cudart.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
+spid=$!
+cleanup() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; [ "${KEEP:-0}" = 1 ] && echo "logs: $logs" || rm -rf "$logs"; }
+trap cleanup EXIT INT TERM
+i=0
+while [ $i -lt 100 ] && [ "$(grep -c listening "$logs/server.log" 2>/dev/null)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
+
+now_ms() { date +%s%3N; }
+run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
+    name=$1 mode=$2
+    t0=$(now_ms)
+    case $mode in
+    native) LD_LIBRARY_PATH="$reallib" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
+    unix) APIGEN_SERVER="unix://$logs/cudart.sock" LD_LIBRARY_PATH="$stub" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
+    tcp) APIGEN_SERVER="tcp://127.0.0.1:$port" LD_LIBRARY_PATH="$stub" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
+    esac
+    echo $? > "$logs/$name.$mode.rc"
+    echo $(( $(now_ms) - t0 )) > "$logs/$name.$mode.ms"
+}
+
+examples="vector_add matmul streams constant multithread callback"
+fails=0
+printf '\n%-12s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "result"
+printf '%s\n' "-------------+------------------+------------------+------------------+-------------------------"
+for e in $examples; do
+    for m in native unix tcp; do run "$e" "$m"; done
+    res=identical
+    for m in unix tcp; do
+        if [ "$(cat "$logs/$e.$m.rc")" != "$(cat "$logs/$e.native.rc")" ] || ! cmp -s "$logs/$e.native.out" "$logs/$e.$m.out"; then
+            res="DIFFERS ($m)"; fails=$((fails + 1))
+        fi
+    done
+    nrc=$(cat "$logs/$e.native.rc")
+    [ "$nrc" = 0 ] || res="$res; native exit $nrc"
+    [ "$nrc" -ge 124 ] && fails=$((fails + 1))   # did not run, timed out or crashed
+    cell() { printf 'exit %s %7s ms' "$(cat "$logs/$1.$2.rc")" "$(cat "$logs/$1.$2.ms")"; }
+    printf '%-12s | %-16s | %-16s | %-16s | %s\n' "$e" "$(cell "$e" native)" "$(cell "$e" unix)" "$(cell "$e" tcp)" "$res"
+done
+# unsupported calls: a clear error value, the process goes on
+APIGEN_SERVER="unix://$logs/cudart.sock" LD_LIBRARY_PATH="$stub" timeout 60 "$build/tests/cuda/cuda_unsupported" > "$logs/unsupported.out" 2> "$logs/unsupported.err"
+urc=$?
+printf '%-12s | %-16s | %-16s | %-16s | %s\n' unsupported "-" "exit $urc" "-" "$(head -n 1 "$logs/unsupported.out" | cut -c1-60)"
+[ $urc = 0 ] || fails=$((fails + 1))
+
+echo
+for e in $examples; do
+    echo "== $e (native stdout)"; sed 's/^/   /' "$logs/$e.native.out"
+    for m in unix tcp; do
+        if ! cmp -s "$logs/$e.native.out" "$logs/$e.$m.out"; then
+            echo "== $e ($m stdout differs)"; diff -u "$logs/$e.native.out" "$logs/$e.$m.out" | sed 's/^/   /'
+            echo "== $e ($m stderr)"; sed 's/^/   /' "$logs/$e.$m.err"
+        fi
+    done
+    [ "${EXAMPLE_TIMES:-0}" != 0 ] && for m in native unix tcp; do sed "s/^/   [$m] /" "$logs/$e.$m.err"; done
+done
+if [ -s "$logs/server.log" ]; then echo "== server log (last lines)"; tail -n 20 "$logs/server.log" | sed 's/^/   /'; fi
+echo
+if [ $fails = 0 ]; then echo "run-all: every example gave identical output natively and forwarded (unix, tcp)"
+else echo "run-all: $fails comparison(s) failed"; fi
+[ $fails = 0 ]
