@@ -995,7 +995,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_BYTES)) {
             perr_note(x, spec_key_loc(A, "elem_by"),
                       "`elem_by` applies to out/inout buffers of plain bytes, not to a %s "
-                      "parameter%s",
+                      "%s",
                       param_kind_name(a->kind), "");
         } else if (spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) {
             spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
@@ -1031,8 +1031,8 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         const char *fn_;
         if (a->kind != PK_DEVPTR)
             perr_note(x, spec_key_loc(A, "map"),
-                      "`map` applies to device parameters (`device: true`), not to a %s "
-                      "parameter%s",
+                      "`map` applies to device parameters (`device: true`), not to one passed "
+                      "as '%s'%s",
                       param_kind_name(a->kind), "");
         else if (spec_string(n, "map", c->d, x->fn->name, x->p->name, &fn_)) {
             if (!is_c_identifier(fn_))
