@@ -995,7 +995,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_BYTES)) {
             perr_note(x, spec_key_loc(A, "elem_by"),
                       "`elem_by` applies to out/inout buffers of plain bytes, not to a %s "
-                      "%s",
+                      "parameter%s",
                       param_kind_name(a->kind), "");
         } else if (spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) {
             spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
