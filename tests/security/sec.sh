@@ -1,0 +1,279 @@
+#!/usr/bin/env bash
+# Security tests of apigen-server-exa: one mode per invariant of
+# runtime/SECURITY.md (ctest names them security.<mode>).
+#
+#   sec.sh MODE BUILD_DIR
+#
+# Every server this script starts runs with EXA_LEAK_REPORT (libexa writes
+# what is still alive at exit) and is stopped with SIGTERM at the end of the
+# mode; stop_server checks that nothing a client created is left.
+set -u
+
+MODE=${1:?usage: sec.sh MODE BUILD_DIR}
+BUILD=$(cd "${2:?usage: sec.sh MODE BUILD_DIR}" && pwd)
+STUB_DIR=$BUILD/stub
+SERVER=$BUILD/examples/exa/apigen-server-exa
+WIRE=$BUILD/tests/security/sec_wire
+GUEST=$BUILD/tests/security/sec_guest
+LOAD_SECONDS=${SEC_LOAD_SECONDS:-8}
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/apigen-sec.XXXXXX")
+PIDS=()
+cleanup() {
+    local p
+    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+FAILED=0
+fail() { echo "FAIL: $*"; FAILED=1; }
+ok() { echo "ok: $*"; }
+die() { echo "FAIL: $*"; exit 1; }
+show() { echo "---- $2"; cat "$1" 2>/dev/null; echo "----"; }
+
+for f in "$SERVER" "$WIRE" "$GUEST" "$STUB_DIR/libexa.so.1"; do
+    [ -e "$f" ] || die "missing $f"
+done
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+vsz_kb() { awk '/^VmSize:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# start_server URL [ARGS...]: sets SPID, SLOG, LEAKS, URL
+start_server() {
+    URL=$1
+    shift
+    SLOG=$TMP/server.log
+    LEAKS=$TMP/leaks
+    rm -f "$LEAKS"
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER EXA_LEAK_REPORT="$LEAKS" \
+        "$SERVER" --listen "$URL" "$@" >"$SLOG" 2>&1 &
+    SPID=$!
+    PIDS+=("$SPID")
+    local i
+    for i in $(seq 1 100); do
+        if grep -q "listening on" "$SLOG" 2>/dev/null; then
+            URL=$(sed -n 's/.*listening on \([^ ]*\) .*/\1/p' "$SLOG" | head -1)
+            return 0
+        fi
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.05
+    done
+    show "$SLOG" "server log"
+    die "server did not start on $URL"
+}
+start_unix() { start_server "unix://$TMP/s.sock" "$@"; }
+start_tcp() { start_server "tcp://127.0.0.1:0" "$@"; }
+
+# Stops the server; checks it was alive, exits on SIGTERM, and left nothing.
+stop_server() {
+    kill -0 "$SPID" 2>/dev/null || { show "$SLOG" "server log"; fail "the server died"; return; }
+    kill -TERM "$SPID"
+    local i
+    for i in $(seq 1 100); do
+        kill -0 "$SPID" 2>/dev/null || break
+        sleep 0.05
+    done
+    kill -0 "$SPID" 2>/dev/null && fail "the server did not exit within 5 s of SIGTERM"
+    wait "$SPID" 2>/dev/null
+    if grep -q "^live at exit: 0 contexts, 0 buffers, 0 device allocations" "$LEAKS"; then
+        ok "release: libexa in the server has nothing left at exit"
+    else
+        show "$LEAKS" "libexa at exit"
+        fail "objects of clients were left in the real library"
+    fi
+    if grep -qiE "sanitizer|runtime error|double free|corrupt" "$SLOG"; then
+        show "$SLOG" "server log"
+        fail "the server log reports memory errors"
+    fi
+}
+
+guest() { LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 120 "$GUEST" "$@"; }
+wire() { timeout -k 5 120 "$WIRE" "$1" "$URL" "${@:2}"; }
+
+check_served() {
+    if wire session >"$TMP/alive.out" 2>&1; then ok "$1"; else show "$TMP/alive.out" session; fail "$1"; fi
+}
+
+case $MODE in
+frame.hostile_frames)
+    start_unix --max-arg 64M
+    wire frames >"$TMP/frames.out" 2>&1 || fail "sec_wire frames"
+    cat "$TMP/frames.out"
+    check_served "contain: the server still serves new clients"
+    grep -q "further rejections not logged" "$SLOG" && ok "contain: rejections are logged at most 20 times per connection" ||
+        fail "no rejection log cap"
+    grep -q "bad magic" "$SLOG" && ok "log: bad magic logged" || fail "bad magic not logged"
+    stop_server
+    ;;
+contain.byte_cuts)
+    start_unix
+    wire bytes >"$TMP/bytes.out" 2>&1 || fail "sec_wire bytes"
+    cat "$TMP/bytes.out"
+    stop_server
+    ;;
+release.truncated_sessions)
+    start_tcp
+    wire bytes >"$TMP/bytes.out" 2>&1 || fail "sec_wire bytes over tcp"
+    tail -3 "$TMP/bytes.out"
+    stop_server
+    ;;
+alloc.stalled_frame)
+    start_unix
+    check_served "warm-up"
+    base_rss=$(rss_kb "$SPID") base_vsz=$(vsz_kb "$SPID")
+    stalls=()
+    for i in 1 2 3 4 5 6 7 8; do
+        wire stall 4 >"$TMP/stall.$i" 2>&1 &
+        stalls+=($!)
+        PIDS+=($!)
+    done
+    for i in $(seq 1 100); do
+        [ "$(cat "$TMP"/stall.* 2>/dev/null | grep -c stalling)" = 8 ] && break
+        sleep 0.05
+    done
+    sleep 0.5
+    rss=$(rss_kb "$SPID") vsz=$(vsz_kb "$SPID")
+    echo "server RSS ${base_rss} -> ${rss} kB, VmSize ${base_vsz} -> ${vsz} kB with 8 x 1 GiB frames announced"
+    [ $((rss - base_rss)) -lt 65536 ] && ok "alloc: 8 stalled 1 GiB frames cost < 64 MiB of RSS" ||
+        fail "alloc: stalled frames grew the server by $(((rss - base_rss) / 1024)) MiB"
+    [ $((vsz - base_vsz)) -lt $((1024 * 1024)) ] && ok "alloc: and < 1 GiB of address space" ||
+        fail "alloc: stalled frames reserved $(((vsz - base_vsz) / 1024)) MiB of address space"
+    check_served "contain: others are served while frames stall"
+    for p in "${stalls[@]}"; do wait "$p"; done
+    stop_server
+    ;;
+contain.slow_clients)
+    start_unix
+    wire idle 50 14 >"$TMP/idle.out" 2>&1 &
+    ip=$!
+    PIDS+=("$ip")
+    for i in $(seq 1 100); do grep -q holding "$TMP/idle.out" && break; sleep 0.05; done
+    t0=$(date +%s%N)
+    check_served "contain: a client is served while 50 connections say nothing"
+    t1=$(date +%s%N)
+    [ $(((t1 - t0) / 1000000)) -lt 2000 ] && ok "contain: ... within 2 s" || fail "served too slowly"
+    wait "$ip"
+    cat "$TMP/idle.out"
+    grep -q "dropped by the server: 50 of 50" "$TMP/idle.out" &&
+        ok "contain: connections silent before their handshake are dropped (10 s)" ||
+        fail "silent connections were not dropped"
+    stop_server
+    ;;
+contain.max_conns)
+    start_unix --max-conns 8
+    wire idle 8 4 >"$TMP/idle.out" 2>&1 &
+    ip=$!
+    PIDS+=("$ip")
+    for i in $(seq 1 100); do grep -q holding "$TMP/idle.out" && break; sleep 0.05; done
+    sleep 0.3
+    if wire session >"$TMP/s9.out" 2>&1; then fail "a 9th connection was served with --max-conns 8"; else ok "alloc: the 9th connection is refused at accept"; fi
+    grep -q "max-conns" "$SLOG" && ok "log: refusal logged" || fail "refusal not logged"
+    wait "$ip"
+    sleep 0.3
+    check_served "contain: served again once connections close"
+    stop_server
+    ;;
+handle.foreign_wire)
+    start_unix
+    wire foreign >"$TMP/foreign.out" 2>&1 || fail "sec_wire foreign"
+    cat "$TMP/foreign.out"
+    stop_server
+    ;;
+handle.foreign_api)
+    start_unix
+    guest owner "$TMP/ids" "$TMP/go" >"$TMP/owner.out" 2>&1 &
+    op=$!
+    PIDS+=("$op")
+    guest intruder "$TMP/ids" >"$TMP/intruder.out" 2>&1 || fail "intruder: a foreign object was usable"
+    touch "$TMP/go"
+    wait "$op" || fail "owner: its objects were changed or lost"
+    show "$TMP/intruder.out" "intruder (another process, another session)"
+    show "$TMP/owner.out" "owner"
+    stop_server
+    ;;
+release.killed_client)
+    start_unix
+    guest work 0.5 1 >/dev/null 2>&1
+    base=$(rss_kb "$SPID")
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" hog 256 >"$TMP/hog.out" 2>&1 &
+    hp=$!
+    PIDS+=("$hp")
+    for i in $(seq 1 400); do grep -q ready "$TMP/hog.out" && break; sleep 0.05; done
+    grep -q ready "$TMP/hog.out" || { show "$TMP/hog.out" hog; die "hog never got ready"; }
+    full=$(rss_kb "$SPID")
+    kill -KILL "$hp"
+    wait "$hp" 2>/dev/null
+    after=$full
+    for i in $(seq 1 100); do
+        after=$(rss_kb "$SPID")
+        [ $((after - base)) -lt 32768 ] && break
+        sleep 0.05
+    done
+    echo "server RSS: ${base} kB before, ${full} kB with 256 MiB of the client's device memory, ${after} kB after kill -9"
+    [ $((full - base)) -gt 200000 ] || fail "the client's memory did not show in the server"
+    [ $((after - base)) -lt 32768 ] && ok "release: the killed client's device memory and buffers are freed (RSS back within 32 MiB)" ||
+        fail "release: $(((after - base) / 1024)) MiB still held after the client was killed"
+    check_served "contain: the server serves after the kill"
+    stop_server
+    ;;
+auth.token)
+    echo "s3cret-token" >"$TMP/token"
+    start_tcp --token-file "$TMP/token"
+    out=$(env -u APIGEN_TOKEN -u APIGEN_TOKEN_FILE LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" token 2>&1)
+    echo "$out" | grep -q "authentication failed: no token sent" && echo "$out" | grep -q CONNECTION_LOST &&
+        ok "auth: no token -> refused, clear error, connection-lost status" || fail "no token: $out"
+    out=$(APIGEN_TOKEN=guess LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" token 2>&1)
+    echo "$out" | grep -q "authentication failed: wrong token" && ok "auth: wrong token -> refused" || fail "wrong token: $out"
+    out=$(APIGEN_TOKEN=s3cret-token LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" token 2>&1)
+    echo "$out" | grep -q "SUCCESS" && ok "auth: APIGEN_TOKEN -> served" || fail "right token: $out"
+    out=$(env -u APIGEN_TOKEN APIGEN_TOKEN_FILE="$TMP/token" LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" token 2>&1)
+    echo "$out" | grep -q "SUCCESS" && ok "auth: APIGEN_TOKEN_FILE -> served" || fail "token file: $out"
+    out=$(env -u APIGEN_TOKEN APIGEN_TOKEN_FILE="$TMP/nope" LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "$GUEST" token 2>&1)
+    echo "$out" | grep -q "APIGEN_TOKEN_FILE=$TMP/nope: No such file" && ok "auth: unreadable APIGEN_TOKEN_FILE -> clear error" ||
+        fail "missing token file: $out"
+    APIGEN_TOKEN=guess "$WIRE" session "$URL" >/dev/null 2>&1 && fail "a wire client got in with a wrong token"
+    grep -q "refused tcp://127.0.0.1:[0-9]*: authentication failed" "$SLOG" && ok "auth: the server logs each refusal with the peer" ||
+        { show "$SLOG" "server log"; fail "refusals not logged"; }
+    stop_server
+    ;;
+auth.unix_mode)
+    start_unix
+    mode=$(stat -c %a "$TMP/s.sock")
+    [ "$mode" = 600 ] && ok "auth: the unix socket is mode 600" || fail "unix socket mode is $mode"
+    stop_server
+    ;;
+load.guests_threads)
+    start_unix
+    guest work 1 2 >/dev/null 2>&1
+    base=$(rss_kb "$SPID")
+    NG=${SEC_LOAD_GUESTS:-4} NT=${SEC_LOAD_THREADS:-4}
+    pids=()
+    for g in $(seq 1 "$NG"); do
+        guest work "$LOAD_SECONDS" "$NT" >"$TMP/load.$g" 2>&1 &
+        pids+=($!)
+        PIDS+=($!)
+    done
+    peak=0
+    for p in "${pids[@]}"; do wait "$p" || fail "guest $p reported errors"; done
+    cat "$TMP"/load.*
+    n=$(cat "$TMP"/load.* | grep -c "errors=0 ")
+    [ "$n" = "$NG" ] && ok "load: $NG guests x $NT threads, zero errors" || fail "load: errors in $((NG - n)) guests"
+    [ "$(cat "$TMP"/load.* | sed -n 's/.*checksum=//p' | sort -u | wc -l)" = 1 ] &&
+        ok "load: identical results in every guest" || fail "load: results differ between guests"
+    sleep 0.5
+    after=$(rss_kb "$SPID")
+    echo "server RSS: ${base} kB after warm-up, ${after} kB after the load"
+    [ $((after - base)) -lt 16384 ] && ok "load: server memory flat (within 16 MiB)" ||
+        fail "load: server memory grew by $(((after - base) / 1024)) MiB"
+    grep -q "rejected" "$SLOG" && fail "load: the server rejected calls" || true
+    stop_server
+    ;;
+*)
+    die "unknown mode $MODE"
+    ;;
+esac
+[ "$FAILED" = 0 ] && echo "PASS: security.$MODE" || echo "FAILED: security.$MODE"
+exit "$FAILED"
