@@ -2877,6 +2877,72 @@ static void h_cudaGraphAddMemcpyNodeToSymbol(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaGraphAddMemsetNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    const struct cudaMemsetParams *pMemsetParams = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_pMemsetParams = NULL;
+    uint64_t l_pMemsetParams = 0;
+    uint64_t n_pMemsetParams = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pMemsetParams, &l_pMemsetParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pMemsetParams"); return; }
+    if (b_pMemsetParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pMemsetParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pMemsetParams"); return; }
+        if (l_pMemsetParams != n_pMemsetParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pMemsetParams"); return; }
+        pMemsetParams = (const struct cudaMemsetParams *)b_pMemsetParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphAddMemsetNode(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+}
+
 static void h_cudaGraphChildGraphNodeGetGraph(apigen_call_ctx *cx)
 {
     cudaGraphNode_t node = {0};
@@ -3422,6 +3488,36 @@ static void h_cudaGraphExecMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cudaGraphExecMemsetNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraphNode_t node = {0};
+    const struct cudaMemsetParams *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_node;
+    const void *b_pNodeParams = NULL;
+    uint64_t l_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNodeParams, &l_pNodeParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (b_pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        if (l_pNodeParams != n_pNodeParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+        pNodeParams = (const struct cudaMemsetParams *)b_pNodeParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cudaGraphInstantiate(apigen_call_ctx *cx)
 {
     cudaGraphExec_t *pGraphExec = {0};
@@ -3750,6 +3846,62 @@ static void h_cudaGraphMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cudaGraphMemsetNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    struct cudaMemsetParams *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint8_t p_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pNodeParams)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (p_pNodeParams) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        pNodeParams = apigen_scratch(cx, n_pNodeParams, 1);
+        if (pNodeParams == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphMemsetNodeGetParams(node, pNodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pNodeParams) { /* pNodeParams */
+        k_ = ok_ ? n_pNodeParams : 0;
+        if (!apigen_put_bytes(cx->wr, pNodeParams, k_)) return;
+    }
+}
+
+static void h_cudaGraphMemsetNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    const struct cudaMemsetParams *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    const void *b_pNodeParams = NULL;
+    uint64_t l_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNodeParams, &l_pNodeParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (b_pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        if (l_pNodeParams != n_pNodeParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+        pNodeParams = (const struct cudaMemsetParams *)b_pNodeParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphMemsetNodeSetParams(node, pNodeParams);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10072,7 +10224,7 @@ static void h_cudaUserObjectRetain(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[284] = {
+static const char *const call_names_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
@@ -10160,6 +10312,7 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = "cudaGraphAddMemcpyNode1D",
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = "cudaGraphAddMemcpyNodeFromSymbol",
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = "cudaGraphAddMemcpyNodeToSymbol",
+    [CUDART_CALL_cudaGraphAddMemsetNode] = "cudaGraphAddMemsetNode",
     [CUDART_CALL_cudaGraphChildGraphNodeGetGraph] = "cudaGraphChildGraphNodeGetGraph",
     [CUDART_CALL_cudaGraphClone] = "cudaGraphClone",
     [CUDART_CALL_cudaGraphConditionalHandleCreate] = "cudaGraphConditionalHandleCreate",
@@ -10179,6 +10332,7 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = "cudaGraphExecMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+    [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = "cudaGraphExecMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphInstantiate] = "cudaGraphInstantiate",
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = "cudaGraphInstantiateWithFlags",
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = "cudaGraphKernelNodeCopyAttributes",
@@ -10190,6 +10344,8 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = "cudaGraphMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = "cudaGraphMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = "cudaGraphMemcpyNodeSetParamsToSymbol",
+    [CUDART_CALL_cudaGraphMemsetNodeGetParams] = "cudaGraphMemsetNodeGetParams",
+    [CUDART_CALL_cudaGraphMemsetNodeSetParams] = "cudaGraphMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphNodeFindInClone] = "cudaGraphNodeFindInClone",
     [CUDART_CALL_cudaGraphNodeGetEnabled] = "cudaGraphNodeGetEnabled",
     [CUDART_CALL_cudaGraphNodeGetType] = "cudaGraphNodeGetType",
@@ -10357,7 +10513,7 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaUserObjectRelease] = "cudaUserObjectRelease",
     [CUDART_CALL_cudaUserObjectRetain] = "cudaUserObjectRetain",
 };
-static const apigen_handler_fn handlers_[284] = {
+static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = h_apigenCudartEnqueueHostFn,
     [CUDART_CALL_apigenCudartLaunch] = h_apigenCudartLaunch,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
@@ -10445,6 +10601,7 @@ static const apigen_handler_fn handlers_[284] = {
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = h_cudaGraphAddMemcpyNode1D,
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = h_cudaGraphAddMemcpyNodeFromSymbol,
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = h_cudaGraphAddMemcpyNodeToSymbol,
+    [CUDART_CALL_cudaGraphAddMemsetNode] = h_cudaGraphAddMemsetNode,
     [CUDART_CALL_cudaGraphChildGraphNodeGetGraph] = h_cudaGraphChildGraphNodeGetGraph,
     [CUDART_CALL_cudaGraphClone] = h_cudaGraphClone,
     [CUDART_CALL_cudaGraphConditionalHandleCreate] = h_cudaGraphConditionalHandleCreate,
@@ -10464,6 +10621,7 @@ static const apigen_handler_fn handlers_[284] = {
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = h_cudaGraphExecMemcpyNodeSetParams1D,
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = h_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = h_cudaGraphExecMemcpyNodeSetParamsToSymbol,
+    [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = h_cudaGraphExecMemsetNodeSetParams,
     [CUDART_CALL_cudaGraphInstantiate] = h_cudaGraphInstantiate,
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = h_cudaGraphInstantiateWithFlags,
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = h_cudaGraphKernelNodeCopyAttributes,
@@ -10475,6 +10633,8 @@ static const apigen_handler_fn handlers_[284] = {
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = h_cudaGraphMemcpyNodeSetParams1D,
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = h_cudaGraphMemcpyNodeSetParamsFromSymbol,
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = h_cudaGraphMemcpyNodeSetParamsToSymbol,
+    [CUDART_CALL_cudaGraphMemsetNodeGetParams] = h_cudaGraphMemsetNodeGetParams,
+    [CUDART_CALL_cudaGraphMemsetNodeSetParams] = h_cudaGraphMemsetNodeSetParams,
     [CUDART_CALL_cudaGraphNodeFindInClone] = h_cudaGraphNodeFindInClone,
     [CUDART_CALL_cudaGraphNodeGetEnabled] = h_cudaGraphNodeGetEnabled,
     [CUDART_CALL_cudaGraphNodeGetType] = h_cudaGraphNodeGetType,

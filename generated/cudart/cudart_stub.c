@@ -4447,15 +4447,72 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemsetParams *pMemsetParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)pMemsetParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddMemsetNode: not supported: %s", "struct cudaMemsetParams is fine but node dependencies and params travel together only in a later version");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t n_pMemsetParams = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemsetNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    if (pMemsetParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pMemsetParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pMemsetParams, n_pMemsetParams)) goto nomem; /* pMemsetParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphAddMemsetNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, pMemsetParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)pMemsetParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
@@ -5349,13 +5406,48 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecMemsetNodeSetParams: not supported: %s", "struct cudaMemsetParams pairs with cudaGraphAddMemsetNode");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemsetNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphExecMemsetNodeSetParams(hGraphExec=%#llx, node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)
@@ -6012,22 +6104,93 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphMemsetNodeGetParams: not supported: %s", "struct cudaMemsetParams pairs with cudaGraphAddMemsetNode");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pNodeParams != NULL)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphMemsetNodeGetParams(node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphMemsetNodeSetParams: not supported: %s", "struct cudaMemsetParams pairs with cudaGraphAddMemsetNode");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphMemsetNodeSetParams(node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -10391,44 +10554,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps, struct cuda
     return cudaErrorNotSupported;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)p;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DPeer: not supported: %s", "struct cudaMemcpy3DPeerParms holds array handles and addresses of either side; use cudaMemcpy3D or cudaMemcpyPeer");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)p;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DPeerAsync: not supported: %s", "struct cudaMemcpy3DPeerParms holds array handles and addresses of either side; use cudaMemcpy3DAsync or cudaMemcpyPeerAsync");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)p;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DPeerAsync_ptsz: not supported: %s", "struct cudaMemcpy3DPeerParms holds array handles and addresses of either side; use cudaMemcpy3DAsync or cudaMemcpyPeerAsync");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)p;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DPeer_ptds: not supported: %s", "struct cudaMemcpy3DPeerParms holds array handles and addresses of either side; use cudaMemcpy3D or cudaMemcpyPeer");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
 {
     apigen_call call_;
@@ -14515,7 +14640,7 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
     return cudaErrorNotSupported;
 }
 
-static const char *const call_names_[284] = {
+static const char *const call_names_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
@@ -14603,6 +14728,7 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = "cudaGraphAddMemcpyNode1D",
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = "cudaGraphAddMemcpyNodeFromSymbol",
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = "cudaGraphAddMemcpyNodeToSymbol",
+    [CUDART_CALL_cudaGraphAddMemsetNode] = "cudaGraphAddMemsetNode",
     [CUDART_CALL_cudaGraphChildGraphNodeGetGraph] = "cudaGraphChildGraphNodeGetGraph",
     [CUDART_CALL_cudaGraphClone] = "cudaGraphClone",
     [CUDART_CALL_cudaGraphConditionalHandleCreate] = "cudaGraphConditionalHandleCreate",
@@ -14622,6 +14748,7 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = "cudaGraphExecMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = "cudaGraphExecMemcpyNodeSetParamsToSymbol",
+    [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = "cudaGraphExecMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphInstantiate] = "cudaGraphInstantiate",
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = "cudaGraphInstantiateWithFlags",
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = "cudaGraphKernelNodeCopyAttributes",
@@ -14633,6 +14760,8 @@ static const char *const call_names_[284] = {
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = "cudaGraphMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = "cudaGraphMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = "cudaGraphMemcpyNodeSetParamsToSymbol",
+    [CUDART_CALL_cudaGraphMemsetNodeGetParams] = "cudaGraphMemsetNodeGetParams",
+    [CUDART_CALL_cudaGraphMemsetNodeSetParams] = "cudaGraphMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphNodeFindInClone] = "cudaGraphNodeFindInClone",
     [CUDART_CALL_cudaGraphNodeGetEnabled] = "cudaGraphNodeGetEnabled",
     [CUDART_CALL_cudaGraphNodeGetType] = "cudaGraphNodeGetType",

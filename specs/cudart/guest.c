@@ -1120,3 +1120,42 @@ APIGEN_EXPORT cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms 
 {
     return memcpy3d(p, stream, true, true);
 }
+
+/* 3D peer copies: every address is a device address (of srcDevice /
+ * dstDevice); one device-to-device 2D copy per slice, which unified
+ * addressing routes between the devices. */
+static cudaError_t memcpy3dpeer(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream,
+                                bool async, bool ptds)
+{
+    struct cudaMemcpy3DParms q;
+    if (!p) return cudaErrorInvalidValue;
+    memset(&q, 0, sizeof q);
+    q.srcArray = p->srcArray;
+    q.srcPos = p->srcPos;
+    q.srcPtr = p->srcPtr;
+    q.dstArray = p->dstArray;
+    q.dstPos = p->dstPos;
+    q.dstPtr = p->dstPtr;
+    q.extent = p->extent;
+    q.kind = cudaMemcpyDeviceToDevice;
+    return memcpy3d(&q, stream, async, ptds);
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+    return memcpy3dpeer(p, 0, false, false);
+}
+APIGEN_EXPORT cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
+{
+    return memcpy3dpeer(p, 0, false, true);
+}
+APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p,
+                                                cudaStream_t stream)
+{
+    return memcpy3dpeer(p, stream, true, false);
+}
+APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p,
+                                                     cudaStream_t stream)
+{
+    return memcpy3dpeer(p, stream, true, true);
+}
