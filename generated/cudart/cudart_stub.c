@@ -9625,20 +9625,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes, size_t numAttributes, const void *devPtr, size_t count)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)data;
-    (void)dataSizes;
-    (void)attributes;
-    (void)numAttributes;
-    (void)devPtr;
-    (void)count;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemRangeGetAttributes: not supported: %s", "an array of output buffers with one size each; call cudaMemRangeGetAttribute per attribute");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
 {
     apigen_call call_;

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x8c6fadc387d6d512)
+#define CUDART_FINGERPRINT UINT64_C(0x61128dc61581a32e)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -1159,3 +1159,18 @@ APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPe
 {
     return memcpy3dpeer(p, stream, true, true);
 }
+
+/* One forwarded cudaMemRangeGetAttribute per attribute. */
+APIGEN_EXPORT cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes,
+                                                    enum cudaMemRangeAttribute *attributes,
+                                                    size_t numAttributes, const void *devPtr,
+                                                    size_t count)
+{
+    if (!data || !dataSizes || !attributes || !numAttributes) return cudaErrorInvalidValue;
+    for (size_t i = 0; i < numAttributes; i++) {
+        cudaError_t e =
+            cudaMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], devPtr, count);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
