@@ -30,17 +30,18 @@ for t in cmake make gcc g++; do
 done
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
 
+case $build in /*) ;; *) build=$root/$build ;; esac
+mkdir -p "$build"
 echo "== build ($build, CUDA_HOME=$CUDA_HOME, -arch=$arch)"
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
-      -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build.configure.log" 2>&1 ||
-    { cat "$build.configure.log"; exit 1; }
+      -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/run-all.configure.log" 2>&1 ||
+    { cat "$build/run-all.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart cuda_examples cuda_unsupported \
-    > "$build.build.log" 2>&1 || { tail -n 50 "$build.build.log"; exit 1; }
-case $build in /*) ;; *) build=$root/$build ;; esac
+    > "$build/run-all.build.log" 2>&1 || { tail -n 50 "$build/run-all.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cudart
 ex=$build/examples/cuda
-[ -x "$server" ] && [ -e "$stub/libcudart.so.13" ] || { echo "run-all: the build did not produce the stub and the server:"; tail -n 30 "$build.build.log"; exit 1; }
+[ -x "$server" ] && [ -e "$stub/libcudart.so.13" ] || { echo "run-all: the build did not produce the stub and the server:"; tail -n 30 "$build/run-all.build.log"; exit 1; }
 sh tests/cuda/parity.sh "$reallib/libcudart.so.13" "$stub/libcudart.so.13" | head -n 5
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-gpu.XXXXXX")
