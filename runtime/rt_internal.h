@@ -62,6 +62,10 @@ void rt_scratch_free_all(apigen_call_ctx *cx);
 void rt_dev_release_session(struct apigen_session *s, const apigen_api *api);
 size_t rt_dev_count(void);
 
+/* server.c: serves one connection on the calling thread (fuzzer, tests). */
+void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_arg,
+                   const char *token, apigen_conn *conn);
+
 /* callbacks.c */
 void rt_cb_free_binding(void *b);
 

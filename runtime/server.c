@@ -328,6 +328,36 @@ static void *conn_main(void *arg)
     return NULL;
 }
 
+/* For the fuzzer and tests: serves one connection on the calling thread
+ * (handshake, calls, session release) as a server with these settings would,
+ * and closes it. */
+void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_arg,
+                   const char *token, apigen_conn *conn)
+{
+    rt_server srv = {0};
+    srv.apis = apis;
+    srv.napis = napis;
+    srv.max_arg = max_arg;
+    uint64_t mp = max_arg + (1u << 20);
+    srv.max_payload = mp > UINT32_MAX || mp < max_arg ? UINT32_MAX : (uint32_t)mp;
+    srv.token = (char *)token;
+    srv.max_conns = 1;
+    pthread_mutex_init(&srv.mu, NULL);
+    pthread_cond_init(&srv.cv, NULL);
+    sconn *sc = calloc(1, sizeof *sc);
+    if (sc) {
+        sc->srv = &srv;
+        sc->conn = conn;
+        srv.conns = sc;
+        srv.nconns = 1;
+        conn_main(sc); /* frees sc, closes conn */
+    } else {
+        apigen_tp_close(conn);
+    }
+    pthread_mutex_destroy(&srv.mu);
+    pthread_cond_destroy(&srv.cv);
+}
+
 /* ---- options ------------------------------------------------------------------ */
 static bool parse_size(const char *s, uint64_t *out)
 {
