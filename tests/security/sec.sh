@@ -271,6 +271,38 @@ load.guests_threads)
     grep -q "rejected" "$SLOG" && fail "load: the server rejected calls" || true
     stop_server
     ;;
+valgrind.exa_demo)
+    # S1 S5 S6 under memcheck: the server and a forwarded exa_demo and exa_edge,
+    # each with --error-exitcode; the demo's output as natively.
+    command -v valgrind >/dev/null || { echo "SKIP: no valgrind"; exit 0; }
+    DEMO=$BUILD/examples/exa/exa_demo EDGE=$BUILD/examples/exa/exa_edge
+    VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --track-fds=no"
+    SERVER_SAVE=$SERVER
+    SERVER="$VG $SERVER_SAVE"
+    URL="unix://$TMP/s.sock"
+    SLOG=$TMP/server.log LEAKS=$TMP/leaks
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER EXA_LEAK_REPORT="$LEAKS" $SERVER --listen "$URL" >"$SLOG" 2>&1 &
+    SPID=$!
+    PIDS+=("$SPID")
+    for i in $(seq 1 400); do grep -q "listening on" "$SLOG" 2>/dev/null && break; sleep 0.05; done
+    env -u APIGEN_SERVER LD_LIBRARY_PATH="$BUILD/real" "$DEMO" >"$TMP/native.out" 2>/dev/null
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" $VG "$DEMO" >"$TMP/remote.out" 2>"$TMP/remote.err"
+    rc=$?
+    [ "$rc" = 0 ] && ok "valgrind: the forwarded demo is clean" || { show "$TMP/remote.err" "demo under valgrind"; fail "demo under valgrind: exit $rc"; }
+    cmp -s "$TMP/native.out" "$TMP/remote.out" && ok "valgrind: same output as native" || { diff "$TMP/native.out" "$TMP/remote.out" | head; fail "output differs from native"; }
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" $VG "$EDGE" >"$TMP/edge.out" 2>"$TMP/edge.err"
+    rc=$?
+    [ "$rc" = 0 ] && ok "valgrind: the forwarded edge cases are clean" || { show "$TMP/edge.err" "edge under valgrind"; fail "edge under valgrind: exit $rc"; }
+    wire frames >/dev/null 2>&1 || fail "hostile frames under valgrind"
+    wire bytes >/dev/null 2>&1 || fail "byte cuts under valgrind"
+    kill -TERM "$SPID"
+    for i in $(seq 1 200); do kill -0 "$SPID" 2>/dev/null || break; sleep 0.05; done
+    wait "$SPID"
+    rc=$?
+    [ "$rc" = 0 ] && ok "valgrind: the server is clean (hostile frames and byte cuts included)" ||
+        { show "$SLOG" "server under valgrind"; fail "server under valgrind: exit $rc"; }
+    grep -q "^live at exit: 0 contexts, 0 buffers, 0 device allocations" "$LEAKS" || fail "objects left"
+    ;;
 *)
     die "unknown mode $MODE"
     ;;
