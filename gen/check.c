@@ -10,7 +10,7 @@
 static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
-                                       "sources", "extra_symbols", "variants", NULL};
+                                       "sources", "extra_symbols", "variants", "isolation", NULL};
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
@@ -150,6 +150,16 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
                     diag_error(d, as->loc, NULL, NULL,
                                "api.errors.async must be next_call or none, not '%s'", v);
             }
+        }
+    }
+    const spec_node *iso = spec_get(api, "isolation");
+    if (iso) {
+        const char *v;
+        if (spec_string(iso, "api.isolation", d, NULL, NULL, &v)) {
+            if (strcmp(v, "process") == 0) s->isolate_process = 1;
+            else if (strcmp(v, "thread") != 0)
+                diag_error(d, iso->loc, NULL, NULL,
+                           "api.isolation must be thread or process, not '%s'", v);
         }
     }
     spec_string_list(spec_get(api, "sources"), "api.sources", d, m->arena, &s->sources,

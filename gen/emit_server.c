@@ -729,6 +729,8 @@ int emit_server(emit_ctx *e, strbuf *out)
     PUT("srv_api_close", "API", e->API, "async_next",
         m->api.async_errors_next_call ? "true" : "false", "device_destroy",
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
+    if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
+    PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }
 

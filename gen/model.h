@@ -315,6 +315,7 @@ typedef struct api_settings {
     char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */
     size_t nextra_symbols;
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
+    int isolate_process;    /* `isolation: process`: the server's default is a process per session */
     char *device_destroy;   /* its `destroy:`: frees a device address a vanished client left */
     src_loc device_loc;
     char **variant_defines; /* api.variants: the headers parsed again with these defines ... */

@@ -201,6 +201,9 @@ typedef struct apigen_api {
     /* server side, specs with `types.device`: releases a device allocation
      * a vanished client left (NULL: ranges are only forgotten) */
     void (*device_destroy)(void *addr);
+    /* server side: spec `api.isolation: process`: by default the server runs
+     * each session in a process of its own (apigen-server --isolation) */
+    bool isolate_process;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */

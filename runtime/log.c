@@ -85,6 +85,11 @@ void apigen_trace(const char *fmt, ...)
     va_end(ap);
 }
 
+int rt_trace_fd(void)
+{
+    return apigen_tracing() ? trace_fd : -1;
+}
+
 uint64_t apigen_now_ns(void)
 {
     struct timespec ts;

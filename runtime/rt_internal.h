@@ -41,6 +41,11 @@ struct rt_server;
 
 /* session.c */
 struct apigen_session *rt_session_create(const apigen_api *api, apigen_conn *ctrl);
+/* As rt_session_create with a key chosen by the caller (NULL: a random one):
+ * a session child of --isolation process uses the key its parent routes by. */
+struct apigen_session *rt_session_create_keyed(const apigen_api *api, apigen_conn *ctrl,
+                                               const uint8_t *key);
+APIGEN_CHECK bool rt_random_key(uint8_t key[RT_KEY_LEN]);
 /* Joins by key (constant-time compare); NULL if unknown or a different api. */
 struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[RT_KEY_LEN]);
 void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
@@ -61,6 +66,10 @@ void rt_scratch_free_all(apigen_call_ctx *cx);
  * every device range of s; the number of recorded ranges (tests). */
 void rt_dev_release_session(struct apigen_session *s, const apigen_api *api);
 size_t rt_dev_count(void);
+
+/* log.c: the trace file's descriptor (-1 when none is open), which a
+ * session child keeps open. */
+int rt_trace_fd(void);
 
 /* server.c: serves one connection on the calling thread (fuzzer, tests). */
 void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_arg,

@@ -9,10 +9,13 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +25,26 @@
 #define PREFIX_LEN 13u    /* u32 status, u8 has_deferred, u64 deferred */
 #define DEFAULT_MAX_ARG (1ull << 30)
 #define DEFAULT_MAX_CONNS 1024u
+
+/* --isolation process: the parent only accepts and reads handshakes; every
+ * new session runs in a child process forked before it touches the vendor
+ * library, and the connections that join the session are passed to that
+ * child (SCM_RIGHTS over a SOCK_SEQPACKET socketpair) with their handshake. */
+enum { ISO_THREAD = 0, ISO_PROCESS = 1 };
+
+typedef struct rt_child {
+    struct rt_child *next;
+    pid_t pid;
+    int sock; /* the parent's end of the socketpair */
+    const apigen_api *api;
+    uint8_t key[RT_KEY_LEN];
+} rt_child;
+
+/* What the parent sends with each connection's fd (then the payload). */
+typedef struct iso_msg {
+    apigen_frame_hdr h;
+    char peer[128];
+} iso_msg;
 
 typedef struct rt_server {
     const apigen_api *const *apis;
@@ -34,6 +57,11 @@ typedef struct rt_server {
     pthread_cond_t cv;
     struct sconn *conns;
     unsigned nconns;
+    int isolation;          /* ISO_THREAD or ISO_PROCESS */
+    rt_child *children;     /* parent, ISO_PROCESS: one per live session (under mu) */
+    unsigned nchildren;
+    bool is_child;          /* a session child: serves the one session below */
+    uint8_t child_key[RT_KEY_LEN];
 } rt_server;
 
 typedef struct sconn {
@@ -48,6 +76,9 @@ typedef struct sconn {
     bool has_deferred;
     int64_t deferred;
     unsigned nrejected;
+    bool pre_hello;         /* session child: the handshake frame is already in rbuf */
+    apigen_frame_hdr pre_h;
+    bool handed_off;        /* parent: the socket now belongs to a session child */
 } sconn;
 
 static int sig_pipe[2] = {-1, -1};
@@ -94,14 +125,19 @@ static bool token_eq(const char *a, const char *b)
     return d == 0;
 }
 
+static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
+                               const uint8_t key[RT_KEY_LEN], char *msg, size_t msglen);
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
     apigen_frame_hdr h;
     char err[256], msg[768];
     bool eof;
-    if (!rt_recv_frame(sc->conn, &h, &sc->rbuf, &sc->rcap, HELLO_MAX_PAYLOAD, HELLO_TIMEOUT_MS, &eof,
-                       err, sizeof err)) {
+    if (sc->pre_hello) {
+        h = sc->pre_h;
+    } else if (!rt_recv_frame(sc->conn, &h, &sc->rbuf, &sc->rcap, HELLO_MAX_PAYLOAD, HELLO_TIMEOUT_MS,
+                              &eof, err, sizeof err)) {
         if (!eof)
             apigen_log("closing connection from %s before the handshake: %s", apigen_tp_peer(sc->conn), err);
         return false;
@@ -152,6 +188,11 @@ static bool handshake(sconn *sc)
             snprintf(msg, sizeof msg, "authentication failed: %s (set APIGEN_TOKEN to the server's token)",
                      token ? "wrong token" : "no token sent");
             st = RT_HELLO_AUTH;
+        } else if (srv->isolation == ISO_PROCESS && !srv->is_child) {
+            /* the session's child answers the handshake */
+            st = route_to_child(sc, &h, join, key, msg, sizeof msg);
+            if (st == RT_HELLO_OK)
+                return false;
         } else if (join) {
             sc->session = rt_session_join(sc->api, key);
             if (!sc->session) {
@@ -159,7 +200,8 @@ static bool handshake(sconn *sc)
                 st = RT_HELLO_SESSION;
             }
         } else {
-            sc->session = rt_session_create(sc->api, sc->conn);
+            sc->session = rt_session_create_keyed(sc->api, sc->conn,
+                                                  srv->is_child ? srv->child_key : NULL);
             if (!sc->session) {
                 snprintf(msg, sizeof msg, "server cannot create a session (out of memory or entropy)");
                 st = RT_HELLO_SESSION;
@@ -307,10 +349,21 @@ static void *conn_main(void *arg)
         }
     }
     /* Wake anyone sending callbacks on it, then give up the session (the
-     * last connection destroys what the client created). */
-    apigen_tp_shutdown(sc->conn);
+     * last connection destroys what the client created). A socket handed to
+     * a session child is only closed here: shutdown would end it there too. */
+    if (!sc->handed_off)
+        apigen_tp_shutdown(sc->conn);
     rt_session_release(sc->session, sc->conn);
+    /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
+     * must never see one that is already closed (NULL is skipped). */
+    pthread_mutex_lock(&srv->mu);
     apigen_tp_close(sc->conn);
+    sc->conn = NULL;
+    pthread_mutex_unlock(&srv->mu);
+    /* A session child has served its one session: exiting frees whatever the
+     * client left on the device, even after a fault that poisoned it. */
+    if (srv->is_child && rt_session_count() == 0)
+        _exit(0);
     free(sc->rbuf);
     apigen_wr_free(&sc->out);
 
@@ -358,6 +411,336 @@ void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_a
     pthread_cond_destroy(&srv.cv);
 }
 
+/* ---- process-per-session isolation --------------------------------------------- */
+static bool key_eq(const uint8_t *a, const uint8_t *b)
+{
+    uint8_t d = 0;
+    for (unsigned i = 0; i < RT_KEY_LEN; i++)
+        d |= (uint8_t)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/* Sends one connection (its fd, handshake header and payload) to a child. */
+static bool send_conn(int sock, int fd, const iso_msg *m, const uint8_t *payload, uint32_t len)
+{
+    struct iovec iov[2] = {{(void *)m, sizeof *m}, {(void *)payload, len}};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    memset(&u, 0, sizeof u);
+    mh.msg_iov = iov;
+    mh.msg_iovlen = len ? 2 : 1;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    for (int tries = 0; tries < 100; tries++) { /* a child that does not read: 5 s at most */
+        ssize_t k = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k == (ssize_t)(sizeof *m + len))
+            return true;
+        if (k >= 0 || (errno != EAGAIN && errno != EINTR))
+            return false;
+        struct pollfd pf = {sock, POLLOUT, 0};
+        (void)poll(&pf, 1, 50);
+    }
+    return false;
+}
+
+/* Receives one connection; 0: the parent is gone, -1: a bad message. */
+static int recv_conn(int sock, iso_msg *m, uint8_t *payload, size_t cap, int *fd)
+{
+    struct iovec iov[2] = {{m, sizeof *m}, {payload, cap}};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } u;
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = iov;
+    mh.msg_iovlen = 2;
+    mh.msg_control = u.buf;
+    mh.msg_controllen = sizeof u.buf;
+    ssize_t k;
+    do
+        k = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    while (k < 0 && errno == EINTR);
+    if (k <= 0)
+        return 0;
+    *fd = -1;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+            cm->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(fd, CMSG_DATA(cm), sizeof *fd);
+    if (*fd < 0 || (size_t)k < sizeof *m || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        (size_t)k - sizeof *m != m->h.payload_len) {
+        if (*fd >= 0)
+            close(*fd);
+        return -1;
+    }
+    m->peer[sizeof m->peer - 1] = 0;
+    return 1;
+}
+
+/* Closes every descriptor a session child inherited except stdio, its
+ * socketpair and the trace file: other clients' sockets stay with them. */
+static void close_inherited_fds(int keep1, int keep2)
+{
+    for (;;) {
+        int fds[256], n = 0;
+        DIR *d = opendir("/proc/self/fd");
+        if (!d) {
+            for (int fd = 3; fd < 65536; fd++)
+                if (fd != keep1 && fd != keep2)
+                    (void)close(fd);
+            return;
+        }
+        struct dirent *e;
+        while ((e = readdir(d)) && n < 256) {
+            int fd = atoi(e->d_name);
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd > 2 && fd != keep1 &&
+                fd != keep2 && fd != dirfd(d))
+                fds[n++] = fd;
+        }
+        closedir(d);
+        for (int i = 0; i < n; i++)
+            (void)close(fds[i]);
+        if (n < 256)
+            return;
+    }
+}
+
+static void *conn_main(void *arg);
+
+/* The body of a session child: serves the connections its parent passes
+ * until its session ends (conn_main exits then) or the parent goes away. */
+static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_KEY_LEN])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGCHLD, &sa, NULL);
+    sig_pipe[0] = sig_pipe[1] = -1;
+    close_inherited_fds(sock, rt_trace_fd());
+
+    rt_server *srv = calloc(1, sizeof *srv);
+    uint8_t *payload = malloc(HELLO_MAX_PAYLOAD);
+    if (!srv || !payload)
+        _exit(1);
+    srv->apis = parent->apis;
+    srv->napis = parent->napis;
+    srv->max_arg = parent->max_arg;
+    srv->max_payload = parent->max_payload;
+    srv->token = parent->token;
+    srv->max_conns = parent->max_conns;
+    srv->isolation = ISO_PROCESS;
+    srv->is_child = true;
+    memcpy(srv->child_key, key, RT_KEY_LEN);
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->cv, NULL);
+    for (;;) {
+        iso_msg m;
+        int fd = -1;
+        int r = recv_conn(sock, &m, payload, HELLO_MAX_PAYLOAD, &fd);
+        if (r == 0)
+            break;
+        if (r < 0)
+            continue;
+        apigen_conn *conn;
+        char err[256];
+        if (!apigen_tp_adopt_fd(fd, m.peer, &conn, err, sizeof err)) {
+            apigen_log("session child: %s", err);
+            continue;
+        }
+        sconn *sc = calloc(1, sizeof *sc);
+        uint8_t *buf = malloc(m.h.payload_len ? m.h.payload_len : 1);
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        bool started = false;
+        if (sc && buf) {
+            memcpy(buf, payload, m.h.payload_len);
+            sc->srv = srv;
+            sc->conn = conn;
+            sc->rbuf = buf;
+            sc->rcap = m.h.payload_len ? m.h.payload_len : 1;
+            sc->pre_hello = true;
+            sc->pre_h = m.h;
+            pthread_mutex_lock(&srv->mu);
+            sc->next = srv->conns;
+            if (srv->conns)
+                srv->conns->prev = sc;
+            srv->conns = sc;
+            srv->nconns++;
+            pthread_mutex_unlock(&srv->mu);
+            started = pthread_create(&t, &at, conn_main, sc) == 0;
+            if (!started) {
+                pthread_mutex_lock(&srv->mu);
+                srv->conns = sc->next;
+                if (sc->next)
+                    sc->next->prev = NULL;
+                srv->nconns--;
+                pthread_mutex_unlock(&srv->mu);
+            }
+        }
+        pthread_attr_destroy(&at);
+        if (!started) {
+            apigen_log("session child: cannot serve %s: out of memory or threads", m.peer);
+            free(sc);
+            free(buf);
+            apigen_tp_close(conn);
+        }
+    }
+    /* The parent is gone (shut down or crashed): end the session now. */
+    pthread_mutex_lock(&srv->mu);
+    for (sconn *sc = srv->conns; sc; sc = sc->next)
+        apigen_tp_shutdown(sc->conn);
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < 50; i++) {
+        pthread_mutex_lock(&srv->mu);
+        unsigned n = srv->nconns;
+        pthread_mutex_unlock(&srv->mu);
+        if (!n)
+            break;
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+    _exit(0);
+}
+
+/* Parent: hands sc's connection to the child of its session (a new child
+ * for a new session). RT_HELLO_OK: the child owns the socket now. */
+static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
+                               const uint8_t key[RT_KEY_LEN], char *msg, size_t msglen)
+{
+    rt_server *srv = sc->srv;
+    iso_msg m;
+    memset(&m, 0, sizeof m);
+    m.h = *h;
+    snprintf(m.peer, sizeof m.peer, "%s", apigen_tp_peer(sc->conn));
+    int sock = -1;
+    pthread_mutex_lock(&srv->mu);
+    if (join) {
+        for (rt_child *c = srv->children; c; c = c->next)
+            if (c->api == sc->api && key_eq(c->key, key))
+                sock = fcntl(c->sock, F_DUPFD_CLOEXEC, 3);
+        pthread_mutex_unlock(&srv->mu);
+        if (sock < 0) {
+            snprintf(msg, msglen, "unknown session key (the guest's session has ended)");
+            return RT_HELLO_SESSION;
+        }
+    } else {
+        uint8_t nkey[RT_KEY_LEN];
+        int sv[2];
+        rt_child *c = NULL;
+        if (srv->nchildren >= srv->max_conns) {
+            pthread_mutex_unlock(&srv->mu);
+            snprintf(msg, msglen, "too many sessions (%u, --max-conns)", srv->max_conns);
+            return RT_HELLO_SESSION;
+        }
+        if (!rt_random_key(nkey) || !(c = calloc(1, sizeof *c)) ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+            pthread_mutex_unlock(&srv->mu);
+            free(c);
+            snprintf(msg, msglen, "server cannot create a session (out of memory, entropy or fds)");
+            return RT_HELLO_SESSION;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(sv[0]);
+            child_main(srv, sv[1], nkey); /* never returns */
+        }
+        close(sv[1]);
+        if (pid < 0) {
+            pthread_mutex_unlock(&srv->mu);
+            close(sv[0]);
+            free(c);
+            snprintf(msg, msglen, "server cannot create a session process: %s", strerror(errno));
+            return RT_HELLO_SESSION;
+        }
+        c->pid = pid;
+        c->sock = sv[0];
+        c->api = sc->api;
+        memcpy(c->key, nkey, RT_KEY_LEN);
+        c->next = srv->children;
+        srv->children = c;
+        srv->nchildren++;
+        sock = fcntl(c->sock, F_DUPFD_CLOEXEC, 3);
+        pthread_mutex_unlock(&srv->mu);
+        if (apigen_tracing())
+            apigen_trace("server: %s session from %s runs in process %ld", sc->api->name,
+                         apigen_tp_peer(sc->conn), (long)pid);
+    }
+    bool ok = sock >= 0 && send_conn(sock, apigen_tp_fd(sc->conn), &m, sc->rbuf, h->payload_len);
+    if (sock >= 0)
+        close(sock);
+    if (!ok) {
+        snprintf(msg, msglen, "the session's server process is gone");
+        return RT_HELLO_SESSION;
+    }
+    sc->handed_off = true;
+    return RT_HELLO_OK;
+}
+
+/* Parent: collects exited session children. */
+static void reap_children(rt_server *srv)
+{
+    int st;
+    pid_t pid;
+    while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        pthread_mutex_lock(&srv->mu);
+        for (rt_child **pp = &srv->children; *pp; pp = &(*pp)->next) {
+            rt_child *c = *pp;
+            if (c->pid != pid)
+                continue;
+            *pp = c->next;
+            srv->nchildren--;
+            close(c->sock);
+            free(c);
+            break;
+        }
+        pthread_mutex_unlock(&srv->mu);
+        if (WIFSIGNALED(st))
+            apigen_log("session process %ld was killed by signal %d; its client's session ended, "
+                       "other sessions go on", (long)pid, WTERMSIG(st));
+        else if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+            apigen_log("session process %ld exited with status %d", (long)pid, WEXITSTATUS(st));
+    }
+}
+
+/* Parent at shutdown: SIGTERM to every child, SIGKILL after 5 s. */
+static void stop_children(rt_server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    for (rt_child *c = srv->children; c; c = c->next)
+        kill(c->pid, SIGTERM);
+    pthread_mutex_unlock(&srv->mu);
+    for (int i = 0; i < 100; i++) {
+        reap_children(srv);
+        pthread_mutex_lock(&srv->mu);
+        unsigned n = srv->nchildren;
+        pthread_mutex_unlock(&srv->mu);
+        if (!n)
+            return;
+        struct timespec ts = {0, 50000000};
+        nanosleep(&ts, NULL);
+    }
+    pthread_mutex_lock(&srv->mu);
+    for (rt_child *c = srv->children; c; c = c->next)
+        kill(c->pid, SIGKILL);
+    pthread_mutex_unlock(&srv->mu);
+    reap_children(srv);
+}
+
 /* ---- options ------------------------------------------------------------------ */
 static bool parse_size(const char *s, uint64_t *out)
 {
@@ -402,13 +785,16 @@ static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--max-conns N]\n"
-            "       [--token-file FILE]\n"
+            "       [--token-file FILE] [--isolation thread|process]\n"
             "  URL: unix:///path or tcp://host:port or tcp://[addr]:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
             "  --max-conns: connections served at once (default 1024); more are closed at accept\n"
             "  --token-file: clients must send this token (APIGEN_TOKEN or APIGEN_TOKEN_FILE on\n"
             "    the guest); without it, a TCP listener on a non-loopback address is open to anyone\n"
-            "    who can reach it. Unix sockets are created mode 0600.\n",
+            "    who can reach it. Unix sockets are created mode 0600.\n"
+            "  --isolation: thread (every session in this process) or process (each session in a\n"
+            "    process of its own: a crash or a sticky device fault ends only that session);\n"
+            "    the default is process when a served API's spec says `isolation: process`\n",
             argv0);
 }
 
@@ -417,6 +803,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     const char *urls[16];
     unsigned nurls = 0;
     const char *token_file = NULL;
+    int isolation = -1;
     rt_server *srv = calloc(1, sizeof *srv);
     if (!srv)
         return 1;
@@ -432,14 +819,14 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     const char *argv0 = argc > 0 && argv[0] ? argv[0] : "apigen-server";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
-        const char *opts[] = {"--listen", "--max-arg", "--token-file", "--max-conns"};
+        const char *opts[] = {"--listen", "--max-arg", "--token-file", "--max-conns", "--isolation"};
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(argv0);
             free(srv);
             return 0;
         }
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 5; k++) {
             size_t l = strlen(opts[k]);
             if (strncmp(a, opts[k], l) == 0 && (a[l] == 0 || a[l] == '=')) {
                 which = k;
@@ -469,6 +856,15 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 return free(srv), 2;
             }
             srv->max_conns = (unsigned)n;
+        } else if (which == 4) {
+            if (strcmp(v, "thread") == 0)
+                isolation = ISO_THREAD;
+            else if (strcmp(v, "process") == 0)
+                isolation = ISO_PROCESS;
+            else {
+                fprintf(stderr, "apigen-server: --isolation '%s': thread or process\n", v);
+                return free(srv), 2;
+            }
         } else {
             token_file = v;
         }
@@ -481,6 +877,13 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         apigen_log("no API to serve");
         return free(srv), 2;
     }
+    if (isolation < 0) {
+        isolation = ISO_THREAD;
+        for (unsigned i = 0; i < napis; i++)
+            if (apis[i]->isolate_process)
+                isolation = ISO_PROCESS;
+    }
+    srv->isolation = isolation;
     /* A whole frame may be a max-arg buffer plus its scalar arguments. */
     uint64_t mp = srv->max_arg + (1u << 20);
     srv->max_payload = mp > UINT32_MAX || mp < srv->max_arg ? UINT32_MAX : (uint32_t)mp;
@@ -500,6 +903,10 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    if (srv->isolation == ISO_PROCESS) {
+        sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+        sigaction(SIGCHLD, &sa, NULL);
+    }
 
     apigen_listener *ls[16];
     struct pollfd pf[17];
@@ -522,7 +929,8 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         names[0] = 0;
         for (unsigned k = 0; k < napis && n >= 0 && (size_t)n < sizeof names; k++)
             n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", k ? " " : "", apis[k]->name);
-        apigen_log("listening on %s (%s)", apigen_tp_listener_url(ls[i]), names);
+        apigen_log("listening on %s (%s%s)", apigen_tp_listener_url(ls[i]), names,
+                   srv->isolation == ISO_PROCESS ? "; a process per session" : "");
         const char *lu = apigen_tp_listener_url(ls[i]);
         if (!srv->token && strncmp(lu, "tcp://", 6) == 0 && strncmp(lu, "tcp://127.", 10) != 0 &&
             strncmp(lu, "tcp://[::1]", 11) != 0)
@@ -545,9 +953,16 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         }
         if (pf[nurls].revents) {
             unsigned char c = 0;
-            (void)!read(sig_pipe[0], &c, 1);
-            apigen_log("signal %d: shutting down", c);
-            break;
+            bool stop = false;
+            while (read(sig_pipe[0], &c, 1) == 1)
+                if (c != SIGCHLD) {
+                    apigen_log("signal %d: shutting down", c);
+                    stop = true;
+                }
+            reap_children(srv);
+            if (stop)
+                break;
+            continue;
         }
         for (unsigned i = 0; i < nurls; i++) {
             if (!pf[i].revents)
@@ -610,6 +1025,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
      * release their sessions (which destroys what clients created). */
     for (unsigned i = 0; i < nurls; i++)
         apigen_tp_listener_close(ls[i]);
+    stop_children(srv);
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += 5;

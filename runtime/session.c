@@ -52,7 +52,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct apigen_session *g_sessions;
 static unsigned g_nsessions;
 
-static bool random_key(uint8_t key[RT_KEY_LEN])
+bool rt_random_key(uint8_t key[RT_KEY_LEN])
 {
     size_t got = 0;
     while (got < RT_KEY_LEN) {
@@ -75,10 +75,18 @@ static bool random_key(uint8_t key[RT_KEY_LEN])
 
 struct apigen_session *rt_session_create(const apigen_api *api, apigen_conn *ctrl)
 {
+    return rt_session_create_keyed(api, ctrl, NULL);
+}
+
+struct apigen_session *rt_session_create_keyed(const apigen_api *api, apigen_conn *ctrl,
+                                               const uint8_t *key)
+{
     struct apigen_session *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    if (!random_key(s->key)) {
+    if (key) {
+        memcpy(s->key, key, RT_KEY_LEN);
+    } else if (!rt_random_key(s->key)) {
         free(s);
         return NULL;
     }

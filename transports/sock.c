@@ -127,6 +127,8 @@ bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out, char 
         return tp_unix_connect(&u, url, timeout_ms, out, err, errlen);
     case APIGEN_URL_TCP:
         return tp_tcp_connect(&u, url, timeout_ms, out, err, errlen);
+    case APIGEN_URL_SHM:
+        return tp_shm_connect(&u, url, timeout_ms, out, err, errlen);
     }
     tp_err(err, errlen, "unknown transport");
     return false;
@@ -143,6 +145,8 @@ bool apigen_tp_listen(const char *url, apigen_listener **out, char *err, size_t 
         return tp_unix_listen(&u, url, out, err, errlen);
     case APIGEN_URL_TCP:
         return tp_tcp_listen(&u, url, out, err, errlen);
+    case APIGEN_URL_SHM:
+        return tp_shm_listen(&u, url, out, err, errlen);
     }
     tp_err(err, errlen, "unknown transport");
     return false;
@@ -178,6 +182,8 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
         tp_err(err, errlen, "too many iovecs (%d)", iovcnt);
         return false;
     }
+    if (c->shm)
+        return tp_shm_send(c, iov, iovcnt, timeout_ms, err, errlen);
     int n = 0;
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len)
@@ -230,6 +236,8 @@ bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms,
 apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                                 size_t errlen)
 {
+    if (c->shm)
+        return tp_shm_recv(c, buf, n, timeout_ms, err, errlen);
     size_t got = 0;
     int64_t deadline = tp_deadline(timeout_ms);
     while (got < n) {
@@ -265,7 +273,9 @@ apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout
 
 void apigen_tp_shutdown(apigen_conn *c)
 {
-    if (c && c->fd >= 0)
+    if (c && c->shm)
+        tp_shm_shutdown(c);
+    else if (c && c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
 }
 
@@ -273,6 +283,8 @@ void apigen_tp_close(apigen_conn *c)
 {
     if (!c)
         return;
+    if (c->shm)
+        tp_shm_close(c);
     if (c->fd >= 0)
         close(c->fd);
     free(c);
@@ -280,6 +292,12 @@ void apigen_tp_close(apigen_conn *c)
 
 const char *apigen_tp_peer(const apigen_conn *c) { return c ? c->peer : "(none)"; }
 int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
+
+bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+{
+    *out = fd >= 0 ? tp_conn_new(fd, peer ? peer : "(passed socket)", err, errlen) : NULL;
+    return *out != NULL;
+}
 
 bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
 {
@@ -294,6 +312,8 @@ bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t e
         tp_err(err, errlen, "accept on %s: %s", l->url, strerror(errno));
         return false;
     }
+    if (l->scheme == APIGEN_URL_SHM)
+        return tp_shm_accepted(l, fd, out, err, errlen);
     char peer[sizeof ((apigen_conn *)0)->peer];
     if (l->scheme == APIGEN_URL_TCP) {
         tp_tcp_nodelay(fd);

@@ -3,6 +3,8 @@
  *   unix:///abs/path       AF_UNIX stream socket (listener unlinks a stale file)
  *   tcp://host:port        TCP, TCP_NODELAY on both ends
  *   tcp://[::1]:port       IPv6 literal
+ *   shm://name             same machine: shared-memory rings, set up over an
+ *                          abstract unix socket (shm.c; name: [A-Za-z0-9._-])
  *
  * Errors come back as human strings in a caller buffer (err, errlen); err may
  * be NULL. Timeouts are in milliseconds, -1 = wait forever. Nothing here
@@ -29,11 +31,11 @@ typedef struct apigen_conn apigen_conn;
 typedef struct apigen_listener apigen_listener;
 
 /* ---- URLs ------------------------------------------------------------------ */
-typedef enum apigen_url_scheme { APIGEN_URL_UNIX, APIGEN_URL_TCP } apigen_url_scheme;
+typedef enum apigen_url_scheme { APIGEN_URL_UNIX, APIGEN_URL_TCP, APIGEN_URL_SHM } apigen_url_scheme;
 
 typedef struct apigen_url {
     apigen_url_scheme scheme;
-    char path[108];  /* unix: absolute socket path (fits sun_path) */
+    char path[108];  /* unix: absolute socket path (fits sun_path); shm: the name */
     char host[256];  /* tcp: host name or address, without [] */
     char port[8];    /* tcp: decimal port, "0" = any (listen only) */
 } apigen_url;
@@ -64,6 +66,10 @@ void apigen_tp_close(apigen_conn *c);
 /* "unix:///path" or "tcp://1.2.3.4:5678" of the other end, for log lines. */
 const char *apigen_tp_peer(const apigen_conn *c);
 int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
+/* A connection over a stream socket fd received from elsewhere (a server's
+ * session child gets its clients' sockets from its parent); takes fd. */
+APIGEN_TP_CHECK bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err,
+                                        size_t errlen);
 
 /* ---- listeners ------------------------------------------------------------- */
 APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,

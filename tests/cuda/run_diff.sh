@@ -1,6 +1,6 @@
 #!/bin/sh
 # One differential run: PROGRAM natively (the toolkit's libcudart) and
-# through the stub to a fresh apigen-server-cudart over TRANSPORT (unix|tcp);
+# through the stub to a fresh apigen-server-cudart over TRANSPORT (unix|tcp|shm);
 # stdout and the exit status must be identical. Without a GPU both runs take
 # the "no CUDA-capable device / insufficient driver" path, which checks that
 # errors are forwarded; on a GPU it checks the results.
@@ -17,6 +17,7 @@ nrc=$?
 case "$transport" in
 unix) url="unix://$tmp/s.sock" ;;
 tcp) port=$(( 20000 + ($$ % 20000) )); url="tcp://127.0.0.1:$port" ;;
+shm) url="shm://apigen-cudart-$$" ;;
 *) echo "unknown transport $transport"; exit 2 ;;
 esac
 "$server" --listen "$url" > "$tmp/server.log" 2>&1 &

@@ -21,6 +21,10 @@
 #                guest's calls fail with EXA_ERROR_CONNECTION_LOST instead of hanging
 #   client_killed  a client is killed mid-run: the server keeps serving others, and
 #                what the client created is released (EXA_LEAK_REPORT of libexa at exit)
+#   isolation    --isolation process: two clients' sessions run in two server processes;
+#                one of them is killed with SIGSEGV mid-run: its client gets
+#                EXA_ERROR_CONNECTION_LOST promptly, the other client and new clients
+#                go on unaffected, and the children exit with their sessions
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
 #
 # Every server this script starts is killed on exit (trap).
@@ -109,7 +113,8 @@ check_loads_stub() {
 # Starts a server on $1 (URL); its log is $TMP/server.N.log. Sets SERVER_PID.
 start_server() {
     local url=$1 log=$TMP/server.${#SERVER_PIDS[@]}.log
-    env -u LD_LIBRARY_PATH -u APIGEN_SERVER "$SERVER" --listen "$url" >"$log" 2>&1 &
+    # shellcheck disable=SC2086 # SERVER_ARGS: extra options, split on spaces
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER "$SERVER" --listen "$url" ${SERVER_ARGS:-} >"$log" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS+=("$SERVER_PID")
     SERVER_LOG=$log
@@ -343,6 +348,44 @@ server_stopped)
     [ "$(grep -c "^later call .*: EXA_ERROR_CONNECTION_LOST$" "$TMP/loop.out")" = 4 ] ||
         fail "later calls did not all return EXA_ERROR_CONNECTION_LOST"
     [ "$ms" -lt 8000 ] || fail "exa_loop took $ms ms with a 1000 ms timeout"
+    ;;
+isolation)
+    need "$LOOP" "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$DEMO"
+    SERVER_ARGS="--isolation process" start_unix_server
+    children() { cat /proc/"$SERVER_PID"/task/*/children 2>/dev/null | tr ' ' '\n' | grep -c . ; }
+    child_pids() { cat /proc/"$SERVER_PID"/task/*/children 2>/dev/null; }
+    wait_line() { # file text
+        for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+        return 1
+    }
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$LOOP" 30 \
+        >"$TMP/a.out" 2>"$TMP/a.err" &
+    pa=$!
+    wait_line "$TMP/a.out" ready || { show "$TMP/a.err" "client A stderr"; show "$SERVER_LOG" "server log"; die "client A never got ready"; }
+    victim=$(child_pids)
+    [ "$(children)" = 1 ] || fail "one client: expected 1 session process, found $(children)"
+    LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$LOOP" 4 \
+        >"$TMP/b.out" 2>"$TMP/b.err" &
+    pb=$!
+    wait_line "$TMP/b.out" ready || { show "$TMP/b.err" "client B stderr"; die "client B never got ready"; }
+    [ "$(children)" = 2 ] || fail "two clients: expected 2 session processes, found $(children)"
+    kill -SEGV $victim
+    wait $pa; rca=$?
+    grep -q "first error: EXA_ERROR_CONNECTION_LOST" "$TMP/a.out" ||
+        fail "client A (its session process crashed) did not get EXA_ERROR_CONNECTION_LOST"
+    grep -q "less than 2 s" "$TMP/a.out" || fail "client A's later calls were not prompt"
+    [ $rca = 1 ] || fail "client A exit $rca, expected 1"
+    run_remote remote "$URL" "$DEMO"
+    compare native remote
+    wait $pb; rcb=$?
+    [ $rcb = 0 ] || { show "$TMP/b.out" "client B stdout"; show "$TMP/b.err" "client B stderr"; fail "client B exit $rcb: the crash of another session affected it"; }
+    grep -q "killed by signal 11" "$SERVER_LOG" || fail "the server did not log the crashed session process"
+    for _ in $(seq 1 50); do [ "$(children)" = 0 ] && break; sleep 0.1; done
+    [ "$(children)" = 0 ] || fail "session processes left after every client ended: $(child_pids)"
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died"
+    [ $FAILED = 0 ] || show "$SERVER_LOG" "server log"
+    [ $FAILED = 0 ] && echo "isolation: a crashed session process ended only its own client's session"
     ;;
 client_killed)
     need "$LOOP" "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"

@@ -2,7 +2,7 @@
 # OpenCL forwarded end to end on the system's OpenCL (PoCL in CI).
 #   opencl_e2e.sh MODE BUILD_DIR [ARG]
 # MODE:
-#   diff PROGRAM unix|tcp   run examples/opencl PROGRAM natively and through the
+#   diff PROGRAM unix|tcp|shm run examples/opencl PROGRAM natively and through the
 #                           stub (server over unix or tcp); outputs must be identical
 #   clinfo                  clinfo natively and through the stub, line by line; only
 #                           the ICD loader lines (they name the library) may differ
@@ -28,11 +28,13 @@ cleanup() {
 trap cleanup EXIT
 export POCL_CACHE_DIR=$TMP/pocl-cache
 
-start_server() { # unix|tcp -> sets URL
+start_server() { # unix|tcp|shm -> sets URL
     local url
     if [ "$1" = tcp ]; then
         local port=$((20000 + ($$ * 7 + RANDOM) % 30000))
         url=tcp://127.0.0.1:$port
+    elif [ "$1" = shm ]; then
+        url=shm://apigen-ocl-$$
     else
         url=unix://$TMP/ocl.sock
     fi
