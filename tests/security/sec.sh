@@ -38,6 +38,16 @@ for f in "$SERVER" "$WIRE" "$GUEST" "$STUB_DIR/libexa.so.1"; do
     [ -e "$f" ] || die "missing $f"
 done
 
+# Under AddressSanitizer freed memory sits in quarantine, so RSS does not
+# come back: memory numbers are reported, not asserted (the leak report and
+# LeakSanitizer still are).
+SANITIZED=0
+ldd "$SERVER" 2>/dev/null | grep -q -E 'libasan|libclang_rt.asan' && SANITIZED=1
+nm "$SERVER" 2>/dev/null | grep -q __asan_init && SANITIZED=1
+mem_ok() { # condition-result message
+    if [ "$1" = 0 ]; then ok "$2"; elif [ "$SANITIZED" = 1 ]; then echo "note (sanitized build, not asserted): $2"; else fail "$2"; fi
+}
+
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 vsz_kb() { awk '/^VmSize:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 
@@ -137,10 +147,10 @@ alloc.stalled_frame)
     sleep 0.5
     rss=$(rss_kb "$SPID") vsz=$(vsz_kb "$SPID")
     echo "server RSS ${base_rss} -> ${rss} kB, VmSize ${base_vsz} -> ${vsz} kB with 8 x 1 GiB frames announced"
-    [ $((rss - base_rss)) -lt 65536 ] && ok "alloc: 8 stalled 1 GiB frames cost < 64 MiB of RSS" ||
-        fail "alloc: stalled frames grew the server by $(((rss - base_rss) / 1024)) MiB"
-    [ $((vsz - base_vsz)) -lt $((1024 * 1024)) ] && ok "alloc: and < 1 GiB of address space" ||
-        fail "alloc: stalled frames reserved $(((vsz - base_vsz) / 1024)) MiB of address space"
+    [ $((rss - base_rss)) -lt 65536 ]
+    mem_ok $? "alloc: 8 stalled 1 GiB frames cost < 64 MiB of RSS ($(((rss - base_rss) / 1024)) MiB)"
+    [ $((vsz - base_vsz)) -lt $((1024 * 1024)) ]
+    mem_ok $? "alloc: and < 1 GiB of address space ($(((vsz - base_vsz) / 1024)) MiB)"
     check_served "contain: others are served while frames stall"
     for p in "${stalls[@]}"; do wait "$p"; done
     stop_server
@@ -214,8 +224,8 @@ release.killed_client)
     done
     echo "server RSS: ${base} kB before, ${full} kB with 256 MiB of the client's device memory, ${after} kB after kill -9"
     [ $((full - base)) -gt 200000 ] || fail "the client's memory did not show in the server"
-    [ $((after - base)) -lt 32768 ] && ok "release: the killed client's device memory and buffers are freed (RSS back within 32 MiB)" ||
-        fail "release: $(((after - base) / 1024)) MiB still held after the client was killed"
+    [ $((after - base)) -lt 32768 ]
+    mem_ok $? "release: the killed client's device memory and buffers are freed (RSS back within 32 MiB; $(((after - base) / 1024)) MiB)"
     check_served "contain: the server serves after the kill"
     stop_server
     ;;
@@ -266,8 +276,8 @@ load.guests_threads)
     sleep 0.5
     after=$(rss_kb "$SPID")
     echo "server RSS: ${base} kB after warm-up, ${after} kB after the load"
-    [ $((after - base)) -lt 16384 ] && ok "load: server memory flat (within 16 MiB)" ||
-        fail "load: server memory grew by $(((after - base) / 1024)) MiB"
+    [ $((after - base)) -lt 16384 ]
+    mem_ok $? "load: server memory flat (within 16 MiB; grew $(((after - base) / 1024)) MiB)"
     grep -q "rejected" "$SLOG" && fail "load: the server rejected calls" || true
     stop_server
     ;;
