@@ -6,9 +6,12 @@
 
 #include <sys/socket.h>
 
+struct tp_shm;
+
 struct apigen_conn {
     int fd;
     char peer[340];
+    struct tp_shm *shm; /* shm://: the shared segment (the fd is its setup socket) */
 };
 
 struct apigen_listener {
@@ -35,5 +38,18 @@ bool tp_tcp_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
 bool tp_tcp_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
                    size_t errlen);
 void tp_tcp_nodelay(int fd);
+
+/* shm.c */
+bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                    char *err, size_t errlen);
+bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                   size_t errlen);
+bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen);
+bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+                 size_t errlen);
+apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                             size_t errlen);
+void tp_shm_shutdown(apigen_conn *c);
+void tp_shm_close(apigen_conn *c);
 
 #endif

@@ -1,4 +1,4 @@
-/* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port. */
+/* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port, shm://name. */
 #define _GNU_SOURCE
 #include "tp_internal.h"
 
@@ -25,6 +25,18 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
         }
         out->scheme = APIGEN_URL_UNIX;
         strcpy(out->path, p);
+        return true;
+    }
+    if (strncmp(url, "shm://", 6) == 0) {
+        const char *p = url + 6;
+        size_t n = strlen(p);
+        if (n == 0 || n > 80 || strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                          "0123456789._-") != n) {
+            tp_err(err, errlen, "'%s': shm name must be 1 to 80 of [A-Za-z0-9._-] (shm://name)", url);
+            return false;
+        }
+        out->scheme = APIGEN_URL_SHM;
+        memcpy(out->path, p, n + 1);
         return true;
     }
     if (strncmp(url, "tcp://", 6) == 0) {
@@ -77,6 +89,6 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
         snprintf(out->port, sizeof out->port, "%lu", v);
         return true;
     }
-    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path or tcp://host:port)", url);
+    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port or shm://name)", url);
     return false;
 }

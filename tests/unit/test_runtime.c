@@ -689,20 +689,21 @@ int main(void)
     snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
     mkdir(dir, 0700);
     signal(SIGPIPE, SIG_IGN);
-    char sock[128], listen_unix[160];
+    char sock[128], listen_unix[160], listen_shm[64];
     snprintf(sock, sizeof sock, "%s/s1.sock", dir);
     snprintf(listen_unix, sizeof listen_unix, "unix://%s", sock);
+    snprintf(listen_shm, sizeof listen_shm, "shm://apigen-unit-rt-%d", (int)getpid());
 
     char *argv1[] = {"apigen-server", "--listen", listen_unix, "--listen", "tcp://127.0.0.1:0",
-                     "--max-arg", "1M", NULL};
-    char urls[2][256];
-    pid_t srv = start_server("server1", argv1, urls, 2);
+                     "--listen", listen_shm, "--max-arg", "1M", NULL};
+    char urls[3][256];
+    pid_t srv = start_server("server1", argv1, urls, 3);
     CHECK(srv > 0);
     if (srv <= 0)
         CHECK_DONE();
-    fprintf(stderr, "server 1 on %s and %s\n", urls[0], urls[1]);
+    fprintf(stderr, "server 1 on %s, %s and %s\n", urls[0], urls[1], urls[2]);
 
-    for (int u = 0; u < 2; u++) {
+    for (int u = 0; u < 3; u++) {
         free(run_guest("basic", urls[u], NULL, scenario_basic, NULL));
 
         /* session isolation: A's handle id means nothing in B */
@@ -742,7 +743,9 @@ int main(void)
 
     hostile_frames(urls[0]);
     hostile_frames(urls[1]);
+    hostile_frames(urls[2]);
     free(run_guest("after_hostile", urls[1], NULL, scenario_cleanup, NULL));
+    free(run_guest("after_hostile_shm", urls[2], NULL, scenario_cleanup, NULL));
 
     /* SIGTERM: clean exit, socket file removed */
     CHECK(kill(srv, SIGTERM) == 0);

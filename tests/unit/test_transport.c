@@ -1,4 +1,5 @@
-/* Transports over loopback: unix and tcp (v4, v6 when available). */
+/* Transports over loopback: unix, tcp (v4, v6 when available) and shm; a peer
+ * that dies in the middle of a transfer never leaves the other side hanging. */
 #define _GNU_SOURCE
 #include "transport.h"
 #include "check.h"
@@ -6,10 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char err[512];
@@ -143,6 +147,14 @@ static void test_urls(void)
         CHECK(!apigen_url_parse(bad[i].url, &u, err, sizeof err));
         CHECK_CONTAINS(err, bad[i].err);
     }
+    CHECK(apigen_url_parse("shm://apigen-x_1.2", &u, err, sizeof err) && u.scheme == APIGEN_URL_SHM);
+    CHECK_STR(u.path, "apigen-x_1.2");
+    const char *bad_shm[] = {"shm://", "shm://a/b", "shm://a b",
+                             "shm://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
+    for (size_t i = 0; i < sizeof bad_shm / sizeof bad_shm[0]; i++) {
+        CHECK(!apigen_url_parse(bad_shm[i], &u, err, sizeof err));
+        CHECK_CONTAINS(err, "shm name must be");
+    }
     char longp[200] = "unix:///";
     memset(longp + 8, 'a', 150);
     CHECK(!apigen_url_parse(longp, &u, err, sizeof err));
@@ -199,6 +211,102 @@ static void test_unix_stale(void)
     unlink(path);
 }
 
+static double secs_since(struct timespec t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+/* A peer process killed in the middle of a transfer: the reader gets an
+ * error (not a hang, not a crash) within seconds; and a writer blocked on a
+ * full pipe whose reader dies fails too. */
+static void test_peer_dies(const char *url)
+{
+    apigen_listener *l;
+    CHECK(apigen_tp_listen(url, &l, err, sizeof err));
+    if (!l)
+        return;
+    const char *lurl = apigen_tp_listener_url(l);
+    size_t chunk = 1u << 20;
+    uint8_t *buf = calloc(1, chunk);
+
+    /* 1: the sender is killed while it streams */
+    pid_t pid = fork();
+    if (pid == 0) {
+        apigen_conn *c;
+        char e[256];
+        if (!apigen_tp_connect(lurl, 2000, &c, e, sizeof e))
+            _exit(1);
+        for (;;)
+            if (!apigen_tp_send_buf(c, buf, chunk, -1, e, sizeof e))
+                _exit(2);
+    }
+    apigen_conn *s;
+    CHECK(apigen_tp_accept(l, &s, err, sizeof err));
+    size_t got = 0;
+    while (s && got < (4u << 20) && apigen_tp_recv(s, buf, 4096, 5000, err, sizeof err) == APIGEN_TP_OK)
+        got += 4096;
+    CHECK(got == (4u << 20));
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    apigen_tp_result r = APIGEN_TP_OK;
+    for (int i = 0; s && i < 100000 && r == APIGEN_TP_OK; i++) /* drains what was sent, then fails */
+        r = apigen_tp_recv(s, buf, chunk, -1, err, sizeof err);
+    CHECK(r == APIGEN_TP_ERROR || r == APIGEN_TP_EOF);
+    CHECK(secs_since(t0) < 5);
+    fprintf(stderr, "%s: sender killed mid-transfer -> %s after %.3f s\n", url, err, secs_since(t0));
+    apigen_tp_close(s);
+
+    /* 2: the reader dies while the writer is blocked on a full ring/socket */
+    pid = fork();
+    if (pid == 0) {
+        apigen_conn *c;
+        char e[256];
+        if (!apigen_tp_connect(lurl, 2000, &c, e, sizeof e) || !apigen_tp_send_buf(c, "x", 1, 2000, e, sizeof e))
+            _exit(1);
+        struct timespec ts = {0, 300000000};
+        nanosleep(&ts, NULL);
+        _exit(0); /* without reading or closing: as if it crashed */
+    }
+    CHECK(apigen_tp_accept(l, &s, err, sizeof err));
+    CHECK(s && apigen_tp_recv(s, buf, 1, 5000, err, sizeof err) == APIGEN_TP_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool sent = true;
+    for (int i = 0; s && i < 4096 && sent; i++)
+        sent = apigen_tp_send_buf(s, buf, chunk, -1, err, sizeof err);
+    CHECK(!sent);
+    CHECK(secs_since(t0) < 5);
+    fprintf(stderr, "%s: reader died while the writer waited -> %s after %.3f s\n", url, err, secs_since(t0));
+    waitpid(pid, NULL, 0);
+    apigen_tp_close(s);
+    free(buf);
+    apigen_tp_listener_close(l);
+}
+
+static void test_shm_specific(void)
+{
+    char url[128];
+    apigen_conn *c = (apigen_conn *)1;
+    snprintf(url, sizeof url, "shm://apigen-unit-none-%d", (int)getpid());
+    CHECK(!apigen_tp_connect(url, 500, &c, err, sizeof err) && c == NULL);
+    CHECK_CONTAINS(err, "no server listens there");
+    /* two listeners on one name: the second is refused */
+    apigen_listener *l, *l2;
+    snprintf(url, sizeof url, "shm://apigen-unit-twice-%d", (int)getpid());
+    CHECK(apigen_tp_listen(url, &l, err, sizeof err));
+    CHECK(!apigen_tp_listen(url, &l2, err, sizeof err));
+    CHECK_CONTAINS(err, "another server is listening there");
+    /* a client whose server never accepts: its first send times out */
+    CHECK(apigen_tp_connect(url, 200, &c, err, sizeof err));
+    CHECK(!apigen_tp_send_buf(c, "x", 1, 200, err, sizeof err));
+    CHECK_CONTAINS(err, "did not set up shared memory in time");
+    apigen_tp_close(c);
+    apigen_tp_listener_close(l);
+}
+
 int main(void)
 {
     char url[128];
@@ -213,7 +321,15 @@ int main(void)
     } else {
         fprintf(stderr, "no IPv6 loopback here (%s): skipping tcp://[::1]\n", err);
     }
+    snprintf(url, sizeof url, "shm://apigen-unit-tp-%d", (int)getpid());
+    exercise(url);
+    test_shm_specific();
     test_connect_nothing();
     test_unix_stale();
+    snprintf(url, sizeof url, "unix:///tmp/apigen-unit-die-%d.sock", (int)getpid());
+    test_peer_dies(url);
+    test_peer_dies("tcp://127.0.0.1:0");
+    snprintf(url, sizeof url, "shm://apigen-unit-die-%d", (int)getpid());
+    test_peer_dies(url);
     CHECK_DONE();
 }

@@ -1,0 +1,632 @@
+/* shm://name: same-machine transport over shared memory.
+ *
+ * Setup: the listener is an abstract unix socket "@apigen-shm:NAME" (no file
+ * to clean up; peers must run as the server's uid or root, checked with
+ * SO_PEERCRED, as a mode-0600 socket file would). For each accepted
+ * connection the server creates a sealed memfd (it cannot shrink, so the
+ * peer cannot make the server fault), lays out two byte rings in it and
+ * passes it over the socket with SCM_RIGHTS. The client maps it on its first
+ * send or recv (so connect never waits for accept). After that the socket
+ * carries no bytes: it only tells each side that the other is gone (EOF /
+ * POLLHUP when a process dies, however it dies).
+ *
+ * Rings: single producer, single consumer; 64-bit byte counters head
+ * (producer) and tail (consumer) in their own cache lines; the data area is
+ * a power of two. A send copies into the ring and publishes head (in pieces
+ * of a quarter ring for large sends, so the reader copies out while the
+ * writer copies in); a recv copies out and publishes tail.
+ *
+ * Waiting: spin (APIGEN_SHM_SPIN_US, default 20 us) on the counter, then
+ * announce sleep in a futex word next to it, re-check, and FUTEX_WAIT in
+ * slices of SLICE_MS; the other side exchanges the word to 0 and wakes only
+ * when it was set, so a busy pair makes no system calls at all. Between
+ * slices the sleeper polls the socket: a dead peer is noticed within a
+ * slice, and nothing waits forever.
+ *
+ * Trust: the server reads only the counters and futex words of the shared
+ * page; a counter that moves impossibly (more than the ring holds) closes the
+ * connection. Bytes are copied out of the ring before anyone looks at them,
+ * so the peer cannot change what the server already checked. */
+#define _GNU_SOURCE
+#include "tp_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SHM_MAGIC 0x4d485341u /* "ASHM" */
+#define SHM_VERSION 1u
+#define SHM_DATA_OFF 4096u
+#define SHM_RING_MIN (64u << 10)
+#define SHM_RING_MAX (256u << 20)
+#define SHM_RING_DEFAULT (2u << 20)
+#define SHM_SPIN_US_DEFAULT 20
+#define SLICE_MS 50
+#define SETUP_MS_DEFAULT 5000
+
+typedef struct shm_ring {
+    _Alignas(64) _Atomic uint64_t head; /* bytes written (producer) */
+    _Atomic uint32_t cons_sleep;        /* 1: the consumer sleeps (or is about to) on it */
+    _Alignas(64) _Atomic uint64_t tail; /* bytes read (consumer) */
+    _Atomic uint32_t prod_sleep;        /* 1: the producer waits for space on it */
+} shm_ring;
+
+typedef struct shm_hdr {
+    uint32_t magic, version;
+    uint64_t ring_size;
+    _Alignas(64) _Atomic uint32_t closed[2]; /* [side]: that side closed or shut down */
+    shm_ring ring[2];                         /* [0] client -> server, [1] server -> client */
+} shm_hdr;
+
+_Static_assert(sizeof(shm_hdr) <= SHM_DATA_OFF, "shm header fits its page");
+
+/* The setup message (with the memfd attached). */
+typedef struct shm_setup {
+    uint32_t magic, version;
+    uint64_t ring_size, total;
+} shm_setup;
+
+enum { SIDE_SERVER = 0, SIDE_CLIENT = 1 };
+
+struct tp_shm {
+    int side;
+    bool ready;            /* client: segment received and mapped */
+    int setup_ms;          /* client: how long the first use waits for it */
+    shm_hdr *h;
+    size_t map_len;
+    uint64_t size, mask;
+    shm_ring *tx, *rx;
+    uint8_t *txd, *rxd;
+    pid_t owner;           /* a forked child closing its copy must not signal */
+    _Atomic bool shut;
+    _Atomic bool peer_dead;
+};
+
+/* ---- settings --------------------------------------------------------------- */
+static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
+static int64_t cfg_spin_ns;
+static uint64_t cfg_ring;
+
+static uint64_t env_size(const char *name, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        n <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        n <<= 20, end++;
+    return *end ? dflt : (uint64_t)n;
+}
+
+static void cfg_init(void)
+{
+    cfg_spin_ns = (int64_t)env_size("APIGEN_SHM_SPIN_US", SHM_SPIN_US_DEFAULT) * 1000;
+    if (cfg_spin_ns > 10000000000LL)
+        cfg_spin_ns = 10000000000LL;
+    uint64_t r = env_size("APIGEN_SHM_RING", SHM_RING_DEFAULT), p = SHM_RING_MIN;
+    while (p < r && p < SHM_RING_MAX)
+        p <<= 1;
+    cfg_ring = p;
+}
+
+/* ---- small helpers ---------------------------------------------------------- */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t val, int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+/* The other side sleeps on w: clear it and wake it (only then a syscall). */
+static inline void wake(_Atomic uint32_t *w)
+{
+    if (atomic_load(w) && atomic_exchange(w, 0))
+        syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static void shm_name(const char *name, struct sockaddr_un *sa, socklen_t *sl)
+{
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "apigen-shm:%s", name);
+    if (n < 0 || (size_t)n >= sizeof sa->sun_path - 1)
+        n = (int)sizeof sa->sun_path - 2;
+    *sl = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+static bool peer_gone(apigen_conn *c)
+{
+    struct tp_shm *s = c->shm;
+    if (atomic_load(&s->peer_dead) || atomic_load(&s->h->closed[!s->side]))
+        return true;
+    return false;
+}
+
+/* The socket says whether the peer process still holds its end. */
+static void check_alive(apigen_conn *c)
+{
+    struct pollfd p = {c->fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLRDHUP | POLLERR)))
+        atomic_store(&c->shm->peer_dead, true);
+}
+
+enum { W_CHANGED, W_TIMEOUT, W_STOP };
+
+/* Waits until *pos is no longer `seen` (the peer moved), the connection stops,
+ * or the deadline passes. */
+static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen, _Atomic uint32_t *sleepw,
+                       int64_t deadline)
+{
+    struct tp_shm *s = c->shm;
+    int64_t t0 = mono_ns(), spin_end = t0 + cfg_spin_ns;
+    for (unsigned i = 1;; i++) {
+        if (atomic_load_explicit(pos, memory_order_acquire) != seen)
+            return W_CHANGED;
+        if ((i & 63) == 0) {
+            if (atomic_load(&s->shut) || peer_gone(c))
+                return W_STOP;
+            int64_t now = mono_ns();
+            if (deadline >= 0 && now >= deadline)
+                return W_TIMEOUT;
+            if (now >= spin_end)
+                break;
+        }
+        cpu_relax();
+    }
+    for (;;) {
+        atomic_store(sleepw, 1);
+        if (atomic_load(pos) != seen) {
+            atomic_store(sleepw, 0);
+            return W_CHANGED;
+        }
+        if (atomic_load(&s->shut) || peer_gone(c)) {
+            atomic_store(sleepw, 0);
+            return W_STOP;
+        }
+        int ms = SLICE_MS;
+        if (deadline >= 0) {
+            int left = tp_ms_left(deadline);
+            if (left == 0) {
+                atomic_store(sleepw, 0);
+                return W_TIMEOUT;
+            }
+            if (left < ms)
+                ms = left;
+        }
+        futex_wait(sleepw, 1, ms);
+        if (atomic_load(pos) != seen) {
+            atomic_store(sleepw, 0);
+            return W_CHANGED;
+        }
+        check_alive(c);
+    }
+}
+
+/* ---- segment ------------------------------------------------------------------ */
+static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
+{
+    s->h = map;
+    s->map_len = len;
+    s->size = ring;
+    s->mask = ring - 1;
+    uint8_t *d0 = (uint8_t *)map + SHM_DATA_OFF, *d1 = d0 + ring;
+    if (s->side == SIDE_CLIENT) {
+        s->tx = &s->h->ring[0], s->txd = d0;
+        s->rx = &s->h->ring[1], s->rxd = d1;
+    } else {
+        s->tx = &s->h->ring[1], s->txd = d1;
+        s->rx = &s->h->ring[0], s->rxd = d0;
+    }
+    s->ready = true;
+}
+
+/* Client: receive the memfd the server sent at accept and map it. */
+static bool client_setup(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
+{
+    struct tp_shm *s = c->shm;
+    if (s->ready)
+        return true;
+    if (atomic_load(&s->shut)) {
+        tp_err(err, errlen, "%s: connection shut down", c->peer);
+        return false;
+    }
+    int64_t dl = tp_deadline(s->setup_ms);
+    if (deadline >= 0 && (dl < 0 || deadline < dl))
+        dl = deadline;
+    shm_setup m;
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } cb;
+    for (;;) {
+        struct pollfd p = {c->fd, POLLIN, 0};
+        int n = poll(&p, 1, tp_ms_left(dl));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0) {
+            tp_err(err, errlen, "%s: the server did not set up shared memory in time", c->peer);
+            return false;
+        }
+        if (n < 0) {
+            tp_err(err, errlen, "%s: poll: %s", c->peer, strerror(errno));
+            return false;
+        }
+        break;
+    }
+    struct iovec v = {&m, sizeof m};
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &v;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cb.b;
+    mh.msg_controllen = sizeof cb.b;
+    ssize_t k;
+    do
+        k = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+    while (k < 0 && errno == EINTR);
+    int fd = -1;
+    for (struct cmsghdr *ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch))
+        if (ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS &&
+            ch->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(&fd, CMSG_DATA(ch), sizeof fd);
+    if (k == 0) {
+        if (fd >= 0)
+            close(fd);
+        tp_err(err, errlen, "%s closed the connection", c->peer);
+        return false;
+    }
+    struct stat st;
+    if (k != (ssize_t)sizeof m || fd < 0 || m.magic != SHM_MAGIC || m.version != SHM_VERSION ||
+        m.ring_size < SHM_RING_MIN || m.ring_size > SHM_RING_MAX || (m.ring_size & (m.ring_size - 1)) ||
+        m.total != SHM_DATA_OFF + 2 * m.ring_size || fstat(fd, &st) < 0 ||
+        (uint64_t)st.st_size < m.total) {
+        if (fd >= 0)
+            close(fd);
+        tp_err(err, errlen, "%s: bad shared-memory setup from the server%s", c->peer,
+               k < 0 ? " (recvmsg failed)" : "");
+        return false;
+    }
+    void *map = mmap(NULL, m.total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (map == MAP_FAILED) {
+        tp_err(err, errlen, "%s: mmap of %llu bytes: %s", c->peer, (unsigned long long)m.total,
+               strerror(errno));
+        return false;
+    }
+    const shm_hdr *h = map;
+    if (h->magic != SHM_MAGIC || h->version != SHM_VERSION || h->ring_size != m.ring_size) {
+        munmap(map, m.total);
+        tp_err(err, errlen, "%s: bad shared-memory header", c->peer);
+        return false;
+    }
+    attach(s, map, m.total, m.ring_size);
+    return true;
+}
+
+bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                    char *err, size_t errlen)
+{
+    pthread_once(&cfg_once, cfg_init);
+    struct sockaddr_un sa;
+    socklen_t sl;
+    shm_name(u->path, &sa, &sl);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tp_err(err, errlen, "cannot connect to %s: socket: %s", url, strerror(errno));
+        return false;
+    }
+    int rc = tp_connect_fd(fd, (struct sockaddr *)&sa, sl, timeout_ms);
+    if (rc) {
+        tp_err(err, errlen, "cannot connect to %s: %s", url,
+               rc == ECONNREFUSED ? "no server listens there" : strerror(rc));
+        close(fd);
+        return false;
+    }
+    struct tp_shm *s = calloc(1, sizeof *s);
+    apigen_conn *c = s ? tp_conn_new(fd, url, err, errlen) : NULL;
+    if (!c) {
+        if (!s) {
+            close(fd);
+            tp_err(err, errlen, "out of memory");
+        }
+        free(s);
+        return false;
+    }
+    s->side = SIDE_CLIENT;
+    s->owner = getpid();
+    s->setup_ms = timeout_ms < 0 ? SETUP_MS_DEFAULT : timeout_ms;
+    c->shm = s;
+    *out = c;
+    return true;
+}
+
+bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                   size_t errlen)
+{
+    pthread_once(&cfg_once, cfg_init);
+    struct sockaddr_un sa;
+    socklen_t sl;
+    shm_name(u->path, &sa, &sl);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        tp_err(err, errlen, "cannot listen on %s: socket: %s", url, strerror(errno));
+        return false;
+    }
+    if (bind(fd, (struct sockaddr *)&sa, sl) < 0 || listen(fd, 128) < 0) {
+        tp_err(err, errlen, "cannot listen on %s: %s", url,
+               errno == EADDRINUSE ? "another server is listening there" : strerror(errno));
+        close(fd);
+        return false;
+    }
+    apigen_listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        close(fd);
+        tp_err(err, errlen, "out of memory");
+        return false;
+    }
+    l->fd = fd;
+    l->scheme = APIGEN_URL_SHM;
+    snprintf(l->url, sizeof l->url, "shm://%s", u->path);
+    *out = l;
+    return true;
+}
+
+/* Server: a fresh segment for an accepted socket, sent to the client. */
+bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen)
+{
+    struct ucred cr;
+    socklen_t crl = sizeof cr;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crl) < 0 ||
+        (cr.uid != geteuid() && cr.uid != 0)) {
+        tp_err(err, errlen, "refused a client of %s: it runs as another user (uid %d)", l->url,
+               crl == sizeof cr ? (int)cr.uid : -1);
+        close(fd);
+        return false;
+    }
+    uint64_t ring = cfg_ring, total = SHM_DATA_OFF + 2 * ring;
+    int mfd = memfd_create("apigen-shm", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    void *map = MAP_FAILED;
+    if (mfd < 0 || ftruncate(mfd, (off_t)total) < 0 ||
+        fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0 ||
+        (map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0)) == MAP_FAILED) {
+        tp_err(err, errlen, "accept on %s: shared memory of %llu bytes: %s", l->url,
+               (unsigned long long)total, strerror(errno));
+        if (mfd >= 0)
+            close(mfd);
+        close(fd);
+        return false;
+    }
+    shm_hdr *h = map;
+    h->magic = SHM_MAGIC;
+    h->version = SHM_VERSION;
+    h->ring_size = ring;
+    shm_setup m = {SHM_MAGIC, SHM_VERSION, ring, total};
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(int))];
+    } cb;
+    memset(&cb, 0, sizeof cb);
+    struct iovec v = {&m, sizeof m};
+    struct msghdr mh;
+    memset(&mh, 0, sizeof mh);
+    mh.msg_iov = &v;
+    mh.msg_iovlen = 1;
+    mh.msg_control = cb.b;
+    mh.msg_controllen = sizeof cb.b;
+    struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
+    ch->cmsg_level = SOL_SOCKET;
+    ch->cmsg_type = SCM_RIGHTS;
+    ch->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(ch), &mfd, sizeof mfd);
+    ssize_t k;
+    do /* a fresh socket has room: never blocks on the client */
+        k = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    while (k < 0 && errno == EINTR);
+    close(mfd);
+    if (k != (ssize_t)sizeof m) {
+        tp_err(err, errlen, "accept on %s: sending the shared memory: %s", l->url,
+               k < 0 ? strerror(errno) : "short write");
+        munmap(map, total);
+        close(fd);
+        return false;
+    }
+    char peer[sizeof((apigen_conn *)0)->peer];
+    snprintf(peer, sizeof peer, "client of %s (pid %d)", l->url, (int)cr.pid);
+    struct tp_shm *s = calloc(1, sizeof *s);
+    apigen_conn *c = s ? tp_conn_new(fd, peer, err, errlen) : NULL;
+    if (!c) {
+        if (!s) {
+            close(fd);
+            tp_err(err, errlen, "out of memory");
+        }
+        free(s);
+        munmap(map, total);
+        return false;
+    }
+    s->side = SIDE_SERVER;
+    s->owner = getpid();
+    attach(s, map, total, ring);
+    c->shm = s;
+    *out = c;
+    return true;
+}
+
+/* ---- data --------------------------------------------------------------------- */
+static inline void publish(struct tp_shm *s, uint64_t head)
+{
+    atomic_store(&s->tx->head, head);
+    wake(&s->tx->cons_sleep);
+}
+
+bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+                 size_t errlen)
+{
+    struct tp_shm *s = c->shm;
+    int64_t deadline = tp_deadline(timeout_ms);
+    if (!client_setup(c, deadline, err, errlen))
+        return false;
+    shm_ring *r = s->tx;
+    const uint64_t piece = s->size / 4;
+    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), published = head;
+    for (int i = 0; i < iovcnt; i++) {
+        const uint8_t *p = iov[i].iov_base;
+        size_t len = iov[i].iov_len;
+        while (len) {
+            if (atomic_load(&s->shut) || peer_gone(c)) {
+                tp_err(err, errlen, "send to %s: %s", c->peer,
+                       atomic_load(&s->shut) ? "connection shut down" : "the peer closed the connection");
+                return false;
+            }
+            uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            uint64_t used = head - tail;
+            if (used > s->size) {
+                tp_err(err, errlen, "send to %s: shared ring corrupted by the peer", c->peer);
+                return false;
+            }
+            if (used == s->size) {
+                if (published != head)
+                    publish(s, published = head);
+                int w = wait_change(c, &r->tail, tail, &r->prod_sleep, deadline);
+                if (w == W_TIMEOUT) {
+                    tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
+                    return false;
+                }
+                continue;
+            }
+            uint64_t k = s->size - used;
+            if (k > len)
+                k = len;
+            if (k > piece)
+                k = piece;
+            uint64_t idx = head & s->mask, first = s->size - idx < k ? s->size - idx : k;
+            memcpy(s->txd + idx, p, first);
+            memcpy(s->txd, p + first, k - first);
+            head += k;
+            p += k;
+            len -= k;
+            if (head - published >= piece)
+                publish(s, published = head);
+        }
+    }
+    if (published != head)
+        publish(s, head);
+    return true;
+}
+
+apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                             size_t errlen)
+{
+    struct tp_shm *s = c->shm;
+    int64_t deadline = tp_deadline(timeout_ms);
+    if (!client_setup(c, deadline, err, errlen))
+        return APIGEN_TP_ERROR;
+    shm_ring *r = s->rx;
+    const uint64_t piece = s->size / 4;
+    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+    size_t got = 0;
+    while (got < n) {
+        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+        uint64_t avail = head - tail;
+        if (avail > s->size) {
+            tp_err(err, errlen, "recv from %s: shared ring corrupted by the peer", c->peer);
+            return APIGEN_TP_ERROR;
+        }
+        if (avail == 0) {
+            bool stop = atomic_load(&s->shut) || peer_gone(c);
+            if (stop && atomic_load(&r->head) == head) { /* drained what it sent before it left */
+                if (got == 0) {
+                    tp_err(err, errlen, "%s closed the connection", c->peer);
+                    return APIGEN_TP_EOF;
+                }
+                tp_err(err, errlen,
+                       "%s closed the connection in the middle of a message (%zu of %zu bytes)",
+                       c->peer, got, n);
+                return APIGEN_TP_ERROR;
+            }
+            if (stop)
+                continue;
+            if (wait_change(c, &r->head, head, &r->cons_sleep, deadline) == W_TIMEOUT) {
+                tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
+                return APIGEN_TP_TIMEOUT;
+            }
+            continue;
+        }
+        uint64_t k = n - got < avail ? n - got : avail;
+        if (k > piece)
+            k = piece;
+        uint64_t idx = tail & s->mask, first = s->size - idx < k ? s->size - idx : k;
+        memcpy((uint8_t *)buf + got, s->rxd + idx, first);
+        memcpy((uint8_t *)buf + got + first, s->rxd, k - first);
+        tail += k;
+        got += k;
+        atomic_store(&r->tail, tail);
+        wake(&r->prod_sleep);
+    }
+    return APIGEN_TP_OK;
+}
+
+static void wake_all(struct tp_shm *s)
+{
+    for (int i = 0; i < 2; i++) {
+        atomic_store(&s->h->ring[i].cons_sleep, 1);
+        wake(&s->h->ring[i].cons_sleep);
+        atomic_store(&s->h->ring[i].prod_sleep, 1);
+        wake(&s->h->ring[i].prod_sleep);
+    }
+}
+
+void tp_shm_shutdown(apigen_conn *c)
+{
+    struct tp_shm *s = c->shm;
+    atomic_store(&s->shut, true);
+    if (s->ready && s->owner == getpid()) {
+        atomic_store(&s->h->closed[s->side], 1);
+        wake_all(s);
+    }
+    shutdown(c->fd, SHUT_RDWR); /* also wakes a client still waiting for its setup */
+}
+
+void tp_shm_close(apigen_conn *c)
+{
+    struct tp_shm *s = c->shm;
+    if (s->ready) {
+        if (s->owner == getpid()) { /* a fork child's copy says nothing to the peer */
+            atomic_store(&s->h->closed[s->side], 1);
+            wake_all(s);
+        }
+        munmap(s->h, s->map_len);
+    }
+    free(s);
+    c->shm = NULL;
+}
