@@ -10,6 +10,7 @@
 # Modes:
 #   unix         demo natively vs forwarded over a unix socket: same stdout, same exit status
 #   tcp          the same over TCP on a free loopback port
+#   shm          the same over shm:// (a third argument "shm" runs the unix-socket modes over shm)
 #   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
 #   async_errors an async call's argument error: native at once, forwarded at the next sync call
 #   two_clients  two forwarded demos at once on one server: each transcript as native
@@ -30,8 +31,9 @@
 # Every server this script starts is killed on exit (trap).
 set -u
 
-MODE=${1:?usage: exa_e2e.sh MODE BUILD_DIR}
-BUILD=${2:?usage: exa_e2e.sh MODE BUILD_DIR}
+MODE=${1:?usage: exa_e2e.sh MODE BUILD_DIR [unix|shm]}
+BUILD=${2:?usage: exa_e2e.sh MODE BUILD_DIR [unix|shm]}
+TRANSPORT=${3:-unix} # what the modes that use a unix socket use instead (shm: shm://)
 BUILD=$(cd "$BUILD" && pwd)
 REAL_DIR=$BUILD/real
 STUB_DIR=$BUILD/stub
@@ -131,6 +133,8 @@ wait_ready() { # url
         tcp://*)
             local hp=${url#tcp://}
             if (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null; then return 0; fi ;;
+        shm://*)
+            grep -q "listening on $url " "$SERVER_LOG" && return 0 ;;
         esac
         sleep 0.1
     done
@@ -139,6 +143,7 @@ wait_ready() { # url
 
 start_unix_server() {
     URL="unix://$TMP/exa.sock"
+    [ "$TRANSPORT" = shm ] && URL="shm://apigen-exa-e2e-$$"
     start_server "$URL"
     wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
 }
@@ -197,6 +202,10 @@ unix)
     ;;
 tcp)
     differential start_tcp_server
+    ;;
+shm)
+    TRANSPORT=shm
+    differential start_unix_server
     ;;
 edge)
     differential start_unix_server "$EDGE"
