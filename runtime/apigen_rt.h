@@ -319,6 +319,10 @@ struct apigen_session *apigen_cb_session(void *bound);
 /* Encodes the callback's arguments into w (from apigen_cb_begin) and sends
  * it to the guest's callback channel. Never blocks on the guest. */
 void apigen_cb_begin(void *bound, apigen_wr *w);
+/* Whether bound's session still exists and its callback channel works: hand-
+ * written host code that waits for a guest's answer to a callback stops
+ * waiting when this turns false. */
+bool apigen_cb_alive(void *bound);
 void apigen_cb_send(void *bound, apigen_wr *w);
 
 /* ---- server entry point -------------------------------------------------- */

@@ -624,6 +624,11 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
 {
     rt_server *srv = sc->srv;
     iso_msg m;
+    if (!apigen_tp_passable(sc->conn)) {
+        snprintf(msg, msglen, "%s cannot be handed to a session process: serve this transport "
+                 "with apigen-server --isolation thread", apigen_tp_peer(sc->conn));
+        return RT_HELLO_SESSION;
+    }
     memset(&m, 0, sizeof m);
     m.h = *h;
     snprintf(m.peer, sizeof m.peer, "%s", apigen_tp_peer(sc->conn));

@@ -190,6 +190,27 @@ void rt_session_release(struct apigen_session *s, apigen_conn *conn)
         session_destroy(s);
 }
 
+bool apigen_cb_alive(void *bound)
+{
+    bool alive = false;
+    if (!bound)
+        return false;
+    pthread_mutex_lock(&g_mu);
+    for (struct apigen_session *s = g_sessions; s && !alive; s = s->next) {
+        pthread_mutex_lock(&s->mu);
+        for (size_t i = 0; i < s->nbind && !alive; i++)
+            alive = s->bindings[i] == bound;
+        pthread_mutex_unlock(&s->mu);
+        if (alive) {
+            pthread_mutex_lock(&s->send_mu);
+            alive = s->ctrl && !s->ctrl_dead;
+            pthread_mutex_unlock(&s->send_mu);
+        }
+    }
+    pthread_mutex_unlock(&g_mu);
+    return alive;
+}
+
 void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl)
 {
     pthread_mutex_lock(&s->send_mu);

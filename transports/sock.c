@@ -293,6 +293,11 @@ void apigen_tp_close(apigen_conn *c)
 const char *apigen_tp_peer(const apigen_conn *c) { return c ? c->peer : "(none)"; }
 int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
 
+bool apigen_tp_passable(const apigen_conn *c)
+{
+    return c && c->fd >= 0 && !c->shm;
+}
+
 bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
     *out = fd >= 0 ? tp_conn_new(fd, peer ? peer : "(passed socket)", err, errlen) : NULL;

@@ -70,6 +70,9 @@ int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
  * session child gets its clients' sockets from its parent); takes fd. */
 APIGEN_TP_CHECK bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err,
                                         size_t errlen);
+/* Whether c is a plain stream socket whose fd alone carries it, so that it
+ * can be passed to another process (apigen_tp_adopt_fd there): not shm://. */
+bool apigen_tp_passable(const apigen_conn *c);
 
 /* ---- listeners ------------------------------------------------------------- */
 APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,

@@ -10,8 +10,8 @@
 #include "cudart_wire.h"
 
 /* ---- hand-written handlers ---- */
-cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartEnqueueHostFn */
-cudaError_t cudart_host_take_host_fns(apigen_call_ctx *cx, uint32_t wait, uint64_t *ids, int32_t *status, uint32_t *count); /* hand-written, in the spec's sources: wraps apigenCudartTakeHostFns */
+cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, apigenCudartHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartEnqueueHostFn */
+cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostFnDone */
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags); /* a symbol variant of cudaEventRecordWithFlags */
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream); /* a symbol variant of cudaEventRecord */
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream); /* a symbol variant of cudaFreeAsync */
@@ -126,22 +126,44 @@ static void destroy_apigenCudartModule(void *real)
 }
 static const apigen_handle_type ht_apigenCudartModule = {"apigenCudartModule", 15, destroy_apigenCudartModule, NULL, 0, 0};
 
+/* ---- callback trampolines ---- */
+/* Callback apigenCudartHostFnCb: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_apigenCudartHostFnCb(unsigned long a0, int a1, void *a2)
+{
+    void *bound_ = a2;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a0); /* a0 */
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
 /* ---- handlers ---- */
 static void h_apigenCudartEnqueueHostFn(apigen_call_ctx *cx)
 {
     cudaStream_t stream = {0};
+    apigenCudartHostFnCb fn = {0};
+    void *user = {0};
     uint64_t id = {0};
     uint32_t isCallback = {0};
     uint32_t flags = {0};
     cudaError_t ret_;
     uint64_t v_stream;
     void *r_;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
     uint64_t v_id;
     uint32_t v_isCallback;
     uint32_t v_flags;
     if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
     if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
     id = (uint64_t)v_id;
     if (!apigen_get_u32(cx->rd, &v_isCallback)) { apigen_reject(cx, APIGEN_BAD_ARGS, "isCallback"); return; }
@@ -149,7 +171,26 @@ static void h_apigenCudartEnqueueHostFn(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
     flags = (uint32_t)v_flags;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudart_host_enqueue_host_fn(cx, stream, id, isCallback, flags);
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, true);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_enqueue_host_fn(cx, stream, fn, user, id, isCallback, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartHostFnDone(apigen_call_ctx *cx)
+{
+    uint64_t id = {0};
+    cudaError_t ret_;
+    uint64_t v_id;
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_host_fn_done(cx, id);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -364,66 +405,6 @@ static void h_apigenCudartRegisterModule(apigen_call_ctx *cx)
     if (p_proxies) { /* proxies */
         k_ = ok_ ? n_proxies : 0;
         if (!apigen_put_bytes(cx->wr, proxies, k_)) return;
-    }
-}
-
-static void h_apigenCudartTakeHostFns(apigen_call_ctx *cx)
-{
-    uint32_t wait = {0};
-    uint64_t *ids = {0};
-    int32_t *status = {0};
-    uint32_t *count = {0};
-    cudaError_t ret_;
-    uint32_t v_wait;
-    uint8_t p_ids = 0;
-    uint64_t n_ids = 0;
-    uint8_t p_status = 0;
-    uint64_t n_status = 0;
-    uint8_t p_count = 0;
-    uint64_t n_count = 0;
-    int ok_;
-    uint64_t k_;
-    uint64_t v_;
-    if (!apigen_get_u32(cx->rd, &v_wait)) { apigen_reject(cx, APIGEN_BAD_ARGS, "wait"); return; }
-    wait = (uint32_t)v_wait;
-    if (!apigen_get_u8(cx->rd, &p_ids)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ids"); return; }
-    if (p_ids) {
-        if (!apigen_mul_size((uint64_t)(64), sizeof(uint64_t), &n_ids)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ids"); return; }
-        ids = apigen_scratch(cx, n_ids, 1);
-        if (ids == NULL) return;
-    }
-    if (!apigen_get_u8(cx->rd, &p_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
-    if (p_status) {
-        if (!apigen_mul_size((uint64_t)(64), sizeof(int32_t), &n_status)) { apigen_reject(cx, APIGEN_TOO_LARGE, "status"); return; }
-        status = apigen_scratch(cx, n_status, 1);
-        if (status == NULL) return;
-    }
-    if (!apigen_get_u8(cx->rd, &p_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
-    if (p_count) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(uint32_t), &n_count)) { apigen_reject(cx, APIGEN_TOO_LARGE, "count"); return; }
-        count = apigen_scratch(cx, n_count, 1);
-        if (count == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudart_host_take_host_fns(cx, wait, ids, status, count);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == cudaSuccess;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ids) { /* ids */
-        k_ = ok_ ? n_ids : 0;
-        if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(uint64_t), &v_) && v_ < k_)
-            k_ = v_;
-        if (!apigen_put_bytes(cx->wr, ids, k_)) return;
-    }
-    if (p_status) { /* status */
-        k_ = ok_ ? n_status : 0;
-        if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(int32_t), &v_) && v_ < k_)
-            k_ = v_;
-        if (!apigen_put_bytes(cx->wr, status, k_)) return;
-    }
-    if (p_count) { /* count */
-        k_ = ok_ ? n_count : 0;
-        if (!apigen_put_bytes(cx->wr, count, k_)) return;
     }
 }
 
@@ -10226,10 +10207,10 @@ static void h_cudaUserObjectRetain(apigen_call_ctx *cx)
 /* ---- the server half of the API descriptor ---- */
 static const char *const call_names_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
+    [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
     [CUDART_CALL_apigenCudartRegisterModule] = "apigenCudartRegisterModule",
-    [CUDART_CALL_apigenCudartTakeHostFns] = "apigenCudartTakeHostFns",
     [CUDART_CALL_apigenCudartUnregisterModule] = "apigenCudartUnregisterModule",
     [CUDART_CALL_cudaArrayGetInfo] = "cudaArrayGetInfo",
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = "cudaArrayGetMemoryRequirements",
@@ -10515,10 +10496,10 @@ static const char *const call_names_[288] = {
 };
 static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = h_apigenCudartEnqueueHostFn,
+    [CUDART_CALL_apigenCudartHostFnDone] = h_apigenCudartHostFnDone,
     [CUDART_CALL_apigenCudartLaunch] = h_apigenCudartLaunch,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
     [CUDART_CALL_apigenCudartRegisterModule] = h_apigenCudartRegisterModule,
-    [CUDART_CALL_apigenCudartTakeHostFns] = h_apigenCudartTakeHostFns,
     [CUDART_CALL_apigenCudartUnregisterModule] = h_apigenCudartUnregisterModule,
     [CUDART_CALL_cudaArrayGetInfo] = h_cudaArrayGetInfo,
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = h_cudaArrayGetMemoryRequirements,
@@ -10844,4 +10825,5 @@ const apigen_api apigen_api_cudart = {
     .ncb_types = CUDART_NCB_TYPES,
     .async_errors_next_call = false,
     .device_destroy = NULL,
+    .isolate_process = true,
 };

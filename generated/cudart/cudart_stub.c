@@ -24,7 +24,7 @@ APIGEN_EXPORT cudaError_t __cudaGetProcAddress(const char *symbol, void **pfn, i
 
 /* apigenCudartEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, uint64_t id, uint32_t isCallback, uint32_t flags)
+APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -33,6 +33,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, uint64_
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartEnqueueHostFn))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, true) : 0)) goto nomem; /* fn */
     if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
     if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
@@ -51,7 +52,46 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("apigenCudartEnqueueHostFn(stream=%#llx, id=%llu, isCallback=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)stream, (unsigned long long)id, (unsigned long long)isCallback, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("apigenCudartEnqueueHostFn(stream=%#llx, fn=%#llx, user=%#llx, id=%llu, isCallback=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)isCallback, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartHostFnDone: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartHostFnDone(uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartHostFnDone))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartHostFnDone(id=%llu) = %llu [%s, %llu us]", (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -244,66 +284,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartRegisterModule(image=%#llx, imageSize=%llu, names=%#llx, namesSize=%llu, syms=%#llx, nsyms=%llu, module=%#llx, proxies=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)image, (unsigned long long)imageSize, (unsigned long long)(uintptr_t)names, (unsigned long long)namesSize, (unsigned long long)(uintptr_t)syms, (unsigned long long)nsyms, (unsigned long long)(uintptr_t)module, (unsigned long long)(uintptr_t)proxies, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-/* apigenCudartTakeHostFns: a call of the spec's own headers (internal): not exported; the
- * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN cudaError_t apigenCudartTakeHostFns(uint32_t wait, uint64_t *ids, int32_t *status, uint32_t *count)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cudaError_t ret_ = {0};
-    uint64_t n_ids = 0;
-    uint64_t n_status = 0;
-    uint64_t n_count = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartTakeHostFns))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)wait)) goto nomem; /* wait */
-    if (ids != NULL) {
-        if (!apigen_mul_size((uint64_t)(64), sizeof(uint64_t), &n_ids)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, ids != NULL)) goto nomem; /* ids */
-    if (status != NULL) {
-        if (!apigen_mul_size((uint64_t)(64), sizeof(int32_t), &n_status)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, status != NULL)) goto nomem; /* status */
-    if (count != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(uint32_t), &n_count)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cudaError_t)v_;
-    }
-    if (ids != NULL && !apigen_get_into(&call_.rd, ids, n_ids, NULL)) goto bad; /* ids */
-    if (status != NULL && !apigen_get_into(&call_.rd, status, n_status, NULL)) goto bad; /* status */
-    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cudaError_t)cudart_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("apigenCudartTakeHostFns(wait=%llu, ids=%#llx, status=%#llx, count=%#llx) = %llu [%s, %llu us]", (unsigned long long)wait, (unsigned long long)(uintptr_t)ids, (unsigned long long)(uintptr_t)status, (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -14626,12 +14606,31 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
     return cudaErrorNotSupported;
 }
 
+/* Callback apigenCudartHostFnCb: decodes the arguments the server sent and calls the application. */
+static void cbd_apigenCudartHostFnCb(apigen_rd *args, void *fn, void *user_data)
+{
+    unsigned long a0 = {0};
+    int a1 = {0};
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a0 = (unsigned long)v_;
+    }
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a1 = (int)(int32_t)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((apigenCudartHostFnCb)fn)(a0, a1, user_data);
+}
+
 static const char *const call_names_[288] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
+    [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
     [CUDART_CALL_apigenCudartRegisterModule] = "apigenCudartRegisterModule",
-    [CUDART_CALL_apigenCudartTakeHostFns] = "apigenCudartTakeHostFns",
     [CUDART_CALL_apigenCudartUnregisterModule] = "apigenCudartUnregisterModule",
     [CUDART_CALL_cudaArrayGetInfo] = "cudaArrayGetInfo",
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = "cudaArrayGetMemoryRequirements",
@@ -14915,6 +14914,9 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaUserObjectRelease] = "cudaUserObjectRelease",
     [CUDART_CALL_cudaUserObjectRetain] = "cudaUserObjectRetain",
 };
+static const apigen_cb_dispatch_fn cb_dispatch_[1] = {
+    [CUDART_CB_TYPE_apigenCudartHostFnCb] = cbd_apigenCudartHostFnCb,
+};
 const apigen_api cudart_api = {
     .name = "cudart",
     .fingerprint = CUDART_FINGERPRINT,
@@ -14935,7 +14937,7 @@ const apigen_api cudart_api = {
         [APIGEN_NO_MEMORY] = cudaErrorMemoryAllocation,
         [APIGEN_BAD_DEVPTR] = cudaErrorInvalidValue,
     },
-    .cb_dispatch = NULL,
+    .cb_dispatch = cb_dispatch_,
     .ncb_types = CUDART_NCB_TYPES,
     .async_errors_next_call = false,
 };

@@ -21,15 +21,15 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x61128dc61581a32e)
+#define CUDART_FINGERPRINT UINT64_C(0x654eb009911b0337)
 
 /* Call ids: forwarded and custom functions. */
 enum {
     CUDART_CALL_apigenCudartEnqueueHostFn = 1,
-    CUDART_CALL_apigenCudartLaunch = 2,
-    CUDART_CALL_apigenCudartParamLayout = 3,
-    CUDART_CALL_apigenCudartRegisterModule = 4,
-    CUDART_CALL_apigenCudartTakeHostFns = 5,
+    CUDART_CALL_apigenCudartHostFnDone = 2,
+    CUDART_CALL_apigenCudartLaunch = 3,
+    CUDART_CALL_apigenCudartParamLayout = 4,
+    CUDART_CALL_apigenCudartRegisterModule = 5,
     CUDART_CALL_apigenCudartUnregisterModule = 6,
     CUDART_CALL_cudaArrayGetInfo = 7,
     CUDART_CALL_cudaArrayGetMemoryRequirements = 8,
@@ -317,7 +317,8 @@ enum {
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
 enum {
-    CUDART_NCB_TYPES = 0
+    CUDART_CB_TYPE_apigenCudartHostFnCb = 0,
+    CUDART_NCB_TYPES = 1
 };
 
 /* Plain data copied by value: the layout apigen read from the header. */

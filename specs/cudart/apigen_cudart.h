@@ -141,13 +141,14 @@ cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid,
                                uint32_t numAttrs, uint32_t flags);
 
 /* Host functions (cudaLaunchHostFunc, cudaStreamAddCallback): the server
- * enqueues a host function that records `id` when the stream reaches it;
- * apigenCudartTakeHostFns hands the recorded ids to the guest, which calls
- * the user's functions. */
-cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, uint64_t id, uint32_t isCallback,
-                                      uint32_t flags);
-cudaError_t apigenCudartTakeHostFns(uint32_t wait, uint64_t *ids, int32_t *status,
-                                    uint32_t *count);
+ * enqueues a host function on the real stream; when the stream reaches it,
+ * it calls `fn` (a callback to the guest, which runs the user's function on
+ * its callback thread) and blocks the stream until the guest answers with
+ * apigenCudartHostFnDone(id), so work queued after it waits as in CUDA. */
+typedef void (*apigenCudartHostFnCb)(uint64_t id, int32_t status, void *user);
+cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb fn, void *user,
+                                      uint64_t id, uint32_t isCallback, uint32_t flags);
+cudaError_t apigenCudartHostFnDone(uint64_t id);
 
 #ifdef __cplusplus
 }

@@ -13,9 +13,9 @@
  *   cudaMemcpyDefault resolves to a direction without asking.
  * - Pinned host memory (cudaMallocHost, cudaHostAlloc, cudaHostRegister)
  *   is guest memory: the GPU cannot reach the guest's RAM anyway.
- * - Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) are run in
- *   the guest by the thread that synchronizes, after the server reports
- *   that the stream reached them.
+ * - Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) run on the
+ *   guest's callback thread when the server's stream reaches them; the
+ *   server's stream waits until they return, as a real stream does.
  * - Per-thread default stream entry points (_ptds/_ptsz) are forwarded to
  *   the server's entry points of the same name.
  *
@@ -649,9 +649,20 @@ typedef struct host_fn {
     cudaStream_t stream;
 } host_fn;
 
-static u64map host_fns_; /* id -> host_fn * */
-static uint64_t next_host_fn_ = 1;
-static atomic_long pending_host_fns_;
+static atomic_uint_fast64_t next_host_fn_ = 1;
+
+/* Runs on the runtime's callback thread when the server's stream reached the
+ * host function; the server's stream waits until apigenCudartHostFnDone. */
+static void host_fn_reached(uint64_t id, int32_t status, void *user)
+{
+    host_fn *h = user;
+    if (h) {
+        if (h->is_callback) h->cb(h->stream, (cudaError_t)status, h->user);
+        else h->fn(h->user);
+        free(h);
+    }
+    (void)apigenCudartHostFnDone(id);
+}
 
 static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStreamCallback_t cb,
                                    void *user, uint32_t flags)
@@ -660,43 +671,8 @@ static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStr
     host_fn *h = malloc(sizeof *h);
     if (!h) return cudaErrorMemoryAllocation;
     *h = (host_fn){cb != NULL, fn, cb, user, stream};
-    pthread_mutex_lock(&lock_);
-    uint64_t id = next_host_fn_++;
-    bool ok = map_put(&host_fns_, id, (uint64_t)(uintptr_t)h);
-    pthread_mutex_unlock(&lock_);
-    if (!ok) {
-        free(h);
-        return cudaErrorMemoryAllocation;
-    }
-    atomic_fetch_add(&pending_host_fns_, 1);
-    cudaError_t e = apigenCudartEnqueueHostFn(stream, id, cb != NULL, flags);
-    if (e != cudaSuccess) atomic_fetch_sub(&pending_host_fns_, 1);
-    return e;
-}
-
-/* Runs the host functions the server saw complete. */
-static void run_host_fns(void)
-{
-    while (atomic_load(&pending_host_fns_) > 0) {
-        uint64_t ids[64];
-        int32_t status[64];
-        uint32_t n = 0;
-        if (apigenCudartTakeHostFns(0, ids, status, &n) != cudaSuccess || n == 0 || n > 64) return;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t v;
-            pthread_mutex_lock(&lock_);
-            bool ok = map_get(&host_fns_, ids[i], &v);
-            if (ok) (void)map_put(&host_fns_, ids[i], 0); /* tombstone: 0 means consumed */
-            pthread_mutex_unlock(&lock_);
-            host_fn *h = ok ? (host_fn *)(uintptr_t)v : NULL;
-            if (!h) continue;
-            atomic_fetch_sub(&pending_host_fns_, 1);
-            if (h->is_callback) h->cb(h->stream, (cudaError_t)status[i], h->user);
-            else h->fn(h->user);
-            free(h);
-        }
-        if (n < 64) return;
-    }
+    uint64_t id = atomic_fetch_add(&next_host_fn_, 1);
+    return apigenCudartEnqueueHostFn(stream, host_fn_reached, h, id, cb != NULL, flags);
 }
 
 APIGEN_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
@@ -725,12 +701,12 @@ APIGEN_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
     return enqueue_host_fn(stream, NULL, callback, userData, APIGEN_CUDART_PTSZ);
 }
 
+/* Host functions need nothing here any more (the server's stream waits for
+ * them); the wrappers stay so that the spec's `wrap:` keeps its exports. */
 #define SYNC_WRAP(name, params, args)                                                              \
     APIGEN_EXPORT cudaError_t name params                                                          \
     {                                                                                              \
-        cudaError_t e = cudart_fwd_##name args;                                                    \
-        run_host_fns();                                                                            \
-        return e;                                                                                  \
+        return cudart_fwd_##name args;                                                             \
     }
 SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream))
 SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream))

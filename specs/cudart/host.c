@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "apigen_rt.h"
 #include "cudart_wire.h"
@@ -117,10 +118,15 @@ cudaError_t apigenCudartRegisterModule(const void *image, size_t imageSize, cons
     return cudaSuccess;
 }
 
+static void forget_layouts(void *const *keys, uint32_t n);
+
 cudaError_t apigenCudartUnregisterModule(apigenCudartModule module)
 {
     if (!module) return cudaErrorInvalidValue;
     __cudaUnregisterFatBinary(module->handle);
+    /* the proxies are freed below and their addresses may come back for
+     * another module's kernels: their cached layouts must go with them */
+    forget_layouts(module->proxies, module->nsyms);
     module_free(module);
     return cudaSuccess;
 }
@@ -163,8 +169,28 @@ static cudaError_t query_layout(const void *f, uint32_t *n, uint64_t *offsets, u
     return cudaSuccess;
 }
 
-/* The server's own copy, for checking launches (kept for the process: a
- * real function or kernel pointer is unique in it). */
+static void forget_layouts(void *const *keys, uint32_t n)
+{
+    pthread_mutex_lock(&layouts_lock_);
+    for (layout **pp = &layouts_; *pp;) {
+        layout *l = *pp;
+        bool hit = false;
+        for (uint32_t i = 0; i < n && !hit; i++)
+            hit = l->key == keys[i];
+        if (hit) {
+            *pp = l->next;
+            free(l->offsets);
+            free(l->sizes);
+            free(l);
+        } else {
+            pp = &l->next;
+        }
+    }
+    pthread_mutex_unlock(&layouts_lock_);
+}
+
+/* The server's own copy, for checking launches (a module's proxies are
+ * forgotten when it is unregistered, since their addresses can be reused). */
 static cudaError_t server_layout(const void *f, const layout **out)
 {
     pthread_mutex_lock(&layouts_lock_);
@@ -254,83 +280,81 @@ cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid,
 }
 
 /* ---- host functions ------------------------------------------------------------------- */
-/* One queue per session: the ids of host functions the streams reached. */
-typedef struct fired {
-    uint64_t id;
-    int32_t status;
-} fired;
-
-typedef struct hostfn_queue {
-    const void *session;
-    pthread_mutex_t lock;
-    fired *q;
-    size_t n, cap;
-    struct hostfn_queue *next;
-} hostfn_queue;
-
+/* One record per enqueued host function, until the guest has run it. The
+ * real stream's host function sends the callback frame and then blocks the
+ * stream until apigenCudartHostFnDone(id) arrives from the same session (or
+ * the session's callback channel is gone). */
 typedef struct hostfn_rec {
-    hostfn_queue *queue;
+    struct hostfn_rec *next;
+    const void *session;
     uint64_t id;
+    apigenCudartHostFnCb fn; /* the generated trampoline */
+    void *bound;
+    bool done;
 } hostfn_rec;
 
-static pthread_mutex_t queues_lock_ = PTHREAD_MUTEX_INITIALIZER;
-static hostfn_queue *queues_;
+static pthread_mutex_t recs_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t recs_cv_ = PTHREAD_COND_INITIALIZER;
+static hostfn_rec *recs_;
 
-static hostfn_queue *queue_of(const void *session)
+static void run_rec(hostfn_rec *r, cudaError_t status)
 {
-    pthread_mutex_lock(&queues_lock_);
-    hostfn_queue *q;
-    for (q = queues_; q && q->session != session; q = q->next)
-        continue;
-    if (!q && (q = calloc(1, sizeof *q))) {
-        q->session = session;
-        pthread_mutex_init(&q->lock, NULL);
-        q->next = queues_;
-        queues_ = q;
-    }
-    pthread_mutex_unlock(&queues_lock_);
-    return q;
-}
-
-static void record(hostfn_rec *r, cudaError_t status)
-{
-    hostfn_queue *q = r->queue;
-    pthread_mutex_lock(&q->lock);
-    if (q->n == q->cap) {
-        size_t nc = q->cap ? q->cap * 2 : 64;
-        fired *nq = realloc(q->q, nc * sizeof *nq);
-        if (nq) {
-            q->q = nq;
-            q->cap = nc;
+    if (apigen_cb_alive(r->bound)) {
+        r->fn(r->id, (int32_t)status, r->bound);
+        pthread_mutex_lock(&recs_lock_);
+        while (!r->done) {
+            struct timespec dl;
+            clock_gettime(CLOCK_REALTIME, &dl);
+            dl.tv_nsec += 200000000;
+            if (dl.tv_nsec >= 1000000000) {
+                dl.tv_sec++;
+                dl.tv_nsec -= 1000000000;
+            }
+            if (pthread_cond_timedwait(&recs_cv_, &recs_lock_, &dl) != 0 && !r->done) {
+                pthread_mutex_unlock(&recs_lock_);
+                bool alive = apigen_cb_alive(r->bound);
+                pthread_mutex_lock(&recs_lock_);
+                if (!alive) break;
+            }
         }
+    } else {
+        pthread_mutex_lock(&recs_lock_);
     }
-    if (q->n < q->cap) q->q[q->n++] = (fired){r->id, (int32_t)status};
-    pthread_mutex_unlock(&q->lock);
+    for (hostfn_rec **pp = &recs_; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    pthread_mutex_unlock(&recs_lock_);
     free(r);
 }
 
 static void CUDART_CB on_host_fn(void *user)
 {
-    record(user, cudaSuccess);
+    run_rec(user, cudaSuccess);
 }
 
 static void CUDART_CB on_callback(cudaStream_t stream, cudaError_t status, void *user)
 {
     (void)stream;
-    record(user, status);
+    run_rec(user, status);
 }
 
-cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, uint64_t id,
+cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream,
+                                        apigenCudartHostFnCb fn, void *user, uint64_t id,
                                         uint32_t isCallback, uint32_t flags)
 {
-    hostfn_queue *q = queue_of(cx->session);
-    hostfn_rec *r = malloc(sizeof *r);
-    if (!q || !r) {
-        free(r);
-        return cudaErrorMemoryAllocation;
-    }
-    r->queue = q;
+    if (!fn || !user) return cudaErrorInvalidValue;
+    hostfn_rec *r = calloc(1, sizeof *r);
+    if (!r) return cudaErrorMemoryAllocation;
+    r->session = cx->session;
     r->id = id;
+    r->fn = fn;
+    r->bound = user;
+    pthread_mutex_lock(&recs_lock_);
+    r->next = recs_;
+    recs_ = r;
+    pthread_mutex_unlock(&recs_lock_);
     bool ptsz = flags & APIGEN_CUDART_PTSZ;
     cudaError_t e;
     if (isCallback)
@@ -339,25 +363,30 @@ cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream
     else
         e = ptsz ? cudaLaunchHostFunc_ptsz(stream, on_host_fn, r)
                  : cudaLaunchHostFunc(stream, on_host_fn, r);
-    if (e != cudaSuccess) free(r);
+    if (e != cudaSuccess) {
+        pthread_mutex_lock(&recs_lock_);
+        for (hostfn_rec **pp = &recs_; *pp; pp = &(*pp)->next)
+            if (*pp == r) {
+                *pp = r->next;
+                break;
+            }
+        pthread_mutex_unlock(&recs_lock_);
+        free(r);
+    }
     return e;
 }
 
-cudaError_t cudart_host_take_host_fns(apigen_call_ctx *cx, uint32_t wait, uint64_t *ids,
-                                      int32_t *status, uint32_t *count)
+cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id)
 {
-    (void)wait;
-    hostfn_queue *q = queue_of(cx->session);
-    if (!q || !ids || !status || !count) return cudaErrorInvalidValue;
-    pthread_mutex_lock(&q->lock);
-    uint32_t n = q->n < 64 ? (uint32_t)q->n : 64;
-    for (uint32_t i = 0; i < n; i++) {
-        ids[i] = q->q[i].id;
-        status[i] = q->q[i].status;
-    }
-    memmove(q->q, q->q + n, (q->n - n) * sizeof *q->q);
-    q->n -= n;
-    pthread_mutex_unlock(&q->lock);
-    *count = n;
-    return cudaSuccess;
+    cudaError_t e = cudaErrorInvalidValue;
+    pthread_mutex_lock(&recs_lock_);
+    for (hostfn_rec *r = recs_; r; r = r->next)
+        if (r->session == cx->session && r->id == id && !r->done) {
+            r->done = true;
+            e = cudaSuccess;
+            break;
+        }
+    pthread_cond_broadcast(&recs_cv_);
+    pthread_mutex_unlock(&recs_lock_);
+    return e;
 }

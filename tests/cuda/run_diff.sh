@@ -20,7 +20,10 @@ tcp) port=$(( 20000 + ($$ % 20000) )); url="tcp://127.0.0.1:$port" ;;
 shm) url="shm://apigen-cudart-$$" ;;
 *) echo "unknown transport $transport"; exit 2 ;;
 esac
-"$server" --listen "$url" > "$tmp/server.log" 2>&1 &
+iso=
+[ "$transport" = shm ] && iso="--isolation thread"   # shm:// sessions cannot move to a session process yet
+# shellcheck disable=SC2086
+"$server" --listen "$url" $iso > "$tmp/server.log" 2>&1 &
 spid=$!
 i=0
 while [ $i -lt 100 ]; do
