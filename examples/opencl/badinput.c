@@ -41,6 +41,56 @@ int main(int argc, char **argv)
         TRY(clEnqueueReadBuffer(q, forged, CL_TRUE, 0, 4, host, 0, NULL, NULL));
         cl_event fe = (cl_event)(uintptr_t)0x4242424242ull;
         TRY(clWaitForEvents(1, &fe));
+        /* kernel arguments the server must check before the implementation
+         * stores them (a forged image or a NULL sampler crashes PoCL at the
+         * launch): the errors the OpenCL specification gives */
+        const char *src2 = "__kernel void k2(__global int *x, long v, sampler_t sm,"
+                           " __read_only image2d_t im, __local int *l)"
+                           "{ x[0] = (int)v + read_imagei(im, sm, (int2)(0, 0)).x + (l ? 0 : 1); }";
+        cl_program p2 = build(ctx, dev, src2);
+        cl_kernel k2 = clCreateKernel(p2, "k2", &err);
+        CHECK(err);
+        cl_image_format fmt = {CL_RGBA, CL_SIGNED_INT32};
+        cl_image_desc desc = {CL_MEM_OBJECT_IMAGE2D, 2, 2, 1, 1, 0, 0, 0, 0, {NULL}};
+        cl_mem img = clCreateImage(ctx, CL_MEM_READ_ONLY, &fmt, &desc, NULL, &err);
+        CHECK(err);
+        cl_sampler smp = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE,
+                                         CL_FILTER_NEAREST, &err);
+        CHECK(err);
+        cl_sampler nosmp = NULL;
+        cl_mem nomem = NULL;
+        cl_long v = 0x4343434343ll;
+        TRY(clSetKernelArg(k2, 0, sizeof forged, &forged));
+        TRY(clSetKernelArg(k2, 0, sizeof img, &img));
+        TRY(clSetKernelArg(k2, 0, sizeof smp, &smp));
+        TRY(clSetKernelArg(k2, 1, sizeof v, &v));
+        TRY(clSetKernelArg(k2, 2, sizeof nosmp, &nosmp));
+        TRY(clSetKernelArg(k2, 2, sizeof forged, &forged));
+        TRY(clSetKernelArg(k2, 2, 4, &v));
+        TRY(clSetKernelArg(k2, 3, sizeof nomem, &nomem));
+        TRY(clSetKernelArg(k2, 3, sizeof buf, &buf));
+        TRY(clSetKernelArg(k2, 3, sizeof forged, &forged));
+        TRY(clSetKernelArg(k2, 4, sizeof forged, &forged));
+        /* then the right values: the launch works and the server lives */
+        int32_t pix[16] = {7};
+        size_t org[3] = {0, 0, 0}, reg[3] = {2, 2, 1}, g = 1;
+        CHECK(clEnqueueWriteImage(q, img, CL_TRUE, org, reg, 0, 0, pix, 0, NULL, NULL));
+        v = 35;
+        TRY(clSetKernelArg(k2, 0, sizeof buf, &buf));
+        TRY(clSetKernelArg(k2, 1, sizeof v, &v));
+        TRY(clSetKernelArg(k2, 2, sizeof smp, &smp));
+        TRY(clSetKernelArg(k2, 3, sizeof img, &img));
+        TRY(clSetKernelArg(k2, 4, 16, NULL));
+        TRY(clEnqueueNDRangeKernel(q, k2, 1, NULL, &g, NULL, 0, NULL, NULL));
+        int32_t out = 0;
+        CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof out, &out, 0, NULL, NULL));
+        printf("k2 wrote %d\n", (int)out);
+        /* SVM addresses that are no allocation of this client */
+        int fill = 0;
+        TRY(clSetKernelArgSVMPointer(k, 0, (void *)(uintptr_t)0x4141414141ull));
+        TRY(clEnqueueSVMMemFill(q, host, &fill, sizeof fill, 16, 0, NULL, NULL));
+        void *fp[1] = {host};
+        TRY(clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof fp, fp));
         return 0;
     }
 

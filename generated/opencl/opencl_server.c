@@ -14,6 +14,8 @@ void opencl_host_clCreateProgramWithBinary(apigen_call_ctx *cx); /* hand-written
 void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueMapBuffer */
 void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueMapImage */
 void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueUnmapMemObject */
+void opencl_host_clSVMAlloc(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMAlloc */
+void opencl_host_clSVMFree(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMFree */
 cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clBuildProgram */
 cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clCompileProgram */
 cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBuffer */
@@ -23,11 +25,17 @@ cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context c
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBuffer */
 cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBufferRect */
 cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadImage */
+cl_int opencl_host_clEnqueueSVMMemFill(apigen_call_ctx *cx, cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMemFill */
+cl_int opencl_host_clEnqueueSVMMemcpy(apigen_call_ctx *cx, cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMemcpy */
+cl_int opencl_host_clEnqueueSVMMigrateMem(apigen_call_ctx *cx, cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMigrateMem */
 cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBuffer */
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBufferRect */
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteImage */
 cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramInfo */
+cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clLinkProgram */
 cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value); /* hand-written, in the spec's sources: wraps clSetKernelArg */
+cl_int opencl_host_clSetKernelArgSVMPointer(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index, const void *arg_value); /* hand-written, in the spec's sources: wraps clSetKernelArgSVMPointer */
+cl_int opencl_host_clSetKernelExecInfo(apigen_call_ctx *cx, cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value); /* hand-written, in the spec's sources: wraps clSetKernelExecInfo */
 
 /* ---- handle types ---- */
 static const uint64_t pt_cl_platform_id[] = {(uint64_t)INT64_C(0)};
@@ -2935,6 +2943,275 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     }
 }
 
+static void h_clEnqueueSVMMemFill(apigen_call_ctx *cx)
+{
+    cl_command_queue command_queue = {0};
+    void *svm_ptr = {0};
+    const void *pattern = {0};
+    size_t pattern_size = {0};
+    size_t size = {0};
+    cl_uint num_events_in_wait_list = {0};
+    const cl_event *event_wait_list = {0};
+    cl_event *event = {0};
+    cl_int ret_;
+    uint64_t v_command_queue;
+    void *r_;
+    uint64_t v_svm_ptr;
+    uint64_t v_pattern_size;
+    uint64_t v_size;
+    uint32_t v_num_events_in_wait_list;
+    const void *b_pattern = NULL;
+    uint64_t l_pattern = 0;
+    uint64_t n_pattern = 0;
+    uint8_t p_event_wait_list = 0;
+    uint64_t n_event_wait_list = 0;
+    cl_event *a_event_wait_list = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    uint8_t p_event = 0;
+    uint64_t n_event = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
+    command_queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_svm_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "svm_ptr"); return; }
+    svm_ptr = (void *)(uintptr_t)v_svm_ptr;
+    if (!apigen_get_u64(cx->rd, &v_pattern_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pattern_size"); return; }
+    pattern_size = (size_t)v_pattern_size;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_u32(cx->rd, &v_num_events_in_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_events_in_wait_list"); return; }
+    num_events_in_wait_list = (cl_uint)v_num_events_in_wait_list;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pattern, &l_pattern, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pattern"); return; }
+    if (b_pattern != NULL) {
+        n_pattern = (uint64_t)(pattern_size);
+        if (l_pattern != n_pattern) { apigen_reject(cx, APIGEN_BAD_ARGS, "pattern"); return; }
+        pattern = (const void *)b_pattern;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+    if (p_event_wait_list) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_event_wait_list) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+        a_event_wait_list = apigen_scratch(cx, n_event_wait_list, sizeof(cl_event));
+        if (a_event_wait_list == NULL) return;
+        for (i_ = 0; i_ < n_event_wait_list; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+            if (!apigen_handle_get(cx, &ht_cl_event, v_, &r_)) return; /* event_wait_list */
+            a_event_wait_list[i_] = (cl_event)(uintptr_t)r_;
+        }
+        event_wait_list = a_event_wait_list;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (p_event) {
+        n_event = (uint64_t)(1);
+        event = apigen_scratch(cx, n_event, sizeof(cl_event));
+        if (event == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_clEnqueueSVMMemFill(cx, command_queue, svm_ptr, pattern, pattern_size, size, num_events_in_wait_list, event_wait_list, event);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_event) { /* event */
+        k_ = ok_ ? n_event : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    }
+}
+
+static void h_clEnqueueSVMMemcpy(apigen_call_ctx *cx)
+{
+    cl_command_queue command_queue = {0};
+    cl_bool blocking_copy = {0};
+    void *dst_ptr = {0};
+    const void *src_ptr = {0};
+    size_t size = {0};
+    cl_uint num_events_in_wait_list = {0};
+    const cl_event *event_wait_list = {0};
+    cl_event *event = {0};
+    cl_int ret_;
+    uint64_t v_command_queue;
+    void *r_;
+    uint32_t v_blocking_copy;
+    uint64_t v_size;
+    uint32_t v_num_events_in_wait_list;
+    uint8_t p_dst_ptr = 0;
+    uint64_t n_dst_ptr = 0;
+    uint64_t v_dst_ptr;
+    const void *b_src_ptr = NULL;
+    uint64_t l_src_ptr = 0;
+    uint64_t n_src_ptr = 0;
+    uint64_t v_src_ptr;
+    uint8_t p_event_wait_list = 0;
+    uint64_t n_event_wait_list = 0;
+    cl_event *a_event_wait_list = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    uint8_t p_event = 0;
+    uint64_t n_event = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
+    command_queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_blocking_copy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blocking_copy"); return; }
+    blocking_copy = (cl_bool)v_blocking_copy;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_u32(cx->rd, &v_num_events_in_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_events_in_wait_list"); return; }
+    num_events_in_wait_list = (cl_uint)v_num_events_in_wait_list;
+    if ((blocking_copy & 2) == 0) {
+        if (!apigen_get_u8(cx->rd, &p_dst_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst_ptr"); return; }
+        if (p_dst_ptr) {
+            n_dst_ptr = (uint64_t)(size);
+            dst_ptr = apigen_scratch(cx, n_dst_ptr, 1);
+            if (dst_ptr == NULL) return;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_dst_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst_ptr"); return; }
+        dst_ptr = (void *)(uintptr_t)v_dst_ptr;
+    }
+    if ((blocking_copy & 4) == 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_src_ptr, &l_src_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src_ptr"); return; }
+        if (b_src_ptr != NULL) {
+            n_src_ptr = (uint64_t)(size);
+            if (l_src_ptr != n_src_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "src_ptr"); return; }
+            src_ptr = (const void *)b_src_ptr;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_src_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src_ptr"); return; }
+        src_ptr = (const void *)(uintptr_t)v_src_ptr;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+    if (p_event_wait_list) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_event_wait_list) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+        a_event_wait_list = apigen_scratch(cx, n_event_wait_list, sizeof(cl_event));
+        if (a_event_wait_list == NULL) return;
+        for (i_ = 0; i_ < n_event_wait_list; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+            if (!apigen_handle_get(cx, &ht_cl_event, v_, &r_)) return; /* event_wait_list */
+            a_event_wait_list[i_] = (cl_event)(uintptr_t)r_;
+        }
+        event_wait_list = a_event_wait_list;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (p_event) {
+        n_event = (uint64_t)(1);
+        event = apigen_scratch(cx, n_event, sizeof(cl_event));
+        if (event == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_clEnqueueSVMMemcpy(cx, command_queue, blocking_copy, dst_ptr, src_ptr, size, num_events_in_wait_list, event_wait_list, event);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if ((blocking_copy & 2) == 0) {
+        if (p_dst_ptr) { /* dst_ptr */
+            k_ = ok_ ? n_dst_ptr : 0;
+            if (!apigen_put_bytes(cx->wr, dst_ptr, k_)) return;
+        }
+    }
+    if (p_event) { /* event */
+        k_ = ok_ ? n_event : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    }
+}
+
+static void h_clEnqueueSVMMigrateMem(apigen_call_ctx *cx)
+{
+    cl_command_queue command_queue = {0};
+    cl_uint num_svm_pointers = {0};
+    const void **svm_pointers = {0};
+    const size_t *sizes = {0};
+    cl_mem_migration_flags flags = {0};
+    cl_uint num_events_in_wait_list = {0};
+    const cl_event *event_wait_list = {0};
+    cl_event *event = {0};
+    cl_int ret_;
+    uint64_t v_command_queue;
+    void *r_;
+    uint32_t v_num_svm_pointers;
+    uint64_t v_flags;
+    uint32_t v_num_events_in_wait_list;
+    uint8_t p_svm_pointers = 0;
+    uint64_t n_svm_pointers = 0;
+    const void **a_svm_pointers = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_sizes = NULL;
+    uint64_t l_sizes = 0;
+    uint64_t n_sizes = 0;
+    uint8_t p_event_wait_list = 0;
+    uint64_t n_event_wait_list = 0;
+    cl_event *a_event_wait_list = NULL;
+    uint8_t p_event = 0;
+    uint64_t n_event = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
+    command_queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_num_svm_pointers)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_svm_pointers"); return; }
+    num_svm_pointers = (cl_uint)v_num_svm_pointers;
+    if (!apigen_get_u64(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (cl_mem_migration_flags)v_flags;
+    if (!apigen_get_u32(cx->rd, &v_num_events_in_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_events_in_wait_list"); return; }
+    num_events_in_wait_list = (cl_uint)v_num_events_in_wait_list;
+    if (!apigen_get_u8(cx->rd, &p_svm_pointers)) { apigen_reject(cx, APIGEN_BAD_ARGS, "svm_pointers"); return; }
+    if (p_svm_pointers) {
+        n_svm_pointers = (uint64_t)(num_svm_pointers);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_svm_pointers) { apigen_reject(cx, APIGEN_BAD_ARGS, "svm_pointers"); return; }
+        a_svm_pointers = apigen_scratch(cx, n_svm_pointers, sizeof(const void *));
+        if (a_svm_pointers == NULL) return;
+        for (i_ = 0; i_ < n_svm_pointers; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "svm_pointers"); return; }
+            a_svm_pointers[i_] = (const void *)(uintptr_t)v_;
+        }
+        svm_pointers = a_svm_pointers;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_sizes, &l_sizes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizes"); return; }
+    if (b_sizes != NULL) {
+        if (!apigen_mul_size((uint64_t)(num_svm_pointers), sizeof(size_t), &n_sizes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizes"); return; }
+        if (l_sizes != n_sizes) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizes"); return; }
+        sizes = (const size_t *)b_sizes;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+    if (p_event_wait_list) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_event_wait_list) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+        a_event_wait_list = apigen_scratch(cx, n_event_wait_list, sizeof(cl_event));
+        if (a_event_wait_list == NULL) return;
+        for (i_ = 0; i_ < n_event_wait_list; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
+            if (!apigen_handle_get(cx, &ht_cl_event, v_, &r_)) return; /* event_wait_list */
+            a_event_wait_list[i_] = (cl_event)(uintptr_t)r_;
+        }
+        event_wait_list = a_event_wait_list;
+    }
+    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (p_event) {
+        n_event = (uint64_t)(1);
+        event = apigen_scratch(cx, n_event, sizeof(cl_event));
+        if (event == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_clEnqueueSVMMigrateMem(cx, command_queue, num_svm_pointers, svm_pointers, sizes, flags, num_events_in_wait_list, event_wait_list, event);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_event) { /* event */
+        k_ = ok_ ? n_event : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    }
+}
+
 static void h_clEnqueueTask(apigen_call_ctx *cx)
 {
     cl_command_queue command_queue = {0};
@@ -4727,7 +5004,7 @@ static void h_clLinkProgram(apigen_call_ctx *cx)
         pfn_notify = tramp_clLinkProgram_pfn_notify;
     }
     user_data = k_pfn_notify;
-    ret_ = clLinkProgram(context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+    ret_ = opencl_host_clLinkProgram(cx, context, num_devices, device_list, options, num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
     if (errcode_ret != NULL)
         apigen_result(cx, (int64_t)*errcode_ret);
     id_ = ret_ != 0 ? apigen_handle_put_owned(cx, &ht_cl_program, (void *)(uintptr_t)ret_) : 0;
@@ -5233,6 +5510,62 @@ static void h_clSetKernelArg(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_clSetKernelArgSVMPointer(apigen_call_ctx *cx)
+{
+    cl_kernel kernel = {0};
+    cl_uint arg_index = {0};
+    const void *arg_value = {0};
+    cl_int ret_;
+    uint64_t v_kernel;
+    void *r_;
+    uint32_t v_arg_index;
+    uint64_t v_arg_value;
+    if (!apigen_get_u64(cx->rd, &v_kernel)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kernel"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_kernel, v_kernel, &r_)) return; /* kernel */
+    kernel = (cl_kernel)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_arg_index)) { apigen_reject(cx, APIGEN_BAD_ARGS, "arg_index"); return; }
+    arg_index = (cl_uint)v_arg_index;
+    if (!apigen_get_u64(cx->rd, &v_arg_value)) { apigen_reject(cx, APIGEN_BAD_ARGS, "arg_value"); return; }
+    arg_value = (const void *)(uintptr_t)v_arg_value;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_clSetKernelArgSVMPointer(cx, kernel, arg_index, arg_value);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_clSetKernelExecInfo(apigen_call_ctx *cx)
+{
+    cl_kernel kernel = {0};
+    cl_kernel_exec_info param_name = {0};
+    size_t param_value_size = {0};
+    const void *param_value = {0};
+    cl_int ret_;
+    uint64_t v_kernel;
+    void *r_;
+    uint32_t v_param_name;
+    uint64_t v_param_value_size;
+    const void *b_param_value = NULL;
+    uint64_t l_param_value = 0;
+    uint64_t n_param_value = 0;
+    if (!apigen_get_u64(cx->rd, &v_kernel)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kernel"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_kernel, v_kernel, &r_)) return; /* kernel */
+    kernel = (cl_kernel)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_param_name)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param_name"); return; }
+    param_name = (cl_kernel_exec_info)v_param_name;
+    if (!apigen_get_u64(cx->rd, &v_param_value_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param_value_size"); return; }
+    param_value_size = (size_t)v_param_value_size;
+    if (!apigen_get_opt_bytes(cx->rd, &b_param_value, &l_param_value, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param_value"); return; }
+    if (b_param_value != NULL) {
+        n_param_value = (uint64_t)(param_value_size);
+        if (l_param_value != n_param_value) { apigen_reject(cx, APIGEN_BAD_ARGS, "param_value"); return; }
+        param_value = (const void *)b_param_value;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_clSetKernelExecInfo(cx, kernel, param_name, param_value_size, param_value);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_clSetMemObjectDestructorCallback(apigen_call_ctx *cx)
 {
     cl_mem memobj = {0};
@@ -5396,7 +5729,7 @@ static void h_clWaitForEvents(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[106] = {
+static const char *const call_names_[113] = {
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",
@@ -5441,6 +5774,9 @@ static const char *const call_names_[106] = {
     [OPENCL_CALL_clEnqueueReadBuffer] = "clEnqueueReadBuffer",
     [OPENCL_CALL_clEnqueueReadBufferRect] = "clEnqueueReadBufferRect",
     [OPENCL_CALL_clEnqueueReadImage] = "clEnqueueReadImage",
+    [OPENCL_CALL_clEnqueueSVMMemFill] = "clEnqueueSVMMemFill",
+    [OPENCL_CALL_clEnqueueSVMMemcpy] = "clEnqueueSVMMemcpy",
+    [OPENCL_CALL_clEnqueueSVMMigrateMem] = "clEnqueueSVMMigrateMem",
     [OPENCL_CALL_clEnqueueTask] = "clEnqueueTask",
     [OPENCL_CALL_clEnqueueUnmapMemObject] = "clEnqueueUnmapMemObject",
     [OPENCL_CALL_clEnqueueWaitForEvents] = "clEnqueueWaitForEvents",
@@ -5490,11 +5826,15 @@ static const char *const call_names_[106] = {
     [OPENCL_CALL_clRetainMemObject] = "clRetainMemObject",
     [OPENCL_CALL_clRetainProgram] = "clRetainProgram",
     [OPENCL_CALL_clRetainSampler] = "clRetainSampler",
+    [OPENCL_CALL_clSVMAlloc] = "clSVMAlloc",
+    [OPENCL_CALL_clSVMFree] = "clSVMFree",
     [OPENCL_CALL_clSetCommandQueueProperty] = "clSetCommandQueueProperty",
     [OPENCL_CALL_clSetContextDestructorCallback] = "clSetContextDestructorCallback",
     [OPENCL_CALL_clSetDefaultDeviceCommandQueue] = "clSetDefaultDeviceCommandQueue",
     [OPENCL_CALL_clSetEventCallback] = "clSetEventCallback",
     [OPENCL_CALL_clSetKernelArg] = "clSetKernelArg",
+    [OPENCL_CALL_clSetKernelArgSVMPointer] = "clSetKernelArgSVMPointer",
+    [OPENCL_CALL_clSetKernelExecInfo] = "clSetKernelExecInfo",
     [OPENCL_CALL_clSetMemObjectDestructorCallback] = "clSetMemObjectDestructorCallback",
     [OPENCL_CALL_clSetProgramReleaseCallback] = "clSetProgramReleaseCallback",
     [OPENCL_CALL_clSetProgramSpecializationConstant] = "clSetProgramSpecializationConstant",
@@ -5503,7 +5843,7 @@ static const char *const call_names_[106] = {
     [OPENCL_CALL_clUnloadPlatformCompiler] = "clUnloadPlatformCompiler",
     [OPENCL_CALL_clWaitForEvents] = "clWaitForEvents",
 };
-static const apigen_handler_fn handlers_[106] = {
+static const apigen_handler_fn handlers_[113] = {
     [OPENCL_CALL_clBuildProgram] = h_clBuildProgram,
     [OPENCL_CALL_clCloneKernel] = h_clCloneKernel,
     [OPENCL_CALL_clCompileProgram] = h_clCompileProgram,
@@ -5548,6 +5888,9 @@ static const apigen_handler_fn handlers_[106] = {
     [OPENCL_CALL_clEnqueueReadBuffer] = h_clEnqueueReadBuffer,
     [OPENCL_CALL_clEnqueueReadBufferRect] = h_clEnqueueReadBufferRect,
     [OPENCL_CALL_clEnqueueReadImage] = h_clEnqueueReadImage,
+    [OPENCL_CALL_clEnqueueSVMMemFill] = h_clEnqueueSVMMemFill,
+    [OPENCL_CALL_clEnqueueSVMMemcpy] = h_clEnqueueSVMMemcpy,
+    [OPENCL_CALL_clEnqueueSVMMigrateMem] = h_clEnqueueSVMMigrateMem,
     [OPENCL_CALL_clEnqueueTask] = h_clEnqueueTask,
     [OPENCL_CALL_clEnqueueUnmapMemObject] = opencl_host_clEnqueueUnmapMemObject,
     [OPENCL_CALL_clEnqueueWaitForEvents] = h_clEnqueueWaitForEvents,
@@ -5597,11 +5940,15 @@ static const apigen_handler_fn handlers_[106] = {
     [OPENCL_CALL_clRetainMemObject] = h_clRetainMemObject,
     [OPENCL_CALL_clRetainProgram] = h_clRetainProgram,
     [OPENCL_CALL_clRetainSampler] = h_clRetainSampler,
+    [OPENCL_CALL_clSVMAlloc] = opencl_host_clSVMAlloc,
+    [OPENCL_CALL_clSVMFree] = opencl_host_clSVMFree,
     [OPENCL_CALL_clSetCommandQueueProperty] = h_clSetCommandQueueProperty,
     [OPENCL_CALL_clSetContextDestructorCallback] = h_clSetContextDestructorCallback,
     [OPENCL_CALL_clSetDefaultDeviceCommandQueue] = h_clSetDefaultDeviceCommandQueue,
     [OPENCL_CALL_clSetEventCallback] = h_clSetEventCallback,
     [OPENCL_CALL_clSetKernelArg] = h_clSetKernelArg,
+    [OPENCL_CALL_clSetKernelArgSVMPointer] = h_clSetKernelArgSVMPointer,
+    [OPENCL_CALL_clSetKernelExecInfo] = h_clSetKernelExecInfo,
     [OPENCL_CALL_clSetMemObjectDestructorCallback] = h_clSetMemObjectDestructorCallback,
     [OPENCL_CALL_clSetProgramReleaseCallback] = h_clSetProgramReleaseCallback,
     [OPENCL_CALL_clSetProgramSpecializationConstant] = h_clSetProgramSpecializationConstant,

@@ -12,6 +12,8 @@ cl_program opencl_guest_clCreateProgramWithBinary(cl_context context, cl_uint nu
 void *opencl_guest_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret); /* hand-written, in the spec's sources */
 void *opencl_guest_clEnqueueMapImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_map, cl_map_flags map_flags, const size_t *origin, const size_t *region, size_t *image_row_pitch, size_t *image_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret); /* hand-written, in the spec's sources */
 cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
+void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment); /* hand-written, in the spec's sources */
+void opencl_guest_clSVMFree(cl_context context, void *svm_pointer); /* hand-written, in the spec's sources */
 
 APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
@@ -2566,24 +2568,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue command_queue, void (*user_func)(void *), void *args, size_t cb_args, cl_uint num_mem_objects, const cl_mem *mem_list, const void **args_mem_loc, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)user_func;
-    (void)args;
-    (void)cb_args;
-    (void)num_mem_objects;
-    (void)mem_list;
-    (void)args_mem_loc;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueNativeKernel: not supported: %s", "runs a host function pointer of the application, which does not exist in the server's process");
-    return CL_INVALID_OPERATION;
-}
-
 APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2869,97 +2853,250 @@ APIGEN_EXPORT cl_int clEnqueueReleaseGLObjects(cl_command_queue command_queue, c
     return CL_INVALID_OPERATION;
 }
 
-APIGEN_EXPORT cl_int clEnqueueSVMFree(cl_command_queue command_queue, cl_uint num_svm_pointers, void * svm_pointers[], void (*pfn_free_func)(cl_command_queue, cl_uint, void **, void *), void *user_data, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+/* The forwarder of clEnqueueSVMMemFill: the spec's hand-written guest code exports clEnqueueSVMMemFill and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)num_svm_pointers;
-    (void)svm_pointers;
-    (void)pfn_free_func;
-    (void)user_data;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMFree: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_pattern = 0;
+    uint64_t n_event_wait_list = 0;
+    uint64_t n_event = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemFill))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)svm_ptr)) goto nomem; /* svm_ptr */
+    if (!apigen_put_u64(call_.wr, (uint64_t)pattern_size)) goto nomem; /* pattern_size */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
+    if (pattern != NULL) {
+        n_pattern = (uint64_t)(pattern_size);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pattern, n_pattern)) goto nomem; /* pattern */
+    if (event_wait_list != NULL) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+    }
+    if (!apigen_put_u8(call_.wr, event_wait_list != NULL)) goto nomem; /* event_wait_list */
+    if (event_wait_list != NULL) {
+        if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
+        for (i_ = 0; i_ < n_event_wait_list; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+    }
+    if (event != NULL) {
+        n_event = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL) { /* event */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            event[i_] = (cl_event)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS)
+        ret_ = (cl_int)call_.deferred_error;
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("clEnqueueSVMMemFill(command_queue=%#llx, svm_ptr=%#llx, pattern=%#llx, pattern_size=%llu, size=%llu, num_events_in_wait_list=%llu, event_wait_list=%#llx, event=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)command_queue, (unsigned long long)(uintptr_t)svm_ptr, (unsigned long long)(uintptr_t)pattern, (unsigned long long)pattern_size, (unsigned long long)size, (unsigned long long)num_events_in_wait_list, (unsigned long long)(uintptr_t)event_wait_list, (unsigned long long)(uintptr_t)event, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
-APIGEN_EXPORT cl_int clEnqueueSVMMap(cl_command_queue command_queue, cl_bool blocking_map, cl_map_flags flags, void *svm_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+/* The forwarder of clEnqueueSVMMemcpy: the spec's hand-written guest code exports clEnqueueSVMMemcpy and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)blocking_map;
-    (void)flags;
-    (void)svm_ptr;
-    (void)size;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMMap: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_dst_ptr = 0;
+    uint64_t n_src_ptr = 0;
+    uint64_t n_event_wait_list = 0;
+    uint64_t n_event = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemcpy))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u32(call_.wr, (uint32_t)blocking_copy)) goto nomem; /* blocking_copy */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
+    if ((blocking_copy & 2) == 0) {
+        if (dst_ptr != NULL) {
+            n_dst_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_u8(call_.wr, dst_ptr != NULL)) goto nomem; /* dst_ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_ptr)) goto nomem; /* dst_ptr */
+    }
+    if ((blocking_copy & 4) == 0) {
+        if (src_ptr != NULL) {
+            n_src_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_opt_bytes(call_.wr, src_ptr, n_src_ptr)) goto nomem; /* src_ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_ptr)) goto nomem; /* src_ptr */
+    }
+    if (event_wait_list != NULL) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+    }
+    if (!apigen_put_u8(call_.wr, event_wait_list != NULL)) goto nomem; /* event_wait_list */
+    if (event_wait_list != NULL) {
+        if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
+        for (i_ = 0; i_ < n_event_wait_list; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+    }
+    if (event != NULL) {
+        n_event = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if ((blocking_copy & 2) == 0) {
+        if (dst_ptr != NULL && !apigen_get_into(&call_.rd, dst_ptr, n_dst_ptr, NULL)) goto bad; /* dst_ptr */
+    }
+    if (event != NULL) { /* event */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            event[i_] = (cl_event)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS)
+        ret_ = (cl_int)call_.deferred_error;
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("clEnqueueSVMMemcpy(command_queue=%#llx, blocking_copy=%llu, dst_ptr=%#llx, src_ptr=%#llx, size=%llu, num_events_in_wait_list=%llu, event_wait_list=%#llx, event=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)command_queue, (unsigned long long)blocking_copy, (unsigned long long)(uintptr_t)dst_ptr, (unsigned long long)(uintptr_t)src_ptr, (unsigned long long)size, (unsigned long long)num_events_in_wait_list, (unsigned long long)(uintptr_t)event_wait_list, (unsigned long long)(uintptr_t)event, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
-APIGEN_EXPORT cl_int clEnqueueSVMMemFill(cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+/* The forwarder of clEnqueueSVMMigrateMem: the spec's hand-written guest code exports clEnqueueSVMMigrateMem and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)svm_ptr;
-    (void)pattern;
-    (void)pattern_size;
-    (void)size;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMMemFill: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
-}
-
-APIGEN_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)blocking_copy;
-    (void)dst_ptr;
-    (void)src_ptr;
-    (void)size;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMMemcpy: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
-}
-
-APIGEN_EXPORT cl_int clEnqueueSVMMigrateMem(cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)num_svm_pointers;
-    (void)svm_pointers;
-    (void)sizes;
-    (void)flags;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMMigrateMem: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
-}
-
-APIGEN_EXPORT cl_int clEnqueueSVMUnmap(cl_command_queue command_queue, void *svm_ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)command_queue;
-    (void)svm_ptr;
-    (void)num_events_in_wait_list;
-    (void)event_wait_list;
-    (void)event;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clEnqueueSVMUnmap: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_svm_pointers = 0;
+    uint64_t n_sizes = 0;
+    uint64_t n_event_wait_list = 0;
+    uint64_t n_event = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMigrateMem))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u32(call_.wr, (uint32_t)num_svm_pointers)) goto nomem; /* num_svm_pointers */
+    if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
+    if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
+    if (svm_pointers != NULL) {
+        n_svm_pointers = (uint64_t)(num_svm_pointers);
+    }
+    if (!apigen_put_u8(call_.wr, svm_pointers != NULL)) goto nomem; /* svm_pointers */
+    if (svm_pointers != NULL) {
+        if (!apigen_put_u64(call_.wr, n_svm_pointers)) goto nomem;
+        for (i_ = 0; i_ < n_svm_pointers; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)svm_pointers[i_])) goto nomem;
+    }
+    if (sizes != NULL) {
+        if (!apigen_mul_size((uint64_t)(num_svm_pointers), sizeof(size_t), &n_sizes)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (event_wait_list != NULL) {
+        n_event_wait_list = (uint64_t)(num_events_in_wait_list);
+    }
+    if (!apigen_put_u8(call_.wr, event_wait_list != NULL)) goto nomem; /* event_wait_list */
+    if (event_wait_list != NULL) {
+        if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
+        for (i_ = 0; i_ < n_event_wait_list; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+    }
+    if (event != NULL) {
+        n_event = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL) { /* event */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            event[i_] = (cl_event)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS)
+        ret_ = (cl_int)call_.deferred_error;
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("clEnqueueSVMMigrateMem(command_queue=%#llx, num_svm_pointers=%llu, svm_pointers=%#llx, sizes=%#llx, flags=%llu, num_events_in_wait_list=%llu, event_wait_list=%#llx, event=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)command_queue, (unsigned long long)num_svm_pointers, (unsigned long long)(uintptr_t)svm_pointers, (unsigned long long)(uintptr_t)sizes, (unsigned long long)flags, (unsigned long long)num_events_in_wait_list, (unsigned long long)(uintptr_t)event_wait_list, (unsigned long long)(uintptr_t)event, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
@@ -5483,26 +5620,12 @@ done:
 
 APIGEN_EXPORT void *clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)context;
-    (void)flags;
-    (void)size;
-    (void)alignment;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clSVMAlloc: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    {
-        void *ret_ = {0};
-        return ret_;
-    }
+    return opencl_guest_clSVMAlloc(context, flags, size, alignment);
 }
 
 APIGEN_EXPORT void clSVMFree(cl_context context, void *svm_pointer)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)context;
-    (void)svm_pointer;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clSVMFree: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
+    opencl_guest_clSVMFree(context, svm_pointer);
 }
 
 APIGEN_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, cl_command_queue_properties properties, cl_bool enable, cl_command_queue_properties *old_properties)
@@ -5723,27 +5846,93 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
+/* The forwarder of clSetKernelArgSVMPointer: the spec's hand-written guest code exports clSetKernelArgSVMPointer and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index, const void *arg_value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)kernel;
-    (void)arg_index;
-    (void)arg_value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clSetKernelArgSVMPointer: not supported: %s", "shared virtual memory needs one address space for the application and the device, and the guest and the server are separate processes");
-    return CL_INVALID_OPERATION;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelArgSVMPointer))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u32(call_.wr, (uint32_t)arg_index)) goto nomem; /* arg_index */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)arg_value)) goto nomem; /* arg_value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS)
+        ret_ = (cl_int)call_.deferred_error;
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("clSetKernelArgSVMPointer(kernel=%#llx, arg_index=%llu, arg_value=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)kernel, (unsigned long long)arg_index, (unsigned long long)(uintptr_t)arg_value, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
-APIGEN_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
+/* The forwarder of clSetKernelExecInfo: the spec's hand-written guest code exports clSetKernelExecInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t param_value_size, const void *param_value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)kernel;
-    (void)param_name;
-    (void)param_value_size;
-    (void)param_value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("clSetKernelExecInfo: not supported: %s", "its values are SVM pointers, and shared virtual memory is not forwarded");
-    return CL_INVALID_OPERATION;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_param_value = 0;
+    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelExecInfo))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
+    if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
+    if (param_value != NULL) {
+        n_param_value = (uint64_t)(param_value_size);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, param_value, n_param_value)) goto nomem; /* param_value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS)
+        ret_ = (cl_int)call_.deferred_error;
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("clSetKernelExecInfo(kernel=%#llx, param_name=%llu, param_value_size=%llu, param_value=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)kernel, (unsigned long long)param_name, (unsigned long long)param_value_size, (unsigned long long)(uintptr_t)param_value, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_notify)(cl_mem, void *), void *user_data)
@@ -6173,7 +6362,7 @@ static void cbd_clSetProgramReleaseCallback_pfn_notify(apigen_rd *args, void *fn
     ((void (*)(cl_program, void *))fn)(a0, user_data);
 }
 
-static const char *const call_names_[106] = {
+static const char *const call_names_[113] = {
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",
@@ -6218,6 +6407,9 @@ static const char *const call_names_[106] = {
     [OPENCL_CALL_clEnqueueReadBuffer] = "clEnqueueReadBuffer",
     [OPENCL_CALL_clEnqueueReadBufferRect] = "clEnqueueReadBufferRect",
     [OPENCL_CALL_clEnqueueReadImage] = "clEnqueueReadImage",
+    [OPENCL_CALL_clEnqueueSVMMemFill] = "clEnqueueSVMMemFill",
+    [OPENCL_CALL_clEnqueueSVMMemcpy] = "clEnqueueSVMMemcpy",
+    [OPENCL_CALL_clEnqueueSVMMigrateMem] = "clEnqueueSVMMigrateMem",
     [OPENCL_CALL_clEnqueueTask] = "clEnqueueTask",
     [OPENCL_CALL_clEnqueueUnmapMemObject] = "clEnqueueUnmapMemObject",
     [OPENCL_CALL_clEnqueueWaitForEvents] = "clEnqueueWaitForEvents",
@@ -6267,11 +6459,15 @@ static const char *const call_names_[106] = {
     [OPENCL_CALL_clRetainMemObject] = "clRetainMemObject",
     [OPENCL_CALL_clRetainProgram] = "clRetainProgram",
     [OPENCL_CALL_clRetainSampler] = "clRetainSampler",
+    [OPENCL_CALL_clSVMAlloc] = "clSVMAlloc",
+    [OPENCL_CALL_clSVMFree] = "clSVMFree",
     [OPENCL_CALL_clSetCommandQueueProperty] = "clSetCommandQueueProperty",
     [OPENCL_CALL_clSetContextDestructorCallback] = "clSetContextDestructorCallback",
     [OPENCL_CALL_clSetDefaultDeviceCommandQueue] = "clSetDefaultDeviceCommandQueue",
     [OPENCL_CALL_clSetEventCallback] = "clSetEventCallback",
     [OPENCL_CALL_clSetKernelArg] = "clSetKernelArg",
+    [OPENCL_CALL_clSetKernelArgSVMPointer] = "clSetKernelArgSVMPointer",
+    [OPENCL_CALL_clSetKernelExecInfo] = "clSetKernelExecInfo",
     [OPENCL_CALL_clSetMemObjectDestructorCallback] = "clSetMemObjectDestructorCallback",
     [OPENCL_CALL_clSetProgramReleaseCallback] = "clSetProgramReleaseCallback",
     [OPENCL_CALL_clSetProgramSpecializationConstant] = "clSetProgramSpecializationConstant",

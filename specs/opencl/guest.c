@@ -12,9 +12,12 @@
  *    bytes live in guest memory: copied there by the map, sent back by the
  *    unmap). The host halves are in host.c; the wire order of each is
  *    written once, above the guest function. */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "opencl_wire.h"
 
@@ -551,4 +554,591 @@ out:
         pthread_mutex_unlock(&maps_mu);
     }
     return err;
+}
+
+/* ---- shared virtual memory ---------------------------------------------------------
+ * An SVM allocation is the server's plus guest memory mapped at the same address when that address range is
+ * free in this process (MAP_FIXED_NOREPLACE): then SVM pointers are the same
+ * numbers on both sides, and pointers stored inside SVM memory work in
+ * kernels. When the range is taken here, the guest memory lies elsewhere and
+ * the pointers the application gets are translated (one log line: pointers
+ * stored inside that allocation are not valid on the device). Maps read
+ * into the guest memory and unmaps write it back. Coarse-grained only:
+ * between map and unmap the application owns the bytes, as OpenCL says. */
+typedef struct svm_alloc {
+    struct svm_alloc *next;
+    char *base;             /* guest range [base, base + size) */
+    uint64_t size;
+    uint64_t server;        /* the server's address of base */
+    uint64_t id;            /* the server's allocation id */
+    cl_context context;
+} svm_alloc;
+
+typedef struct svm_map {
+    struct svm_map *next;
+    char *ptr;
+    uint64_t size;
+    bool write_back;
+} svm_map;
+
+static pthread_mutex_t svm_mu = PTHREAD_MUTEX_INITIALIZER;
+static svm_alloc *svms;
+static svm_map *svm_maps;
+
+/* The allocation holding p (copied out under the lock), or false. */
+static bool svm_find(const void *p, svm_alloc *out)
+{
+    bool found = false;
+    pthread_mutex_lock(&svm_mu);
+    for (svm_alloc *a = svms; a && p; a = a->next)
+        if ((const char *)p >= a->base && (uint64_t)((const char *)p - a->base) < a->size) {
+            *out = *a;
+            found = true;
+            break;
+        }
+    pthread_mutex_unlock(&svm_mu);
+    return found;
+}
+
+/* The server's address for an SVM pointer; anything else goes as it is (the
+ * server refuses it: it lies in none of this client's SVM ranges). */
+static uint64_t svm_server(const void *p)
+{
+    svm_alloc a;
+    if (svm_find(p, &a))
+        return a.server + (uint64_t)((const char *)p - a.base);
+    return (uint64_t)(uintptr_t)p;
+}
+
+void opencl_guest_clSVMFree(cl_context context, void *svm_pointer);
+
+static size_t svm_page(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+
+/* Bytes of the pages covering [addr, addr + size). */
+static size_t svm_span(uintptr_t addr, uint64_t size)
+{
+    uintptr_t pg = svm_page(), first = addr / pg * pg;
+    uintptr_t last = (addr + (size ? size : 1) + pg - 1) / pg * pg;
+    return last - first;
+}
+
+/* Whether a live allocation mapped at its server address covers page pg
+ * (allocations are not page-aligned: neighbours share pages). Caller holds
+ * svm_mu. */
+static bool svm_page_ours(uintptr_t pg)
+{
+    for (svm_alloc *a = svms; a; a = a->next) {
+        uintptr_t b = (uintptr_t)a->base;
+        if ((uint64_t)b != a->server)
+            continue;
+        uintptr_t first = b / svm_page() * svm_page();
+        if (pg >= first && pg < first + svm_span(b, a->size))
+            return true;
+    }
+    return false;
+}
+
+/* Maps the pages of [addr, addr + size) that are not already one of ours;
+ * NULL (and nothing left mapped) when one of them is taken. Caller holds
+ * svm_mu. */
+static char *svm_map_at(uint64_t addr, uint64_t size)
+{
+    uintptr_t first = (uintptr_t)addr / svm_page() * svm_page();
+    uintptr_t end = first + svm_span((uintptr_t)addr, size), pg;
+    for (pg = first; pg < end; pg += svm_page()) {
+        if (svm_page_ours(pg))
+            continue;
+        void *r = mmap((void *)pg, svm_page(), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        if (r == (void *)pg)
+            continue;
+        if (r != MAP_FAILED)
+            munmap(r, svm_page()); /* a kernel that took the address as a hint */
+        for (uintptr_t q = first; q < pg; q += svm_page())
+            if (!svm_page_ours(q))
+                munmap((void *)q, svm_page());
+        return NULL;
+    }
+    return (char *)(uintptr_t)addr;
+}
+
+/* clSVMAlloc request: u64 context, u64 flags, u64 size, u32 alignment
+ * reply: u64 server address (0: failed), u64 allocation id */
+void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size,
+                              cl_uint alignment)
+{
+    if (flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS)) {
+        static bool said;
+        if (!said)
+            apigen_log("opencl: clSVMAlloc: fine-grained SVM is not forwarded (NULL returned)");
+        said = true;
+        return NULL;
+    }
+    apigen_call c;
+    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMAlloc))
+        return NULL;
+    uint64_t addr = 0, id = 0;
+    if (!apigen_put_u64(c.wr, (uint64_t)(uintptr_t)context) || !apigen_put_u64(c.wr, flags) ||
+        !apigen_put_u64(c.wr, size) ||
+        !apigen_put_u32(c.wr, alignment)) {
+        apigen_call_end(&c);
+        return NULL;
+    }
+    if (apigen_call_sync(&c) == APIGEN_OK &&
+        (!apigen_get_u64(&c.rd, &addr) || !apigen_get_u64(&c.rd, &id))) {
+        apigen_call_bad_reply(&c);
+        addr = 0;
+    }
+    apigen_call_end(&c);
+    if (!addr)
+        return NULL;
+    svm_alloc *a = calloc(1, sizeof *a);
+    if (!a)
+        return NULL; /* the server's allocation stays until the client goes */
+    pthread_mutex_lock(&svm_mu);
+    char *base = svm_map_at(addr, size);
+    pthread_mutex_unlock(&svm_mu);
+    if (!base) {
+        apigen_log("opencl: clSVMAlloc: address %#llx is taken in this process: the "
+                   "allocation is translated, pointers stored inside it are not valid on the "
+                   "device", (unsigned long long)addr);
+        base = mmap(NULL, svm_span(0, size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                    -1, 0);
+        if (base == MAP_FAILED) {
+            free(a);
+            return NULL;
+        }
+    }
+    *a = (svm_alloc){NULL, base, size, addr, id, context};
+    pthread_mutex_lock(&svm_mu);
+    a->next = svms;
+    svms = a;
+    pthread_mutex_unlock(&svm_mu);
+    return base;
+}
+
+/* clSVMFree request: u64 context, u64 allocation id; no reply fields */
+void opencl_guest_clSVMFree(cl_context context, void *svm_pointer)
+{
+    svm_alloc *a = NULL, **pp;
+    pthread_mutex_lock(&svm_mu);
+    for (pp = &svms; *pp && svm_pointer; pp = &(*pp)->next)
+        if ((*pp)->base == svm_pointer) {
+            a = *pp;
+            *pp = a->next;
+            break;
+        }
+    pthread_mutex_unlock(&svm_mu);
+    if (!a)
+        return; /* NULL, or not an SVM allocation: nothing to free */
+    apigen_call c;
+    if (apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMFree)) {
+        if (apigen_put_u64(c.wr, (uint64_t)(uintptr_t)context) && apigen_put_u64(c.wr, a->id)) {
+            apigen_status st = apigen_call_sync(&c); /* void: nothing to report */
+            (void)st;
+        }
+        apigen_call_end(&c);
+    }
+    if ((uint64_t)(uintptr_t)a->base == a->server) {
+        pthread_mutex_lock(&svm_mu); /* pages no other allocation shares */
+        uintptr_t pg = (uintptr_t)a->base / svm_page() * svm_page();
+        for (uintptr_t end = pg + svm_span((uintptr_t)a->base, a->size); pg < end;
+             pg += svm_page())
+            if (!svm_page_ours(pg))
+                munmap((void *)pg, svm_page());
+        pthread_mutex_unlock(&svm_mu);
+    } else {
+        munmap(a->base, svm_span(0, a->size));
+    }
+    free(a);
+}
+
+cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking_copy, void *dst_ptr,
+                                     const void *src_ptr, size_t size, cl_uint nwait,
+                                     const cl_event *wait, cl_event *event);
+cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue q, void *svm_ptr, const void *pattern,
+                                      size_t pattern_size, size_t size, cl_uint nwait,
+                                      const cl_event *wait, cl_event *event);
+cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint n, const void **svm_pointers,
+                                         const size_t *sizes, cl_mem_migration_flags flags,
+                                         cl_uint nwait, const cl_event *wait, cl_event *event);
+cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
+                                           const void *arg_value);
+cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+                                      size_t param_value_size, const void *param_value);
+
+/* Both pointers host memory: the copy is the guest's, after the wait list. */
+static cl_int host_copy(cl_command_queue q, void *dst, const void *src, size_t size,
+                        cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    cl_event m = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(q, nwait, wait, &m);
+    if (err == CL_SUCCESS)
+        err = clWaitForEvents(1, &m);
+    if (err == CL_SUCCESS && size)
+        memmove(dst, src, size);
+    if (event && err == CL_SUCCESS)
+        *event = m;
+    else if (m)
+        clReleaseEvent(m);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clEnqueueSVMMemcpy(cl_command_queue q, cl_bool blocking_copy, void *dst_ptr,
+                                        const void *src_ptr, size_t size, cl_uint nwait,
+                                        const cl_event *wait, cl_event *event)
+{
+    svm_alloc a;
+    bool dsvm = svm_find(dst_ptr, &a), ssvm = svm_find(src_ptr, &a);
+    if (dst_ptr && src_ptr && !dsvm && !ssvm)
+        return host_copy(q, dst_ptr, src_ptr, size, nwait, wait, event);
+    cl_bool how = (blocking_copy ? 1u : 0u) | (dsvm ? 2u : 0u) | (ssvm ? 4u : 0u);
+    void *d = dsvm ? (void *)(uintptr_t)svm_server(dst_ptr) : dst_ptr;
+    const void *s = ssvm ? (const void *)(uintptr_t)svm_server(src_ptr) : src_ptr;
+    return opencl_fwd_clEnqueueSVMMemcpy(q, how, d, s, size, nwait, wait, event);
+}
+
+APIGEN_EXPORT cl_int clEnqueueSVMMemFill(cl_command_queue q, void *svm_ptr, const void *pattern,
+                                         size_t pattern_size, size_t size, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event)
+{
+    return opencl_fwd_clEnqueueSVMMemFill(q, (void *)(uintptr_t)svm_server(svm_ptr), pattern,
+                                          pattern_size, size, nwait, wait, event);
+}
+
+APIGEN_EXPORT cl_int clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint n,
+                                            const void **svm_pointers, const size_t *sizes,
+                                            cl_mem_migration_flags flags, cl_uint nwait,
+                                            const cl_event *wait, cl_event *event)
+{
+    const void **p = NULL;
+    if (svm_pointers && n) {
+        p = calloc(n, sizeof *p);
+        if (!p)
+            return CL_OUT_OF_HOST_MEMORY;
+        for (cl_uint i = 0; i < n; i++)
+            p[i] = (const void *)(uintptr_t)svm_server(svm_pointers[i]);
+    }
+    cl_int err = opencl_fwd_clEnqueueSVMMigrateMem(q, n, p ? p : svm_pointers, sizes, flags,
+                                                   nwait, wait, event);
+    free(p);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
+                                              const void *arg_value)
+{
+    return opencl_fwd_clSetKernelArgSVMPointer(kernel, arg_index,
+                                               (const void *)(uintptr_t)svm_server(arg_value));
+}
+
+APIGEN_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
+                                         size_t param_value_size, const void *param_value)
+{
+    if (param_name != CL_KERNEL_EXEC_INFO_SVM_PTRS || !param_value ||
+        param_value_size % sizeof(void *) != 0)
+        return opencl_fwd_clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
+    size_t n = param_value_size / sizeof(void *);
+    uint64_t *p = malloc(n ? n * sizeof *p : 1);
+    if (!p)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t i = 0; i < n; i++)
+        p[i] = svm_server(((void *const *)param_value)[i]);
+    cl_int err = opencl_fwd_clSetKernelExecInfo(kernel, param_name, param_value_size, p);
+    free(p);
+    return err;
+}
+
+/* Map: the region is copied into the shadow (unless the map invalidates it)
+ * before the call returns; unmap copies it back when the map could write. */
+APIGEN_EXPORT cl_int clEnqueueSVMMap(cl_command_queue q, cl_bool blocking_map, cl_map_flags flags,
+                                     void *svm_ptr, size_t size, cl_uint nwait,
+                                     const cl_event *wait, cl_event *event)
+{
+    (void)blocking_map;
+    svm_alloc a;
+    if (!svm_ptr || !size || !svm_find(svm_ptr, &a) ||
+        size > a.size - (uint64_t)((char *)svm_ptr - a.base))
+        return CL_INVALID_VALUE;
+    svm_map *m = calloc(1, sizeof *m);
+    if (!m)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err;
+    if (flags & CL_MAP_WRITE_INVALIDATE_REGION) {
+        cl_event ev = NULL;
+        err = clEnqueueMarkerWithWaitList(q, nwait, wait, &ev);
+        if (err == CL_SUCCESS)
+            err = clWaitForEvents(1, &ev);
+        if (event && err == CL_SUCCESS)
+            *event = ev;
+        else if (ev)
+            clReleaseEvent(ev);
+    } else {
+        err = opencl_fwd_clEnqueueSVMMemcpy(q, 1u | 4u, svm_ptr,
+                                            (const void *)(uintptr_t)svm_server(svm_ptr), size,
+                                            nwait, wait, event);
+    }
+    if (err != CL_SUCCESS) {
+        free(m);
+        return err;
+    }
+    *m = (svm_map){NULL, svm_ptr, size,
+                   (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0};
+    pthread_mutex_lock(&svm_mu);
+    m->next = svm_maps;
+    svm_maps = m;
+    pthread_mutex_unlock(&svm_mu);
+    return CL_SUCCESS;
+}
+
+APIGEN_EXPORT cl_int clEnqueueSVMUnmap(cl_command_queue q, void *svm_ptr, cl_uint nwait,
+                                       const cl_event *wait, cl_event *event)
+{
+    svm_map *m = NULL, **pp;
+    pthread_mutex_lock(&svm_mu);
+    for (pp = &svm_maps; *pp; pp = &(*pp)->next)
+        if ((*pp)->ptr == svm_ptr) {
+            m = *pp;
+            *pp = m->next;
+            break;
+        }
+    pthread_mutex_unlock(&svm_mu);
+    if (!m)
+        return CL_INVALID_VALUE; /* not a mapped SVM pointer */
+    cl_int err;
+    if (m->write_back) {
+        err = opencl_fwd_clEnqueueSVMMemcpy(q, 1u | 2u,
+                                            (void *)(uintptr_t)svm_server(svm_ptr), svm_ptr,
+                                            m->size, nwait, wait, event);
+    } else {
+        cl_event ev = NULL;
+        err = clEnqueueMarkerWithWaitList(q, nwait, wait, event ? &ev : NULL);
+        if (event && err == CL_SUCCESS)
+            *event = ev;
+    }
+    if (err == CL_SUCCESS) {
+        free(m);
+    } else {
+        pthread_mutex_lock(&svm_mu); /* still mapped */
+        m->next = svm_maps;
+        svm_maps = m;
+        pthread_mutex_unlock(&svm_mu);
+    }
+    return err;
+}
+
+/* clEnqueueSVMFree: a marker (after the wait list and, in an in-order queue,
+ * after every earlier command) whose completion callback, in this process,
+ * calls pfn_free_func or frees the pointers. */
+typedef struct svm_free_job {
+    cl_command_queue queue;
+    cl_context context;
+    void (CL_CALLBACK *fn)(cl_command_queue, cl_uint, void **, void *);
+    void *user_data;
+    cl_uint n;
+    void *ptrs[];
+} svm_free_job;
+
+static void CL_CALLBACK svm_free_done(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    (void)status;
+    svm_free_job *j = user;
+    if (j->fn) {
+        j->fn(j->queue, j->n, j->ptrs, j->user_data);
+    } else {
+        for (cl_uint i = 0; i < j->n; i++)
+            clSVMFree(j->context, j->ptrs[i]);
+    }
+    clReleaseCommandQueue(j->queue);
+    free(j);
+}
+
+APIGEN_EXPORT cl_int clEnqueueSVMFree(cl_command_queue q, cl_uint n, void *svm_pointers[],
+                                      void (CL_CALLBACK *pfn_free_func)(cl_command_queue, cl_uint,
+                                                                        void **, void *),
+                                      void *user_data, cl_uint nwait, const cl_event *wait,
+                                      cl_event *event)
+{
+    if ((n == 0) != (svm_pointers == NULL))
+        return CL_INVALID_VALUE;
+    cl_context ctx = NULL;
+    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    svm_free_job *j = calloc(1, sizeof *j + (size_t)n * sizeof(void *));
+    if (!j)
+        return CL_OUT_OF_HOST_MEMORY;
+    *j = (svm_free_job){q, ctx, pfn_free_func, user_data, n};
+    if (n)
+        memcpy(j->ptrs, svm_pointers, (size_t)n * sizeof(void *));
+    cl_event ev = NULL;
+    err = clEnqueueMarkerWithWaitList(q, nwait, wait, &ev);
+    if (err == CL_SUCCESS) {
+        clRetainCommandQueue(q);
+        err = clSetEventCallback(ev, CL_COMPLETE, svm_free_done, j);
+        if (err != CL_SUCCESS)
+            clReleaseCommandQueue(q);
+    }
+    if (err != CL_SUCCESS) {
+        free(j);
+        if (ev)
+            clReleaseEvent(ev);
+        return err;
+    }
+    if (event)
+        *event = ev;
+    else
+        clReleaseEvent(ev);
+    return CL_SUCCESS;
+}
+
+/* ---- clEnqueueNativeKernel ------------------------------------------------------------
+ * The function runs in this process when the command runs: a marker M (the
+ * wait list, and in an in-order queue every earlier command) gets a
+ * completion callback that reads the memory objects into copies, points the
+ * argument block at them, calls the function, writes them back and then
+ * completes a user event U; the command's own event is a marker waiting for
+ * U, so later commands of the queue wait for the function. The copies move
+ * on a second queue of the same device (the first one is held by U). */
+typedef struct native_job {
+    void (CL_CALLBACK *fn)(void *);
+    cl_command_queue io;
+    cl_event done;
+    cl_uint nmem;
+    cl_mem *mems;
+    size_t *locs;           /* offsets into args of each memory object's pointer */
+    size_t cb_args;
+    unsigned char args[];
+} native_job;
+
+static void CL_CALLBACK native_run(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    native_job *j = user;
+    void **bufs = calloc(j->nmem ? j->nmem : 1, sizeof *bufs);
+    size_t *sizes = calloc(j->nmem ? j->nmem : 1, sizeof *sizes);
+    cl_int err = status < 0 ? status : (bufs && sizes ? CL_SUCCESS : CL_OUT_OF_HOST_MEMORY);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < j->nmem; i++) {
+        err = clGetMemObjectInfo(j->mems[i], CL_MEM_SIZE, sizeof sizes[i], &sizes[i], NULL);
+        if (err == CL_SUCCESS && !(bufs[i] = malloc(sizes[i] ? sizes[i] : 1)))
+            err = CL_OUT_OF_HOST_MEMORY;
+        if (err == CL_SUCCESS)
+            err = clEnqueueReadBuffer(j->io, j->mems[i], CL_TRUE, 0, sizes[i], bufs[i], 0, NULL,
+                                      NULL);
+        if (err == CL_SUCCESS)
+            memcpy(j->args + j->locs[i], &bufs[i], sizeof(void *));
+    }
+    if (err == CL_SUCCESS)
+        j->fn(j->args);
+    for (cl_uint i = 0; err == CL_SUCCESS && i < j->nmem; i++)
+        err = clEnqueueWriteBuffer(j->io, j->mems[i], CL_TRUE, 0, sizes[i], bufs[i], 0, NULL,
+                                   NULL);
+    clSetUserEventStatus(j->done, err == CL_SUCCESS ? CL_COMPLETE : err);
+    for (cl_uint i = 0; bufs && i < j->nmem; i++)
+        free(bufs[i]);
+    for (cl_uint i = 0; i < j->nmem; i++)
+        clReleaseMemObject(j->mems[i]);
+    free(bufs);
+    free(sizes);
+    clReleaseEvent(j->done);
+    clReleaseCommandQueue(j->io);
+    free(j->mems);
+    free(j->locs);
+    free(j);
+}
+
+APIGEN_EXPORT cl_int clEnqueueNativeKernel(cl_command_queue q, void (CL_CALLBACK *user_func)(void *),
+                                           void *args, size_t cb_args, cl_uint num_mem_objects,
+                                           const cl_mem *mem_list, const void **args_mem_loc,
+                                           cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    cl_context ctx = NULL;
+    cl_device_id dev = NULL;
+    cl_device_exec_capabilities caps = 0;
+    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(dev, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    if (!(caps & CL_EXEC_NATIVE_KERNEL))
+        return CL_INVALID_OPERATION;
+    if (!user_func || (!args && (cb_args || num_mem_objects)) || (args && !cb_args) ||
+        (num_mem_objects && (!mem_list || !args_mem_loc)) ||
+        (!num_mem_objects && (mem_list || args_mem_loc)) || (!wait != !nwait))
+        return CL_INVALID_VALUE;
+    native_job *j = calloc(1, sizeof *j + cb_args);
+    if (!j)
+        return CL_OUT_OF_HOST_MEMORY;
+    j->fn = user_func;
+    j->nmem = num_mem_objects;
+    j->cb_args = cb_args;
+    if (cb_args)
+        memcpy(j->args, args, cb_args);
+    j->mems = calloc(num_mem_objects ? num_mem_objects : 1, sizeof *j->mems);
+    j->locs = calloc(num_mem_objects ? num_mem_objects : 1, sizeof *j->locs);
+    if (!j->mems || !j->locs)
+        err = CL_OUT_OF_HOST_MEMORY;
+    for (cl_uint i = 0; err == CL_SUCCESS && i < num_mem_objects; i++) {
+        const char *loc = args_mem_loc[i];
+        cl_mem_object_type t = 0;
+        if (!loc || loc < (const char *)args || loc + sizeof(void *) > (const char *)args + cb_args)
+            err = CL_INVALID_VALUE;
+        else if (clGetMemObjectInfo(mem_list[i], CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS ||
+                 t != CL_MEM_OBJECT_BUFFER)
+            err = CL_INVALID_MEM_OBJECT; /* images are not copied: refused */
+        else {
+            j->locs[i] = (size_t)(loc - (const char *)args);
+            j->mems[i] = mem_list[i];
+        }
+    }
+    cl_event m = NULL;
+    if (err == CL_SUCCESS)
+        j->io = clCreateCommandQueue(ctx, dev, 0, &err);
+    if (err == CL_SUCCESS)
+        j->done = clCreateUserEvent(ctx, &err);
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, nwait, wait, &m);
+    cl_event cmd = NULL;
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, 1, &j->done, &cmd);
+    if (err == CL_SUCCESS) {
+        for (cl_uint i = 0; i < j->nmem; i++)
+            clRetainMemObject(j->mems[i]);
+        err = clSetEventCallback(m, CL_COMPLETE, native_run, j);
+        if (err != CL_SUCCESS) {
+            for (cl_uint i = 0; i < j->nmem; i++)
+                clReleaseMemObject(j->mems[i]);
+            clSetUserEventStatus(j->done, CL_INVALID_OPERATION);
+        }
+    }
+    if (m)
+        clReleaseEvent(m);
+    if (err != CL_SUCCESS) {
+        if (cmd)
+            clReleaseEvent(cmd);
+        if (j->done)
+            clReleaseEvent(j->done);
+        if (j->io)
+            clReleaseCommandQueue(j->io);
+        free(j->mems);
+        free(j->locs);
+        free(j);
+        return err;
+    }
+    if (event)
+        *event = cmd;
+    else
+        clReleaseEvent(cmd);
+    return CL_SUCCESS;
 }

@@ -220,14 +220,14 @@ cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program,
     return err;
 }
 
-/* Builds ask for kernel argument info, which clSetKernelArg below needs to
- * tell a handle from plain bytes. */
+/* Builds, compiles and links always ask for kernel argument info, which
+ * clSetKernelArg below needs to tell a handle from plain bytes (appended even
+ * when the options already name it: a duplicate flag is harmless, and a
+ * "-D X=-cl-kernel-arg-info" must not switch it off). */
 static const char *with_arg_info(apigen_call_ctx *cx, const char *options)
 {
     static const char add[] = " -cl-kernel-arg-info";
     size_t n = options ? strlen(options) : 0;
-    if (options && strstr(options, "-cl-kernel-arg-info"))
-        return options;
     char *o = apigen_scratch(cx, n + sizeof add, 1);
     if (!o)
         return options;
@@ -258,43 +258,116 @@ cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_
                             user_data);
 }
 
+cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices,
+                                     const cl_device_id *device_list, const char *options,
+                                     cl_uint num_input_programs, const cl_program *input_programs,
+                                     void(CL_CALLBACK *pfn_notify)(cl_program, void *),
+                                     void *user_data, cl_int *errcode_ret)
+{
+    return clLinkProgram(context, num_devices, device_list, with_arg_info(cx, options),
+                         num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+}
+
 /* clSetKernelArg: arg_value is plain bytes, a pointer to a cl_mem (buffer,
- * image, pipe) or a cl_sampler, or NULL (a __local size). The kernel's
- * argument info says which; without it, 8 bytes that are a live cl_mem or
- * cl_sampler id of this client are taken as one (ids carry a random
- * per-session high half, so a scalar matching one is unlikely). */
+ * image, pipe) or a cl_sampler, or NULL (a __local size). The value reaches
+ * the implementation only once the server knows which: implementations
+ * (PoCL) store a handle argument unchecked and dereference it at the launch,
+ * so a forged id, a NULL image or sampler, or a buffer given for an image
+ * would crash the server. */
+typedef enum { ARG_BYTES, ARG_LOCAL, ARG_BUFFER, ARG_IMAGE, ARG_PIPE, ARG_SAMPLER,
+               ARG_UNKNOWN } arg_kind;
+
+static arg_kind kernel_arg_kind(cl_kernel kernel, cl_uint index, size_t arg_size)
+{
+    cl_kernel_arg_address_qualifier aq = 0;
+    cl_kernel_arg_access_qualifier acc = 0;
+    cl_kernel_arg_type_qualifier tq = 0;
+    char tname[64] = {0};
+    if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq, &aq,
+                           NULL) == CL_SUCCESS &&
+        clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_ACCESS_QUALIFIER, sizeof acc, &acc,
+                           NULL) == CL_SUCCESS &&
+        clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_NAME, sizeof tname - 1, tname,
+                           NULL) == CL_SUCCESS) {
+        if (clGetKernelArgInfo(kernel, index, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof tq, &tq,
+                               NULL) == CL_SUCCESS &&
+            (tq & CL_KERNEL_ARG_TYPE_PIPE))
+            return ARG_PIPE;
+        if (strcmp(tname, "sampler_t") == 0)
+            return ARG_SAMPLER;
+        if (acc != CL_KERNEL_ARG_ACCESS_NONE)
+            return ARG_IMAGE; /* images (and pipes, above) carry an access qualifier */
+        if (aq == CL_KERNEL_ARG_ADDRESS_LOCAL)
+            return ARG_LOCAL;
+        if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT)
+            return ARG_BUFFER;
+        return ARG_BYTES;
+    }
+    /* No argument info (an implementation that keeps none even when asked):
+     * a pointer argument accepts a NULL arg_value of sizeof(cl_mem), a scalar
+     * does not; a __local one accepts any size. The probe leaves the
+     * argument set to NULL, which the real value overwrites below. */
+    if (clSetKernelArg(kernel, index, arg_size, NULL) == CL_SUCCESS)
+        return clSetKernelArg(kernel, index, sizeof(cl_int), NULL) == CL_SUCCESS ? ARG_LOCAL
+                                                                                 : ARG_BUFFER;
+    return ARG_UNKNOWN; /* plain bytes, an image, a pipe or a sampler */
+}
+
+static bool mem_of_kind(cl_mem mem, arg_kind kind)
+{
+    cl_mem_object_type t = 0;
+    if (clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof t, &t, NULL) != CL_SUCCESS)
+        return false;
+    switch (kind) {
+    case ARG_BUFFER: return t == CL_MEM_OBJECT_BUFFER;
+    case ARG_PIPE: return t == CL_MEM_OBJECT_PIPE;
+    case ARG_IMAGE:
+    case ARG_UNKNOWN: return t != CL_MEM_OBJECT_BUFFER && t != CL_MEM_OBJECT_PIPE;
+    case ARG_BYTES:
+    case ARG_LOCAL:
+    case ARG_SAMPLER: return false;
+    }
+    return false;
+}
+
 cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index,
                                   size_t arg_size, const void *arg_value)
 {
+    cl_uint nargs = 0;
+    if (!kernel || clGetKernelInfo(kernel, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) !=
+                       CL_SUCCESS || arg_index >= nargs || !arg_value)
+        return clSetKernelArg(kernel, arg_index, arg_size, arg_value); /* its own error */
+    arg_kind kind = kernel_arg_kind(kernel, arg_index, arg_size);
+    if (kind == ARG_BYTES)
+        return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    if (kind == ARG_LOCAL)
+        return CL_INVALID_ARG_VALUE; /* a __local argument takes a NULL arg_value */
+    if (arg_size != sizeof(cl_mem))
+        return CL_INVALID_ARG_SIZE;
     uint64_t id;
-    void *real = NULL;
-    if (!arg_value || arg_size != sizeof(cl_mem))
-        return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
     memcpy(&id, arg_value, sizeof id);
-    cl_kernel_arg_address_qualifier aq = 0;
-    char tname[64] = {0};
-    bool info = clGetKernelArgInfo(kernel, arg_index, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof aq,
-                                   &aq, NULL) == CL_SUCCESS &&
-                clGetKernelArgInfo(kernel, arg_index, CL_KERNEL_ARG_TYPE_NAME, sizeof tname - 1,
-                                   tname, NULL) == CL_SUCCESS;
-    const char *kind = NULL; /* handle type, or NULL: plain bytes */
-    if (info) {
-        if (strstr(tname, "sampler_t"))
-            kind = "cl_sampler";
-        else if (aq == CL_KERNEL_ARG_ADDRESS_GLOBAL || aq == CL_KERNEL_ARG_ADDRESS_CONSTANT ||
-                 strstr(tname, "image") || strstr(tname, "pipe"))
-            kind = "cl_mem";
-    } else if (apigen_handle_lookup(cx->session, ht("cl_mem"), id, &real)) {
-        kind = "cl_mem";
-    } else if (apigen_handle_lookup(cx->session, ht("cl_sampler"), id, &real)) {
-        kind = "cl_sampler";
+    void *real = NULL;
+    if (kind == ARG_SAMPLER || kind == ARG_UNKNOWN) {
+        if (id && apigen_handle_lookup(cx->session, ht("cl_sampler"), id, &real) && real)
+            return clSetKernelArg(kernel, arg_index, arg_size, &real);
+        if (kind == ARG_SAMPLER)
+            return CL_INVALID_SAMPLER;
     }
-    if (!kind)
-        return clSetKernelArg(kernel, arg_index, arg_size, arg_value);
-    real = id ? real_of(cx, kind, id) : NULL;
-    if (id && !real) /* not an object of this client: what OpenCL says for a bad one */
-        return strcmp(kind, "cl_sampler") == 0 ? CL_INVALID_SAMPLER : CL_INVALID_MEM_OBJECT;
-    return clSetKernelArg(kernel, arg_index, arg_size, &real);
+    real = id ? real_of(cx, "cl_mem", id) : NULL;
+    if (real && mem_of_kind(real, kind))
+        return clSetKernelArg(kernel, arg_index, arg_size, &real);
+    if (!id && kind == ARG_BUFFER)
+        return clSetKernelArg(kernel, arg_index, arg_size, &real); /* a NULL buffer is legal */
+    if (kind == ARG_UNKNOWN) {
+        /* Without argument info the server cannot tell 8 bytes of data from
+         * a forged image or sampler, and the latter would crash it at the
+         * launch: refused, as a real implementation refuses a bad value. */
+        apigen_log("opencl: clSetKernelArg: no argument info for argument %u: an 8-byte value "
+                   "that is not a memory object or sampler of this client is refused",
+                   arg_index);
+        return CL_INVALID_ARG_VALUE;
+    }
+    return CL_INVALID_MEM_OBJECT; /* not an object of this client, or of the wrong kind */
 }
 
 /* ---- custom handlers: shared decoding ------------------------------------------------ */
@@ -551,4 +624,154 @@ void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx)
         evid = apigen_handle_put_owned(cx, ht("cl_event"), ev);
     if (!apigen_put_u32(cx->wr, (uint32_t)err) || !apigen_put_u64(cx->wr, evid))
         return;
+}
+
+/* ---- shared virtual memory ------------------------------------------------------------
+ * An allocation is a handle of a private type (released with the client:
+ * clSVMFree) plus a range in the runtime's device-address table, against
+ * which every SVM address a client sends is checked (apigen_dev_owned), so a
+ * client can only name bytes inside its own allocations. */
+typedef struct host_svm {
+    cl_context context;
+    void *ptr;
+} host_svm;
+
+static void svm_destroy(void *real)
+{
+    host_svm *m = real;
+    if (m->ptr) {
+        clSVMFree(m->context, m->ptr);
+        clReleaseContext(m->context);
+    }
+    free(m);
+}
+
+static const apigen_handle_type ht_svm = {"opencl svm", 0x53564d00u, svm_destroy, NULL, 0, 0};
+
+static bool svm_ok(apigen_call_ctx *cx, const void *p, uint64_t extent)
+{
+    return p && apigen_dev_owned(cx->session, (uint64_t)(uintptr_t)p, extent, true);
+}
+
+/* request: u64 context, u64 flags, u64 size, u32 alignment
+ * reply: u64 address (0: failed), u64 allocation id */
+void opencl_host_clSVMAlloc(apigen_call_ctx *cx)
+{
+    uint64_t vctx, flags, size;
+    uint32_t alignment;
+    if (!apigen_get_u64(cx->rd, &vctx) || !apigen_get_u64(cx->rd, &flags) ||
+        !apigen_get_u64(cx->rd, &size) || !apigen_get_u32(cx->rd, &alignment) ||
+        !apigen_rd_done(cx->rd))
+        return bad(cx, "clSVMAlloc");
+    if (size > cx->budget) {
+        apigen_reject(cx, APIGEN_TOO_LARGE, "size");
+        return;
+    }
+    cl_context ctx = real_of(cx, "cl_context", vctx);
+    host_svm *m = malloc(sizeof *m);
+    void *p = ctx && m && !(flags & (CL_MEM_SVM_FINE_GRAIN_BUFFER | CL_MEM_SVM_ATOMICS))
+                  ? clSVMAlloc(ctx, flags, size, alignment)
+                  : NULL;
+    uint64_t id = 0;
+    if (p) {
+        clRetainContext(ctx);
+        *m = (host_svm){ctx, p};
+        if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)p, size)) {
+            svm_destroy(m);
+            return;
+        }
+        id = apigen_handle_put_owned(cx, &ht_svm, m);
+        if (!id) { /* rejected (no memory): the range and the allocation go */
+            if (apigen_dev_take(cx, (uint64_t)(uintptr_t)p, "svm"))
+                apigen_dev_end(cx, true);
+            svm_destroy(m);
+            return;
+        }
+    } else {
+        free(m);
+    }
+    if (!apigen_put_u64(cx->wr, id ? (uint64_t)(uintptr_t)p : 0) || !apigen_put_u64(cx->wr, id))
+        return;
+}
+
+/* request: u64 context, u64 allocation id */
+void opencl_host_clSVMFree(apigen_call_ctx *cx)
+{
+    uint64_t vctx, id;
+    void *r = NULL;
+    if (!apigen_get_u64(cx->rd, &vctx) || !apigen_get_u64(cx->rd, &id) || !apigen_rd_done(cx->rd))
+        return bad(cx, "clSVMFree");
+    if (!apigen_handle_lookup(cx->session, &ht_svm, id, &r) || !r)
+        return; /* not an allocation of this client: nothing to free */
+    host_svm *m = r;
+    if (!apigen_dev_take(cx, (uint64_t)(uintptr_t)m->ptr, "svm"))
+        return;
+    apigen_dev_end(cx, true);
+    clSVMFree(m->context, m->ptr);
+    clReleaseContext(m->context);
+    m->ptr = NULL;
+    apigen_handle_drop(cx, &ht_svm, id); /* frees m */
+}
+
+/* blocking_copy: bit 0 blocking, bit 1 dst_ptr and bit 2 src_ptr are SVM
+ * addresses (else buffers of this call: then the copy completes here). */
+cl_int opencl_host_clEnqueueSVMMemcpy(apigen_call_ctx *cx, cl_command_queue q,
+                                      cl_bool blocking_copy, void *dst_ptr, const void *src_ptr,
+                                      size_t size, cl_uint nwait, const cl_event *wait,
+                                      cl_event *event)
+{
+    bool dsvm = blocking_copy & 2, ssvm = blocking_copy & 4;
+    if (!dst_ptr || !src_ptr)
+        return CL_INVALID_VALUE;
+    if ((dsvm && !svm_ok(cx, dst_ptr, size)) || (ssvm && !svm_ok(cx, src_ptr, size)))
+        return CL_INVALID_VALUE; /* outside the client's SVM allocations */
+    cl_bool blocking = (dsvm && ssvm) ? (blocking_copy & 1) != 0 : CL_TRUE;
+    return clEnqueueSVMMemcpy(q, blocking, dst_ptr, src_ptr, size, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueSVMMemFill(apigen_call_ctx *cx, cl_command_queue q, void *svm_ptr,
+                                       const void *pattern, size_t pattern_size, size_t size,
+                                       cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    if (!svm_ok(cx, svm_ptr, size))
+        return CL_INVALID_VALUE;
+    return clEnqueueSVMMemFill(q, svm_ptr, pattern, pattern_size, size, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueSVMMigrateMem(apigen_call_ctx *cx, cl_command_queue q, cl_uint n,
+                                          const void **svm_pointers, const size_t *sizes,
+                                          cl_mem_migration_flags flags, cl_uint nwait,
+                                          const cl_event *wait, cl_event *event)
+{
+    for (cl_uint i = 0; svm_pointers && i < n; i++)
+        if (!svm_ok(cx, svm_pointers[i], sizes && sizes[i] ? sizes[i] : 1))
+            return CL_INVALID_VALUE;
+    return clEnqueueSVMMigrateMem(q, n, svm_pointers, sizes, flags, nwait, wait, event);
+}
+
+cl_int opencl_host_clSetKernelArgSVMPointer(apigen_call_ctx *cx, cl_kernel kernel,
+                                            cl_uint arg_index, const void *arg_value)
+{
+    if (arg_value && !svm_ok(cx, arg_value, 1))
+        return CL_INVALID_ARG_VALUE;
+    return clSetKernelArgSVMPointer(kernel, arg_index, arg_value);
+}
+
+cl_int opencl_host_clSetKernelExecInfo(apigen_call_ctx *cx, cl_kernel kernel,
+                                       cl_kernel_exec_info param_name, size_t param_value_size,
+                                       const void *param_value)
+{
+    if (param_name == CL_KERNEL_EXEC_INFO_SVM_PTRS) {
+        if (!param_value || param_value_size % sizeof(void *) != 0)
+            return CL_INVALID_VALUE;
+        for (size_t i = 0; i < param_value_size / sizeof(void *); i++) {
+            void *p;
+            memcpy(&p, (const char *)param_value + i * sizeof p, sizeof p);
+            if (!svm_ok(cx, p, 1))
+                return CL_INVALID_VALUE;
+        }
+    } else if (param_name != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM) {
+        return CL_INVALID_VALUE; /* values the server cannot check */
+    }
+    return clSetKernelExecInfo(kernel, param_name, param_value_size, param_value);
 }

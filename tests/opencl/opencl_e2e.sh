@@ -90,6 +90,27 @@ clGetKernelInfo(fk, CL_KERNEL_NUM_ARGS, sizeof sz, &sz, NULL) = -48
 clSetKernelArg(k, 0, sizeof forged, &forged)                 = -38
 clEnqueueReadBuffer(q, forged, CL_TRUE, 0, 4, host, 0, NULL, NULL) = -38
 clWaitForEvents(1, &fe)                                      = -58
+clSetKernelArg(k2, 0, sizeof forged, &forged)                = -38
+clSetKernelArg(k2, 0, sizeof img, &img)                      = -38
+clSetKernelArg(k2, 0, sizeof smp, &smp)                      = -38
+clSetKernelArg(k2, 1, sizeof v, &v)                          = 0
+clSetKernelArg(k2, 2, sizeof nosmp, &nosmp)                  = -41
+clSetKernelArg(k2, 2, sizeof forged, &forged)                = -41
+clSetKernelArg(k2, 2, 4, &v)                                 = -51
+clSetKernelArg(k2, 3, sizeof nomem, &nomem)                  = -38
+clSetKernelArg(k2, 3, sizeof buf, &buf)                      = -38
+clSetKernelArg(k2, 3, sizeof forged, &forged)                = -38
+clSetKernelArg(k2, 4, sizeof forged, &forged)                = -50
+clSetKernelArg(k2, 0, sizeof buf, &buf)                      = 0
+clSetKernelArg(k2, 1, sizeof v, &v)                          = 0
+clSetKernelArg(k2, 2, sizeof smp, &smp)                      = 0
+clSetKernelArg(k2, 3, sizeof img, &img)                      = 0
+clSetKernelArg(k2, 4, 16, NULL)                              = 0
+clEnqueueNDRangeKernel(q, k2, 1, NULL, &g, NULL, 0, NULL, NULL) = 0
+k2 wrote 42
+clSetKernelArgSVMPointer(k, 0, (void *)(uintptr_t)0x4141414141ull) = -50
+clEnqueueSVMMemFill(q, host, &fill, sizeof fill, 16, 0, NULL, NULL) = -30
+clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof fp, fp) = -30
 W
     diff -u "$TMP/want" "$TMP/fwd" || { echo "FAIL: forged handles"; cat "$TMP/fwd.err"; exit 1; }
     kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; exit 1; }
