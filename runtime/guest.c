@@ -15,7 +15,8 @@
 
 #define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
 #define QUEUE_MAX_CALLS 1024u        /* ... or this many */
-#define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed after a call */
+#define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed after a call that used */
+                                     /* under a quarter of them (runs of big copies stay warm) */
 #define DEFAULT_CONNECT_MS 5000
 #define REPLY_MAX_PAYLOAD UINT32_MAX
 
@@ -57,6 +58,7 @@ typedef struct gthr {
     uint64_t tid;
     uint8_t *rbuf;
     size_t rcap;
+    size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -393,6 +395,7 @@ static bool flush_queue(gthr *t)
         mark_lost(t->g, "%s", err);
         return false;
     }
+    t->last_sent = t->q.len;
     t->q.len = 0;
     t->q.base = 0;
     t->nq = 0;
@@ -448,6 +451,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         apigen_rd_init(&c->rd, NULL, 0);
         return c->status = APIGEN_LOST;
     }
+    t->last_reply = h.payload_len;
     c->status = (apigen_status)st;
     c->has_deferred = hd != 0;
     c->deferred_error = (int64_t)def;
@@ -487,10 +491,10 @@ void apigen_call_end(apigen_call *c)
     }
     if (t->q.len == 0) {
         t->q.base = 0;
-        if (t->q.cap > KEEP_BUF_MAX)
+        if (t->q.cap > KEEP_BUF_MAX && t->last_sent < t->q.cap / 4)
             apigen_wr_free(&t->q);
     }
-    if (t->rcap > KEEP_BUF_MAX) {
+    if (t->rcap > KEEP_BUF_MAX && t->last_reply < t->rcap / 4) {
         free(t->rbuf);
         t->rbuf = NULL;
         t->rcap = 0;

@@ -311,7 +311,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
         apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, h->call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
-    if (sc->out.cap > (16u << 20)) /* do not keep a huge reply buffer per thread */
+    /* Do not keep a huge reply buffer per thread, unless this reply used most
+     * of it (a run of large copies reuses warm memory: no page faults). */
+    if (sc->out.cap > (16u << 20) && sc->out.len < sc->out.cap / 4)
         apigen_wr_free(&sc->out);
     return ok;
 }
@@ -341,7 +343,8 @@ static void *conn_main(void *arg)
             }
             if (!dispatch(sc, &h))
                 break;
-            if (sc->rcap > (16u << 20)) { /* a big argument once: do not keep its buffer */
+            /* a big argument once: do not keep its buffer (kept while big ones follow) */
+            if (sc->rcap > (16u << 20) && h.payload_len < sc->rcap / 4) {
                 free(sc->rbuf);
                 sc->rbuf = NULL;
                 sc->rcap = 0;
