@@ -39,6 +39,15 @@ static void put_type(strbuf *b, const type_info *t, int depth)
     }
 }
 
+static void put_cases(strbuf *b, const handle_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        sb_printf(b, " %s:", c[i].handle_type ? c[i].handle_type : "-");
+        for (size_t k = 0; k < c[i].nvalues; k++)
+            sb_printf(b, "%s%s", k ? "," : "", c[i].values[k]);
+    }
+}
+
 static void put_ann(strbuf *b, const param_ann *a)
 {
     sb_printf(b, " %s", param_kind_name(a->kind));
@@ -69,6 +78,18 @@ static void put_ann(strbuf *b, const param_ann *a)
     if (a->creates) sb_puts(b, " creates");
     if (a->destroys) sb_puts(b, " destroys");
     if (a->extent) sb_printf(b, " extent=%s", a->extent->text);
+    /* what the two sides agree on beyond the encoding (each only when given,
+     * so that specs without it keep their fingerprint): which reply bytes
+     * and list values are handle ids, and the client's reference counts */
+    if (a->retains) sb_puts(b, " retains");
+    if (a->nelem_by) {
+        sb_printf(b, " elem_by=%s", a->elem_by_param ? a->elem_by_param : "-");
+        put_cases(b, a->elem_by, a->nelem_by);
+    }
+    if (a->nhandle_keys) {
+        sb_puts(b, " handle_keys");
+        put_cases(b, a->handle_keys, a->nhandle_keys);
+    }
 }
 
 uint64_t model_fingerprint(const api_model *m)
@@ -92,6 +113,7 @@ uint64_t model_fingerprint(const api_model *m)
                   m->handles[i].destroy_fn ? m->handles[i].destroy_fn : "-");
         for (size_t k = 0; k < m->handles[i].npassthrough; k++)
             sb_printf(&b, "%" PRId64 ",", m->handles[i].passthrough[k]);
+        if (m->handles[i].unknown_as_null) sb_puts(&b, " unknown_as_null");
         sb_putc(&b, '\n');
     }
     for (size_t i = 0; i < m->nfunctions; i++) {

@@ -115,6 +115,69 @@ int main(void)
         ref += x[i];
     printf("reduction: %.2f (CPU %.2f)\n", tot, ref);
 
+    /* a 1D image array: 3 images of 5 RGBA8 texels, written and read back
+     * with an explicit slice pitch (padding between the images) */
+    {
+        cl_image_format f8 = {CL_RGBA, CL_UNSIGNED_INT8};
+        cl_image_desc d1 = {CL_MEM_OBJECT_IMAGE1D_ARRAY, 5, 0, 0, 3, 0, 0, 0, 0, {NULL}};
+        cl_mem arr = clCreateImage(ctx, CL_MEM_READ_WRITE, &f8, &d1, NULL, &err);
+        CHECK(err);
+        unsigned char src8[3 * 24], dst8[3 * 24];
+        for (int i = 0; i < (int)sizeof src8; i++)
+            src8[i] = (unsigned char)(i * 7);
+        memset(dst8, 0xee, sizeof dst8);
+        size_t o1[3] = {0, 0, 0}, r1[3] = {5, 3, 1}, o2[3] = {1, 1, 0}, r2[3] = {3, 2, 1};
+        CHECK(clEnqueueWriteImage(q, arr, CL_TRUE, o1, r1, 0, 24, src8, 0, NULL, NULL));
+        CHECK(clEnqueueReadImage(q, arr, CL_TRUE, o2, r2, 0, 24, dst8, 0, NULL, NULL));
+        unsigned h = 0;
+        for (int i = 0; i < (int)sizeof dst8; i++)
+            h = h * 31 + dst8[i];
+        printf("1D image array: texel[1][1] = %u %u %u %u, hash %08x\n", dst8[0], dst8[1],
+               dst8[2], dst8[3], h);
+        clReleaseMemObject(arr);
+    }
+
+    /* the context's properties name the application's platform */
+    {
+        cl_context_properties props[3] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+        cl_context c2 = clCreateContext(props, 1, &dev, NULL, NULL, &err);
+        CHECK(err);
+        cl_context_properties back[8] = {0};
+        size_t n = 0;
+        CHECK(clGetContextInfo(c2, CL_CONTEXT_PROPERTIES, sizeof back, back, &n));
+        printf("context properties: %zu bytes, platform %s\n", n,
+               back[0] == CL_CONTEXT_PLATFORM && back[1] == (cl_context_properties)plat
+                   ? "the application's" : "other");
+        clReleaseContext(c2);
+    }
+
+    /* sub-devices by counts (when the device can be partitioned so) */
+    {
+        cl_device_partition_property kinds[8] = {0};
+        size_t n = 0;
+        CHECK(clGetDeviceInfo(dev, CL_DEVICE_PARTITION_PROPERTIES, sizeof kinds, kinds, &n));
+        cl_uint cu = 0;
+        CHECK(clGetDeviceInfo(dev, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL));
+        int by_counts = 0;
+        for (size_t i = 0; i < n / sizeof kinds[0]; i++)
+            by_counts |= kinds[i] == CL_DEVICE_PARTITION_BY_COUNTS;
+        if (by_counts && cu >= 2) {
+            cl_device_partition_property pp[] = {CL_DEVICE_PARTITION_BY_COUNTS, 1, 1,
+                                                 CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+            cl_device_id subs[2];
+            cl_uint nsub = 0;
+            CHECK(clCreateSubDevices(dev, pp, 2, subs, &nsub));
+            cl_uint c0 = 0, c1 = 0;
+            CHECK(clGetDeviceInfo(subs[0], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c0, &c0, NULL));
+            CHECK(clGetDeviceInfo(subs[1], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof c1, &c1, NULL));
+            printf("sub-devices by counts: %u (%u and %u compute units)\n", nsub, c0, c1);
+            clReleaseDevice(subs[0]);
+            clReleaseDevice(subs[1]);
+        } else {
+            printf("sub-devices by counts: not supported\n");
+        }
+    }
+
     clReleaseKernel(sum);
     clReleaseKernel(blur);
     clReleaseProgram(prog);

@@ -22,6 +22,8 @@ cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_me
 cl_mem opencl_host_clCreateBufferWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBufferWithProperties */
 cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImage */
 cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImageWithProperties */
+cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret); /* hand-written, in the spec's sources: wraps clCreateSubDevices */
+cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices); /* hand-written, in the spec's sources: wraps clCreateSubDevicesEXT */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBuffer */
 cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBufferRect */
 cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadImage */
@@ -31,6 +33,7 @@ cl_int opencl_host_clEnqueueSVMMigrateMem(apigen_call_ctx *cx, cl_command_queue 
 cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBuffer */
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBufferRect */
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteImage */
+cl_int opencl_host_clGetContextInfo(apigen_call_ctx *cx, cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetContextInfo */
 cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramInfo */
 cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clLinkProgram */
 cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value); /* hand-written, in the spec's sources: wraps clSetKernelArg */
@@ -1528,7 +1531,7 @@ static void h_clCreateSubDevices(apigen_call_ctx *cx)
         if (num_devices_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clCreateSubDevices(in_device, properties, num_devices, out_devices, num_devices_ret);
+    ret_ = opencl_host_clCreateSubDevices(cx, in_device, properties, num_devices, out_devices, num_devices_ret);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1592,7 +1595,7 @@ static void h_clCreateSubDevicesEXT(apigen_call_ctx *cx)
         if (num_devices == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clCreateSubDevicesEXT(in_device, properties, num_entries, out_devices, num_devices);
+    ret_ = opencl_host_clCreateSubDevicesEXT(cx, in_device, properties, num_entries, out_devices, num_devices);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2900,7 +2903,7 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
     if (b_ptr != NULL) {
-        n_ptr = (uint64_t)(slice_pitch * (region != NULL ? region[2] : 0));
+        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
         if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
         ptr = apigen_scratch(cx, n_ptr, 1);
         if (ptr == NULL) return;
@@ -3583,7 +3586,7 @@ static void h_clEnqueueWriteImage(apigen_call_ctx *cx)
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
     if (b_ptr != NULL) {
-        n_ptr = (uint64_t)(input_slice_pitch * (region != NULL ? region[2] : 0));
+        n_ptr = (uint64_t)((input_slice_pitch * (region != NULL ? region[2] : 0)) * ((input_row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
         if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
         ptr = (const void *)b_ptr;
     }
@@ -3754,7 +3757,7 @@ static void h_clGetContextInfo(apigen_call_ctx *cx)
         if (param_value_size_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clGetContextInfo(context, param_name, param_value_size, param_value, param_value_size_ret);
+    ret_ = opencl_host_clGetContextInfo(cx, context, param_name, param_value_size, param_value, param_value_size_ret);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

@@ -2767,7 +2767,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     }
     if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
-        n_ptr = (uint64_t)(slice_pitch * (region != NULL ? region[2] : 0));
+        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
     }
     if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
@@ -3417,7 +3417,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     }
     if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
-        n_ptr = (uint64_t)(input_slice_pitch * (region != NULL ? region[2] : 0));
+        n_ptr = (uint64_t)((input_slice_pitch * (region != NULL ? region[2] : 0)) * ((input_row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
     }
     if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {

@@ -255,16 +255,24 @@ APIGEN_EXPORT cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem buffer,
 /* Images: explicit row and slice pitches from CL_IMAGE_ELEMENT_SIZE; the spec
  * sends slice_pitch * region[2] bytes and the host wrapper gives the
  * implementation slice_pitch 0 again for 1D and 2D images. 1D image arrays
- * (whose slices run along region[1]) go through unchanged. */
+ * (whose slices run along region[1]) get row pitch 0 and an explicit slice
+ * pitch, and the spec sends slice_pitch * region[1] bytes. */
 static bool image_pitches(cl_mem image, const size_t *region, size_t *row, size_t *slice)
 {
     size_t elem = 0;
     cl_mem_object_type type = 0;
     if (!region || !region[0] || !region[1] || !region[2] ||
         clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL) != CL_SUCCESS ||
-        clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL) != CL_SUCCESS ||
-        type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+        clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL) != CL_SUCCESS)
         return false;
+    if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) {
+        if (region[2] != 1)
+            return false;
+        if (!*slice) /* each 1D image of the array: the row, or what the row pitch says */
+            *slice = *row ? *row : elem * region[0];
+        *row = 0; /* the spec's byte count: slice_pitch * region[1] */
+        return true;
+    }
     if ((type == CL_MEM_OBJECT_IMAGE1D || type == CL_MEM_OBJECT_IMAGE1D_BUFFER ||
          type == CL_MEM_OBJECT_IMAGE2D) && *slice != 0)
         return false; /* invalid: the implementation says so */

@@ -149,6 +149,63 @@ cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queu
                                     host_slice_pitch, ptr, nwait, wait, event);
 }
 
+/* CL_CONTEXT_PROPERTIES: the platform in the list is the implementation's;
+ * the client knows it by its id. */
+cl_int opencl_host_clGetContextInfo(apigen_call_ctx *cx, cl_context context,
+                                    cl_context_info param_name, size_t param_value_size,
+                                    void *param_value, size_t *param_value_size_ret)
+{
+    size_t got = 0;
+    cl_int err = clGetContextInfo(context, param_name, param_value_size, param_value, &got);
+    if (param_value_size_ret)
+        *param_value_size_ret = got;
+    if (err != CL_SUCCESS || param_name != CL_CONTEXT_PROPERTIES || !param_value)
+        return err;
+    cl_context_properties *p = param_value;
+    size_t n = (got < param_value_size ? got : param_value_size) / sizeof *p;
+    for (size_t i = 0; i + 1 < n && p[i] != 0; i += 2)
+        if (p[i] == CL_CONTEXT_PLATFORM)
+            p[i + 1] = (cl_context_properties)apigen_session_handle_id(
+                cx->session, ht("cl_platform_id"), (void *)p[i + 1]);
+    return err;
+}
+
+/* Partition lists arrive up to their first zero (a BY_COUNTS list's
+ * LIST_END); one more zero ends the list for the implementation. */
+static const void *partition_list(apigen_call_ctx *cx, const uint64_t *props)
+{
+    if (!props)
+        return NULL;
+    size_t n = 0;
+    while (props[n] != 0) /* the handler checked the zero is there */
+        n++;
+    uint64_t *c = apigen_scratch(cx, n + 2, sizeof *c);
+    if (!c)
+        return props;
+    memcpy(c, props, n * sizeof *c);
+    c[n] = 0;
+    c[n + 1] = 0;
+    return c;
+}
+
+cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device,
+                                      const cl_device_partition_property *properties,
+                                      cl_uint num_devices, cl_device_id *out_devices,
+                                      cl_uint *num_devices_ret)
+{
+    return clCreateSubDevices(in_device, partition_list(cx, (const uint64_t *)(const void *)properties),
+                              num_devices, out_devices, num_devices_ret);
+}
+
+cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device,
+                                         const cl_device_partition_property_ext *properties,
+                                         cl_uint num_entries, cl_device_id *out_devices,
+                                         cl_uint *num_devices)
+{
+    return clCreateSubDevicesEXT(in_device, partition_list(cx, (const uint64_t *)(const void *)properties),
+                                 num_entries, out_devices, num_devices);
+}
+
 /* The guest made slice_pitch explicit for the byte count; 1D and 2D images
  * want 0 there. */
 static size_t image_slice_pitch(cl_mem image, size_t slice_pitch)
