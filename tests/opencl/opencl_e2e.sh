@@ -27,6 +27,10 @@ cleanup() {
 }
 trap cleanup EXIT
 export POCL_CACHE_DIR=$TMP/pocl-cache
+# PoCL sizes its global memory from the memory free when it starts, so two
+# runs under load report different sizes (clinfo, CL_DEVICE_GLOBAL_MEM_SIZE):
+# pin it for the native run and the server alike.
+export POCL_MEMORY_LIMIT=${POCL_MEMORY_LIMIT:-4}
 
 start_server() { # unix|tcp|shm -> sets URL
     local url
