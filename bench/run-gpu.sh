@@ -1,0 +1,41 @@
+#!/bin/sh
+# bench/run-gpu.sh: on a machine with an NVIDIA GPU and the CUDA 13 toolkit,
+# build the cudart stub, its server, apigen-bench and the CUDA bench worker
+# from the committed generated/ sources, then run the worker natively and
+# forwarded over unix, tcp and shm and print the ratio table (apigen-bench).
+#
+#   bench/run-gpu.sh                 (from the repository root)
+#
+# Environment: BUILD (default build-bench-gpu), CUDA_ARCH (nvcc -arch,
+# default native), TRANSPORTS (default unix,tcp,shm), BENCH_COPY_MB (default
+# 256), SERVER_ARGS (extra server options; default "--isolation thread": the
+# cudart spec defaults to a process per session, which cannot adopt shm://
+# connections yet), and any APIGEN_* setting for both sides.
+set -u
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root" || exit 1
+build=${BUILD:-build-bench-gpu}
+arch=${CUDA_ARCH-native}
+if [ -z "${CUDA_HOME:-}" ]; then
+    if command -v nvcc >/dev/null 2>&1; then CUDA_HOME=$(dirname "$(dirname "$(command -v nvcc)")")
+    else CUDA_HOME=/usr/local/cuda; fi
+fi
+export CUDA_HOME PATH="$CUDA_HOME/bin:$PATH"
+reallib=$CUDA_HOME/lib64
+[ -e "$reallib/libcudart.so.13" ] || reallib=$CUDA_HOME/targets/$(uname -m)-linux/lib
+case $build in /*) ;; *) build=$root/$build ;; esac
+mkdir -p "$build"
+echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) cores"
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
+      -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/bench.configure.log" 2>&1 ||
+    { cat "$build/bench.configure.log"; exit 1; }
+cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart apigen-bench bench_cuda \
+    > "$build/bench.build.log" 2>&1 || { tail -n 40 "$build/bench.build.log"; exit 1; }
+sargs=
+for a in ${SERVER_ARGS---isolation thread}; do sargs="$sargs --server-arg $a"; done
+echo "== apigen-bench --worker bench_cuda (BENCH_COPY_MB=${BENCH_COPY_MB:-256}, server args: ${SERVER_ARGS---isolation thread})"
+# shellcheck disable=SC2086 # sargs: split on purpose
+exec "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
+    --server "$build/examples/cuda/apigen-server-cudart" \
+    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}"
