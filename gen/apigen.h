@@ -16,6 +16,10 @@ typedef struct apigen_options {
     size_t nextra_include_dirs;
     const char **extra_defines;     /* -D on the command line */
     size_t nextra_defines;
+    int undecided_unsupported;      /* unannotated functions the defaults cannot decide become
+                                       unsupported (warned) instead of errors */
+    const char *compare_dir;        /* --compare: the previous output folder (NULL: out_dir's
+                                       own previous output, when there is one) */
 } apigen_options;
 
 /* Parses the spec and its headers, applies annotations and defaults, and

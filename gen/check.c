@@ -1,6 +1,7 @@
 #include "check.h"
 
 #include <regex.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +11,11 @@
 static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
-                                       "sources", "extra_symbols", "variants", "isolation", NULL};
+                                       "sources", "extra_symbols", "variants", "isolation",
+                                       "version_macro", NULL};
+/* read before the headers are parsed: `when:` cannot choose them */
+static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
+                                             "clang_args", "select",  "variants",     NULL};
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
@@ -38,6 +43,8 @@ static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "c
                                           "handle",   "device",     "ignore", "map", NULL};
 static const char *const callback_keys[] = {"user_data", "arg", "once", NULL};
 static const char *const terminated_keys[] = {"value", "stride", NULL};
+
+static char *xasprintf_arena(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- api settings ------------------------------------------------------------- */
 
@@ -110,6 +117,40 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
         spec_string_list(spec_get(sel, "exclude"), "api.select.exclude", d, m->arena,
                          &s->exclude, &s->nexclude);
     }
+    const spec_node *vn = spec_get(api, "variants");
+    if (vn && spec_want_map(vn, "api.variants", d, NULL, NULL)) {
+        spec_check_keys(vn, variants_keys, "api.variants", d, NULL, NULL);
+        spec_string_list(spec_get(vn, "defines"), "api.variants.defines", d, m->arena,
+                         &s->variant_defines, &s->nvariant_defines);
+        spec_string_list(spec_get(vn, "suffixes"), "api.variants.suffixes", d, m->arena,
+                         &s->variant_suffixes, &s->nvariant_suffixes);
+        if (!s->nvariant_suffixes)
+            diag_error(d, vn->loc, NULL, NULL, "api.variants needs `suffixes:` (and `defines:`)");
+        for (size_t i = 0; i < s->nvariant_suffixes; i++)
+            if (!s->variant_suffixes[i][0] || !is_c_identifier(s->variant_suffixes[i]))
+                diag_error(d, spec_key_loc(vn, "suffixes"), NULL, NULL,
+                           "api.variants.suffixes: '%s' is not an identifier suffix",
+                           s->variant_suffixes[i]);
+    }
+    for (int i = 0; api_early_keys[i]; i++) {
+        const spec_node *w = spec_find_conditional(spec_get(api, api_early_keys[i]));
+        if (w)
+            diag_error(d, w->loc, NULL, NULL,
+                       "api.%s is read before the headers are parsed, so a `when:` condition "
+                       "(decided by the headers' macros) cannot choose it",
+                       api_early_keys[i]);
+    }
+    return d->errors > e0;
+}
+
+/* The api settings that may depend on the headers' version (`when:`), read
+ * after the headers are parsed and the conditions resolved. */
+static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
+{
+    api_settings *s = &m->api;
+    const spec_node *api = spec_get(root, "api");
+    src_loc *api_loc = &(src_loc){0};
+    *api_loc = spec_key_loc(root, "api");
     const spec_node *lib = spec_get(api, "library");
     if (lib && spec_want_map(lib, "api.library", d, NULL, NULL)) {
         spec_check_keys(lib, library_keys, "api.library", d, NULL, NULL);
@@ -170,21 +211,153 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
-    const spec_node *vn = spec_get(api, "variants");
-    if (vn && spec_want_map(vn, "api.variants", d, NULL, NULL)) {
-        spec_check_keys(vn, variants_keys, "api.variants", d, NULL, NULL);
-        spec_string_list(spec_get(vn, "defines"), "api.variants.defines", d, m->arena,
-                         &s->variant_defines, &s->nvariant_defines);
-        spec_string_list(spec_get(vn, "suffixes"), "api.variants.suffixes", d, m->arena,
-                         &s->variant_suffixes, &s->nvariant_suffixes);
-        if (!s->nvariant_suffixes)
-            diag_error(d, vn->loc, NULL, NULL, "api.variants needs `suffixes:` (and `defines:`)");
-        for (size_t i = 0; i < s->nvariant_suffixes; i++)
-            if (!s->variant_suffixes[i][0] || !is_c_identifier(s->variant_suffixes[i]))
-                diag_error(d, spec_key_loc(vn, "suffixes"), NULL, NULL,
-                           "api.variants.suffixes: '%s' is not an identifier suffix",
-                           s->variant_suffixes[i]);
+    const spec_node *vm = spec_get(api, "version_macro");
+    const char *vname;
+    if (vm && spec_string(vm, "api.version_macro", d, NULL, NULL, &vname)) {
+        macro_def *md = model_find_macro(m, vname);
+        if (!md) {
+            diag_error(d, vm->loc, NULL, NULL,
+                       "api.version_macro: '%s' is not an integer macro of the headers", vname);
+        } else {
+            s->version_macro = arena_strdup(m->arena, vname);
+            s->version = md->value;
+        }
     }
+}
+
+/* ---- version conditions (`when:`) ------------------------------------------- */
+
+/* A list whose items are all maps {when: COND, value: V} ({value: V} alone
+ * for the last): a choice, replaced by the first V whose COND holds. */
+static int is_choice(const spec_node *n)
+{
+    if (!n || n->kind != SN_LIST || !n->n) return 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const spec_node *it = n->items[i];
+        if (it->kind != SN_MAP || !spec_get(it, "value")) return 0;
+        for (size_t k = 0; k < it->n; k++)
+            if (strcmp(it->keys[k], "value") != 0 && strcmp(it->keys[k], "when") != 0) return 0;
+    }
+    return 1;
+}
+
+const spec_node *spec_find_conditional(const spec_node *n)
+{
+    if (!n) return NULL;
+    if (is_choice(n)) return n;
+    if (n->kind == SN_MAP && spec_get(n, "when")) return n;
+    for (size_t i = 0; (n->kind == SN_MAP || n->kind == SN_LIST) && i < n->n; i++) {
+        const spec_node *w = spec_find_conditional(n->items[i]);
+        if (w) return w;
+    }
+    return NULL;
+}
+
+/* 1: the condition of `w` holds; 0: it does not; -1: an error was reported. */
+static int eval_when(api_model *m, const spec_node *w, diag_sink *d)
+{
+    int64_t v;
+    if (!w) return 1;
+    if (w->kind != SN_SCALAR) {
+        diag_error(d, w->loc, NULL, NULL,
+                   "`when:` is a C expression over the headers' integer macros");
+        return -1;
+    }
+    expr_env env = {.m = m, .d = d, .what = "condition", .loc = w->loc};
+    env.loc.col += (unsigned)w->quote_cols;
+    if (!expr_eval_const(&env, w->str, &v)) return -1;
+    return v != 0;
+}
+
+static void drop_key(spec_node *n, const char *key)
+{
+    for (size_t i = 0; i < n->n; i++)
+        if (strcmp(n->keys[i], key) == 0) {
+            spec_free(n->items[i]);
+            free(n->keys[i]);
+            memmove(&n->items[i], &n->items[i + 1], (n->n - i - 1) * sizeof *n->items);
+            memmove(&n->keys[i], &n->keys[i + 1], (n->n - i - 1) * sizeof *n->keys);
+            memmove(&n->key_locs[i], &n->key_locs[i + 1], (n->n - i - 1) * sizeof *n->key_locs);
+            n->n--;
+            return;
+        }
+}
+
+static void resolve_children(api_model *m, spec_node *n, diag_sink *d, const char *const *skip);
+
+/* Resolves `slot` in place: NULL when it goes away. */
+static void resolve_node(api_model *m, spec_node **slot, diag_sink *d)
+{
+    spec_node *n = *slot;
+    if (is_choice(n)) {
+        spec_node *pick = NULL;
+        for (size_t i = 0; i < n->n && !pick; i++) {
+            int r = eval_when(m, spec_get(n->items[i], "when"), d);
+            if (r < 0) break;
+            if (r) {
+                spec_node *it = n->items[i];
+                for (size_t k = 0; k < it->n; k++)
+                    if (strcmp(it->keys[k], "value") == 0) {
+                        pick = it->items[k];
+                        it->items[k] = NULL;
+                        break;
+                    }
+                /* an item without `value`'s node left: spec_free skips NULL */
+            }
+        }
+        spec_free(n);
+        *slot = pick;
+        if (pick) resolve_node(m, slot, d);
+        return;
+    }
+    if (n->kind == SN_MAP && spec_get(n, "when")) {
+        int r = eval_when(m, spec_get(n, "when"), d);
+        if (r == 0) { /* (an error keeps the entry: no errors that follow from its absence) */
+            spec_free(n);
+            *slot = NULL;
+            return;
+        }
+        drop_key(n, "when");
+    }
+    if (n->kind == SN_MAP || n->kind == SN_LIST) resolve_children(m, n, d, NULL);
+}
+
+static int in_list(const char *const *l, const char *s)
+{
+    for (; l && *l; l++)
+        if (strcmp(*l, s) == 0) return 1;
+    return 0;
+}
+
+/* Resolves the children of a map or list, dropping those that go away;
+ * map keys in `skip` are left as they are. */
+static void resolve_children(api_model *m, spec_node *n, diag_sink *d, const char *const *skip)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        if (!(n->keys && in_list(skip, n->keys[i]))) resolve_node(m, &n->items[i], d);
+        if (!n->items[i]) {
+            if (n->keys) free(n->keys[i]);
+            continue;
+        }
+        n->items[k] = n->items[i];
+        if (n->keys) {
+            n->keys[k] = n->keys[i];
+            n->key_locs[k] = n->key_locs[i];
+        }
+        k++;
+    }
+    n->n = k;
+}
+
+int check_resolve_when(api_model *m, spec_node *root, diag_sink *d)
+{
+    unsigned e0 = d->errors;
+    if (!root || root->kind != SN_MAP) return 0;
+    static const char *const api_only[] = {"api", NULL};
+    resolve_children(m, root, d, api_only);
+    spec_node *api = spec_get(root, "api");
+    if (api && api->kind == SN_MAP) resolve_children(m, api, d, api_early_keys);
     return d->errors > e0;
 }
 
@@ -598,7 +771,11 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         const char *why = default_ann(c, t, a);
         if (why) {
             a->kind = PK_IGNORE;
-            if (x->report_undecided) {
+            if (x->report_undecided && c->m->undecided_unsupported && !x->fn->ann_loc.file) {
+                if (!x->fn->undecided)
+                    x->fn->undecided = xasprintf_arena(c->a, "parameter '%s': '%s' %s",
+                                                       x->p->name, t->spelling, why);
+            } else if (x->report_undecided) {
                 src_loc at = A ? A->loc : x->fn->ann_loc.file ? x->fn->ann_loc : x->p->loc;
                 diag_error(c->d, at, x->fn->name, x->p->name, "'%s' %s", t->spelling, why);
                 if (at.file != x->p->loc.file || at.line != x->p->loc.line)
@@ -1313,6 +1490,12 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
         handle_type_def *h = model_handle_of(c->m, rt);
         if (h) {
             f->ret_handle = h->name;
+        } else if (f->mode == FN_FORWARD && !E && c->m->undecided_unsupported &&
+                   (rt->kind == TY_POINTER || rt->kind == TY_FNPTR || rt->kind == TY_ARRAY ||
+                    rt->kind == TY_OTHER || (rt->kind == TY_RECORD && !is_plain(rt)))) {
+            if (!f->undecided)
+                f->undecided = xasprintf_arena(c->a, "returns '%s', which cannot be forwarded",
+                                               rt->spelling);
         } else if (f->mode == FN_FORWARD &&
                    (rt->kind == TY_POINTER || rt->kind == TY_FNPTR || rt->kind == TY_ARRAY ||
                     rt->kind == TY_OTHER || (rt->kind == TY_RECORD && !is_plain(rt)))) {
@@ -1454,6 +1637,18 @@ static void check_device_ranges(ck *c)
                    "creates: {bytes: EXPR}`), so every device parameter would be refused");
 }
 
+static char *xasprintf_arena(arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    strbuf b = {0};
+    va_start(ap, fmt);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    char *r = arena_strdup(a, b.s ? b.s : "");
+    sb_free(&b);
+    return r;
+}
+
 static char *cat_arena(arena *a, const char *x, const char *y)
 {
     char *t = xasprintf("%s%s", x, y);
@@ -1473,6 +1668,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     c.byte_type->size = c.byte_type->align = 1;
 
     qsort(m->functions, m->nfunctions, sizeof *m->functions, fn_cmp);
+    check_api_late(m, root, d);
     check_errors(&c, root);
     check_handles(&c, root);
     check_destroy_fns(&c);
@@ -1488,6 +1684,9 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
                 diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
                           "no such function among the selected functions of the headers; "
                           "the annotation matches nothing");
+                *(char **)VEC_PUSH(m->unmatched, m->nunmatched) = arena_strdup(c.a, fns->keys[i]);
+                size_t nl = m->nunmatched - 1;
+                *(src_loc *)VEC_PUSH(m->unmatched_locs, nl) = fns->key_locs[i];
                 continue;
             }
             entries[f - m->functions] = fns->items[i];
@@ -1505,6 +1704,17 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     for (size_t i = 0; i < m->nfunctions; i++) {
         function_def *f = &m->functions[i];
         check_function(&c, f, entries[i], entry_locs[i]);
+        if (f->undecided) {
+            /* apigen --undecided-unsupported: the stub still exports it */
+            f->mode = FN_UNSUPPORTED;
+            f->reason = xasprintf_arena(c.a, "not annotated yet: %s", f->undecided);
+            f->async = 0;
+            f->async_if = NULL;
+            diag_warn(d, f->loc, f->name, NULL,
+                      "the defaults cannot decide this new function (%s): generated as "
+                      "unsupported; annotate it in the spec",
+                      f->undecided);
+        }
         /* hand-written names of a variant carry its suffix: cudart_memcpy_ptds */
         if (f->variant_of) {
             if (f->custom_guest) f->custom_guest = cat_arena(c.a, f->custom_guest, f->variant_suffix);

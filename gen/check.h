@@ -13,6 +13,17 @@
 int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_loc **header_locs,
                        src_loc *api_loc);
 
+/* After the front end, before check_model: resolves the spec's version
+ * conditions in place over the headers' macros: a map with `when: COND` is
+ * dropped when COND is 0 (else `when` is removed), and a list of
+ * {when: COND, value: V} maps becomes the first V whose COND holds.
+ * api keys read before the headers (name, headers, ...) are left alone.
+ * Returns 0 when no error was reported. */
+int check_resolve_when(api_model *m, spec_node *root, diag_sink *d);
+
+/* The first `when:` map or choice list in n's tree, or NULL. */
+const spec_node *spec_find_conditional(const spec_node *n);
+
 /* After the front end filled the header half: resolves error constants and
  * handle types, decides every parameter, mode, async, returns and call ids;
  * sorts functions by name. Returns 0 when no error was reported. */

@@ -570,6 +570,12 @@ static enum CXChildVisitResult visit_top(CXCursor c, CXCursor parent, CXClientDa
         return CXChildVisit_Continue;
     CXFile file;
     clang_getExpansionLocation(loc, &file, NULL, NULL, NULL);
+    /* -D defines (apigen -D, api.defines) have no file: a version macro
+     * given on the command line counts like the header's own */
+    if (k == CXCursor_MacroDefinition) {
+        add_macro(F, c);
+        return CXChildVisit_Continue;
+    }
     if (!file) return CXChildVisit_Continue;
     switch (k) {
     case CXCursor_FunctionDecl:

@@ -65,6 +65,7 @@ int apigen_emit(const api_model *m, const apigen_options *opt, diag_sink *d)
         {"_server_main.c", emit_server_main, {0}, NULL, NULL, 0},
         {".map", emit_map, {0}, NULL, NULL, 0},
         {"_coverage.md", emit_coverage, {0}, NULL, NULL, 0},
+        {"_model.txt", emit_model, {0}, NULL, NULL, 0},
     };
     const size_t narts = sizeof arts / sizeof arts[0];
     int rc = 0;

@@ -730,6 +730,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.async_errors_next_call ? "true" : "false", "device_destroy",
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
+    if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -89,7 +89,14 @@ int emit_wire(emit_ctx *e, strbuf *out)
         free(h);
     }
     snprintf(buf, sizeof buf, "0x%016llx", (unsigned long long)m->fingerprint);
-    tmpl_put(&e->o, "wire_pins", "api", m->api.name, "API", e->API, "fingerprint", buf, NULL);
+    tmpl_put(&e->o, "wire_pins", "api", m->api.name, "API", e->API, NULL);
+    if (m->api.version_macro) {
+        char ver[32];
+        snprintf(ver, sizeof ver, "%lld", (long long)m->api.version);
+        tmpl_put(&e->o, "wire_api_version", "api", m->api.name, "API", e->API, "macro",
+                 m->api.version_macro, "version", ver, NULL);
+    }
+    tmpl_put(&e->o, "wire_fingerprint", "API", e->API, "fingerprint", buf, NULL);
     rec_list recs = {0};
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];

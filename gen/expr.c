@@ -424,3 +424,129 @@ expr *expr_parse(expr_env *env, const char *text)
     free(P.toks);
     return e;
 }
+
+/* ---- constant evaluation (spec `when:` conditions) ---------------------------- */
+
+static int64_t ev_expr(parser *P);
+
+static int64_t ev_unary(parser *P)
+{
+    tok *t = peek(P);
+    if (t->kind == T_PUNCT) {
+        const char *op = t->text;
+        if (strcmp(op, "(") == 0) {
+            P->pos++;
+            int64_t v = ev_expr(P);
+            expect(P, ")");
+            return v;
+        }
+        if (strcmp(op, "-") == 0 || strcmp(op, "+") == 0 || strcmp(op, "!") == 0 ||
+            strcmp(op, "~") == 0) {
+            P->pos++;
+            int64_t v = ev_unary(P);
+            switch (op[0]) {
+            case '-': return (int64_t)(0 - (uint64_t)v);
+            case '+': return v;
+            case '!': return !v;
+            default: return (int64_t)~(uint64_t)v;
+            }
+        }
+    }
+    if (t->kind == T_NUM) {
+        P->pos++;
+        return (int64_t)strtoull(t->text, NULL, 0);
+    }
+    if (t->kind == T_IDENT) {
+        P->pos++;
+        if (strcmp(t->text, "defined") == 0) {
+            int paren = is_p(P, "(");
+            if (paren) P->pos++;
+            tok *n = peek(P);
+            if (n->kind != T_IDENT) fail_at(P, n->col, "`defined` takes a macro name%s", "");
+            P->pos++;
+            if (paren) expect(P, ")");
+            return model_find_macro(P->env->m, n->text) != NULL;
+        }
+        macro_def *md = model_find_macro(P->env->m, t->text);
+        if (md) return md->value;
+        enum_const *ec = model_find_enum_const(P->env->m, t->text, NULL);
+        if (ec) return ec->value;
+        fail_at(P, t->col, "'%s' is not an integer macro or enum constant of the headers", t->text);
+    }
+    if (t->kind == T_END) fail_at(P, t->col, "expression ends too early%s", "");
+    fail_at(P, t->col, "unexpected '%s'", t->text);
+    return 0;
+}
+
+static int64_t ev_apply(parser *P, tok *t, int64_t a, int64_t b)
+{
+    const char *o = t->text;
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    if (strcmp(o, "||") == 0) return a || b;
+    if (strcmp(o, "&&") == 0) return a && b;
+    if (strcmp(o, "|") == 0) return (int64_t)(ua | ub);
+    if (strcmp(o, "^") == 0) return (int64_t)(ua ^ ub);
+    if (strcmp(o, "&") == 0) return (int64_t)(ua & ub);
+    if (strcmp(o, "==") == 0) return a == b;
+    if (strcmp(o, "!=") == 0) return a != b;
+    if (strcmp(o, "<") == 0) return a < b;
+    if (strcmp(o, "<=") == 0) return a <= b;
+    if (strcmp(o, ">") == 0) return a > b;
+    if (strcmp(o, ">=") == 0) return a >= b;
+    if (strcmp(o, "<<") == 0) return b < 0 || b > 63 ? 0 : (int64_t)(ua << b);
+    if (strcmp(o, ">>") == 0) return b < 0 || b > 63 ? 0 : a >> b;
+    if (strcmp(o, "+") == 0) return (int64_t)(ua + ub);
+    if (strcmp(o, "-") == 0) return (int64_t)(ua - ub);
+    if (strcmp(o, "*") == 0) return (int64_t)(ua * ub);
+    if (b == 0 || (a == INT64_MIN && b == -1)) fail_at(P, t->col, "'%s' divides by zero", o);
+    return strcmp(o, "/") == 0 ? a / b : a % b;
+}
+
+static int64_t ev_bin(parser *P, int min_prec)
+{
+    int64_t lhs = ev_unary(P);
+    for (;;) {
+        tok *t = peek(P);
+        int prec = binary_prec(t);
+        if (prec < 0 || prec < min_prec) break;
+        P->pos++;
+        int64_t rhs = ev_bin(P, prec + 1);
+        lhs = ev_apply(P, t, lhs, rhs);
+    }
+    return lhs;
+}
+
+static int64_t ev_expr(parser *P)
+{
+    int64_t c = ev_bin(P, 1);
+    if (is_p(P, "?")) {
+        P->pos++;
+        int64_t a = ev_expr(P);
+        expect(P, ":");
+        int64_t b = ev_expr(P);
+        return c ? a : b;
+    }
+    return c;
+}
+
+int expr_eval_const(expr_env *env, const char *text, int64_t *out)
+{
+    parser P = {0};
+    P.env = env;
+    P.src = text;
+    if (setjmp(P.fail)) {
+        free(P.toks);
+        return 0;
+    }
+    if (!tokenize(&P)) {
+        unsigned col = P.ntoks ? P.toks[P.ntoks - 1].col : 0;
+        char bad[2] = {text[col], 0};
+        fail_at(&P, col, "cannot read '%s' (not part of a C expression)", bad);
+    }
+    if (peek(&P)->kind == T_END) fail_at(&P, 0, "empty expression%s", "");
+    int64_t v = ev_expr(&P);
+    if (peek(&P)->kind != T_END) fail_at(&P, peek(&P)->col, "unexpected '%s'", peek(&P)->text);
+    free(P.toks);
+    *out = v;
+    return 1;
+}

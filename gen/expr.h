@@ -23,6 +23,11 @@ typedef struct expr_env {
  * arena, or NULL after reporting an error at the bad token's column. */
 expr *expr_parse(expr_env *env, const char *text);
 
+/* Evaluates a constant expression over the headers' integer macros and enum
+ * constants (spec `when:` conditions; `defined(NAME)` tests a macro). Returns
+ * 1 and the value, or 0 after reporting an error at the bad token. */
+int expr_eval_const(expr_env *env, const char *text, int64_t *out);
+
 /* Whether a parameter kind travels in phase 1 (readable by expressions). */
 int expr_phase1_kind(param_kind k);
 

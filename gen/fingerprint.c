@@ -101,6 +101,8 @@ uint64_t model_fingerprint(const api_model *m)
               s->name ? s->name : "", s->error_type ? s->error_type : "", s->success_v,
               s->unsupported_v, s->connection_lost_v, s->invalid_handle_v, s->invalid_value_v,
               s->out_of_memory_v, s->async_errors_next_call);
+    /* only when the spec names a version macro, so other specs keep theirs */
+    if (s->version_macro) sb_printf(&b, "version %s=%" PRId64 "\n", s->version_macro, s->version);
     if (s->error_ty) {
         put_type(&b, s->error_ty, 0);
         sb_putc(&b, '\n');

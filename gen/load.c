@@ -27,6 +27,8 @@ int apigen_load(const apigen_options *opt, diag_sink *d, api_model *out)
     free(dir);
     free(header_locs);
     if (rc) goto fail_tree;
+    out->undecided_unsupported = opt->undecided_unsupported;
+    check_resolve_when(out, root, d); /* errors counted; the checks go on */
     check_model(out, root, d);
     if (d->errors > e0) goto fail_tree;
     out->fingerprint = model_fingerprint(out);

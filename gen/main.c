@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "apigen.h"
+#include "compare.h"
 
 #ifndef APIGEN_VERSION
 #define APIGEN_VERSION "0.0.0"
@@ -14,16 +15,27 @@
 static void usage(FILE *f)
 {
     fputs("usage: apigen SPEC.yaml -o OUTDIR [--strict] [-I DIR]... [-D NAME[=VALUE]]...\n"
+          "              [--compare PREV_DIR] [--undecided-unsupported]\n"
           "       apigen --version | --help\n"
           "\n"
           "Reads the spec and the C headers it names and writes the remoting layer into\n"
           "OUTDIR: <api>_wire.h, <api>_stub.c, <api>_server.c, <api>_server_main.c,\n"
-          "<api>.map and <api>_coverage.md. Nothing is written when there are errors.\n"
+          "<api>.map, <api>_coverage.md and <api>_model.txt. Nothing is written when\n"
+          "there are errors.\n"
           "\n"
           "  -o OUTDIR        output folder (created if missing)\n"
           "  --strict         annotations that match nothing are errors\n"
           "  -I DIR           extra include folder for the headers, searched first\n"
           "  -D NAME[=VALUE]  extra define for the headers\n"
+          "  --compare DIR    print what changed against the model snapshot of a previous\n"
+          "                   run in DIR (<api>_model.txt): functions added, removed and\n"
+          "                   changed, struct layouts; a declaration that changed under an\n"
+          "                   annotation is an error (the output is still written, exit 1).\n"
+          "                   Default: OUTDIR's own snapshot when there is one\n"
+          "  --undecided-unsupported\n"
+          "                   a function with no spec entry that the defaults cannot\n"
+          "                   decide is generated as unsupported (a warning) instead of an\n"
+          "                   error: a new header version gives a working stub and a list\n"
           "  (APIGEN_INCLUDE_PATH: more include folders, ':'-separated, after -I)\n"
           "  --version        print the version\n"
           "  --help           this text\n",
@@ -63,6 +75,11 @@ int main(int argc, char **argv)
             goto out;
         } else if (strcmp(a, "--strict") == 0) {
             opt.strict = 1;
+        } else if (strcmp(a, "--undecided-unsupported") == 0) {
+            opt.undecided_unsupported = 1;
+        } else if ((v = opt_value(argc, argv, &i, "--compare"))) {
+            if (!*v || opt.compare_dir) goto bad_usage;
+            opt.compare_dir = v;
         } else if ((v = opt_value(argc, argv, &i, "-o"))) {
             if (!*v || opt.out_dir) goto bad_usage;
             opt.out_dir = v;
@@ -110,7 +127,27 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    /* the change report, before the output replaces the snapshot */
+    char *prev = xasprintf("%s/%s_model.txt", opt.compare_dir ? opt.compare_dir : opt.out_dir,
+                           m.api.name);
+    int cmp = 0;
+    if (opt.compare_dir || file_exists(prev)) {
+        cmp = model_compare(&m, prev, stdout, &d, opt.compare_dir != NULL);
+        if (cmp < 0) {
+            fprintf(stderr, "apigen: error: --compare: cannot read %s\n", prev);
+            d.errors++;
+        }
+    }
+    fflush(stdout);
     rc = apigen_emit(&m, &opt, &d) ? 1 : 0;
+    if (!rc && cmp != 0) {
+        if (cmp > 0)
+            fprintf(stderr, "apigen: %s: %d declaration%s changed under annotations: review %s "
+                            "(output written)\n",
+                    opt.spec_path, cmp, cmp == 1 ? "" : "s", cmp == 1 ? "it" : "them");
+        rc = 1;
+    }
+    free(prev);
     model_free(&m);
     goto out;
 

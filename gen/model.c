@@ -151,6 +151,8 @@ void model_free(api_model *m)
     free(m->typedefs);
     free(m->macros);
     free(m->handles);
+    free(m->unmatched);
+    free(m->unmatched_locs);
     arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }

@@ -265,6 +265,8 @@ typedef struct function_def {
     char *variant_of;    /* a symbol variant (api.variants) of this function ... */
     char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
+    char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide
+                            this unannotated function (it became FN_UNSUPPORTED) */
 } function_def;
 
 /* ---- spec-level settings --------------------------------------------------- */
@@ -322,6 +324,8 @@ typedef struct api_settings {
     size_t nvariant_defines;
     char **variant_suffixes;/* ... declare <fn><suffix> for some functions: symbol variants */
     size_t nvariant_suffixes;
+    char *version_macro;    /* api.version_macro: the headers' integer version macro ... */
+    int64_t version;        /* ... and its value (0 when the spec names none) */
 } api_settings;
 
 typedef struct api_model {
@@ -339,6 +343,11 @@ typedef struct api_model {
     handle_type_def *handles;
     size_t nhandles;
     char *spec_path;           /* as given on the command line */
+    int undecided_unsupported; /* an unannotated function the defaults cannot decide becomes
+                                  unsupported (a warning) instead of an error */
+    char **unmatched;          /* function entries of the spec that match nothing */
+    src_loc *unmatched_locs;
+    size_t nunmatched;
     uint64_t fingerprint;      /* FNV-1a 64 over the canonical model text */
     void *arena;               /* owned memory (implementation detail) */
 } api_model;

@@ -204,6 +204,10 @@ typedef struct apigen_api {
     /* server side: spec `api.isolation: process`: by default the server runs
      * each session in a process of its own (apigen-server --isolation) */
     bool isolate_process;
+    /* the API's version (spec `api.version_macro`, e.g. CUDART_VERSION 13000 of
+     * the headers it was generated from; 0: none), sent in the handshake: a
+     * guest and a server of different versions refuse each other naming both */
+    uint64_t api_version;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */

@@ -229,6 +229,8 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
               apigen_put_str(&w, token[0] ? token : NULL) &&
+              /* optional trailing field: the API's version, when it has one */
+              (!g->api->api_version || apigen_put_u64(&w, g->api->api_version)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");

@@ -150,7 +150,7 @@ static bool handshake(sconn *sc)
     apigen_rd_init(&rd, sc->rbuf, h.payload_len);
     uint32_t proto = 0;
     const char *name = NULL, *token = NULL;
-    uint64_t fp = 0;
+    uint64_t fp = 0, api_version = 0;
     uint8_t join = 0, key[RT_KEY_LEN];
     uint32_t st = RT_HELLO_OK;
     msg[0] = 0;
@@ -162,7 +162,9 @@ static bool handshake(sconn *sc)
                  APIGEN_PROTO_VERSION);
     } else if (!apigen_get_str(&rd, &name, RT_NAME_MAX) || !name || !apigen_get_u64(&rd, &fp) ||
                !apigen_get_u8(&rd, &join) || join > 1 || !apigen_get_raw(&rd, key, RT_KEY_LEN) ||
-               !apigen_get_str(&rd, &token, RT_TOKEN_MAX) || !apigen_rd_done(&rd)) {
+               !apigen_get_str(&rd, &token, RT_TOKEN_MAX) ||
+               /* optional trailing u64: the guest's API version (0: none sent) */
+               (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &api_version) || !apigen_rd_done(&rd)))) {
         st = RT_HELLO_MALFORMED;
     }
     if (st == RT_HELLO_MALFORMED)
@@ -178,6 +180,17 @@ static bool handshake(sconn *sc)
             if (n > 0 && (size_t)n < sizeof msg - 1)
                 snprintf(msg + n, sizeof msg - (size_t)n, ")");
             st = RT_HELLO_API;
+        } else if (api_version != sc->api->api_version) {
+            /* before the fingerprint, which differs too: say which versions */
+            char gv[32], sv[32];
+            snprintf(gv, sizeof gv, "%llu", (unsigned long long)api_version);
+            snprintf(sv, sizeof sv, "%llu", (unsigned long long)sc->api->api_version);
+            snprintf(msg, sizeof msg,
+                     "API '%s' version mismatch: guest built for %s %s, server is %s %s "
+                     "(generate the stub and the server from the same headers)",
+                     name, name, api_version ? gv : "(no version)", name,
+                     sc->api->api_version ? sv : "(no version)");
+            st = RT_HELLO_FINGERPRINT;
         } else if (fp != sc->api->fingerprint) {
             snprintf(msg, sizeof msg,
                      "API '%s' fingerprint mismatch: guest 0x%016llx, server 0x%016llx "

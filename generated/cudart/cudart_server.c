@@ -10826,4 +10826,5 @@ const apigen_api apigen_api_cudart = {
     .async_errors_next_call = false,
     .device_destroy = NULL,
     .isolate_process = true,
+    .api_version = CUDART_API_VERSION,
 };

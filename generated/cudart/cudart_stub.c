@@ -14940,4 +14940,5 @@ const apigen_api cudart_api = {
     .cb_dispatch = cb_dispatch_,
     .ncb_types = CUDART_NCB_TYPES,
     .async_errors_next_call = false,
+    .api_version = CUDART_API_VERSION,
 };

@@ -20,8 +20,15 @@
 #define CUDART_STATIC_ASSERT _Static_assert
 #endif
 
+/* The API's version (CUDART_VERSION of the headers this was generated from), sent in
+ * the handshake: a server of another version refuses with both numbers. */
+#define CUDART_API_VERSION 13000
+#if CUDART_VERSION != 13000
+#error "cudart: generated from headers with CUDART_VERSION 13000: regenerate with apigen for these headers"
+#endif
+
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x654eb009911b0337)
+#define CUDART_FINGERPRINT UINT64_C(0x204aca91201299c8)
 
 /* Call ids: forwarded and custom functions. */
 enum {

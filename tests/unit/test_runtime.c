@@ -168,6 +168,8 @@ static const apigen_cb_dispatch_fn cb_dispatch[] = {cbd_u32};
 static const apigen_api tapi = TAPI_INIT("tapi", 0x1234);
 static const apigen_api tapi_badfp = TAPI_INIT("tapi", 0x9999);
 static const apigen_api tapi_other = TAPI_INIT("nope", 0x1234);
+/* a guest generated from another version of the headers (api.version_macro) */
+static apigen_api tapi_badver = TAPI_INIT("tapi", 0x1234);
 
 /* ======================= guest-side helpers ======================= */
 typedef struct res {
@@ -411,6 +413,14 @@ static int scenario_badfp(void)
     CHECK(!apigen_call_begin(&tapi_badfp, &c, C_ECHO));
     CHECK(c.status == APIGEN_LOST);
     res r = echo(&tapi_badfp, 1, "x", false);
+    CHECK(r.st == APIGEN_LOST);
+    return check_failures;
+}
+
+static int scenario_badver(void)
+{
+    tapi_badver.api_version = 12090;
+    res r = echo(&tapi_badver, 1, "x", false);
     CHECK(r.st == APIGEN_LOST);
     return check_failures;
 }
@@ -736,6 +746,10 @@ int main(void)
     CHECK_CONTAINS(t, "API 'tapi' fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
     CHECK_CONTAINS(t, urls[0]);
     free(t);
+    t = run_guest("badver", urls[0], NULL, scenario_badver, NULL);
+    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK_CONTAINS(t, "API 'tapi' version mismatch: guest built for tapi 12090, server is tapi (no version)");
+    free(t);
     t = run_guest("badname", urls[1], NULL, scenario_badname, NULL);
     CHECK(count_lines(t, "apigen:") == 1);
     CHECK_CONTAINS(t, "API 'nope' is not served here (server serves: tapi)");
@@ -757,6 +771,7 @@ int main(void)
     char *slog = slurp((snprintf(sock, sizeof sock, "%s/server1.log", dir), sock));
     CHECK_CONTAINS(slog, "refused");
     CHECK_CONTAINS(slog, "fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
+    CHECK_CONTAINS(slog, "version mismatch: guest built for tapi 12090, server is tapi (no version)");
     CHECK_CONTAINS(slog, "bad magic");
     CHECK_CONTAINS(slog, "payload too large");
     CHECK_CONTAINS(slog, "tUnsupported");
