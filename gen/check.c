@@ -12,7 +12,7 @@ static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
-                                       "version_macro", NULL};
+                                       "handle_objects", "version_macro", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     NULL};
@@ -24,6 +24,7 @@ static const char *const errors_keys[] = {"type",           "success",       "un
                                           "out_of_memory",  "async",         NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
+static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
@@ -202,6 +203,16 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                 diag_error(d, iso->loc, NULL, NULL,
                            "api.isolation must be thread or process, not '%s'", v);
         }
+    }
+    const spec_node *ho = spec_get(api, "handle_objects");
+    if (ho && spec_want_map(ho, "api.handle_objects", d, NULL, NULL)) {
+        spec_check_keys(ho, hobj_keys, "api.handle_objects", d, NULL, NULL);
+        s->hobj_define = dup_str(m, spec_get(ho, "define"), "api.handle_objects.define", d);
+        s->hobj_first = dup_str(m, spec_get(ho, "first"), "api.handle_objects.first", d);
+        if (!s->hobj_define || !is_c_identifier(s->hobj_define) || !s->hobj_first ||
+            !is_c_identifier(s->hobj_first))
+            diag_error(d, ho->loc, NULL, NULL,
+                       "api.handle_objects needs define: and first:, both C identifiers");
     }
     spec_string_list(spec_get(api, "sources"), "api.sources", d, m->arena, &s->sources,
                      &s->nsources);

@@ -16,6 +16,26 @@ typedef struct stub_fn {
 
 #define PUT(...) tmpl_put(&e->o, __VA_ARGS__, NULL)
 
+/* api.handle_objects: handles go through APIGEN_H2ID / APIGEN_ID2H */
+static int hobj(const emit_ctx *e)
+{
+    return e->m->api.hobj_define != NULL;
+}
+
+/* "A, B" and their count: the values of a list of handle cases */
+static char *case_values(const handle_case *c, size_t n, const char *sep, const char *prefix,
+                         size_t *count)
+{
+    strbuf b = {0};
+    sb_puts(&b, "");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < c[i].nvalues; j++, k++)
+            sb_printf(&b, "%s%s%s", k ? sep : "", prefix, c[i].values[j]);
+    if (count) *count = k;
+    return sb_take(&b);
+}
+
 static char **param_names(const function_def *f)
 {
     char **n = xcalloc(f->sig.nparams + 1, sizeof *n);
@@ -127,7 +147,7 @@ static void put_value_like(stub_fn *s, const param_def *p, const char *name, con
         PUT("stub_put_struct", "name", name);
         break;
     case PK_HANDLE:
-        PUT("stub_put_id", "name", name);
+        PUT(hobj(e) ? "stub_put_hid" : "stub_put_id", "name", name);
         break;
     case PK_DEVPTR:
         if (a->map_fn) PUT("stub_put_mapped", "name", name, "map", a->map_fn);
@@ -188,8 +208,19 @@ static void put_phase2(stub_fn *s, const param_def *p, const char *name, const p
     case PK_INOUT:
         put_size(s, name, a);
         switch (a->elem) {
-        case EK_BYTES: PUT("stub_put_bytes", "name", name); break;
-        case EK_HANDLE:
+        case EK_BYTES:
+            if (hobj(e) && a->nhandle_keys) {
+                size_t nk;
+                char *keys = case_values(a->handle_keys, a->nhandle_keys, ", ", "(int64_t)", &nk);
+                char nks[24];
+                snprintf(nks, sizeof nks, "%zu", nk);
+                PUT("stub_put_keyed", "name", name, "keys", keys, "nkeys", nks);
+                free(keys);
+            } else {
+                PUT("stub_put_bytes", "name", name);
+            }
+            break;
+        case EK_HANDLE: PUT(hobj(e) ? "stub_put_hids" : "stub_put_ids", "name", name); break;
         case EK_DEVPTR: PUT("stub_put_ids", "name", name); break;
         case EK_STRING: PUT("stub_put_strs", "name", name); break;
         }
@@ -239,11 +270,25 @@ static void get_reply(stub_fn *s, const param_def *p, const char *name, const pa
     case PK_INOUT:
         s->used_bad = 1;
         switch (a->elem) {
-        case EK_BYTES: PUT("stub_get_bytes", "name", name); break;
+        case EK_BYTES:
+            if (hobj(e) && a->nelem_by) {
+                const char *by = param_index_name(s->names, s->f, a->elem_by_param);
+                char *pre = xasprintf("%s == ", by ? by : "0");
+                char *cond = case_values(a->elem_by, a->nelem_by, " || ", pre, NULL);
+                PUT("stub_get_bytes_hids", "name", name, "by", by ? by : "?", "cond", cond);
+                free(cond);
+                free(pre);
+            } else {
+                PUT("stub_get_bytes", "name", name);
+            }
+            break;
         case EK_HANDLE:
         case EK_DEVPTR: {
             char *ty = c_type(a->elem_type);
-            PUT("stub_get_ids", "name", name, "type", ty);
+            const char *frag = "stub_get_ids";
+            if (hobj(e) && a->elem == EK_HANDLE)
+                frag = a->creates ? "stub_get_hids_created" : "stub_get_hids";
+            PUT(frag, "name", name, "type", ty);
             free(ty);
             break;
         }
@@ -394,7 +439,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         wire_scalar w;
         if (is_void) {
         } else if (f->ret_handle) {
-            PUT("stub_get_ret_id", "type", rtype);
+            PUT(hobj(e) ? "stub_get_ret_hid" : "stub_get_ret_id", "type", rtype);
+            if (hobj(e) && f->ret_creates)
+                PUT("stub_href", "name", "ret_", "delta", "1", "owned", "true");
             s.used_bad = 1;
         } else if (rt->kind == TY_RECORD) {
             PUT("stub_get_ret_struct");
@@ -409,6 +456,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         }
         for (size_t i = 0; i < f->sig.nparams; i++)
             get_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+        /* handle objects: the application's references, before a deferred error */
+        for (size_t i = 0; hobj(e) && is_err && i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (a->kind != PK_HANDLE || (!a->retains && !a->destroys)) continue;
+            PUT("stub_href_if", "success", success, "name", s.names[i], "delta",
+                a->retains ? "1" : "-1", "owned", "false");
+        }
         if (is_err && m->api.async_errors_next_call)
             PUT("stub_deferred", "success", success, "type", rtype);
         PUT("stub_success_end");
@@ -518,7 +572,7 @@ static void emit_dispatcher(emit_ctx *e, const cb_type *cb)
         wire_scalar w;
         char *ty = c_type(t);
         if (handle_of_type(e->m, t)) {
-            PUT("stub_cbd_get_id", "arg", an, "type", ty);
+            PUT(hobj(e) ? "stub_cbd_get_hid" : "stub_cbd_get_id", "arg", an, "type", ty);
         } else if (wire_scalar_of(t, &w)) {
             char *dec = wire_value_dec(&w, t, "v_");
             PUT("stub_cbd_get_value", "utype", w.utype, "get", w.get, "arg", an, "dec", dec);
@@ -542,6 +596,8 @@ int emit_stub(emit_ctx *e, strbuf *out)
     const api_model *m = e->m;
     emit_begin(e, out);
     PUT("stub_head", "api", m->api.name, "stamp", e->stamp, "spec", e->spec);
+    if (hobj(e))
+        PUT("stub_hobj_head", "define", m->api.hobj_define, "first", m->api.hobj_first);
     int any_custom = 0;
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];

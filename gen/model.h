@@ -329,6 +329,9 @@ typedef struct api_settings {
 } api_settings;
 
 typedef struct api_model {
+    char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
+    char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
+                               value (runtime/apigen_hobj.h) */
     api_settings api;
     function_def *functions;   /* every selected function, sorted by name */
     size_t nfunctions;

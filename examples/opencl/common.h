@@ -5,6 +5,7 @@
 #define OCL_COMMON_H
 #define _POSIX_C_SOURCE 200809L
 #include <CL/cl.h>
+#include <CL/cl_ext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,10 +20,32 @@
         }                                                                              \
     } while (0)
 
+/* The first platform, or with OCL_PLATFORM set the first whose name or ICD
+ * suffix (CL_PLATFORM_ICD_SUFFIX_KHR: "APIGEN" for apigen's ICD driver,
+ * "POCL" for PoCL) contains it: under an ICD loader with several drivers. */
 static inline void first_device(cl_platform_id *p, cl_device_id *d)
 {
     cl_uint n = 0;
-    CHECK(clGetPlatformIDs(1, p, &n));
+    const char *want = getenv("OCL_PLATFORM");
+    if (!want || !*want) {
+        CHECK(clGetPlatformIDs(1, p, &n));
+    } else {
+        cl_platform_id all[16];
+        CHECK(clGetPlatformIDs(16, all, &n));
+        cl_uint i;
+        for (i = 0; i < n && i < 16; i++) {
+            char name[256] = "", suffix[64] = "";
+            clGetPlatformInfo(all[i], CL_PLATFORM_NAME, sizeof name, name, NULL);
+            clGetPlatformInfo(all[i], CL_PLATFORM_ICD_SUFFIX_KHR, sizeof suffix, suffix, NULL);
+            if (strstr(name, want) || strstr(suffix, want))
+                break;
+        }
+        if (i == n || i == 16) {
+            printf("no OpenCL platform matches OCL_PLATFORM=%s\n", want);
+            exit(1);
+        }
+        *p = all[i];
+    }
     CHECK(clGetDeviceIDs(*p, CL_DEVICE_TYPE_ALL, 1, d, NULL));
 }
 

@@ -7,6 +7,13 @@
 #include <stdint.h>
 
 #include "opencl_wire.h"
+
+/* Handles are objects in the build with APIGEN_OPENCL_ICD defined (api.handle_objects):
+ * every handle crossing the boundary goes through APIGEN_H2ID / APIGEN_ID2H. */
+#if defined(APIGEN_OPENCL_ICD)
+#define APIGEN_HOBJ_FIRST opencl_icd_dispatch
+#endif
+#include "apigen_hobj.h"
 /* ---- hand-written guest functions ---- */
 cl_program opencl_guest_clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret); /* hand-written, in the spec's sources */
 void *opencl_guest_clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map, cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret); /* hand-written, in the spec's sources */
@@ -25,7 +32,7 @@ APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, con
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clBuildProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clBuildProgram_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
     if (device_list != NULL) {
@@ -35,7 +42,7 @@ APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, con
     if (device_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_device_list)) goto nomem;
         for (i_ = 0; i_ < n_device_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device_list[i_]))) goto nomem;
     }
     if (!apigen_put_str(call_.wr, options)) goto nomem; /* options */
     st_ = apigen_call_sync(&call_);
@@ -77,7 +84,7 @@ APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_r
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCloneKernel))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)source_kernel)) goto nomem; /* source_kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(source_kernel))) goto nomem; /* source_kernel */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -88,8 +95,9 @@ APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_r
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_kernel)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_kernel, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -127,7 +135,7 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCompileProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_input_headers)) goto nomem; /* num_input_headers */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clCompileProgram_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
@@ -138,7 +146,7 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
     if (device_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_device_list)) goto nomem;
         for (i_ = 0; i_ < n_device_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device_list[i_]))) goto nomem;
     }
     if (!apigen_put_str(call_.wr, options)) goto nomem; /* options */
     if (input_headers != NULL) {
@@ -148,7 +156,7 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
     if (input_headers != NULL) {
         if (!apigen_put_u64(call_.wr, n_input_headers)) goto nomem;
         for (i_ = 0; i_ < n_input_headers; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)input_headers[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(input_headers[i_]))) goto nomem;
     }
     if (header_include_names != NULL) {
         n_header_include_names = (uint64_t)(num_input_headers);
@@ -199,7 +207,7 @@ APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if ((flags & 40) != 0) {
@@ -218,8 +226,9 @@ APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -256,7 +265,7 @@ APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_m
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateBufferWithProperties))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (properties != NULL) {
@@ -281,8 +290,9 @@ APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_m
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -317,8 +327,8 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_devic
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueue))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u64(call_.wr, (uint64_t)properties)) goto nomem; /* properties */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -330,8 +340,9 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_devic
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_command_queue)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_command_queue, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -367,8 +378,8 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context con
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueueWithProperties))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (properties != NULL) {
         while (properties[n_properties] != 0)
             n_properties += 2;
@@ -385,8 +396,9 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context con
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_command_queue)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_command_queue, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -431,7 +443,10 @@ APIGEN_EXPORT cl_context clCreateContext(const cl_context_properties *properties
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_context_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    {
+        static const int64_t keys_[] = {(int64_t)CL_CONTEXT_PLATFORM};
+        if (!APIGEN_PUT_KEYED(call_.wr, properties, n_properties, sizeof *properties, keys_, 1)) goto nomem; /* properties */
+    }
     if (devices != NULL) {
         n_devices = (uint64_t)(num_devices);
     }
@@ -439,7 +454,7 @@ APIGEN_EXPORT cl_context clCreateContext(const cl_context_properties *properties
     if (devices != NULL) {
         if (!apigen_put_u64(call_.wr, n_devices)) goto nomem;
         for (i_ = 0; i_ < n_devices; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devices[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(devices[i_]))) goto nomem;
     }
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -451,8 +466,9 @@ APIGEN_EXPORT cl_context clCreateContext(const cl_context_properties *properties
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_context)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_context, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -495,7 +511,10 @@ APIGEN_EXPORT cl_context clCreateContextFromType(const cl_context_properties *pr
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_context_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    {
+        static const int64_t keys_[] = {(int64_t)CL_CONTEXT_PLATFORM};
+        if (!APIGEN_PUT_KEYED(call_.wr, properties, n_properties, sizeof *properties, keys_, 1)) goto nomem; /* properties */
+    }
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -506,8 +525,9 @@ APIGEN_EXPORT cl_context clCreateContextFromType(const cl_context_properties *pr
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_context)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_context, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -671,7 +691,7 @@ APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (image_format != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_image_format), &n_image_format)) goto badargs;
@@ -691,8 +711,9 @@ APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -728,7 +749,7 @@ APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, con
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage2D))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u64(call_.wr, (uint64_t)image_width)) goto nomem; /* image_width */
     if (!apigen_put_u64(call_.wr, (uint64_t)image_height)) goto nomem; /* image_height */
@@ -747,8 +768,9 @@ APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, con
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -784,7 +806,7 @@ APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, con
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage3D))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u64(call_.wr, (uint64_t)image_width)) goto nomem; /* image_width */
     if (!apigen_put_u64(call_.wr, (uint64_t)image_height)) goto nomem; /* image_height */
@@ -805,8 +827,9 @@ APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, con
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -844,7 +867,7 @@ APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_me
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImageWithProperties))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (properties != NULL) {
         while (properties[n_properties] != 0)
@@ -870,8 +893,9 @@ APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_me
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -906,7 +930,7 @@ APIGEN_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_na
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateKernel))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_str(call_.wr, kernel_name)) goto nomem; /* kernel_name */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -918,8 +942,9 @@ APIGEN_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_na
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_kernel)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_kernel, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -956,7 +981,7 @@ APIGEN_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_ke
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateKernelsInProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_kernels)) goto nomem; /* num_kernels */
     if (kernels != NULL) {
         n_kernels = (uint64_t)(num_kernels);
@@ -974,12 +999,13 @@ APIGEN_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_ke
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (kernels != NULL) { /* kernels */
+    if (kernels != NULL) { /* kernels: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_kernels) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            kernels[i_] = (cl_kernel)(uintptr_t)v_;
+            kernels[i_] = APIGEN_ID2H(cl_kernel, v_);
+            APIGEN_HREF(kernels[i_], 1, true);
         }
     }
     if (num_kernels_ret != NULL && !apigen_get_into(&call_.rd, num_kernels_ret, n_num_kernels_ret, NULL)) goto bad; /* num_kernels_ret */
@@ -1018,7 +1044,7 @@ APIGEN_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uin
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreatePipe))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u32(call_.wr, (uint32_t)pipe_packet_size)) goto nomem; /* pipe_packet_size */
     if (!apigen_put_u32(call_.wr, (uint32_t)pipe_max_packets)) goto nomem; /* pipe_max_packets */
@@ -1038,8 +1064,9 @@ APIGEN_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uin
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1081,7 +1108,7 @@ APIGEN_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, c
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithBuiltInKernels))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (device_list != NULL) {
         n_device_list = (uint64_t)(num_devices);
@@ -1090,7 +1117,7 @@ APIGEN_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, c
     if (device_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_device_list)) goto nomem;
         for (i_ = 0; i_ < n_device_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device_list[i_]))) goto nomem;
     }
     if (!apigen_put_str(call_.wr, kernel_names)) goto nomem; /* kernel_names */
     if (errcode_ret != NULL) {
@@ -1103,8 +1130,9 @@ APIGEN_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, c
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_program)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_program, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1140,7 +1168,7 @@ APIGEN_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void *i
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithIL))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)length)) goto nomem; /* length */
     if (il != NULL) {
         n_il = (uint64_t)(length);
@@ -1156,8 +1184,9 @@ APIGEN_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void *i
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_program)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_program, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1196,7 +1225,7 @@ APIGEN_HIDDEN cl_program opencl_fwd_clCreateProgramWithSource(cl_context context
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithSource))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
     if (strings != NULL) {
         n_strings = (uint64_t)(count);
@@ -1221,8 +1250,9 @@ APIGEN_HIDDEN cl_program opencl_fwd_clCreateProgramWithSource(cl_context context
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_program)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_program, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1257,7 +1287,7 @@ APIGEN_EXPORT cl_sampler clCreateSampler(cl_context context, cl_bool normalized_
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSampler))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)normalized_coords)) goto nomem; /* normalized_coords */
     if (!apigen_put_u32(call_.wr, (uint32_t)addressing_mode)) goto nomem; /* addressing_mode */
     if (!apigen_put_u32(call_.wr, (uint32_t)filter_mode)) goto nomem; /* filter_mode */
@@ -1271,8 +1301,9 @@ APIGEN_EXPORT cl_sampler clCreateSampler(cl_context context, cl_bool normalized_
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_sampler)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_sampler, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1308,7 +1339,7 @@ APIGEN_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSamplerWithProperties))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (sampler_properties != NULL) {
         while (sampler_properties[n_sampler_properties] != 0)
             n_sampler_properties += 2;
@@ -1325,8 +1356,9 @@ APIGEN_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_sampler)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_sampler, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1362,7 +1394,7 @@ APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buf
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u32(call_.wr, (uint32_t)buffer_create_type)) goto nomem; /* buffer_create_type */
     if (buffer_create_info != NULL) {
@@ -1379,8 +1411,9 @@ APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buf
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_mem)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_mem, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1418,7 +1451,7 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevices))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)in_device)) goto nomem; /* in_device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (properties != NULL) {
         while (properties[n_properties] != 0)
@@ -1442,12 +1475,13 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (out_devices != NULL) { /* out_devices */
+    if (out_devices != NULL) { /* out_devices: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_out_devices) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            out_devices[i_] = (cl_device_id)(uintptr_t)v_;
+            out_devices[i_] = APIGEN_ID2H(cl_device_id, v_);
+            APIGEN_HREF(out_devices[i_], 1, true);
         }
     }
     if (num_devices_ret != NULL && !apigen_get_into(&call_.rd, num_devices_ret, n_num_devices_ret, NULL)) goto bad; /* num_devices_ret */
@@ -1488,7 +1522,7 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevicesEXT))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)in_device)) goto nomem; /* in_device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_entries)) goto nomem; /* num_entries */
     if (properties != NULL) {
         while (properties[n_properties] != 0)
@@ -1512,12 +1546,13 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (out_devices != NULL) { /* out_devices */
+    if (out_devices != NULL) { /* out_devices: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_out_devices) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            out_devices[i_] = (cl_device_id)(uintptr_t)v_;
+            out_devices[i_] = APIGEN_ID2H(cl_device_id, v_);
+            APIGEN_HREF(out_devices[i_], 1, true);
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
@@ -1555,7 +1590,7 @@ APIGEN_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret
     uint64_t n_errcode_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateUserEvent))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1566,8 +1601,9 @@ APIGEN_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_event)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_event, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -1629,7 +1665,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1671,7 +1707,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrierWithWaitList))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -1680,7 +1716,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -1694,12 +1730,13 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -1735,9 +1772,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_buffer)) goto nomem; /* src_buffer */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_buffer)) goto nomem; /* dst_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(dst_buffer))) goto nomem; /* dst_buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)src_offset)) goto nomem; /* src_offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)dst_offset)) goto nomem; /* dst_offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -1749,7 +1786,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -1763,12 +1800,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -1807,9 +1845,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferRect))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_buffer)) goto nomem; /* src_buffer */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_buffer)) goto nomem; /* dst_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(dst_buffer))) goto nomem; /* dst_buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)src_row_pitch)) goto nomem; /* src_row_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)src_slice_pitch)) goto nomem; /* src_slice_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)dst_row_pitch)) goto nomem; /* dst_row_pitch */
@@ -1834,7 +1872,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -1848,12 +1886,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -1894,9 +1933,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferToImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_buffer)) goto nomem; /* src_buffer */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_image)) goto nomem; /* dst_image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(dst_image))) goto nomem; /* dst_image */
     if (!apigen_put_u64(call_.wr, (uint64_t)src_offset)) goto nomem; /* src_offset */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (dst_origin != NULL) {
@@ -1914,7 +1953,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -1928,12 +1967,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -1975,9 +2015,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_image)) goto nomem; /* src_image */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_image)) goto nomem; /* dst_image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_image))) goto nomem; /* src_image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(dst_image))) goto nomem; /* dst_image */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (src_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_src_origin)) goto badargs;
@@ -1998,7 +2038,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2012,12 +2052,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2058,9 +2099,9 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImageToBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_image)) goto nomem; /* src_image */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst_buffer)) goto nomem; /* dst_buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_image))) goto nomem; /* src_image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(dst_buffer))) goto nomem; /* dst_buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)dst_offset)) goto nomem; /* dst_offset */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (src_origin != NULL) {
@@ -2078,7 +2119,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2092,12 +2133,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2137,8 +2179,8 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)pattern_size)) goto nomem; /* pattern_size */
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -2154,7 +2196,7 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2168,12 +2210,13 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2212,8 +2255,8 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)image)) goto nomem; /* image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (fill_color != NULL) {
         n_fill_color = (uint64_t)(16);
@@ -2234,7 +2277,7 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2248,12 +2291,13 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2301,7 +2345,7 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (event != NULL) {
         n_event = (uint64_t)(1);
     }
@@ -2314,12 +2358,13 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2355,7 +2400,7 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarkerWithWaitList))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2364,7 +2409,7 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2378,12 +2423,13 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2420,7 +2466,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMigrateMemObjects))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_mem_objects)) goto nomem; /* num_mem_objects */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
@@ -2431,7 +2477,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     if (mem_objects != NULL) {
         if (!apigen_put_u64(call_.wr, n_mem_objects)) goto nomem;
         for (i_ = 0; i_ < n_mem_objects; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)mem_objects[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(mem_objects[i_]))) goto nomem;
     }
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2440,7 +2486,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2454,12 +2500,13 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2498,8 +2545,8 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueNDRangeKernel))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)work_dim)) goto nomem; /* work_dim */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (global_work_offset != NULL) {
@@ -2521,7 +2568,7 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2535,12 +2582,13 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2580,8 +2628,8 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_read)) goto nomem; /* blocking_read */
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -2597,7 +2645,7 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2612,12 +2660,13 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
         ret_ = (cl_int)(int32_t)v_;
     }
     if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2658,8 +2707,8 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBufferRect))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_read)) goto nomem; /* blocking_read */
     if (!apigen_put_u64(call_.wr, (uint64_t)buffer_row_pitch)) goto nomem; /* buffer_row_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)buffer_slice_pitch)) goto nomem; /* buffer_slice_pitch */
@@ -2689,7 +2738,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2704,12 +2753,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         ret_ = (cl_int)(int32_t)v_;
     }
     if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2752,8 +2802,8 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)image)) goto nomem; /* image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_read)) goto nomem; /* blocking_read */
     if (!apigen_put_u64(call_.wr, (uint64_t)row_pitch)) goto nomem; /* row_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)slice_pitch)) goto nomem; /* slice_pitch */
@@ -2777,7 +2827,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2792,12 +2842,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         ret_ = (cl_int)(int32_t)v_;
     }
     if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2866,7 +2917,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemFill))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)svm_ptr)) goto nomem; /* svm_ptr */
     if (!apigen_put_u64(call_.wr, (uint64_t)pattern_size)) goto nomem; /* pattern_size */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -2882,7 +2933,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2896,12 +2947,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -2940,7 +2992,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemcpy))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_copy)) goto nomem; /* blocking_copy */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
@@ -2967,7 +3019,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -2984,12 +3036,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
     if ((blocking_copy & 2) == 0) {
         if (dst_ptr != NULL && !apigen_get_into(&call_.rd, dst_ptr, n_dst_ptr, NULL)) goto bad; /* dst_ptr */
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3028,7 +3081,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMigrateMem))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_svm_pointers)) goto nomem; /* num_svm_pointers */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
@@ -3052,7 +3105,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -3066,12 +3119,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3110,8 +3164,8 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueTask))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -3120,7 +3174,7 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -3134,12 +3188,13 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3179,7 +3234,7 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWaitForEvents))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events)) goto nomem; /* num_events */
     if (event_list != NULL) {
         n_event_list = (uint64_t)(num_events);
@@ -3188,7 +3243,7 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
     if (event_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_list)) goto nomem;
         for (i_ = 0; i_ < n_event_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_list[i_]))) goto nomem;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -3232,8 +3287,8 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBuffer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_write)) goto nomem; /* blocking_write */
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -3249,7 +3304,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -3263,12 +3318,13 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3309,8 +3365,8 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBufferRect))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_write)) goto nomem; /* blocking_write */
     if (!apigen_put_u64(call_.wr, (uint64_t)buffer_row_pitch)) goto nomem; /* buffer_row_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)buffer_slice_pitch)) goto nomem; /* buffer_slice_pitch */
@@ -3340,7 +3396,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -3354,12 +3410,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3402,8 +3459,8 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteImage))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)image)) goto nomem; /* image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_write)) goto nomem; /* blocking_write */
     if (!apigen_put_u64(call_.wr, (uint64_t)input_row_pitch)) goto nomem; /* input_row_pitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)input_slice_pitch)) goto nomem; /* input_slice_pitch */
@@ -3427,7 +3484,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     if (event_wait_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_wait_list)) goto nomem;
         for (i_ = 0; i_ < n_event_wait_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_wait_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
     if (event != NULL) {
         n_event = (uint64_t)(1);
@@ -3441,12 +3498,13 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event */
+    if (event != NULL) { /* event: created, one reference each */
         uint64_t k_, v_;
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = (cl_event)(uintptr_t)v_;
+            event[i_] = APIGEN_ID2H(cl_event, v_);
+            APIGEN_HREF(event[i_], 1, true);
         }
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS)
@@ -3482,7 +3540,7 @@ APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clFinish))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3521,7 +3579,7 @@ APIGEN_EXPORT cl_int clFlush(cl_command_queue command_queue)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clFlush))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3562,7 +3620,7 @@ APIGEN_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_co
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetCommandQueueInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -3581,7 +3639,12 @@ APIGEN_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_QUEUE_CONTEXT || param_name == CL_QUEUE_DEVICE || param_name == CL_QUEUE_DEVICE_DEFAULT)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -3608,7 +3671,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+/* The forwarder of clGetContextInfo: the spec's hand-written guest code exports clGetContextInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clGetContextInfo(cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3618,7 +3682,7 @@ APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetContextInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -3637,7 +3701,12 @@ APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_CONTEXT_DEVICES)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -3674,7 +3743,7 @@ APIGEN_EXPORT cl_int clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *devi
     uint64_t n_host_timestamp = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceAndHostTimer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (device_timestamp != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_ulong), &n_device_timestamp)) goto badargs;
     }
@@ -3729,7 +3798,7 @@ APIGEN_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type devi
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceIDs))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)platform)) goto nomem; /* platform */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     if (!apigen_put_u64(call_.wr, (uint64_t)device_type)) goto nomem; /* device_type */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_entries)) goto nomem; /* num_entries */
     if (devices != NULL) {
@@ -3753,7 +3822,7 @@ APIGEN_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type devi
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_devices) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            devices[i_] = (cl_device_id)(uintptr_t)v_;
+            devices[i_] = APIGEN_ID2H(cl_device_id, v_);
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
@@ -3792,7 +3861,7 @@ APIGEN_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_n
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -3811,7 +3880,12 @@ APIGEN_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_n
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_DEVICE_PLATFORM || param_name == CL_DEVICE_PARENT_DEVICE)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -3848,7 +3922,7 @@ APIGEN_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, si
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetEventInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -3867,7 +3941,12 @@ APIGEN_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_EVENT_COMMAND_QUEUE || param_name == CL_EVENT_CONTEXT)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -3904,7 +3983,7 @@ APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info p
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetEventProfilingInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -3996,7 +4075,7 @@ APIGEN_EXPORT cl_int clGetHostTimer(cl_device_id device, cl_ulong *host_timestam
     uint64_t n_host_timestamp = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetHostTimer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (host_timestamp != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_ulong), &n_host_timestamp)) goto badargs;
     }
@@ -4045,7 +4124,7 @@ APIGEN_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetImageInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)image)) goto nomem; /* image */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4064,7 +4143,12 @@ APIGEN_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_IMAGE_BUFFER)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -4101,7 +4185,7 @@ APIGEN_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_k
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelArgInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_indx)) goto nomem; /* arg_indx */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
@@ -4158,7 +4242,7 @@ APIGEN_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4177,7 +4261,12 @@ APIGEN_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_KERNEL_CONTEXT || param_name == CL_KERNEL_PROGRAM)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -4215,8 +4304,8 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id devi
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)input_value_size)) goto nomem; /* input_value_size */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
@@ -4278,8 +4367,8 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_i
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfoKHR))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)in_kernel)) goto nomem; /* in_kernel */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)in_device)) goto nomem; /* in_device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_kernel))) goto nomem; /* in_kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)input_value_size)) goto nomem; /* input_value_size */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
@@ -4340,8 +4429,8 @@ APIGEN_EXPORT cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id dev
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelWorkGroupInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4397,7 +4486,7 @@ APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, s
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetMemObjectInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memobj)) goto nomem; /* memobj */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4416,7 +4505,12 @@ APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_MEM_CONTEXT || param_name == CL_MEM_ASSOCIATED_MEMOBJECT)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -4453,7 +4547,7 @@ APIGEN_EXPORT cl_int clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t 
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetPipeInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pipe)) goto nomem; /* pipe */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(pipe))) goto nomem; /* pipe */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4532,7 +4626,7 @@ APIGEN_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platf
         if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_platforms) goto bad;
         for (i_ = 0; i_ < k_; i_++) {
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            platforms[i_] = (cl_platform_id)(uintptr_t)v_;
+            platforms[i_] = APIGEN_ID2H(cl_platform_id, v_);
         }
     }
     if (num_platforms != NULL && !apigen_get_into(&call_.rd, num_platforms, n_num_platforms, NULL)) goto bad; /* num_platforms */
@@ -4561,7 +4655,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+/* The forwarder of clGetPlatformInfo: the spec's hand-written guest code exports clGetPlatformInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4571,7 +4666,7 @@ APIGEN_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetPlatformInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)platform)) goto nomem; /* platform */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4627,8 +4722,8 @@ APIGEN_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id devi
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetProgramBuildInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4685,7 +4780,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetProgramInfo(cl_program program, cl_program_
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetProgramInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4704,7 +4799,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetProgramInfo(cl_program program, cl_program_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_PROGRAM_CONTEXT || param_name == CL_PROGRAM_DEVICES)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -4741,7 +4841,7 @@ APIGEN_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_
     uint64_t n_param_value_size_ret = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetSamplerInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sampler)) goto nomem; /* sampler */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -4760,7 +4860,12 @@ APIGEN_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
+    if (param_value != NULL) { /* param_value: handles for some param_name */
+        uint64_t got_ = 0;
+        if (!apigen_get_into(&call_.rd, param_value, n_param_value, &got_)) goto bad;
+        if (param_name == CL_SAMPLER_CONTEXT)
+            APIGEN_IDS2H(param_value, got_);
+    }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
@@ -4797,7 +4902,7 @@ APIGEN_EXPORT cl_int clGetSupportedImageFormats(cl_context context, cl_mem_flags
     uint64_t n_num_image_formats = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetSupportedImageFormats))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
     if (!apigen_put_u32(call_.wr, (uint32_t)image_type)) goto nomem; /* image_type */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_entries)) goto nomem; /* num_entries */
@@ -4856,7 +4961,7 @@ APIGEN_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, 
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clLinkProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_input_programs)) goto nomem; /* num_input_programs */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clLinkProgram_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
@@ -4867,7 +4972,7 @@ APIGEN_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, 
     if (device_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_device_list)) goto nomem;
         for (i_ = 0; i_ < n_device_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device_list[i_]))) goto nomem;
     }
     if (!apigen_put_str(call_.wr, options)) goto nomem; /* options */
     if (input_programs != NULL) {
@@ -4877,7 +4982,7 @@ APIGEN_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, 
     if (input_programs != NULL) {
         if (!apigen_put_u64(call_.wr, n_input_programs)) goto nomem;
         for (i_ = 0; i_ < n_input_programs; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)input_programs[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(input_programs[i_]))) goto nomem;
     }
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -4889,8 +4994,9 @@ APIGEN_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, 
     {
         uint64_t v_;
         if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_program)(uintptr_t)v_;
+        ret_ = APIGEN_ID2H(cl_program, v_);
     }
+    APIGEN_HREF(ret_, 1, true); /* created */
     if (errcode_ret != NULL && !apigen_get_into(&call_.rd, errcode_ret, n_errcode_ret, NULL)) goto bad; /* errcode_ret */
     apigen_call_end(&call_);
     goto done;
@@ -4924,7 +5030,7 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseCommandQueue))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4933,6 +5039,8 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(command_queue, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -4963,7 +5071,7 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseContext))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4972,6 +5080,8 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(context, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5002,7 +5112,7 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseDevice))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5011,6 +5121,8 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(device, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5041,7 +5153,7 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseDeviceEXT))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5050,6 +5162,8 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(device, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5080,7 +5194,7 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseEvent))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5089,6 +5203,8 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(event, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5119,7 +5235,7 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseKernel))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5128,6 +5244,8 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(kernel, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5158,7 +5276,7 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseMemObject))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memobj)) goto nomem; /* memobj */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5167,6 +5285,8 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(memobj, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5197,7 +5317,7 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5206,6 +5326,8 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(program, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5236,7 +5358,7 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseSampler))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sampler)) goto nomem; /* sampler */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5245,6 +5367,8 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(sampler, -1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5275,7 +5399,7 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainCommandQueue))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5284,6 +5408,8 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(command_queue, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5314,7 +5440,7 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainContext))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5323,6 +5449,8 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(context, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5353,7 +5481,7 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainDevice))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5362,6 +5490,8 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(device, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5392,7 +5522,7 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainDeviceEXT))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5401,6 +5531,8 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(device, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5431,7 +5563,7 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainEvent))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5440,6 +5572,8 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(event, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5470,7 +5604,7 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainKernel))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5479,6 +5613,8 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(kernel, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5509,7 +5645,7 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainMemObject))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memobj)) goto nomem; /* memobj */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5518,6 +5654,8 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(memobj, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5548,7 +5686,7 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainProgram))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5557,6 +5695,8 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(program, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5587,7 +5727,7 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainSampler))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sampler)) goto nomem; /* sampler */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5596,6 +5736,8 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (ret_ == CL_SUCCESS)
+        APIGEN_HREF(sampler, 1, false);
     if (call_.has_deferred && ret_ == CL_SUCCESS)
         ret_ = (cl_int)call_.deferred_error;
     apigen_call_end(&call_);
@@ -5637,7 +5779,7 @@ APIGEN_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, c
     uint64_t n_old_properties = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetCommandQueueProperty))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, (uint64_t)properties)) goto nomem; /* properties */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable)) goto nomem; /* enable */
     if (old_properties != NULL) {
@@ -5686,7 +5828,7 @@ APIGEN_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*p
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetContextDestructorCallback))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetContextDestructorCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -5726,9 +5868,9 @@ APIGEN_EXPORT cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_devic
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetDefaultDeviceCommandQueue))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)context)) goto nomem; /* context */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)command_queue)) goto nomem; /* command_queue */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5767,7 +5909,7 @@ APIGEN_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_call
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetEventCallback))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)command_exec_callback_type)) goto nomem; /* command_exec_callback_type */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetEventCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
     st_ = apigen_call_sync(&call_);
@@ -5800,7 +5942,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
+/* The forwarder of clSetKernelArg: the spec's hand-written guest code exports clSetKernelArg and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5809,7 +5952,7 @@ APIGEN_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t 
     uint64_t n_arg_value = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelArg))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_index)) goto nomem; /* arg_index */
     if (!apigen_put_u64(call_.wr, (uint64_t)arg_size)) goto nomem; /* arg_size */
     if (arg_value != NULL) {
@@ -5855,7 +5998,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_ui
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelArgSVMPointer))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_index)) goto nomem; /* arg_index */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)arg_value)) goto nomem; /* arg_value */
     st_ = apigen_call_sync(&call_);
@@ -5898,7 +6041,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_
     uint64_t n_param_value = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelExecInfo))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
     if (!apigen_put_u64(call_.wr, (uint64_t)param_value_size)) goto nomem; /* param_value_size */
     if (param_value != NULL) {
@@ -5943,7 +6086,7 @@ APIGEN_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetMemObjectDestructorCallback))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memobj)) goto nomem; /* memobj */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetMemObjectDestructorCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -5983,7 +6126,7 @@ APIGEN_EXPORT cl_int clSetProgramReleaseCallback(cl_program program, void (*pfn_
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetProgramReleaseCallback))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetProgramReleaseCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -6024,7 +6167,7 @@ APIGEN_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_u
     uint64_t n_spec_value = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetProgramSpecializationConstant))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)program)) goto nomem; /* program */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)spec_id)) goto nomem; /* spec_id */
     if (!apigen_put_u64(call_.wr, (uint64_t)spec_size)) goto nomem; /* spec_size */
     if (spec_value != NULL) {
@@ -6069,7 +6212,7 @@ APIGEN_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_statu
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetUserEventStatus))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)execution_status)) goto nomem; /* execution_status */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -6144,7 +6287,7 @@ APIGEN_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
     cl_int ret_ = {0};
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clUnloadPlatformCompiler))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)platform)) goto nomem; /* platform */
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6193,7 +6336,7 @@ APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_l
     if (event_list != NULL) {
         if (!apigen_put_u64(call_.wr, n_event_list)) goto nomem;
         for (i_ = 0; i_ < n_event_list; i_++)
-            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event_list[i_])) goto nomem;
+            if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_list[i_]))) goto nomem;
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -6232,7 +6375,7 @@ static void cbd_clBuildProgram_pfn_notify(apigen_rd *args, void *fn, void *user_
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_program *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_program *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_program, void *))fn)(a0, user_data);
@@ -6245,7 +6388,7 @@ static void cbd_clCompileProgram_pfn_notify(apigen_rd *args, void *fn, void *use
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_program *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_program *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_program, void *))fn)(a0, user_data);
@@ -6298,7 +6441,7 @@ static void cbd_clLinkProgram_pfn_notify(apigen_rd *args, void *fn, void *user_d
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_program *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_program *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_program, void *))fn)(a0, user_data);
@@ -6311,7 +6454,7 @@ static void cbd_clSetContextDestructorCallback_pfn_notify(apigen_rd *args, void 
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_context *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_context *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_context, void *))fn)(a0, user_data);
@@ -6325,7 +6468,7 @@ static void cbd_clSetEventCallback_pfn_notify(apigen_rd *args, void *fn, void *u
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_event *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_event *, v_);
     }
     {
         uint32_t v_;
@@ -6343,7 +6486,7 @@ static void cbd_clSetMemObjectDestructorCallback_pfn_notify(apigen_rd *args, voi
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_mem *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_mem *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_mem, void *))fn)(a0, user_data);
@@ -6356,7 +6499,7 @@ static void cbd_clSetProgramReleaseCallback_pfn_notify(apigen_rd *args, void *fn
     {
         uint64_t v_;
         if (!apigen_get_u64(args, &v_)) return;
-        a0 = (struct _cl_program *)(uintptr_t)v_;
+        a0 = APIGEN_ID2H(struct _cl_program *, v_);
     }
     if (!apigen_rd_done(args)) return;
     ((void (*)(cl_program, void *))fn)(a0, user_data);

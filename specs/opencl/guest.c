@@ -21,7 +21,24 @@
 
 #include "opencl_wire.h"
 
+/* Handles: in the ICD build (APIGEN_OPENCL_ICD, icd.c) the application's
+ * handles are objects and the wire carries their ids: every handle this
+ * file puts on or takes off the wire goes through APIGEN_H2ID/APIGEN_ID2H
+ * (the identity in the drop-in build). */
+#if defined(APIGEN_OPENCL_ICD)
+#define APIGEN_HOBJ_FIRST opencl_icd_dispatch
+#endif
+#include "apigen_hobj.h"
+
 /* ---- generated forwarders the wrappers call ---------------------------------- */
+cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+                                    size_t param_value_size, void *param_value,
+                                    size_t *param_value_size_ret);
+cl_int opencl_fwd_clGetContextInfo(cl_context context, cl_context_info param_name,
+                                   size_t param_value_size, void *param_value,
+                                   size_t *param_value_size_ret);
+cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                 const void *arg_value);
 cl_program opencl_fwd_clCreateProgramWithSource(cl_context context, cl_uint count,
                                                 const char **strings, const size_t *lengths,
                                                 cl_int *errcode_ret);
@@ -88,6 +105,9 @@ static const struct {
     {"clEnqueueReleaseEGLObjectsKHR", (void *)clEnqueueReleaseEGLObjectsKHR},
     {"clCreateEventFromEGLSyncKHR", (void *)clCreateEventFromEGLSyncKHR},
     {"clGetICDLoaderInfoOCLICD", (void *)icd_loader_info},
+#if defined(APIGEN_OPENCL_ICD)
+    {"clIcdGetPlatformIDsKHR", (void *)clIcdGetPlatformIDsKHR},
+#endif
 };
 
 APIGEN_EXPORT void *clGetExtensionFunctionAddress(const char *func_name)
@@ -109,6 +129,69 @@ APIGEN_EXPORT void *clGetExtensionFunctionAddressForPlatform(cl_platform_id plat
 }
 
 /* ---- wrappers --------------------------------------------------------------------- */
+
+/* The ICD driver names its own suffix (the loader keeps platforms of
+ * different drivers apart by it); the drop-in library passes the server's. */
+APIGEN_EXPORT cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name,
+                                       size_t param_value_size, void *param_value,
+                                       size_t *param_value_size_ret)
+{
+#if defined(APIGEN_OPENCL_ICD)
+    if (param_name == CL_PLATFORM_ICD_SUFFIX_KHR && apigen_hobj_known(platform)) {
+        static const char suffix[] = "APIGEN";
+        if (param_value && param_value_size < sizeof suffix)
+            return CL_INVALID_VALUE;
+        if (param_value)
+            memcpy(param_value, suffix, sizeof suffix);
+        if (param_value_size_ret)
+            *param_value_size_ret = sizeof suffix;
+        return CL_SUCCESS;
+    }
+#endif
+    return opencl_fwd_clGetPlatformInfo(platform, param_name, param_value_size, param_value,
+                                        param_value_size_ret);
+}
+
+/* CL_CONTEXT_PROPERTIES: CL_CONTEXT_PLATFORM's value is an id on the wire. */
+APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_name,
+                                      size_t param_value_size, void *param_value,
+                                      size_t *param_value_size_ret)
+{
+    size_t got = 0;
+    cl_int err = opencl_fwd_clGetContextInfo(context, param_name, param_value_size, param_value,
+                                             &got);
+    if (param_value_size_ret)
+        *param_value_size_ret = got;
+#if defined(APIGEN_OPENCL_ICD)
+    if (err == CL_SUCCESS && param_value && param_name == CL_CONTEXT_PROPERTIES) {
+        cl_context_properties *p = param_value;
+        size_t n = (got < param_value_size ? got : param_value_size) / sizeof *p;
+        for (size_t i = 0; i + 1 < n && p[i] != 0; i += 2)
+            if (p[i] == CL_CONTEXT_PLATFORM)
+                p[i + 1] = (cl_context_properties)APIGEN_ID2H(cl_platform_id,
+                                                               (uint64_t)p[i + 1]);
+    }
+#endif
+    return err;
+}
+
+/* A cl_mem or cl_sampler argument is a handle object in the ICD build: its id
+ * travels, as in the drop-in build (the host wrapper tells handles from bytes). */
+APIGEN_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
+                                    const void *arg_value)
+{
+#if defined(APIGEN_OPENCL_ICD)
+    void *h;
+    if (arg_value && arg_size == sizeof h) {
+        memcpy(&h, arg_value, sizeof h);
+        if (apigen_hobj_known(h)) {
+            uint64_t id = APIGEN_H2ID(h);
+            return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, &id);
+        }
+    }
+#endif
+    return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+}
 
 APIGEN_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
                                                    const char **strings, const size_t *lengths,
@@ -316,7 +399,7 @@ static bool put_wait_list(apigen_wr *w, cl_uint n, const cl_event *list)
     if (!apigen_put_u64(w, n))
         return false;
     for (cl_uint i = 0; i < n; i++)
-        if (!apigen_put_u64(w, (uint64_t)(uintptr_t)list[i]))
+        if (!apigen_put_u64(w, APIGEN_H2ID(list[i])))
             return false;
     return true;
 }
@@ -339,7 +422,7 @@ cl_program opencl_guest_clCreateProgramWithBinary(cl_context context, cl_uint nu
     cl_int err = CL_DEVICE_NOT_AVAILABLE;
     if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clCreateProgramWithBinary))
         goto out;
-    bool ok = apigen_put_u64(c.wr, (uint64_t)(uintptr_t)context) &&
+    bool ok = apigen_put_u64(c.wr, APIGEN_H2ID(context)) &&
               apigen_put_u32(c.wr, num_devices) && put_wait_list(c.wr, num_devices,
                                                                  (const cl_event *)device_list) &&
               apigen_put_opt_bytes(c.wr, lengths, lengths ? (uint64_t)num_devices * 8u : 0) &&
@@ -364,7 +447,8 @@ cl_program opencl_guest_clCreateProgramWithBinary(cl_context context, cl_uint nu
             apigen_call_bad_reply(&c);
             st = APIGEN_LOST;
         } else {
-            ret = (cl_program)(uintptr_t)id;
+            ret = APIGEN_ID2H(cl_program, id);
+            APIGEN_HREF(ret, 1, true);
             err = (cl_int)e;
         }
     }
@@ -436,8 +520,10 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
                         *slice_pitch = sp;
                 }
             }
-            if (event)
-                *event = err == CL_SUCCESS ? (cl_event)(uintptr_t)ev : NULL;
+            if (event) {
+                *event = err == CL_SUCCESS ? APIGEN_ID2H(cl_event, ev) : NULL;
+                APIGEN_HREF(*event, 1, true);
+            }
         }
     }
     apigen_call_end(c);
@@ -461,8 +547,7 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
     }
-    if (!apigen_put_u64(c.wr, (uint64_t)(uintptr_t)q) ||
-        !apigen_put_u64(c.wr, (uint64_t)(uintptr_t)buffer) ||
+    if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(buffer)) ||
         !apigen_put_u32(c.wr, blocking_map) || !apigen_put_u64(c.wr, map_flags) ||
         !apigen_put_u64(c.wr, offset) || !apigen_put_u64(c.wr, size) ||
         !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL)) {
@@ -489,8 +574,7 @@ void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
     }
-    if (!apigen_put_u64(c.wr, (uint64_t)(uintptr_t)q) ||
-        !apigen_put_u64(c.wr, (uint64_t)(uintptr_t)image) ||
+    if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(image)) ||
         !apigen_put_u32(c.wr, blocking_map) || !apigen_put_u64(c.wr, map_flags) ||
         !apigen_put_opt_bytes(c.wr, origin, 3 * sizeof(size_t)) ||
         !apigen_put_opt_bytes(c.wr, region, 3 * sizeof(size_t)) ||
@@ -526,8 +610,7 @@ cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memobj, v
     cl_int err = CL_DEVICE_NOT_AVAILABLE;
     if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clEnqueueUnmapMemObject))
         goto out;
-    if (!apigen_put_u64(c.wr, (uint64_t)(uintptr_t)q) ||
-        !apigen_put_u64(c.wr, (uint64_t)(uintptr_t)memobj) ||
+    if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(memobj)) ||
         !apigen_put_u64(c.wr, m ? m->id : 0) ||
         !apigen_put_opt_bytes(c.wr, m && m->write_back ? m->ptr : NULL, m ? m->size : 0) ||
         !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL)) {
@@ -544,8 +627,10 @@ cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memobj, v
             st = APIGEN_LOST;
         } else {
             err = (cl_int)e;
-            if (event && err == CL_SUCCESS)
-                *event = (cl_event)(uintptr_t)ev;
+            if (event && err == CL_SUCCESS) {
+                *event = APIGEN_ID2H(cl_event, ev);
+                APIGEN_HREF(*event, 1, true);
+            }
         }
     }
     apigen_call_end(&c);
@@ -694,7 +779,7 @@ void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t
     if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMAlloc))
         return NULL;
     uint64_t addr = 0, id = 0;
-    if (!apigen_put_u64(c.wr, (uint64_t)(uintptr_t)context) || !apigen_put_u64(c.wr, flags) ||
+    if (!apigen_put_u64(c.wr, APIGEN_H2ID(context)) || !apigen_put_u64(c.wr, flags) ||
         !apigen_put_u64(c.wr, size) ||
         !apigen_put_u32(c.wr, alignment)) {
         apigen_call_end(&c);
@@ -749,7 +834,7 @@ void opencl_guest_clSVMFree(cl_context context, void *svm_pointer)
         return; /* NULL, or not an SVM allocation: nothing to free */
     apigen_call c;
     if (apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMFree)) {
-        if (apigen_put_u64(c.wr, (uint64_t)(uintptr_t)context) && apigen_put_u64(c.wr, a->id)) {
+        if (apigen_put_u64(c.wr, APIGEN_H2ID(context)) && apigen_put_u64(c.wr, a->id)) {
             apigen_status st = apigen_call_sync(&c); /* void: nothing to report */
             (void)st;
         }

@@ -9,6 +9,11 @@
 #   forged                  forged / foreign handle values: the OpenCL error, the
 #                           server survives (forwarded only: natively UB)
 #   exports                 the stub exports exactly ocl-icd's symbols and versions
+#   icd_clinfo              the ICD driver build next to PoCL under the system's ICD
+#                           loader (OCL_ICD_VENDORS): clinfo lists both platforms
+#   icd PROGRAM             PROGRAM natively (PoCL's .icd alone) and on the remote
+#                           platform through the loader (OCL_PLATFORM=APIGEN):
+#                           identical output, and the driver forwarded the calls
 # The server runs with no LD_LIBRARY_PATH: it uses the real libOpenCL.
 set -u
 MODE=${1:?usage: opencl_e2e.sh MODE BUILD_DIR [ARG...]}
@@ -52,6 +57,22 @@ start_server() { # unix|tcp|shm -> sets URL
 }
 
 fwd() { APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB APIGEN_TIMEOUT_MS=60000 "$@"; }
+
+# ICD driver: a vendors folder with the system's PoCL .icd, one with apigen's too
+ICD=$B/stub-opencl-icd/vendors/apigen.icd
+icd_setup() {
+    POCL_ICD=$(grep -l -i pocl /etc/OpenCL/vendors/*.icd 2>/dev/null | head -1)
+    [ -n "$POCL_ICD" ] || { echo "SKIP: no PoCL .icd in /etc/OpenCL/vendors"; exit 77; }
+    [ -f "$ICD" ] || { echo "FAIL: $ICD is missing (target opencl_icd)"; exit 1; }
+    mkdir -p "$TMP/native-vendors" "$TMP/vendors"
+    cp "$POCL_ICD" "$TMP/native-vendors/"
+    cp "$POCL_ICD" "$ICD" "$TMP/vendors/"
+}
+native_icd() { env -u LD_LIBRARY_PATH OCL_ICD_VENDORS=$TMP/native-vendors "$@"; }
+remote_icd() {
+    env -u LD_LIBRARY_PATH OCL_ICD_VENDORS=$TMP/vendors APIGEN_SERVER=$URL \
+        APIGEN_TIMEOUT_MS=60000 "$@"
+}
 
 case $MODE in
 diff)
@@ -129,6 +150,43 @@ exports)
         exit 1
     fi
     echo "PASS: $(syms "$REAL" | wc -l) symbols, same version nodes as $REAL"
+    ;;
+icd_clinfo)
+    command -v clinfo >/dev/null || { echo "SKIP: clinfo is not installed"; exit 77; }
+    icd_setup
+    start_server unix
+    native_icd clinfo -l >"$TMP/native" 2>&1
+    remote_icd clinfo -l >"$TMP/list" 2>&1 || { echo "FAIL: clinfo -l"; cat "$TMP/list"; exit 1; }
+    remote_icd clinfo >"$TMP/full" 2>&1 || { echo "FAIL: clinfo"; tail "$TMP/full"; exit 1; }
+    cat "$TMP/list"
+    nn=$(grep -c '^Platform #' "$TMP/native")
+    nr=$(grep -c '^Platform #' "$TMP/list")
+    [ "$nr" = $((nn + 1)) ] || { echo "FAIL: $nr platforms with the driver, $nn without"; exit 1; }
+    grep -q -E 'Platform Extensions function suffix +APIGEN' "$TMP/full" ||
+        { echo "FAIL: no platform with the suffix APIGEN in clinfo"; exit 1; }
+    # with no server named the driver has no platform, and costs nothing
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER OCL_ICD_VENDORS=$TMP/vendors clinfo -l >"$TMP/none" 2>&1
+    diff -u "$TMP/native" "$TMP/none" || { echo "FAIL: without APIGEN_SERVER"; exit 1; }
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; exit 1; }
+    echo "PASS: clinfo lists $nr platforms, the remote one with suffix APIGEN"
+    ;;
+icd)
+    PROG=${3:?program}
+    icd_setup
+    native_icd "$EX/ocl_$PROG" >"$TMP/native" 2>"$TMP/native.err"
+    nrc=$?
+    start_server unix
+    remote_icd OCL_PLATFORM=APIGEN APIGEN_TRACE=$TMP/trace "$EX/ocl_$PROG" >"$TMP/fwd" 2>"$TMP/fwd.err"
+    frc=$?
+    if [ $nrc != $frc ] || ! diff -u "$TMP/native" "$TMP/fwd"; then
+        echo "FAIL: ocl_$PROG natively (rc $nrc) and through the ICD driver (rc $frc) differ"
+        cat "$TMP/fwd.err" "$TMP/server.log"
+        exit 1
+    fi
+    n=$(grep -c 'clEnqueue' "$TMP/trace" 2>/dev/null)
+    [ "${n:-0}" -gt 0 ] || { echo "FAIL: the driver forwarded no enqueue"; exit 1; }
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; cat "$TMP/server.log"; exit 1; }
+    echo "PASS: ocl_$PROG identical natively and through the ICD driver ($n enqueues forwarded)"
     ;;
 *)
     echo "unknown mode $MODE"
