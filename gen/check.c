@@ -38,7 +38,7 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        NULL};
+                                         "map",        "checked", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map", NULL};
@@ -1240,6 +1240,16 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                 a->map_fn = arena_strdup(c->a, fn_);
         }
     }
+    if ((n = spec_get(A, "checked"))) {
+        int chk = 1;
+        if (a->kind != PK_DEVPTR && !(a->kind == PK_IN && a->elem == EK_DEVPTR))
+            perr_note(x, spec_key_loc(A, "checked"),
+                      "`checked` applies to device parameters (`device: true`) and input "
+                      "arrays of them, not to one passed as '%s'%s",
+                      param_kind_name(a->kind), "");
+        else if (spec_bool(n, "checked", c->d, x->fn->name, x->p->name, &chk))
+            a->dev_unchecked = !chk;
+    }
     (void)bad;
 }
 
@@ -1738,7 +1748,8 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     /* pass 2: expressions, now that every parameter has its kind */
     for (size_t i = 0; i < c.npend; i++) {
         pending_expr *pe = &c.pend[i];
-        expr_env env = {m, pe->fn, pe->allow_out_deref, d, pe->param, pe->what, pe->node->loc};
+        int before = strcmp(pe->what, "count") == 0 || strcmp(pe->what, "size") == 0;
+        expr_env env = {m, pe->fn, pe->allow_out_deref, before, d, pe->param, pe->what, pe->node->loc};
         env.loc.col += (unsigned)pe->node->quote_cols;
         if (pe->node->kind != SN_SCALAR) {
             diag_error(d, pe->node->loc, pe->fn->name, pe->param, "%s must be a C expression",
@@ -1759,7 +1770,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     int id = 1;
     for (size_t i = 0; i < m->nfunctions; i++) {
         function_def *f = &m->functions[i];
-        f->call_id = (f->mode == FN_FORWARD || f->mode == FN_CUSTOM) ? id++ : 0;
+        f->call_id = fn_has_call(f) ? id++ : 0;
     }
     return d->errors > e0;
 }

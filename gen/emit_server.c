@@ -207,6 +207,12 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
     case PK_OUT:
         need(s, "uint8_t p_%s = 0", name);
         need(s, "uint64_t n_%s = 0", name);
+        if (a->count && a->count->uses_in_deref) {
+            /* its size reads `*q` of an input that may come later: allocated
+             * once every input is decoded (alloc_deferred) */
+            PUT("srv_get_flag", "name", name);
+            break;
+        }
         PUT("srv_get_present", "name", name);
         size_lines(s, name, a);
         PUT("srv_alloc_out", "name", name, "sizeof", a->elem == EK_BYTES ? "1" : esz);
@@ -349,14 +355,14 @@ static void dev_check_one(srv_fn *s, const char *name, const param_ann *a, const
 {
     emit_ctx *e = s->e;
     if (!a) return;
-    if (a->kind == PK_DEVPTR && !a->destroys) {
+    if (a->kind == PK_DEVPTR && !a->destroys && !a->dev_unchecked) {
         const char *ext = a->extent ? a->extent->text : "0";
         const char *has = a->extent ? "true" : "false";
         if (cond)
             PUT("srv_dev_check_if", "cond", cond, "name", name, "extent", ext, "has", has);
         else
             PUT("srv_dev_check", "name", name, "extent", ext, "has", has);
-    } else if (a->kind == PK_IN && a->elem == EK_DEVPTR && !cond) {
+    } else if (a->kind == PK_IN && a->elem == EK_DEVPTR && !cond && !a->dev_unchecked) {
         need(s, "uint64_t i_");
         PUT("srv_dev_check_ids", "name", name);
     }
@@ -397,6 +403,18 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT || a->kind == PK_STRING ||
             a->kind == PK_COND)
             get_phase2(&s, &f->sig.params[i], s.names[i], a);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind != PK_OUT || !a->count || !a->count->uses_in_deref) continue;
+        char *cond = xasprintf("p_%s", s.names[i]);
+        char *esz = a->elem_type && a->elem != EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
+        PUT("srv_if", "cond", cond);
+        size_lines(&s, s.names[i], a);
+        PUT("srv_alloc_out", "name", s.names[i], "sizeof", esz);
+        PUT("srv_close_brace");
+        free(esz);
+        free(cond);
     }
     PUT("srv_done");
     if (m->api.device_checked)
@@ -671,7 +689,7 @@ int emit_server(emit_ctx *e, strbuf *out)
     int first = 1;
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
-        if (f->mode == FN_FORWARD || (f->mode == FN_CUSTOM && !f->custom_host)) {
+        if (f->mode == FN_FORWARD) {
             if (!first) PUT("srv_blank");
             first = 0;
             emit_handler(e, f);
@@ -683,7 +701,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         PUT("srv_table_open", "type", "char *const", "var", "call_names_", "n", n);
         for (size_t i = 0; i < m->nfunctions; i++) {
             const function_def *f = &m->functions[i];
-            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            if (!fn_has_call(f)) continue;
             char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
             char *val = xasprintf("\"%s\"", f->name);
             PUT("srv_table_entry", "index", idx, "value", val);
@@ -694,7 +712,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         PUT("srv_table_open", "type", "apigen_handler_fn", "var", "handlers_", "n", n);
         for (size_t i = 0; i < m->nfunctions; i++) {
             const function_def *f = &m->functions[i];
-            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            if (!fn_has_call(f)) continue;
             char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
             char *val = f->mode == FN_CUSTOM && f->custom_host ? xstrdup(f->custom_host)
                                                                : xasprintf("h_%s", f->name);

@@ -601,7 +601,8 @@ int emit_stub(emit_ctx *e, strbuf *out)
     int any_custom = 0;
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
-        if (f->mode != FN_CUSTOM || !f->custom_guest) continue;
+        if (f->mode != FN_CUSTOM || !f->custom_guest || strcmp(f->custom_guest, f->name) == 0)
+            continue;
         if (!any_custom) PUT("stub_section", "what", "hand-written guest functions");
         any_custom = 1;
         char **names = param_names(f);
@@ -616,7 +617,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         size_t nmaps = 0;
         for (size_t i = 0; i < m->nfunctions; i++) {
             const function_def *f = &m->functions[i];
-            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            if (!fn_has_call(f)) continue;
             for (size_t j = 0; j < f->sig.nparams; j++) {
                 const param_ann *cand[3] = {&f->sig.params[j].ann, f->sig.params[j].ann.then_ann,
                                             f->sig.params[j].ann.else_ann};
@@ -648,6 +649,8 @@ int emit_stub(emit_ctx *e, strbuf *out)
             emit_unsupported(e, f);
             break;
         case FN_CUSTOM:
+            /* `custom: {guest: <its own name>}`: the spec's sources export it */
+            if (f->custom_guest && strcmp(f->custom_guest, f->name) == 0) continue;
             PUT("stub_blank");
             if (f->custom_guest) emit_custom(e, f);
             else emit_forwarded(e, f);
@@ -666,7 +669,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         PUT("stub_table_open", "type", "char *const", "var", "call_names_", "n", n);
         for (size_t i = 0; i < m->nfunctions; i++) {
             const function_def *f = &m->functions[i];
-            if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+            if (!fn_has_call(f)) continue;
             char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
             char *val = xasprintf("\"%s\"", f->name);
             PUT("stub_table_entry", "index", idx, "value", val);

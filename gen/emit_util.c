@@ -58,14 +58,14 @@ int emit_ctx_init(emit_ctx *e, const api_model *m, const apigen_options *opt, FI
     e->spec = c_comment(m->spec_path ? m->spec_path : (opt && opt->spec_path ? opt->spec_path : "?"));
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
-        if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+        if (!fn_has_call(f)) continue;
         if (f->call_id < 0) {
             emit_internal(e, "%s: negative call id", f->name);
             continue;
         }
         if ((uint32_t)f->call_id + 1 > e->ncalls) e->ncalls = (uint32_t)f->call_id + 1;
         for (size_t j = 0; j < m->nfunctions; j++)
-            if (j != i && (m->functions[j].mode == FN_FORWARD || m->functions[j].mode == FN_CUSTOM) &&
+            if (j != i && fn_has_call(&m->functions[j]) &&
                 m->functions[j].call_id == f->call_id)
                 emit_internal(e, "%s and %s share call id %d", f->name, m->functions[j].name,
                               f->call_id);

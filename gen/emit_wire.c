@@ -100,7 +100,7 @@ int emit_wire(emit_ctx *e, strbuf *out)
     rec_list recs = {0};
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
-        if (f->mode != FN_FORWARD && f->mode != FN_CUSTOM) continue;
+        if (!fn_has_call(f)) continue;
         char id[16];
         snprintf(id, sizeof id, "%d", f->call_id);
         tmpl_put(&e->o, "wire_call", "API", e->API, "fn", f->name, "id", id, NULL);

@@ -21,6 +21,7 @@ typedef struct parser {
     tok *toks;
     size_t ntoks, pos;
     int uses_out_deref;
+    int uses_in_deref;
     jmp_buf fail;
 } parser;
 
@@ -308,10 +309,33 @@ static char *parse_unary(parser *P)
             tok *n = peek(P);
             param_def *p = n->kind == T_IDENT ? find_param(P, n->text) : NULL;
             if (!p) fail_at(P, n->col, "`*` may only dereference an out parameter%s", "");
+            if (!P->env->allow_out_deref && P->env->before_call &&
+                (p->ann.kind == PK_IN || p->ann.kind == PK_INOUT)) {
+                /* `*p` before the call: the one element of an in/inout
+                 * parameter (cudaGraphGetNodes' *numNodes), as sent; a NULL
+                 * p reads as 0. An out parameter's size may read any such
+                 * p (the handler allocates outputs after decoding every
+                 * input); an input's only one declared before it. */
+                const param_def *self = P->env->param ? find_param(P, P->env->param) : NULL;
+                int one = !p->ann.count || strcmp(p->ann.count->text, "1") == 0;
+                if (p->ann.elem != EK_BYTES || p->ann.terminated || p->ann.count_is_bytes || !one ||
+                    !p->ann.elem_type || !self ||
+                    (self->ann.kind != PK_OUT && self <= p))
+                    fail_at(P, t->col,
+                            "'*%s': only a plain in/inout parameter of one element may be read "
+                            "before the call, by an out parameter's size or by one declared "
+                            "after it",
+                            n->text);
+                P->pos++;
+                P->uses_in_deref = 1;
+                sb_printf(&b, "(%s != NULL ? *%s : 0)", n->text, n->text);
+                return sb_take(&b);
+            }
             if (!P->env->allow_out_deref || !(p->ann.kind == PK_OUT || p->ann.kind == PK_INOUT))
                 fail_at(P, t->col,
                         "'*%s' reads a value that exists only after the call: allowed in "
-                        "`count_after` on an out parameter",
+                        "`count_after` on an out parameter (and, on an in/inout parameter of "
+                        "one element, in `count:`/`bytes:`)",
                         n->text);
             P->pos++;
             P->uses_out_deref = 1;
@@ -419,6 +443,7 @@ expr *expr_parse(expr_env *env, const char *text)
     expr *e = arena_alloc(env->m->arena, sizeof *e);
     e->text = arena_strdup(env->m->arena, out);
     e->uses_out_deref = P.uses_out_deref;
+    e->uses_in_deref = P.uses_in_deref;
     e->loc = env->loc;
     free(out);
     free(P.toks);

@@ -11,6 +11,7 @@ typedef struct expr_env {
     api_model *m;
     function_def *fn;      /* whose parameters the expression may name */
     int allow_out_deref;   /* count_after: `*p` of an out parameter is allowed */
+    int before_call;       /* count/bytes: `*p` of a one-element in/inout parameter is allowed */
     diag_sink *d;
     const char *param;     /* for diagnostics; may be NULL */
     const char *what;      /* "size", "condition", ... */

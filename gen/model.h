@@ -160,6 +160,7 @@ const char *elem_kind_name(elem_kind k);
 typedef struct expr {
     char *text;
     int uses_out_deref; /* reads `*p` of an out parameter: only valid after the call */
+    int uses_in_deref;  /* count/bytes reading `*p` of an in/inout parameter before the call */
     src_loc loc;
 } expr;
 
@@ -189,6 +190,7 @@ typedef struct param_ann {
     expr *extent;            /* PK_DEVPTR `bytes:`: [p, p + extent) must be the client's;
                                 PK_OUT/INOUT of EK_DEVPTR with `creates: {bytes:}`: the size of
                                 each device range the call creates */
+    int dev_unchecked;       /* PK_DEVPTR, `checked: false`: never range-checked (types.device) */
     char *map_fn;            /* PK_DEVPTR: the stub sends map_fn(value) (a guest function of the
                                 spec's sources: const void *F(const void *)) */
     int retains;             /* handle retained by this call on success: one more reference */
@@ -269,6 +271,15 @@ typedef struct function_def {
                             this unannotated function (it became FN_UNSUPPORTED) */
 } function_def;
 
+/* Whether a function has a call id and a handler on the server: forwarded,
+ * or custom with host code. A custom function with only guest code is
+ * hand-written guest code over other calls (internal ones, usually). */
+static inline int fn_has_call(const function_def *f)
+{
+    return f->mode == FN_FORWARD || (f->mode == FN_CUSTOM && f->custom_host);
+}
+
+
 /* ---- spec-level settings --------------------------------------------------- */
 
 typedef struct handle_type_def {
@@ -318,6 +329,9 @@ typedef struct api_settings {
     size_t nextra_symbols;
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
+    char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
+    char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
+                               value (runtime/apigen_hobj.h) */
     char *device_destroy;   /* its `destroy:`: frees a device address a vanished client left */
     src_loc device_loc;
     char **variant_defines; /* api.variants: the headers parsed again with these defines ... */
@@ -329,9 +343,6 @@ typedef struct api_settings {
 } api_settings;
 
 typedef struct api_model {
-    char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
-    char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
-                               value (runtime/apigen_hobj.h) */
     api_settings api;
     function_def *functions;   /* every selected function, sorted by name */
     size_t nfunctions;

@@ -12,6 +12,29 @@
 /* ---- hand-written handlers ---- */
 cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, apigenCudartHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartEnqueueHostFn */
 cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostFnDone */
+cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
+cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
+cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc); /* hand-written, in the spec's sources: wraps cudaExternalMemoryGetMappedBuffer */
+cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject); /* hand-written, in the spec's sources: wraps cudaGetSurfaceObjectResourceDesc */
+cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, const void *symbol); /* hand-written, in the spec's sources: wraps cudaGetSymbolAddress */
+cudaError_t cudart_host_texture_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject); /* hand-written, in the spec's sources: wraps cudaGetTextureObjectResourceDesc */
+cudaError_t cudart_host_add_memcpy_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams); /* hand-written, in the spec's sources: wraps cudaGraphAddMemcpyNode */
+cudaError_t cudart_host_exec_memcpy_node_set(apigen_call_ctx *cx, cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams); /* hand-written, in the spec's sources: wraps cudaGraphExecMemcpyNodeSetParams */
+cudaError_t cudart_host_exec_update(apigen_call_ctx *cx, cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo); /* hand-written, in the spec's sources: wraps cudaGraphExecUpdate */
+cudaError_t cudart_host_instantiate_with_params(apigen_call_ctx *cx, cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams); /* hand-written, in the spec's sources: wraps cudaGraphInstantiateWithParams */
+cudaError_t cudart_host_instantiate_with_params_ptsz(apigen_call_ctx *cx, cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams); /* hand-written, in the spec's sources: wraps cudaGraphInstantiateWithParams_ptsz */
+cudaError_t cudart_host_memcpy_node_get(apigen_call_ctx *cx, cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams); /* hand-written, in the spec's sources: wraps cudaGraphMemcpyNodeGetParams */
+cudaError_t cudart_host_memcpy_node_set(apigen_call_ctx *cx, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams); /* hand-written, in the spec's sources: wraps cudaGraphMemcpyNodeSetParams */
+cudaError_t cudart_host_graphics_mapped_pointer(apigen_call_ctx *cx, void **devPtr, size_t *size, cudaGraphicsResource_t resource); /* hand-written, in the spec's sources: wraps cudaGraphicsResourceGetMappedPointer */
+cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaIpcOpenMemHandle */
+cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetGlobal */
+cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
+cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
+cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData); /* hand-written, in the spec's sources: wraps cudaMemPoolImportPointer */
+cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D */
+cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
+cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
+cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D_ptds */
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags); /* a symbol variant of cudaEventRecordWithFlags */
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream); /* a symbol variant of cudaEventRecord */
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream); /* a symbol variant of cudaFreeAsync */
@@ -43,10 +66,9 @@ cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy */
 cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream); /* a symbol variant of cudaMemset2DAsync */
 cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height); /* a symbol variant of cudaMemset2D */
-cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* a symbol variant of cudaMemset3DAsync */
-cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* a symbol variant of cudaMemset3D */
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream); /* a symbol variant of cudaMemsetAsync */
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count); /* a symbol variant of cudaMemset */
+cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream); /* a symbol variant of cudaSignalExternalSemaphoresAsync */
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags); /* a symbol variant of cudaStreamAttachMemAsync */
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* a symbol variant of cudaStreamBeginCaptureToGraph */
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode); /* a symbol variant of cudaStreamBeginCapture */
@@ -63,6 +85,13 @@ cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttribut
 cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream); /* a symbol variant of cudaStreamSynchronize */
 cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags); /* a symbol variant of cudaStreamUpdateCaptureDependencies */
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags); /* a symbol variant of cudaStreamWaitEvent */
+cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream); /* a symbol variant of cudaWaitExternalSemaphoresAsync */
+
+/* ---- device memory a vanished client left (types.device) ---- */
+static void destroy_device_(void *addr)
+{
+    (void)cudaFree((void *)(uintptr_t)addr);
+}
 
 /* ---- handle types ---- */
 static void destroy_cudaStream_t(void *real)
@@ -137,6 +166,20 @@ static void tramp_apigenCudartHostFnCb(unsigned long a0, int a1, void *a2)
     apigen_cb_begin(bound_, &w_);
     ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a0); /* a0 */
     ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
+/* Callback cudaHostFn_t: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_cudaHostFn_t(void *a0)
+{
+    void *bound_ = a0;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
     if (ok_)
         apigen_cb_send(bound_, &w_);
     else
@@ -649,6 +692,96 @@ static void h_cudaCreateChannelDesc(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaCreateChannelDesc(x, y, z, w, f);
     if (!apigen_put_raw(cx->wr, &ret_, sizeof(ret_))) return;
+}
+
+static void h_cudaCreateSurfaceObject(apigen_call_ctx *cx)
+{
+    cudaSurfaceObject_t *pSurfObject = {0};
+    const struct cudaResourceDesc *pResDesc = {0};
+    cudaError_t ret_;
+    uint8_t p_pSurfObject = 0;
+    uint64_t n_pSurfObject = 0;
+    const void *b_pResDesc = NULL;
+    uint64_t l_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u8(cx->rd, &p_pSurfObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSurfObject"); return; }
+    if (p_pSurfObject) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaSurfaceObject_t), &n_pSurfObject)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pSurfObject"); return; }
+        pSurfObject = apigen_scratch(cx, n_pSurfObject, 1);
+        if (pSurfObject == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pResDesc, &l_pResDesc, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (b_pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        if (l_pResDesc != n_pResDesc) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+        pResDesc = (const struct cudaResourceDesc *)b_pResDesc;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_create_surface(cx, pSurfObject, pResDesc);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pSurfObject) { /* pSurfObject */
+        k_ = ok_ ? n_pSurfObject : 0;
+        if (!apigen_put_bytes(cx->wr, pSurfObject, k_)) return;
+    }
+}
+
+static void h_cudaCreateTextureObject(apigen_call_ctx *cx)
+{
+    cudaTextureObject_t *pTexObject = {0};
+    const struct cudaResourceDesc *pResDesc = {0};
+    const struct cudaTextureDesc *pTexDesc = {0};
+    const struct cudaResourceViewDesc *pResViewDesc = {0};
+    cudaError_t ret_;
+    uint8_t p_pTexObject = 0;
+    uint64_t n_pTexObject = 0;
+    const void *b_pResDesc = NULL;
+    uint64_t l_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    const void *b_pTexDesc = NULL;
+    uint64_t l_pTexDesc = 0;
+    uint64_t n_pTexDesc = 0;
+    const void *b_pResViewDesc = NULL;
+    uint64_t l_pResViewDesc = 0;
+    uint64_t n_pResViewDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u8(cx->rd, &p_pTexObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pTexObject"); return; }
+    if (p_pTexObject) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaTextureObject_t), &n_pTexObject)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pTexObject"); return; }
+        pTexObject = apigen_scratch(cx, n_pTexObject, 1);
+        if (pTexObject == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pResDesc, &l_pResDesc, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (b_pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        if (l_pResDesc != n_pResDesc) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+        pResDesc = (const struct cudaResourceDesc *)b_pResDesc;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pTexDesc, &l_pTexDesc, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pTexDesc"); return; }
+    if (b_pTexDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaTextureDesc), &n_pTexDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pTexDesc"); return; }
+        if (l_pTexDesc != n_pTexDesc) { apigen_reject(cx, APIGEN_BAD_ARGS, "pTexDesc"); return; }
+        pTexDesc = (const struct cudaTextureDesc *)b_pTexDesc;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pResViewDesc, &l_pResViewDesc, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResViewDesc"); return; }
+    if (b_pResViewDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceViewDesc), &n_pResViewDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResViewDesc"); return; }
+        if (l_pResViewDesc != n_pResViewDesc) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResViewDesc"); return; }
+        pResViewDesc = (const struct cudaResourceViewDesc *)b_pResViewDesc;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_create_texture(cx, pTexObject, pResDesc, pTexDesc, pResViewDesc);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pTexObject) { /* pTexObject */
+        k_ = ok_ ? n_pTexObject : 0;
+        if (!apigen_put_bytes(cx->wr, pTexObject, k_)) return;
+    }
 }
 
 static void h_cudaCtxResetPersistingL2Cache(apigen_call_ctx *cx)
@@ -1681,7 +1814,7 @@ static void h_cudaExternalMemoryGetMappedBuffer(apigen_call_ctx *cx)
         bufferDesc = (const struct cudaExternalMemoryBufferDesc *)b_bufferDesc;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc);
+    ret_ = cudart_host_ext_mapped_buffer(cx, devPtr, extMem, bufferDesc);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1693,16 +1826,64 @@ static void h_cudaExternalMemoryGetMappedBuffer(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaExternalMemoryGetMappedMipmappedArray(apigen_call_ctx *cx)
+{
+    cudaMipmappedArray_t *mipmap = {0};
+    cudaExternalMemory_t extMem = {0};
+    const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc = {0};
+    cudaError_t ret_;
+    uint64_t v_extMem;
+    void *r_;
+    uint8_t p_mipmap = 0;
+    uint64_t n_mipmap = 0;
+    const void *b_mipmapDesc = NULL;
+    uint64_t l_mipmapDesc = 0;
+    uint64_t n_mipmapDesc = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_extMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extMem"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaExternalMemory_t, v_extMem, &r_)) return; /* extMem */
+    extMem = (cudaExternalMemory_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_mipmap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mipmap"); return; }
+    if (p_mipmap) {
+        n_mipmap = (uint64_t)(1);
+        mipmap = apigen_scratch(cx, n_mipmap, sizeof(cudaMipmappedArray_t));
+        if (mipmap == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_mipmapDesc, &l_mipmapDesc, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mipmapDesc"); return; }
+    if (b_mipmapDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaExternalMemoryMipmappedArrayDesc), &n_mipmapDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "mipmapDesc"); return; }
+        if (l_mipmapDesc != n_mipmapDesc) { apigen_reject(cx, APIGEN_BAD_ARGS, "mipmapDesc"); return; }
+        mipmapDesc = (const struct cudaExternalMemoryMipmappedArrayDesc *)b_mipmapDesc;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_mipmap) { /* mipmap */
+        k_ = ok_ ? n_mipmap : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && mipmap[i_] != 0 ? apigen_handle_put(cx, &ht_cudaMipmappedArray_t, (void *)(uintptr_t)mipmap[i_]) : 0)) return;
+    }
+}
+
 static void h_cudaFree(apigen_call_ctx *cx)
 {
     void *devPtr = {0};
     cudaError_t ret_;
     uint64_t v_devPtr;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_take(cx, v_devPtr, "devPtr")) return; /* devPtr: its range leaves the table */
     ret_ = cudaFree(devPtr);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    apigen_dev_end(cx, ok_); /* devPtr: freed, or its range comes back */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -1729,14 +1910,18 @@ static void h_cudaFreeAsync(apigen_call_ctx *cx)
     uint64_t v_devPtr;
     uint64_t v_hStream;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_hStream, &r_)) return; /* hStream */
     hStream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_take(cx, v_devPtr, "devPtr")) return; /* devPtr: its range leaves the table */
     ret_ = cudaFreeAsync(devPtr, hStream);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    apigen_dev_end(cx, ok_); /* devPtr: freed, or its range comes back */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -1748,14 +1933,18 @@ static void h_cudaFreeAsync_ptsz(apigen_call_ctx *cx)
     uint64_t v_devPtr;
     uint64_t v_hStream;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_hStream, &r_)) return; /* hStream */
     hStream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_take(cx, v_devPtr, "devPtr")) return; /* devPtr: its range leaves the table */
     ret_ = cudaFreeAsync_ptsz(devPtr, hStream);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    apigen_dev_end(cx, ok_); /* devPtr: freed, or its range comes back */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -2150,6 +2339,35 @@ static void h_cudaGetMipmappedArrayLevel(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaGetSurfaceObjectResourceDesc(apigen_call_ctx *cx)
+{
+    struct cudaResourceDesc *pResDesc = {0};
+    cudaSurfaceObject_t surfObject = {0};
+    cudaError_t ret_;
+    uint64_t v_surfObject;
+    uint8_t p_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_surfObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "surfObject"); return; }
+    surfObject = (cudaSurfaceObject_t)v_surfObject;
+    if (!apigen_get_u8(cx->rd, &p_pResDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (p_pResDesc) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        pResDesc = apigen_scratch(cx, n_pResDesc, 1);
+        if (pResDesc == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_surface_resource_desc(cx, pResDesc, surfObject);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pResDesc) { /* pResDesc */
+        k_ = ok_ ? n_pResDesc : 0;
+        if (!apigen_put_bytes(cx->wr, pResDesc, k_)) return;
+    }
+}
+
 static void h_cudaGetSymbolAddress(apigen_call_ctx *cx)
 {
     void **devPtr = {0};
@@ -2170,7 +2388,7 @@ static void h_cudaGetSymbolAddress(apigen_call_ctx *cx)
         if (devPtr == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaGetSymbolAddress(devPtr, symbol);
+    ret_ = cudart_host_get_symbol_address(cx, devPtr, symbol);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2208,6 +2426,35 @@ static void h_cudaGetSymbolSize(apigen_call_ctx *cx)
     if (p_size) { /* size */
         k_ = ok_ ? n_size : 0;
         if (!apigen_put_bytes(cx->wr, size, k_)) return;
+    }
+}
+
+static void h_cudaGetTextureObjectResourceDesc(apigen_call_ctx *cx)
+{
+    struct cudaResourceDesc *pResDesc = {0};
+    cudaTextureObject_t texObject = {0};
+    cudaError_t ret_;
+    uint64_t v_texObject;
+    uint8_t p_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_texObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "texObject"); return; }
+    texObject = (cudaTextureObject_t)v_texObject;
+    if (!apigen_get_u8(cx->rd, &p_pResDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (p_pResDesc) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        pResDesc = apigen_scratch(cx, n_pResDesc, 1);
+        if (pResDesc == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_texture_resource_desc(cx, pResDesc, texObject);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pResDesc) { /* pResDesc */
+        k_ = ok_ ? n_pResDesc : 0;
+        if (!apigen_put_bytes(cx->wr, pResDesc, k_)) return;
     }
 }
 
@@ -2622,7 +2869,74 @@ static void h_cudaGraphAddMemFreeNode(apigen_call_ctx *cx)
         pDependencies = a_pDependencies;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dptr, 0, false, "dptr")) return; /* dptr: device memory of this client */
     ret_ = cudaGraphAddMemFreeNode(pGraphNode, graph, pDependencies, numDependencies, dptr);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_cudaGraphAddMemcpyNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    const struct cudaMemcpy3DParms *pCopyParams = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_pCopyParams = NULL;
+    uint64_t l_pCopyParams = 0;
+    uint64_t n_pCopyParams = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pCopyParams, &l_pCopyParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pCopyParams"); return; }
+    if (b_pCopyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pCopyParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pCopyParams"); return; }
+        if (l_pCopyParams != n_pCopyParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pCopyParams"); return; }
+        pCopyParams = (const struct cudaMemcpy3DParms *)b_pCopyParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_add_memcpy_node(cx, pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2694,6 +3008,8 @@ static void h_cudaGraphAddMemcpyNode1D(apigen_call_ctx *cx)
         pDependencies = a_pDependencies;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphAddMemcpyNode1D(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -2770,6 +3086,7 @@ static void h_cudaGraphAddMemcpyNodeFromSymbol(apigen_call_ctx *cx)
         pDependencies = a_pDependencies;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaGraphAddMemcpyNodeFromSymbol(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -2846,6 +3163,7 @@ static void h_cudaGraphAddMemcpyNodeToSymbol(apigen_call_ctx *cx)
         pDependencies = a_pDependencies;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphAddMemcpyNodeToSymbol(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -3353,6 +3671,36 @@ static void h_cudaGraphExecGetFlags(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaGraphExecMemcpyNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraphNode_t node = {0};
+    const struct cudaMemcpy3DParms *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_node;
+    const void *b_pNodeParams = NULL;
+    uint64_t l_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNodeParams, &l_pNodeParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (b_pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        if (l_pNodeParams != n_pNodeParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+        pNodeParams = (const struct cudaMemcpy3DParms *)b_pNodeParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_exec_memcpy_node_set(cx, hGraphExec, node, pNodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cudaGraphExecMemcpyNodeSetParams1D(apigen_call_ctx *cx)
 {
     cudaGraphExec_t hGraphExec = {0};
@@ -3384,6 +3732,8 @@ static void h_cudaGraphExecMemcpyNodeSetParams1D(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphExecMemcpyNodeSetParams1D(hGraphExec, node, dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3424,6 +3774,7 @@ static void h_cudaGraphExecMemcpyNodeSetParamsFromSymbol(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaGraphExecMemcpyNodeSetParamsFromSymbol(hGraphExec, node, dst, symbol, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3464,6 +3815,7 @@ static void h_cudaGraphExecMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphExecMemcpyNodeSetParamsToSymbol(hGraphExec, node, symbol, src, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3497,6 +3849,226 @@ static void h_cudaGraphExecMemsetNodeSetParams(apigen_call_ctx *cx)
     ret_ = cudaGraphExecMemsetNodeSetParams(hGraphExec, node, pNodeParams);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cudaGraphExecUpdate(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraph_t hGraph = {0};
+    cudaGraphExecUpdateResultInfo *resultInfo = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_hGraph;
+    uint8_t p_resultInfo = 0;
+    uint64_t n_resultInfo = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_resultInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "resultInfo"); return; }
+    if (p_resultInfo) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphExecUpdateResultInfo), &n_resultInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "resultInfo"); return; }
+        resultInfo = apigen_scratch(cx, n_resultInfo, 1);
+        if (resultInfo == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_exec_update(cx, hGraphExec, hGraph, resultInfo);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_resultInfo) { /* resultInfo */
+        k_ = ok_ ? n_resultInfo : 0;
+        if (!apigen_put_bytes(cx->wr, resultInfo, k_)) return;
+    }
+}
+
+static void h_cudaGraphGetEdges(apigen_call_ctx *cx)
+{
+    cudaGraph_t graph = {0};
+    cudaGraphNode_t *from = {0};
+    cudaGraphNode_t *to = {0};
+    cudaGraphEdgeData *edgeData = {0};
+    size_t *numEdges = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint8_t p_from = 0;
+    uint64_t n_from = 0;
+    uint8_t p_to = 0;
+    uint64_t n_to = 0;
+    uint8_t p_edgeData = 0;
+    uint64_t n_edgeData = 0;
+    const void *b_numEdges = NULL;
+    uint64_t l_numEdges = 0;
+    uint64_t n_numEdges = 0;
+    uint8_t p_numEdges = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_from)) { apigen_reject(cx, APIGEN_BAD_ARGS, "from"); return; }
+    if (!apigen_get_u8(cx->rd, &p_to)) { apigen_reject(cx, APIGEN_BAD_ARGS, "to"); return; }
+    if (!apigen_get_u8(cx->rd, &p_edgeData)) { apigen_reject(cx, APIGEN_BAD_ARGS, "edgeData"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_numEdges, &l_numEdges, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numEdges"); return; }
+    if (b_numEdges != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numEdges)) { apigen_reject(cx, APIGEN_TOO_LARGE, "numEdges"); return; }
+        if (l_numEdges != n_numEdges) { apigen_reject(cx, APIGEN_BAD_ARGS, "numEdges"); return; }
+        numEdges = apigen_scratch(cx, n_numEdges, 1);
+        if (numEdges == NULL) return;
+        memcpy(numEdges, b_numEdges, n_numEdges);
+    }
+    p_numEdges = b_numEdges != NULL;
+    if (p_from) {
+        n_from = (uint64_t)((numEdges != NULL ? *numEdges : 0));
+        from = apigen_scratch(cx, n_from, sizeof(cudaGraphNode_t));
+        if (from == NULL) return;
+    }
+    if (p_to) {
+        n_to = (uint64_t)((numEdges != NULL ? *numEdges : 0));
+        to = apigen_scratch(cx, n_to, sizeof(cudaGraphNode_t));
+        if (to == NULL) return;
+    }
+    if (p_edgeData) {
+        if (!apigen_mul_size((uint64_t)((numEdges != NULL ? *numEdges : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) { apigen_reject(cx, APIGEN_TOO_LARGE, "edgeData"); return; }
+        edgeData = apigen_scratch(cx, n_edgeData, 1);
+        if (edgeData == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphGetEdges(graph, from, to, edgeData, numEdges);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_from) { /* from */
+        k_ = ok_ ? n_from : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && from[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)from[i_]) : 0)) return;
+    }
+    if (p_to) { /* to */
+        k_ = ok_ ? n_to : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && to[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)to[i_]) : 0)) return;
+    }
+    if (p_edgeData) { /* edgeData */
+        k_ = ok_ ? n_edgeData : 0;
+        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+    }
+    if (p_numEdges) { /* numEdges */
+        k_ = ok_ ? n_numEdges : 0;
+        if (!apigen_put_bytes(cx->wr, numEdges, k_)) return;
+    }
+}
+
+static void h_cudaGraphGetNodes(apigen_call_ctx *cx)
+{
+    cudaGraph_t graph = {0};
+    cudaGraphNode_t *nodes = {0};
+    size_t *numNodes = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint8_t p_nodes = 0;
+    uint64_t n_nodes = 0;
+    const void *b_numNodes = NULL;
+    uint64_t l_numNodes = 0;
+    uint64_t n_numNodes = 0;
+    uint8_t p_numNodes = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_nodes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nodes"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_numNodes, &l_numNodes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numNodes"); return; }
+    if (b_numNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numNodes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "numNodes"); return; }
+        if (l_numNodes != n_numNodes) { apigen_reject(cx, APIGEN_BAD_ARGS, "numNodes"); return; }
+        numNodes = apigen_scratch(cx, n_numNodes, 1);
+        if (numNodes == NULL) return;
+        memcpy(numNodes, b_numNodes, n_numNodes);
+    }
+    p_numNodes = b_numNodes != NULL;
+    if (p_nodes) {
+        n_nodes = (uint64_t)((numNodes != NULL ? *numNodes : 0));
+        nodes = apigen_scratch(cx, n_nodes, sizeof(cudaGraphNode_t));
+        if (nodes == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphGetNodes(graph, nodes, numNodes);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_nodes) { /* nodes */
+        k_ = ok_ ? n_nodes : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && nodes[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)nodes[i_]) : 0)) return;
+    }
+    if (p_numNodes) { /* numNodes */
+        k_ = ok_ ? n_numNodes : 0;
+        if (!apigen_put_bytes(cx->wr, numNodes, k_)) return;
+    }
+}
+
+static void h_cudaGraphGetRootNodes(apigen_call_ctx *cx)
+{
+    cudaGraph_t graph = {0};
+    cudaGraphNode_t *pRootNodes = {0};
+    size_t *pNumRootNodes = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint8_t p_pRootNodes = 0;
+    uint64_t n_pRootNodes = 0;
+    const void *b_pNumRootNodes = NULL;
+    uint64_t l_pNumRootNodes = 0;
+    uint64_t n_pNumRootNodes = 0;
+    uint8_t p_pNumRootNodes = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pRootNodes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pRootNodes"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNumRootNodes, &l_pNumRootNodes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumRootNodes"); return; }
+    if (b_pNumRootNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumRootNodes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNumRootNodes"); return; }
+        if (l_pNumRootNodes != n_pNumRootNodes) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumRootNodes"); return; }
+        pNumRootNodes = apigen_scratch(cx, n_pNumRootNodes, 1);
+        if (pNumRootNodes == NULL) return;
+        memcpy(pNumRootNodes, b_pNumRootNodes, n_pNumRootNodes);
+    }
+    p_pNumRootNodes = b_pNumRootNodes != NULL;
+    if (p_pRootNodes) {
+        n_pRootNodes = (uint64_t)((pNumRootNodes != NULL ? *pNumRootNodes : 0));
+        pRootNodes = apigen_scratch(cx, n_pRootNodes, sizeof(cudaGraphNode_t));
+        if (pRootNodes == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphGetRootNodes(graph, pRootNodes, pNumRootNodes);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pRootNodes) { /* pRootNodes */
+        k_ = ok_ ? n_pRootNodes : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pRootNodes[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pRootNodes[i_]) : 0)) return;
+    }
+    if (p_pNumRootNodes) { /* pNumRootNodes */
+        k_ = ok_ ? n_pNumRootNodes : 0;
+        if (!apigen_put_bytes(cx->wr, pNumRootNodes, k_)) return;
+    }
 }
 
 static void h_cudaGraphInstantiate(apigen_call_ctx *cx)
@@ -3572,6 +4144,110 @@ static void h_cudaGraphInstantiateWithFlags(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && pGraphExec[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaGraphExec_t, (void *)(uintptr_t)pGraphExec[i_]) : 0)) return;
+    }
+}
+
+static void h_cudaGraphInstantiateWithParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t *pGraphExec = {0};
+    cudaGraph_t graph = {0};
+    cudaGraphInstantiateParams *instantiateParams = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint8_t p_pGraphExec = 0;
+    uint64_t n_pGraphExec = 0;
+    const void *b_instantiateParams = NULL;
+    uint64_t l_instantiateParams = 0;
+    uint64_t n_instantiateParams = 0;
+    uint8_t p_instantiateParams = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphExec"); return; }
+    if (p_pGraphExec) {
+        n_pGraphExec = (uint64_t)(1);
+        pGraphExec = apigen_scratch(cx, n_pGraphExec, sizeof(cudaGraphExec_t));
+        if (pGraphExec == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_instantiateParams, &l_instantiateParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+    if (b_instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "instantiateParams"); return; }
+        if (l_instantiateParams != n_instantiateParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+        instantiateParams = apigen_scratch(cx, n_instantiateParams, 1);
+        if (instantiateParams == NULL) return;
+        memcpy(instantiateParams, b_instantiateParams, n_instantiateParams);
+    }
+    p_instantiateParams = b_instantiateParams != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_instantiate_with_params(cx, pGraphExec, graph, instantiateParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphExec) { /* pGraphExec */
+        k_ = ok_ ? n_pGraphExec : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphExec[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaGraphExec_t, (void *)(uintptr_t)pGraphExec[i_]) : 0)) return;
+    }
+    if (p_instantiateParams) { /* instantiateParams */
+        k_ = ok_ ? n_instantiateParams : 0;
+        if (!apigen_put_bytes(cx->wr, instantiateParams, k_)) return;
+    }
+}
+
+static void h_cudaGraphInstantiateWithParams_ptsz(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t *pGraphExec = {0};
+    cudaGraph_t graph = {0};
+    cudaGraphInstantiateParams *instantiateParams = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint8_t p_pGraphExec = 0;
+    uint64_t n_pGraphExec = 0;
+    const void *b_instantiateParams = NULL;
+    uint64_t l_instantiateParams = 0;
+    uint64_t n_instantiateParams = 0;
+    uint8_t p_instantiateParams = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphExec"); return; }
+    if (p_pGraphExec) {
+        n_pGraphExec = (uint64_t)(1);
+        pGraphExec = apigen_scratch(cx, n_pGraphExec, sizeof(cudaGraphExec_t));
+        if (pGraphExec == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_instantiateParams, &l_instantiateParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+    if (b_instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "instantiateParams"); return; }
+        if (l_instantiateParams != n_instantiateParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+        instantiateParams = apigen_scratch(cx, n_instantiateParams, 1);
+        if (instantiateParams == NULL) return;
+        memcpy(instantiateParams, b_instantiateParams, n_instantiateParams);
+    }
+    p_instantiateParams = b_instantiateParams != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_instantiate_with_params_ptsz(cx, pGraphExec, graph, instantiateParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphExec) { /* pGraphExec */
+        k_ = ok_ ? n_pGraphExec : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphExec[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaGraphExec_t, (void *)(uintptr_t)pGraphExec[i_]) : 0)) return;
+    }
+    if (p_instantiateParams) { /* instantiateParams */
+        k_ = ok_ ? n_instantiateParams : 0;
+        if (!apigen_put_bytes(cx->wr, instantiateParams, k_)) return;
     }
 }
 
@@ -3730,6 +4406,62 @@ static void h_cudaGraphMemFreeNodeGetParams(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaGraphMemcpyNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    struct cudaMemcpy3DParms *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint8_t p_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pNodeParams)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (p_pNodeParams) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        pNodeParams = apigen_scratch(cx, n_pNodeParams, 1);
+        if (pNodeParams == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_memcpy_node_get(cx, node, pNodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pNodeParams) { /* pNodeParams */
+        k_ = ok_ ? n_pNodeParams : 0;
+        if (!apigen_put_bytes(cx->wr, pNodeParams, k_)) return;
+    }
+}
+
+static void h_cudaGraphMemcpyNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    const struct cudaMemcpy3DParms *pNodeParams = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    const void *b_pNodeParams = NULL;
+    uint64_t l_pNodeParams = 0;
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNodeParams, &l_pNodeParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+    if (b_pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNodeParams"); return; }
+        if (l_pNodeParams != n_pNodeParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNodeParams"); return; }
+        pNodeParams = (const struct cudaMemcpy3DParms *)b_pNodeParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_memcpy_node_set(cx, node, pNodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cudaGraphMemcpyNodeSetParams1D(apigen_call_ctx *cx)
 {
     cudaGraphNode_t node = {0};
@@ -3756,6 +4488,8 @@ static void h_cudaGraphMemcpyNodeSetParams1D(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphMemcpyNodeSetParams1D(node, dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3791,6 +4525,7 @@ static void h_cudaGraphMemcpyNodeSetParamsFromSymbol(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaGraphMemcpyNodeSetParamsFromSymbol(node, dst, symbol, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3826,6 +4561,7 @@ static void h_cudaGraphMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
     kind = (enum cudaMemcpyKind)v_kind;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaGraphMemcpyNodeSetParamsToSymbol(node, symbol, src, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3923,6 +4659,136 @@ static void h_cudaGraphNodeFindInClone(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && pNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pNode[i_]) : 0)) return;
+    }
+}
+
+static void h_cudaGraphNodeGetDependencies(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    cudaGraphNode_t *pDependencies = {0};
+    cudaGraphEdgeData *edgeData = {0};
+    size_t *pNumDependencies = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    uint8_t p_edgeData = 0;
+    uint64_t n_edgeData = 0;
+    const void *b_pNumDependencies = NULL;
+    uint64_t l_pNumDependencies = 0;
+    uint64_t n_pNumDependencies = 0;
+    uint8_t p_pNumDependencies = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (!apigen_get_u8(cx->rd, &p_edgeData)) { apigen_reject(cx, APIGEN_BAD_ARGS, "edgeData"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNumDependencies, &l_pNumDependencies, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumDependencies"); return; }
+    if (b_pNumDependencies != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependencies)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNumDependencies"); return; }
+        if (l_pNumDependencies != n_pNumDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumDependencies"); return; }
+        pNumDependencies = apigen_scratch(cx, n_pNumDependencies, 1);
+        if (pNumDependencies == NULL) return;
+        memcpy(pNumDependencies, b_pNumDependencies, n_pNumDependencies);
+    }
+    p_pNumDependencies = b_pNumDependencies != NULL;
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)((pNumDependencies != NULL ? *pNumDependencies : 0));
+        pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (pDependencies == NULL) return;
+    }
+    if (p_edgeData) {
+        if (!apigen_mul_size((uint64_t)((pNumDependencies != NULL ? *pNumDependencies : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) { apigen_reject(cx, APIGEN_TOO_LARGE, "edgeData"); return; }
+        edgeData = apigen_scratch(cx, n_edgeData, 1);
+        if (edgeData == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphNodeGetDependencies(node, pDependencies, edgeData, pNumDependencies);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pDependencies) { /* pDependencies */
+        k_ = ok_ ? n_pDependencies : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pDependencies[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pDependencies[i_]) : 0)) return;
+    }
+    if (p_edgeData) { /* edgeData */
+        k_ = ok_ ? n_edgeData : 0;
+        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+    }
+    if (p_pNumDependencies) { /* pNumDependencies */
+        k_ = ok_ ? n_pNumDependencies : 0;
+        if (!apigen_put_bytes(cx->wr, pNumDependencies, k_)) return;
+    }
+}
+
+static void h_cudaGraphNodeGetDependentNodes(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    cudaGraphNode_t *pDependentNodes = {0};
+    cudaGraphEdgeData *edgeData = {0};
+    size_t *pNumDependentNodes = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint8_t p_pDependentNodes = 0;
+    uint64_t n_pDependentNodes = 0;
+    uint8_t p_edgeData = 0;
+    uint64_t n_edgeData = 0;
+    const void *b_pNumDependentNodes = NULL;
+    uint64_t l_pNumDependentNodes = 0;
+    uint64_t n_pNumDependentNodes = 0;
+    uint8_t p_pNumDependentNodes = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_pDependentNodes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependentNodes"); return; }
+    if (!apigen_get_u8(cx->rd, &p_edgeData)) { apigen_reject(cx, APIGEN_BAD_ARGS, "edgeData"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_pNumDependentNodes, &l_pNumDependentNodes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumDependentNodes"); return; }
+    if (b_pNumDependentNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependentNodes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pNumDependentNodes"); return; }
+        if (l_pNumDependentNodes != n_pNumDependentNodes) { apigen_reject(cx, APIGEN_BAD_ARGS, "pNumDependentNodes"); return; }
+        pNumDependentNodes = apigen_scratch(cx, n_pNumDependentNodes, 1);
+        if (pNumDependentNodes == NULL) return;
+        memcpy(pNumDependentNodes, b_pNumDependentNodes, n_pNumDependentNodes);
+    }
+    p_pNumDependentNodes = b_pNumDependentNodes != NULL;
+    if (p_pDependentNodes) {
+        n_pDependentNodes = (uint64_t)((pNumDependentNodes != NULL ? *pNumDependentNodes : 0));
+        pDependentNodes = apigen_scratch(cx, n_pDependentNodes, sizeof(cudaGraphNode_t));
+        if (pDependentNodes == NULL) return;
+    }
+    if (p_edgeData) {
+        if (!apigen_mul_size((uint64_t)((pNumDependentNodes != NULL ? *pNumDependentNodes : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) { apigen_reject(cx, APIGEN_TOO_LARGE, "edgeData"); return; }
+        edgeData = apigen_scratch(cx, n_edgeData, 1);
+        if (edgeData == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaGraphNodeGetDependentNodes(node, pDependentNodes, edgeData, pNumDependentNodes);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pDependentNodes) { /* pDependentNodes */
+        k_ = ok_ ? n_pDependentNodes : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pDependentNodes[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pDependentNodes[i_]) : 0)) return;
+    }
+    if (p_edgeData) { /* edgeData */
+        k_ = ok_ ? n_edgeData : 0;
+        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+    }
+    if (p_pNumDependentNodes) { /* pNumDependentNodes */
+        k_ = ok_ ? n_pNumDependentNodes : 0;
+        if (!apigen_put_bytes(cx->wr, pNumDependentNodes, k_)) return;
     }
 }
 
@@ -4279,7 +5145,7 @@ static void h_cudaGraphicsResourceGetMappedPointer(apigen_call_ctx *cx)
         if (size == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaGraphicsResourceGetMappedPointer(devPtr, size, resource);
+    ret_ = cudart_host_graphics_mapped_pointer(cx, devPtr, size, resource);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4439,6 +5305,7 @@ static void h_cudaIpcCloseMemHandle(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaIpcCloseMemHandle(devPtr);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4494,6 +5361,7 @@ static void h_cudaIpcGetMemHandle(apigen_call_ctx *cx)
         if (handle == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaIpcGetMemHandle(handle, devPtr);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -4556,7 +5424,7 @@ static void h_cudaIpcOpenMemHandle(apigen_call_ctx *cx)
         if (devPtr == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaIpcOpenMemHandle(devPtr, handle, flags);
+    ret_ = cudart_host_ipc_open(cx, devPtr, handle, flags);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4668,7 +5536,7 @@ static void h_cudaLibraryGetGlobal(apigen_call_ctx *cx)
     if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
     name = (const char *)s_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaLibraryGetGlobal(dptr, bytes, library, name);
+    ret_ = cudart_host_library_get_global(cx, dptr, bytes, library, name);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4923,6 +5791,74 @@ static void h_cudaLogsDumpToFile(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaLogsDumpToMemory(apigen_call_ctx *cx)
+{
+    cudaLogIterator *iterator = {0};
+    char *buffer = {0};
+    size_t *size = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint32_t v_flags;
+    const void *b_iterator = NULL;
+    uint64_t l_iterator = 0;
+    uint64_t n_iterator = 0;
+    uint8_t p_iterator = 0;
+    uint8_t p_buffer = 0;
+    uint64_t n_buffer = 0;
+    const void *b_size = NULL;
+    uint64_t l_size = 0;
+    uint64_t n_size = 0;
+    uint8_t p_size = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_opt_bytes(cx->rd, &b_iterator, &l_iterator, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "iterator"); return; }
+    if (b_iterator != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLogIterator), &n_iterator)) { apigen_reject(cx, APIGEN_TOO_LARGE, "iterator"); return; }
+        if (l_iterator != n_iterator) { apigen_reject(cx, APIGEN_BAD_ARGS, "iterator"); return; }
+        iterator = apigen_scratch(cx, n_iterator, 1);
+        if (iterator == NULL) return;
+        memcpy(iterator, b_iterator, n_iterator);
+    }
+    p_iterator = b_iterator != NULL;
+    if (!apigen_get_u8(cx->rd, &p_buffer)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buffer"); return; }
+    if (!apigen_get_opt_bytes(cx->rd, &b_size, &l_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    if (b_size != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "size"); return; }
+        if (l_size != n_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+        size = apigen_scratch(cx, n_size, 1);
+        if (size == NULL) return;
+        memcpy(size, b_size, n_size);
+    }
+    p_size = b_size != NULL;
+    if (p_buffer) {
+        if (!apigen_mul_size((uint64_t)((size != NULL ? *size : 0)), sizeof(char), &n_buffer)) { apigen_reject(cx, APIGEN_TOO_LARGE, "buffer"); return; }
+        buffer = apigen_scratch(cx, n_buffer, 1);
+        if (buffer == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaLogsDumpToMemory(iterator, buffer, size, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_iterator) { /* iterator */
+        k_ = ok_ ? n_iterator : 0;
+        if (!apigen_put_bytes(cx->wr, iterator, k_)) return;
+    }
+    if (p_buffer) { /* buffer */
+        k_ = ok_ ? n_buffer : 0;
+        if (size != NULL && apigen_mul_size((uint64_t)(*size), sizeof(char), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, buffer, k_)) return;
+    }
+    if (p_size) { /* size */
+        k_ = ok_ ? n_size : 0;
+        if (!apigen_put_bytes(cx->wr, size, k_)) return;
+    }
+}
+
 static void h_cudaMalloc(apigen_call_ctx *cx)
 {
     void **devPtr = {0};
@@ -4932,8 +5868,8 @@ static void h_cudaMalloc(apigen_call_ctx *cx)
     uint8_t p_devPtr = 0;
     uint64_t n_devPtr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
     size = (size_t)v_size;
     if (!apigen_get_u8(cx->rd, &p_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
@@ -4946,6 +5882,9 @@ static void h_cudaMalloc(apigen_call_ctx *cx)
     ret_ = cudaMalloc(devPtr, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_devPtr) /* devPtr: new device ranges of this client */
+        for (i_ = 0; i_ < n_devPtr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)devPtr[i_], (uint64_t)(size))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_devPtr) { /* devPtr */
         k_ = ok_ ? n_devPtr : 0;
@@ -4972,7 +5911,7 @@ static void h_cudaMalloc3D(apigen_call_ctx *cx)
         if (pitchedDevPtr == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMalloc3D(pitchedDevPtr, extent);
+    ret_ = cudart_host_malloc3d(cx, pitchedDevPtr, extent);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5088,8 +6027,8 @@ static void h_cudaMallocAsync(apigen_call_ctx *cx)
     uint8_t p_devPtr = 0;
     uint64_t n_devPtr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
     size = (size_t)v_size;
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
@@ -5105,6 +6044,9 @@ static void h_cudaMallocAsync(apigen_call_ctx *cx)
     ret_ = cudaMallocAsync(devPtr, size, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_devPtr) /* devPtr: new device ranges of this client */
+        for (i_ = 0; i_ < n_devPtr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)devPtr[i_], (uint64_t)(size))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_devPtr) { /* devPtr */
         k_ = ok_ ? n_devPtr : 0;
@@ -5126,8 +6068,8 @@ static void h_cudaMallocAsync_ptsz(apigen_call_ctx *cx)
     uint8_t p_devPtr = 0;
     uint64_t n_devPtr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
     size = (size_t)v_size;
     if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
@@ -5143,6 +6085,9 @@ static void h_cudaMallocAsync_ptsz(apigen_call_ctx *cx)
     ret_ = cudaMallocAsync_ptsz(devPtr, size, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_devPtr) /* devPtr: new device ranges of this client */
+        for (i_ = 0; i_ < n_devPtr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)devPtr[i_], (uint64_t)(size))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_devPtr) { /* devPtr */
         k_ = ok_ ? n_devPtr : 0;
@@ -5166,8 +6111,8 @@ static void h_cudaMallocFromPoolAsync(apigen_call_ctx *cx)
     uint8_t p_ptr = 0;
     uint64_t n_ptr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
     size = (size_t)v_size;
     if (!apigen_get_u64(cx->rd, &v_memPool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memPool"); return; }
@@ -5186,6 +6131,9 @@ static void h_cudaMallocFromPoolAsync(apigen_call_ctx *cx)
     ret_ = cudaMallocFromPoolAsync(ptr, size, memPool, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_ptr) /* ptr: new device ranges of this client */
+        for (i_ = 0; i_ < n_ptr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)ptr[i_], (uint64_t)(size))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ptr) { /* ptr */
         k_ = ok_ ? n_ptr : 0;
@@ -5209,8 +6157,8 @@ static void h_cudaMallocFromPoolAsync_ptsz(apigen_call_ctx *cx)
     uint8_t p_ptr = 0;
     uint64_t n_ptr = 0;
     int ok_;
-    uint64_t k_;
     uint64_t i_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
     size = (size_t)v_size;
     if (!apigen_get_u64(cx->rd, &v_memPool)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memPool"); return; }
@@ -5229,6 +6177,9 @@ static void h_cudaMallocFromPoolAsync_ptsz(apigen_call_ctx *cx)
     ret_ = cudaMallocFromPoolAsync_ptsz(ptr, size, memPool, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_ptr) /* ptr: new device ranges of this client */
+        for (i_ = 0; i_ < n_ptr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)ptr[i_], (uint64_t)(size))) return;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ptr) { /* ptr */
         k_ = ok_ ? n_ptr : 0;
@@ -5319,7 +6270,7 @@ static void h_cudaMallocPitch(apigen_call_ctx *cx)
         if (pitch == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMallocPitch(devPtr, pitch, width, height);
+    ret_ = cudart_host_malloc_pitch(cx, devPtr, pitch, width, height);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5353,6 +6304,7 @@ static void h_cudaMemAdvise(apigen_call_ctx *cx)
     advice = (enum cudaMemoryAdvise)v_advice;
     if (!apigen_get_raw(cx->rd, &location, sizeof(location))) { apigen_reject(cx, APIGEN_BAD_ARGS, "location"); return; }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemAdvise(devPtr, count, advice, location);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5429,6 +6381,9 @@ static void h_cudaMemDiscardAndPrefetchBatchAsync(apigen_call_ctx *cx)
         prefetchLocIdxs = (size_t *)b_prefetchLocIdxs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5505,6 +6460,9 @@ static void h_cudaMemDiscardAndPrefetchBatchAsync_ptsz(apigen_call_ctx *cx)
         prefetchLocIdxs = (size_t *)b_prefetchLocIdxs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemDiscardAndPrefetchBatchAsync_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5557,6 +6515,9 @@ static void h_cudaMemDiscardBatchAsync(apigen_call_ctx *cx)
         sizes = (size_t *)b_sizes;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemDiscardBatchAsync(dptrs, sizes, count, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5609,6 +6570,9 @@ static void h_cudaMemDiscardBatchAsync_ptsz(apigen_call_ctx *cx)
         sizes = (size_t *)b_sizes;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemDiscardBatchAsync_ptsz(dptrs, sizes, count, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5814,6 +6778,7 @@ static void h_cudaMemPoolExportPointer(apigen_call_ctx *cx)
         if (exportData == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_ptr, 0, false, "ptr")) return; /* ptr: device memory of this client */
     ret_ = cudaMemPoolExportPointer(exportData, ptr);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -5934,7 +6899,7 @@ static void h_cudaMemPoolImportPointer(apigen_call_ctx *cx)
         if (exportData == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMemPoolImportPointer(ptr, memPool, exportData);
+    ret_ = cudart_host_pool_import(cx, ptr, memPool, exportData);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6051,6 +7016,7 @@ static void h_cudaMemPrefetchAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemPrefetchAsync(devPtr, count, location, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6080,6 +7046,7 @@ static void h_cudaMemPrefetchAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemPrefetchAsync_ptsz(devPtr, count, location, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6156,6 +7123,9 @@ static void h_cudaMemPrefetchBatchAsync(apigen_call_ctx *cx)
         prefetchLocIdxs = (size_t *)b_prefetchLocIdxs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6232,6 +7202,9 @@ static void h_cudaMemPrefetchBatchAsync_ptsz(apigen_call_ctx *cx)
         prefetchLocIdxs = (size_t *)b_prefetchLocIdxs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (p_dptrs) /* dptrs: device memory of this client */
+        for (i_ = 0; i_ < n_dptrs; i_++)
+            if (!apigen_dev_check(cx, (uint64_t)(uintptr_t)a_dptrs[i_], 0, false, "dptrs")) return;
     ret_ = cudaMemPrefetchBatchAsync_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6268,6 +7241,7 @@ static void h_cudaMemRangeGetAttribute(apigen_call_ctx *cx)
         if (data == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemRangeGetAttribute(data, dataSize, attribute, devPtr, count);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6358,6 +7332,8 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy(dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6432,6 +7408,8 @@ static void h_cudaMemcpy2D(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6608,6 +7586,8 @@ static void h_cudaMemcpy2DAsync(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6688,6 +7668,8 @@ static void h_cudaMemcpy2DAsync_ptsz(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DAsync_ptsz(dst, dpitch, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6756,6 +7738,7 @@ static void h_cudaMemcpy2DFromArray(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpy2DFromArray(dst, dpitch, src, wOffset, hOffset, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6829,6 +7812,7 @@ static void h_cudaMemcpy2DFromArrayAsync(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6902,6 +7886,7 @@ static void h_cudaMemcpy2DFromArrayAsync_ptsz(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpy2DFromArrayAsync_ptsz(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -6970,6 +7955,7 @@ static void h_cudaMemcpy2DFromArray_ptds(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpy2DFromArray_ptds(dst, dpitch, src, wOffset, hOffset, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7032,6 +8018,7 @@ static void h_cudaMemcpy2DToArray(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DToArray(dst, wOffset, hOffset, src, spitch, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7092,6 +8079,7 @@ static void h_cudaMemcpy2DToArrayAsync(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7152,6 +8140,7 @@ static void h_cudaMemcpy2DToArrayAsync_ptsz(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DToArrayAsync_ptsz(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7207,6 +8196,7 @@ static void h_cudaMemcpy2DToArray_ptds(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2DToArray_ptds(dst, wOffset, hOffset, src, spitch, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7274,6 +8264,8 @@ static void h_cudaMemcpy2D_ptds(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy2D_ptds(dst, dpitch, src, spitch, width, height, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7425,6 +8417,8 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyAsync(dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7488,6 +8482,8 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyAsync_ptsz(dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7543,6 +8539,7 @@ static void h_cudaMemcpyFromArray(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromArray(dst, src, wOffset, hOffset, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7603,6 +8600,7 @@ static void h_cudaMemcpyFromArrayAsync(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7663,6 +8661,7 @@ static void h_cudaMemcpyFromArrayAsync_ptsz(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromArrayAsync_ptsz(dst, src, wOffset, hOffset, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7718,6 +8717,7 @@ static void h_cudaMemcpyFromArray_ptds(apigen_call_ctx *cx)
         dst = (void *)(uintptr_t)v_dst;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromArray_ptds(dst, src, wOffset, hOffset, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7767,6 +8767,7 @@ static void h_cudaMemcpyFromSymbol(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromSymbol(dst, symbol, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7823,6 +8824,7 @@ static void h_cudaMemcpyFromSymbolAsync(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7879,6 +8881,7 @@ static void h_cudaMemcpyFromSymbolAsync_ptsz(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromSymbolAsync_ptsz(dst, symbol, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7929,6 +8932,7 @@ static void h_cudaMemcpyFromSymbol_ptds(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     ret_ = cudaMemcpyFromSymbol_ptds(dst, symbol, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -7966,6 +8970,8 @@ static void h_cudaMemcpyPeer(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
     count = (size_t)v_count;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8001,6 +9007,8 @@ static void h_cudaMemcpyPeerAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if (!apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8048,6 +9056,7 @@ static void h_cudaMemcpyToArray(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToArray(dst, wOffset, hOffset, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8100,6 +9109,7 @@ static void h_cudaMemcpyToArrayAsync(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8152,6 +9162,7 @@ static void h_cudaMemcpyToArrayAsync_ptsz(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToArrayAsync_ptsz(dst, wOffset, hOffset, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8199,6 +9210,7 @@ static void h_cudaMemcpyToArray_ptds(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToArray_ptds(dst, wOffset, hOffset, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8240,6 +9252,7 @@ static void h_cudaMemcpyToSymbol(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToSymbol(symbol, src, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8287,6 +9300,7 @@ static void h_cudaMemcpyToSymbolAsync(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8334,6 +9348,7 @@ static void h_cudaMemcpyToSymbolAsync_ptsz(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToSymbolAsync_ptsz(symbol, src, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8375,6 +9390,7 @@ static void h_cudaMemcpyToSymbol_ptds(apigen_call_ctx *cx)
         }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpyToSymbol_ptds(symbol, src, count, offset, kind);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8425,6 +9441,8 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
     ret_ = cudaMemcpy_ptds(dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
@@ -8453,6 +9471,7 @@ static void h_cudaMemset(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
     count = (size_t)v_count;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset(devPtr, value, count);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8482,6 +9501,7 @@ static void h_cudaMemset2D(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_height)) { apigen_reject(cx, APIGEN_BAD_ARGS, "height"); return; }
     height = (size_t)v_height;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset2D(devPtr, pitch, value, width, height);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8517,6 +9537,7 @@ static void h_cudaMemset2DAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset2DAsync(devPtr, pitch, value, width, height, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8552,6 +9573,7 @@ static void h_cudaMemset2DAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset2DAsync_ptsz(devPtr, pitch, value, width, height, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8581,6 +9603,7 @@ static void h_cudaMemset2D_ptds(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_height)) { apigen_reject(cx, APIGEN_BAD_ARGS, "height"); return; }
     height = (size_t)v_height;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset2D_ptds(devPtr, pitch, value, width, height);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8598,7 +9621,7 @@ static void h_cudaMemset3D(apigen_call_ctx *cx)
     value = (int)(int32_t)v_value;
     if (!apigen_get_raw(cx->rd, &extent, sizeof(extent))) { apigen_reject(cx, APIGEN_BAD_ARGS, "extent"); return; }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMemset3D(pitchedDevPtr, value, extent);
+    ret_ = cudart_host_memset3d(cx, pitchedDevPtr, value, extent);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8621,7 +9644,7 @@ static void h_cudaMemset3DAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMemset3DAsync(pitchedDevPtr, value, extent, stream);
+    ret_ = cudart_host_memset3d_async(cx, pitchedDevPtr, value, extent, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8644,7 +9667,7 @@ static void h_cudaMemset3DAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMemset3DAsync_ptsz(pitchedDevPtr, value, extent, stream);
+    ret_ = cudart_host_memset3d_async_ptsz(cx, pitchedDevPtr, value, extent, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8661,7 +9684,7 @@ static void h_cudaMemset3D_ptds(apigen_call_ctx *cx)
     value = (int)(int32_t)v_value;
     if (!apigen_get_raw(cx->rd, &extent, sizeof(extent))) { apigen_reject(cx, APIGEN_BAD_ARGS, "extent"); return; }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaMemset3D_ptds(pitchedDevPtr, value, extent);
+    ret_ = cudart_host_memset3d_ptds(cx, pitchedDevPtr, value, extent);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8688,6 +9711,7 @@ static void h_cudaMemsetAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemsetAsync(devPtr, value, count, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8715,6 +9739,7 @@ static void h_cudaMemsetAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemsetAsync_ptsz(devPtr, value, count, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8736,6 +9761,7 @@ static void h_cudaMemset_ptds(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
     count = (size_t)v_count;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset_ptds(devPtr, value, count);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9058,6 +10084,104 @@ static void h_cudaSetValidDevices(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaSignalExternalSemaphoresAsync(apigen_call_ctx *cx)
+{
+    const cudaExternalSemaphore_t *extSemArray = {0};
+    const struct cudaExternalSemaphoreSignalParams *paramsArray = {0};
+    unsigned int numExtSems = {0};
+    cudaStream_t stream = {0};
+    cudaError_t ret_;
+    uint32_t v_numExtSems;
+    uint64_t v_stream;
+    void *r_;
+    uint8_t p_extSemArray = 0;
+    uint64_t n_extSemArray = 0;
+    cudaExternalSemaphore_t *a_extSemArray = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_paramsArray = NULL;
+    uint64_t l_paramsArray = 0;
+    uint64_t n_paramsArray = 0;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (unsigned int)v_numExtSems;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_extSemArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+    if (p_extSemArray) {
+        n_extSemArray = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_extSemArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+        a_extSemArray = apigen_scratch(cx, n_extSemArray, sizeof(cudaExternalSemaphore_t));
+        if (a_extSemArray == NULL) return;
+        for (i_ = 0; i_ < n_extSemArray; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* extSemArray */
+            a_extSemArray[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        extSemArray = a_extSemArray;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_paramsArray, &l_paramsArray, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+    if (b_paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsArray"); return; }
+        if (l_paramsArray != n_paramsArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+        paramsArray = (const struct cudaExternalSemaphoreSignalParams *)b_paramsArray;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cudaSignalExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
+{
+    const cudaExternalSemaphore_t *extSemArray = {0};
+    const struct cudaExternalSemaphoreSignalParams *paramsArray = {0};
+    unsigned int numExtSems = {0};
+    cudaStream_t stream = {0};
+    cudaError_t ret_;
+    uint32_t v_numExtSems;
+    uint64_t v_stream;
+    void *r_;
+    uint8_t p_extSemArray = 0;
+    uint64_t n_extSemArray = 0;
+    cudaExternalSemaphore_t *a_extSemArray = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_paramsArray = NULL;
+    uint64_t l_paramsArray = 0;
+    uint64_t n_paramsArray = 0;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (unsigned int)v_numExtSems;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_extSemArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+    if (p_extSemArray) {
+        n_extSemArray = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_extSemArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+        a_extSemArray = apigen_scratch(cx, n_extSemArray, sizeof(cudaExternalSemaphore_t));
+        if (a_extSemArray == NULL) return;
+        for (i_ = 0; i_ < n_extSemArray; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* extSemArray */
+            a_extSemArray[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        extSemArray = a_extSemArray;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_paramsArray, &l_paramsArray, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+    if (b_paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsArray"); return; }
+        if (l_paramsArray != n_paramsArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+        paramsArray = (const struct cudaExternalSemaphoreSignalParams *)b_paramsArray;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaSignalExternalSemaphoresAsync_ptsz(extSemArray, paramsArray, numExtSems, stream);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cudaStreamAttachMemAsync(apigen_call_ctx *cx)
 {
     cudaStream_t stream = {0};
@@ -9080,6 +10204,7 @@ static void h_cudaStreamAttachMemAsync(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
     flags = (unsigned int)v_flags;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaStreamAttachMemAsync(stream, devPtr, length, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9107,6 +10232,7 @@ static void h_cudaStreamAttachMemAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
     flags = (unsigned int)v_flags;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaStreamAttachMemAsync_ptsz(stream, devPtr, length, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10166,6 +11292,53 @@ static void h_cudaThreadExchangeStreamCaptureMode(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaUserObjectCreate(apigen_call_ctx *cx)
+{
+    cudaUserObject_t *object_out = {0};
+    void *ptr = {0};
+    cudaHostFn_t destroy = {0};
+    unsigned int initialRefcount = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint64_t cb_destroy = 0;
+    void *k_destroy = NULL;
+    uint32_t v_initialRefcount;
+    uint32_t v_flags;
+    uint8_t p_object_out = 0;
+    uint64_t n_object_out = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &cb_destroy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "destroy"); return; }
+    if (!apigen_get_u32(cx->rd, &v_initialRefcount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "initialRefcount"); return; }
+    initialRefcount = (unsigned int)v_initialRefcount;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_object_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "object_out"); return; }
+    if (p_object_out) {
+        n_object_out = (uint64_t)(1);
+        object_out = apigen_scratch(cx, n_object_out, sizeof(cudaUserObject_t));
+        if (object_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_destroy != 0) { /* destroy */
+        k_destroy = apigen_cb_bind(cx, CUDART_CB_TYPE_cudaHostFn_t, cb_destroy, true);
+        if (k_destroy == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "destroy"); return; }
+        destroy = tramp_cudaHostFn_t;
+    }
+    ptr = k_destroy;
+    ret_ = cudaUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_object_out) { /* object_out */
+        k_ = ok_ ? n_object_out : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && object_out[i_] != 0 ? apigen_handle_put(cx, &ht_cudaUserObject_t, (void *)(uintptr_t)object_out[i_]) : 0)) return;
+    }
+}
+
 static void h_cudaUserObjectRelease(apigen_call_ctx *cx)
 {
     cudaUserObject_t object = {0};
@@ -10204,8 +11377,106 @@ static void h_cudaUserObjectRetain(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cudaWaitExternalSemaphoresAsync(apigen_call_ctx *cx)
+{
+    const cudaExternalSemaphore_t *extSemArray = {0};
+    const struct cudaExternalSemaphoreWaitParams *paramsArray = {0};
+    unsigned int numExtSems = {0};
+    cudaStream_t stream = {0};
+    cudaError_t ret_;
+    uint32_t v_numExtSems;
+    uint64_t v_stream;
+    void *r_;
+    uint8_t p_extSemArray = 0;
+    uint64_t n_extSemArray = 0;
+    cudaExternalSemaphore_t *a_extSemArray = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_paramsArray = NULL;
+    uint64_t l_paramsArray = 0;
+    uint64_t n_paramsArray = 0;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (unsigned int)v_numExtSems;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_extSemArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+    if (p_extSemArray) {
+        n_extSemArray = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_extSemArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+        a_extSemArray = apigen_scratch(cx, n_extSemArray, sizeof(cudaExternalSemaphore_t));
+        if (a_extSemArray == NULL) return;
+        for (i_ = 0; i_ < n_extSemArray; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* extSemArray */
+            a_extSemArray[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        extSemArray = a_extSemArray;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_paramsArray, &l_paramsArray, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+    if (b_paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsArray"); return; }
+        if (l_paramsArray != n_paramsArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+        paramsArray = (const struct cudaExternalSemaphoreWaitParams *)b_paramsArray;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
+{
+    const cudaExternalSemaphore_t *extSemArray = {0};
+    const struct cudaExternalSemaphoreWaitParams *paramsArray = {0};
+    unsigned int numExtSems = {0};
+    cudaStream_t stream = {0};
+    cudaError_t ret_;
+    uint32_t v_numExtSems;
+    uint64_t v_stream;
+    void *r_;
+    uint8_t p_extSemArray = 0;
+    uint64_t n_extSemArray = 0;
+    cudaExternalSemaphore_t *a_extSemArray = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_paramsArray = NULL;
+    uint64_t l_paramsArray = 0;
+    uint64_t n_paramsArray = 0;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (unsigned int)v_numExtSems;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_extSemArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+    if (p_extSemArray) {
+        n_extSemArray = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_extSemArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+        a_extSemArray = apigen_scratch(cx, n_extSemArray, sizeof(cudaExternalSemaphore_t));
+        if (a_extSemArray == NULL) return;
+        for (i_ = 0; i_ < n_extSemArray; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSemArray"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* extSemArray */
+            a_extSemArray[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        extSemArray = a_extSemArray;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_paramsArray, &l_paramsArray, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+    if (b_paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsArray"); return; }
+        if (l_paramsArray != n_paramsArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsArray"); return; }
+        paramsArray = (const struct cudaExternalSemaphoreWaitParams *)b_paramsArray;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaWaitExternalSemaphoresAsync_ptsz(extSemArray, paramsArray, numExtSems, stream);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[288] = {
+static const char *const call_names_[311] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
     [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
@@ -10218,6 +11489,8 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaArrayGetSparseProperties] = "cudaArrayGetSparseProperties",
     [CUDART_CALL_cudaChooseDevice] = "cudaChooseDevice",
     [CUDART_CALL_cudaCreateChannelDesc] = "cudaCreateChannelDesc",
+    [CUDART_CALL_cudaCreateSurfaceObject] = "cudaCreateSurfaceObject",
+    [CUDART_CALL_cudaCreateTextureObject] = "cudaCreateTextureObject",
     [CUDART_CALL_cudaCtxResetPersistingL2Cache] = "cudaCtxResetPersistingL2Cache",
     [CUDART_CALL_cudaDestroyExternalMemory] = "cudaDestroyExternalMemory",
     [CUDART_CALL_cudaDestroyExternalSemaphore] = "cudaDestroyExternalSemaphore",
@@ -10261,6 +11534,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaEventRecord_ptsz] = "cudaEventRecord_ptsz",
     [CUDART_CALL_cudaEventSynchronize] = "cudaEventSynchronize",
     [CUDART_CALL_cudaExternalMemoryGetMappedBuffer] = "cudaExternalMemoryGetMappedBuffer",
+    [CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray] = "cudaExternalMemoryGetMappedMipmappedArray",
     [CUDART_CALL_cudaFree] = "cudaFree",
     [CUDART_CALL_cudaFreeArray] = "cudaFreeArray",
     [CUDART_CALL_cudaFreeAsync] = "cudaFreeAsync",
@@ -10280,8 +11554,10 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGetKernel] = "cudaGetKernel",
     [CUDART_CALL_cudaGetLastError] = "cudaGetLastError",
     [CUDART_CALL_cudaGetMipmappedArrayLevel] = "cudaGetMipmappedArrayLevel",
+    [CUDART_CALL_cudaGetSurfaceObjectResourceDesc] = "cudaGetSurfaceObjectResourceDesc",
     [CUDART_CALL_cudaGetSymbolAddress] = "cudaGetSymbolAddress",
     [CUDART_CALL_cudaGetSymbolSize] = "cudaGetSymbolSize",
+    [CUDART_CALL_cudaGetTextureObjectResourceDesc] = "cudaGetTextureObjectResourceDesc",
     [CUDART_CALL_cudaGetTextureObjectResourceViewDesc] = "cudaGetTextureObjectResourceViewDesc",
     [CUDART_CALL_cudaGetTextureObjectTextureDesc] = "cudaGetTextureObjectTextureDesc",
     [CUDART_CALL_cudaGraphAddChildGraphNode] = "cudaGraphAddChildGraphNode",
@@ -10290,6 +11566,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGraphAddEventRecordNode] = "cudaGraphAddEventRecordNode",
     [CUDART_CALL_cudaGraphAddEventWaitNode] = "cudaGraphAddEventWaitNode",
     [CUDART_CALL_cudaGraphAddMemFreeNode] = "cudaGraphAddMemFreeNode",
+    [CUDART_CALL_cudaGraphAddMemcpyNode] = "cudaGraphAddMemcpyNode",
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = "cudaGraphAddMemcpyNode1D",
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = "cudaGraphAddMemcpyNodeFromSymbol",
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = "cudaGraphAddMemcpyNodeToSymbol",
@@ -10310,24 +11587,35 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGraphExecEventRecordNodeSetEvent] = "cudaGraphExecEventRecordNodeSetEvent",
     [CUDART_CALL_cudaGraphExecEventWaitNodeSetEvent] = "cudaGraphExecEventWaitNodeSetEvent",
     [CUDART_CALL_cudaGraphExecGetFlags] = "cudaGraphExecGetFlags",
+    [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams] = "cudaGraphExecMemcpyNodeSetParams",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = "cudaGraphExecMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = "cudaGraphExecMemcpyNodeSetParamsToSymbol",
     [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = "cudaGraphExecMemsetNodeSetParams",
+    [CUDART_CALL_cudaGraphExecUpdate] = "cudaGraphExecUpdate",
+    [CUDART_CALL_cudaGraphGetEdges] = "cudaGraphGetEdges",
+    [CUDART_CALL_cudaGraphGetNodes] = "cudaGraphGetNodes",
+    [CUDART_CALL_cudaGraphGetRootNodes] = "cudaGraphGetRootNodes",
     [CUDART_CALL_cudaGraphInstantiate] = "cudaGraphInstantiate",
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = "cudaGraphInstantiateWithFlags",
+    [CUDART_CALL_cudaGraphInstantiateWithParams] = "cudaGraphInstantiateWithParams",
+    [CUDART_CALL_cudaGraphInstantiateWithParams_ptsz] = "cudaGraphInstantiateWithParams_ptsz",
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = "cudaGraphKernelNodeCopyAttributes",
     [CUDART_CALL_cudaGraphKernelNodeGetAttribute] = "cudaGraphKernelNodeGetAttribute",
     [CUDART_CALL_cudaGraphKernelNodeSetAttribute] = "cudaGraphKernelNodeSetAttribute",
     [CUDART_CALL_cudaGraphLaunch] = "cudaGraphLaunch",
     [CUDART_CALL_cudaGraphLaunch_ptsz] = "cudaGraphLaunch_ptsz",
     [CUDART_CALL_cudaGraphMemFreeNodeGetParams] = "cudaGraphMemFreeNodeGetParams",
+    [CUDART_CALL_cudaGraphMemcpyNodeGetParams] = "cudaGraphMemcpyNodeGetParams",
+    [CUDART_CALL_cudaGraphMemcpyNodeSetParams] = "cudaGraphMemcpyNodeSetParams",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = "cudaGraphMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = "cudaGraphMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = "cudaGraphMemcpyNodeSetParamsToSymbol",
     [CUDART_CALL_cudaGraphMemsetNodeGetParams] = "cudaGraphMemsetNodeGetParams",
     [CUDART_CALL_cudaGraphMemsetNodeSetParams] = "cudaGraphMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphNodeFindInClone] = "cudaGraphNodeFindInClone",
+    [CUDART_CALL_cudaGraphNodeGetDependencies] = "cudaGraphNodeGetDependencies",
+    [CUDART_CALL_cudaGraphNodeGetDependentNodes] = "cudaGraphNodeGetDependentNodes",
     [CUDART_CALL_cudaGraphNodeGetEnabled] = "cudaGraphNodeGetEnabled",
     [CUDART_CALL_cudaGraphNodeGetType] = "cudaGraphNodeGetType",
     [CUDART_CALL_cudaGraphNodeSetEnabled] = "cudaGraphNodeSetEnabled",
@@ -10358,6 +11646,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
     [CUDART_CALL_cudaLogsDumpToFile] = "cudaLogsDumpToFile",
+    [CUDART_CALL_cudaLogsDumpToMemory] = "cudaLogsDumpToMemory",
     [CUDART_CALL_cudaMalloc] = "cudaMalloc",
     [CUDART_CALL_cudaMalloc3D] = "cudaMalloc3D",
     [CUDART_CALL_cudaMalloc3DArray] = "cudaMalloc3DArray",
@@ -10454,6 +11743,8 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaSetDevice] = "cudaSetDevice",
     [CUDART_CALL_cudaSetDeviceFlags] = "cudaSetDeviceFlags",
     [CUDART_CALL_cudaSetValidDevices] = "cudaSetValidDevices",
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync] = "cudaSignalExternalSemaphoresAsync",
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz] = "cudaSignalExternalSemaphoresAsync_ptsz",
     [CUDART_CALL_cudaStreamAttachMemAsync] = "cudaStreamAttachMemAsync",
     [CUDART_CALL_cudaStreamAttachMemAsync_ptsz] = "cudaStreamAttachMemAsync_ptsz",
     [CUDART_CALL_cudaStreamBeginCapture] = "cudaStreamBeginCapture",
@@ -10491,10 +11782,13 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaStreamWaitEvent] = "cudaStreamWaitEvent",
     [CUDART_CALL_cudaStreamWaitEvent_ptsz] = "cudaStreamWaitEvent_ptsz",
     [CUDART_CALL_cudaThreadExchangeStreamCaptureMode] = "cudaThreadExchangeStreamCaptureMode",
+    [CUDART_CALL_cudaUserObjectCreate] = "cudaUserObjectCreate",
     [CUDART_CALL_cudaUserObjectRelease] = "cudaUserObjectRelease",
     [CUDART_CALL_cudaUserObjectRetain] = "cudaUserObjectRetain",
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[288] = {
+static const apigen_handler_fn handlers_[311] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = h_apigenCudartEnqueueHostFn,
     [CUDART_CALL_apigenCudartHostFnDone] = h_apigenCudartHostFnDone,
     [CUDART_CALL_apigenCudartLaunch] = h_apigenCudartLaunch,
@@ -10507,6 +11801,8 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaArrayGetSparseProperties] = h_cudaArrayGetSparseProperties,
     [CUDART_CALL_cudaChooseDevice] = h_cudaChooseDevice,
     [CUDART_CALL_cudaCreateChannelDesc] = h_cudaCreateChannelDesc,
+    [CUDART_CALL_cudaCreateSurfaceObject] = h_cudaCreateSurfaceObject,
+    [CUDART_CALL_cudaCreateTextureObject] = h_cudaCreateTextureObject,
     [CUDART_CALL_cudaCtxResetPersistingL2Cache] = h_cudaCtxResetPersistingL2Cache,
     [CUDART_CALL_cudaDestroyExternalMemory] = h_cudaDestroyExternalMemory,
     [CUDART_CALL_cudaDestroyExternalSemaphore] = h_cudaDestroyExternalSemaphore,
@@ -10550,6 +11846,7 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaEventRecord_ptsz] = h_cudaEventRecord_ptsz,
     [CUDART_CALL_cudaEventSynchronize] = h_cudaEventSynchronize,
     [CUDART_CALL_cudaExternalMemoryGetMappedBuffer] = h_cudaExternalMemoryGetMappedBuffer,
+    [CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray] = h_cudaExternalMemoryGetMappedMipmappedArray,
     [CUDART_CALL_cudaFree] = h_cudaFree,
     [CUDART_CALL_cudaFreeArray] = h_cudaFreeArray,
     [CUDART_CALL_cudaFreeAsync] = h_cudaFreeAsync,
@@ -10569,8 +11866,10 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaGetKernel] = h_cudaGetKernel,
     [CUDART_CALL_cudaGetLastError] = h_cudaGetLastError,
     [CUDART_CALL_cudaGetMipmappedArrayLevel] = h_cudaGetMipmappedArrayLevel,
+    [CUDART_CALL_cudaGetSurfaceObjectResourceDesc] = h_cudaGetSurfaceObjectResourceDesc,
     [CUDART_CALL_cudaGetSymbolAddress] = h_cudaGetSymbolAddress,
     [CUDART_CALL_cudaGetSymbolSize] = h_cudaGetSymbolSize,
+    [CUDART_CALL_cudaGetTextureObjectResourceDesc] = h_cudaGetTextureObjectResourceDesc,
     [CUDART_CALL_cudaGetTextureObjectResourceViewDesc] = h_cudaGetTextureObjectResourceViewDesc,
     [CUDART_CALL_cudaGetTextureObjectTextureDesc] = h_cudaGetTextureObjectTextureDesc,
     [CUDART_CALL_cudaGraphAddChildGraphNode] = h_cudaGraphAddChildGraphNode,
@@ -10579,6 +11878,7 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaGraphAddEventRecordNode] = h_cudaGraphAddEventRecordNode,
     [CUDART_CALL_cudaGraphAddEventWaitNode] = h_cudaGraphAddEventWaitNode,
     [CUDART_CALL_cudaGraphAddMemFreeNode] = h_cudaGraphAddMemFreeNode,
+    [CUDART_CALL_cudaGraphAddMemcpyNode] = h_cudaGraphAddMemcpyNode,
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = h_cudaGraphAddMemcpyNode1D,
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = h_cudaGraphAddMemcpyNodeFromSymbol,
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = h_cudaGraphAddMemcpyNodeToSymbol,
@@ -10599,24 +11899,35 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaGraphExecEventRecordNodeSetEvent] = h_cudaGraphExecEventRecordNodeSetEvent,
     [CUDART_CALL_cudaGraphExecEventWaitNodeSetEvent] = h_cudaGraphExecEventWaitNodeSetEvent,
     [CUDART_CALL_cudaGraphExecGetFlags] = h_cudaGraphExecGetFlags,
+    [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams] = h_cudaGraphExecMemcpyNodeSetParams,
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = h_cudaGraphExecMemcpyNodeSetParams1D,
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = h_cudaGraphExecMemcpyNodeSetParamsFromSymbol,
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = h_cudaGraphExecMemcpyNodeSetParamsToSymbol,
     [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = h_cudaGraphExecMemsetNodeSetParams,
+    [CUDART_CALL_cudaGraphExecUpdate] = h_cudaGraphExecUpdate,
+    [CUDART_CALL_cudaGraphGetEdges] = h_cudaGraphGetEdges,
+    [CUDART_CALL_cudaGraphGetNodes] = h_cudaGraphGetNodes,
+    [CUDART_CALL_cudaGraphGetRootNodes] = h_cudaGraphGetRootNodes,
     [CUDART_CALL_cudaGraphInstantiate] = h_cudaGraphInstantiate,
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = h_cudaGraphInstantiateWithFlags,
+    [CUDART_CALL_cudaGraphInstantiateWithParams] = h_cudaGraphInstantiateWithParams,
+    [CUDART_CALL_cudaGraphInstantiateWithParams_ptsz] = h_cudaGraphInstantiateWithParams_ptsz,
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = h_cudaGraphKernelNodeCopyAttributes,
     [CUDART_CALL_cudaGraphKernelNodeGetAttribute] = h_cudaGraphKernelNodeGetAttribute,
     [CUDART_CALL_cudaGraphKernelNodeSetAttribute] = h_cudaGraphKernelNodeSetAttribute,
     [CUDART_CALL_cudaGraphLaunch] = h_cudaGraphLaunch,
     [CUDART_CALL_cudaGraphLaunch_ptsz] = h_cudaGraphLaunch_ptsz,
     [CUDART_CALL_cudaGraphMemFreeNodeGetParams] = h_cudaGraphMemFreeNodeGetParams,
+    [CUDART_CALL_cudaGraphMemcpyNodeGetParams] = h_cudaGraphMemcpyNodeGetParams,
+    [CUDART_CALL_cudaGraphMemcpyNodeSetParams] = h_cudaGraphMemcpyNodeSetParams,
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = h_cudaGraphMemcpyNodeSetParams1D,
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = h_cudaGraphMemcpyNodeSetParamsFromSymbol,
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = h_cudaGraphMemcpyNodeSetParamsToSymbol,
     [CUDART_CALL_cudaGraphMemsetNodeGetParams] = h_cudaGraphMemsetNodeGetParams,
     [CUDART_CALL_cudaGraphMemsetNodeSetParams] = h_cudaGraphMemsetNodeSetParams,
     [CUDART_CALL_cudaGraphNodeFindInClone] = h_cudaGraphNodeFindInClone,
+    [CUDART_CALL_cudaGraphNodeGetDependencies] = h_cudaGraphNodeGetDependencies,
+    [CUDART_CALL_cudaGraphNodeGetDependentNodes] = h_cudaGraphNodeGetDependentNodes,
     [CUDART_CALL_cudaGraphNodeGetEnabled] = h_cudaGraphNodeGetEnabled,
     [CUDART_CALL_cudaGraphNodeGetType] = h_cudaGraphNodeGetType,
     [CUDART_CALL_cudaGraphNodeSetEnabled] = h_cudaGraphNodeSetEnabled,
@@ -10647,6 +11958,7 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaLibraryUnload] = h_cudaLibraryUnload,
     [CUDART_CALL_cudaLogsCurrent] = h_cudaLogsCurrent,
     [CUDART_CALL_cudaLogsDumpToFile] = h_cudaLogsDumpToFile,
+    [CUDART_CALL_cudaLogsDumpToMemory] = h_cudaLogsDumpToMemory,
     [CUDART_CALL_cudaMalloc] = h_cudaMalloc,
     [CUDART_CALL_cudaMalloc3D] = h_cudaMalloc3D,
     [CUDART_CALL_cudaMalloc3DArray] = h_cudaMalloc3DArray,
@@ -10743,6 +12055,8 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaSetDevice] = h_cudaSetDevice,
     [CUDART_CALL_cudaSetDeviceFlags] = h_cudaSetDeviceFlags,
     [CUDART_CALL_cudaSetValidDevices] = h_cudaSetValidDevices,
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync] = h_cudaSignalExternalSemaphoresAsync,
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz] = h_cudaSignalExternalSemaphoresAsync_ptsz,
     [CUDART_CALL_cudaStreamAttachMemAsync] = h_cudaStreamAttachMemAsync,
     [CUDART_CALL_cudaStreamAttachMemAsync_ptsz] = h_cudaStreamAttachMemAsync_ptsz,
     [CUDART_CALL_cudaStreamBeginCapture] = h_cudaStreamBeginCapture,
@@ -10780,8 +12094,11 @@ static const apigen_handler_fn handlers_[288] = {
     [CUDART_CALL_cudaStreamWaitEvent] = h_cudaStreamWaitEvent,
     [CUDART_CALL_cudaStreamWaitEvent_ptsz] = h_cudaStreamWaitEvent_ptsz,
     [CUDART_CALL_cudaThreadExchangeStreamCaptureMode] = h_cudaThreadExchangeStreamCaptureMode,
+    [CUDART_CALL_cudaUserObjectCreate] = h_cudaUserObjectCreate,
     [CUDART_CALL_cudaUserObjectRelease] = h_cudaUserObjectRelease,
     [CUDART_CALL_cudaUserObjectRetain] = h_cudaUserObjectRetain,
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
 static const apigen_handle_type *const handle_types_[16] = {
     &ht_cudaStream_t,
@@ -10824,7 +12141,7 @@ const apigen_api apigen_api_cudart = {
     .cb_dispatch = NULL,
     .ncb_types = CUDART_NCB_TYPES,
     .async_errors_next_call = false,
-    .device_destroy = NULL,
+    .device_destroy = destroy_device_,
     .isolate_process = true,
     .api_version = CUDART_API_VERSION,
 };

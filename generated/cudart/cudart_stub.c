@@ -618,24 +618,112 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pSurfObject;
-    (void)pResDesc;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaCreateSurfaceObject: not supported: %s", "struct cudaResourceDesc holds array handles in a union; not translated yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pSurfObject = 0;
+    uint64_t n_pResDesc = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaCreateSurfaceObject))
+        goto fail;
+    if (pSurfObject != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaSurfaceObject_t), &n_pSurfObject)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pSurfObject != NULL)) goto nomem; /* pSurfObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pSurfObject != NULL && !apigen_get_into(&call_.rd, pSurfObject, n_pSurfObject, NULL)) goto bad; /* pSurfObject */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaCreateSurfaceObject(pSurfObject=%#llx, pResDesc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pSurfObject, (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pTexObject;
-    (void)pResDesc;
-    (void)pTexDesc;
-    (void)pResViewDesc;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaCreateTextureObject: not supported: %s", "struct cudaResourceDesc holds array handles and device addresses in a union; not translated yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pTexObject = 0;
+    uint64_t n_pResDesc = 0;
+    uint64_t n_pTexDesc = 0;
+    uint64_t n_pResViewDesc = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaCreateTextureObject))
+        goto fail;
+    if (pTexObject != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaTextureObject_t), &n_pTexObject)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pTexObject != NULL)) goto nomem; /* pTexObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
+    if (pTexDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaTextureDesc), &n_pTexDesc)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pTexDesc, n_pTexDesc)) goto nomem; /* pTexDesc */
+    if (pResViewDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceViewDesc), &n_pResViewDesc)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pResViewDesc, n_pResViewDesc)) goto nomem; /* pResViewDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pTexObject != NULL && !apigen_get_into(&call_.rd, pTexObject, n_pTexObject, NULL)) goto bad; /* pTexObject */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaCreateTextureObject(pTexObject=%#llx, pResDesc=%#llx, pTexDesc=%#llx, pResViewDesc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pTexObject, (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)(uintptr_t)pTexDesc, (unsigned long long)(uintptr_t)pResViewDesc, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
@@ -2581,13 +2669,61 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappedArray_t *mipmap, cudaExternalMemory_t extMem, const struct cudaExternalMemoryMipmappedArrayDesc *mipmapDesc)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)mipmap;
-    (void)extMem;
-    (void)mipmapDesc;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaExternalMemoryGetMappedMipmappedArray: not supported: %s", "struct cudaExternalMemoryMipmappedArrayDesc is plain but external memory cannot be imported remotely");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_mipmap = 0;
+    uint64_t n_mipmapDesc = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extMem)) goto nomem; /* extMem */
+    if (mipmap != NULL) {
+        n_mipmap = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, mipmap != NULL)) goto nomem; /* mipmap */
+    if (mipmapDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaExternalMemoryMipmappedArrayDesc), &n_mipmapDesc)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, mipmapDesc, n_mipmapDesc)) goto nomem; /* mipmapDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (mipmap != NULL) { /* mipmap */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_mipmap) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            mipmap[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaExternalMemoryGetMappedMipmappedArray(mipmap=%#llx, extMem=%#llx, mipmapDesc=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)mipmap, (unsigned long long)(uintptr_t)extMem, (unsigned long long)(uintptr_t)mipmapDesc, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 /* The forwarder of cudaFree: the spec's hand-written guest code exports cudaFree and calls this. */
@@ -3559,15 +3695,52 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pResDesc;
-    (void)surfObject;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetSurfaceObjectResourceDesc: not supported: %s", "struct cudaResourceDesc holds array handles in a union; not translated yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pResDesc = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetSurfaceObjectResourceDesc))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)surfObject)) goto nomem; /* surfObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pResDesc != NULL)) goto nomem; /* pResDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGetSurfaceObjectResourceDesc(pResDesc=%#llx, surfObject=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)surfObject, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+/* The forwarder of cudaGetSymbolAddress: the spec's hand-written guest code exports cudaGetSymbolAddress and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGetSymbolAddress(void **devPtr, const void *symbol)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3666,12 +3839,48 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pResDesc;
-    (void)texObject;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetTextureObjectResourceDesc: not supported: %s", "struct cudaResourceDesc holds array handles in a union; not translated yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pResDesc = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetTextureObjectResourceDesc))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)texObject)) goto nomem; /* texObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pResDesc != NULL)) goto nomem; /* pResDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGetTextureObjectResourceDesc(pResDesc=%#llx, texObject=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)texObject, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResourceViewDesc *pResViewDesc, cudaTextureObject_t texObject)
@@ -4214,15 +4423,72 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemcpy3DParms *pCopyParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)pCopyParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddMemcpyNode: not supported: %s", "struct cudaMemcpy3DParms holds array handles and addresses of either side; capture cudaMemcpy3DAsync instead");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t n_pCopyParams = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    if (pCopyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pCopyParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pCopyParams, n_pCopyParams)) goto nomem; /* pCopyParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphAddMemcpyNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, pCopyParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)pCopyParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -5247,13 +5513,48 @@ APIGEN_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGrap
 
 APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecMemcpyNodeSetParams: not supported: %s", "struct cudaMemcpy3DParms holds array handles and addresses of either side");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphExecMemcpyNodeSetParams(hGraphExec=%#llx, node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -5443,13 +5744,49 @@ APIGEN_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, 
 
 APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hGraph;
-    (void)resultInfo;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecUpdate: not supported: %s", "cudaGraphExecUpdateResultInfo returns node handles inside a struct; not translated yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_resultInfo = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecUpdate))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (resultInfo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphExecUpdateResultInfo), &n_resultInfo)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, resultInfo != NULL)) goto nomem; /* resultInfo */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (resultInfo != NULL && !apigen_get_into(&call_.rd, resultInfo, n_resultInfo, NULL)) goto bad; /* resultInfo */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphExecUpdate(hGraphExec=%#llx, hGraph=%#llx, resultInfo=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)resultInfo, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)
@@ -5494,37 +5831,201 @@ APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraph
 
 APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)graph;
-    (void)from;
-    (void)to;
-    (void)edgeData;
-    (void)numEdges;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphGetEdges: not supported: %s", "the capacity of the output arrays is *numEdges, an in/out parameter declared after them, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_from = 0;
+    uint64_t n_to = 0;
+    uint64_t n_edgeData = 0;
+    uint64_t n_numEdges = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetEdges))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (from != NULL) {
+        n_from = (uint64_t)((numEdges != NULL ? *numEdges : 0));
+    }
+    if (!apigen_put_u8(call_.wr, from != NULL)) goto nomem; /* from */
+    if (to != NULL) {
+        n_to = (uint64_t)((numEdges != NULL ? *numEdges : 0));
+    }
+    if (!apigen_put_u8(call_.wr, to != NULL)) goto nomem; /* to */
+    if (edgeData != NULL) {
+        if (!apigen_mul_size((uint64_t)((numEdges != NULL ? *numEdges : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, edgeData != NULL)) goto nomem; /* edgeData */
+    if (numEdges != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numEdges)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, numEdges, n_numEdges)) goto nomem; /* numEdges */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (from != NULL) { /* from */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_from) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            from[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (to != NULL) { /* to */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_to) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            to[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
+    if (numEdges != NULL && !apigen_get_into(&call_.rd, numEdges, n_numEdges, NULL)) goto bad; /* numEdges */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphGetEdges(graph=%#llx, from=%#llx, to=%#llx, edgeData=%#llx, numEdges=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)from, (unsigned long long)(uintptr_t)to, (unsigned long long)(uintptr_t)edgeData, (unsigned long long)(uintptr_t)numEdges, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)graph;
-    (void)nodes;
-    (void)numNodes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphGetNodes: not supported: %s", "the capacity of the output arrays is *numNodes, an in/out parameter declared after them, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_nodes = 0;
+    uint64_t n_numNodes = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetNodes))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (nodes != NULL) {
+        n_nodes = (uint64_t)((numNodes != NULL ? *numNodes : 0));
+    }
+    if (!apigen_put_u8(call_.wr, nodes != NULL)) goto nomem; /* nodes */
+    if (numNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numNodes)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, numNodes, n_numNodes)) goto nomem; /* numNodes */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (nodes != NULL) { /* nodes */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_nodes) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            nodes[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (numNodes != NULL && !apigen_get_into(&call_.rd, numNodes, n_numNodes, NULL)) goto bad; /* numNodes */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphGetNodes(graph=%#llx, nodes=%#llx, numNodes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)nodes, (unsigned long long)(uintptr_t)numNodes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)graph;
-    (void)pRootNodes;
-    (void)pNumRootNodes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphGetRootNodes: not supported: %s", "the capacity of the output arrays is *pNumRootNodes, an in/out parameter declared after them, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pRootNodes = 0;
+    uint64_t n_pNumRootNodes = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetRootNodes))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (pRootNodes != NULL) {
+        n_pRootNodes = (uint64_t)((pNumRootNodes != NULL ? *pNumRootNodes : 0));
+    }
+    if (!apigen_put_u8(call_.wr, pRootNodes != NULL)) goto nomem; /* pRootNodes */
+    if (pNumRootNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumRootNodes)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNumRootNodes, n_pNumRootNodes)) goto nomem; /* pNumRootNodes */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pRootNodes != NULL) { /* pRootNodes */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pRootNodes) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pRootNodes[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (pNumRootNodes != NULL && !apigen_get_into(&call_.rd, pNumRootNodes, n_pNumRootNodes, NULL)) goto bad; /* pNumRootNodes */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphGetRootNodes(graph=%#llx, pRootNodes=%#llx, pNumRootNodes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pRootNodes, (unsigned long long)(uintptr_t)pNumRootNodes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)
@@ -5653,24 +6154,122 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphExec;
-    (void)graph;
-    (void)instantiateParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphInstantiateWithParams: not supported: %s", "cudaGraphInstantiateParams carries an upload stream and an error node handle inside a struct; use cudaGraphInstantiateWithFlags");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphExec = 0;
+    uint64_t n_instantiateParams = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (pGraphExec != NULL) {
+        n_pGraphExec = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphExec != NULL)) goto nomem; /* pGraphExec */
+    if (instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphExec != NULL) { /* pGraphExec */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphExec) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
+        }
+    }
+    if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphInstantiateWithParams(pGraphExec=%#llx, graph=%#llx, instantiateParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphExec, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)instantiateParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, cudaGraphInstantiateParams *instantiateParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphExec;
-    (void)graph;
-    (void)instantiateParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphInstantiateWithParams_ptsz: not supported: %s", "cudaGraphInstantiateParams carries an upload stream and an error node handle inside a struct; use cudaGraphInstantiateWithFlags");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphExec = 0;
+    uint64_t n_instantiateParams = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams_ptsz))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (pGraphExec != NULL) {
+        n_pGraphExec = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphExec != NULL)) goto nomem; /* pGraphExec */
+    if (instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphExec != NULL) { /* pGraphExec */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphExec) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
+        }
+    }
+    if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphInstantiateWithParams_ptsz(pGraphExec=%#llx, graph=%#llx, instantiateParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphExec, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)instantiateParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc)
@@ -5939,22 +6538,93 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphMemcpyNodeGetParams: not supported: %s", "struct cudaMemcpy3DParms holds array handles and addresses of either side");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pNodeParams != NULL)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphMemcpyNodeGetParams(node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphMemcpyNodeSetParams: not supported: %s", "struct cudaMemcpy3DParms holds array handles and addresses of either side");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pNodeParams = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pNodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphMemcpyNodeSetParams(node=%#llx, pNodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pNodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -6227,26 +6897,134 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies, cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pDependencies;
-    (void)edgeData;
-    (void)pNumDependencies;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphNodeGetDependencies: not supported: %s", "the capacity of the output arrays is *pNumDependencies, an in/out parameter declared after them, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pDependencies = 0;
+    uint64_t n_edgeData = 0;
+    uint64_t n_pNumDependencies = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependencies))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)((pNumDependencies != NULL ? *pNumDependencies : 0));
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (edgeData != NULL) {
+        if (!apigen_mul_size((uint64_t)((pNumDependencies != NULL ? *pNumDependencies : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, edgeData != NULL)) goto nomem; /* edgeData */
+    if (pNumDependencies != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependencies)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNumDependencies, n_pNumDependencies)) goto nomem; /* pNumDependencies */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pDependencies != NULL) { /* pDependencies */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pDependencies) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
+    if (pNumDependencies != NULL && !apigen_get_into(&call_.rd, pNumDependencies, n_pNumDependencies, NULL)) goto bad; /* pNumDependencies */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphNodeGetDependencies(node=%#llx, pDependencies=%#llx, edgeData=%#llx, pNumDependencies=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)(uintptr_t)edgeData, (unsigned long long)(uintptr_t)pNumDependencies, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes, cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pDependentNodes;
-    (void)edgeData;
-    (void)pNumDependentNodes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphNodeGetDependentNodes: not supported: %s", "the capacity of the output arrays is *pNumDependentNodes, an in/out parameter declared after them, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pDependentNodes = 0;
+    uint64_t n_edgeData = 0;
+    uint64_t n_pNumDependentNodes = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependentNodes))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (pDependentNodes != NULL) {
+        n_pDependentNodes = (uint64_t)((pNumDependentNodes != NULL ? *pNumDependentNodes : 0));
+    }
+    if (!apigen_put_u8(call_.wr, pDependentNodes != NULL)) goto nomem; /* pDependentNodes */
+    if (edgeData != NULL) {
+        if (!apigen_mul_size((uint64_t)((pNumDependentNodes != NULL ? *pNumDependentNodes : 0)), sizeof(cudaGraphEdgeData), &n_edgeData)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, edgeData != NULL)) goto nomem; /* edgeData */
+    if (pNumDependentNodes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependentNodes)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, pNumDependentNodes, n_pNumDependentNodes)) goto nomem; /* pNumDependentNodes */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pDependentNodes != NULL) { /* pDependentNodes */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pDependentNodes) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pDependentNodes[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
+    if (pNumDependentNodes != NULL && !apigen_get_into(&call_.rd, pNumDependentNodes, n_pNumDependentNodes, NULL)) goto bad; /* pNumDependentNodes */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaGraphNodeGetDependentNodes(node=%#llx, pDependentNodes=%#llx, edgeData=%#llx, pNumDependentNodes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)pDependentNodes, (unsigned long long)(uintptr_t)edgeData, (unsigned long long)(uintptr_t)pNumDependentNodes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)
@@ -7828,14 +8606,60 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t *size, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)iterator;
-    (void)buffer;
-    (void)size;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLogsDumpToMemory: not supported: %s", "the capacity of buffer is *size, an in/out parameter declared after it, which sizes cannot read yet");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_iterator = 0;
+    uint64_t n_buffer = 0;
+    uint64_t n_size = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLogsDumpToMemory))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (iterator != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLogIterator), &n_iterator)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, iterator, n_iterator)) goto nomem; /* iterator */
+    if (buffer != NULL) {
+        if (!apigen_mul_size((uint64_t)((size != NULL ? *size : 0)), sizeof(char), &n_buffer)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, buffer != NULL)) goto nomem; /* buffer */
+    if (size != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_size)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, size, n_size)) goto nomem; /* size */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
+    if (buffer != NULL && !apigen_get_into(&call_.rd, buffer, n_buffer, NULL)) goto bad; /* buffer */
+    if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaLogsDumpToMemory(iterator=%#llx, buffer=%#llx, size=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)iterator, (unsigned long long)(uintptr_t)buffer, (unsigned long long)(uintptr_t)size, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)
@@ -12756,26 +13580,116 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)extSemArray;
-    (void)paramsArray;
-    (void)numExtSems;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaSignalExternalSemaphoresAsync: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_extSemArray = 0;
+    uint64_t n_paramsArray = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (extSemArray != NULL) {
+        n_extSemArray = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, extSemArray != NULL)) goto nomem; /* extSemArray */
+    if (extSemArray != NULL) {
+        if (!apigen_put_u64(call_.wr, n_extSemArray)) goto nomem;
+        for (i_ = 0; i_ < n_extSemArray; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extSemArray[i_])) goto nomem;
+    }
+    if (paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaSignalExternalSemaphoresAsync(extSemArray=%#llx, paramsArray=%#llx, numExtSems=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)extSemArray, (unsigned long long)(uintptr_t)paramsArray, (unsigned long long)numExtSems, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)extSemArray;
-    (void)paramsArray;
-    (void)numExtSems;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaSignalExternalSemaphoresAsync_ptsz: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_extSemArray = 0;
+    uint64_t n_paramsArray = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (extSemArray != NULL) {
+        n_extSemArray = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, extSemArray != NULL)) goto nomem; /* extSemArray */
+    if (extSemArray != NULL) {
+        if (!apigen_put_u64(call_.wr, n_extSemArray)) goto nomem;
+        for (i_ = 0; i_ < n_extSemArray; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extSemArray[i_])) goto nomem;
+    }
+    if (paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaSignalExternalSemaphoresAsync_ptsz(extSemArray=%#llx, paramsArray=%#llx, numExtSems=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)extSemArray, (unsigned long long)(uintptr_t)paramsArray, (unsigned long long)numExtSems, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
@@ -14473,15 +15387,55 @@ done:
 
 APIGEN_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy, unsigned int initialRefcount, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)object_out;
-    (void)ptr;
-    (void)destroy;
-    (void)initialRefcount;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaUserObjectCreate: not supported: %s", "the destructor is a guest function called from the server's driver when the last reference goes");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_object_out = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaUserObjectCreate))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, destroy ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_cudaHostFn_t, (void *)destroy, ptr, true) : 0)) goto nomem; /* destroy */
+    if (!apigen_put_u32(call_.wr, (uint32_t)initialRefcount)) goto nomem; /* initialRefcount */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (object_out != NULL) {
+        n_object_out = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, object_out != NULL)) goto nomem; /* object_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (object_out != NULL) { /* object_out */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_object_out) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            object_out[i_] = (cudaUserObject_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaUserObjectCreate(object_out=%#llx, ptr=%#llx, destroy=%#llx, initialRefcount=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)object_out, (unsigned long long)(uintptr_t)ptr, (unsigned long long)(uintptr_t)destroy, (unsigned long long)initialRefcount, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
@@ -14584,26 +15538,116 @@ APIGEN_EXPORT cudaError_t cudaVDPAUSetVDPAUDevice(int device, uintptr_t vdpDevic
 
 APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)extSemArray;
-    (void)paramsArray;
-    (void)numExtSems;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaWaitExternalSemaphoresAsync: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_extSemArray = 0;
+    uint64_t n_paramsArray = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (extSemArray != NULL) {
+        n_extSemArray = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, extSemArray != NULL)) goto nomem; /* extSemArray */
+    if (extSemArray != NULL) {
+        if (!apigen_put_u64(call_.wr, n_extSemArray)) goto nomem;
+        for (i_ = 0; i_ < n_extSemArray; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extSemArray[i_])) goto nomem;
+    }
+    if (paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaWaitExternalSemaphoresAsync(extSemArray=%#llx, paramsArray=%#llx, numExtSems=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)extSemArray, (unsigned long long)(uintptr_t)paramsArray, (unsigned long long)numExtSems, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreWaitParams *paramsArray, unsigned int numExtSems, cudaStream_t stream)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)extSemArray;
-    (void)paramsArray;
-    (void)numExtSems;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaWaitExternalSemaphoresAsync_ptsz: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_extSemArray = 0;
+    uint64_t n_paramsArray = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (extSemArray != NULL) {
+        n_extSemArray = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, extSemArray != NULL)) goto nomem; /* extSemArray */
+    if (extSemArray != NULL) {
+        if (!apigen_put_u64(call_.wr, n_extSemArray)) goto nomem;
+        for (i_ = 0; i_ < n_extSemArray; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extSemArray[i_])) goto nomem;
+    }
+    if (paramsArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaWaitExternalSemaphoresAsync_ptsz(extSemArray=%#llx, paramsArray=%#llx, numExtSems=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)extSemArray, (unsigned long long)(uintptr_t)paramsArray, (unsigned long long)numExtSems, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 /* Callback apigenCudartHostFnCb: decodes the arguments the server sent and calls the application. */
@@ -14625,7 +15669,14 @@ static void cbd_apigenCudartHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudartHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[288] = {
+/* Callback cudaHostFn_t: decodes the arguments the server sent and calls the application. */
+static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
+{
+    if (!apigen_rd_done(args)) return;
+    ((cudaHostFn_t)fn)(user_data);
+}
+
+static const char *const call_names_[311] = {
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
     [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
@@ -14638,6 +15689,8 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaArrayGetSparseProperties] = "cudaArrayGetSparseProperties",
     [CUDART_CALL_cudaChooseDevice] = "cudaChooseDevice",
     [CUDART_CALL_cudaCreateChannelDesc] = "cudaCreateChannelDesc",
+    [CUDART_CALL_cudaCreateSurfaceObject] = "cudaCreateSurfaceObject",
+    [CUDART_CALL_cudaCreateTextureObject] = "cudaCreateTextureObject",
     [CUDART_CALL_cudaCtxResetPersistingL2Cache] = "cudaCtxResetPersistingL2Cache",
     [CUDART_CALL_cudaDestroyExternalMemory] = "cudaDestroyExternalMemory",
     [CUDART_CALL_cudaDestroyExternalSemaphore] = "cudaDestroyExternalSemaphore",
@@ -14681,6 +15734,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaEventRecord_ptsz] = "cudaEventRecord_ptsz",
     [CUDART_CALL_cudaEventSynchronize] = "cudaEventSynchronize",
     [CUDART_CALL_cudaExternalMemoryGetMappedBuffer] = "cudaExternalMemoryGetMappedBuffer",
+    [CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray] = "cudaExternalMemoryGetMappedMipmappedArray",
     [CUDART_CALL_cudaFree] = "cudaFree",
     [CUDART_CALL_cudaFreeArray] = "cudaFreeArray",
     [CUDART_CALL_cudaFreeAsync] = "cudaFreeAsync",
@@ -14700,8 +15754,10 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGetKernel] = "cudaGetKernel",
     [CUDART_CALL_cudaGetLastError] = "cudaGetLastError",
     [CUDART_CALL_cudaGetMipmappedArrayLevel] = "cudaGetMipmappedArrayLevel",
+    [CUDART_CALL_cudaGetSurfaceObjectResourceDesc] = "cudaGetSurfaceObjectResourceDesc",
     [CUDART_CALL_cudaGetSymbolAddress] = "cudaGetSymbolAddress",
     [CUDART_CALL_cudaGetSymbolSize] = "cudaGetSymbolSize",
+    [CUDART_CALL_cudaGetTextureObjectResourceDesc] = "cudaGetTextureObjectResourceDesc",
     [CUDART_CALL_cudaGetTextureObjectResourceViewDesc] = "cudaGetTextureObjectResourceViewDesc",
     [CUDART_CALL_cudaGetTextureObjectTextureDesc] = "cudaGetTextureObjectTextureDesc",
     [CUDART_CALL_cudaGraphAddChildGraphNode] = "cudaGraphAddChildGraphNode",
@@ -14710,6 +15766,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGraphAddEventRecordNode] = "cudaGraphAddEventRecordNode",
     [CUDART_CALL_cudaGraphAddEventWaitNode] = "cudaGraphAddEventWaitNode",
     [CUDART_CALL_cudaGraphAddMemFreeNode] = "cudaGraphAddMemFreeNode",
+    [CUDART_CALL_cudaGraphAddMemcpyNode] = "cudaGraphAddMemcpyNode",
     [CUDART_CALL_cudaGraphAddMemcpyNode1D] = "cudaGraphAddMemcpyNode1D",
     [CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol] = "cudaGraphAddMemcpyNodeFromSymbol",
     [CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol] = "cudaGraphAddMemcpyNodeToSymbol",
@@ -14730,24 +15787,35 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaGraphExecEventRecordNodeSetEvent] = "cudaGraphExecEventRecordNodeSetEvent",
     [CUDART_CALL_cudaGraphExecEventWaitNodeSetEvent] = "cudaGraphExecEventWaitNodeSetEvent",
     [CUDART_CALL_cudaGraphExecGetFlags] = "cudaGraphExecGetFlags",
+    [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams] = "cudaGraphExecMemcpyNodeSetParams",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D] = "cudaGraphExecMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol] = "cudaGraphExecMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol] = "cudaGraphExecMemcpyNodeSetParamsToSymbol",
     [CUDART_CALL_cudaGraphExecMemsetNodeSetParams] = "cudaGraphExecMemsetNodeSetParams",
+    [CUDART_CALL_cudaGraphExecUpdate] = "cudaGraphExecUpdate",
+    [CUDART_CALL_cudaGraphGetEdges] = "cudaGraphGetEdges",
+    [CUDART_CALL_cudaGraphGetNodes] = "cudaGraphGetNodes",
+    [CUDART_CALL_cudaGraphGetRootNodes] = "cudaGraphGetRootNodes",
     [CUDART_CALL_cudaGraphInstantiate] = "cudaGraphInstantiate",
     [CUDART_CALL_cudaGraphInstantiateWithFlags] = "cudaGraphInstantiateWithFlags",
+    [CUDART_CALL_cudaGraphInstantiateWithParams] = "cudaGraphInstantiateWithParams",
+    [CUDART_CALL_cudaGraphInstantiateWithParams_ptsz] = "cudaGraphInstantiateWithParams_ptsz",
     [CUDART_CALL_cudaGraphKernelNodeCopyAttributes] = "cudaGraphKernelNodeCopyAttributes",
     [CUDART_CALL_cudaGraphKernelNodeGetAttribute] = "cudaGraphKernelNodeGetAttribute",
     [CUDART_CALL_cudaGraphKernelNodeSetAttribute] = "cudaGraphKernelNodeSetAttribute",
     [CUDART_CALL_cudaGraphLaunch] = "cudaGraphLaunch",
     [CUDART_CALL_cudaGraphLaunch_ptsz] = "cudaGraphLaunch_ptsz",
     [CUDART_CALL_cudaGraphMemFreeNodeGetParams] = "cudaGraphMemFreeNodeGetParams",
+    [CUDART_CALL_cudaGraphMemcpyNodeGetParams] = "cudaGraphMemcpyNodeGetParams",
+    [CUDART_CALL_cudaGraphMemcpyNodeSetParams] = "cudaGraphMemcpyNodeSetParams",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParams1D] = "cudaGraphMemcpyNodeSetParams1D",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol] = "cudaGraphMemcpyNodeSetParamsFromSymbol",
     [CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol] = "cudaGraphMemcpyNodeSetParamsToSymbol",
     [CUDART_CALL_cudaGraphMemsetNodeGetParams] = "cudaGraphMemsetNodeGetParams",
     [CUDART_CALL_cudaGraphMemsetNodeSetParams] = "cudaGraphMemsetNodeSetParams",
     [CUDART_CALL_cudaGraphNodeFindInClone] = "cudaGraphNodeFindInClone",
+    [CUDART_CALL_cudaGraphNodeGetDependencies] = "cudaGraphNodeGetDependencies",
+    [CUDART_CALL_cudaGraphNodeGetDependentNodes] = "cudaGraphNodeGetDependentNodes",
     [CUDART_CALL_cudaGraphNodeGetEnabled] = "cudaGraphNodeGetEnabled",
     [CUDART_CALL_cudaGraphNodeGetType] = "cudaGraphNodeGetType",
     [CUDART_CALL_cudaGraphNodeSetEnabled] = "cudaGraphNodeSetEnabled",
@@ -14778,6 +15846,7 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
     [CUDART_CALL_cudaLogsDumpToFile] = "cudaLogsDumpToFile",
+    [CUDART_CALL_cudaLogsDumpToMemory] = "cudaLogsDumpToMemory",
     [CUDART_CALL_cudaMalloc] = "cudaMalloc",
     [CUDART_CALL_cudaMalloc3D] = "cudaMalloc3D",
     [CUDART_CALL_cudaMalloc3DArray] = "cudaMalloc3DArray",
@@ -14874,6 +15943,8 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaSetDevice] = "cudaSetDevice",
     [CUDART_CALL_cudaSetDeviceFlags] = "cudaSetDeviceFlags",
     [CUDART_CALL_cudaSetValidDevices] = "cudaSetValidDevices",
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync] = "cudaSignalExternalSemaphoresAsync",
+    [CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz] = "cudaSignalExternalSemaphoresAsync_ptsz",
     [CUDART_CALL_cudaStreamAttachMemAsync] = "cudaStreamAttachMemAsync",
     [CUDART_CALL_cudaStreamAttachMemAsync_ptsz] = "cudaStreamAttachMemAsync_ptsz",
     [CUDART_CALL_cudaStreamBeginCapture] = "cudaStreamBeginCapture",
@@ -14911,11 +15982,15 @@ static const char *const call_names_[288] = {
     [CUDART_CALL_cudaStreamWaitEvent] = "cudaStreamWaitEvent",
     [CUDART_CALL_cudaStreamWaitEvent_ptsz] = "cudaStreamWaitEvent_ptsz",
     [CUDART_CALL_cudaThreadExchangeStreamCaptureMode] = "cudaThreadExchangeStreamCaptureMode",
+    [CUDART_CALL_cudaUserObjectCreate] = "cudaUserObjectCreate",
     [CUDART_CALL_cudaUserObjectRelease] = "cudaUserObjectRelease",
     [CUDART_CALL_cudaUserObjectRetain] = "cudaUserObjectRetain",
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
+    [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_cb_dispatch_fn cb_dispatch_[1] = {
+static const apigen_cb_dispatch_fn cb_dispatch_[2] = {
     [CUDART_CB_TYPE_apigenCudartHostFnCb] = cbd_apigenCudartHostFnCb,
+    [CUDART_CB_TYPE_cudaHostFn_t] = cbd_cudaHostFn_t,
 };
 const apigen_api cudart_api = {
     .name = "cudart",

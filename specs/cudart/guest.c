@@ -104,6 +104,7 @@ FWD_DECL(cudaMallocFromPoolAsync, void **ptr, size_t size, cudaMemPool_t memPool
 FWD_DECL(cudaMallocFromPoolAsync_ptsz, void **ptr, size_t size, cudaMemPool_t memPool,
          cudaStream_t stream)
 FWD_DECL(cudaMalloc3D, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+FWD_DECL(cudaGetSymbolAddress, void **devPtr, const void *symbol)
 FWD_DECL(cudaFree, void *devPtr)
 FWD_DECL(cudaFreeAsync, void *devPtr, cudaStream_t hStream)
 FWD_DECL(cudaFreeAsync_ptsz, void *devPtr, cudaStream_t hStream)
@@ -778,6 +779,18 @@ APIGEN_EXPORT cudaError_t cudaFree(void *devPtr)
     }
 FREE_ASYNC(cudaFreeAsync)
 FREE_ASYNC(cudaFreeAsync_ptsz)
+
+/* A __device__ variable's address is device memory too (cudaMemcpyDefault
+ * with it resolves like one from cudaMalloc). */
+APIGEN_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
+    range r;
+    size_t size = 0;
+    cudaError_t e = cudart_fwd_cudaGetSymbolAddress(devPtr, symbol);
+    if (e != cudaSuccess || !devPtr || !*devPtr || ranges_find(&dev_ranges_, *devPtr, &r)) return e;
+    if (cudaGetSymbolSize(&size, symbol) == cudaSuccess) ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+    return e;
+}
 
 /* ---- pinned host memory: guest memory --------------------------------------------------- */
 /* The real runtime fails these when it cannot initialize (no device, no

@@ -189,6 +189,43 @@ static void forget_layouts(void *const *keys, uint32_t n)
     pthread_mutex_unlock(&layouts_lock_);
 }
 
+/* The probe runs on a thread of its own: the runtime's last error is per
+ * host thread, and probing past the last parameter sets one, which would
+ * clear (with cudaGetLastError) an error the client has not read yet. */
+typedef struct probe {
+    const void *f;
+    int dev;
+    uint32_t n;
+    uint64_t *offsets, *sizes;
+    cudaError_t e;
+} probe;
+
+static void *probe_main(void *arg)
+{
+    probe *p = arg;
+    p->e = cudaSetDevice(p->dev);
+    if (p->e == cudaSuccess) p->e = query_layout(p->f, &p->n, p->offsets, p->sizes);
+    return NULL;
+}
+
+static cudaError_t query_layout_apart(const void *f, uint32_t *n, uint64_t *offsets,
+                                      uint64_t *sizes)
+{
+    probe p = {f, 0, 0, offsets, sizes, cudaSuccess};
+    pthread_t t;
+    if (cudaGetDevice(&p.dev) != cudaSuccess || pthread_create(&t, NULL, probe_main, &p) != 0)
+        return query_layout(f, n, offsets, sizes); /* in this thread, as before */
+    (void)pthread_join(t, NULL);
+    if (p.e != cudaSuccess) {
+        /* not a kernel: this thread's last error is what a launch sets */
+        struct cudaFuncAttributes fa;
+        (void)cudaFuncGetAttributes(&fa, f);
+        return p.e;
+    }
+    *n = p.n;
+    return cudaSuccess;
+}
+
 /* The server's own copy, for checking launches (a module's proxies are
  * forgotten when it is unregistered, since their addresses can be reused). */
 static cudaError_t server_layout(const void *f, const layout **out)
@@ -208,7 +245,7 @@ static cudaError_t server_layout(const void *f, const layout **out)
         free(l), free(o), free(s);
         return cudaErrorMemoryAllocation;
     }
-    cudaError_t e = query_layout(f, &l->n, o, s);
+    cudaError_t e = query_layout_apart(f, &l->n, o, s);
     if (e != cudaSuccess) {
         free(l), free(o), free(s);
         return e;
@@ -390,3 +427,348 @@ cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id)
     pthread_mutex_unlock(&recs_lock_);
     return e;
 }
+
+/* ---- device ranges (types.device) that the spec's `creates:` cannot size ---------------- */
+static const apigen_handle_type *ht(const char *name)
+{
+    for (unsigned i = 0; i < apigen_api_cudart.nhandle_types; i++)
+        if (strcmp(apigen_api_cudart.handle_types[i]->name, name) == 0)
+            return apigen_api_cudart.handle_types[i];
+    return NULL;
+}
+
+/* The driver's own extent of the allocation holding p (IPC and pool imports,
+ * mapped external or graphics memory), through its entry point table. */
+typedef int (*get_range_fn)(unsigned long long *base, size_t *size, unsigned long long dptr);
+
+static get_range_fn range_fn_;
+static pthread_once_t range_once_ = PTHREAD_ONCE_INIT;
+
+static void range_fn_init(void)
+{
+    void *f = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPoint("cuMemGetAddressRange", &f, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        range_fn_ = (get_range_fn)f;
+    else
+        (void)cudaGetLastError();
+}
+
+static size_t driver_extent(const void *p)
+{
+    unsigned long long base = 0;
+    size_t size = 0;
+    pthread_once(&range_once_, range_fn_init);
+    if (!range_fn_ || range_fn_(&base, &size, (unsigned long long)(uintptr_t)p) != 0) return 1;
+    return (size_t)(base + size - (unsigned long long)(uintptr_t)p);
+}
+
+/* After a call that handed out p: [p, p + bytes) is this client's. */
+static cudaError_t add_range(apigen_call_ctx *cx, cudaError_t e, const void *p, size_t bytes)
+{
+    if (e == cudaSuccess && p && !apigen_dev_add(cx, (uint64_t)(uintptr_t)p, bytes))
+        return cudaErrorMemoryAllocation; /* rejected; the allocation was given back */
+    return e;
+}
+
+cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch,
+                                     size_t width, size_t height)
+{
+    cudaError_t e = cudaMallocPitch(devPtr, pitch, width, height);
+    return devPtr && pitch ? add_range(cx, e, *devPtr, *pitch * height) : e;
+}
+
+cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *p,
+                                 struct cudaExtent extent)
+{
+    cudaError_t e = cudaMalloc3D(p, extent);
+    return p ? add_range(cx, e, p->ptr, p->pitch * extent.height * (extent.depth ? extent.depth : 1))
+             : e;
+}
+
+cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, const void *symbol)
+{
+    size_t size = 0;
+    cudaError_t e = cudaGetSymbolAddress(devPtr, symbol);
+    if (e != cudaSuccess || !devPtr) return e;
+    if (cudaGetSymbolSize(&size, symbol) != cudaSuccess) (void)cudaGetLastError();
+    return add_range(cx, e, *devPtr, size);
+}
+
+cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes,
+                                           cudaLibrary_t library, const char *name)
+{
+    cudaError_t e = cudaLibraryGetGlobal(dptr, bytes, library, name);
+    return dptr ? add_range(cx, e, *dptr, bytes ? *bytes : driver_extent(*dptr)) : e;
+}
+
+cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle,
+                                 unsigned int flags)
+{
+    cudaError_t e = cudaIpcOpenMemHandle(devPtr, handle, flags);
+    return devPtr && e == cudaSuccess ? add_range(cx, e, *devPtr, driver_extent(*devPtr)) : e;
+}
+
+cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool,
+                                    struct cudaMemPoolPtrExportData *exportData)
+{
+    cudaError_t e = cudaMemPoolImportPointer(ptr, memPool, exportData);
+    return ptr && e == cudaSuccess ? add_range(cx, e, *ptr, driver_extent(*ptr)) : e;
+}
+
+cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr,
+                                          cudaExternalMemory_t extMem,
+                                          const struct cudaExternalMemoryBufferDesc *bufferDesc)
+{
+    cudaError_t e = cudaExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc);
+    return devPtr && bufferDesc ? add_range(cx, e, *devPtr, bufferDesc->size) : e;
+}
+
+cudaError_t cudart_host_graphics_mapped_pointer(apigen_call_ctx *cx, void **devPtr, size_t *size,
+                                                cudaGraphicsResource_t resource)
+{
+    cudaError_t e = cudaGraphicsResourceGetMappedPointer(devPtr, size, resource);
+    return devPtr && size ? add_range(cx, e, *devPtr, *size) : e;
+}
+
+/* A device address inside a struct: NULL, or this client's memory. */
+static bool dev_ok(apigen_call_ctx *cx, const void *p, size_t extent, bool has_extent)
+{
+    return !p || apigen_dev_owned(cx->session, (uint64_t)(uintptr_t)p, extent, has_extent);
+}
+
+static bool pitched_ok(apigen_call_ctx *cx, struct cudaPitchedPtr p, struct cudaExtent x)
+{
+    size_t rows = x.height * (x.depth ? x.depth : 1);
+    return dev_ok(cx, p.ptr, rows ? p.pitch * (rows - 1) + x.width : 0, true);
+}
+
+cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr p, int value,
+                                 struct cudaExtent extent)
+{
+    if (!pitched_ok(cx, p, extent)) return cudaErrorInvalidValue;
+    return cudaMemset3D(p, value, extent);
+}
+
+cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr p, int value, struct cudaExtent extent);
+cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr p, int value, struct cudaExtent extent,
+                                   cudaStream_t stream);
+
+cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr p, int value,
+                                      struct cudaExtent extent)
+{
+    if (!pitched_ok(cx, p, extent)) return cudaErrorInvalidValue;
+    return cudaMemset3D_ptds(p, value, extent);
+}
+
+cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr p, int value,
+                                       struct cudaExtent extent, cudaStream_t stream)
+{
+    if (!pitched_ok(cx, p, extent)) return cudaErrorInvalidValue;
+    return cudaMemset3DAsync(p, value, extent, stream);
+}
+
+cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr p,
+                                            int value, struct cudaExtent extent,
+                                            cudaStream_t stream)
+{
+    if (!pitched_ok(cx, p, extent)) return cudaErrorInvalidValue;
+    return cudaMemset3DAsync_ptsz(p, value, extent, stream);
+}
+
+/* ---- structs that hold handles (sent as bytes; fixed here both ways) ------------------- */
+/* id -> real in place; false (and the call fails) for an id this client
+ * does not own */
+static bool to_real(apigen_call_ctx *cx, const char *type, void *field)
+{
+    uint64_t id;
+    void *real = NULL;
+    memcpy(&id, field, sizeof id);
+    if (!id) return true;
+    if (!apigen_handle_lookup(cx->session, ht(type), id, &real)) return false;
+    memcpy(field, &real, sizeof real);
+    return true;
+}
+
+/* real -> id in place (0 stays 0) */
+static void to_id(apigen_call_ctx *cx, const char *type, void *field)
+{
+    void *real;
+    memcpy(&real, field, sizeof real);
+    uint64_t id = real ? apigen_handle_put(cx, ht(type), real) : 0;
+    memcpy(field, &id, sizeof id);
+}
+
+/* a resource descriptor from the guest: its array handle or device address */
+static bool res_in(apigen_call_ctx *cx, struct cudaResourceDesc *r)
+{
+    switch (r->resType) {
+    case cudaResourceTypeArray: return r->res.array.array && to_real(cx, "cudaArray_t", &r->res.array.array);
+    case cudaResourceTypeMipmappedArray:
+        return r->res.mipmap.mipmap && to_real(cx, "cudaMipmappedArray_t", &r->res.mipmap.mipmap);
+    case cudaResourceTypeLinear:
+        return dev_ok(cx, r->res.linear.devPtr, r->res.linear.sizeInBytes, true);
+    case cudaResourceTypePitch2D:
+        return dev_ok(cx, r->res.pitch2D.devPtr,
+                      r->res.pitch2D.height ? r->res.pitch2D.pitchInBytes * (r->res.pitch2D.height - 1) +
+                                                  r->res.pitch2D.width
+                                            : 0,
+                      false);
+    }
+    return true; /* other types: the real runtime refuses them */
+}
+
+static void res_out(apigen_call_ctx *cx, struct cudaResourceDesc *r)
+{
+    if (r->resType == cudaResourceTypeArray) to_id(cx, "cudaArray_t", &r->res.array.array);
+    else if (r->resType == cudaResourceTypeMipmappedArray)
+        to_id(cx, "cudaMipmappedArray_t", &r->res.mipmap.mipmap);
+}
+
+cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject,
+                                       const struct cudaResourceDesc *pResDesc,
+                                       const struct cudaTextureDesc *pTexDesc,
+                                       const struct cudaResourceViewDesc *pResViewDesc)
+{
+    struct cudaResourceDesc r;
+    if (!pResDesc) return cudaCreateTextureObject(pTexObject, NULL, pTexDesc, pResViewDesc);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return cudaErrorInvalidResourceHandle;
+    return cudaCreateTextureObject(pTexObject, &r, pTexDesc, pResViewDesc);
+}
+
+cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject,
+                                       const struct cudaResourceDesc *pResDesc)
+{
+    struct cudaResourceDesc r;
+    if (!pResDesc) return cudaCreateSurfaceObject(pSurfObject, NULL);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return cudaErrorInvalidResourceHandle;
+    return cudaCreateSurfaceObject(pSurfObject, &r);
+}
+
+cudaError_t cudart_host_texture_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc,
+                                              cudaTextureObject_t texObject)
+{
+    cudaError_t e = cudaGetTextureObjectResourceDesc(pResDesc, texObject);
+    if (e == cudaSuccess && pResDesc) res_out(cx, pResDesc);
+    return e;
+}
+
+cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc,
+                                              cudaSurfaceObject_t surfObject)
+{
+    cudaError_t e = cudaGetSurfaceObjectResourceDesc(pResDesc, surfObject);
+    if (e == cudaSuccess && pResDesc) res_out(cx, pResDesc);
+    return e;
+}
+
+cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                                cudaGraphInstantiateParams *instantiateParams);
+
+static cudaError_t instantiate_with_params(apigen_call_ctx *cx, cudaGraphExec_t *pGraphExec,
+                                           cudaGraph_t graph, cudaGraphInstantiateParams *p,
+                                           bool ptsz)
+{
+    if (!p)
+        return ptsz ? cudaGraphInstantiateWithParams_ptsz(pGraphExec, graph, NULL)
+                    : cudaGraphInstantiateWithParams(pGraphExec, graph, NULL);
+    uint64_t stream_id;
+    memcpy(&stream_id, &p->uploadStream, sizeof stream_id);
+    if (!to_real(cx, "cudaStream_t", &p->uploadStream)) return cudaErrorInvalidResourceHandle;
+    p->errNode_out = NULL;
+    cudaError_t e = ptsz ? cudaGraphInstantiateWithParams_ptsz(pGraphExec, graph, p)
+                         : cudaGraphInstantiateWithParams(pGraphExec, graph, p);
+    memcpy(&p->uploadStream, &stream_id, sizeof stream_id); /* the guest's own value back */
+    to_id(cx, "cudaGraphNode_t", &p->errNode_out);
+    return e;
+}
+
+cudaError_t cudart_host_instantiate_with_params(apigen_call_ctx *cx, cudaGraphExec_t *pGraphExec,
+                                                cudaGraph_t graph, cudaGraphInstantiateParams *p)
+{
+    return instantiate_with_params(cx, pGraphExec, graph, p, false);
+}
+
+cudaError_t cudart_host_instantiate_with_params_ptsz(apigen_call_ctx *cx,
+                                                     cudaGraphExec_t *pGraphExec,
+                                                     cudaGraph_t graph,
+                                                     cudaGraphInstantiateParams *p)
+{
+    return instantiate_with_params(cx, pGraphExec, graph, p, true);
+}
+
+cudaError_t cudart_host_exec_update(apigen_call_ctx *cx, cudaGraphExec_t hGraphExec,
+                                    cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *r)
+{
+    cudaError_t e = cudaGraphExecUpdate(hGraphExec, hGraph, r);
+    if (r) {
+        to_id(cx, "cudaGraphNode_t", &r->errorNode);
+        to_id(cx, "cudaGraphNode_t", &r->errorFromNode);
+    }
+    return e;
+}
+
+/* A graph's copy runs on the server: each side is an array of this client
+ * or its device memory. */
+static bool copy_in(apigen_call_ctx *cx, struct cudaMemcpy3DParms *p)
+{
+    struct cudaExtent x = p->extent;
+    if (p->srcArray) {
+        if (!to_real(cx, "cudaArray_t", &p->srcArray)) return false;
+    } else if (!p->srcPtr.ptr || !pitched_ok(cx, p->srcPtr, x)) {
+        return false;
+    }
+    if (p->dstArray) {
+        if (!to_real(cx, "cudaArray_t", &p->dstArray)) return false;
+    } else if (!p->dstPtr.ptr || !pitched_ok(cx, p->dstPtr, x)) {
+        return false;
+    }
+    return true;
+}
+
+cudaError_t cudart_host_add_memcpy_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode,
+                                        cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                        size_t numDependencies,
+                                        const struct cudaMemcpy3DParms *pCopyParams)
+{
+    struct cudaMemcpy3DParms p;
+    if (!pCopyParams) return cudaGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, NULL);
+    p = *pCopyParams;
+    if (!copy_in(cx, &p)) return cudaErrorInvalidValue;
+    return cudaGraphAddMemcpyNode(pGraphNode, graph, pDependencies, numDependencies, &p);
+}
+
+cudaError_t cudart_host_memcpy_node_get(apigen_call_ctx *cx, cudaGraphNode_t node,
+                                        struct cudaMemcpy3DParms *p)
+{
+    cudaError_t e = cudaGraphMemcpyNodeGetParams(node, p);
+    if (e == cudaSuccess && p) {
+        to_id(cx, "cudaArray_t", &p->srcArray);
+        to_id(cx, "cudaArray_t", &p->dstArray);
+    }
+    return e;
+}
+
+cudaError_t cudart_host_memcpy_node_set(apigen_call_ctx *cx, cudaGraphNode_t node,
+                                        const struct cudaMemcpy3DParms *pNodeParams)
+{
+    struct cudaMemcpy3DParms p;
+    if (!pNodeParams) return cudaGraphMemcpyNodeSetParams(node, NULL);
+    p = *pNodeParams;
+    if (!copy_in(cx, &p)) return cudaErrorInvalidValue;
+    return cudaGraphMemcpyNodeSetParams(node, &p);
+}
+
+cudaError_t cudart_host_exec_memcpy_node_set(apigen_call_ctx *cx, cudaGraphExec_t hGraphExec,
+                                             cudaGraphNode_t node,
+                                             const struct cudaMemcpy3DParms *pNodeParams)
+{
+    struct cudaMemcpy3DParms p;
+    if (!pNodeParams) return cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, NULL);
+    p = *pNodeParams;
+    if (!copy_in(cx, &p)) return cudaErrorInvalidValue;
+    return cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, &p);
+}
+
