@@ -238,13 +238,15 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
 
 /* ---- version conditions (`when:`) ------------------------------------------- */
 
-/* A list whose items are all maps {when: COND, value: V} ({value: V} alone
- * for the last): a choice, replaced by the first V whose COND holds. */
+/* {first: [{when: COND, value: V}, ..., {value: V}]}: a choice, replaced by
+ * the first V whose COND holds (an item without `when` always holds). */
 static int is_choice(const spec_node *n)
 {
-    if (!n || n->kind != SN_LIST || !n->n) return 0;
-    for (size_t i = 0; i < n->n; i++) {
-        const spec_node *it = n->items[i];
+    if (!n || n->kind != SN_MAP || n->n != 1 || strcmp(n->keys[0], "first") != 0) return 0;
+    const spec_node *l = n->items[0];
+    if (!l || l->kind != SN_LIST || !l->n) return 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const spec_node *it = l->items[i];
         if (it->kind != SN_MAP || !spec_get(it, "value")) return 0;
         for (size_t k = 0; k < it->n; k++)
             if (strcmp(it->keys[k], "value") != 0 && strcmp(it->keys[k], "when") != 0) return 0;
@@ -301,12 +303,12 @@ static void resolve_node(api_model *m, spec_node **slot, diag_sink *d)
 {
     spec_node *n = *slot;
     if (is_choice(n)) {
-        spec_node *pick = NULL;
-        for (size_t i = 0; i < n->n && !pick; i++) {
-            int r = eval_when(m, spec_get(n->items[i], "when"), d);
+        spec_node *pick = NULL, *l = n->items[0];
+        for (size_t i = 0; i < l->n && !pick; i++) {
+            int r = eval_when(m, spec_get(l->items[i], "when"), d);
             if (r < 0) break;
             if (r) {
-                spec_node *it = n->items[i];
+                spec_node *it = l->items[i];
                 for (size_t k = 0; k < it->n; k++)
                     if (strcmp(it->keys[k], "value") == 0) {
                         pick = it->items[k];
@@ -316,6 +318,21 @@ static void resolve_node(api_model *m, spec_node **slot, diag_sink *d)
                 /* an item without `value`'s node left: spec_free skips NULL */
             }
         }
+        spec_free(n);
+        *slot = pick;
+        if (pick) resolve_node(m, slot, d);
+        return;
+    }
+    if (n->kind == SN_MAP && n->n == 2 && spec_get(n, "when") && spec_get(n, "value")) {
+        /* {when: COND, value: V}: V when COND holds, else nothing (a list
+         * item such as one of api.extra_symbols goes away) */
+        int r = eval_when(m, spec_get(n, "when"), d);
+        spec_node *pick = NULL;
+        for (size_t k = 0; r != 0 && k < n->n; k++)
+            if (strcmp(n->keys[k], "value") == 0) {
+                pick = n->items[k];
+                n->items[k] = NULL;
+            }
         spec_free(n);
         *slot = pick;
         if (pick) resolve_node(m, slot, d);

@@ -1,0 +1,125 @@
+#!/bin/sh
+# One cudart spec, many CUDA versions: for each VERSION, gets that version's
+# headers and libcudart.so from NVIDIA's wheels on PyPI (pip download
+# --no-deps, cached), regenerates specs/cudart.yaml against them, builds the
+# guest stub against those headers only, and compares its exports with the
+# wheel's libcudart.so (every symbol with its version, and the soname).
+#
+#   scripts/cuda-versions.sh APIGEN GUEST_LIB TRANSPORT_LIB VERSION...
+#     APIGEN         the apigen binary
+#     GUEST_LIB      libapigen_guest.a, TRANSPORT_LIB libapigen_transport.a
+#     VERSION        11.8 | 12.9 | 13.0 | 13.5 (the wheels below)
+#
+# Environment: APIGEN_WHEEL_CACHE (default ~/.cache/apigen-cuda-wheels),
+# CC (default cc), APIGEN_STUB_CFLAGS (e.g. -fsanitize=address when the runtime
+# libraries were built with it), KEEP=1 keeps the work folder, PIP (default pip).
+# Exit status: 0 every version matches, 1 a mismatch or a failure, 77 the
+# package registry cannot be reached and a needed wheel is not cached (the
+# test is then SKIPPED, with the reason printed; it never passes silently).
+# Functions a version adds that the spec cannot decide are generated as
+# unsupported (apigen --undecided-unsupported) and listed.
+set -u
+apigen=$1 guest_lib=$2 tp_lib=$3
+shift 3
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
+pip=${PIP:-pip}
+cc=${CC:-cc}
+mkdir -p "$cache" || exit 1
+
+# VERSION -> "runtime-package crt-package soname"
+wheels() {
+    case $1 in
+    11.8) echo "nvidia-cuda-runtime-cu11==11.8.* nvidia-cuda-nvcc-cu11==11.8.* libcudart.so.11.0" ;;
+    12.9) echo "nvidia-cuda-runtime-cu12==12.9.* nvidia-cuda-nvcc-cu12==12.9.* libcudart.so.12" ;;
+    13.0) echo "nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.* libcudart.so.13" ;;
+    13.5) echo "nvidia-cuda-runtime==13.5.* nvidia-cuda-crt==13.5.* libcudart.so.13" ;;
+    *) return 1 ;;
+    esac
+}
+
+# fetch SPEC -> the wheel file in the cache (downloads when missing)
+fetch() {
+    name=$(echo "${1%%==*}" | tr - _)
+    ver=${1##*==}
+    ver=${ver%.\*}
+    f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)
+    if [ -z "$f" ]; then
+        "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$1" \
+            >"$cache/pip.log" 2>&1 || return 1
+        f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)
+    fi
+    [ -n "$f" ] && echo "$f"
+}
+
+# prepare VERSION -> $cache/v$VERSION/{include,lib}; returns 77 when offline
+prepare() {
+    d=$cache/v$1
+    [ -f "$d/.ready" ] && return 0
+    set -- $(wheels "$1") || { echo "unknown CUDA version '$1' (known: 11.8 12.9 13.0 13.5)"; return 1; }
+    rt=$(fetch "$1") && crt=$(fetch "$2") || {
+        echo "SKIP: cannot download $1 / $2 from the package registry and they are not cached in $cache:"
+        tail -n 3 "$cache/pip.log" 2>/dev/null | sed 's/^/  /'
+        return 77
+    }
+    rm -rf "$d" && mkdir -p "$d/x" "$d/include" "$d/lib" || return 1
+    (cd "$d/x" && unzip -q -o "$rt" && unzip -q -o "$crt" '*/include/crt/*') || return 1
+    inc=$(dirname "$(find "$d/x" -name cuda_runtime_api.h | head -n 1)")
+    crtd=$(find "$d/x" -type d -path '*include/crt' | head -n 1)
+    lib=$(find "$d/x" -name "$3" | head -n 1)
+    [ -n "$inc" ] && [ -n "$crtd" ] && [ -n "$lib" ] || { echo "FAIL: $1: no headers, crt/ or $3 in the wheels"; return 1; }
+    cp -r "$inc/." "$d/include/" && cp -r "$crtd" "$d/include/" && cp "$lib" "$d/lib/" && rm -rf "$d/x" &&
+        touch "$d/.ready"
+}
+
+status=0
+for v in "$@"; do
+    echo "=== CUDA $v"
+    prepare "$v"
+    rc=$?
+    if [ $rc = 77 ]; then status=77; continue; fi
+    [ $rc = 0 ] || { status=1; continue; }
+    d=$cache/v$v
+    soname=$(wheels "$v" | cut -d' ' -f3)
+    work=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cuda-$v.XXXXXX")
+    out=$work/gen
+    # 1. regenerate: new functions the spec cannot decide become unsupported (listed)
+    if ! "$apigen" "$root/specs/cudart.yaml" -I "$d/include" -o "$out" --undecided-unsupported \
+        >"$work/apigen.out" 2>"$work/apigen.err"; then
+        cat "$work/apigen.err"
+        echo "FAIL: $v: apigen failed"
+        status=1
+        continue
+    fi
+    und=$(grep -c 'generated as unsupported' "$work/apigen.err")
+    [ "$und" != 0 ] && { echo "note: $und function(s) of $v need an annotation (generated as unsupported):";
+        grep 'generated as unsupported' "$work/apigen.err" | sed 's/^.*warning: /  /; s/: the defaults cannot.*//'; }
+    grep -q "^api	cudart	CUDART_VERSION=" "$out/cudart_model.txt" || { echo "FAIL: no version in the model"; status=1; }
+    # 2. build the stub against this version's headers only
+    # shellcheck disable=SC2086
+    if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden -w -o "$work/$soname" \
+        -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" \
+        "$out/cudart_stub.c" "$root/specs/cudart/guest.c" "$root/specs/cudart/errors.c" "$root/specs/cudart/versions.c" \
+        "$guest_lib" "$tp_lib" -lpthread -Wl,-soname,"$soname" \
+        -Wl,--version-script="$out/cudart.map" -Wl,-z,defs >"$work/cc.log" 2>&1; then
+        grep -m 20 'error' "$work/cc.log"
+        echo "FAIL: $v: the stub does not compile against CUDA $v's headers"
+        status=1
+        continue
+    fi
+    # 3. symbol parity with the wheel's libcudart.so (names with versions) and the soname
+    nm -D --defined-only "$d/lib/$soname" | awk '{print $3}' | sort -u >"$work/real"
+    nm -D --defined-only "$work/$soname" | awk '{print $3}' | sort -u >"$work/stub"
+    missing=$(comm -23 "$work/real" "$work/stub")
+    got=$(readelf -d "$work/$soname" | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+    nfn=$(grep -c '^fn	' "$out/cudart_model.txt")
+    if [ -n "$missing" ] || [ "$got" != "$soname" ]; then
+        echo "FAIL: $v: stub soname $got (want $soname); $(echo "$missing" | grep -c .) of $(wc -l <"$work/real") symbols of $soname missing from the stub:"
+        echo "$missing" | head -n 40 | sed 's/^/  /'
+        status=1
+    else
+        echo "PASS: $v: $nfn functions; all $(wc -l <"$work/real") symbols of $soname (with versions) exported by the stub; soname $got"
+    fi
+    [ "${KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
+done
+exit $status
