@@ -30,7 +30,7 @@ command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_vers
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/bench.configure.log" 2>&1 ||
     { cat "$build/bench.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart apigen-bench bench_cuda \
+cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart apigen-bench bench_cuda_worker \
     > "$build/bench.build.log" 2>&1 || { tail -n 40 "$build/bench.build.log"; exit 1; }
 sargs=
 for a in ${SERVER_ARGS---isolation thread}; do sargs="$sargs --server-arg $a"; done

@@ -20,7 +20,7 @@ BUILD=${BUILD_DIR:-build}
 ASAN_BUILD=${ASAN_BUILD:-build-asan}
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-GEN=$(command -v ninja >/dev/null && echo "-G Ninja" || echo "")
+# The default generator, as scripts/test.sh uses: one build dir serves both.
 STAGES=("$@")
 [ ${#STAGES[@]} -eq 0 ] && STAGES=(plain asan fuzz)
 RC=0
@@ -32,7 +32,7 @@ configure_build() { # dir args...
     local dir=$1
     shift
     # shellcheck disable=SC2086
-    cmake -S . -B "$dir" $GEN ${CMAKE_ARGS:-} "$@" >"$dir.configure.log" 2>&1 ||
+    cmake -S . -B "$dir" ${CMAKE_ARGS:-} "$@" >"$dir.configure.log" 2>&1 ||
         { cat "$dir.configure.log"; return 1; }
     cmake --build "$dir" -j "$JOBS"
 }
