@@ -272,6 +272,17 @@ APIGEN_CHECK void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t 
 /* Record what the real function returned (for deferred async errors). */
 void apigen_result(apigen_call_ctx *cx, int64_t api_error);
 
+/* Registered host memory (server side, process-wide): a spec's host code may
+ * install hooks once (e.g. from a constructor) that register memory with the
+ * accelerator so its copies from/to it run at DMA speed (CUDA:
+ * cudaHostRegister). The runtime then registers the large buffers it keeps
+ * warm between calls (a server thread's receive buffer: in-bytes of a call
+ * point into it; its cached scratch block: out-bytes) on their second use,
+ * and unregisters them before it frees or moves them, on the same thread.
+ * reg returns false when it did not register (the buffer stays as it is);
+ * unreg is only called for memory reg registered. NULL hooks: none. */
+void apigen_set_host_memory(bool (*reg)(void *p, size_t n), void (*unreg)(void *p));
+
 /* Per-client handle tables. Ids are what the guest sees as the handle value.
  * A handle of client A never resolves for client B. */
 APIGEN_CHECK bool apigen_handle_get(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id,

@@ -15,8 +15,8 @@
 
 #define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
 #define QUEUE_MAX_CALLS 1024u        /* ... or this many */
-#define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed after a call that used */
-                                     /* under a quarter of them (runs of big copies stay warm) */
+#define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed once no call used most */
+                                     /* of them for APIGEN_KEEP_MS (rt_keep_warm) */
 #define DEFAULT_CONNECT_MS 5000
 #define REPLY_MAX_PAYLOAD UINT32_MAX
 
@@ -59,6 +59,7 @@ typedef struct gthr {
     uint8_t *rbuf;
     size_t rcap;
     size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
+    rt_warm q_warm, r_warm;       /* large queue / reply buffers stay while in use */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -493,14 +494,16 @@ void apigen_call_end(apigen_call *c)
     }
     if (t->q.len == 0) {
         t->q.base = 0;
-        if (t->q.cap > KEEP_BUF_MAX && t->last_sent < t->q.cap / 4)
+        if (!rt_keep_warm(&t->q_warm, t->q.cap, t->last_sent, KEEP_BUF_MAX))
             apigen_wr_free(&t->q);
+        t->last_sent = 0;
     }
-    if (t->rcap > KEEP_BUF_MAX && t->last_reply < t->rcap / 4) {
+    if (!rt_keep_warm(&t->r_warm, t->rcap, t->last_reply, KEEP_BUF_MAX)) {
         free(t->rbuf);
         t->rbuf = NULL;
         t->rcap = 0;
     }
+    t->last_reply = 0;
     apigen_rd_init(&c->rd, NULL, 0);
     c->thread = NULL;
 }

@@ -21,6 +21,25 @@ APIGEN_CHECK bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **b
                                 uint32_t max_payload, int timeout_ms, bool *eof, char *err,
                                 size_t errlen);
 
+/* Large buffers stay warm while a program uses them: a buffer above keep_min
+ * bytes is kept while some call used at least a quarter of it within the last
+ * APIGEN_KEEP_MS milliseconds (default 2000), so copies separated by small
+ * calls (a launch loop between an upload and a download) reuse warm memory
+ * instead of faulting in fresh pages each time. false: free it now. Costs a
+ * clock read only while a large buffer is held. */
+typedef struct rt_warm {
+    uint64_t used_ns; /* when a call last used most of the buffer; 0: never */
+} rt_warm;
+bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min);
+
+/* Registered host memory (scratch.c; apigen_set_host_memory): register p
+ * (n bytes, large buffers only) unless it already is; forget unregisters it
+ * (a no-op for memory that is not registered). rt_buf_moving (wire.c) is
+ * called with a buffer rt_recv_frame is about to realloc or free. */
+void rt_host_register(void *p, size_t n);
+void rt_host_forget(void *p);
+extern void (*rt_buf_moving)(void *p);
+
 /* Handshake status codes (reply u32). */
 enum {
     RT_HELLO_OK = 0,

@@ -14,7 +14,13 @@
 #define CACHE_MIN (1u << 20)
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-static void cache_init(void) { (void)pthread_key_create(&cache_key, free); }
+static void cache_free(void *p)
+{
+    rt_host_forget(p);
+    free(p);
+}
+static void cache_init(void) { (void)pthread_key_create(&cache_key, cache_free); }
+static _Thread_local rt_warm cache_warm;
 
 typedef struct scr {
     struct scr *next;
@@ -83,8 +89,69 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
         s = n;
     }
     cx->scratch = NULL;
-    /* this call's largest block replaces the cached one; a call without one drops it */
+    /* this call's largest block replaces the cached one; the cached one stays
+     * while calls use it (rt_keep_warm: small calls between large copies) */
     pthread_once(&cache_once, cache_init);
-    free(pthread_getspecific(cache_key));
-    (void)pthread_setspecific(cache_key, keep);
+    scr *c = pthread_getspecific(cache_key);
+    if (keep) {
+        if (c != keep)
+            cache_free(c);
+        else /* the cached block again: warm and used, so register it */
+            rt_host_register(keep, (size_t)keep->size + sizeof(scr));
+        (void)pthread_setspecific(cache_key, keep);
+        cache_warm.used_ns = 0;
+        (void)rt_keep_warm(&cache_warm, keep->size, keep->size, CACHE_MIN);
+    } else if (c && !rt_keep_warm(&cache_warm, c->size, 0, CACHE_MIN)) {
+        cache_free(c);
+        (void)pthread_setspecific(cache_key, NULL);
+    }
+}
+
+/* ---- registered host memory ------------------------------------------------------ */
+#define REG_MIN (4u << 20) /* smaller buffers are not worth a registration */
+#define REG_SLOTS 4        /* per thread: receive buffer, scratch block, spares */
+static bool (*hm_reg)(void *p, size_t n);
+static void (*hm_unreg)(void *p);
+static _Thread_local struct {
+    void *p;
+    size_t n;
+} regs_[REG_SLOTS];
+
+void apigen_set_host_memory(bool (*reg)(void *p, size_t n), void (*unreg)(void *p))
+{
+    hm_reg = reg && unreg ? reg : NULL;
+    hm_unreg = reg && unreg ? unreg : NULL;
+    rt_buf_moving = hm_reg ? rt_host_forget : NULL;
+}
+
+void rt_host_register(void *p, size_t n)
+{
+    if (!hm_reg || !p || n < REG_MIN)
+        return;
+    int free_slot = -1;
+    for (int i = 0; i < REG_SLOTS; i++) {
+        if (regs_[i].p == p) {
+            if (regs_[i].n == n)
+                return;
+            hm_unreg(p); /* same start, other size: a different block now */
+            regs_[i].p = NULL;
+        }
+        if (!regs_[i].p && free_slot < 0)
+            free_slot = i;
+    }
+    if (free_slot >= 0 && hm_reg(p, n)) {
+        regs_[free_slot].p = p;
+        regs_[free_slot].n = n;
+    }
+}
+
+void rt_host_forget(void *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < REG_SLOTS; i++)
+        if (regs_[i].p == p) {
+            hm_unreg(p);
+            regs_[i].p = NULL;
+        }
 }

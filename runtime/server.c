@@ -25,6 +25,7 @@
 #define PREFIX_LEN 13u    /* u32 status, u8 has_deferred, u64 deferred */
 #define DEFAULT_MAX_ARG (1ull << 30)
 #define DEFAULT_MAX_CONNS 1024u
+#define KEEP_BUF_MAX (16u << 20) /* larger receive/reply buffers: rt_keep_warm */
 
 /* --isolation process: the parent only accepts and reads handshakes; every
  * new session runs in a child process forked before it touches the vendor
@@ -73,6 +74,7 @@ typedef struct sconn {
     uint8_t *rbuf;
     size_t rcap;
     apigen_wr out;
+    rt_warm r_warm, out_warm;
     bool has_deferred;
     int64_t deferred;
     unsigned nrejected;
@@ -324,9 +326,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
         apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, h->call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
-    /* Do not keep a huge reply buffer per thread, unless this reply used most
-     * of it (a run of large copies reuses warm memory: no page faults). */
-    if (sc->out.cap > (16u << 20) && sc->out.len < sc->out.cap / 4)
+    /* Do not keep a huge reply buffer per thread, unless replies used most of
+     * it lately (large copies between small calls reuse warm memory). */
+    if (!rt_keep_warm(&sc->out_warm, sc->out.cap, is_async ? 0 : sc->out.len, KEEP_BUF_MAX))
         apigen_wr_free(&sc->out);
     return ok;
 }
@@ -354,13 +356,17 @@ static void *conn_main(void *arg)
                            apigen_tp_peer(sc->conn), h.flags);
                 break;
             }
+            bool was_warm = sc->r_warm.used_ns != 0;
             if (!dispatch(sc, &h))
                 break;
             /* a big argument once: do not keep its buffer (kept while big ones follow) */
-            if (sc->rcap > (16u << 20) && h.payload_len < sc->rcap / 4) {
+            if (!rt_keep_warm(&sc->r_warm, sc->rcap, h.payload_len, KEEP_BUF_MAX)) {
+                rt_host_forget(sc->rbuf);
                 free(sc->rbuf);
                 sc->rbuf = NULL;
                 sc->rcap = 0;
+            } else if (was_warm && h.payload_len >= sc->rcap / 4) {
+                rt_host_register(sc->rbuf, sc->rcap); /* large arguments again: register it */
             }
         }
     }
@@ -380,6 +386,7 @@ static void *conn_main(void *arg)
      * client left on the device, even after a fault that poisoned it. */
     if (srv->is_child && rt_session_count() == 0)
         _exit(0);
+    rt_host_forget(sc->rbuf);
     free(sc->rbuf);
     apigen_wr_free(&sc->out);
 

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,6 +444,34 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
 
 bool apigen_rd_done(const apigen_rd *r) { return !r->err && r->left == 0; }
 
+static uint64_t keep_ns_;
+static void keep_init(void)
+{
+    const char *v = getenv("APIGEN_KEEP_MS");
+    char *end = NULL;
+    long ms = v && *v ? strtol(v, &end, 10) : -1;
+    keep_ns_ = (ms >= 0 && end && !*end ? (uint64_t)ms : 2000u) * 1000000u;
+}
+
+bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (cap <= keep_min)
+        return true;
+    pthread_once(&once, keep_init);
+    uint64_t now = apigen_now_ns();
+    if (used >= cap / 4 || !w->used_ns) {
+        w->used_ns = now;
+        return true;
+    }
+    if (now - w->used_ns < keep_ns_)
+        return true;
+    w->used_ns = 0;
+    return false;
+}
+
+void (*rt_buf_moving)(void *p);
+
 #define RECV_CHUNK (1u << 20)
 
 /* ---- frames over a transport ----------------------------------------------------- */
@@ -475,6 +504,8 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
      * a header announcing 1 GiB followed by silence costs 1 MiB, not 1 GiB. */
     size_t want = h->payload_len, have = 0;
     if (!*buf || *cap < 4096) {
+        if (*buf && rt_buf_moving)
+            rt_buf_moving(*buf);
         uint8_t *p = realloc(*buf, 4096);
         if (!p)
             return set_err("out of memory for the frame payload", err, errlen);
@@ -487,6 +518,8 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
             size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
             if (nc > want)
                 nc = want;
+            if (rt_buf_moving)
+                rt_buf_moving(*buf);
             uint8_t *p = realloc(*buf, nc);
             if (!p)
                 return set_err("out of memory for the frame payload", err, errlen);

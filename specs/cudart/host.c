@@ -772,3 +772,30 @@ cudaError_t cudart_host_exec_memcpy_node_set(apigen_call_ctx *cx, cudaGraphExec_
     return cudaGraphExecMemcpyNodeSetParams(hGraphExec, node, &p);
 }
 
+/* ---- registered host memory ------------------------------------------------------------ */
+/* The runtime's large warm buffers (a session thread's receive buffer, which
+ * in-bytes of cudaMemcpy point into, and its scratch block, which out-bytes
+ * are written to) are registered once, so the server's copies from and to
+ * them are DMA instead of the driver's staging through its own pinned
+ * buffers. The thread's pending error (cudaGetLastError belongs to the
+ * guest) is never touched: with one pending, nothing is registered; a
+ * failed registration clears only its own error. */
+static bool cudart_host_register(void *p, size_t n)
+{
+    if (cudaPeekAtLastError() != cudaSuccess) return false;
+    if (cudaHostRegister(p, n, cudaHostRegisterPortable) == cudaSuccess) return true;
+    (void)cudaGetLastError();
+    return false;
+}
+
+static void cudart_host_unregister(void *p)
+{
+    cudaError_t pending = cudaPeekAtLastError();
+    if (cudaHostUnregister(p) != cudaSuccess && pending == cudaSuccess) (void)cudaGetLastError();
+}
+
+__attribute__((constructor)) static void cudart_host_memory_init(void)
+{
+    apigen_set_host_memory(cudart_host_register, cudart_host_unregister);
+}
+

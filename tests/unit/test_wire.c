@@ -1,11 +1,14 @@
 /* Wire codec: round trips, alignment, hostile lengths, header decoding. */
+#define _GNU_SOURCE
 #include "apigen_rt.h"
+#include "rt_internal.h"
 #include "check.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void put_all(apigen_wr *w)
 {
@@ -309,8 +312,57 @@ static void test_status(void)
     CHECK_STR(apigen_status_str(APIGEN_STATUS_COUNT), "unknown status");
 }
 
+/* rt_keep_warm: large buffers stay while used, go after APIGEN_KEEP_MS idle;
+ * registered host memory: registered once, unregistered once when forgotten. */
+static int nreg, nunreg;
+static void *last_reg;
+static bool fake_reg(void *p, size_t n)
+{
+    (void)n;
+    nreg++;
+    last_reg = p;
+    return true;
+}
+static void fake_unreg(void *p)
+{
+    CHECK(p == last_reg);
+    nunreg++;
+}
+
+static void test_keep_and_register(void)
+{
+    setenv("APIGEN_KEEP_MS", "30", 1);
+    rt_warm w = {0};
+    CHECK(rt_keep_warm(&w, 1000, 0, 4096));         /* small: always kept */
+    CHECK(rt_keep_warm(&w, 1u << 24, 1u << 23, 4096)); /* used most of it */
+    CHECK(rt_keep_warm(&w, 1u << 24, 10, 4096));      /* a small call right after: kept */
+    struct timespec ts = {0, 40 * 1000000L};
+    nanosleep(&ts, NULL);
+    CHECK(!rt_keep_warm(&w, 1u << 24, 10, 4096)); /* idle past APIGEN_KEEP_MS: freed */
+
+    static char block[8u << 20];
+    rt_host_register(block, sizeof block); /* no hooks: nothing happens */
+    apigen_set_host_memory(fake_reg, fake_unreg);
+    CHECK(rt_buf_moving == rt_host_forget);
+    rt_host_register(block, 1u << 20); /* below the registration size */
+    CHECK(nreg == 0);
+    rt_host_register(block, sizeof block);
+    rt_host_register(block, sizeof block);
+    CHECK(nreg == 1 && last_reg == block);
+    rt_host_forget(block + 1); /* not registered: no call */
+    CHECK(nunreg == 0);
+    rt_host_forget(block);
+    rt_host_forget(block);
+    CHECK(nunreg == 1);
+    apigen_set_host_memory(NULL, NULL);
+    CHECK(rt_buf_moving == NULL);
+    rt_host_register(block, sizeof block);
+    CHECK(nreg == 1);
+}
+
 int main(void)
 {
+    test_keep_and_register();
     test_round_trip();
     test_hostile();
     test_writer_limits();
