@@ -58,8 +58,16 @@ run_asan() {
     local asan=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:verify_asan_link_order=0}
     export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
     export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$supp:print_suppressions=0}
+    # The OpenCL tests run PoCL (not instrumented) in the guest's native run and
+    # in the server: one at a time, as heavy parallel load made an ASan-built
+    # native run abort in ASan's own unmap once. The SVM tests are left out:
+    # ASan's heap sits where PoCL's SVM allocations are in the server, so the
+    # guest cannot mirror them at the same addresses and the example's
+    # pointers-inside-SVM cannot work (they do in the plain stage).
     ASAN_OPTIONS=$asan ctest --test-dir "$ASAN_BUILD" -j "$JOBS" --output-on-failure \
-        -LE "bench|valgrind" -E '^unit\.runtime$' || note_fail "asan tests"
+        -LE "bench|valgrind" -E '^unit\.runtime$|^e2e\.opencl\.' || note_fail "asan tests"
+    ASAN_OPTIONS=$asan ctest --test-dir "$ASAN_BUILD" --output-on-failure \
+        -LE "bench|valgrind" -R '^e2e\.opencl\.' -E '\.svm\.|\.svm$' || note_fail "asan opencl tests"
     ASAN_OPTIONS=$asan:detect_leaks=0 ctest --test-dir "$ASAN_BUILD" --output-on-failure \
         -R '^unit\.runtime$' || note_fail "asan unit.runtime"
 }
