@@ -10,8 +10,18 @@
 #include "cudart_wire.h"
 
 /* ---- hand-written handlers ---- */
+cudaError_t cudart_host_add_host_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, apigenCudartHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartAddHostNode */
+cudaError_t cudart_host_add_mem_alloc_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemPoolProps *poolProps, const struct cudaMemAccessDesc *accessDescs, size_t accessDescCount, size_t bytesize, void **dptr); /* hand-written, in the spec's sources: wraps apigenCudartAddMemAllocNode */
 cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream, apigenCudartHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartEnqueueHostFn */
+cudaError_t cudart_host_exec_host_node_set(apigen_call_ctx *cx, cudaGraphExec_t hGraphExec, cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartExecHostNodeSetParams */
 cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostFnDone */
+cudaError_t cudart_host_host_node_get(apigen_call_ctx *cx, cudaGraphNode_t node, uint64_t *id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeGetParams */
+cudaError_t cudart_host_host_node_set(apigen_call_ctx *cx, cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeSetParams */
+cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsRegister */
+cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudartLogsTake */
+cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsUnregister */
+cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
+cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
 cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
 cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc); /* hand-written, in the spec's sources: wraps cudaExternalMemoryGetMappedBuffer */
@@ -156,9 +166,41 @@ static void destroy_apigenCudartModule(void *real)
 static const apigen_handle_type ht_apigenCudartModule = {"apigenCudartModule", 15, destroy_apigenCudartModule, NULL, 0, 0};
 
 /* ---- callback trampolines ---- */
+/* Callback apigenCudartAsyncCb: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_apigenCudartAsyncCb(unsigned int a0, unsigned long a1, void *a2)
+{
+    void *bound_ = a2;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a0); /* a0 */
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a1); /* a1 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
 /* Callback apigenCudartHostFnCb: runs on a host thread of the real library; sends the
  * arguments to the guest that registered it. */
 static void tramp_apigenCudartHostFnCb(unsigned long a0, int a1, void *a2)
+{
+    void *bound_ = a2;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a0); /* a0 */
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
+/* Callback apigenCudartLogCb: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_apigenCudartLogCb(unsigned long a0, unsigned int a1, void *a2)
 {
     void *bound_ = a2;
     apigen_wr w_;
@@ -187,6 +229,349 @@ static void tramp_cudaHostFn_t(void *a0)
 }
 
 /* ---- handlers ---- */
+static void h_apigenCudartAddExtSemNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    const cudaExternalSemaphore_t *sems = {0};
+    const struct cudaExternalSemaphoreSignalParams *params = {0};
+    uint32_t numExtSems = {0};
+    uint32_t wait = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint32_t v_numExtSems;
+    uint32_t v_wait;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    uint8_t p_sems = 0;
+    uint64_t n_sems = 0;
+    cudaExternalSemaphore_t *a_sems = NULL;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (uint32_t)v_numExtSems;
+    if (!apigen_get_u32(cx->rd, &v_wait)) { apigen_reject(cx, APIGEN_BAD_ARGS, "wait"); return; }
+    wait = (uint32_t)v_wait;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_get_u8(cx->rd, &p_sems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+    if (p_sems) {
+        n_sems = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_sems) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+        a_sems = apigen_scratch(cx, n_sems, sizeof(cudaExternalSemaphore_t));
+        if (a_sems == NULL) return;
+        for (i_ = 0; i_ < n_sems; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* sems */
+            a_sems[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        sems = a_sems;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const struct cudaExternalSemaphoreSignalParams *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartAddExtSemNode(pGraphNode, graph, pDependencies, numDependencies, sems, params, numExtSems, wait);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudartAddHostNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    apigenCudartHostFnCb fn = {0};
+    void *user = {0};
+    uint64_t id = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint64_t v_id;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_add_host_node(cx, pGraphNode, graph, pDependencies, numDependencies, fn, user, id);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudartAddKernelNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    const void *func = {0};
+    dim3 grid = {0};
+    dim3 block = {0};
+    unsigned int sharedMem = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_func;
+    uint32_t v_sharedMem;
+    uint64_t v_paramsSize;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (const void *)(uintptr_t)v_func;
+    if (!apigen_get_raw(cx->rd, &grid, sizeof(grid))) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid"); return; }
+    if (!apigen_get_raw(cx->rd, &block, sizeof(block))) { apigen_reject(cx, APIGEN_BAD_ARGS, "block"); return; }
+    if (!apigen_get_u32(cx->rd, &v_sharedMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sharedMem"); return; }
+    sharedMem = (unsigned int)v_sharedMem;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartAddKernelNode(pGraphNode, graph, pDependencies, numDependencies, func, grid, block, sharedMem, params, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudartAddMemAllocNode(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t *pGraphNode = {0};
+    cudaGraph_t graph = {0};
+    const cudaGraphNode_t *pDependencies = {0};
+    size_t numDependencies = {0};
+    const struct cudaMemPoolProps *poolProps = {0};
+    const struct cudaMemAccessDesc *accessDescs = {0};
+    size_t accessDescCount = {0};
+    size_t bytesize = {0};
+    void **dptr = {0};
+    cudaError_t ret_;
+    uint64_t v_graph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_accessDescCount;
+    uint64_t v_bytesize;
+    uint8_t p_pGraphNode = 0;
+    uint64_t n_pGraphNode = 0;
+    uint8_t p_pDependencies = 0;
+    uint64_t n_pDependencies = 0;
+    cudaGraphNode_t *a_pDependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_poolProps = NULL;
+    uint64_t l_poolProps = 0;
+    uint64_t n_poolProps = 0;
+    const void *b_accessDescs = NULL;
+    uint64_t l_accessDescs = 0;
+    uint64_t n_accessDescs = 0;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraph_t, v_graph, &r_)) return; /* graph */
+    graph = (cudaGraph_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_accessDescCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescCount"); return; }
+    accessDescCount = (size_t)v_accessDescCount;
+    if (!apigen_get_u64(cx->rd, &v_bytesize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytesize"); return; }
+    bytesize = (size_t)v_bytesize;
+    if (!apigen_get_u8(cx->rd, &p_pGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGraphNode"); return; }
+    if (p_pGraphNode) {
+        n_pGraphNode = (uint64_t)(1);
+        pGraphNode = apigen_scratch(cx, n_pGraphNode, sizeof(cudaGraphNode_t));
+        if (pGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_pDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+    if (p_pDependencies) {
+        n_pDependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_pDependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+        a_pDependencies = apigen_scratch(cx, n_pDependencies, sizeof(cudaGraphNode_t));
+        if (a_pDependencies == NULL) return;
+        for (i_ = 0; i_ < n_pDependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_, &r_)) return; /* pDependencies */
+            a_pDependencies[i_] = (cudaGraphNode_t)(uintptr_t)r_;
+        }
+        pDependencies = a_pDependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_poolProps, &l_poolProps, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+    if (b_poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "poolProps"); return; }
+        if (l_poolProps != n_poolProps) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+        poolProps = (const struct cudaMemPoolProps *)b_poolProps;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_accessDescs, &l_accessDescs, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+    if (b_accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(accessDescCount), sizeof(struct cudaMemAccessDesc), &n_accessDescs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescs"); return; }
+        if (l_accessDescs != n_accessDescs) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+        accessDescs = (const struct cudaMemAccessDesc *)b_accessDescs;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(void *));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_add_mem_alloc_node(cx, pGraphNode, graph, pDependencies, numDependencies, poolProps, accessDescs, accessDescCount, bytesize, dptr);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pGraphNode) { /* pGraphNode */
+        k_ = ok_ ? n_pGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)pGraphNode[i_]) : 0)) return;
+    }
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+}
+
 static void h_apigenCudartEnqueueHostFn(apigen_call_ctx *cx)
 {
     cudaStream_t stream = {0};
@@ -225,6 +610,271 @@ static void h_apigenCudartEnqueueHostFn(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_apigenCudartExecExtSemNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraphNode_t node = {0};
+    const cudaExternalSemaphore_t *sems = {0};
+    const struct cudaExternalSemaphoreSignalParams *params = {0};
+    uint32_t numExtSems = {0};
+    uint32_t wait = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_node;
+    uint32_t v_numExtSems;
+    uint32_t v_wait;
+    uint8_t p_sems = 0;
+    uint64_t n_sems = 0;
+    cudaExternalSemaphore_t *a_sems = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (uint32_t)v_numExtSems;
+    if (!apigen_get_u32(cx->rd, &v_wait)) { apigen_reject(cx, APIGEN_BAD_ARGS, "wait"); return; }
+    wait = (uint32_t)v_wait;
+    if (!apigen_get_u8(cx->rd, &p_sems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+    if (p_sems) {
+        n_sems = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_sems) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+        a_sems = apigen_scratch(cx, n_sems, sizeof(cudaExternalSemaphore_t));
+        if (a_sems == NULL) return;
+        for (i_ = 0; i_ < n_sems; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* sems */
+            a_sems[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        sems = a_sems;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const struct cudaExternalSemaphoreSignalParams *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartExecExtSemNodeSetParams(hGraphExec, node, sems, params, numExtSems, wait);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartExecHostNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraphNode_t node = {0};
+    apigenCudartHostFnCb fn = {0};
+    void *user = {0};
+    uint64_t id = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_node;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint64_t v_id;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_exec_host_node_set(cx, hGraphExec, node, fn, user, id);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartExecKernelNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphExec_t hGraphExec = {0};
+    cudaGraphNode_t node = {0};
+    const void *func = {0};
+    dim3 grid = {0};
+    dim3 block = {0};
+    unsigned int sharedMem = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    cudaError_t ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_node;
+    uint64_t v_func;
+    uint32_t v_sharedMem;
+    uint64_t v_paramsSize;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphExec_t, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (cudaGraphExec_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (const void *)(uintptr_t)v_func;
+    if (!apigen_get_raw(cx->rd, &grid, sizeof(grid))) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid"); return; }
+    if (!apigen_get_raw(cx->rd, &block, sizeof(block))) { apigen_reject(cx, APIGEN_BAD_ARGS, "block"); return; }
+    if (!apigen_get_u32(cx->rd, &v_sharedMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sharedMem"); return; }
+    sharedMem = (unsigned int)v_sharedMem;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartExecKernelNodeSetParams(hGraphExec, node, func, grid, block, sharedMem, params, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartExtSemNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    cudaExternalSemaphore_t *sems = {0};
+    struct cudaExternalSemaphoreSignalParams *params = {0};
+    uint32_t cap = {0};
+    uint32_t *numExtSems = {0};
+    uint32_t wait = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint32_t v_cap;
+    uint32_t v_wait;
+    uint8_t p_sems = 0;
+    uint64_t n_sems = 0;
+    uint8_t p_params = 0;
+    uint64_t n_params = 0;
+    uint8_t p_numExtSems = 0;
+    uint64_t n_numExtSems = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (uint32_t)v_cap;
+    if (!apigen_get_u32(cx->rd, &v_wait)) { apigen_reject(cx, APIGEN_BAD_ARGS, "wait"); return; }
+    wait = (uint32_t)v_wait;
+    if (!apigen_get_u8(cx->rd, &p_sems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+    if (p_sems) {
+        n_sems = (uint64_t)(cap);
+        sems = apigen_scratch(cx, n_sems, sizeof(cudaExternalSemaphore_t));
+        if (sems == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_params)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (p_params) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        params = apigen_scratch(cx, n_params, 1);
+        if (params == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    if (p_numExtSems) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint32_t), &n_numExtSems)) { apigen_reject(cx, APIGEN_TOO_LARGE, "numExtSems"); return; }
+        numExtSems = apigen_scratch(cx, n_numExtSems, 1);
+        if (numExtSems == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartExtSemNodeGetParams(node, sems, params, cap, numExtSems, wait);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_sems) { /* sems */
+        k_ = ok_ ? n_sems : 0;
+        if (numExtSems != NULL && apigen_mul_size((uint64_t)(*numExtSems), 1, &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && sems[i_] != 0 ? apigen_handle_put(cx, &ht_cudaExternalSemaphore_t, (void *)(uintptr_t)sems[i_]) : 0)) return;
+    }
+    if (p_params) { /* params */
+        k_ = ok_ ? n_params : 0;
+        if (numExtSems != NULL && apigen_mul_size((uint64_t)(*numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, params, k_)) return;
+    }
+    if (p_numExtSems) { /* numExtSems */
+        k_ = ok_ ? n_numExtSems : 0;
+        if (!apigen_put_bytes(cx->wr, numExtSems, k_)) return;
+    }
+}
+
+static void h_apigenCudartExtSemNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    const cudaExternalSemaphore_t *sems = {0};
+    const struct cudaExternalSemaphoreSignalParams *params = {0};
+    uint32_t numExtSems = {0};
+    uint32_t wait = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint32_t v_numExtSems;
+    uint32_t v_wait;
+    uint8_t p_sems = 0;
+    uint64_t n_sems = 0;
+    cudaExternalSemaphore_t *a_sems = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numExtSems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numExtSems"); return; }
+    numExtSems = (uint32_t)v_numExtSems;
+    if (!apigen_get_u32(cx->rd, &v_wait)) { apigen_reject(cx, APIGEN_BAD_ARGS, "wait"); return; }
+    wait = (uint32_t)v_wait;
+    if (!apigen_get_u8(cx->rd, &p_sems)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+    if (p_sems) {
+        n_sems = (uint64_t)(numExtSems);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_sems) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+        a_sems = apigen_scratch(cx, n_sems, sizeof(cudaExternalSemaphore_t));
+        if (a_sems == NULL) return;
+        for (i_ = 0; i_ < n_sems; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sems"); return; }
+            if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_, &r_)) return; /* sems */
+            a_sems[i_] = (cudaExternalSemaphore_t)(uintptr_t)r_;
+        }
+        sems = a_sems;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const struct cudaExternalSemaphoreSignalParams *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartExtSemNodeSetParams(node, sems, params, numExtSems, wait);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_apigenCudartHostFnDone(apigen_call_ctx *cx)
 {
     uint64_t id = {0};
@@ -234,6 +884,211 @@ static void h_apigenCudartHostFnDone(apigen_call_ctx *cx)
     id = (uint64_t)v_id;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudart_host_host_fn_done(cx, id);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartHostNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    uint64_t *id = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint8_t p_id = 0;
+    uint64_t n_id = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    if (p_id) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_id)) { apigen_reject(cx, APIGEN_TOO_LARGE, "id"); return; }
+        id = apigen_scratch(cx, n_id, 1);
+        if (id == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_host_node_get(cx, node, id);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_id) { /* id */
+        k_ = ok_ ? n_id : 0;
+        if (!apigen_put_bytes(cx->wr, id, k_)) return;
+    }
+}
+
+static void h_apigenCudartHostNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    apigenCudartHostFnCb fn = {0};
+    void *user = {0};
+    uint64_t id = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint64_t v_id;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_host_node_set(cx, node, fn, user, id);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartKernelNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    uint64_t *func = {0};
+    dim3 *grid = {0};
+    dim3 *block = {0};
+    unsigned int *sharedMem = {0};
+    unsigned char *params = {0};
+    size_t paramsCap = {0};
+    size_t *paramsSize = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint64_t v_paramsCap;
+    uint8_t p_func = 0;
+    uint64_t n_func = 0;
+    uint8_t p_grid = 0;
+    uint64_t n_grid = 0;
+    uint8_t p_block = 0;
+    uint64_t n_block = 0;
+    uint8_t p_sharedMem = 0;
+    uint64_t n_sharedMem = 0;
+    uint8_t p_params = 0;
+    uint64_t n_params = 0;
+    uint8_t p_paramsSize = 0;
+    uint64_t n_paramsSize = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_paramsCap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsCap"); return; }
+    paramsCap = (size_t)v_paramsCap;
+    if (!apigen_get_u8(cx->rd, &p_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    if (p_func) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_func)) { apigen_reject(cx, APIGEN_TOO_LARGE, "func"); return; }
+        func = apigen_scratch(cx, n_func, 1);
+        if (func == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_grid)) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid"); return; }
+    if (p_grid) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(dim3), &n_grid)) { apigen_reject(cx, APIGEN_TOO_LARGE, "grid"); return; }
+        grid = apigen_scratch(cx, n_grid, 1);
+        if (grid == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_block)) { apigen_reject(cx, APIGEN_BAD_ARGS, "block"); return; }
+    if (p_block) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(dim3), &n_block)) { apigen_reject(cx, APIGEN_TOO_LARGE, "block"); return; }
+        block = apigen_scratch(cx, n_block, 1);
+        if (block == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_sharedMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sharedMem"); return; }
+    if (p_sharedMem) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_sharedMem)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sharedMem"); return; }
+        sharedMem = apigen_scratch(cx, n_sharedMem, 1);
+        if (sharedMem == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_params)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (p_params) {
+        if (!apigen_mul_size((uint64_t)(paramsCap), sizeof(unsigned char), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        params = apigen_scratch(cx, n_params, 1);
+        if (params == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    if (p_paramsSize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_paramsSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsSize"); return; }
+        paramsSize = apigen_scratch(cx, n_paramsSize, 1);
+        if (paramsSize == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartKernelNodeGetParams(node, func, grid, block, sharedMem, params, paramsCap, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_func) { /* func */
+        k_ = ok_ ? n_func : 0;
+        if (!apigen_put_bytes(cx->wr, func, k_)) return;
+    }
+    if (p_grid) { /* grid */
+        k_ = ok_ ? n_grid : 0;
+        if (!apigen_put_bytes(cx->wr, grid, k_)) return;
+    }
+    if (p_block) { /* block */
+        k_ = ok_ ? n_block : 0;
+        if (!apigen_put_bytes(cx->wr, block, k_)) return;
+    }
+    if (p_sharedMem) { /* sharedMem */
+        k_ = ok_ ? n_sharedMem : 0;
+        if (!apigen_put_bytes(cx->wr, sharedMem, k_)) return;
+    }
+    if (p_params) { /* params */
+        k_ = ok_ ? n_params : 0;
+        if (paramsSize != NULL && apigen_mul_size((uint64_t)(*paramsSize), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, params, k_)) return;
+    }
+    if (p_paramsSize) { /* paramsSize */
+        k_ = ok_ ? n_paramsSize : 0;
+        if (!apigen_put_bytes(cx->wr, paramsSize, k_)) return;
+    }
+}
+
+static void h_apigenCudartKernelNodeSetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    const void *func = {0};
+    dim3 grid = {0};
+    dim3 block = {0};
+    unsigned int sharedMem = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint64_t v_func;
+    uint32_t v_sharedMem;
+    uint64_t v_paramsSize;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (const void *)(uintptr_t)v_func;
+    if (!apigen_get_raw(cx->rd, &grid, sizeof(grid))) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid"); return; }
+    if (!apigen_get_raw(cx->rd, &block, sizeof(block))) { apigen_reject(cx, APIGEN_BAD_ARGS, "block"); return; }
+    if (!apigen_get_u32(cx->rd, &v_sharedMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sharedMem"); return; }
+    sharedMem = (unsigned int)v_sharedMem;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartKernelNodeSetParams(node, func, grid, block, sharedMem, params, paramsSize);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -302,6 +1157,361 @@ static void h_apigenCudartLaunch(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_apigenCudartLibraryLoadData(apigen_call_ctx *cx)
+{
+    cudaLibrary_t *library = {0};
+    const void *code = {0};
+    size_t codeSize = {0};
+    enum cudaJitOption *jitOptions = {0};
+    void **jitOptionsValues = {0};
+    unsigned int numJitOptions = {0};
+    enum cudaLibraryOption *libraryOptions = {0};
+    void **libraryOptionValues = {0};
+    unsigned int numLibraryOptions = {0};
+    cudaError_t ret_;
+    uint64_t v_codeSize;
+    uint32_t v_numJitOptions;
+    uint32_t v_numLibraryOptions;
+    uint8_t p_library = 0;
+    uint64_t n_library = 0;
+    const void *b_code = NULL;
+    uint64_t l_code = 0;
+    uint64_t n_code = 0;
+    const void *b_jitOptions = NULL;
+    uint64_t l_jitOptions = 0;
+    uint64_t n_jitOptions = 0;
+    uint8_t p_jitOptionsValues = 0;
+    uint64_t n_jitOptionsValues = 0;
+    void **a_jitOptionsValues = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_libraryOptions = NULL;
+    uint64_t l_libraryOptions = 0;
+    uint64_t n_libraryOptions = 0;
+    uint8_t p_libraryOptionValues = 0;
+    uint64_t n_libraryOptionValues = 0;
+    void **a_libraryOptionValues = NULL;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_codeSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "codeSize"); return; }
+    codeSize = (size_t)v_codeSize;
+    if (!apigen_get_u32(cx->rd, &v_numJitOptions)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numJitOptions"); return; }
+    numJitOptions = (unsigned int)v_numJitOptions;
+    if (!apigen_get_u32(cx->rd, &v_numLibraryOptions)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numLibraryOptions"); return; }
+    numLibraryOptions = (unsigned int)v_numLibraryOptions;
+    if (!apigen_get_u8(cx->rd, &p_library)) { apigen_reject(cx, APIGEN_BAD_ARGS, "library"); return; }
+    if (p_library) {
+        n_library = (uint64_t)(1);
+        library = apigen_scratch(cx, n_library, sizeof(cudaLibrary_t));
+        if (library == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_code, &l_code, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "code"); return; }
+    if (b_code != NULL) {
+        n_code = (uint64_t)(codeSize);
+        if (l_code != n_code) { apigen_reject(cx, APIGEN_BAD_ARGS, "code"); return; }
+        code = (const void *)b_code;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_jitOptions, &l_jitOptions, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "jitOptions"); return; }
+    if (b_jitOptions != NULL) {
+        if (!apigen_mul_size((uint64_t)(numJitOptions), sizeof(enum cudaJitOption), &n_jitOptions)) { apigen_reject(cx, APIGEN_TOO_LARGE, "jitOptions"); return; }
+        if (l_jitOptions != n_jitOptions) { apigen_reject(cx, APIGEN_BAD_ARGS, "jitOptions"); return; }
+        jitOptions = (enum cudaJitOption *)b_jitOptions;
+    }
+    if (!apigen_get_u8(cx->rd, &p_jitOptionsValues)) { apigen_reject(cx, APIGEN_BAD_ARGS, "jitOptionsValues"); return; }
+    if (p_jitOptionsValues) {
+        n_jitOptionsValues = (uint64_t)(numJitOptions);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_jitOptionsValues) { apigen_reject(cx, APIGEN_BAD_ARGS, "jitOptionsValues"); return; }
+        a_jitOptionsValues = apigen_scratch(cx, n_jitOptionsValues, sizeof(void *));
+        if (a_jitOptionsValues == NULL) return;
+        for (i_ = 0; i_ < n_jitOptionsValues; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "jitOptionsValues"); return; }
+            a_jitOptionsValues[i_] = (void *)(uintptr_t)v_;
+        }
+        jitOptionsValues = a_jitOptionsValues;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_libraryOptions, &l_libraryOptions, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "libraryOptions"); return; }
+    if (b_libraryOptions != NULL) {
+        if (!apigen_mul_size((uint64_t)(numLibraryOptions), sizeof(enum cudaLibraryOption), &n_libraryOptions)) { apigen_reject(cx, APIGEN_TOO_LARGE, "libraryOptions"); return; }
+        if (l_libraryOptions != n_libraryOptions) { apigen_reject(cx, APIGEN_BAD_ARGS, "libraryOptions"); return; }
+        libraryOptions = (enum cudaLibraryOption *)b_libraryOptions;
+    }
+    if (!apigen_get_u8(cx->rd, &p_libraryOptionValues)) { apigen_reject(cx, APIGEN_BAD_ARGS, "libraryOptionValues"); return; }
+    if (p_libraryOptionValues) {
+        n_libraryOptionValues = (uint64_t)(numLibraryOptions);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_libraryOptionValues) { apigen_reject(cx, APIGEN_BAD_ARGS, "libraryOptionValues"); return; }
+        a_libraryOptionValues = apigen_scratch(cx, n_libraryOptionValues, sizeof(void *));
+        if (a_libraryOptionValues == NULL) return;
+        for (i_ = 0; i_ < n_libraryOptionValues; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "libraryOptionValues"); return; }
+            a_libraryOptionValues[i_] = (void *)(uintptr_t)v_;
+        }
+        libraryOptionValues = a_libraryOptionValues;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartLibraryLoadData(library, code, codeSize, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_library) { /* library */
+        k_ = ok_ ? n_library : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && library[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudaLibrary_t, (void *)(uintptr_t)library[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudartLogsRegister(apigen_call_ctx *cx)
+{
+    apigenCudartLogCb fn = {0};
+    void *user = {0};
+    uint64_t *reg = {0};
+    cudaError_t ret_;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint8_t p_reg = 0;
+    uint64_t n_reg = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u8(cx->rd, &p_reg)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reg"); return; }
+    if (p_reg) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_reg)) { apigen_reject(cx, APIGEN_TOO_LARGE, "reg"); return; }
+        reg = apigen_scratch(cx, n_reg, 1);
+        if (reg == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartLogCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartLogCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_logs_register(cx, fn, user, reg);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_reg) { /* reg */
+        k_ = ok_ ? n_reg : 0;
+        if (!apigen_put_bytes(cx->wr, reg, k_)) return;
+    }
+}
+
+static void h_apigenCudartLogsTake(apigen_call_ctx *cx)
+{
+    uint64_t msg = {0};
+    char *buf = {0};
+    size_t cap = {0};
+    size_t *len = {0};
+    cudaError_t ret_;
+    uint64_t v_msg;
+    uint64_t v_cap;
+    uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
+    uint8_t p_len = 0;
+    uint64_t n_len = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_msg)) { apigen_reject(cx, APIGEN_BAD_ARGS, "msg"); return; }
+    msg = (uint64_t)v_msg;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(char), &n_buf)) { apigen_reject(cx, APIGEN_TOO_LARGE, "buf"); return; }
+        buf = apigen_scratch(cx, n_buf, 1);
+        if (buf == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_len)) { apigen_reject(cx, APIGEN_BAD_ARGS, "len"); return; }
+    if (p_len) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_len)) { apigen_reject(cx, APIGEN_TOO_LARGE, "len"); return; }
+        len = apigen_scratch(cx, n_len, 1);
+        if (len == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_logs_take(cx, msg, buf, cap, len);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_buf) { /* buf */
+        k_ = ok_ ? n_buf : 0;
+        if (len != NULL && apigen_mul_size((uint64_t)(*len), sizeof(char), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, buf, k_)) return;
+    }
+    if (p_len) { /* len */
+        k_ = ok_ ? n_len : 0;
+        if (!apigen_put_bytes(cx->wr, len, k_)) return;
+    }
+}
+
+static void h_apigenCudartLogsUnregister(apigen_call_ctx *cx)
+{
+    uint64_t reg = {0};
+    cudaError_t ret_;
+    uint64_t v_reg;
+    if (!apigen_get_u64(cx->rd, &v_reg)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reg"); return; }
+    reg = (uint64_t)v_reg;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_logs_unregister(cx, reg);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudartMemAllocNodeGetParams(apigen_call_ctx *cx)
+{
+    cudaGraphNode_t node = {0};
+    struct cudaMemPoolProps *poolProps = {0};
+    struct cudaMemAccessDesc *accessDescs = {0};
+    size_t cap = {0};
+    size_t *accessDescCount = {0};
+    size_t *bytesize = {0};
+    void **dptr = {0};
+    cudaError_t ret_;
+    uint64_t v_node;
+    void *r_;
+    uint64_t v_cap;
+    uint8_t p_poolProps = 0;
+    uint64_t n_poolProps = 0;
+    uint8_t p_accessDescs = 0;
+    uint64_t n_accessDescs = 0;
+    uint8_t p_accessDescCount = 0;
+    uint64_t n_accessDescCount = 0;
+    uint8_t p_bytesize = 0;
+    uint64_t n_bytesize = 0;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaGraphNode_t, v_node, &r_)) return; /* node */
+    node = (cudaGraphNode_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_poolProps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+    if (p_poolProps) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "poolProps"); return; }
+        poolProps = apigen_scratch(cx, n_poolProps, 1);
+        if (poolProps == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_accessDescs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+    if (p_accessDescs) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(struct cudaMemAccessDesc), &n_accessDescs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescs"); return; }
+        accessDescs = apigen_scratch(cx, n_accessDescs, 1);
+        if (accessDescs == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_accessDescCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescCount"); return; }
+    if (p_accessDescCount) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_accessDescCount)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescCount"); return; }
+        accessDescCount = apigen_scratch(cx, n_accessDescCount, 1);
+        if (accessDescCount == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_bytesize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytesize"); return; }
+    if (p_bytesize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytesize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bytesize"); return; }
+        bytesize = apigen_scratch(cx, n_bytesize, 1);
+        if (bytesize == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(void *));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartMemAllocNodeGetParams(node, poolProps, accessDescs, cap, accessDescCount, bytesize, dptr);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_poolProps) { /* poolProps */
+        k_ = ok_ ? n_poolProps : 0;
+        if (!apigen_put_bytes(cx->wr, poolProps, k_)) return;
+    }
+    if (p_accessDescs) { /* accessDescs */
+        k_ = ok_ ? n_accessDescs : 0;
+        if (accessDescCount != NULL && apigen_mul_size((uint64_t)(*accessDescCount), sizeof(struct cudaMemAccessDesc), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, accessDescs, k_)) return;
+    }
+    if (p_accessDescCount) { /* accessDescCount */
+        k_ = ok_ ? n_accessDescCount : 0;
+        if (!apigen_put_bytes(cx->wr, accessDescCount, k_)) return;
+    }
+    if (p_bytesize) { /* bytesize */
+        k_ = ok_ ? n_bytesize : 0;
+        if (!apigen_put_bytes(cx->wr, bytesize, k_)) return;
+    }
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+}
+
+static void h_apigenCudartOccupancyCluster(apigen_call_ctx *cx)
+{
+    int *result = {0};
+    const void *func = {0};
+    dim3 grid = {0};
+    dim3 block = {0};
+    size_t sharedMem = {0};
+    cudaStream_t stream = {0};
+    const cudaLaunchAttribute *attrs = {0};
+    uint32_t numAttrs = {0};
+    uint32_t which = {0};
+    cudaError_t ret_;
+    uint64_t v_func;
+    uint64_t v_sharedMem;
+    uint64_t v_stream;
+    void *r_;
+    uint32_t v_numAttrs;
+    uint32_t v_which;
+    uint8_t p_result = 0;
+    uint64_t n_result = 0;
+    const void *b_attrs = NULL;
+    uint64_t l_attrs = 0;
+    uint64_t n_attrs = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (const void *)(uintptr_t)v_func;
+    if (!apigen_get_raw(cx->rd, &grid, sizeof(grid))) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid"); return; }
+    if (!apigen_get_raw(cx->rd, &block, sizeof(block))) { apigen_reject(cx, APIGEN_BAD_ARGS, "block"); return; }
+    if (!apigen_get_u64(cx->rd, &v_sharedMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sharedMem"); return; }
+    sharedMem = (size_t)v_sharedMem;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numAttrs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numAttrs"); return; }
+    numAttrs = (uint32_t)v_numAttrs;
+    if (!apigen_get_u32(cx->rd, &v_which)) { apigen_reject(cx, APIGEN_BAD_ARGS, "which"); return; }
+    which = (uint32_t)v_which;
+    if (!apigen_get_u8(cx->rd, &p_result)) { apigen_reject(cx, APIGEN_BAD_ARGS, "result"); return; }
+    if (p_result) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_result)) { apigen_reject(cx, APIGEN_TOO_LARGE, "result"); return; }
+        result = apigen_scratch(cx, n_result, 1);
+        if (result == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_attrs, &l_attrs, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attrs"); return; }
+    if (b_attrs != NULL) {
+        if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(cudaLaunchAttribute), &n_attrs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "attrs"); return; }
+        if (l_attrs != n_attrs) { apigen_reject(cx, APIGEN_BAD_ARGS, "attrs"); return; }
+        attrs = (const cudaLaunchAttribute *)b_attrs;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartOccupancyCluster(result, func, grid, block, sharedMem, stream, attrs, numAttrs, which);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_result) { /* result */
+        k_ = ok_ ? n_result : 0;
+        if (!apigen_put_bytes(cx->wr, result, k_)) return;
+    }
+}
+
 static void h_apigenCudartParamLayout(apigen_call_ctx *cx)
 {
     const void *func = {0};
@@ -365,6 +1575,46 @@ static void h_apigenCudartParamLayout(apigen_call_ctx *cx)
         if (nparams != NULL && apigen_mul_size((uint64_t)(*nparams), sizeof(uint64_t), &v_) && v_ < k_)
             k_ = v_;
         if (!apigen_put_bytes(cx->wr, sizes, k_)) return;
+    }
+}
+
+static void h_apigenCudartRegisterAsyncNotification(apigen_call_ctx *cx)
+{
+    int device = {0};
+    apigenCudartAsyncCb fn = {0};
+    void *user = {0};
+    uint64_t *reg = {0};
+    cudaError_t ret_;
+    uint32_t v_device;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint8_t p_reg = 0;
+    uint64_t n_reg = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    device = (int)(int32_t)v_device;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u8(cx->rd, &p_reg)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reg"); return; }
+    if (p_reg) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_reg)) { apigen_reject(cx, APIGEN_TOO_LARGE, "reg"); return; }
+        reg = apigen_scratch(cx, n_reg, 1);
+        if (reg == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartAsyncCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudartAsyncCb;
+    }
+    user = k_fn;
+    ret_ = cudart_host_register_async(cx, device, fn, user, reg);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_reg) { /* reg */
+        k_ = ok_ ? n_reg : 0;
+        if (!apigen_put_bytes(cx->wr, reg, k_)) return;
     }
 }
 
@@ -449,6 +1699,137 @@ static void h_apigenCudartRegisterModule(apigen_call_ctx *cx)
         k_ = ok_ ? n_proxies : 0;
         if (!apigen_put_bytes(cx->wr, proxies, k_)) return;
     }
+}
+
+static void h_apigenCudartStreamGetCaptureInfo(apigen_call_ctx *cx)
+{
+    cudaStream_t stream = {0};
+    enum cudaStreamCaptureStatus *status = {0};
+    unsigned long long *id = {0};
+    cudaGraph_t *graph = {0};
+    cudaGraphNode_t *deps = {0};
+    cudaGraphEdgeData *edges = {0};
+    size_t cap = {0};
+    size_t *numDeps = {0};
+    uint32_t flags = {0};
+    cudaError_t ret_;
+    uint64_t v_stream;
+    void *r_;
+    uint64_t v_cap;
+    uint32_t v_flags;
+    uint8_t p_status = 0;
+    uint64_t n_status = 0;
+    uint8_t p_id = 0;
+    uint64_t n_id = 0;
+    uint8_t p_graph = 0;
+    uint64_t n_graph = 0;
+    uint8_t p_deps = 0;
+    uint64_t n_deps = 0;
+    uint8_t p_edges = 0;
+    uint64_t n_edges = 0;
+    uint8_t p_numDeps = 0;
+    uint64_t n_numDeps = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (uint32_t)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
+    if (p_status) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaStreamCaptureStatus), &n_status)) { apigen_reject(cx, APIGEN_TOO_LARGE, "status"); return; }
+        status = apigen_scratch(cx, n_status, 1);
+        if (status == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    if (p_id) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_id)) { apigen_reject(cx, APIGEN_TOO_LARGE, "id"); return; }
+        id = apigen_scratch(cx, n_id, 1);
+        if (id == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (p_graph) {
+        n_graph = (uint64_t)(1);
+        graph = apigen_scratch(cx, n_graph, sizeof(cudaGraph_t));
+        if (graph == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_deps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "deps"); return; }
+    if (p_deps) {
+        n_deps = (uint64_t)(cap);
+        deps = apigen_scratch(cx, n_deps, sizeof(cudaGraphNode_t));
+        if (deps == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_edges)) { apigen_reject(cx, APIGEN_BAD_ARGS, "edges"); return; }
+    if (p_edges) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(cudaGraphEdgeData), &n_edges)) { apigen_reject(cx, APIGEN_TOO_LARGE, "edges"); return; }
+        edges = apigen_scratch(cx, n_edges, 1);
+        if (edges == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_numDeps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDeps"); return; }
+    if (p_numDeps) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numDeps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "numDeps"); return; }
+        numDeps = apigen_scratch(cx, n_numDeps, 1);
+        if (numDeps == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudartStreamGetCaptureInfo(stream, status, id, graph, deps, edges, cap, numDeps, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_status) { /* status */
+        k_ = ok_ ? n_status : 0;
+        if (!apigen_put_bytes(cx->wr, status, k_)) return;
+    }
+    if (p_id) { /* id */
+        k_ = ok_ ? n_id : 0;
+        if (!apigen_put_bytes(cx->wr, id, k_)) return;
+    }
+    if (p_graph) { /* graph */
+        k_ = ok_ ? n_graph : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && graph[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraph_t, (void *)(uintptr_t)graph[i_]) : 0)) return;
+    }
+    if (p_deps) { /* deps */
+        k_ = ok_ ? n_deps : 0;
+        if (numDeps != NULL && apigen_mul_size((uint64_t)(*numDeps), 1, &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && deps[i_] != 0 ? apigen_handle_put(cx, &ht_cudaGraphNode_t, (void *)(uintptr_t)deps[i_]) : 0)) return;
+    }
+    if (p_edges) { /* edges */
+        k_ = ok_ ? n_edges : 0;
+        if (numDeps != NULL && apigen_mul_size((uint64_t)(*numDeps), sizeof(cudaGraphEdgeData), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes(cx->wr, edges, k_)) return;
+    }
+    if (p_numDeps) { /* numDeps */
+        k_ = ok_ ? n_numDeps : 0;
+        if (!apigen_put_bytes(cx->wr, numDeps, k_)) return;
+    }
+}
+
+static void h_apigenCudartUnregisterAsyncNotification(apigen_call_ctx *cx)
+{
+    int device = {0};
+    uint64_t reg = {0};
+    cudaError_t ret_;
+    uint32_t v_device;
+    uint64_t v_reg;
+    if (!apigen_get_u32(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    device = (int)(int32_t)v_device;
+    if (!apigen_get_u64(cx->rd, &v_reg)) { apigen_reject(cx, APIGEN_BAD_ARGS, "reg"); return; }
+    reg = (uint64_t)v_reg;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_unregister_async(cx, device, reg);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudartUnregisterModule(apigen_call_ctx *cx)
@@ -11476,12 +12857,34 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[311] = {
+static const char *const call_names_[333] = {
+    [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
+    [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
+    [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
+    [CUDART_CALL_apigenCudartAddMemAllocNode] = "apigenCudartAddMemAllocNode",
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
+    [CUDART_CALL_apigenCudartExecExtSemNodeSetParams] = "apigenCudartExecExtSemNodeSetParams",
+    [CUDART_CALL_apigenCudartExecHostNodeSetParams] = "apigenCudartExecHostNodeSetParams",
+    [CUDART_CALL_apigenCudartExecKernelNodeSetParams] = "apigenCudartExecKernelNodeSetParams",
+    [CUDART_CALL_apigenCudartExtSemNodeGetParams] = "apigenCudartExtSemNodeGetParams",
+    [CUDART_CALL_apigenCudartExtSemNodeSetParams] = "apigenCudartExtSemNodeSetParams",
     [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
+    [CUDART_CALL_apigenCudartHostNodeGetParams] = "apigenCudartHostNodeGetParams",
+    [CUDART_CALL_apigenCudartHostNodeSetParams] = "apigenCudartHostNodeSetParams",
+    [CUDART_CALL_apigenCudartKernelNodeGetParams] = "apigenCudartKernelNodeGetParams",
+    [CUDART_CALL_apigenCudartKernelNodeSetParams] = "apigenCudartKernelNodeSetParams",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
+    [CUDART_CALL_apigenCudartLibraryLoadData] = "apigenCudartLibraryLoadData",
+    [CUDART_CALL_apigenCudartLogsRegister] = "apigenCudartLogsRegister",
+    [CUDART_CALL_apigenCudartLogsTake] = "apigenCudartLogsTake",
+    [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
+    [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
+    [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
+    [CUDART_CALL_apigenCudartRegisterAsyncNotification] = "apigenCudartRegisterAsyncNotification",
     [CUDART_CALL_apigenCudartRegisterModule] = "apigenCudartRegisterModule",
+    [CUDART_CALL_apigenCudartStreamGetCaptureInfo] = "apigenCudartStreamGetCaptureInfo",
+    [CUDART_CALL_apigenCudartUnregisterAsyncNotification] = "apigenCudartUnregisterAsyncNotification",
     [CUDART_CALL_apigenCudartUnregisterModule] = "apigenCudartUnregisterModule",
     [CUDART_CALL_cudaArrayGetInfo] = "cudaArrayGetInfo",
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = "cudaArrayGetMemoryRequirements",
@@ -11788,12 +13191,34 @@ static const char *const call_names_[311] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[311] = {
+static const apigen_handler_fn handlers_[333] = {
+    [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
+    [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
+    [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
+    [CUDART_CALL_apigenCudartAddMemAllocNode] = h_apigenCudartAddMemAllocNode,
     [CUDART_CALL_apigenCudartEnqueueHostFn] = h_apigenCudartEnqueueHostFn,
+    [CUDART_CALL_apigenCudartExecExtSemNodeSetParams] = h_apigenCudartExecExtSemNodeSetParams,
+    [CUDART_CALL_apigenCudartExecHostNodeSetParams] = h_apigenCudartExecHostNodeSetParams,
+    [CUDART_CALL_apigenCudartExecKernelNodeSetParams] = h_apigenCudartExecKernelNodeSetParams,
+    [CUDART_CALL_apigenCudartExtSemNodeGetParams] = h_apigenCudartExtSemNodeGetParams,
+    [CUDART_CALL_apigenCudartExtSemNodeSetParams] = h_apigenCudartExtSemNodeSetParams,
     [CUDART_CALL_apigenCudartHostFnDone] = h_apigenCudartHostFnDone,
+    [CUDART_CALL_apigenCudartHostNodeGetParams] = h_apigenCudartHostNodeGetParams,
+    [CUDART_CALL_apigenCudartHostNodeSetParams] = h_apigenCudartHostNodeSetParams,
+    [CUDART_CALL_apigenCudartKernelNodeGetParams] = h_apigenCudartKernelNodeGetParams,
+    [CUDART_CALL_apigenCudartKernelNodeSetParams] = h_apigenCudartKernelNodeSetParams,
     [CUDART_CALL_apigenCudartLaunch] = h_apigenCudartLaunch,
+    [CUDART_CALL_apigenCudartLibraryLoadData] = h_apigenCudartLibraryLoadData,
+    [CUDART_CALL_apigenCudartLogsRegister] = h_apigenCudartLogsRegister,
+    [CUDART_CALL_apigenCudartLogsTake] = h_apigenCudartLogsTake,
+    [CUDART_CALL_apigenCudartLogsUnregister] = h_apigenCudartLogsUnregister,
+    [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = h_apigenCudartMemAllocNodeGetParams,
+    [CUDART_CALL_apigenCudartOccupancyCluster] = h_apigenCudartOccupancyCluster,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
+    [CUDART_CALL_apigenCudartRegisterAsyncNotification] = h_apigenCudartRegisterAsyncNotification,
     [CUDART_CALL_apigenCudartRegisterModule] = h_apigenCudartRegisterModule,
+    [CUDART_CALL_apigenCudartStreamGetCaptureInfo] = h_apigenCudartStreamGetCaptureInfo,
+    [CUDART_CALL_apigenCudartUnregisterAsyncNotification] = h_apigenCudartUnregisterAsyncNotification,
     [CUDART_CALL_apigenCudartUnregisterModule] = h_apigenCudartUnregisterModule,
     [CUDART_CALL_cudaArrayGetInfo] = h_cudaArrayGetInfo,
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = h_cudaArrayGetMemoryRequirements,

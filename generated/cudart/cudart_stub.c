@@ -22,6 +22,322 @@ APIGEN_EXPORT cudaError_t __cudaGetProcAddress(const char *symbol, void **pfn, i
     return cudaErrorNotSupported;
 }
 
+/* apigenCudartAddExtSemNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const cudaExternalSemaphore_t *sems, const struct cudaExternalSemaphoreSignalParams *params, uint32_t numExtSems, uint32_t wait)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t n_sems = 0;
+    uint64_t n_params = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddExtSemNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u32(call_.wr, (uint32_t)wait)) goto nomem; /* wait */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    if (sems != NULL) {
+        n_sems = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, sems != NULL)) goto nomem; /* sems */
+    if (sems != NULL) {
+        if (!apigen_put_u64(call_.wr, n_sems)) goto nomem;
+        for (i_ = 0; i_ < n_sems; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sems[i_])) goto nomem;
+    }
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartAddExtSemNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, sems=%#llx, params=%#llx, numExtSems=%llu, wait=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)sems, (unsigned long long)(uintptr_t)params, (unsigned long long)numExtSems, (unsigned long long)wait, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartAddHostNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, apigenCudartHostFnCb fn, void *user, uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddHostNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartAddHostNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, fn=%#llx, user=%#llx, id=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartAddKernelNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const void *func, dim3 grid, dim3 block, unsigned int sharedMem, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t n_params = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddKernelNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
+    if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
+    if (!apigen_put_raw(call_.wr, &block, sizeof(block))) goto nomem; /* block */
+    if (!apigen_put_u32(call_.wr, (uint32_t)sharedMem)) goto nomem; /* sharedMem */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartAddKernelNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, func=%#llx, grid={...}, block={...}, sharedMem=%llu, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)func, (unsigned long long)sharedMem, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartAddMemAllocNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaMemPoolProps *poolProps, const struct cudaMemAccessDesc *accessDescs, size_t accessDescCount, size_t bytesize, void **dptr)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pGraphNode = 0;
+    uint64_t n_pDependencies = 0;
+    uint64_t n_poolProps = 0;
+    uint64_t n_accessDescs = 0;
+    uint64_t n_dptr = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddMemAllocNode))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)accessDescCount)) goto nomem; /* accessDescCount */
+    if (!apigen_put_u64(call_.wr, (uint64_t)bytesize)) goto nomem; /* bytesize */
+    if (pGraphNode != NULL) {
+        n_pGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pGraphNode != NULL)) goto nomem; /* pGraphNode */
+    if (pDependencies != NULL) {
+        n_pDependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, pDependencies != NULL)) goto nomem; /* pDependencies */
+    if (pDependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_pDependencies)) goto nomem;
+        for (i_ = 0; i_ < n_pDependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pDependencies[i_])) goto nomem;
+    }
+    if (poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
+    if (accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(accessDescCount), sizeof(struct cudaMemAccessDesc), &n_accessDescs)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, accessDescs, n_accessDescs)) goto nomem; /* accessDescs */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pGraphNode != NULL) { /* pGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartAddMemAllocNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, poolProps=%#llx, accessDescs=%#llx, accessDescCount=%llu, bytesize=%llu, dptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)poolProps, (unsigned long long)(uintptr_t)accessDescs, (unsigned long long)accessDescCount, (unsigned long long)bytesize, (unsigned long long)(uintptr_t)dptr, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudartEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
@@ -53,6 +369,289 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartEnqueueHostFn(stream=%#llx, fn=%#llx, user=%#llx, id=%llu, isCallback=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)isCallback, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartExecExtSemNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaExternalSemaphore_t *sems, const struct cudaExternalSemaphoreSignalParams *params, uint32_t numExtSems, uint32_t wait)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_sems = 0;
+    uint64_t n_params = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecExtSemNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u32(call_.wr, (uint32_t)wait)) goto nomem; /* wait */
+    if (sems != NULL) {
+        n_sems = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, sems != NULL)) goto nomem; /* sems */
+    if (sems != NULL) {
+        if (!apigen_put_u64(call_.wr, n_sems)) goto nomem;
+        for (i_ = 0; i_ < n_sems; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sems[i_])) goto nomem;
+    }
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartExecExtSemNodeSetParams(hGraphExec=%#llx, node=%#llx, sems=%#llx, params=%#llx, numExtSems=%llu, wait=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)sems, (unsigned long long)(uintptr_t)params, (unsigned long long)numExtSems, (unsigned long long)wait, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartExecHostNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecHostNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartExecHostNodeSetParams(hGraphExec=%#llx, node=%#llx, fn=%#llx, user=%#llx, id=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartExecKernelNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const void *func, dim3 grid, dim3 block, unsigned int sharedMem, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_params = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecKernelNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
+    if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
+    if (!apigen_put_raw(call_.wr, &block, sizeof(block))) goto nomem; /* block */
+    if (!apigen_put_u32(call_.wr, (uint32_t)sharedMem)) goto nomem; /* sharedMem */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartExecKernelNodeSetParams(hGraphExec=%#llx, node=%#llx, func=%#llx, grid={...}, block={...}, sharedMem=%llu, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)func, (unsigned long long)sharedMem, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartExtSemNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, cudaExternalSemaphore_t *sems, struct cudaExternalSemaphoreSignalParams *params, uint32_t cap, uint32_t *numExtSems, uint32_t wait)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_sems = 0;
+    uint64_t n_params = 0;
+    uint64_t n_numExtSems = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u32(call_.wr, (uint32_t)cap)) goto nomem; /* cap */
+    if (!apigen_put_u32(call_.wr, (uint32_t)wait)) goto nomem; /* wait */
+    if (sems != NULL) {
+        n_sems = (uint64_t)(cap);
+    }
+    if (!apigen_put_u8(call_.wr, sems != NULL)) goto nomem; /* sems */
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, params != NULL)) goto nomem; /* params */
+    if (numExtSems != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint32_t), &n_numExtSems)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, numExtSems != NULL)) goto nomem; /* numExtSems */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (sems != NULL) { /* sems */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_sems) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            sems[i_] = (cudaExternalSemaphore_t)(uintptr_t)v_;
+        }
+    }
+    if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
+    if (numExtSems != NULL && !apigen_get_into(&call_.rd, numExtSems, n_numExtSems, NULL)) goto bad; /* numExtSems */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartExtSemNodeGetParams(node=%#llx, sems=%#llx, params=%#llx, cap=%llu, numExtSems=%#llx, wait=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)sems, (unsigned long long)(uintptr_t)params, (unsigned long long)cap, (unsigned long long)(uintptr_t)numExtSems, (unsigned long long)wait, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartExtSemNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, const cudaExternalSemaphore_t *sems, const struct cudaExternalSemaphoreSignalParams *params, uint32_t numExtSems, uint32_t wait)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_sems = 0;
+    uint64_t n_params = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
+    if (!apigen_put_u32(call_.wr, (uint32_t)wait)) goto nomem; /* wait */
+    if (sems != NULL) {
+        n_sems = (uint64_t)(numExtSems);
+    }
+    if (!apigen_put_u8(call_.wr, sems != NULL)) goto nomem; /* sems */
+    if (sems != NULL) {
+        if (!apigen_put_u64(call_.wr, n_sems)) goto nomem;
+        for (i_ = 0; i_ < n_sems; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)sems[i_])) goto nomem;
+    }
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartExtSemNodeSetParams(node=%#llx, sems=%#llx, params=%#llx, numExtSems=%llu, wait=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)sems, (unsigned long long)(uintptr_t)params, (unsigned long long)numExtSems, (unsigned long long)wait, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -92,6 +691,223 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartHostFnDone(id=%llu) = %llu [%s, %llu us]", (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartHostNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, uint64_t *id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_id = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (id != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_id)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, id != NULL)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartHostNodeGetParams(node=%#llx, id=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartHostNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartHostNodeSetParams(node=%#llx, fn=%#llx, user=%#llx, id=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartKernelNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, uint64_t *func, dim3 *grid, dim3 *block, unsigned int *sharedMem, unsigned char *params, size_t paramsCap, size_t *paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_func = 0;
+    uint64_t n_grid = 0;
+    uint64_t n_block = 0;
+    uint64_t n_sharedMem = 0;
+    uint64_t n_params = 0;
+    uint64_t n_paramsSize = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsCap)) goto nomem; /* paramsCap */
+    if (func != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_func)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, func != NULL)) goto nomem; /* func */
+    if (grid != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(dim3), &n_grid)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, grid != NULL)) goto nomem; /* grid */
+    if (block != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(dim3), &n_block)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, block != NULL)) goto nomem; /* block */
+    if (sharedMem != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_sharedMem)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, sharedMem != NULL)) goto nomem; /* sharedMem */
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(paramsCap), sizeof(unsigned char), &n_params)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, params != NULL)) goto nomem; /* params */
+    if (paramsSize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_paramsSize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, paramsSize != NULL)) goto nomem; /* paramsSize */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (func != NULL && !apigen_get_into(&call_.rd, func, n_func, NULL)) goto bad; /* func */
+    if (grid != NULL && !apigen_get_into(&call_.rd, grid, n_grid, NULL)) goto bad; /* grid */
+    if (block != NULL && !apigen_get_into(&call_.rd, block, n_block, NULL)) goto bad; /* block */
+    if (sharedMem != NULL && !apigen_get_into(&call_.rd, sharedMem, n_sharedMem, NULL)) goto bad; /* sharedMem */
+    if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
+    if (paramsSize != NULL && !apigen_get_into(&call_.rd, paramsSize, n_paramsSize, NULL)) goto bad; /* paramsSize */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartKernelNodeGetParams(node=%#llx, func=%#llx, grid=%#llx, block=%#llx, sharedMem=%#llx, params=%#llx, paramsCap=%llu, paramsSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)func, (unsigned long long)(uintptr_t)grid, (unsigned long long)(uintptr_t)block, (unsigned long long)(uintptr_t)sharedMem, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsCap, (unsigned long long)(uintptr_t)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartKernelNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, const void *func, dim3 grid, dim3 block, unsigned int sharedMem, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_params = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeSetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
+    if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
+    if (!apigen_put_raw(call_.wr, &block, sizeof(block))) goto nomem; /* block */
+    if (!apigen_put_u32(call_.wr, (uint32_t)sharedMem)) goto nomem; /* sharedMem */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartKernelNodeSetParams(node=%#llx, func=%#llx, grid={...}, block={...}, sharedMem=%llu, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)func, (unsigned long long)sharedMem, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -144,6 +960,381 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartLaunch(func=%#llx, kernel=%#llx, grid={...}, block={...}, sharedMem=%llu, stream=%#llx, params=%#llx, paramsSize=%llu, attrs=%#llx, numAttrs=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)func, (unsigned long long)(uintptr_t)kernel, (unsigned long long)sharedMem, (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)(uintptr_t)attrs, (unsigned long long)numAttrs, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartLibraryLoadData: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, const void *code, size_t codeSize, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_library = 0;
+    uint64_t n_code = 0;
+    uint64_t n_jitOptions = 0;
+    uint64_t n_jitOptionsValues = 0;
+    uint64_t n_libraryOptions = 0;
+    uint64_t n_libraryOptionValues = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartLibraryLoadData))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)codeSize)) goto nomem; /* codeSize */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numJitOptions)) goto nomem; /* numJitOptions */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numLibraryOptions)) goto nomem; /* numLibraryOptions */
+    if (library != NULL) {
+        n_library = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, library != NULL)) goto nomem; /* library */
+    if (code != NULL) {
+        n_code = (uint64_t)(codeSize);
+    }
+    if (!apigen_put_opt_bytes(call_.wr, code, n_code)) goto nomem; /* code */
+    if (jitOptions != NULL) {
+        if (!apigen_mul_size((uint64_t)(numJitOptions), sizeof(enum cudaJitOption), &n_jitOptions)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, jitOptions, n_jitOptions)) goto nomem; /* jitOptions */
+    if (jitOptionsValues != NULL) {
+        n_jitOptionsValues = (uint64_t)(numJitOptions);
+    }
+    if (!apigen_put_u8(call_.wr, jitOptionsValues != NULL)) goto nomem; /* jitOptionsValues */
+    if (jitOptionsValues != NULL) {
+        if (!apigen_put_u64(call_.wr, n_jitOptionsValues)) goto nomem;
+        for (i_ = 0; i_ < n_jitOptionsValues; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)jitOptionsValues[i_])) goto nomem;
+    }
+    if (libraryOptions != NULL) {
+        if (!apigen_mul_size((uint64_t)(numLibraryOptions), sizeof(enum cudaLibraryOption), &n_libraryOptions)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, libraryOptions, n_libraryOptions)) goto nomem; /* libraryOptions */
+    if (libraryOptionValues != NULL) {
+        n_libraryOptionValues = (uint64_t)(numLibraryOptions);
+    }
+    if (!apigen_put_u8(call_.wr, libraryOptionValues != NULL)) goto nomem; /* libraryOptionValues */
+    if (libraryOptionValues != NULL) {
+        if (!apigen_put_u64(call_.wr, n_libraryOptionValues)) goto nomem;
+        for (i_ = 0; i_ < n_libraryOptionValues; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)libraryOptionValues[i_])) goto nomem;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (library != NULL) { /* library */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_library) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            library[i_] = (cudaLibrary_t)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartLibraryLoadData(library=%#llx, code=%#llx, codeSize=%llu, jitOptions=%#llx, jitOptionsValues=%#llx, numJitOptions=%llu, libraryOptions=%#llx, libraryOptionValues=%#llx, numLibraryOptions=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)library, (unsigned long long)(uintptr_t)code, (unsigned long long)codeSize, (unsigned long long)(uintptr_t)jitOptions, (unsigned long long)(uintptr_t)jitOptionsValues, (unsigned long long)numJitOptions, (unsigned long long)(uintptr_t)libraryOptions, (unsigned long long)(uintptr_t)libraryOptionValues, (unsigned long long)numLibraryOptions, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartLogsRegister: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartLogsRegister(apigenCudartLogCb fn, void *user, uint64_t *reg)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_reg = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartLogsRegister))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartLogCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (reg != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_reg)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, reg != NULL)) goto nomem; /* reg */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartLogsRegister(fn=%#llx, user=%#llx, reg=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)(uintptr_t)reg, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartLogsTake: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartLogsTake(uint64_t msg, char *buf, size_t cap, size_t *len)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_buf = 0;
+    uint64_t n_len = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartLogsTake))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)msg)) goto nomem; /* msg */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (buf != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(char), &n_buf)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
+    if (len != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_len)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, len != NULL)) goto nomem; /* len */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (len != NULL && !apigen_get_into(&call_.rd, len, n_len, NULL)) goto bad; /* len */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartLogsTake(msg=%llu, buf=%#llx, cap=%llu, len=%#llx) = %llu [%s, %llu us]", (unsigned long long)msg, (unsigned long long)(uintptr_t)buf, (unsigned long long)cap, (unsigned long long)(uintptr_t)len, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartLogsUnregister: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartLogsUnregister(uint64_t reg)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartLogsUnregister))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)reg)) goto nomem; /* reg */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartLogsUnregister(reg=%llu) = %llu [%s, %llu us]", (unsigned long long)reg, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartMemAllocNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemPoolProps *poolProps, struct cudaMemAccessDesc *accessDescs, size_t cap, size_t *accessDescCount, size_t *bytesize, void **dptr)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_poolProps = 0;
+    uint64_t n_accessDescs = 0;
+    uint64_t n_accessDescCount = 0;
+    uint64_t n_bytesize = 0;
+    uint64_t n_dptr = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartMemAllocNodeGetParams))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, poolProps != NULL)) goto nomem; /* poolProps */
+    if (accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(struct cudaMemAccessDesc), &n_accessDescs)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, accessDescs != NULL)) goto nomem; /* accessDescs */
+    if (accessDescCount != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_accessDescCount)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, accessDescCount != NULL)) goto nomem; /* accessDescCount */
+    if (bytesize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytesize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, bytesize != NULL)) goto nomem; /* bytesize */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (poolProps != NULL && !apigen_get_into(&call_.rd, poolProps, n_poolProps, NULL)) goto bad; /* poolProps */
+    if (accessDescs != NULL && !apigen_get_into(&call_.rd, accessDescs, n_accessDescs, NULL)) goto bad; /* accessDescs */
+    if (accessDescCount != NULL && !apigen_get_into(&call_.rd, accessDescCount, n_accessDescCount, NULL)) goto bad; /* accessDescCount */
+    if (bytesize != NULL && !apigen_get_into(&call_.rd, bytesize, n_bytesize, NULL)) goto bad; /* bytesize */
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartMemAllocNodeGetParams(node=%#llx, poolProps=%#llx, accessDescs=%#llx, cap=%llu, accessDescCount=%#llx, bytesize=%#llx, dptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)poolProps, (unsigned long long)(uintptr_t)accessDescs, (unsigned long long)cap, (unsigned long long)(uintptr_t)accessDescCount, (unsigned long long)(uintptr_t)bytesize, (unsigned long long)(uintptr_t)dptr, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartOccupancyCluster: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *func, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream, const cudaLaunchAttribute *attrs, uint32_t numAttrs, uint32_t which)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_result = 0;
+    uint64_t n_attrs = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartOccupancyCluster))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
+    if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
+    if (!apigen_put_raw(call_.wr, &block, sizeof(block))) goto nomem; /* block */
+    if (!apigen_put_u64(call_.wr, (uint64_t)sharedMem)) goto nomem; /* sharedMem */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numAttrs)) goto nomem; /* numAttrs */
+    if (!apigen_put_u32(call_.wr, (uint32_t)which)) goto nomem; /* which */
+    if (result != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_result)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, result != NULL)) goto nomem; /* result */
+    if (attrs != NULL) {
+        if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(cudaLaunchAttribute), &n_attrs)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartOccupancyCluster(result=%#llx, func=%#llx, grid={...}, block={...}, sharedMem=%llu, stream=%#llx, attrs=%#llx, numAttrs=%llu, which=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)result, (unsigned long long)(uintptr_t)func, (unsigned long long)sharedMem, (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)attrs, (unsigned long long)numAttrs, (unsigned long long)which, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -205,6 +1396,55 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartParamLayout(func=%#llx, kernel=%#llx, nparams=%#llx, offsets=%#llx, sizes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)func, (unsigned long long)(uintptr_t)kernel, (unsigned long long)(uintptr_t)nparams, (unsigned long long)(uintptr_t)offsets, (unsigned long long)(uintptr_t)sizes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartRegisterAsyncNotification: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartRegisterAsyncNotification(int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_reg = 0;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartRegisterAsyncNotification))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartAsyncCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (reg != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_reg)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, reg != NULL)) goto nomem; /* reg */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartRegisterAsyncNotification(device=%lld, fn=%#llx, user=%#llx, reg=%#llx) = %llu [%s, %llu us]", (long long)device, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)(uintptr_t)reg, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -284,6 +1524,141 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartRegisterModule(image=%#llx, imageSize=%llu, names=%#llx, namesSize=%llu, syms=%#llx, nsyms=%llu, module=%#llx, proxies=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)image, (unsigned long long)imageSize, (unsigned long long)(uintptr_t)names, (unsigned long long)namesSize, (unsigned long long)(uintptr_t)syms, (unsigned long long)nsyms, (unsigned long long)(uintptr_t)module, (unsigned long long)(uintptr_t)proxies, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartStreamGetCaptureInfo: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id, cudaGraph_t *graph, cudaGraphNode_t *deps, cudaGraphEdgeData *edges, size_t cap, size_t *numDeps, uint32_t flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_status = 0;
+    uint64_t n_id = 0;
+    uint64_t n_graph = 0;
+    uint64_t n_deps = 0;
+    uint64_t n_edges = 0;
+    uint64_t n_numDeps = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartStreamGetCaptureInfo))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (status != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaStreamCaptureStatus), &n_status)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, status != NULL)) goto nomem; /* status */
+    if (id != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_id)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, id != NULL)) goto nomem; /* id */
+    if (graph != NULL) {
+        n_graph = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, graph != NULL)) goto nomem; /* graph */
+    if (deps != NULL) {
+        n_deps = (uint64_t)(cap);
+    }
+    if (!apigen_put_u8(call_.wr, deps != NULL)) goto nomem; /* deps */
+    if (edges != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(cudaGraphEdgeData), &n_edges)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, edges != NULL)) goto nomem; /* edges */
+    if (numDeps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numDeps)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, numDeps != NULL)) goto nomem; /* numDeps */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (status != NULL && !apigen_get_into(&call_.rd, status, n_status, NULL)) goto bad; /* status */
+    if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
+    if (graph != NULL) { /* graph */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_graph) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            graph[i_] = (cudaGraph_t)(uintptr_t)v_;
+        }
+    }
+    if (deps != NULL) { /* deps */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_deps) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            deps[i_] = (cudaGraphNode_t)(uintptr_t)v_;
+        }
+    }
+    if (edges != NULL && !apigen_get_into(&call_.rd, edges, n_edges, NULL)) goto bad; /* edges */
+    if (numDeps != NULL && !apigen_get_into(&call_.rd, numDeps, n_numDeps, NULL)) goto bad; /* numDeps */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartStreamGetCaptureInfo(stream=%#llx, status=%#llx, id=%#llx, graph=%#llx, deps=%#llx, edges=%#llx, cap=%llu, numDeps=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)stream, (unsigned long long)(uintptr_t)status, (unsigned long long)(uintptr_t)id, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)deps, (unsigned long long)(uintptr_t)edges, (unsigned long long)cap, (unsigned long long)(uintptr_t)numDeps, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartUnregisterAsyncNotification: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartUnregisterAsyncNotification(int device, uint64_t reg)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartUnregisterAsyncNotification))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
+    if (!apigen_put_u64(call_.wr, (uint64_t)reg)) goto nomem; /* reg */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartUnregisterAsyncNotification(device=%lld, reg=%llu) = %llu [%s, %llu us]", (long long)device, (unsigned long long)reg, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1792,18 +3167,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(int device, cudaAsyncCallback callbackFunc, void *userData, cudaAsyncCallbackHandle_t *callback)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)device;
-    (void)callbackFunc;
-    (void)userData;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaDeviceRegisterAsyncNotification: not supported: %s", "the notification callback runs on a driver thread with a pointer argument the guest cannot dereference");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
 {
     apigen_call call_;
@@ -2062,16 +3425,6 @@ done:
         apigen_trace("cudaDeviceSynchronize() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int device, cudaAsyncCallbackHandle_t callback)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)device;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaDeviceUnregisterAsyncNotification: not supported: %s", "pairs with cudaDeviceRegisterAsyncNotification");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
@@ -4293,71 +5646,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddExternalSemaphoresSignalNode: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddExternalSemaphoresWaitNode: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddHostNode: not supported: %s", "a host node calls a guest function from the server's graph executor; use cudaLaunchHostFunc in a captured stream");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddKernelNode: not supported: %s", "struct cudaKernelNodeParams holds a kernel address and an argument array without sizes; capture launches with cudaStreamBeginCapture instead");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, struct cudaMemAllocNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddMemAllocNode: not supported: %s", "struct cudaMemAllocNodeParams holds an access descriptor array pointer; not translated yet");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dptr)
 {
     apigen_call call_;
@@ -4759,20 +6047,6 @@ done:
         apigen_trace("cudaGraphAddMemsetNode(pGraphNode=%#llx, graph=%#llx, pDependencies=%#llx, numDependencies=%llu, pMemsetParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pGraphNode, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pDependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)pMemsetParams, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, struct cudaGraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pGraphNode;
-    (void)graph;
-    (void)pDependencies;
-    (void)dependencyData;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphAddNode: not supported: %s", "struct cudaGraphNodeParams is a union of every node kind's parameters, several holding host pointers");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)
@@ -5421,28 +6695,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecExternalSemaphoresSignalNodeSetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecExternalSemaphoresWaitNodeSetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)
 {
     apigen_call call_;
@@ -5487,28 +6739,6 @@ done:
         apigen_trace("cudaGraphExecGetFlags(graphExec=%#llx, flags=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graphExec, (unsigned long long)(uintptr_t)flags, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecHostNodeSetParams: not supported: %s", "struct cudaHostNodeParams holds a host function pointer");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecKernelNodeSetParams: not supported: %s", "struct cudaKernelNodeParams holds a kernel address and an argument array without sizes");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
@@ -5731,17 +6961,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec, cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)graphExec;
-    (void)node;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExecNodeSetParams: not supported: %s", "struct cudaGraphNodeParams is a union of every node kind's parameters, several holding host pointers");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo)
 {
     apigen_call call_;
@@ -5787,46 +7006,6 @@ done:
         apigen_trace("cudaGraphExecUpdate(hGraphExec=%#llx, hGraph=%#llx, resultInfo=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)resultInfo, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)params_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExternalSemaphoresSignalNodeGetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExternalSemaphoresSignalNodeSetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)params_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExternalSemaphoresWaitNodeGetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphExternalSemaphoresWaitNodeSetParams: not supported: %s", "external semaphores cannot be imported remotely");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to, cudaGraphEdgeData *edgeData, size_t *numEdges)
@@ -6026,26 +7205,6 @@ done:
         apigen_trace("cudaGraphGetRootNodes(graph=%#llx, pRootNodes=%#llx, pNumRootNodes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)pRootNodes, (unsigned long long)(uintptr_t)pNumRootNodes, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphHostNodeGetParams: not supported: %s", "struct cudaHostNodeParams holds a host function pointer");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphHostNodeSetParams: not supported: %s", "struct cudaHostNodeParams holds a host function pointer");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
@@ -6357,16 +7516,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphKernelNodeGetParams: not supported: %s", "struct cudaKernelNodeParams holds argument pointers of the server's process");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaLaunchAttributeID attr, const cudaLaunchAttributeValue *value)
 {
     apigen_call call_;
@@ -6411,16 +7560,6 @@ done:
         apigen_trace("cudaGraphKernelNodeSetAttribute(hNode=%#llx, attr=%llu, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)attr, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)pNodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphKernelNodeSetParams: not supported: %s", "struct cudaKernelNodeParams holds a kernel address and an argument array without sizes");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
@@ -6481,16 +7620,6 @@ done:
         apigen_trace("cudaGraphLaunch_ptsz(graphExec=%#llx, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)graphExec, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)params_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphMemAllocNodeGetParams: not supported: %s", "struct cudaMemAllocNodeParams holds pointers of the server's process");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)
@@ -7157,16 +8286,6 @@ done:
         apigen_trace("cudaGraphNodeSetEnabled(hGraphExec=%#llx, hNode=%#llx, isEnabled=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)isEnabled, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)node;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGraphNodeSetParams: not supported: %s", "struct cudaGraphNodeParams is a union of every node kind's parameters, several holding host pointers");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)
@@ -8372,22 +9491,6 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary
     return cudaErrorNotSupported;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)library;
-    (void)code;
-    (void)jitOptions;
-    (void)jitOptionsValues;
-    (void)numJitOptions;
-    (void)libraryOptions;
-    (void)libraryOptionValues;
-    (void)numLibraryOptions;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLibraryLoadData: not supported: %s", "the image's size is not an argument (fat binary, cubin or PTX); use cudaLibraryLoadFromFile on the server's files or register kernels through nvcc");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const char *fileName, enum cudaJitOption *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, enum cudaLibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions)
 {
     apigen_call call_;
@@ -8660,26 +9763,6 @@ done:
         apigen_trace("cudaLogsDumpToMemory(iterator=%#llx, buffer=%#llx, size=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)iterator, (unsigned long long)(uintptr_t)buffer, (unsigned long long)(uintptr_t)size, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData, cudaLogsCallbackHandle *callback_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callbackFunc;
-    (void)userData;
-    (void)callback_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLogsRegisterCallback: not supported: %s", "driver log callbacks run inside the server's driver; register them on the server");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLogsUnregisterCallback: not supported: %s", "pairs with cudaLogsRegisterCallback");
-    return cudaErrorNotSupported;
 }
 
 /* The forwarder of cudaMalloc: the spec's hand-written guest code exports cudaMalloc and calls this. */
@@ -11320,30 +12403,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numOps;
-    (void)opList;
-    (void)flags;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DBatchAsync: not supported: %s", "struct cudaMemcpy3DBatchOp holds array handles and addresses of either side");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps, struct cudaMemcpy3DBatchOp *opList, unsigned long long flags, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numOps;
-    (void)opList;
-    (void)flags;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpy3DBatchAsync_ptsz: not supported: %s", "struct cudaMemcpy3DBatchOp holds array handles and addresses of either side");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
 {
     apigen_call call_;
@@ -11552,38 +12611,6 @@ done:
         apigen_trace("cudaMemcpyAsync_ptsz(dst=%#llx, src=%#llx, count=%llu, kind=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dst, (unsigned long long)(uintptr_t)src, (unsigned long long)count, (unsigned long long)kind, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpyBatchAsync: not supported: %s", "arrays of addresses of either side with per-copy attributes; issue cudaMemcpyAsync per copy");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs, const size_t *sizes, size_t count, struct cudaMemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)stream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMemcpyBatchAsync_ptsz: not supported: %s", "arrays of addresses of either side with per-copy attributes; issue cudaMemcpyAsync per copy");
-    return cudaErrorNotSupported;
 }
 
 /* The forwarder of cudaMemcpyFromArray: the spec's hand-written guest code exports cudaMemcpyFromArray and calls this. */
@@ -13245,28 +14272,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numClusters;
-    (void)func;
-    (void)launchConfig;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaOccupancyMaxActiveClusters: not supported: %s", "cudaLaunchConfig_t holds a stream handle and an attribute array; not translated yet");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func, const cudaLaunchConfig_t *launchConfig)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)clusterSize;
-    (void)func;
-    (void)launchConfig;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaOccupancyMaxPotentialClusterSize: not supported: %s", "cudaLaunchConfig_t holds a stream handle and an attribute array; not translated yet");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaPeekAtLastError(void)
 {
     apigen_call call_;
@@ -14426,36 +15431,6 @@ done:
         apigen_trace("cudaStreamGetAttribute_ptsz(hStream=%#llx, attr=%llu, value_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)attr, (unsigned long long)(uintptr_t)value_out, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)stream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)edgeData_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaStreamGetCaptureInfo: not supported: %s", "returns pointers into the runtime's own arrays of graph nodes (dependencies_out), valid only in the server's process");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out, unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)stream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)edgeData_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaStreamGetCaptureInfo_ptsz: not supported: %s", "returns pointers into the runtime's own arrays of graph nodes (dependencies_out), valid only in the server's process");
-    return cudaErrorNotSupported;
 }
 
 APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
@@ -15650,6 +16625,25 @@ done:
     return ret_;
 }
 
+/* Callback apigenCudartAsyncCb: decodes the arguments the server sent and calls the application. */
+static void cbd_apigenCudartAsyncCb(apigen_rd *args, void *fn, void *user_data)
+{
+    unsigned int a0 = {0};
+    unsigned long a1 = {0};
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a0 = (unsigned int)v_;
+    }
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a1 = (unsigned long)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((apigenCudartAsyncCb)fn)(a0, a1, user_data);
+}
+
 /* Callback apigenCudartHostFnCb: decodes the arguments the server sent and calls the application. */
 static void cbd_apigenCudartHostFnCb(apigen_rd *args, void *fn, void *user_data)
 {
@@ -15669,6 +16663,25 @@ static void cbd_apigenCudartHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudartHostFnCb)fn)(a0, a1, user_data);
 }
 
+/* Callback apigenCudartLogCb: decodes the arguments the server sent and calls the application. */
+static void cbd_apigenCudartLogCb(apigen_rd *args, void *fn, void *user_data)
+{
+    unsigned long a0 = {0};
+    unsigned int a1 = {0};
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a0 = (unsigned long)v_;
+    }
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a1 = (unsigned int)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((apigenCudartLogCb)fn)(a0, a1, user_data);
+}
+
 /* Callback cudaHostFn_t: decodes the arguments the server sent and calls the application. */
 static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
 {
@@ -15676,12 +16689,34 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[311] = {
+static const char *const call_names_[333] = {
+    [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
+    [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
+    [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
+    [CUDART_CALL_apigenCudartAddMemAllocNode] = "apigenCudartAddMemAllocNode",
     [CUDART_CALL_apigenCudartEnqueueHostFn] = "apigenCudartEnqueueHostFn",
+    [CUDART_CALL_apigenCudartExecExtSemNodeSetParams] = "apigenCudartExecExtSemNodeSetParams",
+    [CUDART_CALL_apigenCudartExecHostNodeSetParams] = "apigenCudartExecHostNodeSetParams",
+    [CUDART_CALL_apigenCudartExecKernelNodeSetParams] = "apigenCudartExecKernelNodeSetParams",
+    [CUDART_CALL_apigenCudartExtSemNodeGetParams] = "apigenCudartExtSemNodeGetParams",
+    [CUDART_CALL_apigenCudartExtSemNodeSetParams] = "apigenCudartExtSemNodeSetParams",
     [CUDART_CALL_apigenCudartHostFnDone] = "apigenCudartHostFnDone",
+    [CUDART_CALL_apigenCudartHostNodeGetParams] = "apigenCudartHostNodeGetParams",
+    [CUDART_CALL_apigenCudartHostNodeSetParams] = "apigenCudartHostNodeSetParams",
+    [CUDART_CALL_apigenCudartKernelNodeGetParams] = "apigenCudartKernelNodeGetParams",
+    [CUDART_CALL_apigenCudartKernelNodeSetParams] = "apigenCudartKernelNodeSetParams",
     [CUDART_CALL_apigenCudartLaunch] = "apigenCudartLaunch",
+    [CUDART_CALL_apigenCudartLibraryLoadData] = "apigenCudartLibraryLoadData",
+    [CUDART_CALL_apigenCudartLogsRegister] = "apigenCudartLogsRegister",
+    [CUDART_CALL_apigenCudartLogsTake] = "apigenCudartLogsTake",
+    [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
+    [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
+    [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
+    [CUDART_CALL_apigenCudartRegisterAsyncNotification] = "apigenCudartRegisterAsyncNotification",
     [CUDART_CALL_apigenCudartRegisterModule] = "apigenCudartRegisterModule",
+    [CUDART_CALL_apigenCudartStreamGetCaptureInfo] = "apigenCudartStreamGetCaptureInfo",
+    [CUDART_CALL_apigenCudartUnregisterAsyncNotification] = "apigenCudartUnregisterAsyncNotification",
     [CUDART_CALL_apigenCudartUnregisterModule] = "apigenCudartUnregisterModule",
     [CUDART_CALL_cudaArrayGetInfo] = "cudaArrayGetInfo",
     [CUDART_CALL_cudaArrayGetMemoryRequirements] = "cudaArrayGetMemoryRequirements",
@@ -15988,8 +17023,10 @@ static const char *const call_names_[311] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_cb_dispatch_fn cb_dispatch_[2] = {
+static const apigen_cb_dispatch_fn cb_dispatch_[4] = {
+    [CUDART_CB_TYPE_apigenCudartAsyncCb] = cbd_apigenCudartAsyncCb,
     [CUDART_CB_TYPE_apigenCudartHostFnCb] = cbd_apigenCudartHostFnCb,
+    [CUDART_CB_TYPE_apigenCudartLogCb] = cbd_apigenCudartLogCb,
     [CUDART_CB_TYPE_cudaHostFn_t] = cbd_cudaHostFn_t,
 };
 const apigen_api cudart_api = {

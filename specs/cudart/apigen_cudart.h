@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "cuda_runtime_api.h"
 
@@ -149,6 +150,149 @@ typedef void (*apigenCudartHostFnCb)(uint64_t id, int32_t status, void *user);
 cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb fn, void *user,
                                       uint64_t id, uint32_t isCallback, uint32_t flags);
 cudaError_t apigenCudartHostFnDone(uint64_t id);
+
+/* ---- graph nodes, capture info, occupancy, libraries, notifications ------------------------
+ * Guest code in specs/cudart/guest.c, host code in specs/cudart/host_nodes.c. */
+
+/* Kernel nodes: the arguments packed at the offsets of the kernel's layout,
+ * as for apigenCudartLaunch; func is a proxy (or a cudaKernel_t's value). */
+cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                      const cudaGraphNode_t *pDependencies,
+                                      size_t numDependencies, const void *func, dim3 grid,
+                                      dim3 block, unsigned int sharedMem, const void *params,
+                                      size_t paramsSize);
+cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, const void *func, dim3 grid,
+                                            dim3 block, unsigned int sharedMem,
+                                            const void *params, size_t paramsSize);
+cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                const void *func, dim3 grid, dim3 block,
+                                                unsigned int sharedMem, const void *params,
+                                                size_t paramsSize);
+/* *func: the server's proxy; params: up to paramsCap packed bytes */
+cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, uint64_t *func, dim3 *grid,
+                                            dim3 *block, unsigned int *sharedMem,
+                                            unsigned char *params, size_t paramsCap,
+                                            size_t *paramsSize);
+#define APIGEN_CUDART_MAX_PARAM_BYTES 32768
+
+/* Host nodes: fn (a callback to the guest, registered for the node's life)
+ * is called with a fresh id each time the node runs; the graph waits for
+ * apigenCudartHostFnDone(id) as a host function's stream does. `id` names
+ * the guest's (fn, userData) for apigenCudartHostNodeGetParams. */
+cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                    const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                    apigenCudartHostFnCb fn, void *user, uint64_t id);
+cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, apigenCudartHostFnCb fn,
+                                          void *user, uint64_t id);
+cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                              apigenCudartHostFnCb fn, void *user, uint64_t id);
+cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, uint64_t *id);
+
+/* cudaStreamGetCaptureInfo: the dependencies copied out (up to cap; *numDeps
+ * is the full count); flags: APIGEN_CUDART_PTSZ */
+cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream,
+                                             enum cudaStreamCaptureStatus *status,
+                                             unsigned long long *id, cudaGraph_t *graph,
+                                             cudaGraphNode_t *deps, cudaGraphEdgeData *edges,
+                                             size_t cap, size_t *numDeps, uint32_t flags);
+
+/* cudaOccupancyMaxPotentialClusterSize (which 0) / MaxActiveClusters (1)
+ * with the cudaLaunchConfig_t's fields */
+cudaError_t apigenCudartOccupancyCluster(int *result, const void *func, dim3 grid, dim3 block,
+                                         size_t sharedMem, cudaStream_t stream,
+                                         const cudaLaunchAttribute *attrs, uint32_t numAttrs,
+                                         uint32_t which);
+
+/* cudaLibraryLoadData with the image's size (apigen_cudart_image_size) */
+cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, const void *code,
+                                        size_t codeSize, enum cudaJitOption *jitOptions,
+                                        void **jitOptionsValues, unsigned int numJitOptions,
+                                        enum cudaLibraryOption *libraryOptions,
+                                        void **libraryOptionValues,
+                                        unsigned int numLibraryOptions);
+
+/* External semaphore nodes: wait != 0 for the wait kind (its parameter
+ * struct has the signal one's size and layout of handles: none) */
+cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                      const cudaGraphNode_t *pDependencies,
+                                      size_t numDependencies, const cudaExternalSemaphore_t *sems,
+                                      const struct cudaExternalSemaphoreSignalParams *params,
+                                      uint32_t numExtSems, uint32_t wait);
+cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node,
+                                            const cudaExternalSemaphore_t *sems,
+                                            const struct cudaExternalSemaphoreSignalParams *params,
+                                            uint32_t numExtSems, uint32_t wait);
+cudaError_t apigenCudartExecExtSemNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t node, const cudaExternalSemaphore_t *sems,
+    const struct cudaExternalSemaphoreSignalParams *params, uint32_t numExtSems, uint32_t wait);
+cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, cudaExternalSemaphore_t *sems,
+                                            struct cudaExternalSemaphoreSignalParams *params,
+                                            uint32_t cap, uint32_t *numExtSems, uint32_t wait);
+
+/* Memory allocation nodes: the struct's fields, its access descriptors as
+ * an array; *dptr becomes a device range of the client */
+cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                        const cudaGraphNode_t *pDependencies,
+                                        size_t numDependencies,
+                                        const struct cudaMemPoolProps *poolProps,
+                                        const struct cudaMemAccessDesc *accessDescs,
+                                        size_t accessDescCount, size_t bytesize, void **dptr);
+cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node,
+                                              struct cudaMemPoolProps *poolProps,
+                                              struct cudaMemAccessDesc *accessDescs, size_t cap,
+                                              size_t *accessDescCount, size_t *bytesize,
+                                              void **dptr);
+
+/* Log callbacks and async notifications: the server registers its own
+ * callback, which calls fn (a callback to the guest) with what the driver
+ * said; a log message is fetched with apigenCudartLogsTake(msg). *reg names
+ * the registration for the Unregister calls. */
+typedef void (*apigenCudartLogCb)(uint64_t msg, uint32_t level, void *user);
+cudaError_t apigenCudartLogsRegister(apigenCudartLogCb fn, void *user, uint64_t *reg);
+cudaError_t apigenCudartLogsTake(uint64_t msg, char *buf, size_t cap, size_t *len);
+cudaError_t apigenCudartLogsUnregister(uint64_t reg);
+#define APIGEN_CUDART_MAX_LOG 4096
+typedef void (*apigenCudartAsyncCb)(uint32_t type, uint64_t bytesOverBudget, void *user);
+cudaError_t apigenCudartRegisterAsyncNotification(int device, apigenCudartAsyncCb fn, void *user,
+                                                  uint64_t *reg);
+cudaError_t apigenCudartUnregisterAsyncNotification(int device, uint64_t reg);
+
+/* The size of a cudaLibraryLoadData image: a fat binary's header, an ELF's
+ * section/program header tables, or PTX text with its NUL; 0 when it is
+ * none of them or does not fit in max bytes (guest: SIZE_MAX). */
+static inline size_t apigen_cudart_image_size(const void *code, size_t max)
+{
+    const unsigned char *p = (const unsigned char *)code;
+    if (!p || max < 4) return 0;
+    if (p[0] == 0x50 && p[1] == 0xED && p[2] == 0x55 && p[3] == 0xBA) { /* fat binary */
+        uint16_t hs;
+        uint64_t fs;
+        if (max < 16) return 0;
+        memcpy(&hs, p + 6, 2);
+        memcpy(&fs, p + 8, 8);
+        if (fs > max || hs > max - fs) return 0;
+        return (size_t)hs + (size_t)fs;
+    }
+    if (p[0] == 0x7f && p[1] == 'E' && p[2] == 'L' && p[3] == 'F') { /* 64-bit ELF (cubin) */
+        uint64_t shoff, phoff;
+        uint16_t shentsize, shnum, phentsize, phnum;
+        if (max < 64 || p[4] != 2) return 0;
+        memcpy(&phoff, p + 32, 8);
+        memcpy(&shoff, p + 40, 8);
+        memcpy(&phentsize, p + 54, 2);
+        memcpy(&phnum, p + 56, 2);
+        memcpy(&shentsize, p + 58, 2);
+        memcpy(&shnum, p + 60, 2);
+        if (shoff > max || phoff > max) return 0;
+        uint64_t end = 64, a = shoff + (uint64_t)shentsize * shnum,
+                 b = phoff + (uint64_t)phentsize * phnum;
+        if (a > end) end = a;
+        if (b > end) end = b;
+        return end <= max ? (size_t)end : 0;
+    }
+    const void *nul = memchr(p, 0, max < ((size_t)1 << 30) ? max : ((size_t)1 << 30)); /* PTX */
+    return nul ? (size_t)((const unsigned char *)nul - p) + 1 : 0;
+}
 
 #ifdef __cplusplus
 }

@@ -287,6 +287,7 @@ typedef struct module {
 static module *modules_;       /* newest first */
 static u64map host_to_proxy_;  /* program address -> server proxy */
 static u64map proxy_to_name_;  /* program address -> device name (char *) */
+static u64map proxy_to_host_;  /* server proxy -> program address (graph node parameters) */
 
 APIGEN_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
 {
@@ -414,8 +415,10 @@ static void ship(module *m)
                    (int)e);
         goto out;
     }
-    for (size_t i = 0; i < m->nsyms; i++)
+    for (size_t i = 0; i < m->nsyms; i++) {
         (void)map_put(&host_to_proxy_, (uint64_t)(uintptr_t)m->syms[i].host, proxies[i]);
+        (void)map_put(&proxy_to_host_, proxies[i], (uint64_t)(uintptr_t)m->syms[i].host);
+    }
 out:
     free(names);
     free(syms);
@@ -1162,4 +1165,959 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSiz
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
+}
+
+/* An argument the guest refuses before any round trip: the real runtime
+ * initializes first, so without a usable device its error comes first. */
+static cudaError_t bad_args(void)
+{
+    cudaError_t e = runtime_ready();
+    return e != cudaSuccess ? e : cudaErrorInvalidValue;
+}
+
+/* ---- per-object storage the runtime hands out by pointer ------------------------------- */
+/* cudaGraphKernelNodeGetParams & co return pointers into storage the runtime
+ * owns (the node's argument array, semaphore arrays, access descriptors,
+ * the capture's dependency list): the guest keeps one block per node (or
+ * stream), replaced by the next query of the same object. */
+static u64map stores_;
+
+static void *store_replace(uint64_t key, void *block)
+{
+    uint64_t old = 0;
+    if (!key) key = ~0ull;
+    pthread_mutex_lock(&lock_);
+    (void)map_get(&stores_, key, &old);
+    bool ok = map_put(&stores_, key, (uint64_t)(uintptr_t)block);
+    pthread_mutex_unlock(&lock_);
+    if (!ok) {
+        free(block);
+        return NULL;
+    }
+    free((void *)(uintptr_t)old);
+    return block;
+}
+
+/* ---- kernel nodes ------------------------------------------------------------------- */
+/* The proxy of a kernel node's function: a registered kernel's address, or a
+ * kernel handle from __cudaGetKernel (the address it stands for). */
+static const void *kernel_proxy(const void *func)
+{
+    uint64_t fun = 0;
+    const void *proxy = cudart_map_host(func);
+    if (proxy || !func) return proxy;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&kernel_to_host_, (uint64_t)(uintptr_t)func, &fun);
+    pthread_mutex_unlock(&lock_);
+    return ok ? cudart_map_host((const void *)(uintptr_t)fun) : NULL;
+}
+
+/* The arguments of a kernel node packed at the kernel's layout: from
+ * kernelParams, or from extra's CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE. */
+static cudaError_t pack_node_args(const void *proxy, void **args, void **extra, unsigned char **out,
+                                  size_t *size)
+{
+    const layout *l;
+    *out = NULL;
+    *size = 0;
+    if (!proxy) return cudaErrorInvalidDeviceFunction;
+    cudaError_t e = get_layout(proxy, NULL, &l);
+    if (e != cudaSuccess) return e;
+    unsigned char *buf = calloc(1, l->size ? l->size : 1);
+    if (!buf) return cudaErrorMemoryAllocation;
+    if (args) {
+        for (uint32_t i = 0; i < l->n; i++) memcpy(buf + l->offsets[i], args[i], l->sizes[i]);
+    } else if (extra) {
+        const void *p = NULL;
+        size_t n = SIZE_MAX;
+        for (size_t i = 0; extra[i] != (void *)0x00; i += 2) {
+            if (extra[i] == (void *)0x01) p = extra[i + 1];
+            else if (extra[i] == (void *)0x02 && extra[i + 1]) n = *(const size_t *)extra[i + 1];
+            else break;
+        }
+        if (!p || n != l->size) {
+            free(buf);
+            return bad_args();
+        }
+        memcpy(buf, p, n);
+    } else if (l->n) {
+        free(buf);
+        return bad_args();
+    }
+    *out = buf;
+    *size = l->size;
+    return cudaSuccess;
+}
+
+#define KERNEL_NODE_SEND(call, ...)                                                                \
+    do {                                                                                           \
+        if (!p) return bad_args();                                                      \
+        const void *proxy_ = kernel_proxy(p->func);                                                \
+        unsigned char *buf_;                                                                       \
+        size_t n_;                                                                                 \
+        cudaError_t e_ = pack_node_args(proxy_, p->kernelParams, p->extra, &buf_, &n_);            \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = call(__VA_ARGS__, proxy_, p->gridDim, p->blockDim, p->sharedMemBytes,                 \
+                  n_ ? buf_ : NULL, n_);                                                           \
+        free(buf_);                                                                                \
+        return e_;                                                                                 \
+    } while (0)
+
+APIGEN_EXPORT cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                 const cudaGraphNode_t *pDependencies,
+                                                 size_t numDependencies,
+                                                 const struct cudaKernelNodeParams *p)
+{
+    KERNEL_NODE_SEND(apigenCudartAddKernelNode, pGraphNode, graph, pDependencies, numDependencies);
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node,
+                                                       const struct cudaKernelNodeParams *p)
+{
+    KERNEL_NODE_SEND(apigenCudartKernelNodeSetParams, node);
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                           cudaGraphNode_t node,
+                                                           const struct cudaKernelNodeParams *p)
+{
+    KERNEL_NODE_SEND(apigenCudartExecKernelNodeSetParams, hGraphExec, node);
+}
+
+/* The node's arguments come back packed; the guest's block holds them and
+ * the kernelParams array pointing into them (the program's kernel address
+ * in func), valid until the next query of the node. */
+typedef struct kernel_store {
+    void *argv[APIGEN_CUDART_MAX_PARAMS];
+    unsigned char bytes[APIGEN_CUDART_MAX_PARAM_BYTES];
+} kernel_store;
+
+APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
+                                                       struct cudaKernelNodeParams *p)
+{
+    uint64_t proxy = 0, host = 0;
+    size_t n = 0;
+    const layout *l;
+    if (!p) return bad_args();
+    kernel_store *st = malloc(sizeof *st);
+    if (!st) return cudaErrorMemoryAllocation;
+    dim3 grid, block;
+    unsigned int shmem = 0;
+    cudaError_t e = apigenCudartKernelNodeGetParams(node, &proxy, &grid, &block, &shmem, st->bytes,
+                                                    sizeof st->bytes, &n);
+    if (e == cudaSuccess) e = get_layout((const void *)(uintptr_t)proxy, NULL, &l);
+    if (e == cudaSuccess && (n != l->size || n > sizeof st->bytes)) e = cudaErrorInvalidValue;
+    if (e != cudaSuccess) {
+        free(st);
+        return e;
+    }
+    for (uint32_t i = 0; i < l->n; i++) st->argv[i] = st->bytes + l->offsets[i];
+    pthread_mutex_lock(&lock_);
+    bool known = map_get(&proxy_to_host_, proxy, &host);
+    pthread_mutex_unlock(&lock_);
+    if (!store_replace((uint64_t)(uintptr_t)node, st)) return cudaErrorMemoryAllocation;
+    p->func = known ? (void *)(uintptr_t)host : (void *)(uintptr_t)proxy;
+    p->gridDim = grid;
+    p->blockDim = block;
+    p->sharedMemBytes = shmem;
+    p->kernelParams = st->argv;
+    p->extra = NULL;
+    return cudaSuccess;
+}
+
+/* ---- host nodes --------------------------------------------------------------------------- */
+/* A host node's (fn, userData) stays registered for the node's life (the
+ * guest keeps it; a node's later SetParams registers a new one). Each run
+ * of the node calls host_node_reached on the callback thread; the server's
+ * graph waits for apigenCudartHostFnDone, as a stream's host function. */
+typedef struct host_node {
+    cudaHostFn_t fn;
+    void *user;
+} host_node;
+
+static u64map host_nodes_; /* id -> host_node * */
+static atomic_uint_fast64_t next_host_node_ = 1;
+
+static void host_node_reached(uint64_t id, int32_t status, void *user)
+{
+    host_node *h = user;
+    (void)status;
+    if (h && h->fn) h->fn(h->user);
+    (void)apigenCudartHostFnDone(id);
+}
+
+static host_node *host_node_new(const struct cudaHostNodeParams *p, uint64_t *id)
+{
+    host_node *h = malloc(sizeof *h);
+    if (!h) return NULL;
+    h->fn = p->fn;
+    h->user = p->userData;
+    *id = atomic_fetch_add(&next_host_node_, 1);
+    pthread_mutex_lock(&lock_);
+    bool ok = map_put(&host_nodes_, *id, (uint64_t)(uintptr_t)h);
+    pthread_mutex_unlock(&lock_);
+    if (!ok) {
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+#define HOST_NODE_SEND(call, ...)                                                                  \
+    do {                                                                                           \
+        uint64_t id_;                                                                              \
+        if (!p || !p->fn) return bad_args();                                            \
+        host_node *h_ = host_node_new(p, &id_);                                                    \
+        if (!h_) return cudaErrorMemoryAllocation;                                                 \
+        return call(__VA_ARGS__, host_node_reached, h_, id_);                                      \
+    } while (0)
+
+APIGEN_EXPORT cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                               const cudaGraphNode_t *pDependencies,
+                                               size_t numDependencies,
+                                               const struct cudaHostNodeParams *p)
+{
+    HOST_NODE_SEND(apigenCudartAddHostNode, pGraphNode, graph, pDependencies, numDependencies);
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node,
+                                                     const struct cudaHostNodeParams *p)
+{
+    HOST_NODE_SEND(apigenCudartHostNodeSetParams, node);
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec,
+                                                         cudaGraphNode_t node,
+                                                         const struct cudaHostNodeParams *p)
+{
+    HOST_NODE_SEND(apigenCudartExecHostNodeSetParams, hGraphExec, node);
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
+                                                     struct cudaHostNodeParams *p)
+{
+    uint64_t id = 0, v = 0;
+    if (!p) return bad_args();
+    cudaError_t e = apigenCudartHostNodeGetParams(node, &id);
+    if (e != cudaSuccess) return e;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&host_nodes_, id, &v);
+    pthread_mutex_unlock(&lock_);
+    if (!ok) return bad_args();
+    const host_node *h = (const host_node *)(uintptr_t)v;
+    p->fn = h->fn;
+    p->userData = h->user;
+    return cudaSuccess;
+}
+
+/* ---- stream capture info -------------------------------------------------------------------- */
+#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+typedef struct capture_store {
+    size_t cap;
+    cudaGraphNode_t *deps;
+    cudaGraphEdgeData *edges;
+} capture_store;
+
+static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *status_out,
+                                unsigned long long *id_out, cudaGraph_t *graph_out,
+                                const cudaGraphNode_t **deps_out,
+                                const cudaGraphEdgeData **edges_out, size_t *num_out,
+                                uint32_t flags)
+{
+    enum cudaStreamCaptureStatus st = cudaStreamCaptureStatusNone;
+    unsigned long long id = 0;
+    cudaGraph_t g = NULL;
+    size_t n = 0, cap = 32;
+    capture_store *cs = NULL;
+    cudaError_t e;
+    if (!status_out) return bad_args();
+    for (int round = 0;; round++) {
+        capture_store *c = calloc(1, sizeof *c + cap * (sizeof *c->deps + sizeof *c->edges));
+        if (!c) return cudaErrorMemoryAllocation;
+        c->cap = cap;
+        c->deps = (cudaGraphNode_t *)(c + 1);
+        c->edges = (cudaGraphEdgeData *)(c->deps + cap);
+        e = apigenCudartStreamGetCaptureInfo(stream, &st, &id, &g, c->deps, c->edges, cap, &n,
+                                             flags);
+        if (e != cudaSuccess || n <= cap || round == 2) {
+            cs = c;
+            break;
+        }
+        free(c);
+        cap = n;
+    }
+    if (e != cudaSuccess) {
+        free(cs);
+        return e;
+    }
+    if (n > cs->cap) n = cs->cap;
+    /* the arrays stay valid until the stream's next query */
+    uint64_t key = (uint64_t)(uintptr_t)stream ^ 0x5a5a000000000000ull;
+    if (!store_replace(key, cs)) return cudaErrorMemoryAllocation;
+    *status_out = st;
+    if (id_out) *id_out = id;
+    if (graph_out) *graph_out = g;
+    if (deps_out) *deps_out = n ? cs->deps : NULL;
+    if (edges_out) *edges_out = n ? cs->edges : NULL;
+    if (num_out) *num_out = n;
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
+                                                   enum cudaStreamCaptureStatus *captureStatus_out,
+                                                   unsigned long long *id_out,
+                                                   cudaGraph_t *graph_out,
+                                                   const cudaGraphNode_t **dependencies_out,
+                                                   const cudaGraphEdgeData **edgeData_out,
+                                                   size_t *numDependencies_out)
+{
+    return capture_info(stream, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out, 0);
+}
+
+APIGEN_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
+    cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+    unsigned long long *id_out, cudaGraph_t *graph_out, const cudaGraphNode_t **dependencies_out,
+    const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+    return capture_info(stream, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out, APIGEN_CUDART_PTSZ);
+}
+
+#endif
+
+/* ---- cluster occupancy, library images ------------------------------------------------------- */
+static cudaError_t occupancy_cluster(int *out, const void *func, const cudaLaunchConfig_t *c,
+                                     uint32_t which)
+{
+    if (!c || !out) return bad_args();
+    return apigenCudartOccupancyCluster(out, cudart_map_host(func), c->gridDim, c->blockDim,
+                                        c->dynamicSmemBytes, c->stream,
+                                        c->numAttrs ? c->attrs : NULL, c->numAttrs, which);
+}
+
+APIGEN_EXPORT cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func,
+                                                               const cudaLaunchConfig_t *config)
+{
+    return occupancy_cluster(clusterSize, func, config, 0);
+}
+
+APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func,
+                                                         const cudaLaunchConfig_t *config)
+{
+    return occupancy_cluster(numClusters, func, config, 1);
+}
+
+APIGEN_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code,
+                                              enum cudaJitOption *jitOptions,
+                                              void **jitOptionsValues, unsigned int numJitOptions,
+                                              enum cudaLibraryOption *libraryOptions,
+                                              void **libraryOptionValues,
+                                              unsigned int numLibraryOptions)
+{
+    const fatbin_wrapper *w = code;
+    if (code && w->magic == FATBIN_WRAPPER_MAGIC) code = w->data; /* nvcc's wrapper */
+    size_t n = apigen_cudart_image_size(code, SIZE_MAX);
+    if (!n) return code ? cudaErrorInvalidKernelImage : bad_args();
+    return apigenCudartLibraryLoadData(library, code, n, jitOptions, jitOptionsValues,
+                                       numJitOptions, libraryOptions, libraryOptionValues,
+                                       numLibraryOptions);
+}
+
+/* ---- batch copies -------------------------------------------------------------------------- */
+#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+/* One cudaMemcpyAsync per copy on the stream, in order: the strictest of the
+ * srcAccessOrder choices, and what the attributes' location hints allow. */
+static cudaError_t memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes,
+                                size_t count, const struct cudaMemcpyAttributes *attrs,
+                                const size_t *attrsIdxs, size_t numAttrs, cudaStream_t stream,
+                                bool ptsz)
+{
+    if (!count || !dsts || !srcs || !sizes || !numAttrs || !attrs || !attrsIdxs ||
+        numAttrs > count || attrsIdxs[0] != 0)
+        return bad_args();
+    for (size_t i = 1; i < numAttrs; i++)
+        if (attrsIdxs[i] <= attrsIdxs[i - 1] || attrsIdxs[i] >= count) return bad_args();
+    for (size_t i = 0; i < count; i++) {
+        cudaError_t e = ptsz ? cudaMemcpyAsync_ptsz(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream)
+                             : cudaMemcpyAsync(dsts[i], srcs[i], sizes[i], cudaMemcpyDefault, stream);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync(void *const *dsts, const void *const *srcs,
+                                               const size_t *sizes, size_t count,
+                                               struct cudaMemcpyAttributes *attrs,
+                                               size_t *attrsIdxs, size_t numAttrs,
+                                               cudaStream_t stream)
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, false);
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const void *const *srcs,
+                                                    const size_t *sizes, size_t count,
+                                                    struct cudaMemcpyAttributes *attrs,
+                                                    size_t *attrsIdxs, size_t numAttrs,
+                                                    cudaStream_t stream)
+{
+    return memcpy_batch(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream, true);
+}
+
+/* The bytes per element of an array (its channel bits). */
+static cudaError_t array_elem(cudaArray_t a, size_t *elem)
+{
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    unsigned int flags;
+    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
+    if (e != cudaSuccess) return e;
+    *elem = (size_t)(d.x + d.y + d.z + d.w) / 8;
+    return *elem ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+/* One 3D batch operation: pointer to pointer (bytes) as a cudaMemcpy3DAsync;
+ * a pointer and an array (one layer) as a 2D array copy in the array's
+ * elements; array to array is not supported (logged once). */
+static cudaError_t batch_op3d(const struct cudaMemcpy3DBatchOp *op, cudaStream_t s, bool ptsz)
+{
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    const struct cudaMemcpy3DOperand *src = &op->src, *dst = &op->dst;
+    struct cudaExtent x = op->extent;
+    if (!x.width || !x.height || !x.depth) return bad_args();
+    bool sp = src->type == cudaMemcpyOperandTypePointer, dp = dst->type == cudaMemcpyOperandTypePointer;
+    if ((!sp && src->type != cudaMemcpyOperandTypeArray) ||
+        (!dp && dst->type != cudaMemcpyOperandTypeArray))
+        return bad_args();
+    if (sp && dp) {
+        struct cudaMemcpy3DParms q;
+        memset(&q, 0, sizeof q);
+        size_t srow = src->op.ptr.rowLength ? src->op.ptr.rowLength : x.width;
+        size_t drow = dst->op.ptr.rowLength ? dst->op.ptr.rowLength : x.width;
+        q.srcPtr = (struct cudaPitchedPtr){src->op.ptr.ptr, srow, x.width,
+                                           src->op.ptr.layerHeight ? src->op.ptr.layerHeight : x.height};
+        q.dstPtr = (struct cudaPitchedPtr){dst->op.ptr.ptr, drow, x.width,
+                                           dst->op.ptr.layerHeight ? dst->op.ptr.layerHeight : x.height};
+        q.extent = x;
+        q.kind = cudaMemcpyDefault;
+        return ptsz ? cudaMemcpy3DAsync_ptsz(&q, s) : cudaMemcpy3DAsync(&q, s);
+    }
+    if (sp != dp && x.depth == 1) {
+        const struct cudaMemcpy3DOperand *arr = sp ? dst : src, *ptr = sp ? src : dst;
+        size_t elem = 0;
+        cudaError_t e = array_elem(arr->op.array.array, &elem);
+        if (e != cudaSuccess) return e;
+        if (arr->op.array.offset.z) return bad_args();
+        size_t pitch = (ptr->op.ptr.rowLength ? ptr->op.ptr.rowLength : x.width) * elem;
+        size_t wo = arr->op.array.offset.x * elem, ho = arr->op.array.offset.y;
+        if (sp)
+            return ptsz ? cudaMemcpy2DToArrayAsync_ptsz(arr->op.array.array, wo, ho, ptr->op.ptr.ptr,
+                                                        pitch, x.width * elem, x.height,
+                                                        cudaMemcpyDefault, s)
+                        : cudaMemcpy2DToArrayAsync(arr->op.array.array, wo, ho, ptr->op.ptr.ptr,
+                                                   pitch, x.width * elem, x.height,
+                                                   cudaMemcpyDefault, s);
+        return ptsz ? cudaMemcpy2DFromArrayAsync_ptsz(ptr->op.ptr.ptr, pitch, arr->op.array.array, wo,
+                                                      ho, x.width * elem, x.height,
+                                                      cudaMemcpyDefault, s)
+                    : cudaMemcpy2DFromArrayAsync(ptr->op.ptr.ptr, pitch, arr->op.array.array, wo, ho,
+                                                 x.width * elem, x.height, cudaMemcpyDefault, s);
+    }
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("cudaMemcpy3DBatchAsync: array-to-array and multi-layer array copies are not "
+                   "supported remotely");
+    return cudaErrorNotSupported;
+}
+
+static cudaError_t memcpy3d_batch(size_t numOps, const struct cudaMemcpy3DBatchOp *ops,
+                                  unsigned long long flags, cudaStream_t stream, bool ptsz)
+{
+    if (!numOps || !ops || flags) return bad_args();
+    for (size_t i = 0; i < numOps; i++) {
+        cudaError_t e = batch_op3d(&ops[i], stream, ptsz);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpy3DBatchAsync(size_t numOps, struct cudaMemcpy3DBatchOp *opList,
+                                                 unsigned long long flags, cudaStream_t stream)
+{
+    return memcpy3d_batch(numOps, opList, flags, stream, false);
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpy3DBatchAsync_ptsz(size_t numOps,
+                                                      struct cudaMemcpy3DBatchOp *opList,
+                                                      unsigned long long flags, cudaStream_t stream)
+{
+    return memcpy3d_batch(numOps, opList, flags, stream, true);
+}
+
+#endif
+
+/* ---- external semaphore nodes --------------------------------------------------------------- */
+_Static_assert(sizeof(struct cudaExternalSemaphoreSignalParams) ==
+                   sizeof(struct cudaExternalSemaphoreWaitParams),
+               "signal and wait parameters travel as one struct");
+
+#define EXTSEM_API(name, ptype, call, wait, ...)                                                   \
+    {                                                                                              \
+        if (!p) return bad_args();                                                      \
+        return call(__VA_ARGS__, p->extSemArray,                                                   \
+                    (const struct cudaExternalSemaphoreSignalParams *)(const void *)p->paramsArray,  \
+                    p->numExtSems, wait);                                                          \
+    }
+
+APIGEN_EXPORT cudaError_t cudaGraphAddExternalSemaphoresSignalNode(
+    cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+    size_t numDependencies, const struct cudaExternalSemaphoreSignalNodeParams *p)
+EXTSEM_API(x, x, apigenCudartAddExtSemNode, 0, pGraphNode, graph, pDependencies, numDependencies)
+
+APIGEN_EXPORT cudaError_t cudaGraphAddExternalSemaphoresWaitNode(
+    cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+    size_t numDependencies, const struct cudaExternalSemaphoreWaitNodeParams *p)
+EXTSEM_API(x, x, apigenCudartAddExtSemNode, 1, pGraphNode, graph, pDependencies, numDependencies)
+
+APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeSetParams(
+    cudaGraphNode_t hNode, const struct cudaExternalSemaphoreSignalNodeParams *p)
+EXTSEM_API(x, x, apigenCudartExtSemNodeSetParams, 0, hNode)
+
+APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeSetParams(
+    cudaGraphNode_t hNode, const struct cudaExternalSemaphoreWaitNodeParams *p)
+EXTSEM_API(x, x, apigenCudartExtSemNodeSetParams, 1, hNode)
+
+APIGEN_EXPORT cudaError_t cudaGraphExecExternalSemaphoresSignalNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+    const struct cudaExternalSemaphoreSignalNodeParams *p)
+EXTSEM_API(x, x, apigenCudartExecExtSemNodeSetParams, 0, hGraphExec, hNode)
+
+APIGEN_EXPORT cudaError_t cudaGraphExecExternalSemaphoresWaitNodeSetParams(
+    cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode,
+    const struct cudaExternalSemaphoreWaitNodeParams *p)
+EXTSEM_API(x, x, apigenCudartExecExtSemNodeSetParams, 1, hGraphExec, hNode)
+
+typedef struct extsem_store {
+    uint32_t n;
+    cudaExternalSemaphore_t *sems;
+    struct cudaExternalSemaphoreSignalParams *params;
+} extsem_store;
+
+static cudaError_t extsem_get(cudaGraphNode_t node, cudaExternalSemaphore_t **sems,
+                              const void **params, unsigned int *num, uint32_t wait)
+{
+    uint32_t cap = 16, n = 0;
+    extsem_store *st = NULL;
+    cudaError_t e;
+    for (int round = 0;; round++) {
+        st = calloc(1, sizeof *st + cap * (sizeof *st->sems + sizeof *st->params));
+        if (!st) return cudaErrorMemoryAllocation;
+        st->params = (struct cudaExternalSemaphoreSignalParams *)(st + 1);
+        st->sems = (cudaExternalSemaphore_t *)(st->params + cap);
+        e = apigenCudartExtSemNodeGetParams(node, st->sems, st->params, cap, &n, wait);
+        if (e != cudaSuccess || n <= cap || round == 2) break;
+        free(st);
+        cap = n;
+    }
+    if (e != cudaSuccess || n > cap) {
+        free(st);
+        return e != cudaSuccess ? e : bad_args();
+    }
+    st->n = n;
+    if (!store_replace((uint64_t)(uintptr_t)node, st)) return cudaErrorMemoryAllocation;
+    *sems = st->sems;
+    *params = st->params;
+    *num = n;
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(
+    cudaGraphNode_t hNode, struct cudaExternalSemaphoreSignalNodeParams *params_out)
+{
+    const void *pa = NULL;
+    if (!params_out) return bad_args();
+    cudaError_t e = extsem_get(hNode, &params_out->extSemArray, &pa, &params_out->numExtSems, 0);
+    if (e == cudaSuccess) params_out->paramsArray = pa;
+    return e;
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphExternalSemaphoresWaitNodeGetParams(
+    cudaGraphNode_t hNode, struct cudaExternalSemaphoreWaitNodeParams *params_out)
+{
+    const void *pa = NULL;
+    if (!params_out) return bad_args();
+    cudaError_t e = extsem_get(hNode, &params_out->extSemArray, &pa, &params_out->numExtSems, 1);
+    if (e == cudaSuccess) params_out->paramsArray = pa;
+    return e;
+}
+
+/* ---- memory allocation nodes -------------------------------------------------------------- */
+APIGEN_EXPORT cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                                   const cudaGraphNode_t *pDependencies,
+                                                   size_t numDependencies,
+                                                   struct cudaMemAllocNodeParams *p)
+{
+    if (!p) return bad_args();
+    void *dptr = NULL;
+    cudaError_t e = apigenCudartAddMemAllocNode(pGraphNode, graph, pDependencies, numDependencies,
+                                                &p->poolProps, p->accessDescs, p->accessDescCount,
+                                                p->bytesize, &dptr);
+    if (e == cudaSuccess) {
+        p->dptr = dptr;
+        if (dptr) ranges_add(&dev_ranges_, dptr, p->bytesize, 0, false);
+    }
+    return e;
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
+                                                         struct cudaMemAllocNodeParams *params_out)
+{
+    size_t cap = 16, n = 0, bytes = 0;
+    void *dptr = NULL;
+    struct cudaMemAccessDesc *st = NULL;
+    cudaError_t e;
+    if (!params_out) return bad_args();
+    for (int round = 0;; round++) {
+        st = calloc(cap, sizeof *st);
+        if (!st) return cudaErrorMemoryAllocation;
+        e = apigenCudartMemAllocNodeGetParams(node, &params_out->poolProps, st, cap, &n, &bytes,
+                                              &dptr);
+        if (e != cudaSuccess || n <= cap || round == 2) break;
+        free(st);
+        cap = n;
+    }
+    if (e != cudaSuccess || n > cap) {
+        free(st);
+        return e != cudaSuccess ? e : bad_args();
+    }
+    if (!store_replace((uint64_t)(uintptr_t)node, st)) return cudaErrorMemoryAllocation;
+    params_out->accessDescs = n ? st : NULL;
+    params_out->accessDescCount = n;
+    params_out->bytesize = bytes;
+    params_out->dptr = dptr;
+    return cudaSuccess;
+}
+
+/* ---- generic node parameters: by type onto the calls of each kind --------------------------- */
+static cudaError_t node_unsupported(const char *what)
+{
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("%s: conditional nodes (and child graphs moved into their parent) are not "
+                   "supported remotely",
+                   what);
+    return cudaErrorNotSupported;
+}
+
+static struct cudaKernelNodeParams kernel_v1(const struct cudaKernelNodeParamsV2 *k)
+{
+    struct cudaKernelNodeParams v;
+    v.func = k->func;
+    v.gridDim = k->gridDim;
+    v.blockDim = k->blockDim;
+    v.sharedMemBytes = k->sharedMemBytes;
+    v.kernelParams = k->kernelParams;
+    v.extra = k->extra;
+    return v;
+}
+
+static struct cudaMemsetParams memset_v1(const struct cudaMemsetParamsV2 *m)
+{
+    struct cudaMemsetParams v;
+    v.dst = m->dst;
+    v.pitch = m->pitch;
+    v.value = m->value;
+    v.elementSize = m->elementSize;
+    v.width = m->width;
+    v.height = m->height;
+    return v;
+}
+
+#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+static bool edges_plain(const cudaGraphEdgeData *d, size_t n)
+{
+    static const cudaGraphEdgeData zero;
+    for (size_t i = 0; d && i < n; i++)
+        if (memcmp(&d[i], &zero, sizeof zero) != 0) return false;
+    return true;
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                           const cudaGraphNode_t *pDependencies,
+                                           const cudaGraphEdgeData *dependencyData,
+                                           size_t numDependencies,
+                                           struct cudaGraphNodeParams *p)
+{
+    if (!p || !pGraphNode) return bad_args();
+    /* edges with data: the node first, then its edges */
+    bool later = !edges_plain(dependencyData, numDependencies);
+    const cudaGraphNode_t *deps = later ? NULL : pDependencies;
+    size_t nd = later ? 0 : numDependencies;
+    cudaError_t e;
+    switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+        struct cudaKernelNodeParams k = kernel_v1(&p->kernel);
+        e = cudaGraphAddKernelNode(pGraphNode, graph, deps, nd, &k);
+        break;
+    }
+    case cudaGraphNodeTypeMemcpy:
+        if (p->memcpy.flags) return bad_args();
+        e = cudaGraphAddMemcpyNode(pGraphNode, graph, deps, nd, &p->memcpy.copyParams);
+        break;
+    case cudaGraphNodeTypeMemset: {
+        struct cudaMemsetParams m = memset_v1(&p->memset);
+        e = cudaGraphAddMemsetNode(pGraphNode, graph, deps, nd, &m);
+        break;
+    }
+    case cudaGraphNodeTypeHost: {
+        struct cudaHostNodeParams h = {p->host.fn, p->host.userData};
+        e = cudaGraphAddHostNode(pGraphNode, graph, deps, nd, &h);
+        break;
+    }
+    case cudaGraphNodeTypeGraph:
+        if (p->graph.ownership != cudaGraphChildGraphOwnershipClone)
+            return node_unsupported("cudaGraphAddNode");
+        e = cudaGraphAddChildGraphNode(pGraphNode, graph, deps, nd, p->graph.graph);
+        break;
+    case cudaGraphNodeTypeEmpty: e = cudaGraphAddEmptyNode(pGraphNode, graph, deps, nd); break;
+    case cudaGraphNodeTypeWaitEvent:
+        e = cudaGraphAddEventWaitNode(pGraphNode, graph, deps, nd, p->eventWait.event);
+        break;
+    case cudaGraphNodeTypeEventRecord:
+        e = cudaGraphAddEventRecordNode(pGraphNode, graph, deps, nd, p->eventRecord.event);
+        break;
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+        struct cudaExternalSemaphoreSignalNodeParams s = {
+            p->extSemSignal.extSemArray, p->extSemSignal.paramsArray, p->extSemSignal.numExtSems};
+        e = cudaGraphAddExternalSemaphoresSignalNode(pGraphNode, graph, deps, nd, &s);
+        break;
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+        struct cudaExternalSemaphoreWaitNodeParams w = {
+            p->extSemWait.extSemArray, p->extSemWait.paramsArray, p->extSemWait.numExtSems};
+        e = cudaGraphAddExternalSemaphoresWaitNode(pGraphNode, graph, deps, nd, &w);
+        break;
+    }
+    case cudaGraphNodeTypeMemAlloc: {
+        struct cudaMemAllocNodeParams a;
+        a.poolProps = p->alloc.poolProps;
+        a.accessDescs = p->alloc.accessDescs;
+        a.accessDescCount = p->alloc.accessDescCount;
+        a.bytesize = p->alloc.bytesize;
+        a.dptr = NULL;
+        e = cudaGraphAddMemAllocNode(pGraphNode, graph, deps, nd, &a);
+        if (e == cudaSuccess) p->alloc.dptr = a.dptr;
+        break;
+    }
+    case cudaGraphNodeTypeMemFree:
+        e = cudaGraphAddMemFreeNode(pGraphNode, graph, deps, nd, p->free.dptr);
+        break;
+    case cudaGraphNodeTypeConditional: return node_unsupported("cudaGraphAddNode");
+    default: return bad_args();
+    }
+    if (e == cudaSuccess && later && numDependencies) {
+        cudaGraphNode_t *to = malloc(numDependencies * sizeof *to);
+        if (!to) return cudaErrorMemoryAllocation;
+        for (size_t i = 0; i < numDependencies; i++) to[i] = *pGraphNode;
+        e = cudaGraphAddDependencies(graph, pDependencies, to, dependencyData, numDependencies);
+        free(to);
+        if (e != cudaSuccess) (void)cudaGraphDestroyNode(*pGraphNode);
+    }
+    return e;
+}
+
+#endif
+
+/* exec == NULL: cudaGraphNodeSetParams; else cudaGraphExecNodeSetParams */
+static cudaError_t node_set(cudaGraphExec_t exec, cudaGraphNode_t node,
+                            struct cudaGraphNodeParams *p, const char *what)
+{
+    if (!p) return bad_args();
+    switch (p->type) {
+    case cudaGraphNodeTypeKernel: {
+        struct cudaKernelNodeParams k = kernel_v1(&p->kernel);
+        return exec ? cudaGraphExecKernelNodeSetParams(exec, node, &k)
+                    : cudaGraphKernelNodeSetParams(node, &k);
+    }
+    case cudaGraphNodeTypeMemcpy:
+        if (p->memcpy.flags) return bad_args();
+        return exec ? cudaGraphExecMemcpyNodeSetParams(exec, node, &p->memcpy.copyParams)
+                    : cudaGraphMemcpyNodeSetParams(node, &p->memcpy.copyParams);
+    case cudaGraphNodeTypeMemset: {
+        struct cudaMemsetParams m = memset_v1(&p->memset);
+        return exec ? cudaGraphExecMemsetNodeSetParams(exec, node, &m)
+                    : cudaGraphMemsetNodeSetParams(node, &m);
+    }
+    case cudaGraphNodeTypeHost: {
+        struct cudaHostNodeParams h = {p->host.fn, p->host.userData};
+        return exec ? cudaGraphExecHostNodeSetParams(exec, node, &h)
+                    : cudaGraphHostNodeSetParams(node, &h);
+    }
+    case cudaGraphNodeTypeGraph:
+        if (!exec || p->graph.ownership != cudaGraphChildGraphOwnershipClone)
+            return node_unsupported(what);
+        return cudaGraphExecChildGraphNodeSetParams(exec, node, p->graph.graph);
+    case cudaGraphNodeTypeWaitEvent:
+        return exec ? cudaGraphExecEventWaitNodeSetEvent(exec, node, p->eventWait.event)
+                    : cudaGraphEventWaitNodeSetEvent(node, p->eventWait.event);
+    case cudaGraphNodeTypeEventRecord:
+        return exec ? cudaGraphExecEventRecordNodeSetEvent(exec, node, p->eventRecord.event)
+                    : cudaGraphEventRecordNodeSetEvent(node, p->eventRecord.event);
+    case cudaGraphNodeTypeExtSemaphoreSignal: {
+        struct cudaExternalSemaphoreSignalNodeParams s = {
+            p->extSemSignal.extSemArray, p->extSemSignal.paramsArray, p->extSemSignal.numExtSems};
+        return exec ? cudaGraphExecExternalSemaphoresSignalNodeSetParams(exec, node, &s)
+                    : cudaGraphExternalSemaphoresSignalNodeSetParams(node, &s);
+    }
+    case cudaGraphNodeTypeExtSemaphoreWait: {
+        struct cudaExternalSemaphoreWaitNodeParams w = {
+            p->extSemWait.extSemArray, p->extSemWait.paramsArray, p->extSemWait.numExtSems};
+        return exec ? cudaGraphExecExternalSemaphoresWaitNodeSetParams(exec, node, &w)
+                    : cudaGraphExternalSemaphoresWaitNodeSetParams(node, &w);
+    }
+    case cudaGraphNodeTypeConditional: return node_unsupported(what);
+    default: return bad_args(); /* empty, alloc, free: nothing to update */
+    }
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node,
+                                                 struct cudaGraphNodeParams *nodeParams)
+{
+    return node_set(NULL, node, nodeParams, "cudaGraphNodeSetParams");
+}
+
+APIGEN_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
+                                                     cudaGraphNode_t node,
+                                                     struct cudaGraphNodeParams *nodeParams)
+{
+    if (!graphExec) return bad_args();
+    return node_set(graphExec, node, nodeParams, "cudaGraphExecNodeSetParams");
+}
+
+/* ---- log callbacks, async notifications -------------------------------------------------------- */
+/* The server registers its own callback with the driver; each event comes to
+ * the callback thread here, which calls the program's function. The handle
+ * the program gets is the guest's record. */
+typedef struct notify_reg {
+    void (*log_fn)(void); /* a cudaLogsCallback_t (CUDA 13) */
+    cudaAsyncCallback async_fn;
+    void *user;
+    uint64_t reg;
+    bool gone;
+} notify_reg;
+
+static u64map notify_regs_; /* record -> 1 while registered */
+
+#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+static void log_reached(uint64_t msg, uint32_t level, void *user)
+{
+    notify_reg *r = user;
+    char buf[APIGEN_CUDART_MAX_LOG];
+    size_t len = 0;
+    if (apigenCudartLogsTake(msg, buf, sizeof buf - 1, &len) != cudaSuccess) return;
+    if (len > sizeof buf - 1) len = sizeof buf - 1;
+    buf[len] = 0;
+    if (r && !r->gone && r->log_fn) ((cudaLogsCallback_t)r->log_fn)(r->user, (cudaLogLevel)level, buf, len);
+}
+
+#endif
+
+static void async_reached(uint32_t type, uint64_t bytes, void *user)
+{
+    notify_reg *r = user;
+    cudaAsyncNotificationInfo_t info;
+    memset(&info, 0, sizeof info);
+    info.type = (cudaAsyncNotificationType)type;
+    info.info.overBudget.bytesOverBudget = bytes;
+    if (r && !r->gone && r->async_fn) r->async_fn(&info, r->user, (cudaAsyncCallbackHandle_t)r);
+}
+
+static notify_reg *notify_new(void)
+{
+    notify_reg *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_put(&notify_regs_, (uint64_t)(uintptr_t)r, 1);
+    pthread_mutex_unlock(&lock_);
+    if (!ok) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* a registered record of the program's handle, or NULL */
+static notify_reg *notify_find(const void *h)
+{
+    uint64_t v = 0;
+    pthread_mutex_lock(&lock_);
+    bool ok = map_get(&notify_regs_, (uint64_t)(uintptr_t)h, &v) && v == 1;
+    pthread_mutex_unlock(&lock_);
+    return ok ? (notify_reg *)(uintptr_t)h : NULL;
+}
+
+static void notify_gone(notify_reg *r)
+{
+    /* the record stays (a callback may be on its way); it no longer calls */
+    r->gone = true;
+    pthread_mutex_lock(&lock_);
+    (void)map_put(&notify_regs_, (uint64_t)(uintptr_t)r, 2);
+    pthread_mutex_unlock(&lock_);
+}
+
+#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+APIGEN_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData,
+                                                   cudaLogsCallbackHandle *callback_out)
+{
+    if (!callbackFunc) return bad_args();
+    notify_reg *r = notify_new();
+    if (!r) return cudaErrorMemoryAllocation;
+    r->log_fn = (void (*)(void))callbackFunc;
+    r->user = userData;
+    cudaError_t e = apigenCudartLogsRegister(log_reached, r, &r->reg);
+    if (e != cudaSuccess) {
+        notify_gone(r);
+        return e;
+    }
+    if (callback_out) *callback_out = (cudaLogsCallbackHandle)r;
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
+{
+    notify_reg *r = notify_find(callback);
+    if (!r || !r->log_fn) return bad_args();
+    cudaError_t e = apigenCudartLogsUnregister(r->reg);
+    if (e == cudaSuccess) notify_gone(r);
+    return e;
+}
+
+#endif
+
+APIGEN_EXPORT cudaError_t cudaDeviceRegisterAsyncNotification(int device,
+                                                              cudaAsyncCallback callbackFunc,
+                                                              void *userData,
+                                                              cudaAsyncCallbackHandle_t *callback)
+{
+    if (!callbackFunc || !callback) return bad_args();
+    notify_reg *r = notify_new();
+    if (!r) return cudaErrorMemoryAllocation;
+    r->async_fn = callbackFunc;
+    r->user = userData;
+    cudaError_t e = apigenCudartRegisterAsyncNotification(device, async_reached, r, &r->reg);
+    if (e != cudaSuccess) {
+        notify_gone(r);
+        return e;
+    }
+    *callback = (cudaAsyncCallbackHandle_t)r;
+    return cudaSuccess;
+}
+
+APIGEN_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int device,
+                                                                cudaAsyncCallbackHandle_t callback)
+{
+    notify_reg *r = notify_find(callback);
+    if (!r || !r->async_fn) return bad_args();
+    cudaError_t e = apigenCudartUnregisterAsyncNotification(device, r->reg);
+    if (e == cudaSuccess) notify_gone(r);
+    return e;
 }

@@ -428,6 +428,24 @@ cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id)
     return e;
 }
 
+/* A host function of the guest outside a stream (a graph's host node,
+ * host_nodes.c): the same callback frame and wait for apigenCudartHostFnDone. */
+void cudart_host_run_host_fn(const void *session, uint64_t id, apigenCudartHostFnCb fn,
+                             void *bound)
+{
+    hostfn_rec *r = calloc(1, sizeof *r);
+    if (!r) return;
+    r->session = session;
+    r->id = id;
+    r->fn = fn;
+    r->bound = bound;
+    pthread_mutex_lock(&recs_lock_);
+    r->next = recs_;
+    recs_ = r;
+    pthread_mutex_unlock(&recs_lock_);
+    run_rec(r, cudaSuccess);
+}
+
 /* ---- device ranges (types.device) that the spec's `creates:` cannot size ---------------- */
 static const apigen_handle_type *ht(const char *name)
 {
@@ -798,4 +816,3 @@ __attribute__((constructor)) static void cudart_host_memory_init(void)
 {
     apigen_set_host_memory(cudart_host_register, cudart_host_unregister);
 }
-
