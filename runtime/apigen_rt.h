@@ -41,13 +41,18 @@ extern "C" {
 
 /* ---- frame header ---------------------------------------------------------
  * u32 magic | u16 version | u16 flags | u32 call_id | u32 request_id |
- * u64 thread_id | u32 payload_len | u32 reserved(0)                         */
+ * u64 thread_id | u32 payload_len | u32 reserved(0)
+ * With APIGEN_F_BULK (replies only), reserved is the payload offset of the u64
+ * length of one large bytes field, the bulk: a receiver may read the payload
+ * up to its data, put the data straight where the caller wants it, then read
+ * the rest. The bytes on the wire are the same as without the flag. */
 enum apigen_frame_flags {
     APIGEN_F_REPLY = 1u << 0,    /* server -> guest answer to a sync call */
     APIGEN_F_ASYNC = 1u << 1,    /* no reply is sent */
     APIGEN_F_HELLO = 1u << 2,    /* handshake (call_id 0) */
     APIGEN_F_CALLBACK = 1u << 3, /* server -> guest callback delivery */
     APIGEN_F_BYE = 1u << 4,      /* orderly close */
+    APIGEN_F_BULK = 1u << 5,     /* reserved = offset of the bulk's length (above) */
 };
 
 typedef struct apigen_frame_hdr {
@@ -89,11 +94,22 @@ typedef enum apigen_status {
 const char *apigen_status_str(apigen_status s);
 
 /* ---- writer: a growable payload ------------------------------------------ */
+#define APIGEN_WR_EXT 8              /* zero-copy pieces per writer */
+#define APIGEN_REF_MIN (64u << 10)   /* smaller _ref bytes are copied */
+typedef struct apigen_wr_ext {
+    size_t at;       /* the bytes go before buf[at] */
+    size_t len_off;  /* payload offset of their u64 length */
+    const void *p;
+    uint64_t n;
+} apigen_wr_ext;
 typedef struct apigen_wr {
     uint8_t *buf;
-    size_t len, cap;
-    size_t base;   /* offset of the payload start inside buf (alignment is relative to it) */
+    size_t len, cap; /* bytes in buf (the _ref pieces are not in it) */
+    size_t base;     /* logical offset of the payload start (alignment is relative to it) */
     bool failed;
+    unsigned next;   /* _ref pieces: sent from the caller's memory */
+    size_t ext_total;
+    apigen_wr_ext ext[APIGEN_WR_EXT];
 } apigen_wr;
 
 void apigen_wr_init(apigen_wr *w);
@@ -112,6 +128,13 @@ APIGEN_CHECK bool apigen_put_raw(apigen_wr *w, const void *p, size_t n);
 APIGEN_CHECK bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n);
 /* u8 present flag; if present, as apigen_put_bytes. p == NULL -> absent. */
 APIGEN_CHECK bool apigen_put_opt_bytes(apigen_wr *w, const void *p, uint64_t n);
+/* As apigen_put_bytes / apigen_put_opt_bytes, but bytes of APIGEN_REF_MIN or
+ * more are not copied: the frame is sent from p (zero-copy), so p must stay
+ * valid and unchanged until the frame is sent (the guest's call returns; the
+ * server's reply is sent after the handler returns: scratch memory or the
+ * request's own bytes). Generated code uses these for in/out buffers. */
+APIGEN_CHECK bool apigen_put_bytes_ref(apigen_wr *w, const void *p, uint64_t n);
+APIGEN_CHECK bool apigen_put_opt_bytes_ref(apigen_wr *w, const void *p, uint64_t n);
 /* u8 present flag; if present, u64 length including the NUL, padding, bytes. */
 APIGEN_CHECK bool apigen_put_str(apigen_wr *w, const char *s);
 /* Reserve n bytes as a buffer (length, padding) and return where to write
@@ -124,6 +147,7 @@ typedef struct apigen_rd {
     const uint8_t *p;
     size_t left;
     const char *err;     /* first error, static string */
+    struct rt_pull *pull;/* runtime-private: the rest of a bulk reply is still in transit */
 } apigen_rd;
 
 void apigen_rd_init(apigen_rd *r, const void *payload, size_t len);
@@ -142,7 +166,8 @@ APIGEN_CHECK bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n
 /* Checks the last byte is the only NUL. *s = NULL when absent. */
 APIGEN_CHECK bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max);
 /* Guest side: copy a received buffer into caller memory of `cap` bytes
- * (dst may be NULL only if the buffer is absent). Fails if it is longer. */
+ * (dst may be NULL only if the buffer is absent). Fails if it is longer.
+ * The bulk of a reply (APIGEN_F_BULK) is received straight into dst. */
 APIGEN_CHECK bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got);
 bool apigen_rd_done(const apigen_rd *r); /* every byte consumed, no error */
 

@@ -60,6 +60,7 @@ typedef struct gthr {
     size_t rcap;
     size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
     rt_warm q_warm, r_warm;       /* large queue / reply buffers stay while in use */
+    rt_pull pull;                 /* the reply's bulk, while it is in transit */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -95,9 +96,9 @@ static void free_thr(gthr *t, bool flush)
 {
     char err[256];
     if (flush && t->conn && t->in_frame)
-        t->q.len = t->frame_off;
+        rt_wr_truncate(&t->q, t->frame_off);
     if (flush && t->conn && t->nq && t->q.len && !atomic_load(&t->g->lost) && t->gen == t->g->gen)
-        if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->connect_ms, err, sizeof err))
+        if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
             apigen_log("%s: queued calls lost at thread exit: %s", t->g->api->name, err);
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
@@ -371,7 +372,7 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
         /* begin without end on this thread (a bug in hand-written code): drop the old frame */
         apigen_log("%s: %s started before the previous call on this thread ended", api->name,
                    call_name(api, call_id));
-        t->q.len = t->frame_off;
+        rt_wr_truncate(&t->q, t->frame_off);
         t->in_frame = false;
     }
     t->q.failed = false;
@@ -394,12 +395,12 @@ static bool flush_queue(gthr *t)
     char err[512];
     if (!t->q.len)
         return true;
-    if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->reply_ms, err, sizeof err)) {
+    if (!rt_wr_send(t->conn, &t->q, t->g->reply_ms, err, sizeof err)) {
         mark_lost(t->g, "%s", err);
         return false;
     }
     t->last_sent = t->q.len;
-    t->q.len = 0;
+    rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
     t->nq = 0;
     return true;
@@ -408,8 +409,7 @@ static bool flush_queue(gthr *t)
 /* A frame that could not be built (no memory, or over the u32 frame size). */
 static apigen_status drop_frame(gthr *t, apigen_call *c)
 {
-    t->q.len = t->frame_off;
-    t->q.failed = false;
+    rt_wr_truncate(&t->q, t->frame_off);
     t->in_frame = false;
     apigen_log("%s: %s: arguments too large to send", c->api->name, call_name(c->api, c->call_id));
     return APIGEN_TOO_LARGE;
@@ -435,8 +435,8 @@ apigen_status apigen_call_sync(apigen_call *c)
     apigen_frame_hdr h;
     char err[512];
     bool eof;
-    if (!rt_recv_frame(t->conn, &h, &t->rbuf, &t->rcap, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err,
-                       sizeof err)) {
+    if (!rt_recv_reply(t->conn, &h, &t->rbuf, &t->rcap, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err,
+                       sizeof err, &t->pull, &c->rd)) {
         if (eof)
             mark_lost(g, "server closed the connection during %s", call_name(c->api, c->call_id));
         else
@@ -446,7 +446,6 @@ apigen_status apigen_call_sync(apigen_call *c)
     uint32_t st;
     uint8_t hd;
     uint64_t def;
-    apigen_rd_init(&c->rd, t->rbuf, h.payload_len);
     if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->call_id ||
         !apigen_get_u32(&c->rd, &st) || !apigen_get_u8(&c->rd, &hd) ||
         !apigen_get_u64(&c->rd, &def) || st >= APIGEN_STATUS_COUNT || hd > 1) {
@@ -477,7 +476,8 @@ apigen_status apigen_call_async(apigen_call *c)
     }
     t->in_frame = false;
     t->nq++;
-    if ((t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS) && !flush_queue(t))
+    /* zero-copy pieces point into the caller's memory: they leave now */
+    if ((t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next) && !flush_queue(t))
         return c->status = APIGEN_LOST;
     return c->status = APIGEN_OK;
 }
@@ -488,10 +488,12 @@ void apigen_call_end(apigen_call *c)
     if (!t)
         return;
     if (t->in_frame) { /* begun but neither sent nor queued */
-        t->q.len = t->frame_off;
-        t->q.failed = false;
+        rt_wr_truncate(&t->q, t->frame_off);
         t->in_frame = false;
     }
+    if (c->rd.pull && !rt_pull_drain(&c->rd)) /* a bulk the caller did not read */
+        mark_lost(t->g, "reading the reply to %s: %s", call_name(c->api, c->call_id),
+                  t->pull.err);
     if (t->q.len == 0) {
         t->q.base = 0;
         if (!rt_keep_warm(&t->q_warm, t->q.cap, t->last_sent, KEEP_BUF_MAX))
@@ -527,10 +529,10 @@ __attribute__((destructor)) static void flush_at_exit(void)
     for (gthr *t = tl_head; t; t = t->next) {
         if (t->in_frame || !t->nq || atomic_load(&t->g->lost) || t->gen != t->g->gen)
             continue;
-        if (!apigen_tp_send_buf(t->conn, t->q.buf, t->q.len, t->g->connect_ms, err, sizeof err))
+        if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
             apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
         t->nq = 0;
-        t->q.len = 0;
+        rt_wr_truncate(&t->q, 0);
     }
 }
 

@@ -11,6 +11,12 @@ APIGEN_CHECK bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off);
 /* Writes the header for the frame at frame_off (payload = the rest of w). */
 APIGEN_CHECK bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags,
                                   uint32_t call_id, uint32_t request_id, uint64_t thread_id);
+/* Drops what w holds from buf offset len on (frames begun there, their
+ * zero-copy pieces) and clears a failure. */
+void rt_wr_truncate(apigen_wr *w, size_t len);
+/* Sends w's bytes with its zero-copy pieces (one writev-like send). */
+APIGEN_CHECK bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err,
+                             size_t errlen);
 /* Grow w by n zero bytes (used to keep space for later-filled fields). */
 APIGEN_CHECK bool rt_wr_skip(apigen_wr *w, size_t n);
 
@@ -20,6 +26,31 @@ APIGEN_CHECK bool rt_wr_skip(apigen_wr *w, size_t n);
 APIGEN_CHECK bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
                                 uint32_t max_payload, int timeout_ms, bool *eof, char *err,
                                 size_t errlen);
+
+/* A reply whose bulk (APIGEN_F_BULK) is still in transit: apigen_get_into
+ * receives it straight into the caller's memory; any other read past the
+ * head receives the rest into the reply buffer first. */
+typedef struct rt_pull {
+    apigen_conn *conn;
+    int timeout_ms;
+    uint8_t **buf;
+    size_t *cap;
+    size_t len_off, data_off; /* payload offsets of the bulk's length and data */
+    uint64_t n;               /* bulk bytes */
+    size_t tail;              /* payload bytes after the bulk */
+    bool pending;             /* bulk and tail not received yet */
+    bool failed;              /* the transport failed while receiving them (err) */
+    char err[256];
+} rt_pull;
+
+/* As rt_recv_frame, and sets rd over what arrived: for a bulk reply only the
+ * head, with rd->pull = pl (which must outlive rd's use). */
+APIGEN_CHECK bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                                uint32_t max_payload, int timeout_ms, bool *eof, char *err,
+                                size_t errlen, rt_pull *pl, apigen_rd *rd);
+/* Receives whatever of a bulk reply is still in transit; false: the
+ * connection failed (pl->err says why). */
+bool rt_pull_drain(apigen_rd *r);
 
 /* Large buffers stay warm while a program uses them: a buffer above keep_min
  * bytes is kept while some call used at least a quarter of it within the last

@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* One large block per server thread is kept after a call and reused (zeroed
- * again) by the next call that needs most of it: a run of large device-to-
+ * again unless it holds the same session's bytes) by the next call that needs most of it: a run of large device-to-
  * host copies then writes into warm memory instead of faulting in fresh
  * pages on every call. A call that does not use it releases it. */
 #define CACHE_MIN (1u << 20)
@@ -21,6 +21,20 @@ static void cache_free(void *p)
 }
 static void cache_init(void) { (void)pthread_key_create(&cache_key, cache_free); }
 static _Thread_local rt_warm cache_warm;
+/* whose bytes the cached block holds: reused by the same session it is not
+ * zeroed again (a large out buffer the real function fills anyway), for
+ * another session (a thread serving connections one after another) it is */
+static _Thread_local uint8_t cache_owner[RT_KEY_LEN];
+static _Thread_local bool cache_owned;
+
+static bool owned_by(const apigen_call_ctx *cx)
+{
+    uint8_t k[RT_KEY_LEN];
+    if (!cache_owned || !cx->session)
+        return false;
+    rt_session_key(cx->session, k);
+    return memcmp(k, cache_owner, RT_KEY_LEN) == 0;
+}
 
 typedef struct scr {
     struct scr *next;
@@ -57,7 +71,8 @@ void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
         scr *c = pthread_getspecific(cache_key);
         if (c && c->size >= bytes && bytes >= c->size / 4) {
             (void)pthread_setspecific(cache_key, NULL);
-            memset(c + 1, 0, (size_t)bytes);
+            if (!owned_by(cx))
+                memset(c + 1, 0, (size_t)bytes);
             s = c; /* keeps its size: the whole block goes back to the cache */
         }
     }
@@ -99,6 +114,9 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
         else /* the cached block again: warm and used, so register it */
             rt_host_register(keep, (size_t)keep->size + sizeof(scr));
         (void)pthread_setspecific(cache_key, keep);
+        cache_owned = cx->session != NULL;
+        if (cache_owned)
+            rt_session_key(cx->session, cache_owner);
         cache_warm.used_ns = 0;
         (void)rt_keep_warm(&cache_warm, keep->size, keep->size, CACHE_MIN);
     } else if (c && !rt_keep_warm(&cache_warm, c->size, 0, CACHE_MIN)) {

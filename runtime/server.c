@@ -306,8 +306,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
         bool report = cx.status == APIGEN_OK && sc->has_deferred;
         if (cx.status != APIGEN_OK) {
             /* drop whatever the handler wrote before it rejected */
-            sc->out.failed = false;
-            sc->out.len = sc->out.base + PREFIX_LEN;
+            rt_wr_truncate(&sc->out, sc->out.base + PREFIX_LEN);
         }
         put_prefix(sc->out.buf + sc->out.base, (uint32_t)cx.status, report, report ? sc->deferred : 0);
         if (report) {
@@ -315,7 +314,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
             sc->deferred = 0;
         }
         if (!rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id, h->request_id, h->thread_id) ||
-            !apigen_tp_send_buf(sc->conn, sc->out.buf, sc->out.len, -1, err, sizeof err)) {
+            !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
@@ -379,7 +378,10 @@ static void *conn_main(void *arg)
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
      * must never see one that is already closed (NULL is skipped). */
     pthread_mutex_lock(&srv->mu);
-    apigen_tp_close(sc->conn);
+    if (sc->handed_off)
+        apigen_tp_release(sc->conn); /* the session's process serves it */
+    else
+        apigen_tp_close(sc->conn);
     sc->conn = NULL;
     pthread_mutex_unlock(&srv->mu);
     /* A session child has served its one session: exiting frees whatever the
@@ -443,12 +445,13 @@ static bool key_eq(const uint8_t *a, const uint8_t *b)
     return d == 0;
 }
 
-/* Sends one connection (its fd, handshake header and payload) to a child. */
-static bool send_conn(int sock, int fd, const iso_msg *m, const uint8_t *payload, uint32_t len)
+/* Sends one connection (its fds, handshake header and payload) to a child. */
+static bool send_conn(int sock, const int *fds, int nfds, const iso_msg *m, const uint8_t *payload,
+                      uint32_t len)
 {
     struct iovec iov[2] = {{(void *)m, sizeof *m}, {(void *)payload, len}};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
     } u;
     struct msghdr mh;
@@ -457,12 +460,12 @@ static bool send_conn(int sock, int fd, const iso_msg *m, const uint8_t *payload
     mh.msg_iov = iov;
     mh.msg_iovlen = len ? 2 : 1;
     mh.msg_control = u.buf;
-    mh.msg_controllen = sizeof u.buf;
+    mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
     struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+    memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
     for (int tries = 0; tries < 100; tries++) { /* a child that does not read: 5 s at most */
         ssize_t k = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k == (ssize_t)(sizeof *m + len))
@@ -475,12 +478,13 @@ static bool send_conn(int sock, int fd, const iso_msg *m, const uint8_t *payload
     return false;
 }
 
-/* Receives one connection; 0: the parent is gone, -1: a bad message. */
-static int recv_conn(int sock, iso_msg *m, uint8_t *payload, size_t cap, int *fd)
+/* Receives one connection (1 or 2 fds: apigen_tp_handoff_fds); 0: the
+ * parent is gone, -1: a bad message. */
+static int recv_conn(int sock, iso_msg *m, uint8_t *payload, size_t cap, int fd[2], int *nfds)
 {
     struct iovec iov[2] = {{m, sizeof *m}, {payload, cap}};
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[CMSG_SPACE(2 * sizeof(int))];
         struct cmsghdr align;
     } u;
     struct msghdr mh;
@@ -495,15 +499,17 @@ static int recv_conn(int sock, iso_msg *m, uint8_t *payload, size_t cap, int *fd
     while (k < 0 && errno == EINTR);
     if (k <= 0)
         return 0;
-    *fd = -1;
+    *nfds = 0;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-            cm->cmsg_len == CMSG_LEN(sizeof(int)))
-            memcpy(fd, CMSG_DATA(cm), sizeof *fd);
-    if (*fd < 0 || (size_t)k < sizeof *m || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && *nfds == 0 &&
+            cm->cmsg_len >= CMSG_LEN(sizeof(int)) && cm->cmsg_len <= CMSG_LEN(2 * sizeof(int))) {
+            *nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fd, CMSG_DATA(cm), (size_t)*nfds * sizeof(int));
+        }
+    if (*nfds == 0 || (size_t)k < sizeof *m || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) ||
         (size_t)k - sizeof *m != m->h.payload_len) {
-        if (*fd >= 0)
-            close(*fd);
+        for (int i = 0; i < *nfds; i++)
+            close(fd[i]);
         return -1;
     }
     m->peer[sizeof m->peer - 1] = 0;
@@ -571,15 +577,15 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     pthread_cond_init(&srv->cv, NULL);
     for (;;) {
         iso_msg m;
-        int fd = -1;
-        int r = recv_conn(sock, &m, payload, HELLO_MAX_PAYLOAD, &fd);
+        int fd[2], nfds = 0;
+        int r = recv_conn(sock, &m, payload, HELLO_MAX_PAYLOAD, fd, &nfds);
         if (r == 0)
             break;
         if (r < 0)
             continue;
         apigen_conn *conn;
         char err[256];
-        if (!apigen_tp_adopt_fd(fd, m.peer, &conn, err, sizeof err)) {
+        if (!apigen_tp_adopt_fds(fd, nfds, m.peer, &conn, err, sizeof err)) {
             apigen_log("session child: %s", err);
             continue;
         }
@@ -647,7 +653,8 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
 {
     rt_server *srv = sc->srv;
     iso_msg m;
-    if (!apigen_tp_passable(sc->conn)) {
+    int fds[2], nfds = apigen_tp_handoff_fds(sc->conn, fds);
+    if (nfds <= 0) {
         snprintf(msg, msglen, "%s cannot be handed to a session process: serve this transport "
                  "with apigen-server --isolation thread", apigen_tp_peer(sc->conn));
         return RT_HELLO_SESSION;
@@ -708,7 +715,7 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
             apigen_trace("server: %s session from %s runs in process %ld", sc->api->name,
                          apigen_tp_peer(sc->conn), (long)pid);
     }
-    bool ok = sock >= 0 && send_conn(sock, apigen_tp_fd(sc->conn), &m, sc->rbuf, h->payload_len);
+    bool ok = sock >= 0 && send_conn(sock, fds, nfds, &m, sc->rbuf, h->payload_len);
     if (sock >= 0)
         close(sock);
     if (!ok) {

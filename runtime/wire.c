@@ -83,8 +83,10 @@ bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr
         e = "bad magic";
     else if (h->version != APIGEN_PROTO_VERSION)
         e = "unsupported protocol version";
-    else if (h->reserved != 0)
+    else if (h->reserved != 0 && !(h->flags & APIGEN_F_BULK))
         e = "nonzero reserved field";
+    else if ((h->flags & APIGEN_F_BULK) && (uint64_t)h->reserved + 8 > h->payload_len)
+        e = "bulk offset past the payload";
     else if (h->payload_len > max_payload)
         e = "payload too large";
     if (e && err)
@@ -111,6 +113,36 @@ void apigen_wr_reset(apigen_wr *w)
     w->len = 0;
     w->base = 0;
     w->failed = false;
+    w->next = 0;
+    w->ext_total = 0;
+}
+
+void rt_wr_truncate(apigen_wr *w, size_t len)
+{
+    while (w->next && w->ext[w->next - 1].at > len) {
+        w->next--;
+        w->ext_total -= (size_t)w->ext[w->next].n;
+    }
+    w->len = len;
+    w->failed = false;
+}
+
+bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err, size_t errlen)
+{
+    if (!w->next)
+        return apigen_tp_send_buf(c, w->buf, w->len, timeout_ms, err, errlen);
+    struct iovec iov[2 * APIGEN_WR_EXT + 1];
+    int n = 0;
+    size_t at = 0;
+    for (unsigned i = 0; i < w->next; i++) {
+        if (w->ext[i].at > at)
+            iov[n++] = (struct iovec){w->buf + at, w->ext[i].at - at};
+        iov[n++] = (struct iovec){(void *)w->ext[i].p, (size_t)w->ext[i].n};
+        at = w->ext[i].at;
+    }
+    if (w->len > at)
+        iov[n++] = (struct iovec){w->buf + at, w->len - at};
+    return apigen_tp_send(c, iov, n, timeout_ms, err, errlen);
 }
 
 void apigen_wr_free(apigen_wr *w)
@@ -127,7 +159,7 @@ static bool wr_room(apigen_wr *w, uint64_t extra)
         return false;
     uint64_t need, payload;
     if (!apigen_add_size(w->len, extra, &need) || need > SIZE_MAX ||
-        (payload = need - w->base) > UINT32_MAX) {
+        (payload = need + w->ext_total - w->base) > UINT32_MAX) {
         w->failed = true;
         return false;
     }
@@ -161,7 +193,7 @@ bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off)
     if (!rt_wr_skip(w, APIGEN_FRAME_HDR_SIZE))
         return false;
     *frame_off = off;
-    w->base = w->len;
+    w->base = w->len + w->ext_total;
     return true;
 }
 
@@ -170,11 +202,22 @@ bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags, uint32_t ca
 {
     if (w->failed || frame_off + APIGEN_FRAME_HDR_SIZE > w->len)
         return false;
-    size_t payload = w->len - frame_off - APIGEN_FRAME_HDR_SIZE;
+    uint64_t payload = w->len - frame_off - APIGEN_FRAME_HDR_SIZE, bulk = 0;
+    const apigen_wr_ext *big = NULL;
+    for (unsigned i = 0; i < w->next; i++)
+        if (w->ext[i].at > frame_off) {
+            payload += w->ext[i].n;
+            if (!big || w->ext[i].n > big->n)
+                big = &w->ext[i];
+        }
     if (payload > UINT32_MAX)
         return false;
+    if (big && (flags & APIGEN_F_REPLY)) { /* the largest piece is the bulk a guest may place */
+        flags |= APIGEN_F_BULK;
+        bulk = big->len_off;
+    }
     apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, flags, call_id, request_id,
-                          thread_id, (uint32_t)payload, 0};
+                          thread_id, (uint32_t)payload, (uint32_t)bulk};
     apigen_hdr_encode(&h, w->buf + frame_off);
     return true;
 }
@@ -222,7 +265,7 @@ bool apigen_put_raw(apigen_wr *w, const void *p, size_t n)
  * relative to the payload start. */
 static size_t pad_after_len(const apigen_wr *w)
 {
-    size_t off = w->len - w->base + 8;
+    size_t off = w->len + w->ext_total - w->base + 8;
     return (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
 }
 
@@ -261,6 +304,34 @@ bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n)
     return true;
 }
 
+bool apigen_put_bytes_ref(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (n < APIGEN_REF_MIN || w->next == APIGEN_WR_EXT || !p)
+        return apigen_put_bytes(w, p, n);
+    if (w->failed)
+        return false;
+    size_t pad = pad_after_len(w), len_off = w->len + w->ext_total - w->base;
+    uint64_t payload;
+    if (!apigen_add_size(len_off + 8 + pad, n, &payload) || payload > UINT32_MAX || n > SIZE_MAX) {
+        w->failed = true;
+        return false;
+    }
+    if (!wr_room(w, 8 + pad) || !put_le(w, n, 8))
+        return false;
+    memset(w->buf + w->len, 0, pad);
+    w->len += pad;
+    w->ext[w->next++] = (apigen_wr_ext){w->len, len_off, p, n};
+    w->ext_total += (size_t)n;
+    return true;
+}
+
+bool apigen_put_opt_bytes_ref(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (!p)
+        return apigen_put_u8(w, 0);
+    return apigen_put_u8(w, 1) && apigen_put_bytes_ref(w, p, n);
+}
+
 bool apigen_put_opt_bytes(apigen_wr *w, const void *p, uint64_t n)
 {
     if (!p)
@@ -282,6 +353,15 @@ void apigen_rd_init(apigen_rd *r, const void *payload, size_t len)
     r->p = payload;
     r->left = payload ? len : 0;
     r->err = NULL;
+    r->pull = NULL;
+}
+
+static bool pull_rest(apigen_rd *r);
+
+/* n more bytes are there, or come once the rest of a bulk reply is read */
+static inline bool rd_need(apigen_rd *r, size_t n)
+{
+    return r->left >= n || (r->pull && r->pull->pending && pull_rest(r) && r->left >= n);
 }
 
 static bool rd_fail(apigen_rd *r, const char *e)
@@ -296,7 +376,7 @@ static bool get_le(apigen_rd *r, uint64_t *v, unsigned n)
 {
     if (r->err)
         return false;
-    if (r->left < n)
+    if (!rd_need(r, n))
         return rd_fail(r, E_TRUNC);
     uint64_t x = 0;
     for (unsigned i = 0; i < n; i++)
@@ -355,7 +435,7 @@ bool apigen_get_raw(apigen_rd *r, void *dst, size_t n)
 {
     if (r->err)
         return false;
-    if (r->left < n)
+    if (!rd_need(r, n))
         return rd_fail(r, E_TRUNC);
     if (n)
         memcpy(dst, r->p, n);
@@ -364,23 +444,31 @@ bool apigen_get_raw(apigen_rd *r, void *dst, size_t n)
     return true;
 }
 
-bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+/* The u64 length and padding of a buffer. */
+static bool get_bytes_head(apigen_rd *r, uint64_t *len, uint64_t max)
 {
-    uint64_t len;
-    if (!get_le(r, &len, 8))
+    if (!get_le(r, len, 8))
         return false;
-    if (len > max)
+    if (*len > max)
         return rd_fail(r, E_LONG);
     size_t off = (size_t)(r->p - r->base);
     size_t pad = (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
-    if (r->left < pad)
+    if (!rd_need(r, pad))
         return rd_fail(r, E_TRUNC);
     for (size_t i = 0; i < pad; i++)
         if (r->p[i])
             return rd_fail(r, E_PAD);
     r->p += pad;
     r->left -= pad;
-    if (len > r->left)
+    return true;
+}
+
+bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+{
+    uint64_t len;
+    if (!get_bytes_head(r, &len, max))
+        return false;
+    if (len > SIZE_MAX || !rd_need(r, (size_t)len))
         return rd_fail(r, E_PAST);
     *p = r->p;
     *n = len;
@@ -423,14 +511,38 @@ bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max)
     return true;
 }
 
+static bool pull_into(apigen_rd *r, void *dst);
+
 bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
 {
     const void *p;
     uint64_t n;
     if (got)
         *got = 0;
-    if (!apigen_get_bytes(r, &p, &n, UINT64_MAX))
+    rt_pull *pl = r->pull;
+    if (pl && pl->pending && !r->err && (size_t)(r->p - r->base) == pl->len_off) {
+        /* the bulk of the reply: from the transport straight into dst */
+        if (!get_bytes_head(r, &n, UINT64_MAX))
+            return false;
+        if (n > cap)
+            return rd_fail(r, E_CAP);
+        if (n && !dst)
+            return rd_fail(r, E_NODST);
+        if (n == pl->n && r->left == 0 && (size_t)(r->p - r->base) == pl->data_off) {
+            if (!pull_into(r, dst))
+                return false;
+            if (got)
+                *got = n;
+            return true;
+        }
+        if (!rd_need(r, (size_t)n))
+            return rd_fail(r, E_PAST);
+        p = r->p;
+        r->p += n;
+        r->left -= (size_t)n;
+    } else if (!apigen_get_bytes(r, &p, &n, UINT64_MAX)) {
         return false;
+    }
     if (n > cap)
         return rd_fail(r, E_CAP);
     if (n && !dst)
@@ -442,7 +554,10 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
     return true;
 }
 
-bool apigen_rd_done(const apigen_rd *r) { return !r->err && r->left == 0; }
+bool apigen_rd_done(const apigen_rd *r)
+{
+    return !r->err && r->left == 0 && !(r->pull && r->pull->pending);
+}
 
 static uint64_t keep_ns_;
 static void keep_init(void)
@@ -487,6 +602,136 @@ static bool set_err(const char *e, char *err, size_t errlen)
     return false;
 }
 
+/* Receives payload bytes [have, want) into *buf, growing it (never past
+ * limit) with the bytes that actually arrive (SECURITY.md S2). */
+static bool recv_grow(apigen_conn *c, uint8_t **buf, size_t *cap, size_t have, size_t want,
+                      size_t limit, int timeout_ms, char *err, size_t errlen)
+{
+    while (have < want) {
+        size_t upto = want - have > RECV_CHUNK ? have + RECV_CHUNK : want;
+        if (upto > *cap) {
+            size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
+            if (nc > limit)
+                nc = limit;
+            if (rt_buf_moving)
+                rt_buf_moving(*buf);
+            uint8_t *p = realloc(*buf, nc);
+            if (!p)
+                return set_err("out of memory for the frame payload", err, errlen);
+            *buf = p;
+            *cap = nc;
+        }
+        if (apigen_tp_recv(c, *buf + have, upto - have, timeout_ms, err, errlen) != APIGEN_TP_OK)
+            return false; /* EOF inside a frame is an error, not a clean close */
+        have = upto;
+    }
+    return true;
+}
+
+/* Reads the rest of a bulk reply into the reply buffer, where a plain one
+ * would have it (a getter past the head, or the caller draining it). */
+static bool pull_rest(apigen_rd *r)
+{
+    rt_pull *pl = r->pull;
+    size_t off = (size_t)(r->p - r->base), total = pl->data_off + (size_t)pl->n + pl->tail;
+    pl->pending = false;
+    if (!recv_grow(pl->conn, pl->buf, pl->cap, pl->data_off, total, total, pl->timeout_ms, pl->err,
+                   sizeof pl->err)) {
+        pl->failed = true;
+        r->left = 0;
+        return false;
+    }
+    r->base = *pl->buf;
+    r->p = r->base + off;
+    r->left = total - off;
+    return true;
+}
+
+/* At the bulk's data: n bytes into dst, then the tail into the reply buffer
+ * at an offset with the same alignment it has in the payload. */
+static bool pull_into(apigen_rd *r, void *dst)
+{
+    rt_pull *pl = r->pull;
+    size_t at = pl->tail ? pl->data_off + ((size_t)pl->n & (APIGEN_BUF_ALIGN - 1)) : pl->data_off;
+    pl->pending = false;
+    if ((pl->n && apigen_tp_recv(pl->conn, dst, (size_t)pl->n, pl->timeout_ms, pl->err,
+                                 sizeof pl->err) != APIGEN_TP_OK) ||
+        !recv_grow(pl->conn, pl->buf, pl->cap, at, at + pl->tail, at + pl->tail, pl->timeout_ms,
+                   pl->err, sizeof pl->err)) {
+        pl->failed = true;
+        return rd_fail(r, E_TRUNC);
+    }
+    r->base = *pl->buf;
+    r->p = r->base + at;
+    r->left = pl->tail;
+    return true;
+}
+
+bool rt_pull_drain(apigen_rd *r)
+{
+    if (!r->pull || !r->pull->pending)
+        return !(r->pull && r->pull->failed);
+    return pull_rest(r);
+}
+
+bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                   uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen,
+                   rt_pull *pl, apigen_rd *rd)
+{
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    const char *e = NULL;
+    *eof = false;
+    memset(pl, 0, sizeof *pl);
+    apigen_tp_result r = apigen_tp_recv(c, hb, sizeof hb, timeout_ms, err, errlen);
+    if (r != APIGEN_TP_OK) {
+        *eof = r == APIGEN_TP_EOF;
+        return false;
+    }
+    if (!apigen_hdr_decode(hb, h, max_payload, &e))
+        return set_err(e, err, errlen);
+    size_t want = h->payload_len;
+    if (!*buf || *cap < 4096) {
+        if (*buf && rt_buf_moving)
+            rt_buf_moving(*buf);
+        uint8_t *p = realloc(*buf, 4096);
+        if (!p)
+            return set_err("out of memory for the frame payload", err, errlen);
+        *buf = p;
+        *cap = 4096;
+    }
+    if (!(h->flags & APIGEN_F_BULK)) {
+        if (!recv_grow(c, buf, cap, 0, want, want, timeout_ms, err, errlen))
+            return false;
+        apigen_rd_init(rd, *buf, want);
+        return true;
+    }
+    /* the head, up to the bulk's data (its length and padding included) */
+    size_t len_off = h->reserved, data_off = len_off + 8;
+    data_off += (APIGEN_BUF_ALIGN - data_off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
+    if (data_off > want)
+        return set_err("bulk data past the payload", err, errlen);
+    size_t limit = data_off + APIGEN_BUF_ALIGN > want ? want : data_off + APIGEN_BUF_ALIGN;
+    if (!recv_grow(c, buf, cap, 0, data_off, limit, timeout_ms, err, errlen))
+        return false;
+    uint64_t n = 0;
+    for (int i = 0; i < 8; i++)
+        n |= (uint64_t)(*buf)[len_off + i] << (8 * i);
+    if (n > want - data_off)
+        return set_err("bulk length past the payload", err, errlen);
+    pl->conn = c;
+    pl->timeout_ms = timeout_ms;
+    pl->buf = buf;
+    pl->cap = cap;
+    pl->len_off = len_off;
+    pl->data_off = data_off;
+    pl->n = n;
+    pl->tail = want - data_off - (size_t)n;
+    pl->pending = true;
+    apigen_rd_init(rd, *buf, data_off);
+    rd->pull = pl;
+    return true;
+}
+
 bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
                    uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen)
 {
@@ -502,7 +747,7 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
         return set_err(e, err, errlen);
     /* The buffer grows with the bytes that actually arrive (SECURITY.md S2):
      * a header announcing 1 GiB followed by silence costs 1 MiB, not 1 GiB. */
-    size_t want = h->payload_len, have = 0;
+    size_t want = h->payload_len;
     if (!*buf || *cap < 4096) {
         if (*buf && rt_buf_moving)
             rt_buf_moving(*buf);
@@ -512,24 +757,5 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
         *buf = p;
         *cap = 4096;
     }
-    while (have < want) {
-        size_t upto = want - have > RECV_CHUNK ? have + RECV_CHUNK : want;
-        if (upto > *cap) {
-            size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
-            if (nc > want)
-                nc = want;
-            if (rt_buf_moving)
-                rt_buf_moving(*buf);
-            uint8_t *p = realloc(*buf, nc);
-            if (!p)
-                return set_err("out of memory for the frame payload", err, errlen);
-            *buf = p;
-            *cap = nc;
-        }
-        r = apigen_tp_recv(c, *buf + have, upto - have, timeout_ms, err, errlen);
-        if (r != APIGEN_TP_OK)
-            return false; /* EOF inside a frame is an error, not a clean close */
-        have = upto;
-    }
-    return true;
+    return recv_grow(c, buf, cap, 0, want, want, timeout_ms, err, errlen);
 }

@@ -3,7 +3,10 @@
 # headers and libcudart.so from NVIDIA's wheels on PyPI (pip download
 # --no-deps, cached), regenerates specs/cudart.yaml against them, builds the
 # guest stub against those headers only, and compares its exports with the
-# wheel's libcudart.so (every symbol with its version, and the soname).
+# wheel's libcudart.so (every symbol with its version, and the soname); builds
+# the server (generated handlers + specs/cudart/host*.c) against the same headers
+# and links it with the wheel's libcudart.so (libapigen_host.a is looked for next
+# to GUEST_LIB).
 #
 #   scripts/cuda-versions.sh APIGEN GUEST_LIB TRANSPORT_LIB VERSION...
 #     APIGEN         the apigen binary
@@ -20,6 +23,7 @@
 # unsupported (apigen --undecided-unsupported) and listed.
 set -u
 apigen=$1 guest_lib=$2 tp_lib=$3
+host_lib=$(dirname "$guest_lib")/libapigen_host.a
 shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
@@ -107,6 +111,19 @@ for v in "$@"; do
         status=1
         continue
     fi
+    # 2b. the server for this version: generated handlers + host.c over its libcudart
+    if [ ! -f "$host_lib" ]; then
+        echo "note: no $host_lib: the server for $v is not built"
+    # shellcheck disable=SC2086
+    elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -w -o "$work/apigen-server-cudart" \
+        -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" -I "$root/transports" \
+        "$out/cudart_server.c" "$out/cudart_server_main.c" "$root"/specs/cudart/host*.c \
+        "$host_lib" "$d/lib/$soname" "$tp_lib" -lpthread -ldl -lrt >"$work/cc-server.log" 2>&1; then
+        grep -m 20 -E 'error|undefined' "$work/cc-server.log"
+        echo "FAIL: $v: the server does not build against CUDA $v's headers and libcudart"
+        status=1
+        continue
+    fi
     # 3. symbol parity with the wheel's libcudart.so (names with versions) and the soname
     nm -D --defined-only "$d/lib/$soname" | awk '{print $3}' | sort -u >"$work/real"
     nm -D --defined-only "$work/$soname" | awk '{print $3}' | sort -u >"$work/stub"
@@ -118,7 +135,8 @@ for v in "$@"; do
         echo "$missing" | head -n 40 | sed 's/^/  /'
         status=1
     else
-        echo "PASS: $v: $nfn functions; all $(wc -l <"$work/real") symbols of $soname (with versions) exported by the stub; soname $got"
+        cov=$(sed -n 's/^| forwarded + local + custom | \(.*\) |$/\1/p' "$out/cudart_coverage.md")
+        echo "PASS: $v: $nfn functions ($cov forwarded, local or custom); all $(wc -l <"$work/real") symbols of $soname (with versions) exported by the stub; soname $got; server built"
     fi
     [ "${KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
 done

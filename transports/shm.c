@@ -91,6 +91,7 @@ struct tp_shm {
     shm_ring *tx, *rx;
     uint8_t *txd, *rxd;
     pid_t owner;           /* a forked child closing its copy must not signal */
+    int mfd;               /* server: the segment's memfd (a session process adopts it) */
     _Atomic bool shut;
     _Atomic bool peer_dead;
 };
@@ -365,6 +366,7 @@ bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
     }
     s->side = SIDE_CLIENT;
     s->owner = getpid();
+    s->mfd = -1;
     s->setup_ms = timeout_ms < 0 ? SETUP_MS_DEFAULT : timeout_ms;
     c->shm = s;
     *out = c;
@@ -453,11 +455,11 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
     do /* a fresh socket has room: never blocks on the client */
         k = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
     while (k < 0 && errno == EINTR);
-    close(mfd);
     if (k != (ssize_t)sizeof m) {
         tp_err(err, errlen, "accept on %s: sending the shared memory: %s", l->url,
                k < 0 ? strerror(errno) : "short write");
         munmap(map, total);
+        close(mfd);
         close(fd);
         return false;
     }
@@ -472,10 +474,12 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
         }
         free(s);
         munmap(map, total);
+        close(mfd);
         return false;
     }
     s->side = SIDE_SERVER;
     s->owner = getpid();
+    s->mfd = mfd; /* kept: --isolation process hands it to the session's process */
     attach(s, map, total, ring);
     c->shm = s;
     *out = c;
@@ -627,6 +631,61 @@ void tp_shm_close(apigen_conn *c)
         }
         munmap(s->h, s->map_len);
     }
+    if (s->mfd >= 0)
+        close(s->mfd);
     free(s);
     c->shm = NULL;
+}
+
+int tp_shm_segment_fd(const apigen_conn *c)
+{
+    return c->shm && c->shm->side == SIDE_SERVER ? c->shm->mfd : -1;
+}
+
+void tp_shm_disown(apigen_conn *c)
+{
+    c->shm->owner = 0;
+}
+
+/* A session process of the server: the connection its parent accepted. The
+ * ring size comes from the sealed segment's size, never from the header the
+ * client can write. */
+bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+{
+    pthread_once(&cfg_once, cfg_init);
+    struct stat st;
+    int seals = fcntl(mfd, F_GET_SEALS);
+    uint64_t total = 0, ring = 0;
+    if (fstat(mfd, &st) == 0 && st.st_size > (off_t)SHM_DATA_OFF) {
+        total = (uint64_t)st.st_size;
+        ring = (total - SHM_DATA_OFF) / 2;
+    }
+    void *map = MAP_FAILED;
+    if (seals < 0 || !(seals & F_SEAL_SHRINK) || ring < SHM_RING_MIN || ring > SHM_RING_MAX ||
+        (ring & (ring - 1)) || total != SHM_DATA_OFF + 2 * ring ||
+        (map = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0)) == MAP_FAILED) {
+        tp_err(err, errlen, "%s: not a shared-memory connection segment", peer);
+        close(mfd);
+        close(sock);
+        return false;
+    }
+    struct tp_shm *s = calloc(1, sizeof *s);
+    apigen_conn *c = s ? tp_conn_new(sock, peer, err, errlen) : NULL;
+    if (!c) {
+        if (!s) {
+            close(sock);
+            tp_err(err, errlen, "out of memory");
+        }
+        free(s);
+        munmap(map, total);
+        close(mfd);
+        return false;
+    }
+    s->side = SIDE_SERVER;
+    s->owner = getpid();
+    s->mfd = mfd;
+    attach(s, map, total, ring);
+    c->shm = s;
+    *out = c;
+    return true;
 }

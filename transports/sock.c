@@ -295,7 +295,39 @@ int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
 
 bool apigen_tp_passable(const apigen_conn *c)
 {
-    return c && c->fd >= 0 && !c->shm;
+    int fds[2];
+    return apigen_tp_handoff_fds(c, fds) > 0;
+}
+
+int apigen_tp_handoff_fds(const apigen_conn *c, int fds[2])
+{
+    if (!c || c->fd < 0)
+        return 0;
+    fds[0] = c->fd;
+    if (!c->shm)
+        return 1;
+    return (fds[1] = tp_shm_segment_fd(c)) >= 0 ? 2 : 0;
+}
+
+bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
+                         size_t errlen)
+{
+    *out = NULL;
+    if (nfds == 1)
+        return apigen_tp_adopt_fd(fds[0], peer, out, err, errlen);
+    if (nfds == 2)
+        return tp_shm_adopt(fds[0], fds[1], peer ? peer : "(passed shm connection)", out, err, errlen);
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    tp_err(err, errlen, "cannot adopt a connection of %d descriptors", nfds);
+    return false;
+}
+
+void apigen_tp_release(apigen_conn *c)
+{
+    if (c && c->shm)
+        tp_shm_disown(c);
+    apigen_tp_close(c);
 }
 
 bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)

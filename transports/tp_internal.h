@@ -51,5 +51,8 @@ apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
                              size_t errlen);
 void tp_shm_shutdown(apigen_conn *c);
 void tp_shm_close(apigen_conn *c);
+int tp_shm_segment_fd(const apigen_conn *c); /* server side: the memfd, else -1 */
+void tp_shm_disown(apigen_conn *c);          /* closing it says nothing to the peer */
+bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen);
 
 #endif

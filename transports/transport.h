@@ -70,9 +70,20 @@ int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
  * session child gets its clients' sockets from its parent); takes fd. */
 APIGEN_TP_CHECK bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err,
                                         size_t errlen);
-/* Whether c is a plain stream socket whose fd alone carries it, so that it
- * can be passed to another process (apigen_tp_adopt_fd there): not shm://. */
+/* Whether c can be passed to another process (apigen_tp_handoff_fds). */
 bool apigen_tp_passable(const apigen_conn *c);
+/* The descriptors that carry c, to pass to another process (SCM_RIGHTS):
+ * 1 (a stream socket) or 2 (an accepted shm:// connection: its socket and
+ * its shared segment); 0 when c cannot be passed. c keeps them: after
+ * sending, release it with apigen_tp_release. */
+int apigen_tp_handoff_fds(const apigen_conn *c, int fds[2]);
+/* The other process's side: a connection over the nfds descriptors
+ * apigen_tp_handoff_fds gave (takes them, closes them on failure). */
+APIGEN_TP_CHECK bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer,
+                                         apigen_conn **out, char *err, size_t errlen);
+/* Closes this process's copy of a connection passed to another process,
+ * telling the peer nothing (no shutdown, no close mark in shared memory). */
+void apigen_tp_release(apigen_conn *c);
 
 /* ---- listeners ------------------------------------------------------------- */
 APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,

@@ -814,11 +814,11 @@ static void h_apigenCudartExtSemNodeGetParams(apigen_call_ctx *cx)
         k_ = ok_ ? n_params : 0;
         if (numExtSems != NULL && apigen_mul_size((uint64_t)(*numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, params, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, params, k_)) return;
     }
     if (p_numExtSems) { /* numExtSems */
         k_ = ok_ ? n_numExtSems : 0;
-        if (!apigen_put_bytes(cx->wr, numExtSems, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numExtSems, k_)) return;
     }
 }
 
@@ -915,7 +915,7 @@ static void h_apigenCudartHostNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_id) { /* id */
         k_ = ok_ ? n_id : 0;
-        if (!apigen_put_bytes(cx->wr, id, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, id, k_)) return;
     }
 }
 
@@ -1026,29 +1026,29 @@ static void h_apigenCudartKernelNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_func) { /* func */
         k_ = ok_ ? n_func : 0;
-        if (!apigen_put_bytes(cx->wr, func, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, func, k_)) return;
     }
     if (p_grid) { /* grid */
         k_ = ok_ ? n_grid : 0;
-        if (!apigen_put_bytes(cx->wr, grid, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, grid, k_)) return;
     }
     if (p_block) { /* block */
         k_ = ok_ ? n_block : 0;
-        if (!apigen_put_bytes(cx->wr, block, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, block, k_)) return;
     }
     if (p_sharedMem) { /* sharedMem */
         k_ = ok_ ? n_sharedMem : 0;
-        if (!apigen_put_bytes(cx->wr, sharedMem, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, sharedMem, k_)) return;
     }
     if (p_params) { /* params */
         k_ = ok_ ? n_params : 0;
         if (paramsSize != NULL && apigen_mul_size((uint64_t)(*paramsSize), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, params, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, params, k_)) return;
     }
     if (p_paramsSize) { /* paramsSize */
         k_ = ok_ ? n_paramsSize : 0;
-        if (!apigen_put_bytes(cx->wr, paramsSize, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, paramsSize, k_)) return;
     }
 }
 
@@ -1292,7 +1292,7 @@ static void h_apigenCudartLogsRegister(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_reg) { /* reg */
         k_ = ok_ ? n_reg : 0;
-        if (!apigen_put_bytes(cx->wr, reg, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, reg, k_)) return;
     }
 }
 
@@ -1337,11 +1337,11 @@ static void h_apigenCudartLogsTake(apigen_call_ctx *cx)
         k_ = ok_ ? n_buf : 0;
         if (len != NULL && apigen_mul_size((uint64_t)(*len), sizeof(char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, buf, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, buf, k_)) return;
     }
     if (p_len) { /* len */
         k_ = ok_ ? n_len : 0;
-        if (!apigen_put_bytes(cx->wr, len, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, len, k_)) return;
     }
 }
 
@@ -1427,21 +1427,21 @@ static void h_apigenCudartMemAllocNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_poolProps) { /* poolProps */
         k_ = ok_ ? n_poolProps : 0;
-        if (!apigen_put_bytes(cx->wr, poolProps, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, poolProps, k_)) return;
     }
     if (p_accessDescs) { /* accessDescs */
         k_ = ok_ ? n_accessDescs : 0;
         if (accessDescCount != NULL && apigen_mul_size((uint64_t)(*accessDescCount), sizeof(struct cudaMemAccessDesc), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, accessDescs, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, accessDescs, k_)) return;
     }
     if (p_accessDescCount) { /* accessDescCount */
         k_ = ok_ ? n_accessDescCount : 0;
-        if (!apigen_put_bytes(cx->wr, accessDescCount, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, accessDescCount, k_)) return;
     }
     if (p_bytesize) { /* bytesize */
         k_ = ok_ ? n_bytesize : 0;
-        if (!apigen_put_bytes(cx->wr, bytesize, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, bytesize, k_)) return;
     }
     if (p_dptr) { /* dptr */
         k_ = ok_ ? n_dptr : 0;
@@ -1508,7 +1508,7 @@ static void h_apigenCudartOccupancyCluster(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_result) { /* result */
         k_ = ok_ ? n_result : 0;
-        if (!apigen_put_bytes(cx->wr, result, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, result, k_)) return;
     }
 }
 
@@ -1562,19 +1562,19 @@ static void h_apigenCudartParamLayout(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_nparams) { /* nparams */
         k_ = ok_ ? n_nparams : 0;
-        if (!apigen_put_bytes(cx->wr, nparams, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, nparams, k_)) return;
     }
     if (p_offsets) { /* offsets */
         k_ = ok_ ? n_offsets : 0;
         if (nparams != NULL && apigen_mul_size((uint64_t)(*nparams), sizeof(uint64_t), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, offsets, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, offsets, k_)) return;
     }
     if (p_sizes) { /* sizes */
         k_ = ok_ ? n_sizes : 0;
         if (nparams != NULL && apigen_mul_size((uint64_t)(*nparams), sizeof(uint64_t), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, sizes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, sizes, k_)) return;
     }
 }
 
@@ -1614,7 +1614,7 @@ static void h_apigenCudartRegisterAsyncNotification(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_reg) { /* reg */
         k_ = ok_ ? n_reg : 0;
-        if (!apigen_put_bytes(cx->wr, reg, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, reg, k_)) return;
     }
 }
 
@@ -1697,7 +1697,7 @@ static void h_apigenCudartRegisterModule(apigen_call_ctx *cx)
     }
     if (p_proxies) { /* proxies */
         k_ = ok_ ? n_proxies : 0;
-        if (!apigen_put_bytes(cx->wr, proxies, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, proxies, k_)) return;
     }
 }
 
@@ -1783,11 +1783,11 @@ static void h_apigenCudartStreamGetCaptureInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_status) { /* status */
         k_ = ok_ ? n_status : 0;
-        if (!apigen_put_bytes(cx->wr, status, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, status, k_)) return;
     }
     if (p_id) { /* id */
         k_ = ok_ ? n_id : 0;
-        if (!apigen_put_bytes(cx->wr, id, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, id, k_)) return;
     }
     if (p_graph) { /* graph */
         k_ = ok_ ? n_graph : 0;
@@ -1807,11 +1807,11 @@ static void h_apigenCudartStreamGetCaptureInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_edges : 0;
         if (numDeps != NULL && apigen_mul_size((uint64_t)(*numDeps), sizeof(cudaGraphEdgeData), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, edges, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, edges, k_)) return;
     }
     if (p_numDeps) { /* numDeps */
         k_ = ok_ ? n_numDeps : 0;
-        if (!apigen_put_bytes(cx->wr, numDeps, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numDeps, k_)) return;
     }
 }
 
@@ -1896,15 +1896,15 @@ static void h_cudaArrayGetInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_desc) { /* desc */
         k_ = ok_ ? n_desc : 0;
-        if (!apigen_put_bytes(cx->wr, desc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, desc, k_)) return;
     }
     if (p_extent) { /* extent */
         k_ = ok_ ? n_extent : 0;
-        if (!apigen_put_bytes(cx->wr, extent, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, extent, k_)) return;
     }
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
 }
 
@@ -1939,7 +1939,7 @@ static void h_cudaArrayGetMemoryRequirements(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_memoryRequirements) { /* memoryRequirements */
         k_ = ok_ ? n_memoryRequirements : 0;
-        if (!apigen_put_bytes(cx->wr, memoryRequirements, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, memoryRequirements, k_)) return;
     }
 }
 
@@ -2008,7 +2008,7 @@ static void h_cudaArrayGetSparseProperties(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_sparseProperties) { /* sparseProperties */
         k_ = ok_ ? n_sparseProperties : 0;
-        if (!apigen_put_bytes(cx->wr, sparseProperties, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, sparseProperties, k_)) return;
     }
 }
 
@@ -2043,7 +2043,7 @@ static void h_cudaChooseDevice(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device) { /* device */
         k_ = ok_ ? n_device : 0;
-        if (!apigen_put_bytes(cx->wr, device, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
     }
 }
 
@@ -2106,7 +2106,7 @@ static void h_cudaCreateSurfaceObject(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pSurfObject) { /* pSurfObject */
         k_ = ok_ ? n_pSurfObject : 0;
-        if (!apigen_put_bytes(cx->wr, pSurfObject, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pSurfObject, k_)) return;
     }
 }
 
@@ -2161,7 +2161,7 @@ static void h_cudaCreateTextureObject(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pTexObject) { /* pTexObject */
         k_ = ok_ ? n_pTexObject : 0;
-        if (!apigen_put_bytes(cx->wr, pTexObject, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pTexObject, k_)) return;
     }
 }
 
@@ -2259,7 +2259,7 @@ static void h_cudaDeviceCanAccessPeer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_canAccessPeer) { /* canAccessPeer */
         k_ = ok_ ? n_canAccessPeer : 0;
-        if (!apigen_put_bytes(cx->wr, canAccessPeer, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, canAccessPeer, k_)) return;
     }
 }
 
@@ -2339,7 +2339,7 @@ static void h_cudaDeviceGetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
-        if (!apigen_put_bytes(cx->wr, value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
     }
 }
 
@@ -2368,7 +2368,7 @@ static void h_cudaDeviceGetByPCIBusId(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device) { /* device */
         k_ = ok_ ? n_device : 0;
-        if (!apigen_put_bytes(cx->wr, device, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
     }
 }
 
@@ -2393,7 +2393,7 @@ static void h_cudaDeviceGetCacheConfig(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pCacheConfig) { /* pCacheConfig */
         k_ = ok_ ? n_pCacheConfig : 0;
-        if (!apigen_put_bytes(cx->wr, pCacheConfig, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pCacheConfig, k_)) return;
     }
 }
 
@@ -2458,7 +2458,7 @@ static void h_cudaDeviceGetGraphMemAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
-        if (!apigen_put_bytes(cx->wr, value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
     }
 }
 
@@ -2501,7 +2501,7 @@ static void h_cudaDeviceGetHostAtomicCapabilities(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_capabilities) { /* capabilities */
         k_ = ok_ ? n_capabilities : 0;
-        if (!apigen_put_bytes(cx->wr, capabilities, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, capabilities, k_)) return;
     }
 }
 
@@ -2530,7 +2530,7 @@ static void h_cudaDeviceGetLimit(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pValue) { /* pValue */
         k_ = ok_ ? n_pValue : 0;
-        if (!apigen_put_bytes(cx->wr, pValue, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pValue, k_)) return;
     }
 }
 
@@ -2609,7 +2609,7 @@ static void h_cudaDeviceGetP2PAtomicCapabilities(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_capabilities) { /* capabilities */
         k_ = ok_ ? n_capabilities : 0;
-        if (!apigen_put_bytes(cx->wr, capabilities, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, capabilities, k_)) return;
     }
 }
 
@@ -2646,7 +2646,7 @@ static void h_cudaDeviceGetP2PAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
-        if (!apigen_put_bytes(cx->wr, value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
     }
 }
 
@@ -2679,7 +2679,7 @@ static void h_cudaDeviceGetPCIBusId(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pciBusId) { /* pciBusId */
         k_ = ok_ ? n_pciBusId : 0;
-        if (!apigen_put_bytes(cx->wr, pciBusId, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pciBusId, k_)) return;
     }
 }
 
@@ -2704,7 +2704,7 @@ static void h_cudaDeviceGetSharedMemConfig(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pConfig) { /* pConfig */
         k_ = ok_ ? n_pConfig : 0;
-        if (!apigen_put_bytes(cx->wr, pConfig, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pConfig, k_)) return;
     }
 }
 
@@ -2738,11 +2738,11 @@ static void h_cudaDeviceGetStreamPriorityRange(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_leastPriority) { /* leastPriority */
         k_ = ok_ ? n_leastPriority : 0;
-        if (!apigen_put_bytes(cx->wr, leastPriority, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, leastPriority, k_)) return;
     }
     if (p_greatestPriority) { /* greatestPriority */
         k_ = ok_ ? n_greatestPriority : 0;
-        if (!apigen_put_bytes(cx->wr, greatestPriority, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, greatestPriority, k_)) return;
     }
 }
 
@@ -2781,7 +2781,7 @@ static void h_cudaDeviceGetTexture1DLinearMaxWidth(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_maxWidthInElements) { /* maxWidthInElements */
         k_ = ok_ ? n_maxWidthInElements : 0;
-        if (!apigen_put_bytes(cx->wr, maxWidthInElements, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, maxWidthInElements, k_)) return;
     }
 }
 
@@ -2926,7 +2926,7 @@ static void h_cudaDriverGetVersion(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_driverVersion) { /* driverVersion */
         k_ = ok_ ? n_driverVersion : 0;
-        if (!apigen_put_bytes(cx->wr, driverVersion, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, driverVersion, k_)) return;
     }
 }
 
@@ -3041,7 +3041,7 @@ static void h_cudaEventElapsedTime(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ms) { /* ms */
         k_ = ok_ ? n_ms : 0;
-        if (!apigen_put_bytes(cx->wr, ms, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, ms, k_)) return;
     }
 }
 
@@ -3369,7 +3369,7 @@ static void h_cudaFuncGetAttributes(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_attr) { /* attr */
         k_ = ok_ ? n_attr : 0;
-        if (!apigen_put_bytes(cx->wr, attr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, attr, k_)) return;
     }
 }
 
@@ -3411,11 +3411,11 @@ static void h_cudaFuncGetParamInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_paramOffset) { /* paramOffset */
         k_ = ok_ ? n_paramOffset : 0;
-        if (!apigen_put_bytes(cx->wr, paramOffset, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, paramOffset, k_)) return;
     }
     if (p_paramSize) { /* paramSize */
         k_ = ok_ ? n_paramSize : 0;
-        if (!apigen_put_bytes(cx->wr, paramSize, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, paramSize, k_)) return;
     }
 }
 
@@ -3501,7 +3501,7 @@ static void h_cudaGetChannelDesc(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_desc) { /* desc */
         k_ = ok_ ? n_desc : 0;
-        if (!apigen_put_bytes(cx->wr, desc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, desc, k_)) return;
     }
 }
 
@@ -3526,7 +3526,7 @@ static void h_cudaGetDevice(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device) { /* device */
         k_ = ok_ ? n_device : 0;
-        if (!apigen_put_bytes(cx->wr, device, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
     }
 }
 
@@ -3551,7 +3551,7 @@ static void h_cudaGetDeviceCount(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_count) { /* count */
         k_ = ok_ ? n_count : 0;
-        if (!apigen_put_bytes(cx->wr, count, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
     }
 }
 
@@ -3576,7 +3576,7 @@ static void h_cudaGetDeviceFlags(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
 }
 
@@ -3605,7 +3605,7 @@ static void h_cudaGetDeviceProperties(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_prop) { /* prop */
         k_ = ok_ ? n_prop : 0;
-        if (!apigen_put_bytes(cx->wr, prop, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, prop, k_)) return;
     }
 }
 
@@ -3745,7 +3745,7 @@ static void h_cudaGetSurfaceObjectResourceDesc(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pResDesc) { /* pResDesc */
         k_ = ok_ ? n_pResDesc : 0;
-        if (!apigen_put_bytes(cx->wr, pResDesc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pResDesc, k_)) return;
     }
 }
 
@@ -3806,7 +3806,7 @@ static void h_cudaGetSymbolSize(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_size) { /* size */
         k_ = ok_ ? n_size : 0;
-        if (!apigen_put_bytes(cx->wr, size, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, size, k_)) return;
     }
 }
 
@@ -3835,7 +3835,7 @@ static void h_cudaGetTextureObjectResourceDesc(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pResDesc) { /* pResDesc */
         k_ = ok_ ? n_pResDesc : 0;
-        if (!apigen_put_bytes(cx->wr, pResDesc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pResDesc, k_)) return;
     }
 }
 
@@ -3864,7 +3864,7 @@ static void h_cudaGetTextureObjectResourceViewDesc(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pResViewDesc) { /* pResViewDesc */
         k_ = ok_ ? n_pResViewDesc : 0;
-        if (!apigen_put_bytes(cx->wr, pResViewDesc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pResViewDesc, k_)) return;
     }
 }
 
@@ -3893,7 +3893,7 @@ static void h_cudaGetTextureObjectTextureDesc(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pTexDesc) { /* pTexDesc */
         k_ = ok_ ? n_pTexDesc : 0;
-        if (!apigen_put_bytes(cx->wr, pTexDesc, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pTexDesc, k_)) return;
     }
 }
 
@@ -4726,7 +4726,7 @@ static void h_cudaGraphConditionalHandleCreate(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pHandle_out) { /* pHandle_out */
         k_ = ok_ ? n_pHandle_out : 0;
-        if (!apigen_put_bytes(cx->wr, pHandle_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pHandle_out, k_)) return;
     }
 }
 
@@ -5048,7 +5048,7 @@ static void h_cudaGraphExecGetFlags(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
 }
 
@@ -5264,7 +5264,7 @@ static void h_cudaGraphExecUpdate(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_resultInfo) { /* resultInfo */
         k_ = ok_ ? n_resultInfo : 0;
-        if (!apigen_put_bytes(cx->wr, resultInfo, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, resultInfo, k_)) return;
     }
 }
 
@@ -5340,11 +5340,11 @@ static void h_cudaGraphGetEdges(apigen_call_ctx *cx)
     }
     if (p_edgeData) { /* edgeData */
         k_ = ok_ ? n_edgeData : 0;
-        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, edgeData, k_)) return;
     }
     if (p_numEdges) { /* numEdges */
         k_ = ok_ ? n_numEdges : 0;
-        if (!apigen_put_bytes(cx->wr, numEdges, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numEdges, k_)) return;
     }
 }
 
@@ -5396,7 +5396,7 @@ static void h_cudaGraphGetNodes(apigen_call_ctx *cx)
     }
     if (p_numNodes) { /* numNodes */
         k_ = ok_ ? n_numNodes : 0;
-        if (!apigen_put_bytes(cx->wr, numNodes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numNodes, k_)) return;
     }
 }
 
@@ -5448,7 +5448,7 @@ static void h_cudaGraphGetRootNodes(apigen_call_ctx *cx)
     }
     if (p_pNumRootNodes) { /* pNumRootNodes */
         k_ = ok_ ? n_pNumRootNodes : 0;
-        if (!apigen_put_bytes(cx->wr, pNumRootNodes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pNumRootNodes, k_)) return;
     }
 }
 
@@ -5576,7 +5576,7 @@ static void h_cudaGraphInstantiateWithParams(apigen_call_ctx *cx)
     }
     if (p_instantiateParams) { /* instantiateParams */
         k_ = ok_ ? n_instantiateParams : 0;
-        if (!apigen_put_bytes(cx->wr, instantiateParams, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, instantiateParams, k_)) return;
     }
 }
 
@@ -5628,7 +5628,7 @@ static void h_cudaGraphInstantiateWithParams_ptsz(apigen_call_ctx *cx)
     }
     if (p_instantiateParams) { /* instantiateParams */
         k_ = ok_ ? n_instantiateParams : 0;
-        if (!apigen_put_bytes(cx->wr, instantiateParams, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, instantiateParams, k_)) return;
     }
 }
 
@@ -5683,7 +5683,7 @@ static void h_cudaGraphKernelNodeGetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value_out) { /* value_out */
         k_ = ok_ ? n_value_out : 0;
-        if (!apigen_put_bytes(cx->wr, value_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value_out, k_)) return;
     }
 }
 
@@ -5783,7 +5783,7 @@ static void h_cudaGraphMemFreeNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dptr_out) { /* dptr_out */
         k_ = ok_ ? n_dptr_out : 0;
-        if (!apigen_put_bytes(cx->wr, dptr_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, dptr_out, k_)) return;
     }
 }
 
@@ -5814,7 +5814,7 @@ static void h_cudaGraphMemcpyNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pNodeParams) { /* pNodeParams */
         k_ = ok_ ? n_pNodeParams : 0;
-        if (!apigen_put_bytes(cx->wr, pNodeParams, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pNodeParams, k_)) return;
     }
 }
 
@@ -5975,7 +5975,7 @@ static void h_cudaGraphMemsetNodeGetParams(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pNodeParams) { /* pNodeParams */
         k_ = ok_ ? n_pNodeParams : 0;
-        if (!apigen_put_bytes(cx->wr, pNodeParams, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pNodeParams, k_)) return;
     }
 }
 
@@ -6100,11 +6100,11 @@ static void h_cudaGraphNodeGetDependencies(apigen_call_ctx *cx)
     }
     if (p_edgeData) { /* edgeData */
         k_ = ok_ ? n_edgeData : 0;
-        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, edgeData, k_)) return;
     }
     if (p_pNumDependencies) { /* pNumDependencies */
         k_ = ok_ ? n_pNumDependencies : 0;
-        if (!apigen_put_bytes(cx->wr, pNumDependencies, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pNumDependencies, k_)) return;
     }
 }
 
@@ -6165,11 +6165,11 @@ static void h_cudaGraphNodeGetDependentNodes(apigen_call_ctx *cx)
     }
     if (p_edgeData) { /* edgeData */
         k_ = ok_ ? n_edgeData : 0;
-        if (!apigen_put_bytes(cx->wr, edgeData, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, edgeData, k_)) return;
     }
     if (p_pNumDependentNodes) { /* pNumDependentNodes */
         k_ = ok_ ? n_pNumDependentNodes : 0;
-        if (!apigen_put_bytes(cx->wr, pNumDependentNodes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pNumDependentNodes, k_)) return;
     }
 }
 
@@ -6205,7 +6205,7 @@ static void h_cudaGraphNodeGetEnabled(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_isEnabled) { /* isEnabled */
         k_ = ok_ ? n_isEnabled : 0;
-        if (!apigen_put_bytes(cx->wr, isEnabled, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, isEnabled, k_)) return;
     }
 }
 
@@ -6236,7 +6236,7 @@ static void h_cudaGraphNodeGetType(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pType) { /* pType */
         k_ = ok_ ? n_pType : 0;
-        if (!apigen_put_bytes(cx->wr, pType, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pType, k_)) return;
     }
 }
 
@@ -6538,7 +6538,7 @@ static void h_cudaGraphicsResourceGetMappedPointer(apigen_call_ctx *cx)
     }
     if (p_size) { /* size */
         k_ = ok_ ? n_size : 0;
-        if (!apigen_put_bytes(cx->wr, size, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, size, k_)) return;
     }
 }
 
@@ -6719,7 +6719,7 @@ static void h_cudaIpcGetEventHandle(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_handle) { /* handle */
         k_ = ok_ ? n_handle : 0;
-        if (!apigen_put_bytes(cx->wr, handle, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, handle, k_)) return;
     }
 }
 
@@ -6749,7 +6749,7 @@ static void h_cudaIpcGetMemHandle(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_handle) { /* handle */
         k_ = ok_ ? n_handle : 0;
-        if (!apigen_put_bytes(cx->wr, handle, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, handle, k_)) return;
     }
 }
 
@@ -6929,7 +6929,7 @@ static void h_cudaLibraryGetGlobal(apigen_call_ctx *cx)
     }
     if (p_bytes) { /* bytes */
         k_ = ok_ ? n_bytes : 0;
-        if (!apigen_put_bytes(cx->wr, bytes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, bytes, k_)) return;
     }
 }
 
@@ -6998,7 +6998,7 @@ static void h_cudaLibraryGetKernelCount(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_count) { /* count */
         k_ = ok_ ? n_count : 0;
-        if (!apigen_put_bytes(cx->wr, count, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
     }
 }
 
@@ -7135,7 +7135,7 @@ static void h_cudaLogsCurrent(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_iterator_out) { /* iterator_out */
         k_ = ok_ ? n_iterator_out : 0;
-        if (!apigen_put_bytes(cx->wr, iterator_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, iterator_out, k_)) return;
     }
 }
 
@@ -7168,7 +7168,7 @@ static void h_cudaLogsDumpToFile(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_iterator) { /* iterator */
         k_ = ok_ ? n_iterator : 0;
-        if (!apigen_put_bytes(cx->wr, iterator, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, iterator, k_)) return;
     }
 }
 
@@ -7226,17 +7226,17 @@ static void h_cudaLogsDumpToMemory(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_iterator) { /* iterator */
         k_ = ok_ ? n_iterator : 0;
-        if (!apigen_put_bytes(cx->wr, iterator, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, iterator, k_)) return;
     }
     if (p_buffer) { /* buffer */
         k_ = ok_ ? n_buffer : 0;
         if (size != NULL && apigen_mul_size((uint64_t)(*size), sizeof(char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, buffer, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, buffer, k_)) return;
     }
     if (p_size) { /* size */
         k_ = ok_ ? n_size : 0;
-        if (!apigen_put_bytes(cx->wr, size, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, size, k_)) return;
     }
 }
 
@@ -7298,7 +7298,7 @@ static void h_cudaMalloc3D(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pitchedDevPtr) { /* pitchedDevPtr */
         k_ = ok_ ? n_pitchedDevPtr : 0;
-        if (!apigen_put_bytes(cx->wr, pitchedDevPtr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pitchedDevPtr, k_)) return;
     }
 }
 
@@ -7663,7 +7663,7 @@ static void h_cudaMallocPitch(apigen_call_ctx *cx)
     }
     if (p_pitch) { /* pitch */
         k_ = ok_ ? n_pitch : 0;
-        if (!apigen_put_bytes(cx->wr, pitch, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pitch, k_)) return;
     }
 }
 
@@ -8000,7 +8000,7 @@ static void h_cudaMemGetDefaultMemPool(apigen_call_ctx *cx)
     }
     if (p_location) { /* location */
         k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes(cx->wr, location, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8034,11 +8034,11 @@ static void h_cudaMemGetInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_free) { /* free */
         k_ = ok_ ? n_free : 0;
-        if (!apigen_put_bytes(cx->wr, free, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, free, k_)) return;
     }
     if (p_total) { /* total */
         k_ = ok_ ? n_total : 0;
-        if (!apigen_put_bytes(cx->wr, total, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, total, k_)) return;
     }
 }
 
@@ -8083,7 +8083,7 @@ static void h_cudaMemGetMemPool(apigen_call_ctx *cx)
     }
     if (p_location) { /* location */
         k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes(cx->wr, location, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8166,7 +8166,7 @@ static void h_cudaMemPoolExportPointer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_exportData) { /* exportData */
         k_ = ok_ ? n_exportData : 0;
-        if (!apigen_put_bytes(cx->wr, exportData, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, exportData, k_)) return;
     }
 }
 
@@ -8206,11 +8206,11 @@ static void h_cudaMemPoolGetAccess(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
     if (p_location) { /* location */
         k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes(cx->wr, location, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8245,7 +8245,7 @@ static void h_cudaMemPoolGetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value) { /* value */
         k_ = ok_ ? n_value : 0;
-        if (!apigen_put_bytes(cx->wr, value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
     }
 }
 
@@ -8292,7 +8292,7 @@ static void h_cudaMemPoolImportPointer(apigen_call_ctx *cx)
     }
     if (p_exportData) { /* exportData */
         k_ = ok_ ? n_exportData : 0;
-        if (!apigen_put_bytes(cx->wr, exportData, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, exportData, k_)) return;
     }
 }
 
@@ -8629,7 +8629,7 @@ static void h_cudaMemRangeGetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_data) { /* data */
         k_ = ok_ ? n_data : 0;
-        if (!apigen_put_bytes(cx->wr, data, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, data, k_)) return;
     }
 }
 
@@ -8664,7 +8664,7 @@ static void h_cudaMemSetMemPool(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_location) { /* location */
         k_ = ok_ ? n_location : 0;
-        if (!apigen_put_bytes(cx->wr, location, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, location, k_)) return;
     }
 }
 
@@ -8722,7 +8722,7 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -8798,7 +8798,7 @@ static void h_cudaMemcpy2D(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -8976,7 +8976,7 @@ static void h_cudaMemcpy2DAsync(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9058,7 +9058,7 @@ static void h_cudaMemcpy2DAsync_ptsz(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9127,7 +9127,7 @@ static void h_cudaMemcpy2DFromArray(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9201,7 +9201,7 @@ static void h_cudaMemcpy2DFromArrayAsync(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9275,7 +9275,7 @@ static void h_cudaMemcpy2DFromArrayAsync_ptsz(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9344,7 +9344,7 @@ static void h_cudaMemcpy2DFromArray_ptds(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9654,7 +9654,7 @@ static void h_cudaMemcpy2D_ptds(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9807,7 +9807,7 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9872,7 +9872,7 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9928,7 +9928,7 @@ static void h_cudaMemcpyFromArray(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -9989,7 +9989,7 @@ static void h_cudaMemcpyFromArrayAsync(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10050,7 +10050,7 @@ static void h_cudaMemcpyFromArrayAsync_ptsz(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10106,7 +10106,7 @@ static void h_cudaMemcpyFromArray_ptds(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10157,7 +10157,7 @@ static void h_cudaMemcpyFromSymbol(apigen_call_ctx *cx)
     } else {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10214,7 +10214,7 @@ static void h_cudaMemcpyFromSymbolAsync(apigen_call_ctx *cx)
     } else {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10271,7 +10271,7 @@ static void h_cudaMemcpyFromSymbolAsync_ptsz(apigen_call_ctx *cx)
     } else {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10322,7 +10322,7 @@ static void h_cudaMemcpyFromSymbol_ptds(apigen_call_ctx *cx)
     } else {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -10831,7 +10831,7 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -11179,7 +11179,7 @@ static void h_cudaMipmappedArrayGetMemoryRequirements(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_memoryRequirements) { /* memoryRequirements */
         k_ = ok_ ? n_memoryRequirements : 0;
-        if (!apigen_put_bytes(cx->wr, memoryRequirements, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, memoryRequirements, k_)) return;
     }
 }
 
@@ -11210,7 +11210,7 @@ static void h_cudaMipmappedArrayGetSparseProperties(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_sparseProperties) { /* sparseProperties */
         k_ = ok_ ? n_sparseProperties : 0;
-        if (!apigen_put_bytes(cx->wr, sparseProperties, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, sparseProperties, k_)) return;
     }
 }
 
@@ -11247,7 +11247,7 @@ static void h_cudaOccupancyAvailableDynamicSMemPerBlock(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dynamicSmemSize) { /* dynamicSmemSize */
         k_ = ok_ ? n_dynamicSmemSize : 0;
-        if (!apigen_put_bytes(cx->wr, dynamicSmemSize, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, dynamicSmemSize, k_)) return;
     }
 }
 
@@ -11284,7 +11284,7 @@ static void h_cudaOccupancyMaxActiveBlocksPerMultiprocessor(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_numBlocks) { /* numBlocks */
         k_ = ok_ ? n_numBlocks : 0;
-        if (!apigen_put_bytes(cx->wr, numBlocks, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numBlocks, k_)) return;
     }
 }
 
@@ -11325,7 +11325,7 @@ static void h_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(apigen_call
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_numBlocks) { /* numBlocks */
         k_ = ok_ ? n_numBlocks : 0;
-        if (!apigen_put_bytes(cx->wr, numBlocks, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, numBlocks, k_)) return;
     }
 }
 
@@ -11363,7 +11363,7 @@ static void h_cudaPointerGetAttributes(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_attributes) { /* attributes */
         k_ = ok_ ? n_attributes : 0;
-        if (!apigen_put_bytes(cx->wr, attributes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, attributes, k_)) return;
     }
 }
 
@@ -11406,7 +11406,7 @@ static void h_cudaRuntimeGetVersion(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_runtimeVersion) { /* runtimeVersion */
         k_ = ok_ ? n_runtimeVersion : 0;
-        if (!apigen_put_bytes(cx->wr, runtimeVersion, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, runtimeVersion, k_)) return;
     }
 }
 
@@ -11461,7 +11461,7 @@ static void h_cudaSetValidDevices(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device_arr) { /* device_arr */
         k_ = ok_ ? n_device_arr : 0;
-        if (!apigen_put_bytes(cx->wr, device_arr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device_arr, k_)) return;
     }
 }
 
@@ -12027,7 +12027,7 @@ static void h_cudaStreamGetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value_out) { /* value_out */
         k_ = ok_ ? n_value_out : 0;
-        if (!apigen_put_bytes(cx->wr, value_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value_out, k_)) return;
     }
 }
 
@@ -12062,7 +12062,7 @@ static void h_cudaStreamGetAttribute_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_value_out) { /* value_out */
         k_ = ok_ ? n_value_out : 0;
-        if (!apigen_put_bytes(cx->wr, value_out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, value_out, k_)) return;
     }
 }
 
@@ -12093,7 +12093,7 @@ static void h_cudaStreamGetDevice(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device) { /* device */
         k_ = ok_ ? n_device : 0;
-        if (!apigen_put_bytes(cx->wr, device, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
     }
 }
 
@@ -12124,7 +12124,7 @@ static void h_cudaStreamGetDevice_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device) { /* device */
         k_ = ok_ ? n_device : 0;
-        if (!apigen_put_bytes(cx->wr, device, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
     }
 }
 
@@ -12155,7 +12155,7 @@ static void h_cudaStreamGetFlags(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
 }
 
@@ -12186,7 +12186,7 @@ static void h_cudaStreamGetFlags_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_flags) { /* flags */
         k_ = ok_ ? n_flags : 0;
-        if (!apigen_put_bytes(cx->wr, flags, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
 }
 
@@ -12217,7 +12217,7 @@ static void h_cudaStreamGetId(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_streamId) { /* streamId */
         k_ = ok_ ? n_streamId : 0;
-        if (!apigen_put_bytes(cx->wr, streamId, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, streamId, k_)) return;
     }
 }
 
@@ -12248,7 +12248,7 @@ static void h_cudaStreamGetId_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_streamId) { /* streamId */
         k_ = ok_ ? n_streamId : 0;
-        if (!apigen_put_bytes(cx->wr, streamId, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, streamId, k_)) return;
     }
 }
 
@@ -12279,7 +12279,7 @@ static void h_cudaStreamGetPriority(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_priority) { /* priority */
         k_ = ok_ ? n_priority : 0;
-        if (!apigen_put_bytes(cx->wr, priority, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, priority, k_)) return;
     }
 }
 
@@ -12310,7 +12310,7 @@ static void h_cudaStreamGetPriority_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_priority) { /* priority */
         k_ = ok_ ? n_priority : 0;
-        if (!apigen_put_bytes(cx->wr, priority, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, priority, k_)) return;
     }
 }
 
@@ -12341,7 +12341,7 @@ static void h_cudaStreamIsCapturing(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pCaptureStatus) { /* pCaptureStatus */
         k_ = ok_ ? n_pCaptureStatus : 0;
-        if (!apigen_put_bytes(cx->wr, pCaptureStatus, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pCaptureStatus, k_)) return;
     }
 }
 
@@ -12372,7 +12372,7 @@ static void h_cudaStreamIsCapturing_ptsz(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_pCaptureStatus) { /* pCaptureStatus */
         k_ = ok_ ? n_pCaptureStatus : 0;
-        if (!apigen_put_bytes(cx->wr, pCaptureStatus, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, pCaptureStatus, k_)) return;
     }
 }
 
@@ -12669,7 +12669,7 @@ static void h_cudaThreadExchangeStreamCaptureMode(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_mode) { /* mode */
         k_ = ok_ ? n_mode : 0;
-        if (!apigen_put_bytes(cx->wr, mode, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, mode, k_)) return;
     }
 }
 

@@ -66,7 +66,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode,
     if (params != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -209,7 +209,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode,
     if (params != NULL) {
         n_params = (uint64_t)(paramsSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -282,11 +282,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
     if (poolProps != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
+    if (!apigen_put_opt_bytes_ref(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
     if (accessDescs != NULL) {
         if (!apigen_mul_size((uint64_t)(accessDescCount), sizeof(struct cudaMemAccessDesc), &n_accessDescs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, accessDescs, n_accessDescs)) goto nomem; /* accessDescs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, accessDescs, n_accessDescs)) goto nomem; /* accessDescs */
     if (dptr != NULL) {
         n_dptr = (uint64_t)(1);
     }
@@ -402,7 +402,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hG
     if (params != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -497,7 +497,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hG
     if (params != NULL) {
         n_params = (uint64_t)(paramsSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -624,7 +624,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, 
     if (params != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_params)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -883,7 +883,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, 
     if (params != NULL) {
         n_params = (uint64_t)(paramsSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -936,11 +936,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
     if (params != NULL) {
         n_params = (uint64_t)(paramsSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, params, n_params)) goto nomem; /* params */
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
     if (attrs != NULL) {
         if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(cudaLaunchAttribute), &n_attrs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
     if (st_ != APIGEN_OK)
@@ -991,11 +991,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, co
     if (code != NULL) {
         n_code = (uint64_t)(codeSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, code, n_code)) goto nomem; /* code */
+    if (!apigen_put_opt_bytes_ref(call_.wr, code, n_code)) goto nomem; /* code */
     if (jitOptions != NULL) {
         if (!apigen_mul_size((uint64_t)(numJitOptions), sizeof(enum cudaJitOption), &n_jitOptions)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, jitOptions, n_jitOptions)) goto nomem; /* jitOptions */
+    if (!apigen_put_opt_bytes_ref(call_.wr, jitOptions, n_jitOptions)) goto nomem; /* jitOptions */
     if (jitOptionsValues != NULL) {
         n_jitOptionsValues = (uint64_t)(numJitOptions);
     }
@@ -1008,7 +1008,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, co
     if (libraryOptions != NULL) {
         if (!apigen_mul_size((uint64_t)(numLibraryOptions), sizeof(enum cudaLibraryOption), &n_libraryOptions)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, libraryOptions, n_libraryOptions)) goto nomem; /* libraryOptions */
+    if (!apigen_put_opt_bytes_ref(call_.wr, libraryOptions, n_libraryOptions)) goto nomem; /* libraryOptions */
     if (libraryOptionValues != NULL) {
         n_libraryOptionValues = (uint64_t)(numLibraryOptions);
     }
@@ -1306,7 +1306,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *
     if (attrs != NULL) {
         if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(cudaLaunchAttribute), &n_attrs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1471,15 +1471,15 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterModule(const void *image, size_t i
     if (image != NULL) {
         n_image = (uint64_t)(imageSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, image, n_image)) goto nomem; /* image */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image, n_image)) goto nomem; /* image */
     if (names != NULL) {
         n_names = (uint64_t)(namesSize);
     }
-    if (!apigen_put_opt_bytes(call_.wr, names, n_names)) goto nomem; /* names */
+    if (!apigen_put_opt_bytes_ref(call_.wr, names, n_names)) goto nomem; /* names */
     if (syms != NULL) {
         if (!apigen_mul_size((uint64_t)(nsyms), sizeof(apigenCudartSym), &n_syms)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, syms, n_syms)) goto nomem; /* syms */
+    if (!apigen_put_opt_bytes_ref(call_.wr, syms, n_syms)) goto nomem; /* syms */
     if (module != NULL) {
         n_module = (uint64_t)(1);
     }
@@ -1922,7 +1922,7 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
     if (prop != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaDeviceProp), &n_prop)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prop, n_prop)) goto nomem; /* prop */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prop, n_prop)) goto nomem; /* prop */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2008,7 +2008,7 @@ APIGEN_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObje
     if (pResDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2060,15 +2060,15 @@ APIGEN_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObjec
     if (pResDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceDesc), &n_pResDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pResDesc, n_pResDesc)) goto nomem; /* pResDesc */
     if (pTexDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaTextureDesc), &n_pTexDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pTexDesc, n_pTexDesc)) goto nomem; /* pTexDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pTexDesc, n_pTexDesc)) goto nomem; /* pTexDesc */
     if (pResViewDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaResourceViewDesc), &n_pResViewDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pResViewDesc, n_pResViewDesc)) goto nomem; /* pResViewDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pResViewDesc, n_pResViewDesc)) goto nomem; /* pResViewDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2694,7 +2694,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
     if (operations != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaAtomicOperation), &n_operations)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, operations, n_operations)) goto nomem; /* operations */
+    if (!apigen_put_opt_bytes_ref(call_.wr, operations, n_operations)) goto nomem; /* operations */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2855,7 +2855,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
     if (operations != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(enum cudaAtomicOperation), &n_operations)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, operations, n_operations)) goto nomem; /* operations */
+    if (!apigen_put_opt_bytes_ref(call_.wr, operations, n_operations)) goto nomem; /* operations */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3097,7 +3097,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
     if (fmtDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaChannelFormatDesc), &n_fmtDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, fmtDesc, n_fmtDesc)) goto nomem; /* fmtDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, fmtDesc, n_fmtDesc)) goto nomem; /* fmtDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3251,7 +3251,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
     if (value != NULL) {
         n_value = (uint64_t)(8);
     }
-    if (!apigen_put_opt_bytes(call_.wr, value, n_value)) goto nomem; /* value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3980,7 +3980,7 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
     if (bufferDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaExternalMemoryBufferDesc), &n_bufferDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, bufferDesc, n_bufferDesc)) goto nomem; /* bufferDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, bufferDesc, n_bufferDesc)) goto nomem; /* bufferDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4039,7 +4039,7 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappe
     if (mipmapDesc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaExternalMemoryMipmappedArrayDesc), &n_mipmapDesc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, mipmapDesc, n_mipmapDesc)) goto nomem; /* mipmapDesc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, mipmapDesc, n_mipmapDesc)) goto nomem; /* mipmapDesc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5426,7 +5426,7 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
     if (edgeData != NULL) {
         if (!apigen_mul_size((uint64_t)(numDependencies), sizeof(cudaGraphEdgeData), &n_edgeData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, edgeData, n_edgeData)) goto nomem; /* edgeData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, edgeData, n_edgeData)) goto nomem; /* edgeData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5739,7 +5739,7 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cu
     if (pCopyParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pCopyParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pCopyParams, n_pCopyParams)) goto nomem; /* pCopyParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pCopyParams, n_pCopyParams)) goto nomem; /* pCopyParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6009,7 +6009,7 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cu
     if (pMemsetParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pMemsetParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pMemsetParams, n_pMemsetParams)) goto nomem; /* pMemsetParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pMemsetParams, n_pMemsetParams)) goto nomem; /* pMemsetParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6755,7 +6755,7 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGrap
     if (pNodeParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6929,7 +6929,7 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGrap
     if (pNodeParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7037,7 +7037,7 @@ APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *
     if (numEdges != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numEdges)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, numEdges, n_numEdges)) goto nomem; /* numEdges */
+    if (!apigen_put_opt_bytes_ref(call_.wr, numEdges, n_numEdges)) goto nomem; /* numEdges */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7106,7 +7106,7 @@ APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *
     if (numNodes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numNodes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, numNodes, n_numNodes)) goto nomem; /* numNodes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, numNodes, n_numNodes)) goto nomem; /* numNodes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7166,7 +7166,7 @@ APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode
     if (pNumRootNodes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumRootNodes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNumRootNodes, n_pNumRootNodes)) goto nomem; /* pNumRootNodes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNumRootNodes, n_pNumRootNodes)) goto nomem; /* pNumRootNodes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7330,7 +7330,7 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraph
     if (instantiateParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7390,7 +7390,7 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *p
     if (instantiateParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphInstantiateParams), &n_instantiateParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7530,7 +7530,7 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
     if (value != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLaunchAttributeValue), &n_value)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, value, n_value)) goto nomem; /* value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7724,7 +7724,7 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, con
     if (pNodeParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_pNodeParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7940,7 +7940,7 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, con
     if (pNodeParams != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemsetParams), &n_pNodeParams)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNodeParams, n_pNodeParams)) goto nomem; /* pNodeParams */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8048,7 +8048,7 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cud
     if (pNumDependencies != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependencies)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNumDependencies, n_pNumDependencies)) goto nomem; /* pNumDependencies */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNumDependencies, n_pNumDependencies)) goto nomem; /* pNumDependencies */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8114,7 +8114,7 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, c
     if (pNumDependentNodes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pNumDependentNodes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, pNumDependentNodes, n_pNumDependentNodes)) goto nomem; /* pNumDependentNodes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pNumDependentNodes, n_pNumDependentNodes)) goto nomem; /* pNumDependentNodes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8362,7 +8362,7 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
     if (edgeData != NULL) {
         if (!apigen_mul_size((uint64_t)(numDependencies), sizeof(cudaGraphEdgeData), &n_edgeData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, edgeData, n_edgeData)) goto nomem; /* edgeData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, edgeData, n_edgeData)) goto nomem; /* edgeData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9515,7 +9515,7 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
     if (jitOptions != NULL) {
         if (!apigen_mul_size((uint64_t)(numJitOptions), sizeof(enum cudaJitOption), &n_jitOptions)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, jitOptions, n_jitOptions)) goto nomem; /* jitOptions */
+    if (!apigen_put_opt_bytes_ref(call_.wr, jitOptions, n_jitOptions)) goto nomem; /* jitOptions */
     if (jitOptionsValues != NULL) {
         n_jitOptionsValues = (uint64_t)(numJitOptions);
     }
@@ -9528,7 +9528,7 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
     if (libraryOptions != NULL) {
         if (!apigen_mul_size((uint64_t)(numLibraryOptions), sizeof(enum cudaLibraryOption), &n_libraryOptions)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, libraryOptions, n_libraryOptions)) goto nomem; /* libraryOptions */
+    if (!apigen_put_opt_bytes_ref(call_.wr, libraryOptions, n_libraryOptions)) goto nomem; /* libraryOptions */
     if (libraryOptionValues != NULL) {
         n_libraryOptionValues = (uint64_t)(numLibraryOptions);
     }
@@ -9722,7 +9722,7 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *
     if (iterator != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLogIterator), &n_iterator)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, iterator, n_iterator)) goto nomem; /* iterator */
+    if (!apigen_put_opt_bytes_ref(call_.wr, iterator, n_iterator)) goto nomem; /* iterator */
     if (buffer != NULL) {
         if (!apigen_mul_size((uint64_t)((size != NULL ? *size : 0)), sizeof(char), &n_buffer)) goto badargs;
     }
@@ -9730,7 +9730,7 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *
     if (size != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_size)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, size, n_size)) goto nomem; /* size */
+    if (!apigen_put_opt_bytes_ref(call_.wr, size, n_size)) goto nomem; /* size */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9884,7 +9884,7 @@ APIGEN_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cud
     if (desc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaChannelFormatDesc), &n_desc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, desc, n_desc)) goto nomem; /* desc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, desc, n_desc)) goto nomem; /* desc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9945,7 +9945,7 @@ APIGEN_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaC
     if (desc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaChannelFormatDesc), &n_desc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, desc, n_desc)) goto nomem; /* desc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, desc, n_desc)) goto nomem; /* desc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10231,7 +10231,7 @@ APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmapp
     if (desc != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaChannelFormatDesc), &n_desc)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, desc, n_desc)) goto nomem; /* desc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, desc, n_desc)) goto nomem; /* desc */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10402,15 +10402,15 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     if (prefetchLocs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(struct cudaMemLocation), &n_prefetchLocs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
     if (prefetchLocIdxs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(size_t), &n_prefetchLocIdxs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10471,15 +10471,15 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     if (prefetchLocs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(struct cudaMemLocation), &n_prefetchLocs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
     if (prefetchLocIdxs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(size_t), &n_prefetchLocIdxs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10537,7 +10537,7 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10595,7 +10595,7 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10816,7 +10816,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct
     if (poolProps != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemPoolProps), &n_poolProps)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
+    if (!apigen_put_opt_bytes_ref(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11133,7 +11133,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
     if (descList != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(struct cudaMemAccessDesc), &n_descList)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, descList, n_descList)) goto nomem; /* descList */
+    if (!apigen_put_opt_bytes_ref(call_.wr, descList, n_descList)) goto nomem; /* descList */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11179,7 +11179,7 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
     if (value != NULL) {
         n_value = (uint64_t)((attr < cudaMemPoolAttrReleaseThreshold) ? (4) : (8));
     }
-    if (!apigen_put_opt_bytes(call_.wr, value, n_value)) goto nomem; /* value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11357,15 +11357,15 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     if (prefetchLocs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(struct cudaMemLocation), &n_prefetchLocs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
     if (prefetchLocIdxs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(size_t), &n_prefetchLocIdxs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11426,15 +11426,15 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     if (prefetchLocs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(struct cudaMemLocation), &n_prefetchLocs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocs, n_prefetchLocs)) goto nomem; /* prefetchLocs */
     if (prefetchLocIdxs != NULL) {
         if (!apigen_mul_size((uint64_t)(numPrefetchLocs), sizeof(size_t), &n_prefetchLocIdxs)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
+    if (!apigen_put_opt_bytes_ref(call_.wr, prefetchLocIdxs, n_prefetchLocIdxs)) goto nomem; /* prefetchLocIdxs */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11584,7 +11584,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -11639,7 +11639,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -11647,7 +11647,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -11793,7 +11793,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -11801,7 +11801,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -11857,7 +11857,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -11865,7 +11865,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -11921,7 +11921,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -11978,7 +11978,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -12035,7 +12035,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -12091,7 +12091,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -12147,7 +12147,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12201,7 +12201,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12255,7 +12255,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12308,7 +12308,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12360,7 +12360,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
         if (dst != NULL) {
             n_dst = (uint64_t)(height ? ((dpitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, dst, n_dst)) goto nomem; /* dst */
+        if (!apigen_put_opt_bytes_ref(call_.wr, dst, n_dst)) goto nomem; /* dst */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     }
@@ -12368,7 +12368,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
         if (src != NULL) {
             n_src = (uint64_t)(height ? ((spitch * (height - 1)) + width) : (0));
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12517,7 +12517,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -12578,7 +12578,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -13151,7 +13151,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -13203,7 +13203,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -13255,7 +13255,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -13306,7 +13306,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -13358,7 +13358,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -13409,7 +13409,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -13460,7 +13460,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -13510,7 +13510,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -13565,7 +13565,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
         if (src != NULL) {
             n_src = (uint64_t)(count);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -14608,7 +14608,7 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSe
     if (paramsArray != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14665,7 +14665,7 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExter
     if (paramsArray != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreSignalParams), &n_paramsArray)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14842,7 +14842,7 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cud
     if (dependencyData != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphEdgeData), &n_dependencyData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14901,7 +14901,7 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream
     if (dependencyData != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaGraphEdgeData), &n_dependencyData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15983,7 +15983,7 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
     if (value != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLaunchAttributeValue), &n_value)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, value, n_value)) goto nomem; /* value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16029,7 +16029,7 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
     if (value != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cudaLaunchAttributeValue), &n_value)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, value, n_value)) goto nomem; /* value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16163,7 +16163,7 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
     if (dependencyData != NULL) {
         if (!apigen_mul_size((uint64_t)(numDependencies), sizeof(cudaGraphEdgeData), &n_dependencyData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16221,7 +16221,7 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
     if (dependencyData != NULL) {
         if (!apigen_mul_size((uint64_t)(numDependencies), sizeof(cudaGraphEdgeData), &n_dependencyData)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dependencyData, n_dependencyData)) goto nomem; /* dependencyData */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16536,7 +16536,7 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSema
     if (paramsArray != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16593,7 +16593,7 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
     if (paramsArray != NULL) {
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(struct cudaExternalSemaphoreWaitParams), &n_paramsArray)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
+    if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

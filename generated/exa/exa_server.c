@@ -276,7 +276,7 @@ static void h_exaGetBufferSize(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_bytes) { /* bytes */
         k_ = ok_ ? n_bytes : 0;
-        if (!apigen_put_bytes(cx->wr, bytes, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, bytes, k_)) return;
     }
 }
 
@@ -323,11 +323,11 @@ static void h_exaGetContextName(apigen_call_ctx *cx)
         k_ = ok_ ? n_name : 0;
         if (length != NULL && apigen_mul_size((uint64_t)(*length), sizeof(char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, name, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, name, k_)) return;
     }
     if (p_length) { /* length */
         k_ = ok_ ? n_length : 0;
-        if (!apigen_put_bytes(cx->wr, length, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, length, k_)) return;
     }
 }
 
@@ -352,7 +352,7 @@ static void h_exaGetDeviceCount(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_count) { /* count */
         k_ = ok_ ? n_count : 0;
-        if (!apigen_put_bytes(cx->wr, count, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
     }
 }
 
@@ -381,7 +381,7 @@ static void h_exaGetDeviceInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_info) { /* info */
         k_ = ok_ ? n_info : 0;
-        if (!apigen_put_bytes(cx->wr, info, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
     }
 }
 
@@ -415,11 +415,11 @@ static void h_exaGetVersion(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_major) { /* major */
         k_ = ok_ ? n_major : 0;
-        if (!apigen_put_bytes(cx->wr, major, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, major, k_)) return;
     }
     if (p_minor) { /* minor */
         k_ = ok_ ? n_minor : 0;
-        if (!apigen_put_bytes(cx->wr, minor, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, minor, k_)) return;
     }
 }
 
@@ -575,7 +575,7 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
     if (kind == EXA_COPY_DEVICE_TO_HOST) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -615,7 +615,7 @@ static void h_exaReadBuffer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dst) { /* dst */
         k_ = ok_ ? n_dst : 0;
-        if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
 }
 
@@ -655,7 +655,7 @@ static void h_exaReduceSum(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_result) { /* result */
         k_ = ok_ ? n_result : 0;
-        if (!apigen_put_bytes(cx->wr, result, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, result, k_)) return;
     }
 }
 

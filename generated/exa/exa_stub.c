@@ -132,7 +132,7 @@ APIGEN_EXPORT exaStatus exaCreateContextWithProperties(const int64_t *properties
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(int64_t), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (ctx != NULL) {
         n_ctx = (uint64_t)(1);
     }
@@ -242,7 +242,7 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
     if (src != NULL) {
         n_src = (uint64_t)(bytes);
     }
-    if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     if (blocking == 0) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -753,7 +753,7 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
         if (src != NULL) {
             n_src = (uint64_t)(bytes);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -1033,7 +1033,7 @@ APIGEN_EXPORT exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t b
     if (src != NULL) {
         n_src = (uint64_t)(bytes);
     }
-    if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

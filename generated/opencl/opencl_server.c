@@ -316,7 +316,7 @@ static void h_clCloneKernel(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -460,7 +460,7 @@ static void h_clCreateBuffer(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -527,7 +527,7 @@ static void h_clCreateBufferWithProperties(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -568,7 +568,7 @@ static void h_clCreateCommandQueue(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -619,7 +619,7 @@ static void h_clCreateCommandQueueWithProperties(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -704,7 +704,7 @@ static void h_clCreateContext(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -771,7 +771,7 @@ static void h_clCreateContextFromType(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -828,7 +828,7 @@ static void h_clCreateImage(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -887,7 +887,7 @@ static void h_clCreateImage2D(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -954,7 +954,7 @@ static void h_clCreateImage3D(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1025,7 +1025,7 @@ static void h_clCreateImageWithProperties(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1061,7 +1061,7 @@ static void h_clCreateKernel(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1112,7 +1112,7 @@ static void h_clCreateKernelsInProgram(apigen_call_ctx *cx)
     }
     if (p_num_kernels_ret) { /* num_kernels_ret */
         k_ = ok_ ? n_num_kernels_ret : 0;
-        if (!apigen_put_bytes(cx->wr, num_kernels_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_kernels_ret, k_)) return;
     }
 }
 
@@ -1170,7 +1170,7 @@ static void h_clCreatePipe(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1229,7 +1229,7 @@ static void h_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1275,7 +1275,7 @@ static void h_clCreateProgramWithIL(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1339,7 +1339,7 @@ static void h_clCreateProgramWithSource(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1383,7 +1383,7 @@ static void h_clCreateSampler(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1429,7 +1429,7 @@ static void h_clCreateSamplerWithProperties(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1479,7 +1479,7 @@ static void h_clCreateSubBuffer(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -1543,7 +1543,7 @@ static void h_clCreateSubDevices(apigen_call_ctx *cx)
     }
     if (p_num_devices_ret) { /* num_devices_ret */
         k_ = ok_ ? n_num_devices_ret : 0;
-        if (!apigen_put_bytes(cx->wr, num_devices_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_devices_ret, k_)) return;
     }
 }
 
@@ -1607,7 +1607,7 @@ static void h_clCreateSubDevicesEXT(apigen_call_ctx *cx)
     }
     if (p_num_devices) { /* num_devices */
         k_ = ok_ ? n_num_devices : 0;
-        if (!apigen_put_bytes(cx->wr, num_devices, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_devices, k_)) return;
     }
 }
 
@@ -1639,7 +1639,7 @@ static void h_clCreateUserEvent(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -2696,7 +2696,7 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ptr) { /* ptr */
         k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes(cx->wr, ptr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
     }
     if (p_event) { /* event */
         k_ = ok_ ? n_event : 0;
@@ -2825,7 +2825,7 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ptr) { /* ptr */
         k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes(cx->wr, ptr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
     }
     if (p_event) { /* event */
         k_ = ok_ ? n_event : 0;
@@ -2936,7 +2936,7 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_ptr) { /* ptr */
         k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes(cx->wr, ptr, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
     }
     if (p_event) { /* event */
         k_ = ok_ ? n_event : 0;
@@ -3114,7 +3114,7 @@ static void h_clEnqueueSVMMemcpy(apigen_call_ctx *cx)
     if ((blocking_copy & 2) == 0) {
         if (p_dst_ptr) { /* dst_ptr */
             k_ = ok_ ? n_dst_ptr : 0;
-            if (!apigen_put_bytes(cx->wr, dst_ptr, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst_ptr, k_)) return;
         }
     }
     if (p_event) { /* event */
@@ -3709,11 +3709,11 @@ static void h_clGetCommandQueueInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_QUEUE_DEVICE_DEFAULT)) /* the elements are cl_command_queue handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_command_queue); i_++)
                 ((cl_command_queue *)param_value)[i_] = (cl_command_queue)(uintptr_t)apigen_handle_put(cx, &ht_cl_command_queue, (void *)(uintptr_t)((cl_command_queue *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -3768,11 +3768,11 @@ static void h_clGetContextInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_CONTEXT_DEVICES)) /* the elements are cl_device_id handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_device_id); i_++)
                 ((cl_device_id *)param_value)[i_] = (cl_device_id)(uintptr_t)apigen_handle_put(cx, &ht_cl_device_id, (void *)(uintptr_t)((cl_device_id *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -3812,11 +3812,11 @@ static void h_clGetDeviceAndHostTimer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_device_timestamp) { /* device_timestamp */
         k_ = ok_ ? n_device_timestamp : 0;
-        if (!apigen_put_bytes(cx->wr, device_timestamp, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, device_timestamp, k_)) return;
     }
     if (p_host_timestamp) { /* host_timestamp */
         k_ = ok_ ? n_host_timestamp : 0;
-        if (!apigen_put_bytes(cx->wr, host_timestamp, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, host_timestamp, k_)) return;
     }
 }
 
@@ -3871,7 +3871,7 @@ static void h_clGetDeviceIDs(apigen_call_ctx *cx)
     }
     if (p_num_devices) { /* num_devices */
         k_ = ok_ ? n_num_devices : 0;
-        if (!apigen_put_bytes(cx->wr, num_devices, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_devices, k_)) return;
     }
 }
 
@@ -3929,11 +3929,11 @@ static void h_clGetDeviceInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_DEVICE_PARENT_DEVICE)) /* the elements are cl_device_id handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_device_id); i_++)
                 ((cl_device_id *)param_value)[i_] = (cl_device_id)(uintptr_t)apigen_handle_put(cx, &ht_cl_device_id, (void *)(uintptr_t)((cl_device_id *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -3991,11 +3991,11 @@ static void h_clGetEventInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_EVENT_CONTEXT)) /* the elements are cl_context handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_context); i_++)
                 ((cl_context *)param_value)[i_] = (cl_context)(uintptr_t)apigen_handle_put(cx, &ht_cl_context, (void *)(uintptr_t)((cl_context *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4046,11 +4046,11 @@ static void h_clGetEventProfilingInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4081,7 +4081,7 @@ static void h_clGetHostTimer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_host_timestamp) { /* host_timestamp */
         k_ = ok_ ? n_host_timestamp : 0;
-        if (!apigen_put_bytes(cx->wr, host_timestamp, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, host_timestamp, k_)) return;
     }
 }
 
@@ -4136,11 +4136,11 @@ static void h_clGetImageInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_IMAGE_BUFFER)) /* the elements are cl_mem handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_mem); i_++)
                 ((cl_mem *)param_value)[i_] = (cl_mem)(uintptr_t)apigen_handle_put(cx, &ht_cl_mem, (void *)(uintptr_t)((cl_mem *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4195,11 +4195,11 @@ static void h_clGetKernelArgInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4257,11 +4257,11 @@ static void h_clGetKernelInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_KERNEL_PROGRAM)) /* the elements are cl_program handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_program); i_++)
                 ((cl_program *)param_value)[i_] = (cl_program)(uintptr_t)apigen_handle_put(cx, &ht_cl_program, (void *)(uintptr_t)((cl_program *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4331,11 +4331,11 @@ static void h_clGetKernelSubGroupInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4405,11 +4405,11 @@ static void h_clGetKernelSubGroupInfoKHR(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4465,11 +4465,11 @@ static void h_clGetKernelWorkGroupInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4527,11 +4527,11 @@ static void h_clGetMemObjectInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_MEM_ASSOCIATED_MEMOBJECT)) /* the elements are cl_mem handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_mem); i_++)
                 ((cl_mem *)param_value)[i_] = (cl_mem)(uintptr_t)apigen_handle_put(cx, &ht_cl_mem, (void *)(uintptr_t)((cl_mem *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4582,11 +4582,11 @@ static void h_clGetPipeInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4631,7 +4631,7 @@ static void h_clGetPlatformIDs(apigen_call_ctx *cx)
     }
     if (p_num_platforms) { /* num_platforms */
         k_ = ok_ ? n_num_platforms : 0;
-        if (!apigen_put_bytes(cx->wr, num_platforms, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_platforms, k_)) return;
     }
 }
 
@@ -4682,11 +4682,11 @@ static void h_clGetPlatformInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4742,11 +4742,11 @@ static void h_clGetProgramBuildInfo(apigen_call_ctx *cx)
         k_ = ok_ ? n_param_value : 0;
         if (param_value_size_ret != NULL && apigen_mul_size((uint64_t)(*param_value_size_ret), sizeof(unsigned char), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4804,11 +4804,11 @@ static void h_clGetProgramInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_PROGRAM_DEVICES)) /* the elements are cl_device_id handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_device_id); i_++)
                 ((cl_device_id *)param_value)[i_] = (cl_device_id)(uintptr_t)apigen_handle_put(cx, &ht_cl_device_id, (void *)(uintptr_t)((cl_device_id *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4863,11 +4863,11 @@ static void h_clGetSamplerInfo(apigen_call_ctx *cx)
         if (ok_ && (param_name == CL_SAMPLER_CONTEXT)) /* the elements are cl_context handles: real -> id */
             for (i_ = 0; i_ < k_ / sizeof(cl_context); i_++)
                 ((cl_context *)param_value)[i_] = (cl_context)(uintptr_t)apigen_handle_put(cx, &ht_cl_context, (void *)(uintptr_t)((cl_context *)param_value)[i_]);
-        if (!apigen_put_bytes(cx->wr, param_value, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value, k_)) return;
     }
     if (p_param_value_size_ret) { /* param_value_size_ret */
         k_ = ok_ ? n_param_value_size_ret : 0;
-        if (!apigen_put_bytes(cx->wr, param_value_size_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, param_value_size_ret, k_)) return;
     }
 }
 
@@ -4919,11 +4919,11 @@ static void h_clGetSupportedImageFormats(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_image_formats) { /* image_formats */
         k_ = ok_ ? n_image_formats : 0;
-        if (!apigen_put_bytes(cx->wr, image_formats, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, image_formats, k_)) return;
     }
     if (p_num_image_formats) { /* num_image_formats */
         k_ = ok_ ? n_num_image_formats : 0;
-        if (!apigen_put_bytes(cx->wr, num_image_formats, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_image_formats, k_)) return;
     }
 }
 
@@ -5014,7 +5014,7 @@ static void h_clLinkProgram(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_errcode_ret) { /* errcode_ret */
         k_ = 1 ? n_errcode_ret : 0;
-        if (!apigen_put_bytes(cx->wr, errcode_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, errcode_ret, k_)) return;
     }
 }
 
@@ -5395,7 +5395,7 @@ static void h_clSetCommandQueueProperty(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_old_properties) { /* old_properties */
         k_ = ok_ ? n_old_properties : 0;
-        if (!apigen_put_bytes(cx->wr, old_properties, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, old_properties, k_)) return;
     }
 }
 

@@ -214,7 +214,7 @@ APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size
         if (host_ptr != NULL) {
             n_host_ptr = (uint64_t)(size);
         }
-        if (!apigen_put_opt_bytes(call_.wr, host_ptr, n_host_ptr)) goto nomem; /* host_ptr */
+        if (!apigen_put_opt_bytes_ref(call_.wr, host_ptr, n_host_ptr)) goto nomem; /* host_ptr */
     }
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -273,12 +273,12 @@ APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_m
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_mem_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if ((flags & 40) != 0) {
         if (host_ptr != NULL) {
             n_host_ptr = (uint64_t)(size);
         }
-        if (!apigen_put_opt_bytes(call_.wr, host_ptr, n_host_ptr)) goto nomem; /* host_ptr */
+        if (!apigen_put_opt_bytes_ref(call_.wr, host_ptr, n_host_ptr)) goto nomem; /* host_ptr */
     }
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
@@ -385,7 +385,7 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context con
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_queue_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -696,11 +696,11 @@ APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const
     if (image_format != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_image_format), &n_image_format)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
     if (image_desc != NULL) {
         n_image_desc = (uint64_t)(sizeof(cl_image_desc));
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_desc, n_image_desc)) goto nomem; /* image_desc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_desc, n_image_desc)) goto nomem; /* image_desc */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -757,7 +757,7 @@ APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, con
     if (image_format != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_image_format), &n_image_format)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -816,7 +816,7 @@ APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, con
     if (image_format != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_image_format), &n_image_format)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -874,15 +874,15 @@ APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_me
             n_properties += 2;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_mem_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (image_format != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_image_format), &n_image_format)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_format, n_image_format)) goto nomem; /* image_format */
     if (image_desc != NULL) {
         n_image_desc = (uint64_t)(sizeof(cl_image_desc));
     }
-    if (!apigen_put_opt_bytes(call_.wr, image_desc, n_image_desc)) goto nomem; /* image_desc */
+    if (!apigen_put_opt_bytes_ref(call_.wr, image_desc, n_image_desc)) goto nomem; /* image_desc */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1053,7 +1053,7 @@ APIGEN_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uin
             n_properties += 1;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_pipe_properties), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1173,7 +1173,7 @@ APIGEN_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void *i
     if (il != NULL) {
         n_il = (uint64_t)(length);
     }
-    if (!apigen_put_opt_bytes(call_.wr, il, n_il)) goto nomem; /* il */
+    if (!apigen_put_opt_bytes_ref(call_.wr, il, n_il)) goto nomem; /* il */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1239,7 +1239,7 @@ APIGEN_HIDDEN cl_program opencl_fwd_clCreateProgramWithSource(cl_context context
     if (lengths != NULL) {
         if (!apigen_mul_size((uint64_t)(count), sizeof(size_t), &n_lengths)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, lengths, n_lengths)) goto nomem; /* lengths */
+    if (!apigen_put_opt_bytes_ref(call_.wr, lengths, n_lengths)) goto nomem; /* lengths */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1345,7 +1345,7 @@ APIGEN_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const
             n_sampler_properties += 2;
         if (!apigen_mul_size(n_sampler_properties + 1, sizeof(cl_sampler_properties), &n_sampler_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sampler_properties, n_sampler_properties)) goto nomem; /* sampler_properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sampler_properties, n_sampler_properties)) goto nomem; /* sampler_properties */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1400,7 +1400,7 @@ APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buf
     if (buffer_create_info != NULL) {
         n_buffer_create_info = (uint64_t)(sizeof(cl_buffer_region));
     }
-    if (!apigen_put_opt_bytes(call_.wr, buffer_create_info, n_buffer_create_info)) goto nomem; /* buffer_create_info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, buffer_create_info, n_buffer_create_info)) goto nomem; /* buffer_create_info */
     if (errcode_ret != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(cl_int), &n_errcode_ret)) goto badargs;
     }
@@ -1458,7 +1458,7 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
             n_properties += 1;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_device_partition_property), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (out_devices != NULL) {
         n_out_devices = (uint64_t)(num_devices);
     }
@@ -1529,7 +1529,7 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
             n_properties += 1;
         if (!apigen_mul_size(n_properties + 1, sizeof(cl_device_partition_property_ext), &n_properties)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, properties, n_properties)) goto nomem; /* properties */
+    if (!apigen_put_opt_bytes_ref(call_.wr, properties, n_properties)) goto nomem; /* properties */
     if (out_devices != NULL) {
         n_out_devices = (uint64_t)(num_entries);
     }
@@ -1856,15 +1856,15 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     if (src_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_src_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
     if (dst_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_dst_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -1941,11 +1941,11 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     if (dst_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_dst_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2022,15 +2022,15 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     if (src_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_src_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
     if (dst_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_dst_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, dst_origin, n_dst_origin)) goto nomem; /* dst_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2107,11 +2107,11 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     if (src_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_src_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src_origin, n_src_origin)) goto nomem; /* src_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2188,7 +2188,7 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     if (pattern != NULL) {
         n_pattern = (uint64_t)(pattern_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, pattern, n_pattern)) goto nomem; /* pattern */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pattern, n_pattern)) goto nomem; /* pattern */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2261,15 +2261,15 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     if (fill_color != NULL) {
         n_fill_color = (uint64_t)(16);
     }
-    if (!apigen_put_opt_bytes(call_.wr, fill_color, n_fill_color)) goto nomem; /* fill_color */
+    if (!apigen_put_opt_bytes_ref(call_.wr, fill_color, n_fill_color)) goto nomem; /* fill_color */
     if (origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, origin, n_origin)) goto nomem; /* origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, origin, n_origin)) goto nomem; /* origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2552,15 +2552,15 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     if (global_work_offset != NULL) {
         if (!apigen_mul_size((uint64_t)(work_dim), sizeof(size_t), &n_global_work_offset)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, global_work_offset, n_global_work_offset)) goto nomem; /* global_work_offset */
+    if (!apigen_put_opt_bytes_ref(call_.wr, global_work_offset, n_global_work_offset)) goto nomem; /* global_work_offset */
     if (global_work_size != NULL) {
         if (!apigen_mul_size((uint64_t)(work_dim), sizeof(size_t), &n_global_work_size)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, global_work_size, n_global_work_size)) goto nomem; /* global_work_size */
+    if (!apigen_put_opt_bytes_ref(call_.wr, global_work_size, n_global_work_size)) goto nomem; /* global_work_size */
     if (local_work_size != NULL) {
         if (!apigen_mul_size((uint64_t)(work_dim), sizeof(size_t), &n_local_work_size)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, local_work_size, n_local_work_size)) goto nomem; /* local_work_size */
+    if (!apigen_put_opt_bytes_ref(call_.wr, local_work_size, n_local_work_size)) goto nomem; /* local_work_size */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2718,19 +2718,19 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     if (buffer_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_buffer_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, buffer_origin, n_buffer_origin)) goto nomem; /* buffer_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, buffer_origin, n_buffer_origin)) goto nomem; /* buffer_origin */
     if (host_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_host_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, host_origin, n_host_origin)) goto nomem; /* host_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, host_origin, n_host_origin)) goto nomem; /* host_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
         n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
     }
-    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2811,15 +2811,15 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     if (origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, origin, n_origin)) goto nomem; /* origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, origin, n_origin)) goto nomem; /* origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
         n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
     }
-    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2925,7 +2925,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
     if (pattern != NULL) {
         n_pattern = (uint64_t)(pattern_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, pattern, n_pattern)) goto nomem; /* pattern */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pattern, n_pattern)) goto nomem; /* pattern */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -3008,7 +3008,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
         if (src_ptr != NULL) {
             n_src_ptr = (uint64_t)(size);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src_ptr, n_src_ptr)) goto nomem; /* src_ptr */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src_ptr, n_src_ptr)) goto nomem; /* src_ptr */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src_ptr)) goto nomem; /* src_ptr */
     }
@@ -3097,7 +3097,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
     if (sizes != NULL) {
         if (!apigen_mul_size((uint64_t)(num_svm_pointers), sizeof(size_t), &n_sizes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, sizes, n_sizes)) goto nomem; /* sizes */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -3296,7 +3296,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     if (ptr != NULL) {
         n_ptr = (uint64_t)(size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -3376,19 +3376,19 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     if (buffer_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_buffer_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, buffer_origin, n_buffer_origin)) goto nomem; /* buffer_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, buffer_origin, n_buffer_origin)) goto nomem; /* buffer_origin */
     if (host_origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_host_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, host_origin, n_host_origin)) goto nomem; /* host_origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, host_origin, n_host_origin)) goto nomem; /* host_origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
         n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
     }
-    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -3468,15 +3468,15 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     if (origin != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_origin)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, origin, n_origin)) goto nomem; /* origin */
+    if (!apigen_put_opt_bytes_ref(call_.wr, origin, n_origin)) goto nomem; /* origin */
     if (region != NULL) {
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, region, n_region)) goto nomem; /* region */
+    if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
     if (ptr != NULL) {
         n_ptr = (uint64_t)((input_slice_pitch * (region != NULL ? region[2] : 0)) * ((input_row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
     }
-    if (!apigen_put_opt_bytes(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -4312,7 +4312,7 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id devi
     if (input_value != NULL) {
         n_input_value = (uint64_t)(input_value_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, input_value, n_input_value)) goto nomem; /* input_value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, input_value, n_input_value)) goto nomem; /* input_value */
     if (param_value != NULL) {
         n_param_value = (uint64_t)(param_value_size);
     }
@@ -4375,7 +4375,7 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_i
     if (input_value != NULL) {
         n_input_value = (uint64_t)(input_value_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, input_value, n_input_value)) goto nomem; /* input_value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, input_value, n_input_value)) goto nomem; /* input_value */
     if (param_value != NULL) {
         n_param_value = (uint64_t)(param_value_size);
     }
@@ -5958,7 +5958,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
     if (arg_value != NULL) {
         n_arg_value = (uint64_t)(arg_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, arg_value, n_arg_value)) goto nomem; /* arg_value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, arg_value, n_arg_value)) goto nomem; /* arg_value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6047,7 +6047,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_
     if (param_value != NULL) {
         n_param_value = (uint64_t)(param_value_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, param_value, n_param_value)) goto nomem; /* param_value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, param_value, n_param_value)) goto nomem; /* param_value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6173,7 +6173,7 @@ APIGEN_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_u
     if (spec_value != NULL) {
         n_spec_value = (uint64_t)(spec_size);
     }
-    if (!apigen_put_opt_bytes(call_.wr, spec_value, n_spec_value)) goto nomem; /* spec_value */
+    if (!apigen_put_opt_bytes_ref(call_.wr, spec_value, n_spec_value)) goto nomem; /* spec_value */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "cuda_runtime_api.h"
+#include "apigen_cudart_compat.h" /* cuda_runtime_api.h + what older versions lack */
 
 #ifdef __cplusplus
 extern "C" {

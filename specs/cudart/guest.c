@@ -576,6 +576,7 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
     return e;
 }
 
+#if CUDART_VERSION >= 12000 /* nvcc 12+ launches by kernel handle; 11.x has no cudaGetKernel */
 static u64map kernel_to_host_; /* kernel id from __cudaGetKernel -> the program's address */
 
 /* <<<>>> launches: nvcc's stub asks for the kernel handle once per launch
@@ -619,6 +620,7 @@ APIGEN_EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid
     return launch_by_handle(kernel, gridDim, blockDim, args, sharedMem, stream,
                             APIGEN_CUDART_PTSZ);
 }
+#endif
 
 #define LAUNCH_KERNEL(name, flags)                                                                 \
     APIGEN_EXPORT cudaError_t name(const void *func, dim3 gridDim, dim3 blockDim, void **args,     \
@@ -1206,10 +1208,15 @@ static const void *kernel_proxy(const void *func)
     uint64_t fun = 0;
     const void *proxy = cudart_map_host(func);
     if (proxy || !func) return proxy;
+#if CUDART_VERSION >= 12000
     pthread_mutex_lock(&lock_);
     bool ok = map_get(&kernel_to_host_, (uint64_t)(uintptr_t)func, &fun);
     pthread_mutex_unlock(&lock_);
     return ok ? cudart_map_host((const void *)(uintptr_t)fun) : NULL;
+#else /* 11.x: no kernel handles */
+    (void)fun;
+    return NULL;
+#endif
 }
 
 /* The arguments of a kernel node packed at the kernel's layout: from
@@ -1797,6 +1804,7 @@ APIGEN_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
     return cudaSuccess;
 }
 
+#if CUDART_VERSION >= 12000 /* to the end: cudaGraphNodeParams (12.2), async notifications (12.4), logs */
 /* ---- generic node parameters: by type onto the calls of each kind --------------------------- */
 static cudaError_t node_unsupported(const char *what)
 {
@@ -2121,3 +2129,4 @@ APIGEN_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int device,
     if (e == cudaSuccess) notify_gone(r);
     return e;
 }
+#endif /* CUDART_VERSION >= 12000 */

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -143,12 +144,57 @@ typedef struct layout {
 static pthread_mutex_t layouts_lock_ = PTHREAD_MUTEX_INITIALIZER;
 static layout *layouts_;
 
+#if CUDART_VERSION >= 12040
+#define param_info cudaFuncGetParamInfo
+#else
+/* Runtimes before 12.4 have no cudaFuncGetParamInfo: the driver's
+ * cuFuncGetParamInfo (driver 12.4+, which any CUDA 13 host has; a CUDA 11.x
+ * runtime runs on it) on the kernel's CUfunction (cudaGetFuncBySymbol), found
+ * through cudaGetDriverEntryPoint. An older driver: launches are refused
+ * with cudaErrorNotSupported and the server says why once. */
+typedef int (*param_info_fn)(cudaFunction_t f, size_t index, size_t *offset, size_t *size);
+static param_info_fn param_info_fn_;
+static pthread_once_t param_info_once_ = PTHREAD_ONCE_INIT;
+
+static void param_info_init(void)
+{
+    void *f = NULL;
+#if CUDART_VERSION >= 12000
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPoint("cuFuncGetParamInfo", &f, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        f = NULL;
+#else
+    if (cudaGetDriverEntryPoint("cuFuncGetParamInfo", &f, cudaEnableDefault) != cudaSuccess)
+        f = NULL;
+#endif
+    (void)cudaGetLastError();
+    param_info_fn_ = (param_info_fn)f;
+    if (!f)
+        fprintf(stderr, "apigen-server-cudart: the driver has no cuFuncGetParamInfo (driver 12.4+): "
+                        "kernel launches of this CUDA %d runtime are not supported\n",
+                CUDART_VERSION);
+}
+
+static cudaError_t param_info(const void *f, size_t i, size_t *off, size_t *sz)
+{
+    cudaFunction_t cf = NULL;
+    pthread_once(&param_info_once_, param_info_init);
+    if (!param_info_fn_) return cudaErrorNotSupported;
+    cudaError_t e = cudaGetFuncBySymbol(&cf, f);
+    if (e != cudaSuccess) return e;
+    int r = param_info_fn_(cf, i, off, sz);
+    return r == 0 ? cudaSuccess : r == 1 /* CUDA_ERROR_INVALID_VALUE */ ? cudaErrorInvalidValue
+                                                                       : cudaErrorUnknown;
+}
+#endif
+
 static cudaError_t query_layout(const void *f, uint32_t *n, uint64_t *offsets, uint64_t *sizes)
 {
     uint32_t i;
     for (i = 0; i < APIGEN_CUDART_MAX_PARAMS; i++) {
         size_t off = 0, sz = 0;
-        cudaError_t e = cudaFuncGetParamInfo(f, i, &off, &sz);
+        cudaError_t e = param_info(f, i, &off, &sz);
         if (e == cudaErrorInvalidValue && i > 0) {
             (void)cudaGetLastError(); /* the probe past the last parameter is not an error */
             break;
@@ -305,9 +351,11 @@ cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid,
     } else if (flags & APIGEN_CUDART_COOPERATIVE) {
         e = ptsz ? cudaLaunchCooperativeKernel_ptsz(f, grid, block, argv, sharedMem, stream)
                  : cudaLaunchCooperativeKernel(f, grid, block, argv, sharedMem, stream);
+#if CUDART_VERSION >= 12000 /* 11.x: no kernel handles (the guest sends none) */
     } else if (!func) {
         e = ptsz ? __cudaLaunchKernel_ptsz(kernel, grid, block, argv, sharedMem, stream)
                  : __cudaLaunchKernel(kernel, grid, block, argv, sharedMem, stream);
+#endif
     } else {
         e = ptsz ? cudaLaunchKernel_ptsz(f, grid, block, argv, sharedMem, stream)
                  : cudaLaunchKernel(f, grid, block, argv, sharedMem, stream);
@@ -465,9 +513,13 @@ static pthread_once_t range_once_ = PTHREAD_ONCE_INIT;
 static void range_fn_init(void)
 {
     void *f = NULL;
+#if CUDART_VERSION >= 12000
     enum cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPoint("cuMemGetAddressRange", &f, cudaEnableDefault, &q) == cudaSuccess &&
         q == cudaDriverEntryPointSuccess)
+#else /* 11.x: no query result */
+    if (cudaGetDriverEntryPoint("cuMemGetAddressRange", &f, cudaEnableDefault) == cudaSuccess && f)
+#endif
         range_fn_ = (get_range_fn)f;
     else
         (void)cudaGetLastError();
@@ -514,12 +566,14 @@ cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, c
     return add_range(cx, e, *devPtr, size);
 }
 
+#if CUDART_VERSION >= 12000 /* libraries: 12.0 */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes,
                                            cudaLibrary_t library, const char *name)
 {
     cudaError_t e = cudaLibraryGetGlobal(dptr, bytes, library, name);
     return dptr ? add_range(cx, e, *dptr, bytes ? *bytes : driver_extent(*dptr)) : e;
 }
+#endif
 
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle,
                                  unsigned int flags)
@@ -682,6 +736,7 @@ cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaRe
     return e;
 }
 
+#if CUDART_VERSION >= 12000 /* cudaGraphInstantiateWithParams, cudaGraphExecUpdateResultInfo */
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                                 cudaGraphInstantiateParams *instantiateParams);
 
@@ -727,6 +782,7 @@ cudaError_t cudart_host_exec_update(apigen_call_ctx *cx, cudaGraphExec_t hGraphE
     }
     return e;
 }
+#endif
 
 /* A graph's copy runs on the server: each side is an array of this client
  * or its device memory. */

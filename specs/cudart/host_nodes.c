@@ -220,6 +220,11 @@ cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream,
                                              cudaGraphNode_t *deps, cudaGraphEdgeData *edges,
                                              size_t cap, size_t *numDeps, uint32_t flags)
 {
+#if CUDART_VERSION < 13000 /* the guest sends it from 13.0 on (12.x: other forms) */
+    (void)stream, (void)status, (void)id, (void)graph, (void)deps, (void)edges, (void)cap,
+        (void)numDeps, (void)flags;
+    return cudaErrorNotSupported;
+#else
     const cudaGraphNode_t *d = NULL;
     const cudaGraphEdgeData *ed = NULL;
     size_t n = 0;
@@ -245,6 +250,7 @@ cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream,
         }
     }
     return cudaSuccess;
+#endif
 }
 
 cudaError_t apigenCudartOccupancyCluster(int *result, const void *func, dim3 grid, dim3 block,
@@ -280,8 +286,14 @@ cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, const void *code
     void *copy = aligned_alloc(16, (codeSize + 15) & ~(size_t)15);
     if (!copy) return cudaErrorMemoryAllocation;
     memcpy(copy, code, codeSize);
+#if CUDART_VERSION >= 12000
     cudaError_t e = cudaLibraryLoadData(library, copy, jitOptions, jitOptionsValues, numJitOptions,
                                         libraryOptions, libraryOptionValues, numLibraryOptions);
+#else /* 11.x: no libraries (the guest never sends it) */
+    (void)library, (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions,
+        (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    cudaError_t e = cudaErrorNotSupported;
+#endif
     free(copy); /* the runtime copies the image */
     return e;
 }
@@ -403,6 +415,7 @@ cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node,
     return cudaSuccess;
 }
 
+#if CUDART_VERSION >= 13000 /* APIGEN_CUDART_HN_GUARDS: 12.x names these differently, 11.x has none */
 /* ---- log callbacks, async notifications ------------------------------------------------------ */
 /* One record per registration; log messages wait in a small queue until the
  * guest's callback fetches them (apigenCudartLogsTake). */
@@ -569,3 +582,33 @@ cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64
     if (e == cudaSuccess) n->gone = true;
     return e;
 }
+#else
+cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn, void *user,
+                                      uint64_t *reg)
+{
+    (void)cx, (void)fn, (void)user, (void)reg;
+    return cudaErrorNotSupported;
+}
+cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap,
+                                  size_t *len)
+{
+    (void)cx, (void)msg, (void)buf, (void)cap, (void)len;
+    return cudaErrorNotSupported;
+}
+cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg)
+{
+    (void)cx, (void)reg;
+    return cudaErrorNotSupported;
+}
+cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn,
+                                       void *user, uint64_t *reg)
+{
+    (void)cx, (void)device, (void)fn, (void)user, (void)reg;
+    return cudaErrorNotSupported;
+}
+cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg)
+{
+    (void)cx, (void)device, (void)reg;
+    return cudaErrorNotSupported;
+}
+#endif

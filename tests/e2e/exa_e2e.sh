@@ -27,6 +27,11 @@
 #                EXA_ERROR_CONNECTION_LOST promptly, the other client and new clients
 #                go on unaffected, and the children exit with their sessions
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
+#   bulk         exa_bulk (large copies both ways, zero-copy sends, bulk replies received
+#                into the caller's buffer) natively vs forwarded over unix, tcp and shm
+#   bulk_killed  a peer dies in the middle of large copies: the server killed -> the
+#                client's calls fail with EXA_ERROR_CONNECTION_LOST promptly; the client
+#                killed -> the server goes on serving (over $TRANSPORT)
 #
 # Every server this script starts is killed on exit (trap).
 set -u
@@ -206,6 +211,58 @@ tcp)
 shm)
     TRANSPORT=shm
     differential start_unix_server
+    ;;
+bulk)
+    BULK=$BUILD/examples/exa/exa_bulk
+    need "$BULK" "$STUB_DIR/libexa.so.1" "$SERVER"
+    for mib in 1 9; do
+        run_native "native$mib" "$BULK" $mib
+        for t in unix tcp shm; do
+            if [ $t = tcp ]; then start_tcp_server; else TRANSPORT=$t start_unix_server; fi
+            run_remote "$t$mib" "$URL" "$BULK" $mib
+            compare "native$mib" "$t$mib"
+            { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+        done
+    done
+    cat "$TMP/native9.out"
+    [ $FAILED = 0 ] && echo "bulk: large copies identical natively and over unix, tcp and shm"
+    ;;
+bulk_killed)
+    BULK=$BUILD/examples/exa/exa_bulk
+    need "$BULK" "$STUB_DIR/libexa.so.1" "$SERVER"
+    bulk_bg() { # tag: exa_bulk 48 MiB for 30 s in the background, waits for "ready"
+        LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" timeout -k 5 "$RUN_TIMEOUT" "$BULK" 48 30 \
+            >"$TMP/$1.out" 2>"$TMP/$1.err" &
+        BG=$!
+        for _ in $(seq 1 100); do grep -q ready "$TMP/$1.out" 2>/dev/null && break; sleep 0.1; done
+        grep -q ready "$TMP/$1.out" || { show "$TMP/$1.err" "exa_bulk stderr"; die "exa_bulk never got ready"; }
+        sleep 0.4 # in the middle of a copy (each takes tens of ms)
+    }
+    # the server dies mid-transfer
+    start_unix_server
+    bulk_bg victim
+    { kill -KILL "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    t0=$(date +%s%N)
+    wait $BG
+    rc=$?
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    echo "exa_bulk exited with $rc, $ms ms after the server was killed"
+    [ "$rc" = 1 ] || { show "$TMP/victim.out" "exa_bulk stdout"; show "$TMP/victim.err" "exa_bulk stderr"; fail "expected exit 1 (clean errors), got $rc (124: hang, 2: wrong bytes, >128: signal)"; }
+    grep -qx "first error: EXA_ERROR_CONNECTION_LOST" "$TMP/victim.out" ||
+        fail "the first failing call did not return EXA_ERROR_CONNECTION_LOST"
+    grep -qx "later call: EXA_ERROR_CONNECTION_LOST (less than 2 s)" "$TMP/victim.out" ||
+        fail "a later call did not fail promptly with EXA_ERROR_CONNECTION_LOST"
+    [ "$ms" -lt 10000 ] || fail "exa_bulk took $ms ms to notice"
+    # the client dies mid-transfer; the server serves the next one
+    run_native native "$BULK" 9
+    start_unix_server
+    bulk_bg killed
+    { kill -KILL $BG; wait $BG; } 2>/dev/null
+    run_remote remote "$URL" "$BULK" 9
+    compare native remote
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died with its client"
+    [ $FAILED = 0 ] || show "$SERVER_LOG" "server log"
+    [ $FAILED = 0 ] && echo "bulk_killed: a peer dying mid-transfer ends only that connection, cleanly"
     ;;
 edge)
     differential start_unix_server "$EDGE"

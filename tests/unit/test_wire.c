@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
+#include <sys/socket.h>
 
 static void put_all(apigen_wr *w)
 {
@@ -360,8 +362,163 @@ static void test_keep_and_register(void)
     CHECK(nreg == 1);
 }
 
+/* Zero-copy pieces (apigen_put_bytes_ref) put the same bytes on the wire as
+ * copies; a reply's bulk is received into the caller's memory, the fields
+ * after it still decode, and a reader that is not at the bulk gets it too. */
+static void zc_frame(apigen_wr *w, const uint8_t *big, size_t n, bool ref, uint16_t flags)
+{
+    size_t off;
+    apigen_wr_reset(w);
+    CHECK(rt_wr_begin_frame(w, &off));
+    CHECK(apigen_put_u32(w, 7) && apigen_put_u8(w, 1));
+    CHECK(ref ? apigen_put_opt_bytes_ref(w, big, n) : apigen_put_opt_bytes(w, big, n));
+    CHECK(apigen_put_u8(w, 3));
+    CHECK(ref ? apigen_put_bytes_ref(w, big + 1, n - 5) : apigen_put_bytes(w, big + 1, n - 5));
+    CHECK(apigen_put_u64(w, 0x1122334455667788ull) && apigen_put_str(w, "tail"));
+    CHECK(rt_wr_end_frame(w, off, flags, 9, 1, 2));
+}
+
+typedef struct zc_send {
+    pthread_t th;
+    apigen_conn *c;
+    const apigen_wr *w[2];
+    bool ok;
+} zc_send;
+
+static void *zc_sender(void *arg)
+{
+    zc_send *z = arg;
+    char err[256];
+    z->ok = true;
+    for (int i = 0; i < 2 && z->w[i]; i++)
+        z->ok = z->ok && rt_wr_send(z->c, z->w[i], 5000, err, sizeof err);
+    return NULL;
+}
+
+/* Sends w (then w2) from another thread: a socket holds less than a frame. */
+static zc_send *zc_start(apigen_conn *c, const apigen_wr *w, const apigen_wr *w2)
+{
+    static zc_send z;
+    z.c = c;
+    z.w[0] = w;
+    z.w[1] = w2;
+    CHECK(pthread_create(&z.th, NULL, zc_sender, &z) == 0);
+    return &z;
+}
+
+static bool zc_join(zc_send *z)
+{
+    pthread_join(z->th, NULL);
+    return z->ok;
+}
+
+static void test_zero_copy(void)
+{
+    enum { N = 300001 };
+    uint8_t *big = malloc(N), *dst = malloc(N), *dst2 = malloc(N);
+    for (size_t i = 0; i < N; i++)
+        big[i] = (uint8_t)(i * 7 + 3);
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    apigen_conn *a = NULL, *b = NULL;
+    char err[256];
+    CHECK(apigen_tp_adopt_fd(sv[0], "a", &a, err, sizeof err));
+    CHECK(apigen_tp_adopt_fd(sv[1], "b", &b, err, sizeof err));
+    apigen_wr copy, ref;
+    apigen_wr_init(&copy);
+    apigen_wr_init(&ref);
+    zc_frame(&copy, big, N, false, 0);
+    zc_frame(&ref, big, N, true, 0);
+    CHECK(ref.next == 2 && ref.len + ref.ext_total == copy.len);
+    /* a request: same bytes, no bulk flag */
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    apigen_frame_hdr h;
+    bool eof;
+    for (int k = 0; k < 2; k++) {
+        zc_send *z = zc_start(a, k ? &ref : &copy, NULL);
+        CHECK(rt_recv_frame(b, &h, &buf, &cap, UINT32_MAX, 1000, &eof, err, sizeof err));
+        CHECK(zc_join(z));
+        CHECK(h.payload_len == copy.len - APIGEN_FRAME_HDR_SIZE && h.reserved == 0);
+        CHECK(memcmp(buf, copy.buf + APIGEN_FRAME_HDR_SIZE, h.payload_len) == 0);
+    }
+    /* a reply: the larger piece is the bulk, received into dst */
+    zc_frame(&ref, big, N, true, APIGEN_F_REPLY);
+    for (int k = 0; k < 2; k++) {
+        rt_pull pl;
+        apigen_rd rd;
+        uint32_t u32;
+        uint8_t u8;
+        uint64_t u64, got;
+        const void *p;
+        const char *str;
+        zc_send *z = zc_start(a, &ref, NULL);
+        CHECK(rt_recv_reply(b, &h, &buf, &cap, UINT32_MAX, 1000, &eof, err, sizeof err, &pl, &rd));
+        CHECK((h.flags & APIGEN_F_BULK) && rd.pull == &pl && pl.n == N);
+        CHECK(apigen_get_u32(&rd, &u32) && u32 == 7 && apigen_get_u8(&rd, &u8));
+        memset(dst, 0, N);
+        if (k == 0) { /* into the caller's memory (after the present flag) */
+            CHECK(apigen_get_u8(&rd, &u8) && u8 == 1);
+            CHECK(apigen_get_into(&rd, dst, N, &got) && got == N && !pl.pending);
+            CHECK(memcmp(dst, big, N) == 0);
+        } else {      /* read as plain bytes: the rest arrives into the buffer */
+            CHECK(apigen_get_opt_bytes(&rd, &p, &got, UINT64_MAX) && got == N);
+            CHECK(memcmp(p, big, N) == 0 && !pl.pending);
+        }
+        CHECK(apigen_get_u8(&rd, &u8) && u8 == 3);
+        CHECK(apigen_get_into(&rd, dst2, N, &got) && got == N - 5 && memcmp(dst2, big + 1, N - 5) == 0);
+        CHECK(apigen_get_u64(&rd, &u64) && u64 == 0x1122334455667788ull);
+        CHECK(apigen_get_str(&rd, &str, 100) && str && strcmp(str, "tail") == 0);
+        CHECK(apigen_rd_done(&rd) && rt_pull_drain(&rd));
+        CHECK(zc_join(z));
+    }
+    /* a reply nobody reads: draining leaves the stream at the next frame */
+    {
+        rt_pull pl;
+        apigen_rd rd;
+        uint32_t u32;
+        zc_send *z = zc_start(a, &ref, &copy);
+        CHECK(rt_recv_reply(b, &h, &buf, &cap, UINT32_MAX, 1000, &eof, err, sizeof err, &pl, &rd));
+        CHECK(rt_pull_drain(&rd) && !pl.pending);
+        CHECK(rt_recv_reply(b, &h, &buf, &cap, UINT32_MAX, 1000, &eof, err, sizeof err, &pl, &rd));
+        CHECK(!(h.flags & APIGEN_F_BULK) && rd.pull == NULL && apigen_get_u32(&rd, &u32) && u32 == 7);
+        CHECK(zc_join(z));
+    }
+    /* a peer gone in the middle of the bulk: the read fails, nothing hangs */
+    {
+        rt_pull pl;
+        apigen_rd rd;
+        uint32_t u32;
+        uint8_t u8;
+        CHECK(apigen_tp_send_buf(a, ref.buf, ref.ext[0].at, 1000, err, sizeof err));
+        CHECK(apigen_tp_send_buf(a, big, 1000, 1000, err, sizeof err)); /* fits the socket */
+        apigen_tp_close(a);
+        CHECK(rt_recv_reply(b, &h, &buf, &cap, UINT32_MAX, 1000, &eof, err, sizeof err, &pl, &rd));
+        CHECK(apigen_get_u32(&rd, &u32) && apigen_get_u8(&rd, &u8) && apigen_get_u8(&rd, &u8));
+        CHECK(!apigen_get_into(&rd, dst, N, NULL) && pl.failed);
+        CHECK(!rt_pull_drain(&rd));
+    }
+    /* a bulk offset past the payload is refused by the header check */
+    {
+        uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+        apigen_frame_hdr bad = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, APIGEN_F_REPLY | APIGEN_F_BULK,
+                                0, 0, 0, 16, 9};
+        const char *e = NULL;
+        apigen_hdr_encode(&bad, hb);
+        CHECK(!apigen_hdr_decode(hb, &h, UINT32_MAX, &e) && e && strstr(e, "bulk"));
+    }
+    apigen_tp_close(b);
+    apigen_wr_free(&copy);
+    apigen_wr_free(&ref);
+    free(buf);
+    free(big);
+    free(dst);
+    free(dst2);
+}
+
 int main(void)
 {
+    test_zero_copy();
     test_keep_and_register();
     test_round_trip();
     test_hostile();

@@ -144,7 +144,7 @@ static void h_devCopy(apigen_call_ctx *cx)
     if (kind == DEV_D2H) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }

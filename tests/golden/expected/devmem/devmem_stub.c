@@ -139,7 +139,7 @@ APIGEN_EXPORT devStatus devCopy(void *dst, const void *src, size_t bytes, devKin
         if (src != NULL) {
             n_src = (uint64_t)(bytes);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }

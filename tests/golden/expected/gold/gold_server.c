@@ -125,7 +125,7 @@ static void h_goldCopy(apigen_call_ctx *cx)
     if (dir == GOLD_TO_HOST) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
-            if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+            if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
 }
@@ -214,7 +214,7 @@ static void h_goldCreateRet(apigen_call_ctx *cx)
     if (!apigen_put_u64(cx->wr, id_)) return;
     if (p_err) { /* err */
         k_ = 1 ? n_err : 0;
-        if (!apigen_put_bytes(cx->wr, err, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, err, k_)) return;
     }
 }
 
@@ -281,7 +281,7 @@ static void h_goldDevices(apigen_call_ctx *cx)
     }
     if (p_num_ret) { /* num_ret */
         k_ = ok_ ? n_num_ret : 0;
-        if (!apigen_put_bytes(cx->wr, num_ret, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, num_ret, k_)) return;
     }
 }
 
@@ -366,7 +366,7 @@ static void h_goldInOut(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_values) { /* values */
         k_ = ok_ ? n_values : 0;
-        if (!apigen_put_bytes(cx->wr, values, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, values, k_)) return;
     }
 }
 
@@ -540,11 +540,11 @@ static void h_goldRead(apigen_call_ctx *cx)
         k_ = ok_ ? n_dst : 0;
         if (got != NULL && apigen_mul_size((uint64_t)(*got), sizeof(float), &v_) && v_ < k_)
             k_ = v_;
-        if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
     if (p_got) { /* got */
         k_ = ok_ ? n_got : 0;
-        if (!apigen_put_bytes(cx->wr, got, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, got, k_)) return;
     }
 }
 
@@ -635,7 +635,7 @@ static void h_goldStructs(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_out) { /* out */
         k_ = ok_ ? n_out : 0;
-        if (!apigen_put_bytes(cx->wr, out, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, out, k_)) return;
     }
 }
 

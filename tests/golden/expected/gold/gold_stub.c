@@ -107,7 +107,7 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
         if (src != NULL) {
             n_src = (uint64_t)(bytes);
         }
-        if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+        if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
@@ -407,7 +407,7 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
     if (src != NULL) {
         n_src = (uint64_t)(bytes);
     }
-    if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     if (blocking == 0) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -485,7 +485,7 @@ APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
     if (values != NULL) {
         if (!apigen_mul_size((uint64_t)(n), sizeof(int32_t), &n_values)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, values, n_values)) goto nomem; /* values */
+    if (!apigen_put_opt_bytes_ref(call_.wr, values, n_values)) goto nomem; /* values */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -670,7 +670,7 @@ APIGEN_EXPORT goldStatus goldProps(const intptr_t *props, goldObj *obj)
             n_props += 2;
         if (!apigen_mul_size(n_props + 1, sizeof(intptr_t), &n_props)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, props, n_props)) goto nomem; /* props */
+    if (!apigen_put_opt_bytes_ref(call_.wr, props, n_props)) goto nomem; /* props */
     if (obj != NULL) {
         n_obj = (uint64_t)(1);
     }
@@ -879,7 +879,7 @@ APIGEN_EXPORT goldStatus goldStructs(goldPoint p, goldOuter *out, const goldInne
     if (in != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(goldInner), &n_in)) goto badargs;
     }
-    if (!apigen_put_opt_bytes(call_.wr, in, n_in)) goto nomem; /* in */
+    if (!apigen_put_opt_bytes_ref(call_.wr, in, n_in)) goto nomem; /* in */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -975,7 +975,7 @@ APIGEN_EXPORT goldStatus goldWrite(goldObj obj, size_t bytes, const void *src, i
     if (src != NULL) {
         n_src = (uint64_t)(bytes);
     }
-    if (!apigen_put_opt_bytes(call_.wr, src, n_src)) goto nomem; /* src */
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

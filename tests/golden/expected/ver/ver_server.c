@@ -31,7 +31,7 @@ static void h_verGetInfo(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_info) { /* info */
         k_ = ok_ ? n_info : 0;
-        if (!apigen_put_bytes(cx->wr, info, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
     }
 }
 
@@ -60,7 +60,7 @@ static void h_verRead(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dst) { /* dst */
         k_ = ok_ ? n_dst : 0;
-        if (!apigen_put_bytes(cx->wr, dst, k_)) return;
+        if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
 }
 
