@@ -49,6 +49,8 @@ int main()
     CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     scale<<<(n + 255) / 256, 256, 0, s>>>(dx, 2.0f, n);
     add_one<<<(n + 255) / 256, 256, 0, s>>>(dx, n);
+    static int host_runs = 0; // a captured host function runs at every launch of the graph
+    CHECK(cudaLaunchHostFunc(s, [](void *p) { ++*static_cast<int *>(p); }, &host_runs));
     CHECK(cudaMemcpyAsync(dy, dx, n * sizeof(float), cudaMemcpyDeviceToDevice, s));
     CHECK(cudaStreamEndCapture(s, &g));
     size_t nnodes = 0;
@@ -62,6 +64,7 @@ int main()
     std::printf("captured graph: %zu nodes, instantiate result %d\n", nnodes, (int)ip.result_out);
     for (int r = 0; r < 5; r++) CHECK(cudaGraphLaunch(ge, s));
     CHECK(cudaStreamSynchronize(s));
+    std::printf("captured host function ran %d times in 5 launches\n", host_runs);
     CHECK(cudaMemcpy(hy, dy, n * sizeof(float), cudaMemcpyDeviceToHost));
     int bad = 0;
     for (int i = 0; i < n; i++) {

@@ -297,4 +297,8 @@ static inline size_t apigen_cudart_image_size(const void *code, size_t max)
 #ifdef __cplusplus
 }
 #endif
+/* EnqueueHostFn flag beside APIGEN_CUDART_PTSZ: a host function captured into a graph runs at
+ * every launch of it, so neither side frees its record after the first run. */
+#define APIGEN_CUDART_PERSIST 2u
+
 #endif

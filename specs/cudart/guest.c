@@ -653,9 +653,14 @@ typedef struct host_fn {
     cudaStreamCallback_t cb;
     void *user;
     cudaStream_t stream;
+    bool persist; /* captured into a graph: kept for every launch of it */
 } host_fn;
 
 static atomic_uint_fast64_t next_host_fn_ = 1;
+
+/* The stub's own per-thread-stream variant (generated; the header declares
+ * it only under CUDA_API_PER_THREAD_DEFAULT_STREAM). */
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status);
 
 /* Runs on the runtime's callback thread when the server's stream reached the
  * host function; the server's stream waits until apigenCudartHostFnDone. */
@@ -665,7 +670,7 @@ static void host_fn_reached(uint64_t id, int32_t status, void *user)
     if (h) {
         if (h->is_callback) h->cb(h->stream, (cudaError_t)status, h->user);
         else h->fn(h->user);
-        free(h);
+        if (!h->persist) free(h);
     }
     (void)apigenCudartHostFnDone(id);
 }
@@ -676,9 +681,27 @@ static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStr
     if (!fn && !cb) return cudaErrorInvalidValue;
     host_fn *h = malloc(sizeof *h);
     if (!h) return cudaErrorMemoryAllocation;
-    *h = (host_fn){cb != NULL, fn, cb, user, stream};
+    *h = (host_fn){cb != NULL, fn, cb, user, stream, false};
+    /* Captured into a graph, the host function runs at every launch of the
+     * graph, so neither side may free its record after the first run. The
+     * legacy stream is never captured (and asking about it while another
+     * stream captures would invalidate that capture). */
+    if ((flags & APIGEN_CUDART_PTSZ) || (stream != NULL && stream != cudaStreamLegacy)) {
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+        cudaError_t q;
+        if (flags & APIGEN_CUDART_PTSZ)
+            q = cudaStreamIsCapturing_ptsz(stream, &cs);
+        else
+            q = cudaStreamIsCapturing(stream, &cs);
+        if (q == cudaSuccess && cs == cudaStreamCaptureStatusActive) {
+            h->persist = true;
+            flags |= APIGEN_CUDART_PERSIST;
+        }
+    }
     uint64_t id = atomic_fetch_add(&next_host_fn_, 1);
-    return apigenCudartEnqueueHostFn(stream, host_fn_reached, h, id, cb != NULL, flags);
+    cudaError_t e = apigenCudartEnqueueHostFn(stream, host_fn_reached, h, id, cb != NULL, flags);
+    if (e != cudaSuccess) free(h); /* never enqueued: nothing will run or free it */
+    return e;
 }
 
 APIGEN_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)

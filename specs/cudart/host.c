@@ -375,7 +375,8 @@ typedef struct hostfn_rec {
     uint64_t id;
     apigenCudartHostFnCb fn; /* the generated trampoline */
     void *bound;
-    bool done;
+    uint64_t runs, dones;     /* started / acknowledged by the guest */
+    bool persistent;          /* captured into a graph: runs at every launch, never freed */
 } hostfn_rec;
 
 static pthread_mutex_t recs_lock_ = PTHREAD_MUTEX_INITIALIZER;
@@ -384,10 +385,13 @@ static hostfn_rec *recs_;
 
 static void run_rec(hostfn_rec *r, cudaError_t status)
 {
+    pthread_mutex_lock(&recs_lock_);
+    uint64_t run = ++r->runs;
+    pthread_mutex_unlock(&recs_lock_);
     if (apigen_cb_alive(r->bound)) {
         r->fn(r->id, (int32_t)status, r->bound);
         pthread_mutex_lock(&recs_lock_);
-        while (!r->done) {
+        while (r->dones < run) {
             struct timespec dl;
             clock_gettime(CLOCK_REALTIME, &dl);
             dl.tv_nsec += 200000000;
@@ -395,7 +399,7 @@ static void run_rec(hostfn_rec *r, cudaError_t status)
                 dl.tv_sec++;
                 dl.tv_nsec -= 1000000000;
             }
-            if (pthread_cond_timedwait(&recs_cv_, &recs_lock_, &dl) != 0 && !r->done) {
+            if (pthread_cond_timedwait(&recs_cv_, &recs_lock_, &dl) != 0 && r->dones < run) {
                 pthread_mutex_unlock(&recs_lock_);
                 bool alive = apigen_cb_alive(r->bound);
                 pthread_mutex_lock(&recs_lock_);
@@ -404,6 +408,10 @@ static void run_rec(hostfn_rec *r, cudaError_t status)
         }
     } else {
         pthread_mutex_lock(&recs_lock_);
+    }
+    if (r->persistent) { /* the graph may be launched again */
+        pthread_mutex_unlock(&recs_lock_);
+        return;
     }
     for (hostfn_rec **pp = &recs_; *pp; pp = &(*pp)->next)
         if (*pp == r) {
@@ -436,6 +444,7 @@ cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream
     r->id = id;
     r->fn = fn;
     r->bound = user;
+    r->persistent = flags & APIGEN_CUDART_PERSIST;
     pthread_mutex_lock(&recs_lock_);
     r->next = recs_;
     recs_ = r;
@@ -466,8 +475,8 @@ cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id)
     cudaError_t e = cudaErrorInvalidValue;
     pthread_mutex_lock(&recs_lock_);
     for (hostfn_rec *r = recs_; r; r = r->next)
-        if (r->session == cx->session && r->id == id && !r->done) {
-            r->done = true;
+        if (r->session == cx->session && r->id == id && r->dones < r->runs) {
+            r->dones++;
             e = cudaSuccess;
             break;
         }
