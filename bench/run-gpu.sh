@@ -8,9 +8,10 @@
 #
 # Environment: BUILD (default build-bench-gpu), CUDA_ARCH (nvcc -arch,
 # default native), TRANSPORTS (default unix,tcp,shm), BENCH_COPY_MB (default
-# 256), SERVER_ARGS (extra server options; default "--isolation thread": the
-# cudart spec defaults to a process per session, which cannot adopt shm://
-# connections yet), and any APIGEN_* setting for both sides.
+# 256), SERVER_ARGS (extra server options; default "--isolation thread", as
+# the earlier tables; SERVER_ARGS="" runs cudart's default, a process per
+# session, which adopts shm:// connections too), and any APIGEN_* setting for
+# both sides.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1

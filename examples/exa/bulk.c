@@ -43,14 +43,19 @@ static void fill(unsigned char *p, size_t n, uint64_t seed)
     }
 }
 
+static unsigned char *src, *dst;
+
 static int failed(exaStatus st)
 {
+    free(src);
+    free(dst);
     printf("first error: %s\n", exaStatusString(st));
     double t0 = now_s();
     int count = 0;
     exaStatus later = exaGetDeviceCount(&count);
     printf("later call: %s (%s)\n", exaStatusString(later),
            now_s() - t0 < 2.0 ? "less than 2 s" : "TOO LONG");
+    fflush(stdout);
     return 1;
 }
 
@@ -59,7 +64,8 @@ int main(int argc, char **argv)
     size_t mib = argc > 1 ? (size_t)atoi(argv[1]) : 8;
     double seconds = argc > 2 ? atof(argv[2]) : 0;
     size_t n = mib << 20, off = 4093, part = n - off - 777;
-    unsigned char *src = malloc(n), *dst = malloc(n);
+    src = malloc(n);
+    dst = malloc(n);
     void *dev = NULL;
     exaContext ctx = NULL;
     exaBuffer buf = NULL;

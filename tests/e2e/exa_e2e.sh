@@ -253,6 +253,7 @@ bulk_killed)
     grep -qx "later call: EXA_ERROR_CONNECTION_LOST (less than 2 s)" "$TMP/victim.out" ||
         fail "a later call did not fail promptly with EXA_ERROR_CONNECTION_LOST"
     [ "$ms" -lt 10000 ] || fail "exa_bulk took $ms ms to notice"
+    [ $FAILED = 0 ] || { show "$TMP/victim.out" "exa_bulk stdout"; show "$TMP/victim.err" "exa_bulk stderr"; }
     # the client dies mid-transfer; the server serves the next one
     run_native native "$BULK" 9
     start_unix_server
