@@ -1556,14 +1556,22 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
         if (f->mode != FN_FORWARD)
             diag_error(d, at, f->name, NULL, "`%s` applies to forwarded functions, not %s ones",
                        k, fn_mode_name(f->mode));
-        for (size_t i = 0; i < f->sig.nparams; i++)
-            if (has_out(&f->sig.params[i].ann)) {
-                diag_error(d, at, f->name, f->sig.params[i].name,
-                           "`%s` refused: this parameter is an output, and an async call "
-                           "returns before the server answers; drop `%s`",
-                           k, k);
-                diag_note(d, f->sig.params[i].loc, "declared here");
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            param_ann *pa = &f->sig.params[i].ann;
+            if (!has_out(pa)) continue;
+            /* one handle the call creates: the guest names it (a guest-assigned id) */
+            if (pa->kind == PK_OUT && pa->elem == EK_HANDLE && pa->creates && !pa->count &&
+                !pa->count_after) {
+                pa->guest_id = 1;
+                continue;
             }
+            diag_error(d, at, f->name, f->sig.params[i].name,
+                       "`%s` refused: this parameter is an output, and an async call "
+                       "returns before the server answers (only one out handle that the call "
+                       "creates, `creates: true`, can be named by the guest); drop `%s`",
+                       k, k);
+            diag_note(d, f->sig.params[i].loc, "declared here");
+        }
         if (f->ret_handle)
             diag_error(d, at, f->name, NULL,
                        "`%s` refused: the function returns a handle, which needs the server's "

@@ -63,6 +63,7 @@ static void put_kind(strbuf *b, const param_ann *a)
     }
     if (a->nullable) sb_puts(b, ",nullable");
     if (a->creates) sb_puts(b, ",creates");
+    if (a->guest_id) sb_puts(b, ",guest_id");
     if (a->destroys) sb_puts(b, ",destroys");
 }
 

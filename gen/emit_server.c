@@ -205,6 +205,14 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
         PUT("srv_close_brace");
         break;
     case PK_OUT:
+        if (a->guest_id) {
+            need(s, "uint64_t g_%s = 0", name);
+            char *d = c_decl(a->elem_type, "", 1);
+            need(s, "%s%so_%s = 0", d, d[strlen(d) - 1] == '*' ? "" : " ", name);
+            free(d);
+            PUT("srv_get_gid", "name", name);
+            break;
+        }
         need(s, "uint8_t p_%s = 0", name);
         need(s, "uint64_t n_%s = 0", name);
         if (a->count && a->count->uses_in_deref) {
@@ -251,7 +259,7 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
 
 static int ann_has_reply(const param_ann *a)
 {
-    if (!a) return 0;
+    if (!a || a->guest_id) return 0;
     if (a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
     if (a->kind == PK_COND) return ann_has_reply(a->then_ann) || ann_has_reply(a->else_ann);
     return 0;
@@ -478,6 +486,8 @@ static void emit_handler(emit_ctx *e, const function_def *f)
             PUT("srv_drop", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
         if (a->kind == PK_HANDLE && a->retains)
             PUT("srv_retain", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
+        if (a->guest_id)
+            PUT("srv_bind_gid", "ht", ht_name(&s, s.names[i], a->handle_type), "name", s.names[i]);
         if (m->api.device_checked && a->kind == PK_DEVPTR && a->destroys)
             PUT("srv_dev_end", "name", s.names[i]);
         if (m->api.device_checked && a->elem == EK_DEVPTR && a->creates &&

@@ -80,7 +80,7 @@ static char *proto(const function_def *f, const char *name, char **names)
 
 static int ann_needs_n(const param_ann *a)
 {
-    if (!a) return 0;
+    if (!a || a->guest_id) return 0;
     if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT) return 1;
     if (a->kind == PK_COND) return ann_needs_n(a->then_ann) || ann_needs_n(a->else_ann);
     return 0;
@@ -88,7 +88,7 @@ static int ann_needs_n(const param_ann *a)
 
 static int ann_needs_i(const param_ann *a)
 {
-    if (!a) return 0;
+    if (!a || a->guest_id) return 0;
     if (a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT) return a->elem != EK_BYTES;
     if (a->kind == PK_COND) return ann_needs_i(a->then_ann) || ann_needs_i(a->else_ann);
     return 0;
@@ -227,6 +227,11 @@ static void put_phase2(stub_fn *s, const param_def *p, const char *name, const p
         s->used_nomem = 1;
         break;
     case PK_OUT:
+        if (a->guest_id) {
+            PUT("stub_put_gid", "name", name);
+            s->used_nomem = 1;
+            break;
+        }
         put_size(s, name, a);
         PUT("stub_put_present", "name", name);
         s->used_nomem = 1;
@@ -265,6 +270,16 @@ static void get_reply(stub_fn *s, const param_def *p, const char *name, const pa
 {
     emit_ctx *e = s->e;
     if (!a) return;
+    if (a->guest_id) { /* named by the guest: stored once the call succeeded */
+        char *ty = c_type(a->elem_type);
+        char *ok = returns_error(e, s->f)
+                       ? xasprintf("ret_ == %s", e->m->api.success ? e->m->api.success : "0")
+                       : xstrdup("1");
+        PUT(hobj(e) ? "stub_set_hgid" : "stub_set_gid", "name", name, "type", ty, "ok", ok);
+        free(ok);
+        free(ty);
+        return;
+    }
     switch (a->kind) {
     case PK_OUT:
     case PK_INOUT:
@@ -403,6 +418,11 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_local", "decl", d);
             free(d);
         }
+        if (a->guest_id) {
+            char *d = xasprintf("uint64_t g_%s = 0", s.names[i]);
+            PUT("stub_local", "decl", d);
+            free(d);
+        }
         need_i |= ann_needs_i(a);
     }
     if (need_i) PUT("stub_local", "decl", "uint64_t i_");
@@ -425,6 +445,14 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             e->o.indent += 4;
         }
         PUT("stub_async");
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (!a->guest_id) continue;
+            char *ty = c_type(a->elem_type);
+            PUT(hobj(e) ? "stub_set_hgid_queued" : "stub_set_gid_queued", "name", s.names[i],
+                "type", ty);
+            free(ty);
+        }
         if (is_err) PUT("stub_set_ret", "value", success);
         PUT("stub_goto_done");
         if (f->async_if) {

@@ -82,6 +82,7 @@ static void put_ann(strbuf *b, const param_ann *a)
      * so that specs without it keep their fingerprint): which reply bytes
      * and list values are handle ids, and the client's reference counts */
     if (a->retains) sb_puts(b, " retains");
+    if (a->guest_id) sb_puts(b, " guest_id");
     if (a->nelem_by) {
         sb_printf(b, " elem_by=%s", a->elem_by_param ? a->elem_by_param : "-");
         put_cases(b, a->elem_by, a->nelem_by);

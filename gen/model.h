@@ -185,6 +185,8 @@ typedef struct param_ann {
     unsigned term_stride;    /* elements per entry (2 for key/value property lists) */
     char *handle_type;       /* PK_HANDLE, EK_HANDLE: name of the spec's handle type */
     int creates;             /* out handle(s) created by this call: register on the server */
+    int guest_id;            /* PK_OUT, one created handle of an async/async_if function: the
+                                guest assigns its id (apigen_guest_id), the server binds it */
     int destroys;            /* handle destroyed by this call on success: forget it;
                                 PK_DEVPTR: the device range it lies in is freed */
     expr *extent;            /* PK_DEVPTR `bytes:`: [p, p + extent) must be the client's;

@@ -244,7 +244,9 @@ typedef struct apigen_call {
     apigen_rd rd;           /* reply payload after apigen_call_sync: get results here */
     apigen_status status;
     bool has_deferred;      /* an earlier async call failed with ... */
-    int64_t deferred_error; /* ... this API error value */
+    int64_t deferred_error; /* ... this API error value; code that returns it clears
+                               has_deferred, else apigen_call_end keeps it for the
+                               thread's next sync call */
     uint64_t t0;            /* trace start */
     void *thread;           /* runtime-private */
 } apigen_call;
@@ -262,6 +264,13 @@ APIGEN_CHECK apigen_status apigen_call_async(apigen_call *c);
 void apigen_call_end(apigen_call *c);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
+
+/* An out handle of an async call: the guest names it before the server has
+ * it. Returns a fresh id of this process's session (0: the connection is
+ * lost or the id space of 2^32 - 1 ids is used up); the server binds it to
+ * the real handle when it runs the call (apigen_handle_bind). Valid only
+ * between apigen_call_begin and apigen_call_end. */
+uint64_t apigen_guest_id(const apigen_call *c);
 
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */
 uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,
@@ -325,6 +334,16 @@ void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
 /* After a successful retain call: the client holds one more reference
  * (released with ht->destroy when it goes away). */
 void apigen_handle_retain(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id);
+/* Guest-assigned ids (out handles of async calls, apigen_guest_id): claim
+ * checks, before the real call, that id has this session's guest-id form
+ * and was never claimed before (else rejects: BAD_HANDLE, or NO_MEMORY);
+ * after the call succeeded, bind makes id name real (as apigen_handle_put
+ * or, owned, apigen_handle_put_owned; a NULL real leaves it unbound). On
+ * failure bind releases an owned real with ht->destroy and rejects
+ * (NO_MEMORY). An id that never gets bound names nothing. */
+APIGEN_CHECK bool apigen_handle_claim(apigen_call_ctx *cx, uint64_t id);
+APIGEN_CHECK bool apigen_handle_bind(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id,
+                                     void *real, bool owned);
 /* For hand-written host code: whether id is a live handle of type ht of
  * this client (no rejection, no logging). */
 bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,

@@ -43,11 +43,31 @@ typedef struct gapi {
     size_t ncbs, capcbs;
     uint64_t next_cb;
     bool reader_started;
+    uint64_t salt;               /* the session's, from its key (rt_key_salt) */
+    atomic_uint_fast64_t next_gid; /* apigen_guest_id */
+    /* Ordering across threads: every async frame a thread queues is counted
+     * in nasync; a sync call that may not have seen all of them (another
+     * thread queued some since its last sync) sends every thread's queue and
+     * asks the server to run it once the session has run that many
+     * (RT_CALL_WAIT), so calls that synchronize see what other threads
+     * queued before. thr_mu guards the list of thread states (thrs). */
+    atomic_uint_fast64_t nasync;
+    pthread_mutex_t thr_mu;
+    struct gthr *thrs;
 } gapi;
 
 /* Per thread, per API. */
 typedef struct gthr {
     struct gthr *next;
+    struct gthr *all_next, *all_prev; /* g->thrs, under g->thr_mu */
+    /* mu guards q and the connection's sending side: held by the owner while
+     * it builds a frame and sends, by another thread that sends this queue
+     * (flush_all), never while waiting for a reply; one at a time */
+    pthread_mutex_t mu;
+    uint64_t upto; /* g->nasync when every counted frame was this thread's own */
+    bool locked;   /* the owner holds mu (only the owner reads or writes this) */
+    bool pend;     /* a queued call's error that no call has reported yet ... */
+    int64_t pend_err; /* ... (the sync call that got it could not return it) */
     gapi *g;
     unsigned gen;
     apigen_conn *conn;
@@ -92,9 +112,27 @@ static void mark_lost(gapi *g, const char *fmt, ...)
                g->url[0] ? g->url : "(no server)", why, g->api->name);
 }
 
+static void unlink_thr(gthr *t)
+{
+    gapi *g = t->g;
+    pthread_mutex_lock(&g->thr_mu);
+    if (t->all_prev || g->thrs == t) {
+        if (t->all_prev)
+            t->all_prev->all_next = t->all_next;
+        else
+            g->thrs = t->all_next;
+        if (t->all_next)
+            t->all_next->all_prev = t->all_prev;
+    }
+    t->all_next = t->all_prev = NULL;
+    pthread_mutex_unlock(&g->thr_mu);
+}
+
 static void free_thr(gthr *t, bool flush)
 {
     char err[256];
+    if (flush)
+        unlink_thr(t); /* nobody else sends this queue from now on */
     if (flush && t->conn && t->in_frame)
         rt_wr_truncate(&t->q, t->frame_off);
     if (flush && t->conn && t->nq && t->q.len && !atomic_load(&t->g->lost) && t->gen == t->g->gen)
@@ -103,6 +141,7 @@ static void free_thr(gthr *t, bool flush)
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
+    pthread_mutex_destroy(&t->mu);
     free(t);
 }
 
@@ -120,13 +159,17 @@ static void thread_exit(void *head)
 static void fork_prepare(void)
 {
     pthread_mutex_lock(&g_mu);
-    for (gapi *g = g_apis; g; g = g->next)
+    for (gapi *g = g_apis; g; g = g->next) {
         pthread_mutex_lock(&g->mu);
+        pthread_mutex_lock(&g->thr_mu);
+    }
 }
 static void fork_parent(void)
 {
-    for (gapi *g = g_apis; g; g = g->next)
+    for (gapi *g = g_apis; g; g = g->next) {
+        pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
+    }
     pthread_mutex_unlock(&g_mu);
 }
 static void fork_child(void)
@@ -139,6 +182,10 @@ static void fork_child(void)
         g->ctrl = NULL;
         g->ncbs = 0;
         g->reader_started = false;
+        g->thrs = NULL; /* the parent's threads: not ours (stale states are freed by get_thr) */
+        atomic_store(&g->nasync, 0);
+        atomic_store(&g->next_gid, 0);
+        pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
     pthread_mutex_unlock(&g_mu);
@@ -160,7 +207,10 @@ static gapi *get_gapi(const apigen_api *api)
     if (!g && (g = calloc(1, sizeof *g))) {
         g->api = api;
         pthread_mutex_init(&g->mu, NULL);
+        pthread_mutex_init(&g->thr_mu, NULL);
         atomic_init(&g->lost, false);
+        atomic_init(&g->next_gid, 0);
+        atomic_init(&g->nasync, 0);
         g->next = g_apis;
         g_apis = g;
     }
@@ -299,6 +349,7 @@ static bool ensure_session(gapi *g)
         mark_lost(g, "%s", why);
         return false;
     }
+    g->salt = rt_key_salt(g->key);
     g->connected = true;
     return true;
 }
@@ -322,6 +373,7 @@ static gthr *new_thr(gapi *g)
     t->g = g;
     t->gen = gen;
     t->tid = atomic_fetch_add(&g_next_tid, 1);
+    pthread_mutex_init(&t->mu, NULL);
     apigen_wr_init(&t->q);
     if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
         !hello(g, t->conn, true, key, t->tid, why, sizeof why)) {
@@ -332,6 +384,13 @@ static gthr *new_thr(gapi *g)
     t->next = tl_head;
     tl_head = t;
     (void)pthread_setspecific(g_key, tl_head);
+    pthread_mutex_lock(&g->thr_mu);
+    t->upto = 0; /* its first sync call waits for whatever other threads queued */
+    t->all_next = g->thrs;
+    if (g->thrs)
+        g->thrs->all_prev = t;
+    g->thrs = t;
+    pthread_mutex_unlock(&g->thr_mu);
     return t;
 }
 
@@ -368,6 +427,10 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
     gthr *t = get_thr(api);
     if (!t || atomic_load(&t->g->lost))
         return false;
+    if (!t->locked) { /* until the frame is queued or sent; a call begun inside a */
+        pthread_mutex_lock(&t->mu); /* call (hand-written code) drops the outer frame */
+        t->locked = true;
+    }
     if (t->in_frame) {
         /* begin without end on this thread (a bug in hand-written code): drop the old frame */
         apigen_log("%s: %s started before the previous call on this thread ended", api->name,
@@ -378,6 +441,8 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
     t->q.failed = false;
     if (!rt_wr_begin_frame(&t->q, &t->frame_off)) {
         t->q.failed = false;
+        t->locked = false;
+        pthread_mutex_unlock(&t->mu);
         apigen_log("%s: %s: out of memory", api->name, call_name(api, call_id));
         return false;
     }
@@ -388,6 +453,58 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
     if (apigen_tracing())
         c->t0 = apigen_now_ns();
     return true;
+}
+
+static void unlock_thr(gthr *t)
+{
+    if (t->locked) {
+        t->locked = false;
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+/* Sends what every other thread of g has queued (each under its own lock,
+ * one at a time; the caller holds none). Their frames then run on their own
+ * server threads; RT_CALL_WAIT orders the caller's call after them. */
+static void flush_others(gapi *g, gthr *self)
+{
+    char err[512];
+    pthread_mutex_lock(&g->thr_mu);
+    for (gthr *x = g->thrs; x; x = x->all_next) {
+        if (x == self)
+            continue;
+        pthread_mutex_lock(&x->mu);
+        if (x->nq && x->q.len && !x->in_frame && x->gen == g->gen && !atomic_load(&g->lost)) {
+            if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
+                x->last_sent = x->q.len;
+                rt_wr_truncate(&x->q, 0);
+                x->q.base = 0;
+                x->nq = 0;
+            } else {
+                mark_lost(g, "%s", err);
+            }
+        }
+        pthread_mutex_unlock(&x->mu);
+    }
+    pthread_mutex_unlock(&g->thr_mu);
+}
+
+/* RT_CALL_WAIT: the server runs this thread's next frames once its session
+ * has run n async frames. */
+static bool send_wait(gthr *t, uint64_t n)
+{
+    apigen_wr w;
+    size_t off;
+    char err[512];
+    apigen_wr_init(&w);
+    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u64(&w, n) &&
+              rt_wr_end_frame(&w, off, APIGEN_F_ASYNC, RT_CALL_WAIT, 0, t->tid);
+    if (ok && !apigen_tp_send_buf(t->conn, w.buf, w.len, t->g->reply_ms, err, sizeof err)) {
+        mark_lost(t->g, "%s", err);
+        ok = false;
+    }
+    apigen_wr_free(&w);
+    return ok;
 }
 
 static bool flush_queue(gthr *t)
@@ -426,10 +543,30 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     uint32_t req = ++t->req;
-    if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->call_id, req, t->tid))
-        return c->status = drop_frame(t, c);
+    if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->call_id, req, t->tid)) {
+        c->status = drop_frame(t, c);
+        unlock_thr(t);
+        return c->status;
+    }
     t->in_frame = false;
-    if (!flush_queue(t))
+    /* Other threads queued async calls since this thread last synchronized:
+     * they leave now, and this call runs after the session ran them all. */
+    uint64_t n = atomic_load(&g->nasync);
+    bool waits = n != t->upto;
+    if (waits) {
+        unlock_thr(t);
+        flush_others(g, t);
+        pthread_mutex_lock(&t->mu);
+        t->locked = true;
+        /* this thread's own queued frames (still here) run after the wait */
+        if (!send_wait(t, n - t->nq)) {
+            unlock_thr(t);
+            return c->status = APIGEN_LOST;
+        }
+    }
+    bool sent = flush_queue(t);
+    unlock_thr(t);
+    if (!sent)
         return c->status = APIGEN_LOST;
 
     apigen_frame_hdr h;
@@ -454,9 +591,16 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     t->last_reply = h.payload_len;
+    if (waits && t->upto < n)
+        t->upto = n;
     c->status = (apigen_status)st;
     c->has_deferred = hd != 0;
     c->deferred_error = (int64_t)def;
+    if (t->pend) { /* the first error of the queued calls wins */
+        c->has_deferred = true;
+        c->deferred_error = t->pend_err;
+        t->pend = false;
+    }
     return c->status;
 }
 
@@ -472,14 +616,19 @@ apigen_status apigen_call_async(apigen_call *c)
     if (t->q.failed ||
         !rt_wr_end_frame(&t->q, t->frame_off, APIGEN_F_ASYNC, c->call_id, ++t->req, t->tid)) {
         (void)drop_frame(t, c);
+        unlock_thr(t);
         return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
     }
     t->in_frame = false;
     t->nq++;
+    uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);
+    if (prev == t->upto)
+        t->upto = prev + 1; /* no other thread queued in between */
     /* zero-copy pieces point into the caller's memory: they leave now */
-    if ((t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next) && !flush_queue(t))
-        return c->status = APIGEN_LOST;
-    return c->status = APIGEN_OK;
+    bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next) ||
+              flush_queue(t);
+    unlock_thr(t);
+    return c->status = ok ? APIGEN_OK : APIGEN_LOST;
 }
 
 void apigen_call_end(apigen_call *c)
@@ -487,9 +636,17 @@ void apigen_call_end(apigen_call *c)
     gthr *t = c->thread;
     if (!t)
         return;
+    if (!t->locked) {
+        pthread_mutex_lock(&t->mu);
+        t->locked = true;
+    }
     if (t->in_frame) { /* begun but neither sent nor queued */
         rt_wr_truncate(&t->q, t->frame_off);
         t->in_frame = false;
+    }
+    if (c->has_deferred && c->status == APIGEN_OK) { /* not reported: the next call does */
+        t->pend = true;
+        t->pend_err = c->deferred_error;
     }
     if (c->rd.pull && !rt_pull_drain(&c->rd)) /* a bulk the caller did not read */
         mark_lost(t->g, "reading the reply to %s: %s", call_name(c->api, c->call_id),
@@ -500,6 +657,7 @@ void apigen_call_end(apigen_call *c)
             apigen_wr_free(&t->q);
         t->last_sent = 0;
     }
+    unlock_thr(t);
     if (!rt_keep_warm(&t->r_warm, t->rcap, t->last_reply, KEEP_BUF_MAX)) {
         free(t->rbuf);
         t->rbuf = NULL;
@@ -534,6 +692,17 @@ __attribute__((destructor)) static void flush_at_exit(void)
         t->nq = 0;
         rt_wr_truncate(&t->q, 0);
     }
+}
+
+uint64_t apigen_guest_id(const apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t || atomic_load(&t->g->lost))
+        return 0;
+    uint64_t n = atomic_fetch_add(&t->g->next_gid, 1) + 1;
+    if (n > 0xffffffffu)
+        return 0; /* this session's guest ids are used up */
+    return RT_GID_BIT | t->g->salt << 32 | n;
 }
 
 /* ---- callbacks --------------------------------------------------------------------- */

@@ -83,6 +83,24 @@ enum {
 };
 #define RT_KEY_LEN 16
 #define RT_NAME_MAX 256u
+
+/* The session's salt, the high 32 bits of its handle ids: both sides derive
+ * it from the session key (never 0, below 2^31). A guest-assigned id
+ * (apigen_guest_id) is RT_GID_BIT | salt << 32 | n, n = 1..2^32-1: the
+ * server's own ids never have RT_GID_BIT. */
+#define RT_GID_BIT (1ull << 63)
+
+/* A runtime frame (call id 0, APIGEN_F_ASYNC, payload u64 n): the server runs
+ * the connection's next frames once the session has run n async frames (its
+ * other connections' frames a guest thread sent before: guest.c). */
+#define RT_CALL_WAIT 0u
+#define RT_WAIT_MS 30000 /* the server goes on after this, with one log line */
+static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
+{
+    uint64_t s = ((uint64_t)key[0] << 24 | (uint64_t)key[1] << 16 | (uint64_t)key[2] << 8 |
+                  key[3]) ^ ((uint64_t)key[4] << 8 | key[5]);
+    return (s & 0x7fffffffu) | 0x10000u;
+}
 #define RT_TOKEN_MAX 4096u
 
 /* ---- server internals shared by server.c, session.c, scratch.c, callbacks.c */
@@ -107,6 +125,10 @@ void rt_session_release(struct apigen_session *s, apigen_conn *conn);
 void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl);
 void rt_session_cb_unlock(struct apigen_session *s, bool dead);
 void rt_session_add_binding(struct apigen_session *s, void *b);
+/* RT_CALL_WAIT: one async frame of s ran; wait until s ran n of them (false:
+ * RT_WAIT_MS passed first). */
+void rt_session_async_ran(struct apigen_session *s);
+bool rt_session_wait_async(struct apigen_session *s, uint64_t n);
 unsigned rt_session_count(void); /* live sessions (tests) */
 
 /* scratch.c */

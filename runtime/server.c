@@ -355,8 +355,27 @@ static void *conn_main(void *arg)
                            apigen_tp_peer(sc->conn), h.flags);
                 break;
             }
+            if (h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC)) {
+                /* run what follows after the session's other connections ran
+                 * the async frames the guest sent before (guest.c) */
+                apigen_rd rd;
+                uint64_t n;
+                apigen_rd_init(&rd, sc->rbuf, h.payload_len);
+                if (!apigen_get_u64(&rd, &n) || !apigen_rd_done(&rd)) {
+                    apigen_log("closing connection from %s: malformed wait frame",
+                               apigen_tp_peer(sc->conn));
+                    break;
+                }
+                if (!rt_session_wait_async(sc->session, n))
+                    apigen_log("%s: %s: queued calls of other threads did not arrive within %d ms; "
+                               "going on", sc->api->name, apigen_tp_peer(sc->conn), RT_WAIT_MS);
+                continue;
+            }
             bool was_warm = sc->r_warm.used_ns != 0;
-            if (!dispatch(sc, &h))
+            bool ok = dispatch(sc, &h);
+            if (h.flags & APIGEN_F_ASYNC)
+                rt_session_async_ran(sc->session);
+            if (!ok)
                 break;
             /* a big argument once: do not keep its buffer (kept while big ones follow) */
             if (!rt_keep_warm(&sc->r_warm, sc->rcap, h.payload_len, KEEP_BUF_MAX)) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A handle id is (salt << 32) | (FIRST_ID + index): the salt is random per
@@ -26,6 +27,7 @@ typedef struct hent {
     uint32_t next; /* reverse-map chain: index + 1, 0 = end */
     uint32_t refs; /* references the client holds (creates + retains - releases) */
     bool live, owned;
+    uint64_t gid;  /* the guest-assigned id it was bound to (its id), 0: none */
 } hent;
 
 struct apigen_session {
@@ -42,6 +44,16 @@ struct apigen_session {
     size_t nbuckets, nlive;
     void **bindings;
     size_t nbind, capbind;
+    /* guest-assigned ids (apigen_handle_claim/bind): open addressing, never
+     * removed, so an id is claimed once; gval = index + 1, 0 = not bound */
+    uint64_t *gkey;
+    uint32_t *gval;
+    size_t ngid, capgid;
+
+    pthread_mutex_t run_mu; /* async frames run (RT_CALL_WAIT) */
+    pthread_cond_t run_cv;
+    uint64_t nran;
+    unsigned nwaiting;
 
     pthread_mutex_t send_mu; /* the control connection, for callbacks */
     apigen_conn *ctrl;
@@ -90,14 +102,18 @@ struct apigen_session *rt_session_create_keyed(const apigen_api *api, apigen_con
         free(s);
         return NULL;
     }
-    s->salt = ((uint64_t)s->key[0] << 24 | (uint64_t)s->key[1] << 16 | (uint64_t)s->key[2] << 8 |
-               s->key[3]) ^ ((uint64_t)s->key[4] << 8 | s->key[5]);
-    s->salt = (s->salt & 0x7fffffffu) | 0x10000u; /* never 0; ids stay below 2^63 */
+    s->salt = rt_key_salt(s->key); /* never 0; the server's ids stay below 2^63 */
     s->api = api;
     s->refs = 1;
     s->ctrl = ctrl;
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->send_mu, NULL);
+    pthread_mutex_init(&s->run_mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->run_cv, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_mutex_lock(&g_mu);
     s->next = g_sessions;
     g_sessions = s;
@@ -158,10 +174,14 @@ static void session_destroy(struct apigen_session *s)
     for (size_t i = 0; i < s->nbind; i++)
         rt_cb_free_binding(s->bindings[i]);
     free(s->bindings);
+    free(s->gkey);
+    free(s->gval);
     free(s->h);
     free(s->buckets);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->send_mu);
+    pthread_mutex_destroy(&s->run_mu);
+    pthread_cond_destroy(&s->run_cv);
     free(s);
 }
 
@@ -222,6 +242,36 @@ void rt_session_cb_unlock(struct apigen_session *s, bool dead)
     if (dead)
         s->ctrl_dead = true;
     pthread_mutex_unlock(&s->send_mu);
+}
+
+void rt_session_async_ran(struct apigen_session *s)
+{
+    pthread_mutex_lock(&s->run_mu);
+    s->nran++;
+    if (s->nwaiting)
+        pthread_cond_broadcast(&s->run_cv);
+    pthread_mutex_unlock(&s->run_mu);
+}
+
+bool rt_session_wait_async(struct apigen_session *s, uint64_t n)
+{
+    pthread_mutex_lock(&g_mu);
+    unsigned conns = s->refs;
+    pthread_mutex_unlock(&g_mu);
+    if (conns <= 1) /* no other connection could run them */
+        return true;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += RT_WAIT_MS / 1000;
+    bool ok = true;
+    pthread_mutex_lock(&s->run_mu);
+    s->nwaiting++;
+    while (s->nran < n && ok)
+        ok = pthread_cond_timedwait(&s->run_cv, &s->run_mu, &until) != ETIMEDOUT;
+    s->nwaiting--;
+    ok = s->nran >= n;
+    pthread_mutex_unlock(&s->run_mu);
+    return ok;
 }
 
 void rt_session_add_binding(struct apigen_session *s, void *b)
@@ -292,6 +342,92 @@ static size_t find_real(const struct apigen_session *s, unsigned tag, const void
     return SIZE_MAX;
 }
 
+/* The id the client knows entry i by. Caller holds mu. */
+static uint64_t id_of(const struct apigen_session *s, size_t i)
+{
+    return s->h[i].gid ? s->h[i].gid : (s->salt << 32) | (FIRST_ID + i);
+}
+
+/* Position of guest id g in the gid table, or SIZE_MAX. Caller holds mu. */
+static size_t gid_find(const struct apigen_session *s, uint64_t g)
+{
+    if (!s->capgid)
+        return SIZE_MAX;
+    for (size_t k = (size_t)((g * 0x9e3779b97f4a7c15ull) >> 40) & (s->capgid - 1);; k = (k + 1) & (s->capgid - 1)) {
+        if (s->gkey[k] == g)
+            return k;
+        if (!s->gkey[k])
+            return SIZE_MAX;
+    }
+}
+
+static bool gid_insert(struct apigen_session *s, uint64_t g)
+{
+    if ((s->ngid + 1) * 2 > s->capgid) {
+        size_t nc = s->capgid ? s->capgid * 2 : 64;
+        uint64_t *nk = calloc(nc, sizeof *nk);
+        uint32_t *nv = calloc(nc, sizeof *nv);
+        if (!nk || !nv) {
+            free(nk);
+            free(nv);
+            return false;
+        }
+        for (size_t i = 0; i < s->capgid; i++) {
+            if (!s->gkey[i])
+                continue;
+            size_t k = (size_t)((s->gkey[i] * 0x9e3779b97f4a7c15ull) >> 40) & (nc - 1);
+            while (nk[k])
+                k = (k + 1) & (nc - 1);
+            nk[k] = s->gkey[i];
+            nv[k] = s->gval[i];
+        }
+        free(s->gkey);
+        free(s->gval);
+        s->gkey = nk;
+        s->gval = nv;
+        s->capgid = nc;
+    }
+    size_t k = (size_t)((g * 0x9e3779b97f4a7c15ull) >> 40) & (s->capgid - 1);
+    while (s->gkey[k])
+        k = (k + 1) & (s->capgid - 1);
+    s->gkey[k] = g;
+    s->gval[k] = 0;
+    s->ngid++;
+    return true;
+}
+
+/* Slot of real (found or new), SIZE_MAX when the table cannot grow. A new
+ * entry gets gid as its id. Caller holds mu. */
+static size_t put_slot(struct apigen_session *s, const apigen_handle_type *ht, void *real,
+                       bool owned, uint64_t gid)
+{
+    size_t i = find_real(s, ht->tag, real);
+    if (i != SIZE_MAX) {
+        s->h[i].owned |= owned;
+        if (owned)
+            s->h[i].refs++;
+        return i;
+    }
+    if (s->nh >= UINT32_MAX - FIRST_ID - 1)
+        return SIZE_MAX; /* id space of this session exhausted */
+    if ((s->nlive + 1) * 2 > s->nbuckets && !rehash(s))
+        return SIZE_MAX;
+    if (s->nh == s->caph) {
+        size_t nc = s->caph ? s->caph * 2 : 64;
+        hent *p = realloc(s->h, nc * sizeof *p);
+        if (!p)
+            return SIZE_MAX;
+        s->h = p;
+        s->caph = nc;
+    }
+    i = s->nh++;
+    size_t k = bucket_of(s, ht->tag, real);
+    s->h[i] = (hent){ht, real, s->buckets[k], owned ? 1u : 0u, true, owned, gid};
+    s->buckets[k] = (uint32_t)(i + 1);
+    s->nlive++;
+    return i;
+}
+
 static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void *real, bool owned)
 {
     uint64_t v = (uint64_t)(uintptr_t)real;
@@ -299,35 +435,9 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
         return v;
     if (!real)
         return 0;
-    uint64_t id = 0;
     pthread_mutex_lock(&s->mu);
-    size_t i = find_real(s, ht->tag, real);
-    if (i != SIZE_MAX) {
-        s->h[i].owned |= owned;
-        if (owned)
-            s->h[i].refs++;
-        id = (s->salt << 32) | (FIRST_ID + i);
-        goto out;
-    }
-    if (s->nh >= UINT32_MAX - FIRST_ID - 1)
-        goto out; /* id space of this session exhausted */
-    if ((s->nlive + 1) * 2 > s->nbuckets && !rehash(s))
-        goto out;
-    if (s->nh == s->caph) {
-        size_t nc = s->caph ? s->caph * 2 : 64;
-        hent *p = realloc(s->h, nc * sizeof *p);
-        if (!p)
-            goto out;
-        s->h = p;
-        s->caph = nc;
-    }
-    i = s->nh++;
-    size_t k = bucket_of(s, ht->tag, real);
-    s->h[i] = (hent){ht, real, s->buckets[k], owned ? 1u : 0u, true, owned};
-    s->buckets[k] = (uint32_t)(i + 1);
-    s->nlive++;
-    id = (s->salt << 32) | (FIRST_ID + i);
-out:
+    size_t i = put_slot(s, ht, real, owned, 0);
+    uint64_t id = i == SIZE_MAX ? 0 : id_of(s, i);
     pthread_mutex_unlock(&s->mu);
     return id;
 }
@@ -351,6 +461,10 @@ uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *
 /* Index of the slot id names in s, or SIZE_MAX. Caller holds mu. */
 static size_t slot_of(const struct apigen_session *s, uint64_t id)
 {
+    if (id & RT_GID_BIT) {
+        size_t k = gid_find(s, id);
+        return k == SIZE_MAX || !s->gval[k] ? SIZE_MAX : (size_t)s->gval[k] - 1;
+    }
     if ((id >> 32) != s->salt || ID_LOW(id) < FIRST_ID || ID_LOW(id) - FIRST_ID >= s->nh)
         return SIZE_MAX;
     return (size_t)(ID_LOW(id) - FIRST_ID);
@@ -443,6 +557,53 @@ uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_
         return v;
     pthread_mutex_lock(&s->mu);
     size_t i = find_real(s, ht->tag, real);
+    uint64_t id = i == SIZE_MAX ? 0 : id_of(s, i);
     pthread_mutex_unlock(&s->mu);
-    return i == SIZE_MAX ? 0 : (s->salt << 32) | (FIRST_ID + i);
+    return id;
+}
+
+/* ---- guest-assigned ids ---------------------------------------------------------- */
+bool apigen_handle_claim(apigen_call_ctx *cx, uint64_t id)
+{
+    struct apigen_session *s = cx->session;
+    bool ok = false;
+    const char *why = "guest id: not of this session";
+    pthread_mutex_lock(&s->mu);
+    if ((id & RT_GID_BIT) && ((id >> 32) & 0x7fffffffu) == s->salt && (id & 0xffffffffu)) {
+        why = "guest id: used before";
+        if (gid_find(s, id) == SIZE_MAX) {
+            why = "guest id: out of memory";
+            ok = gid_insert(s, id);
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!ok)
+        apigen_reject(cx, strcmp(why, "guest id: out of memory") ? APIGEN_BAD_HANDLE
+                                                                  : APIGEN_NO_MEMORY, why);
+    return ok;
+}
+
+bool apigen_handle_bind(apigen_call_ctx *cx, const apigen_handle_type *ht, uint64_t id,
+                        void *real, bool owned)
+{
+    struct apigen_session *s = cx->session;
+    if (!real || is_passthrough(ht, (uint64_t)(uintptr_t)real))
+        return true; /* nothing to name: the id stays unbound */
+    bool ok = false;
+    pthread_mutex_lock(&s->mu);
+    size_t k = gid_find(s, id);
+    if (k != SIZE_MAX && !s->gval[k]) {
+        size_t i = put_slot(s, ht, real, owned, id);
+        if (i != SIZE_MAX && i < UINT32_MAX) {
+            s->gval[k] = (uint32_t)(i + 1);
+            ok = true;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!ok) {
+        if (owned && ht->destroy)
+            ht->destroy(real); /* the client can never name it */
+        apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
+    }
+    return ok;
 }

@@ -4,6 +4,8 @@
  * destructor callback and the context destructor callback. */
 #include "common.h"
 
+#include <pthread.h>
+
 static const char *src =
     "__kernel void inc(__global int *x) { x[get_global_id(0)] += 1; }\n"
     "__kernel void twice(__global int *x) { x[get_global_id(0)] *= 2; }\n";
@@ -27,6 +29,39 @@ static void CL_CALLBACK on_mem(cl_mem m, void *user)
     (void)m;
     mem_gone = *(int *)user;
 }
+/* Another thread's commands: it enqueues a non-blocking write and a kernel
+ * and hands the kernel's event over; the main thread waits on that event
+ * while this thread is still alive (forwarded, its commands may still be
+ * queued in it: the main thread's wait must see them). */
+typedef struct {
+    cl_command_queue q;
+    cl_mem buf;
+    cl_kernel k;
+    int data[64];
+    cl_event ev;
+    int stage; /* 1: enqueued, 2: main thread done */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} other_thread;
+
+static void *other_main(void *arg)
+{
+    other_thread *o = arg;
+    size_t g = 64;
+    for (int i = 0; i < 64; i++)
+        o->data[i] = 3 * i;
+    CHECK(clEnqueueWriteBuffer(o->q, o->buf, CL_FALSE, 0, sizeof o->data, o->data, 0, NULL, NULL));
+    CHECK(clSetKernelArg(o->k, 0, sizeof o->buf, &o->buf));
+    CHECK(clEnqueueNDRangeKernel(o->q, o->k, 1, NULL, &g, NULL, 0, NULL, &o->ev));
+    pthread_mutex_lock(&o->mu);
+    o->stage = 1;
+    pthread_cond_broadcast(&o->cv);
+    while (o->stage != 2)
+        pthread_cond_wait(&o->cv, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+    return NULL;
+}
+
 static void CL_CALLBACK on_ctx(cl_context c, void *user)
 {
     (void)c;
@@ -112,6 +147,34 @@ int main(void)
     }
     printf("result: sum %ld, mismatches %d\n", sum, bad);
     CHECK(clFinish(q));
+
+    /* an event of another thread's queued commands */
+    other_thread o = {.q = q, .k = inc};
+    o.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof o.data, NULL, &err);
+    CHECK(err);
+    pthread_mutex_init(&o.mu, NULL);
+    pthread_cond_init(&o.cv, NULL);
+    pthread_t th;
+    if (pthread_create(&th, NULL, other_main, &o) != 0)
+        return 1;
+    pthread_mutex_lock(&o.mu);
+    while (o.stage != 1)
+        pthread_cond_wait(&o.cv, &o.mu);
+    pthread_mutex_unlock(&o.mu);
+    CHECK(clWaitForEvents(1, &o.ev));
+    int back[64];
+    CHECK(clEnqueueReadBuffer(q, o.buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
+    long osum = 0;
+    for (int i = 0; i < 64; i++)
+        osum += back[i];
+    printf("other thread's write + kernel: sum %ld\n", osum);
+    pthread_mutex_lock(&o.mu);
+    o.stage = 2;
+    pthread_cond_broadcast(&o.cv);
+    pthread_mutex_unlock(&o.mu);
+    pthread_join(th, NULL);
+    CHECK(clReleaseEvent(o.ev));
+    CHECK(clReleaseMemObject(o.buf));
 
     cl_event evs[] = {wrote, ran1, ran2, marker, read, gate};
     for (unsigned i = 0; i < sizeof evs / sizeof evs[0]; i++)

@@ -40,8 +40,10 @@ APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer 
             buffer[i_] = (exaBuffer)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -94,8 +96,10 @@ APIGEN_EXPORT exaStatus exaCreateContext(int device, const char *name, exaContex
             ctx[i_] = (exaContext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -153,8 +157,10 @@ APIGEN_EXPORT exaStatus exaCreateContextWithProperties(const int64_t *properties
             ctx[i_] = (exaContext)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -204,8 +210,10 @@ APIGEN_EXPORT exaStatus exaDestroyContext(exaContext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -259,8 +267,10 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -298,8 +308,10 @@ APIGEN_EXPORT exaStatus exaFinish(exaContext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -337,8 +349,10 @@ APIGEN_EXPORT exaStatus exaFree(void *dev_ptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -382,8 +396,10 @@ APIGEN_EXPORT exaStatus exaGetBufferSize(exaBuffer buffer, size_t *bytes)
         ret_ = (exaStatus)v_;
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -437,8 +453,10 @@ APIGEN_EXPORT exaStatus exaGetContextName(exaContext ctx, char *name, size_t cap
     }
     if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
     if (length != NULL && !apigen_get_into(&call_.rd, length, n_length, NULL)) goto bad; /* length */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -484,8 +502,10 @@ APIGEN_EXPORT exaStatus exaGetDeviceCount(int *count)
         ret_ = (exaStatus)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -532,8 +552,10 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         ret_ = (exaStatus)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -585,8 +607,10 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     }
     if (major != NULL && !apigen_get_into(&call_.rd, major, n_major, NULL)) goto bad; /* major */
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -707,8 +731,10 @@ APIGEN_EXPORT exaStatus exaMalloc(void **dev_ptr, size_t bytes)
             dev_ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -768,8 +794,10 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
     if (kind == EXA_COPY_DEVICE_TO_HOST) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -815,8 +843,10 @@ APIGEN_EXPORT exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t by
         ret_ = (exaStatus)v_;
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -862,8 +892,10 @@ APIGEN_EXPORT exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, 
         ret_ = (exaStatus)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -904,8 +936,10 @@ APIGEN_EXPORT exaStatus exaReleaseBuffer(exaBuffer buffer)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -944,8 +978,10 @@ APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -996,8 +1032,10 @@ APIGEN_EXPORT exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1042,8 +1080,10 @@ APIGEN_EXPORT exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t b
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (call_.has_deferred && ret_ == EXA_SUCCESS)
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:

@@ -1674,8 +1674,8 @@ static void h_clEnqueueBarrierWithWaitList(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -1695,23 +1695,18 @@ static void h_clEnqueueBarrierWithWaitList(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueBarrierWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueCopyBuffer(apigen_call_ctx *cx)
@@ -1740,8 +1735,8 @@ static void h_clEnqueueCopyBuffer(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -1773,23 +1768,18 @@ static void h_clEnqueueCopyBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueCopyBuffer(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueCopyBufferRect(apigen_call_ctx *cx)
@@ -1832,8 +1822,8 @@ static void h_clEnqueueCopyBufferRect(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -1885,23 +1875,18 @@ static void h_clEnqueueCopyBufferRect(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueCopyBufferRect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueCopyBufferToImage(apigen_call_ctx *cx)
@@ -1934,8 +1919,8 @@ static void h_clEnqueueCopyBufferToImage(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -1975,23 +1960,18 @@ static void h_clEnqueueCopyBufferToImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueCopyImage(apigen_call_ctx *cx)
@@ -2026,8 +2006,8 @@ static void h_clEnqueueCopyImage(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2071,23 +2051,18 @@ static void h_clEnqueueCopyImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx)
@@ -2120,8 +2095,8 @@ static void h_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2161,23 +2136,18 @@ static void h_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueFillBuffer(apigen_call_ctx *cx)
@@ -2208,8 +2178,8 @@ static void h_clEnqueueFillBuffer(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2244,23 +2214,18 @@ static void h_clEnqueueFillBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueFillBuffer(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueFillImage(apigen_call_ctx *cx)
@@ -2293,8 +2258,8 @@ static void h_clEnqueueFillImage(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2335,23 +2300,18 @@ static void h_clEnqueueFillImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueFillImage(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueMarker(apigen_call_ctx *cx)
@@ -2361,31 +2321,24 @@ static void h_clEnqueueMarker(apigen_call_ctx *cx)
     cl_int ret_;
     uint64_t v_command_queue;
     void *r_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
-    uint64_t k_;
-    uint64_t i_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
     command_queue = (cl_command_queue)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueMarker(command_queue, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueMarkerWithWaitList(apigen_call_ctx *cx)
@@ -2404,8 +2357,8 @@ static void h_clEnqueueMarkerWithWaitList(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2425,23 +2378,18 @@ static void h_clEnqueueMarkerWithWaitList(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueMarkerWithWaitList(command_queue, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueMigrateMemObjects(apigen_call_ctx *cx)
@@ -2468,8 +2416,8 @@ static void h_clEnqueueMigrateMemObjects(apigen_call_ctx *cx)
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2506,23 +2454,18 @@ static void h_clEnqueueMigrateMemObjects(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueMigrateMemObjects(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueNDRangeKernel(apigen_call_ctx *cx)
@@ -2557,8 +2500,8 @@ static void h_clEnqueueNDRangeKernel(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2601,23 +2544,18 @@ static void h_clEnqueueNDRangeKernel(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
@@ -3233,8 +3171,8 @@ static void h_clEnqueueTask(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -3257,23 +3195,18 @@ static void h_clEnqueueTask(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueWaitForEvents(apigen_call_ctx *cx)
@@ -3343,8 +3276,8 @@ static void h_clEnqueueWriteBuffer(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -3379,23 +3312,18 @@ static void h_clEnqueueWriteBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueWriteBuffer(cx, command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueWriteBufferRect(apigen_call_ctx *cx)
@@ -3442,8 +3370,8 @@ static void h_clEnqueueWriteBufferRect(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -3500,23 +3428,18 @@ static void h_clEnqueueWriteBufferRect(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueWriteBufferRect(cx, command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clEnqueueWriteImage(apigen_call_ctx *cx)
@@ -3555,8 +3478,8 @@ static void h_clEnqueueWriteImage(apigen_call_ctx *cx)
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -3603,23 +3526,18 @@ static void h_clEnqueueWriteImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueWriteImage(cx, command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
-    }
 }
 
 static void h_clFinish(apigen_call_ctx *cx)

@@ -53,8 +53,10 @@ APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -175,8 +177,10 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1009,8 +1013,10 @@ APIGEN_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_ke
         }
     }
     if (num_kernels_ret != NULL && !apigen_get_into(&call_.rd, num_kernels_ret, n_num_kernels_ret, NULL)) goto bad; /* num_kernels_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1485,8 +1491,10 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
         }
     }
     if (num_devices_ret != NULL && !apigen_get_into(&call_.rd, num_devices_ret, n_num_devices_ret, NULL)) goto bad; /* num_devices_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1556,8 +1564,10 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1666,22 +1676,12 @@ APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1703,7 +1703,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrierWithWaitList))
         goto fail;
@@ -1718,35 +1718,18 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1768,7 +1751,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBuffer))
         goto fail;
@@ -1788,35 +1771,18 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1841,7 +1807,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     uint64_t n_dst_origin = 0;
     uint64_t n_region = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferRect))
         goto fail;
@@ -1874,35 +1840,18 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -1929,7 +1878,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     uint64_t n_dst_origin = 0;
     uint64_t n_region = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferToImage))
         goto fail;
@@ -1955,35 +1904,18 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2011,7 +1943,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     uint64_t n_dst_origin = 0;
     uint64_t n_region = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImage))
         goto fail;
@@ -2040,35 +1972,18 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2095,7 +2010,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     uint64_t n_src_origin = 0;
     uint64_t n_region = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImageToBuffer))
         goto fail;
@@ -2121,35 +2036,18 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2175,7 +2073,7 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     cl_int ret_ = {0};
     uint64_t n_pattern = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillBuffer))
         goto fail;
@@ -2198,35 +2096,18 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2251,7 +2132,7 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     uint64_t n_origin = 0;
     uint64_t n_region = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillImage))
         goto fail;
@@ -2279,35 +2160,18 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2341,40 +2205,22 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    uint64_t n_event = 0;
-    uint64_t i_;
+    uint64_t g_event = 0;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2396,7 +2242,7 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarkerWithWaitList))
         goto fail;
@@ -2411,35 +2257,18 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2462,7 +2291,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     cl_int ret_ = {0};
     uint64_t n_mem_objects = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMigrateMemObjects))
         goto fail;
@@ -2488,35 +2317,18 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2541,7 +2353,7 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     uint64_t n_global_work_size = 0;
     uint64_t n_local_work_size = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueNDRangeKernel))
         goto fail;
@@ -2570,35 +2382,18 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2669,8 +2464,10 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2762,8 +2559,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2851,8 +2650,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2956,8 +2757,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3045,8 +2848,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3128,8 +2933,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
             APIGEN_HREF(event[i_], 1, true);
         }
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3160,7 +2967,7 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueTask))
         goto fail;
@@ -3176,35 +2983,18 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
-    }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
+    }
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3245,22 +3035,12 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
         for (i_ = 0; i_ < n_event_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_list[i_]))) goto nomem;
     }
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cl_int)(int32_t)v_;
-    }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
-        ret_ = (cl_int)call_.deferred_error;
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CL_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3283,7 +3063,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     cl_int ret_ = {0};
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBuffer))
         goto fail;
@@ -3306,10 +3086,20 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (blocking_write == CL_FALSE) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3318,17 +3108,14 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3361,7 +3148,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBufferRect))
         goto fail;
@@ -3398,10 +3185,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (blocking_write == CL_FALSE) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3410,17 +3207,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3455,7 +3249,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
     if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteImage))
         goto fail;
@@ -3486,10 +3280,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (blocking_write == CL_FALSE) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3498,17 +3302,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3549,8 +3350,10 @@ APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3588,8 +3391,10 @@ APIGEN_EXPORT cl_int clFlush(cl_command_queue command_queue)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3646,8 +3451,10 @@ APIGEN_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_co
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3708,8 +3515,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetContextInfo(cl_context context, cl_context_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3762,8 +3571,10 @@ APIGEN_EXPORT cl_int clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *devi
     }
     if (device_timestamp != NULL && !apigen_get_into(&call_.rd, device_timestamp, n_device_timestamp, NULL)) goto bad; /* device_timestamp */
     if (host_timestamp != NULL && !apigen_get_into(&call_.rd, host_timestamp, n_host_timestamp, NULL)) goto bad; /* host_timestamp */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3826,8 +3637,10 @@ APIGEN_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type devi
         }
     }
     if (num_devices != NULL && !apigen_get_into(&call_.rd, num_devices, n_num_devices, NULL)) goto bad; /* num_devices */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3887,8 +3700,10 @@ APIGEN_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_n
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3948,8 +3763,10 @@ APIGEN_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, si
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4004,8 +3821,10 @@ APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info p
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4089,8 +3908,10 @@ APIGEN_EXPORT cl_int clGetHostTimer(cl_device_id device, cl_ulong *host_timestam
         ret_ = (cl_int)(int32_t)v_;
     }
     if (host_timestamp != NULL && !apigen_get_into(&call_.rd, host_timestamp, n_host_timestamp, NULL)) goto bad; /* host_timestamp */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4150,8 +3971,10 @@ APIGEN_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4207,8 +4030,10 @@ APIGEN_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_k
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4268,8 +4093,10 @@ APIGEN_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4331,8 +4158,10 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id devi
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4394,8 +4223,10 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_i
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4451,8 +4282,10 @@ APIGEN_EXPORT cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id dev
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4512,8 +4345,10 @@ APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, s
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4568,8 +4403,10 @@ APIGEN_EXPORT cl_int clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t 
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4630,8 +4467,10 @@ APIGEN_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platf
         }
     }
     if (num_platforms != NULL && !apigen_get_into(&call_.rd, num_platforms, n_num_platforms, NULL)) goto bad; /* num_platforms */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4687,8 +4526,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_pl
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4744,8 +4585,10 @@ APIGEN_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id devi
     }
     if (param_value != NULL && !apigen_get_into(&call_.rd, param_value, n_param_value, NULL)) goto bad; /* param_value */
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4806,8 +4649,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetProgramInfo(cl_program program, cl_program_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4867,8 +4712,10 @@ APIGEN_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_
             APIGEN_IDS2H(param_value, got_);
     }
     if (param_value_size_ret != NULL && !apigen_get_into(&call_.rd, param_value_size_ret, n_param_value_size_ret, NULL)) goto bad; /* param_value_size_ret */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4924,8 +4771,10 @@ APIGEN_EXPORT cl_int clGetSupportedImageFormats(cl_context context, cl_mem_flags
     }
     if (image_formats != NULL && !apigen_get_into(&call_.rd, image_formats, n_image_formats, NULL)) goto bad; /* image_formats */
     if (num_image_formats != NULL && !apigen_get_into(&call_.rd, num_image_formats, n_num_image_formats, NULL)) goto bad; /* num_image_formats */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5041,8 +4890,10 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5082,8 +4933,10 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5123,8 +4976,10 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5164,8 +5019,10 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5205,8 +5062,10 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5246,8 +5105,10 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5287,8 +5148,10 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5328,8 +5191,10 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5369,8 +5234,10 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5410,8 +5277,10 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5451,8 +5320,10 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5492,8 +5363,10 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5533,8 +5406,10 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5574,8 +5449,10 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5615,8 +5492,10 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5656,8 +5535,10 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5697,8 +5578,10 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5738,8 +5621,10 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5795,8 +5680,10 @@ APIGEN_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, c
         ret_ = (cl_int)(int32_t)v_;
     }
     if (old_properties != NULL && !apigen_get_into(&call_.rd, old_properties, n_old_properties, NULL)) goto bad; /* old_properties */
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5838,8 +5725,10 @@ APIGEN_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*p
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5879,8 +5768,10 @@ APIGEN_EXPORT cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_devic
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5920,8 +5811,10 @@ APIGEN_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_call
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5967,8 +5860,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6009,8 +5904,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_ui
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6056,8 +5953,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6096,8 +5995,10 @@ APIGEN_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6136,8 +6037,10 @@ APIGEN_EXPORT cl_int clSetProgramReleaseCallback(cl_program program, void (*pfn_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6182,8 +6085,10 @@ APIGEN_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6222,8 +6127,10 @@ APIGEN_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_statu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6260,8 +6167,10 @@ APIGEN_EXPORT cl_int clUnloadCompiler(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6296,8 +6205,10 @@ APIGEN_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6346,8 +6257,10 @@ APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_l
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (call_.has_deferred && ret_ == CL_SUCCESS)
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:

@@ -44,7 +44,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define OPENCL_FINGERPRINT UINT64_C(0x7194d63692bfcfe4)
+#define OPENCL_FINGERPRINT UINT64_C(0x28a3befbefb40778)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -108,14 +108,57 @@ cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue q, 
     return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
 }
 
+/* Non-blocking writes are async calls (the spec's async_if): their bytes
+ * live in the request, whose memory the next call reuses, so the command
+ * gets a copy of them that its completion frees, and the server thread goes
+ * on at once (a write waiting on a user event must not hold up the calls
+ * behind it). NULL: run it blocking (no memory, or nothing to copy). */
+static void CL_CALLBACK free_copy(cl_event ev, cl_int status, void *copy)
+{
+    (void)ev;
+    (void)status;
+    free(copy);
+}
+
+static void *write_copy(const void *ptr, size_t n)
+{
+    void *c = ptr && n ? malloc(n) : NULL;
+    if (c)
+        memcpy(c, ptr, n);
+    return c;
+}
+
+/* After the non-blocking enqueue of a command reading `copy`: copy is freed
+ * when the command completes; *event gets the event if the caller asked. */
+static cl_int copy_owned(cl_int err, void *copy, cl_event own, cl_event *event)
+{
+    if (err != CL_SUCCESS) {
+        free(copy);
+        return err;
+    }
+    if (clSetEventCallback(own, CL_COMPLETE, free_copy, copy) != CL_SUCCESS) {
+        clWaitForEvents(1, &own);
+        free(copy);
+    }
+    if (event)
+        *event = own;
+    else
+        clReleaseEvent(own);
+    return err;
+}
+
 cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
                                         cl_bool blocking_write, size_t offset, size_t size,
                                         const void *ptr, cl_uint nwait, const cl_event *wait,
                                         cl_event *event)
 {
     (void)cx;
-    (void)blocking_write;
-    return clEnqueueWriteBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    void *copy = blocking_write ? NULL : write_copy(ptr, size);
+    if (!copy)
+        return clEnqueueWriteBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    cl_event own = NULL;
+    cl_int err = clEnqueueWriteBuffer(q, buffer, CL_FALSE, offset, size, copy, nwait, wait, &own);
+    return copy_owned(err, copy, own, event);
 }
 
 cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
@@ -143,10 +186,23 @@ cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queu
                                             cl_event *event)
 {
     (void)cx;
-    (void)blocking;
-    return clEnqueueWriteBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
-                                    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                    host_slice_pitch, ptr, nwait, wait, event);
+    void *copy = NULL;
+    /* the guest wrapper sends the rectangle from host_origin 0 with explicit
+     * pitches: the spec's byte count */
+    if (!blocking && region && region[0] && region[1] && region[2] &&
+        (!host_origin || (!host_origin[0] && !host_origin[1] && !host_origin[2])) &&
+        host_row_pitch && host_slice_pitch)
+        copy = write_copy(ptr, (region[2] - 1) * host_slice_pitch +
+                                   (region[1] - 1) * host_row_pitch + region[0]);
+    if (!copy)
+        return clEnqueueWriteBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
+                                        buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                        host_slice_pitch, ptr, nwait, wait, event);
+    cl_event own = NULL;
+    cl_int err = clEnqueueWriteBufferRect(q, buffer, CL_FALSE, buffer_origin, host_origin, region,
+                                          buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                          host_slice_pitch, copy, nwait, wait, &own);
+    return copy_owned(err, copy, own, event);
 }
 
 /* CL_CONTEXT_PROPERTIES: the platform in the list is the implementation's;
@@ -237,9 +293,16 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
                                        cl_event *event)
 {
     (void)cx;
-    (void)blocking;
-    return clEnqueueWriteImage(q, image, CL_TRUE, origin, region, row_pitch,
-                               image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    void *copy = NULL;
+    if (!blocking && region) /* the spec's byte count */
+        copy = write_copy(ptr, slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1));
+    if (!copy)
+        return clEnqueueWriteImage(q, image, CL_TRUE, origin, region, row_pitch,
+                                   image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    cl_event own = NULL;
+    cl_int err = clEnqueueWriteImage(q, image, CL_FALSE, origin, region, row_pitch,
+                                     image_slice_pitch(image, slice_pitch), copy, nwait, wait, &own);
+    return copy_owned(err, copy, own, event);
 }
 
 /* CL_PROGRAM_BINARIES with a buffer: the guest sent one flat buffer of the

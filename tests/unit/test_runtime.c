@@ -195,6 +195,7 @@ static res call2(const apigen_api *api, uint32_t id, int nargs, uint64_t a, uint
     if (r.st == APIGEN_OK) {
         r.has_deferred = c.has_deferred;
         r.deferred = c.deferred_error;
+        c.has_deferred = false; /* reported (not cleared: the next call reports it) */
         if (!apigen_get_u32(&c.rd, &r.ret) || (want_out && !apigen_get_u64(&c.rd, &r.out)) ||
             !apigen_rd_done(&c.rd)) {
             apigen_call_bad_reply(&c);
@@ -220,6 +221,7 @@ static res echo(const apigen_api *api, uint32_t x, const char *s, bool check_rep
         const char *s2;
         r.has_deferred = c.has_deferred;
         r.deferred = c.deferred_error;
+        c.has_deferred = false; /* reported (not cleared: the next call reports it) */
         CHECK(apigen_get_u32(&c.rd, &r.ret) && apigen_get_u32(&c.rd, &x2) &&
               apigen_get_str(&c.rd, &s2, 1u << 20) && apigen_rd_done(&c.rd));
         if (check_reply) {
@@ -288,6 +290,20 @@ static void *basic_thread(void *arg)
     CHECK(r.st == APIGEN_UNSUPPORTED);
     r = echo(&tapi, 4, "w", true);
     CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 5);
+    /* a deferred error the sync call that got it did not report (it did not
+     * clear has_deferred) comes with the thread's next sync call */
+    CHECK(fail_async(6) == APIGEN_OK);
+    {
+        apigen_call c;
+        CHECK(apigen_call_begin(&tapi, &c, C_ECHO));
+        CHECK(apigen_put_u32(c.wr, 5) && apigen_put_str(c.wr, "v"));
+        CHECK(apigen_call_sync(&c) == APIGEN_OK && c.has_deferred && c.deferred_error == 6);
+        apigen_call_end(&c);
+    }
+    r = echo(&tapi, 6, "u", true);
+    CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 6);
+    r = echo(&tapi, 7, "t", true);
+    CHECK(r.st == APIGEN_OK && !r.has_deferred);
 
     /* handles */
     r = call2(&tapi, C_CREATE, 1, 40 + k, 0, true);

@@ -39,8 +39,10 @@ APIGEN_EXPORT devStatus devAlloc(void **ptr, size_t bytes)
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == DEV_OK)
+    if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -93,8 +95,10 @@ APIGEN_EXPORT devStatus devAllocN(uint32_t n, void **ptrs, size_t each)
             ptrs[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == DEV_OK)
+    if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -154,8 +158,10 @@ APIGEN_EXPORT devStatus devCopy(void *dst, const void *src, size_t bytes, devKin
     if (kind == DEV_D2H) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == DEV_OK)
+    if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -224,8 +230,10 @@ APIGEN_EXPORT devStatus devFree(void *ptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
-    if (call_.has_deferred && ret_ == DEV_OK)
+    if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -275,8 +283,10 @@ APIGEN_EXPORT devStatus devGather(const void **srcs, uint32_t n, void *dst)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
-    if (call_.has_deferred && ret_ == DEV_OK)
+    if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:

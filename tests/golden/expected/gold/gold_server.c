@@ -318,6 +318,37 @@ static void h_goldEnqueue(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldEnqueueMarked(apigen_call_ctx *cx)
+{
+    goldQueue q = {0};
+    int blocking = {0};
+    goldObj *done = {0};
+    goldStatus ret_;
+    uint64_t v_q;
+    void *r_;
+    uint32_t v_blocking;
+    uint64_t g_done = 0;
+    goldObj o_done = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_q)) { apigen_reject(cx, APIGEN_BAD_ARGS, "q"); return; }
+    if (!apigen_handle_get(cx, &ht_goldQueue, v_q, &r_)) return; /* q */
+    q = (goldQueue)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_blocking)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blocking"); return; }
+    blocking = (int)(int32_t)v_blocking;
+    if (!apigen_get_u64(cx->rd, &g_done)) { apigen_reject(cx, APIGEN_BAD_ARGS, "done"); return; }
+    if (g_done != 0) { /* done: the guest named it */
+        if (!apigen_handle_claim(cx, g_done)) return;
+        done = &o_done;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldEnqueueMarked(q, blocking, done);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == GOLD_OK;
+    if (ok_ && g_done != 0 && !apigen_handle_bind(cx, &ht_goldObj, g_done, (void *)(uintptr_t)o_done, true))
+        return; /* done */
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldFlush(apigen_call_ctx *cx)
 {
     goldQueue q = {0};
@@ -714,7 +745,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[22] = {
+static const char *const call_names_[23] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -724,6 +755,7 @@ static const char *const call_names_[22] = {
     [GOLD_CALL_goldDestroy] = "goldDestroy",
     [GOLD_CALL_goldDevices] = "goldDevices",
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
+    [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
     [GOLD_CALL_goldFlush] = "goldFlush",
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",
@@ -737,7 +769,7 @@ static const char *const call_names_[22] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[22] = {
+static const apigen_handler_fn handlers_[23] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -747,6 +779,7 @@ static const apigen_handler_fn handlers_[22] = {
     [GOLD_CALL_goldDestroy] = h_goldDestroy,
     [GOLD_CALL_goldDevices] = h_goldDevices,
     [GOLD_CALL_goldEnqueue] = h_goldEnqueue,
+    [GOLD_CALL_goldEnqueueMarked] = h_goldEnqueueMarked,
     [GOLD_CALL_goldFlush] = h_goldFlush,
     [GOLD_CALL_goldInOut] = h_goldInOut,
     [GOLD_CALL_goldJoin] = h_goldJoin,

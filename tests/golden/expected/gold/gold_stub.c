@@ -41,8 +41,10 @@ APIGEN_EXPORT goldStatus goldAlloc(uint32_t n, void **ptrs)
             ptrs[i_] = (void *)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -122,8 +124,10 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
     if (dir == GOLD_TO_HOST) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -212,8 +216,10 @@ APIGEN_EXPORT goldStatus goldCreate(goldDev dev, const char *name, goldObj *obj)
             obj[i_] = (goldObj)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -299,8 +305,10 @@ APIGEN_EXPORT goldStatus goldDestroy(goldObj obj)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -358,8 +366,10 @@ APIGEN_EXPORT goldStatus goldDevices(uint32_t num, goldDev *devs, uint32_t *num_
         }
     }
     if (num_ret != NULL && !apigen_get_into(&call_.rd, num_ret, n_num_ret, NULL)) goto bad; /* num_ret */
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -424,8 +434,10 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -442,6 +454,63 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("goldEnqueue(q=%#llx, blocking=%lld, bytes=%llu, src=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)q, (long long)blocking, (unsigned long long)bytes, (unsigned long long)(uintptr_t)src, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *done)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t g_done = 0;
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldEnqueueMarked))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
+    if (!apigen_put_u32(call_.wr, (uint32_t)blocking)) goto nomem; /* blocking */
+    if (done != NULL && (g_done = apigen_guest_id(&call_)) == 0) goto nomem; /* done: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_done)) goto nomem;
+    if (blocking == 0) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (done != NULL)
+            *done = (goldObj)(uintptr_t)g_done; /* done: the server binds it when the call runs */
+        ret_ = GOLD_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (done != NULL && ret_ == GOLD_OK)
+        *done = (goldObj)(uintptr_t)g_done; /* done: the id the server binds */
+    if (call_.has_deferred && ret_ == GOLD_OK) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldEnqueueMarked(q=%#llx, blocking=%lld, done=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)q, (long long)blocking, (unsigned long long)(uintptr_t)done, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -495,8 +564,10 @@ APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
         ret_ = (goldStatus)v_;
     }
     if (values != NULL && !apigen_get_into(&call_.rd, values, n_values, NULL)) goto bad; /* values */
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -549,8 +620,10 @@ APIGEN_EXPORT goldStatus goldJoin(goldObj dst, const goldObj *srcs, uint32_t nsr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -620,8 +693,10 @@ APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -691,8 +766,10 @@ APIGEN_EXPORT goldStatus goldProps(const intptr_t *props, goldObj *obj)
             obj[i_] = (goldObj)(uintptr_t)v_;
         }
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -746,8 +823,10 @@ APIGEN_EXPORT goldStatus goldRead(goldObj obj, size_t count, float *dst, size_t 
     }
     if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     if (got != NULL && !apigen_get_into(&call_.rd, got, n_got, NULL)) goto bad; /* got */
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -788,8 +867,10 @@ APIGEN_EXPORT goldStatus goldReserved(goldObj obj, void *reserved)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -839,8 +920,10 @@ APIGEN_EXPORT goldStatus goldSources(goldObj obj, uint32_t count, const char **s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -889,8 +972,10 @@ APIGEN_EXPORT goldStatus goldStructs(goldPoint p, goldOuter *out, const goldInne
         ret_ = (goldStatus)v_;
     }
     if (out != NULL && !apigen_get_into(&call_.rd, out, n_out, NULL)) goto bad; /* out */
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -938,8 +1023,10 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -984,8 +1071,10 @@ APIGEN_EXPORT goldStatus goldWrite(goldObj obj, size_t bytes, const void *src, i
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
-    if (call_.has_deferred && ret_ == GOLD_OK)
+    if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1031,7 +1120,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[22] = {
+static const char *const call_names_[23] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1041,6 +1130,7 @@ static const char *const call_names_[22] = {
     [GOLD_CALL_goldDestroy] = "goldDestroy",
     [GOLD_CALL_goldDevices] = "goldDevices",
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
+    [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
     [GOLD_CALL_goldFlush] = "goldFlush",
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",

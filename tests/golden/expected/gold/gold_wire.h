@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xa03b35cab3027d9c)
+#define GOLD_FINGERPRINT UINT64_C(0xa10c3265bcb4d388)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -33,19 +33,20 @@ enum {
     GOLD_CALL_goldDestroy = 7,
     GOLD_CALL_goldDevices = 8,
     GOLD_CALL_goldEnqueue = 9,
-    GOLD_CALL_goldFlush = 10,
-    GOLD_CALL_goldInOut = 11,
-    GOLD_CALL_goldJoin = 12,
-    GOLD_CALL_goldLaunch = 13,
-    GOLD_CALL_goldOnEvent = 14,
-    GOLD_CALL_goldProps = 15,
-    GOLD_CALL_goldRead = 16,
-    GOLD_CALL_goldReserved = 17,
-    GOLD_CALL_goldSources = 18,
-    GOLD_CALL_goldStructs = 19,
-    GOLD_CALL_goldValues = 20,
-    GOLD_CALL_goldWrite = 21,
-    GOLD_NCALLS = 22
+    GOLD_CALL_goldEnqueueMarked = 10,
+    GOLD_CALL_goldFlush = 11,
+    GOLD_CALL_goldInOut = 12,
+    GOLD_CALL_goldJoin = 13,
+    GOLD_CALL_goldLaunch = 14,
+    GOLD_CALL_goldOnEvent = 15,
+    GOLD_CALL_goldProps = 16,
+    GOLD_CALL_goldRead = 17,
+    GOLD_CALL_goldReserved = 18,
+    GOLD_CALL_goldSources = 19,
+    GOLD_CALL_goldStructs = 20,
+    GOLD_CALL_goldValues = 21,
+    GOLD_CALL_goldWrite = 22,
+    GOLD_NCALLS = 23
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */
