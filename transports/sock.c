@@ -129,6 +129,13 @@ bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out, char 
         return tp_tcp_connect(&u, url, timeout_ms, out, err, errlen);
     case APIGEN_URL_SHM:
         return tp_shm_connect(&u, url, timeout_ms, out, err, errlen);
+    case APIGEN_URL_UCX:
+#ifdef APIGEN_HAVE_UCX
+        return tp_ucx_connect(&u, url, timeout_ms, out, err, errlen);
+#else
+        tp_err(err, errlen, "cannot connect to %s: this build has no UCX support (needs libucx-dev)", url);
+        return false;
+#endif
     }
     tp_err(err, errlen, "unknown transport");
     return false;
@@ -147,6 +154,13 @@ bool apigen_tp_listen(const char *url, apigen_listener **out, char *err, size_t 
         return tp_tcp_listen(&u, url, out, err, errlen);
     case APIGEN_URL_SHM:
         return tp_shm_listen(&u, url, out, err, errlen);
+    case APIGEN_URL_UCX:
+#ifdef APIGEN_HAVE_UCX
+        return tp_ucx_listen(&u, url, out, err, errlen);
+#else
+        tp_err(err, errlen, "cannot listen on %s: this build has no UCX support (needs libucx-dev)", url);
+        return false;
+#endif
     }
     tp_err(err, errlen, "unknown transport");
     return false;
@@ -184,6 +198,10 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
     }
     if (c->shm)
         return tp_shm_send(c, iov, iovcnt, timeout_ms, err, errlen);
+#ifdef APIGEN_HAVE_UCX
+    if (c->ucx)
+        return tp_ucx_send(c, iov, iovcnt, timeout_ms, err, errlen);
+#endif
     int n = 0;
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len)
@@ -238,6 +256,10 @@ apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout
 {
     if (c->shm)
         return tp_shm_recv(c, buf, n, timeout_ms, err, errlen);
+#ifdef APIGEN_HAVE_UCX
+    if (c->ucx)
+        return tp_ucx_recv(c, buf, n, timeout_ms, err, errlen);
+#endif
     size_t got = 0;
     int64_t deadline = tp_deadline(timeout_ms);
     while (got < n) {
@@ -275,6 +297,10 @@ void apigen_tp_shutdown(apigen_conn *c)
 {
     if (c && c->shm)
         tp_shm_shutdown(c);
+#ifdef APIGEN_HAVE_UCX
+    else if (c && c->ucx)
+        tp_ucx_shutdown(c);
+#endif
     else if (c && c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
 }
@@ -285,6 +311,10 @@ void apigen_tp_close(apigen_conn *c)
         return;
     if (c->shm)
         tp_shm_close(c);
+#ifdef APIGEN_HAVE_UCX
+    if (c->ucx)
+        tp_ucx_close(c);
+#endif
     if (c->fd >= 0)
         close(c->fd);
     free(c);
@@ -341,6 +371,10 @@ bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t e
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     *out = NULL;
+#ifdef APIGEN_HAVE_UCX
+    if (l->ucx)
+        return tp_ucx_accept(l, out, err, errlen);
+#endif
     int fd;
     do
         fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
@@ -375,6 +409,10 @@ void apigen_tp_listener_close(apigen_listener *l)
 {
     if (!l)
         return;
+#ifdef APIGEN_HAVE_UCX
+    if (l->ucx)
+        tp_ucx_listener_close(l);
+#endif
     if (l->fd >= 0)
         close(l->fd);
     if (l->unlink_path[0])

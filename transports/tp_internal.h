@@ -7,11 +7,14 @@
 #include <sys/socket.h>
 
 struct tp_shm;
+struct tp_ucx;
+struct tp_ucx_listener;
 
 struct apigen_conn {
     int fd;
     char peer[340];
     struct tp_shm *shm; /* shm://: the shared segment (the fd is its setup socket) */
+    struct tp_ucx *ucx; /* ucx://: worker and endpoint (fd is -1) */
 };
 
 struct apigen_listener {
@@ -19,6 +22,7 @@ struct apigen_listener {
     apigen_url_scheme scheme;
     char url[300];
     char unlink_path[108]; /* unix: file to remove on close ("" = none) */
+    struct tp_ucx_listener *ucx; /* ucx://: fd is the read end of its request pipe */
 };
 
 void tp_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -54,5 +58,20 @@ void tp_shm_close(apigen_conn *c);
 int tp_shm_segment_fd(const apigen_conn *c); /* server side: the memfd, else -1 */
 void tp_shm_disown(apigen_conn *c);          /* closing it says nothing to the peer */
 bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen);
+
+/* ucx.c (built when UCX's headers are found: APIGEN_HAVE_UCX) */
+bool tp_ucx_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                    char *err, size_t errlen);
+bool tp_ucx_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                   size_t errlen);
+bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen);
+bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+                 size_t errlen);
+apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                             size_t errlen);
+void tp_ucx_shutdown(apigen_conn *c);
+void tp_ucx_close(apigen_conn *c);
+void tp_ucx_close_x(struct tp_ucx *x);
+void tp_ucx_listener_close(apigen_listener *l);
 
 #endif

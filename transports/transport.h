@@ -5,6 +5,9 @@
  *   tcp://[::1]:port       IPv6 literal
  *   shm://name             same machine: shared-memory rings, set up over an
  *                          abstract unix socket (shm.c; name: [A-Za-z0-9._-])
+ *   ucx://host:port        UCX stream endpoints (ucx.c): RDMA, shared memory or
+ *                          TCP, as UCX finds them; built when UCX's headers are
+ *                          found, libucp loaded at run time (fd of a conn: -1)
  *
  * Errors come back as human strings in a caller buffer (err, errlen); err may
  * be NULL. Timeouts are in milliseconds, -1 = wait forever. Nothing here
@@ -31,13 +34,18 @@ typedef struct apigen_conn apigen_conn;
 typedef struct apigen_listener apigen_listener;
 
 /* ---- URLs ------------------------------------------------------------------ */
-typedef enum apigen_url_scheme { APIGEN_URL_UNIX, APIGEN_URL_TCP, APIGEN_URL_SHM } apigen_url_scheme;
+typedef enum apigen_url_scheme {
+    APIGEN_URL_UNIX,
+    APIGEN_URL_TCP,
+    APIGEN_URL_SHM,
+    APIGEN_URL_UCX,
+} apigen_url_scheme;
 
 typedef struct apigen_url {
     apigen_url_scheme scheme;
     char path[108];  /* unix: absolute socket path (fits sun_path); shm: the name */
-    char host[256];  /* tcp: host name or address, without [] */
-    char port[8];    /* tcp: decimal port, "0" = any (listen only) */
+    char host[256];  /* tcp, ucx: host name or address, without [] */
+    char port[8];    /* tcp, ucx: decimal port, "0" = any (listen only) */
 } apigen_url;
 
 APIGEN_TP_CHECK bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen);

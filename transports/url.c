@@ -1,4 +1,5 @@
-/* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port, shm://name. */
+/* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port, shm://name,
+ * ucx://host:port (ucx://[v6]:port). */
 #define _GNU_SOURCE
 #include "tp_internal.h"
 
@@ -39,12 +40,13 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
         memcpy(out->path, p, n + 1);
         return true;
     }
-    if (strncmp(url, "tcp://", 6) == 0) {
+    if (strncmp(url, "tcp://", 6) == 0 || strncmp(url, "ucx://", 6) == 0) {
+        const char *sch = url[0] == 't' ? "tcp" : "ucx";
         const char *p = url + 6, *colon, *hend;
         if (*p == '[') {
             hend = strchr(p, ']');
             if (!hend || hend[1] != ':') {
-                tp_err(err, errlen, "'%s': expected tcp://[address]:port", url);
+                tp_err(err, errlen, "'%s': expected %s://[address]:port", url, sch);
                 return false;
             }
             p++;
@@ -52,12 +54,12 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
         } else {
             colon = strrchr(p, ':');
             if (!colon) {
-                tp_err(err, errlen, "'%s': missing port (expected tcp://host:port)", url);
+                tp_err(err, errlen, "'%s': missing port (expected %s://host:port)", url, sch);
                 return false;
             }
             hend = colon;
             if (memchr(p, ':', (size_t)(hend - p))) {
-                tp_err(err, errlen, "'%s': IPv6 addresses need brackets: tcp://[addr]:port", url);
+                tp_err(err, errlen, "'%s': IPv6 addresses need brackets: %s://[addr]:port", url, sch);
                 return false;
             }
         }
@@ -84,11 +86,11 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
             tp_err(err, errlen, "'%s': port out of range", url);
             return false;
         }
-        out->scheme = APIGEN_URL_TCP;
+        out->scheme = sch[0] == 't' ? APIGEN_URL_TCP : APIGEN_URL_UCX;
         memcpy(out->host, p, hlen);
         snprintf(out->port, sizeof out->port, "%lu", v);
         return true;
     }
-    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port or shm://name)", url);
+    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port, shm://name or ucx://host:port)", url);
     return false;
 }

@@ -11,6 +11,10 @@
 #   unix         demo natively vs forwarded over a unix socket: same stdout, same exit status
 #   tcp          the same over TCP on a free loopback port
 #   shm          the same over shm:// (a third argument "shm" runs the unix-socket modes over shm)
+#   ucx          the same over ucx:// on a loopback port, server under --isolation thread (a
+#                third argument "ucx" runs the unix-socket modes over ucx; 77 without UCX)
+#   ucx_process  a ucx:// client of a server under --isolation process: refused with
+#                EXA_ERROR_CONNECTION_LOST, and the server's log names --isolation thread
 #   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
 #   async_errors an async call's argument error: native at once, forwarded at the next sync call
 #   two_clients  two forwarded demos at once on one server: each transcript as native
@@ -138,7 +142,7 @@ wait_ready() { # url
         tcp://*)
             local hp=${url#tcp://}
             if (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null; then return 0; fi ;;
-        shm://*)
+        shm://*|ucx://*)
             grep -q "listening on $url " "$SERVER_LOG" && return 0 ;;
         esac
         sleep 0.1
@@ -149,8 +153,30 @@ wait_ready() { # url
 start_unix_server() {
     URL="unix://$TMP/exa.sock"
     [ "$TRANSPORT" = shm ] && URL="shm://apigen-exa-e2e-$$"
+    if [ "$TRANSPORT" = ucx ]; then start_ucx_server; return; fi
     start_server "$URL"
     wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
+}
+
+# ucx:// on a free loopback port; a UCX endpoint cannot be handed to a session
+# process, so the server runs sessions as threads (unless SERVER_ARGS says).
+start_ucx_server() {
+    local try port
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port_in_use "$port" && continue
+        URL="ucx://127.0.0.1:$port"
+        SERVER_ARGS=${SERVER_ARGS:---isolation thread} start_server "$URL"
+        if wait_ready "$URL"; then return 0; fi
+        if grep -q "no UCX support\|UCX is not available\|UCX cannot initialize" "$SERVER_LOG"; then
+            show "$SERVER_LOG" "server log"
+            echo "SKIP: no usable UCX here"
+            exit 77
+        fi
+        kill -KILL "$SERVER_PID" 2>/dev/null
+    done
+    show "$SERVER_LOG" "server log"
+    die "could not start a server on a free ucx:// port"
 }
 
 port_in_use() {
@@ -211,6 +237,21 @@ tcp)
 shm)
     TRANSPORT=shm
     differential start_unix_server
+    ;;
+ucx)
+    TRANSPORT=ucx
+    differential start_unix_server
+    ;;
+ucx_process)
+    need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
+    TRANSPORT=ucx SERVER_ARGS="--isolation process" start_unix_server
+    run_remote remote "$URL" "$DEMO"
+    grep -q "EXA_ERROR_CONNECTION_LOST" "$TMP/remote.out" "$TMP/remote.err" ||
+        fail "a ucx:// client of a process-isolated server did not get EXA_ERROR_CONNECTION_LOST"
+    grep -q -- "--isolation thread" "$SERVER_LOG" || fail "the server's log does not name --isolation thread"
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died"
+    [ $FAILED = 0 ] || { show "$SERVER_LOG" "server log"; show "$TMP/remote.err" "client stderr"; }
+    [ $FAILED = 0 ] && echo "ucx_process: refused with a message naming --isolation thread"
     ;;
 bulk)
     BULK=$BUILD/examples/exa/exa_bulk

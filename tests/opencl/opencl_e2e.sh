@@ -2,7 +2,7 @@
 # OpenCL forwarded end to end on the system's OpenCL (PoCL in CI).
 #   opencl_e2e.sh MODE BUILD_DIR [ARG]
 # MODE:
-#   diff PROGRAM unix|tcp|shm run examples/opencl PROGRAM natively and through the
+#   diff PROGRAM unix|tcp|shm|ucx run examples/opencl PROGRAM natively and through the
 #                           stub (server over unix or tcp); outputs must be identical
 #   clinfo                  clinfo natively and through the stub, line by line; only
 #                           the ICD loader lines (they name the library) may differ
@@ -39,9 +39,12 @@ export POCL_CACHE_DIR=$TMP/pocl-cache
 # program abort in ASan's own unmap.
 pin_pocl_memory() { export POCL_MEMORY_LIMIT=${POCL_MEMORY_LIMIT:-4}; }
 
-start_server() { # unix|tcp|shm -> sets URL
-    local url
-    if [ "$1" = tcp ]; then
+start_server() { # unix|tcp|shm|ucx -> sets URL
+    local url args=
+    if [ "$1" = ucx ]; then # a UCX endpoint cannot be handed to a session process
+        url=ucx://127.0.0.1:$((20000 + ($$ * 7 + RANDOM) % 30000))
+        args="--isolation thread"
+    elif [ "$1" = tcp ]; then
         local port=$((20000 + ($$ * 7 + RANDOM) % 30000))
         url=tcp://127.0.0.1:$port
     elif [ "$1" = shm ]; then
@@ -49,7 +52,8 @@ start_server() { # unix|tcp|shm -> sets URL
     else
         url=unix://$TMP/ocl.sock
     fi
-    env -u LD_LIBRARY_PATH "$SERVER" --listen "$url" >"$TMP/server.log" 2>&1 &
+    # shellcheck disable=SC2086 # args: options split on spaces
+    env -u LD_LIBRARY_PATH "$SERVER" --listen "$url" $args >"$TMP/server.log" 2>&1 &
     SPID=$!
     for _ in $(seq 100); do
         grep -q listening "$TMP/server.log" && break

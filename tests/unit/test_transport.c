@@ -1,13 +1,18 @@
 /* Transports over loopback: unix, tcp (v4, v6 when available) and shm; a peer
- * that dies in the middle of a transfer never leaves the other side hanging. */
+ * that dies in the middle of a transfer never leaves the other side hanging.
+ * `unit_transport ucx` runs the same over ucx:// (with UCX_TLS as set: CTest
+ * runs it with tcp and with shared memory); exit 77 when UCX cannot start here.
+ * UCX does not survive fork, so its peers are this program exec'ed again. */
 #define _GNU_SOURCE
 #include "transport.h"
 #include "check.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,6 +23,29 @@
 
 static char err[512];
 
+struct conn_arg { const char *url; apigen_conn *c; char err[256]; atomic_bool done; };
+
+static void *connect_main(void *arg)
+{
+    struct conn_arg *a = arg;
+    if (!apigen_tp_connect(a->url, 2000, &a->c, a->err, sizeof a->err))
+        a->c = NULL;
+    atomic_store(&a->done, true);
+    return NULL;
+}
+
+/* accepts, letting the server side's transport progress (as its reader
+ * would) until the client's connect returned */
+static void accept_for(apigen_listener *l, struct conn_arg *a, pthread_t t, apigen_conn **s)
+{
+    CHECK(apigen_tp_accept(l, s, err, sizeof err));
+    char b;
+    while (*s && !atomic_load(&a->done))
+        CHECK(apigen_tp_recv(*s, &b, 1, 5, err, sizeof err) == APIGEN_TP_TIMEOUT);
+    pthread_join(t, NULL);
+}
+
+/* connect in a thread: a ucx:// connect returns once the server accepted */
 static void pair(const char *url, apigen_listener **l, apigen_conn **c, apigen_conn **s)
 {
     *l = NULL;
@@ -27,8 +55,14 @@ static void pair(const char *url, apigen_listener **l, apigen_conn **c, apigen_c
         fprintf(stderr, "listen %s: %s\n", url, err);
         return;
     }
-    CHECK(apigen_tp_connect(apigen_tp_listener_url(*l), 2000, c, err, sizeof err));
-    CHECK(apigen_tp_accept(*l, s, err, sizeof err));
+    struct conn_arg a = {apigen_tp_listener_url(*l), NULL, "", false};
+    pthread_t t;
+    pthread_create(&t, NULL, connect_main, &a);
+    accept_for(*l, &a, t, s);
+    *c = a.c;
+    CHECK(*c != NULL);
+    if (!*c)
+        fprintf(stderr, "connect %s: %s\n", url, a.err);
 }
 
 struct big { apigen_conn *c; uint8_t *buf; size_t n; bool ok; };
@@ -39,6 +73,12 @@ static void *send_big(void *arg)
     struct iovec v[3] = {{b->buf, 1}, {b->buf + 1, b->n / 2}, {b->buf + 1 + b->n / 2, b->n - 1 - b->n / 2}};
     char e[256];
     b->ok = apigen_tp_send(b->c, v, 3, -1, e, sizeof e);
+    return NULL;
+}
+
+static void *close_main(void *arg)
+{
+    apigen_tp_close(arg);
     return NULL;
 }
 
@@ -92,13 +132,15 @@ static void exercise(const char *url)
     CHECK(apigen_tp_recv(s, buf, 1, 20, err, sizeof err) == APIGEN_TP_TIMEOUT);
     CHECK_CONTAINS(err, "within 20 ms");
 
-    /* peer closes mid-message -> error; cleanly -> EOF */
+    /* peer closes mid-message -> error; cleanly -> EOF (closed in a thread:
+     * a ucx:// close flushes, which needs the reader to progress) */
     CHECK(apigen_tp_send_buf(c, "abc", 3, -1, err, sizeof err));
-    apigen_tp_close(c);
+    pthread_create(&t, NULL, close_main, c);
     CHECK(apigen_tp_recv(s, buf, 8, 1000, err, sizeof err) == APIGEN_TP_ERROR);
     CHECK_CONTAINS(err, "in the middle of a message (3 of 8 bytes)");
     CHECK(apigen_tp_recv(s, buf, 8, -1, err, sizeof err) == APIGEN_TP_EOF);
     CHECK_CONTAINS(err, "closed the connection");
+    pthread_join(t, NULL);
 
     /* sending to a closed peer fails (and does not raise SIGPIPE) */
     bool sent = true;
@@ -108,12 +150,15 @@ static void exercise(const char *url)
 
     /* shutdown wakes a blocked reader */
     apigen_conn *c2, *s2;
-    CHECK(apigen_tp_connect(apigen_tp_listener_url(l), 2000, &c2, err, sizeof err));
-    CHECK(apigen_tp_accept(l, &s2, err, sizeof err));
+    struct conn_arg a2 = {apigen_tp_listener_url(l), NULL, "", false};
+    pthread_t t2;
+    pthread_create(&t2, NULL, connect_main, &a2);
+    accept_for(l, &a2, t2, &s2);
+    c2 = a2.c;
     apigen_tp_shutdown(s2);
     CHECK(apigen_tp_recv(s2, buf, 1, -1, err, sizeof err) == APIGEN_TP_EOF);
-    apigen_tp_close(c2);
     apigen_tp_close(s2);
+    apigen_tp_close(c2);
 
     apigen_tp_close(s);
     apigen_tp_listener_close(l);
@@ -221,8 +266,43 @@ static double secs_since(struct timespec t0)
 /* A peer process killed in the middle of a transfer: the reader gets an
  * error (not a hang, not a crash) within seconds; and a writer blocked on a
  * full pipe whose reader dies fails too. */
+static const char *g_self; /* argv[0]: ucx peers are exec'ed, not forked */
+
+static pid_t spawn_peer(const char *what, const char *url)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(g_self, g_self, what, url, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The peers of test_peer_dies: "peer-send URL" streams until killed;
+ * "peer-quit URL" sends a byte and exits without reading or closing. */
+static int run_peer(const char *what, const char *lurl)
+{
+    size_t chunk = 1u << 20;
+    uint8_t *buf = calloc(1, chunk);
+    apigen_conn *c;
+    char e[256];
+    if (!apigen_tp_connect(lurl, 2000, &c, e, sizeof e))
+        _exit(1);
+    if (strcmp(what, "peer-send") == 0)
+        for (;;)
+            if (!apigen_tp_send_buf(c, buf, chunk, -1, e, sizeof e))
+                _exit(2);
+    if (!apigen_tp_send_buf(c, "x", 1, 2000, e, sizeof e))
+        _exit(1);
+    /* ucx: the byte leaves while the worker progresses; wait as a reader would */
+    if (apigen_tp_recv(c, buf, 1, 300, e, sizeof e) == APIGEN_TP_OK)
+        _exit(3);
+    _exit(0); /* without reading or closing: as if it crashed */
+}
+
 static void test_peer_dies(const char *url)
 {
+    bool exec_peers = strncmp(url, "ucx://", 6) == 0;
     apigen_listener *l;
     CHECK(apigen_tp_listen(url, &l, err, sizeof err));
     if (!l)
@@ -232,7 +312,7 @@ static void test_peer_dies(const char *url)
     uint8_t *buf = calloc(1, chunk);
 
     /* 1: the sender is killed while it streams */
-    pid_t pid = fork();
+    pid_t pid = exec_peers ? spawn_peer("peer-send", lurl) : fork();
     if (pid == 0) {
         apigen_conn *c;
         char e[256];
@@ -261,7 +341,7 @@ static void test_peer_dies(const char *url)
     apigen_tp_close(s);
 
     /* 2: the reader dies while the writer is blocked on a full ring/socket */
-    pid = fork();
+    pid = exec_peers ? spawn_peer("peer-quit", lurl) : fork();
     if (pid == 0) {
         apigen_conn *c;
         char e[256];
@@ -307,9 +387,69 @@ static void test_shm_specific(void)
     apigen_tp_listener_close(l);
 }
 
-int main(void)
+/* ucx://: as the others; exit 77 when UCX cannot listen here (a sandbox
+ * without the interfaces it wants). */
+static int test_ucx(void)
+{
+    apigen_url u;
+    CHECK(apigen_url_parse("ucx://10.0.0.1:13337", &u, err, sizeof err) && u.scheme == APIGEN_URL_UCX);
+    CHECK_STR(u.host, "10.0.0.1");
+    CHECK_STR(u.port, "13337");
+    CHECK(apigen_url_parse("ucx://[::1]:0", &u, err, sizeof err) && u.scheme == APIGEN_URL_UCX);
+    CHECK(!apigen_url_parse("ucx://host", &u, err, sizeof err));
+    CHECK_CONTAINS(err, "missing port (expected ucx://host:port)");
+    apigen_listener *l;
+    if (!apigen_tp_listen("ucx://127.0.0.1:0", &l, err, sizeof err)) {
+        fprintf(stderr, "SKIP: ucx:// cannot listen here (UCX_TLS=%s): %s\n",
+                getenv("UCX_TLS") ? getenv("UCX_TLS") : "(unset)", err);
+        return 77;
+    }
+    /* and a connection can be set up (UCX may find no usable transport) */
+    struct conn_arg a = {apigen_tp_listener_url(l), NULL, "", false};
+    pthread_t t;
+    pthread_create(&t, NULL, connect_main, &a);
+    struct pollfd pf = {apigen_tp_listener_fd(l), POLLIN, 0};
+    apigen_conn *s = NULL;
+    if (poll(&pf, 1, 3000) == 1)
+        accept_for(l, &a, t, &s);
+    else
+        pthread_join(t, NULL);
+    bool up = s && a.c;
+    apigen_tp_close(a.c);
+    apigen_tp_close(s);
+    apigen_tp_listener_close(l);
+    if (!up) {
+        fprintf(stderr, "SKIP: ucx:// cannot connect here (UCX_TLS=%s): %s\n",
+                getenv("UCX_TLS") ? getenv("UCX_TLS") : "(unset)", a.err);
+        return 77;
+    }
+    exercise("ucx://127.0.0.1:0");
+    test_peer_dies("ucx://127.0.0.1:0");
+    /* nobody listens: the first receive reports it instead of waiting */
+    CHECK(apigen_tp_listen("ucx://127.0.0.1:0", &l, err, sizeof err));
+    char url[128];
+    snprintf(url, sizeof url, "%s", apigen_tp_listener_url(l));
+    apigen_tp_listener_close(l);
+    apigen_conn *c = NULL;
+    char b;
+    if (apigen_tp_connect(url, 500, &c, err, sizeof err)) {
+        CHECK(!apigen_tp_send_buf(c, "x", 1, 2000, err, sizeof err) ||
+              apigen_tp_recv(c, &b, 1, 2000, err, sizeof err) != APIGEN_TP_OK);
+        CHECK(!strstr(err, "within 2000 ms"));
+        fprintf(stderr, "ucx: connect to a closed port -> %s\n", err);
+        apigen_tp_close(c);
+    }
+    CHECK_DONE();
+}
+
+int main(int argc, char **argv)
 {
     char url[128];
+    g_self = argv[0];
+    if (argc == 3 && strncmp(argv[1], "peer-", 5) == 0)
+        return run_peer(argv[1], argv[2]);
+    if (argc == 2 && strcmp(argv[1], "ucx") == 0)
+        return test_ucx();
     snprintf(url, sizeof url, "unix:///tmp/apigen-unit-tp-%d.sock", (int)getpid());
     test_urls();
     exercise(url);
