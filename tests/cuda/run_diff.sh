@@ -16,7 +16,7 @@ LD_LIBRARY_PATH="$realdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$pr
 nrc=$?
 case "$transport" in
 unix) url="unix://$tmp/s.sock" ;;
-tcp) port=$(( 20000 + ($$ % 20000) )); url="tcp://127.0.0.1:$port" ;;
+tcp) url="tcp://127.0.0.1:0" ;; # the kernel picks a free port; the server names it
 shm) url="shm://apigen-cudart-$$" ;;
 *) echo "unknown transport $transport"; exit 2 ;;
 esac
@@ -30,6 +30,7 @@ while [ $i -lt 100 ]; do
     grep -q "listening" "$tmp/server.log" 2>/dev/null && break
     sleep 0.05; i=$((i + 1))
 done
+[ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
 APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
 frc=$?
 if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then

@@ -45,8 +45,7 @@ start_server() { # unix|tcp|shm|ucx -> sets URL
         url=ucx://127.0.0.1:$((20000 + ($$ * 7 + RANDOM) % 30000))
         args="--isolation thread"
     elif [ "$1" = tcp ]; then
-        local port=$((20000 + ($$ * 7 + RANDOM) % 30000))
-        url=tcp://127.0.0.1:$port
+        url=tcp://127.0.0.1:0 # the kernel picks a free port; the server names it
     elif [ "$1" = shm ]; then
         url=shm://apigen-ocl-$$
     else
@@ -60,6 +59,8 @@ start_server() { # unix|tcp|shm|ucx -> sets URL
         sleep 0.05
     done
     URL=$url
+    [ "$1" = tcp ] && URL=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$TMP/server.log" | head -1)
+    return 0
 }
 
 fwd() { APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB APIGEN_TIMEOUT_MS=60000 "$@"; }
