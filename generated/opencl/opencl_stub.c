@@ -684,7 +684,8 @@ APIGEN_EXPORT cl_mem clCreateFromGLTexture3D(cl_context context, cl_mem_flags fl
     }
 }
 
-APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateImage: the spec's hand-written guest code exports clCreateImage and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -743,7 +744,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateImage2D: the spec's hand-written guest code exports clCreateImage2D and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage2D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -800,7 +802,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateImage3D: the spec's hand-written guest code exports clCreateImage3D and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage3D(cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -859,7 +862,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateImageWithProperties: the spec's hand-written guest code exports clCreateImageWithProperties and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImageWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

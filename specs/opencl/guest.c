@@ -6,7 +6,8 @@
  *  - wrappers (`wrap: {guest: true}`) that reshape arguments and call the
  *    generated forwarder opencl_fwd_<name>: clCreateProgramWithSource
  *    (strings with lengths), clGetProgramInfo (CL_PROGRAM_BINARIES), the
- *    rectangle and image reads/writes (explicit pitches).
+ *    rectangle and image reads/writes (explicit pitches), image creation
+ *    with host_ptr (filled through a staging buffer).
  *  - custom functions with their own wire format: clCreateProgramWithBinary
  *    (an array of binaries of different lengths) and map/unmap (the mapped
  *    bytes live in guest memory: copied there by the map, sent back by the
@@ -65,6 +66,24 @@ cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool 
                                       const size_t *origin, const size_t *region,
                                       size_t row_pitch, size_t slice_pitch, const void *ptr,
                                       cl_uint nwait, const cl_event *wait, cl_event *event);
+cl_mem opencl_fwd_clCreateImage(cl_context context, cl_mem_flags flags,
+                                const cl_image_format *image_format,
+                                const cl_image_desc *image_desc, void *host_ptr,
+                                cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateImageWithProperties(cl_context context,
+                                              const cl_mem_properties *properties,
+                                              cl_mem_flags flags,
+                                              const cl_image_format *image_format,
+                                              const cl_image_desc *image_desc, void *host_ptr,
+                                              cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateImage2D(cl_context context, cl_mem_flags flags,
+                                  const cl_image_format *image_format, size_t image_width,
+                                  size_t image_height, size_t image_row_pitch, void *host_ptr,
+                                  cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateImage3D(cl_context context, cl_mem_flags flags,
+                                  const cl_image_format *image_format, size_t image_width,
+                                  size_t image_height, size_t image_depth, size_t image_row_pitch,
+                                  size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret);
 
 /* ---- local: extension function addresses --------------------------------------- */
 
@@ -386,6 +405,222 @@ APIGEN_EXPORT cl_int clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bo
         ptr = NULL;
     return opencl_fwd_clEnqueueWriteImage(q, image, blocking, origin, region, row_pitch,
                                           slice_pitch, ptr, nwait, wait, event);
+}
+
+/* Images created with host_ptr (CL_MEM_COPY_HOST_PTR / CL_MEM_USE_HOST_PTR):
+ * the spec cannot size host_ptr (that takes the format's element size), so
+ * the wrappers create the image without those flags (and pitches) and fill
+ * it here: CL_IMAGE_ELEMENT_SIZE of the new image sizes the rows, which are
+ * packed into a CL_MEM_COPY_HOST_PTR staging buffer and copied with
+ * clEnqueueCopyBufferToImage on a queue of the context's first device,
+ * waited for before the image is returned. USE_HOST_PTR is a copy, as for
+ * buffers: later changes of host_ptr do not reach the image nor the
+ * image's host_ptr. Pitches are checked as the OpenCL spec says (bad_pitch:
+ * the function's error for them). */
+#define HOST_PTR_FLAGS (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)
+
+typedef struct {
+    cl_mem_object_type type;
+    size_t w, h, d, n; /* width, height, depth, array size */
+    size_t row, slice; /* the caller's pitches (0: packed) */
+} img_shape;
+
+/* The image's bytes at host_ptr, copied in; CL_SUCCESS or an error. */
+static cl_int fill_image(cl_context ctx, cl_mem img, const img_shape *sh, const void *host_ptr,
+                         cl_int bad_pitch)
+{
+    size_t elem = 0, nrows = 1, nslices = 1, region[3] = {sh->w, 1, 1};
+    cl_int err = clGetImageInfo(img, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    switch (sh->type) {
+    case CL_MEM_OBJECT_IMAGE1D: break;
+    case CL_MEM_OBJECT_IMAGE2D: nrows = region[1] = sh->h; break;
+    case CL_MEM_OBJECT_IMAGE3D: nrows = region[1] = sh->h; nslices = region[2] = sh->d; break;
+    case CL_MEM_OBJECT_IMAGE1D_ARRAY: nslices = region[1] = sh->n; break;
+    case CL_MEM_OBJECT_IMAGE2D_ARRAY: nrows = region[1] = sh->h; nslices = region[2] = sh->n; break;
+    default: return CL_INVALID_IMAGE_DESCRIPTOR;
+    }
+    size_t rowbytes, packed, row = sh->row, slice = sh->slice;
+    if (!elem || __builtin_mul_overflow(elem, sh->w, &rowbytes))
+        return bad_pitch;
+    if (!row)
+        row = rowbytes;
+    if (row < rowbytes || row % elem)
+        return bad_pitch;
+    bool slices = sh->type == CL_MEM_OBJECT_IMAGE3D || sh->type == CL_MEM_OBJECT_IMAGE1D_ARRAY ||
+                  sh->type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    if (slices) {
+        size_t least;
+        if (__builtin_mul_overflow(row, nrows, &least))
+            return bad_pitch;
+        if (!slice)
+            slice = least;
+        if (slice < least || slice % row)
+            return bad_pitch;
+    }
+    if (__builtin_mul_overflow(rowbytes, nrows, &packed) ||
+        __builtin_mul_overflow(packed, nslices, &packed))
+        return CL_OUT_OF_HOST_MEMORY;
+    char *pk = malloc(packed ? packed : 1);
+    if (!pk)
+        return CL_OUT_OF_HOST_MEMORY;
+    for (size_t z = 0; z < nslices; z++)
+        for (size_t y = 0; y < nrows; y++)
+            memcpy(pk + (z * nrows + y) * rowbytes,
+                   (const char *)host_ptr + z * (slices ? slice : 0) + y * row, rowbytes);
+    size_t n = 0;
+    cl_device_id *devs = NULL;
+    err = clGetContextInfo(ctx, CL_CONTEXT_DEVICES, 0, NULL, &n);
+    if (err == CL_SUCCESS && (n < sizeof *devs || !(devs = malloc(n))))
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (err == CL_SUCCESS)
+        err = clGetContextInfo(ctx, CL_CONTEXT_DEVICES, n, devs, NULL);
+    cl_command_queue q = NULL;
+    cl_mem buf = NULL;
+    if (err == CL_SUCCESS)
+        q = clCreateCommandQueue(ctx, devs[0], 0, &err);
+    if (err == CL_SUCCESS)
+        buf = clCreateBuffer(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, packed, pk, &err);
+    if (err == CL_SUCCESS) {
+        size_t origin[3] = {0, 0, 0};
+        err = clEnqueueCopyBufferToImage(q, buf, img, 0, origin, region, 0, NULL, NULL);
+        cl_int fin = clFinish(q); /* also reports the copy's own error */
+        if (err == CL_SUCCESS)
+            err = fin;
+    }
+    if (buf)
+        clReleaseMemObject(buf);
+    if (q)
+        clReleaseCommandQueue(q);
+    free(devs);
+    free(pk);
+    return err;
+}
+
+/* Whether the wrapper fills the image itself (else the call goes as it is);
+ * *err: an error to return at once (checks the implementation cannot make
+ * once the flags are gone). */
+static bool own_host_ptr(cl_mem_flags flags, const void *host_ptr, cl_int *err)
+{
+    *err = CL_SUCCESS;
+    if (host_ptr && !(flags & HOST_PTR_FLAGS))
+        *err = CL_INVALID_HOST_PTR;
+    else if ((flags & CL_MEM_USE_HOST_PTR) &&
+             (flags & (CL_MEM_COPY_HOST_PTR | CL_MEM_ALLOC_HOST_PTR)))
+        *err = CL_INVALID_VALUE;
+    return host_ptr && *err == CL_SUCCESS;
+}
+
+static cl_mem filled(cl_context ctx, cl_mem img, cl_int err, const img_shape *sh,
+                     const void *host_ptr, cl_int bad_pitch, cl_int *errcode_ret)
+{
+    if (img && err == CL_SUCCESS) {
+        err = fill_image(ctx, img, sh, host_ptr, bad_pitch);
+        if (err != CL_SUCCESS) {
+            clReleaseMemObject(img);
+            img = NULL;
+        }
+    }
+    if (errcode_ret)
+        *errcode_ret = err;
+    return err == CL_SUCCESS ? img : NULL;
+}
+
+static cl_mem create_image(cl_context ctx, bool with_props, const cl_mem_properties *props,
+                           cl_mem_flags flags, const cl_image_format *fmt,
+                           const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err;
+    if (!own_host_ptr(flags, host_ptr, &err) || !desc ||
+        desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+        if (err != CL_SUCCESS) {
+            if (errcode_ret)
+                *errcode_ret = err;
+            return NULL;
+        }
+        return with_props ? opencl_fwd_clCreateImageWithProperties(ctx, props, flags, fmt, desc,
+                                                                   host_ptr, errcode_ret)
+                          : opencl_fwd_clCreateImage(ctx, flags, fmt, desc, host_ptr,
+                                                     errcode_ret);
+    }
+    cl_image_desc d = *desc;
+    d.image_row_pitch = d.image_slice_pitch = 0;
+    flags &= ~(cl_mem_flags)HOST_PTR_FLAGS;
+    cl_mem img = with_props
+                     ? opencl_fwd_clCreateImageWithProperties(ctx, props, flags, fmt, &d, NULL, &err)
+                     : opencl_fwd_clCreateImage(ctx, flags, fmt, &d, NULL, &err);
+    img_shape sh = {desc->image_type,     desc->image_width,     desc->image_height,
+                    desc->image_depth,    desc->image_array_size, desc->image_row_pitch,
+                    desc->image_slice_pitch};
+    return filled(ctx, img, err, &sh, host_ptr, CL_INVALID_IMAGE_DESCRIPTOR, errcode_ret);
+}
+
+APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags,
+                                   const cl_image_format *image_format,
+                                   const cl_image_desc *image_desc, void *host_ptr,
+                                   cl_int *errcode_ret)
+{
+    return create_image(context, false, NULL, flags, image_format, image_desc, host_ptr,
+                        errcode_ret);
+}
+
+APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context,
+                                                 const cl_mem_properties *properties,
+                                                 cl_mem_flags flags,
+                                                 const cl_image_format *image_format,
+                                                 const cl_image_desc *image_desc, void *host_ptr,
+                                                 cl_int *errcode_ret)
+{
+    return create_image(context, true, properties, flags, image_format, image_desc, host_ptr,
+                        errcode_ret);
+}
+
+APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags,
+                                     const cl_image_format *image_format, size_t image_width,
+                                     size_t image_height, size_t image_row_pitch, void *host_ptr,
+                                     cl_int *errcode_ret)
+{
+    cl_int err;
+    if (!own_host_ptr(flags, host_ptr, &err)) {
+        if (err != CL_SUCCESS) {
+            if (errcode_ret)
+                *errcode_ret = err;
+            return NULL;
+        }
+        return opencl_fwd_clCreateImage2D(context, flags, image_format, image_width, image_height,
+                                          image_row_pitch, host_ptr, errcode_ret);
+    }
+    cl_mem img = opencl_fwd_clCreateImage2D(context, flags & ~(cl_mem_flags)HOST_PTR_FLAGS,
+                                            image_format, image_width, image_height, 0, NULL,
+                                            &err);
+    img_shape sh = {CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 0, image_row_pitch, 0};
+    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
+}
+
+APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags,
+                                     const cl_image_format *image_format, size_t image_width,
+                                     size_t image_height, size_t image_depth,
+                                     size_t image_row_pitch, size_t image_slice_pitch,
+                                     void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err;
+    if (!own_host_ptr(flags, host_ptr, &err)) {
+        if (err != CL_SUCCESS) {
+            if (errcode_ret)
+                *errcode_ret = err;
+            return NULL;
+        }
+        return opencl_fwd_clCreateImage3D(context, flags, image_format, image_width, image_height,
+                                          image_depth, image_row_pitch, image_slice_pitch,
+                                          host_ptr, errcode_ret);
+    }
+    cl_mem img = opencl_fwd_clCreateImage3D(context, flags & ~(cl_mem_flags)HOST_PTR_FLAGS,
+                                            image_format, image_width, image_height, image_depth,
+                                            0, 0, NULL, &err);
+    img_shape sh = {CL_MEM_OBJECT_IMAGE3D, image_width, image_height, image_depth, 0,
+                    image_row_pitch, image_slice_pitch};
+    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
 }
 
 /* ---- custom: shared helpers ------------------------------------------------------- */
