@@ -46,12 +46,13 @@ sh tests/cuda/parity.sh "$reallib/libcudart.so.13" "$stub/libcudart.so.13" | hea
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/apigen-gpu.XXXXXX")
 port=$(( 30000 + ($$ % 20000) ))
-"$server" --listen "unix://$logs/cudart.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
+shmname=apigen-gpu-$$
+"$server" --listen "unix://$logs/cudart.sock" --listen "tcp://127.0.0.1:$port" --listen "shm://$shmname" > "$logs/server.log" 2>&1 &
 spid=$!
 cleanup() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; [ "${KEEP:-0}" = 1 ] && echo "logs: $logs" || rm -rf "$logs"; }
 trap cleanup EXIT INT TERM
 i=0
-while [ $i -lt 100 ] && [ "$(grep -c listening "$logs/server.log" 2>/dev/null)" -lt 2 ]; do sleep 0.05; i=$((i + 1)); done
+while [ $i -lt 100 ] && [ "$(grep -c listening "$logs/server.log" 2>/dev/null)" -lt 3 ]; do sleep 0.05; i=$((i + 1)); done
 
 now_ms() { date +%s%3N; }
 run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
@@ -61,6 +62,7 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
     native) LD_LIBRARY_PATH="$reallib" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
     unix) APIGEN_SERVER="unix://$logs/cudart.sock" LD_LIBRARY_PATH="$stub" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
     tcp) APIGEN_SERVER="tcp://127.0.0.1:$port" LD_LIBRARY_PATH="$stub" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
+    shm) APIGEN_SERVER="shm://$shmname" LD_LIBRARY_PATH="$stub" timeout 300 "$ex/$name" > "$logs/$name.$mode.out" 2> "$logs/$name.$mode.err" ;;
     esac
     echo $? > "$logs/$name.$mode.rc"
     echo $(( $(now_ms) - t0 )) > "$logs/$name.$mode.ms"
@@ -70,12 +72,12 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
 # examples after it: they must not notice (a process per session).
 examples="vector_add matmul streams constant fault multithread callback graph graph_nodes"
 fails=0
-printf '\n%-12s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "result"
-printf '%s\n' "-------------+------------------+------------------+------------------+-------------------------"
+printf '\n%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "shm" "result"
+printf '%s\n' "-------------+------------------+------------------+------------------+------------------+-------------------------"
 for e in $examples; do
-    for m in native unix tcp; do run "$e" "$m"; done
+    for m in native unix tcp shm; do run "$e" "$m"; done
     res=identical
-    for m in unix tcp; do
+    for m in unix tcp shm; do
         if [ "$(cat "$logs/$e.$m.rc")" != "$(cat "$logs/$e.native.rc")" ] || ! cmp -s "$logs/$e.native.out" "$logs/$e.$m.out"; then
             res="DIFFERS ($m)"; fails=$((fails + 1))
         fi
@@ -84,27 +86,27 @@ for e in $examples; do
     [ "$nrc" = 0 ] || res="$res; native exit $nrc"
     [ "$nrc" -ge 124 ] && fails=$((fails + 1))   # did not run, timed out or crashed
     cell() { printf 'exit %s %7s ms' "$(cat "$logs/$1.$2.rc")" "$(cat "$logs/$1.$2.ms")"; }
-    printf '%-12s | %-16s | %-16s | %-16s | %s\n' "$e" "$(cell "$e" native)" "$(cell "$e" unix)" "$(cell "$e" tcp)" "$res"
+    printf '%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' "$e" "$(cell "$e" native)" "$(cell "$e" unix)" "$(cell "$e" tcp)" "$(cell "$e" shm)" "$res"
 done
 # unsupported calls: a clear error value, the process goes on
 APIGEN_SERVER="unix://$logs/cudart.sock" LD_LIBRARY_PATH="$stub" timeout 60 "$build/tests/cuda/cuda_unsupported" > "$logs/unsupported.out" 2> "$logs/unsupported.err"
 urc=$?
-printf '%-12s | %-16s | %-16s | %-16s | %s\n' unsupported "-" "exit $urc" "-" "$(head -n 1 "$logs/unsupported.out" | cut -c1-60)"
+printf '%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' unsupported "-" "exit $urc" "-" "-" "$(head -n 1 "$logs/unsupported.out" | cut -c1-60)"
 [ $urc = 0 ] || fails=$((fails + 1))
 
 echo
 for e in $examples; do
     echo "== $e (native stdout)"; sed 's/^/   /' "$logs/$e.native.out"
-    for m in unix tcp; do
+    for m in unix tcp shm; do
         if ! cmp -s "$logs/$e.native.out" "$logs/$e.$m.out"; then
             echo "== $e ($m stdout differs)"; diff -u "$logs/$e.native.out" "$logs/$e.$m.out" | sed 's/^/   /'
             echo "== $e ($m stderr)"; sed 's/^/   /' "$logs/$e.$m.err"
         fi
     done
-    [ "${EXAMPLE_TIMES:-0}" != 0 ] && for m in native unix tcp; do sed "s/^/   [$m] /" "$logs/$e.$m.err"; done
+    [ "${EXAMPLE_TIMES:-0}" != 0 ] && for m in native unix tcp shm; do sed "s/^/   [$m] /" "$logs/$e.$m.err"; done
 done
 if [ -s "$logs/server.log" ]; then echo "== server log (last lines)"; tail -n 20 "$logs/server.log" | sed 's/^/   /'; fi
 echo
-if [ $fails = 0 ]; then echo "run-all: every example gave identical output natively and forwarded (unix, tcp)"
+if [ $fails = 0 ]; then echo "run-all: every example gave identical output natively and forwarded (unix, tcp, shm)"
 else echo "run-all: $fails comparison(s) failed"; fi
 [ $fails = 0 ]
