@@ -384,6 +384,22 @@ void apigen_cb_begin(void *bound, apigen_wr *w);
 bool apigen_cb_alive(void *bound);
 void apigen_cb_send(void *bound, apigen_wr *w);
 
+/* ---- shared-memory arena (guest) ------------------------------------------ */
+/* Over a local transport (unix://, shm://) a guest's sessions share one
+ * memfd arena (APIGEN_ARENA bytes, K/M/G suffixes, default 256M; 0: none)
+ * that each server maps and registers with the accelerator
+ * (apigen_set_host_memory). A buffer argument lying inside it travels as
+ * (offset, length), not as bytes; the handler gets a pointer into the
+ * server's mapping. alloc carves page-aligned blocks (NULL: no server took
+ * the arena, or it is full: use plain memory); free returns false for a
+ * pointer it did not hand out. peer_addr: the address of p in api's
+ * server's mapping, for APIs that pass host pointers by value (0: [p, p+n)
+ * is not inside the arena or api's server did not take it). */
+void *apigen_arena_alloc(size_t n);
+bool apigen_arena_free(void *p);
+bool apigen_arena_owns(const void *p);
+uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n);
+
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]
  * [--token-file F]; serves every API in apis[]. */

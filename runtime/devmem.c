@@ -63,6 +63,8 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
         return true; /* NULL: the real library reports it as it would natively */
     if (apigen_dev_owned(cx->session, addr, extent, has_extent))
         return true;
+    if (rt_arena_holds(cx->session, addr, has_extent ? extent : 1))
+        return true; /* the client's shared-memory arena (host memory the accelerator can reach) */
     apigen_reject(cx, APIGEN_BAD_DEVPTR, what);
     return false;
 }

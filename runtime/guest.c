@@ -276,13 +276,18 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
     char token[RT_TOKEN_MAX];
     if (!guest_token(token, sizeof token, why, whylen))
         return false;
+    /* a new session over a local socket offers the shared-memory arena */
+    uint64_t asize = 0;
+    int afd = !join && apigen_tp_can_pass_fds(conn) ? rt_arena_guest_fd(&asize) : -1;
     apigen_wr_init(&w);
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
               apigen_put_str(&w, token[0] ? token : NULL) &&
-              /* optional trailing field: the API's version, when it has one */
-              (!g->api->api_version || apigen_put_u64(&w, g->api->api_version)) &&
+              /* optional trailing fields: the API's version, when it has one
+               * (0 when an arena follows), the arena's size */
+              ((!g->api->api_version && afd < 0) || apigen_put_u64(&w, g->api->api_version)) &&
+              (afd < 0 || apigen_put_u64(&w, asize)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");
@@ -318,6 +323,17 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
         ok = true;
     }
     free(buf);
+    if (ok && afd >= 0) {
+        /* the memfd goes beside the stream; the server answers whether it
+         * mapped it, and where */
+        uint8_t ack[RT_ARENA_ACK_LEN];
+        int nofd;
+        ok = apigen_tp_send_side(conn, RT_ARENA_TAG, RT_ARENA_TAG_LEN, afd, g->connect_ms, why,
+                                 whylen) &&
+             apigen_tp_recv_side(conn, ack, sizeof ack, &nofd, g->connect_ms, why, whylen);
+        if (ok)
+            rt_arena_guest_ack(g->api, ack, nofd);
+    }
     return ok;
 }
 

@@ -69,6 +69,10 @@ bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min);
  * called with a buffer rt_recv_frame is about to realloc or free. */
 void rt_host_register(void *p, size_t n);
 void rt_host_forget(void *p);
+/* The hooks themselves, for memory kept for a session's life (the arena):
+ * false when none is installed or it declined. */
+bool rt_host_pin(void *p, size_t n);
+void rt_host_unpin(void *p);
 extern void (*rt_buf_moving)(void *p);
 
 /* Handshake status codes (reply u32). */
@@ -149,5 +153,33 @@ void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_a
 
 /* callbacks.c */
 void rt_cb_free_binding(void *b);
+
+/* ---- the guest's shared-memory arena (arena_guest.c, arena_host.c) ---------- */
+/* wire.c: a buffer argument of n bytes at p inside the arena travels as
+ * (n | RT_ARENA_BIT, offset); the guest installs find once a server took the
+ * arena, the server installs at (resolves an offset on this thread's
+ * session: NULL when out of range; *bound: whether the thread has an arena;
+ * a length with that bit is an ordinary (too long) one without). */
+#define RT_ARENA_BIT (1ull << 63)
+/* The handshake's side exchange: "APIGEN-ARENA\0" + fd from the guest,
+ * then 1 status byte + u64 mapping address from the server. */
+#define RT_ARENA_TAG "APIGEN-ARENA"
+#define RT_ARENA_TAG_LEN 13
+#define RT_ARENA_ACK_LEN 9
+extern bool (*rt_wire_arena_find)(const void *p, uint64_t n, uint64_t *off);
+extern const void *(*rt_wire_arena_at)(uint64_t off, uint64_t n, bool *bound);
+/* Guest: the arena's memfd to offer at a handshake (-1: none; created on
+ * the first call), and the server's answer (its mapping's address). */
+int rt_arena_guest_fd(uint64_t *size);
+void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LEN], int stray_fd);
+/* Server: takes fd (a sealed memfd) as session s's arena; the handshake of
+ * every connection of s binds its thread (unbind when it ends). */
+bool rt_arena_adopt(struct apigen_session *s, int fd, uint64_t *base, char *why, size_t whylen);
+void rt_arena_bind(struct apigen_session *s);
+void rt_arena_unbind(void);
+/* Whether [addr, addr + n) lies in the arena of s that this thread is bound
+ * to (registering it with the accelerator on first use, as a buffer
+ * argument does): apigen_dev_check takes it as the client's memory. */
+bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n);
 
 #endif

@@ -163,6 +163,17 @@ void rt_host_register(void *p, size_t n)
     }
 }
 
+bool rt_host_pin(void *p, size_t n)
+{
+    return hm_reg && p && n && hm_reg(p, n);
+}
+
+void rt_host_unpin(void *p)
+{
+    if (hm_unreg && p)
+        hm_unreg(p);
+}
+
 void rt_host_forget(void *p)
 {
     if (!p)

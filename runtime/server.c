@@ -130,6 +130,40 @@ static bool token_eq(const char *a, const char *b)
 static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
                                const uint8_t key[RT_KEY_LEN], char *msg, size_t msglen);
 
+/* After the handshake of a new session that offers an arena: the guest's
+ * memfd arrives beside the stream; answer whether it is mapped, and where
+ * (false: the connection is unusable). */
+static bool arena_exchange(sconn *sc)
+{
+    char tag[RT_ARENA_TAG_LEN], why[256] = "";
+    uint8_t ack[RT_ARENA_ACK_LEN];
+    uint64_t base = 0;
+    int fd;
+    if (!apigen_tp_recv_side(sc->conn, tag, sizeof tag, &fd, HELLO_TIMEOUT_MS, why, sizeof why)) {
+        apigen_log("closing connection from %s: the arena did not arrive: %s", apigen_tp_peer(sc->conn),
+                   why);
+        return false;
+    }
+    bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0;
+    if (!ok) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(why, sizeof why, "malformed");
+    } else {
+        ok = rt_arena_adopt(sc->session, fd, &base, why, sizeof why);
+    }
+    if (!ok)
+        apigen_log("%s: no shared-memory arena for %s: %s", sc->api->name, apigen_tp_peer(sc->conn), why);
+    ack[0] = ok;
+    for (int i = 0; i < 8; i++)
+        ack[1 + i] = (uint8_t)(base >> (8 * i));
+    if (!apigen_tp_send_side(sc->conn, ack, sizeof ack, -1, HELLO_TIMEOUT_MS, why, sizeof why)) {
+        apigen_log("closing connection from %s: %s", apigen_tp_peer(sc->conn), why);
+        return false;
+    }
+    return true;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -152,7 +186,7 @@ static bool handshake(sconn *sc)
     apigen_rd_init(&rd, sc->rbuf, h.payload_len);
     uint32_t proto = 0;
     const char *name = NULL, *token = NULL;
-    uint64_t fp = 0, api_version = 0;
+    uint64_t fp = 0, api_version = 0, arena_size = 0;
     uint8_t join = 0, key[RT_KEY_LEN];
     uint32_t st = RT_HELLO_OK;
     msg[0] = 0;
@@ -165,8 +199,12 @@ static bool handshake(sconn *sc)
     } else if (!apigen_get_str(&rd, &name, RT_NAME_MAX) || !name || !apigen_get_u64(&rd, &fp) ||
                !apigen_get_u8(&rd, &join) || join > 1 || !apigen_get_raw(&rd, key, RT_KEY_LEN) ||
                !apigen_get_str(&rd, &token, RT_TOKEN_MAX) ||
-               /* optional trailing u64: the guest's API version (0: none sent) */
-               (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &api_version) || !apigen_rd_done(&rd)))) {
+               /* optional trailing u64s: the guest's API version (0: none sent),
+                * the size of the arena a new session's guest passes next */
+               (!apigen_rd_done(&rd) &&
+                (!apigen_get_u64(&rd, &api_version) ||
+                 (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &arena_size) || !arena_size || join ||
+                                           !apigen_rd_done(&rd)))))) {
         st = RT_HELLO_MALFORMED;
     }
     if (st == RT_HELLO_MALFORMED)
@@ -231,6 +269,9 @@ static bool handshake(sconn *sc)
     rt_session_key(sc->session, key);
     if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key))
         return false;
+    if (arena_size && !arena_exchange(sc))
+        return false;
+    rt_arena_bind(sc->session);
     if (apigen_tracing())
         apigen_trace("server: %s %s session from %s", sc->api->name, join ? "joined" : "new",
                      apigen_tp_peer(sc->conn));
@@ -394,6 +435,7 @@ static void *conn_main(void *arg)
     if (!sc->handed_off)
         apigen_tp_shutdown(sc->conn);
     rt_session_release(sc->session, sc->conn);
+    rt_arena_unbind(); /* after the session's cleanup, which may still use it */
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
      * must never see one that is already closed (NULL is skipped). */
     pthread_mutex_lock(&srv->mu);

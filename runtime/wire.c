@@ -10,6 +10,7 @@
 /* ---- errors kept in apigen_rd.err (static strings, asserted by tests) ---- */
 #define E_TRUNC "truncated payload"
 #define E_LONG "buffer length exceeds limit"
+#define E_ARENA "buffer outside the session's shared-memory arena"
 #define E_PAST "buffer length exceeds payload"
 #define E_PAD "nonzero padding"
 #define E_FLAG "bad present flag"
@@ -304,8 +305,14 @@ bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n)
     return true;
 }
 
+bool (*rt_wire_arena_find)(const void *p, uint64_t n, uint64_t *off);
+const void *(*rt_wire_arena_at)(uint64_t off, uint64_t n, bool *bound);
+
 bool apigen_put_bytes_ref(apigen_wr *w, const void *p, uint64_t n)
 {
+    uint64_t aoff;
+    if (n && p && rt_wire_arena_find && n < RT_ARENA_BIT && rt_wire_arena_find(p, n, &aoff))
+        return apigen_put_u64(w, n | RT_ARENA_BIT) && apigen_put_u64(w, aoff); /* the server maps it */
     if (n < APIGEN_REF_MIN || w->next == APIGEN_WR_EXT || !p)
         return apigen_put_bytes(w, p, n);
     if (w->failed)
@@ -466,6 +473,23 @@ static bool get_bytes_head(apigen_rd *r, uint64_t *len, uint64_t max)
 bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
 {
     uint64_t len;
+    apigen_rd at = *r;
+    bool bound = false;
+    if (rt_wire_arena_at && get_le(&at, &len, 8) && (len & RT_ARENA_BIT) &&
+        (rt_wire_arena_at(0, 0, &bound), bound)) {
+        /* (length, offset) in the guest's arena: a pointer into our mapping */
+        uint64_t aoff;
+        const void *q;
+        len &= ~RT_ARENA_BIT;
+        if (!get_le(&at, &aoff, 8))
+            return rd_fail(r, E_TRUNC);
+        if (!(q = rt_wire_arena_at(aoff, len, &bound)))
+            return rd_fail(r, E_ARENA);
+        *r = at;
+        *p = q;
+        *n = len;
+        return true;
+    }
     if (!get_bytes_head(r, &len, max))
         return false;
     if (len > SIZE_MAX || !rd_need(r, (size_t)len))

@@ -360,6 +360,105 @@ void apigen_tp_release(apigen_conn *c)
     apigen_tp_close(c);
 }
 
+bool apigen_tp_can_pass_fds(const apigen_conn *c)
+{
+    int dom = 0;
+    socklen_t sl = sizeof dom;
+    return c && c->fd >= 0 && getsockopt(c->fd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) == 0 && dom == AF_UNIX;
+}
+
+bool apigen_tp_send_side(apigen_conn *c, const void *p, size_t n, int fd, int timeout_ms, char *err,
+                         size_t errlen)
+{
+    if (!apigen_tp_can_pass_fds(c) || !n) {
+        tp_err(err, errlen, "%s: cannot pass descriptors on this connection", apigen_tp_peer(c));
+        return false;
+    }
+    int64_t deadline = tp_deadline(timeout_ms);
+    size_t done = 0;
+    while (done < n) {
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(sizeof(int))];
+        } cb;
+        struct iovec v = {(char *)p + done, n - done};
+        struct msghdr mh = {.msg_iov = &v, .msg_iovlen = 1};
+        if (fd >= 0 && done == 0) {
+            memset(&cb, 0, sizeof cb);
+            mh.msg_control = cb.b;
+            mh.msg_controllen = sizeof cb.b;
+            struct cmsghdr *ch = CMSG_FIRSTHDR(&mh);
+            ch->cmsg_level = SOL_SOCKET;
+            ch->cmsg_type = SCM_RIGHTS;
+            ch->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(ch), &fd, sizeof fd);
+        }
+        ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
+            apigen_tp_result r = wait_fd(c->fd, POLLOUT, deadline, err, errlen);
+            if (r != APIGEN_TP_OK)
+                return false;
+            continue;
+        }
+        if (k <= 0) {
+            tp_err(err, errlen, "sendmsg to %s: %s", c->peer, k < 0 ? strerror(errno) : "nothing sent");
+            return false;
+        }
+        done += (size_t)k;
+    }
+    return true;
+}
+
+bool apigen_tp_recv_side(apigen_conn *c, void *p, size_t n, int *fd, int timeout_ms, char *err,
+                         size_t errlen)
+{
+    *fd = -1;
+    if (!apigen_tp_can_pass_fds(c)) {
+        tp_err(err, errlen, "%s: cannot pass descriptors on this connection", apigen_tp_peer(c));
+        return false;
+    }
+    int64_t deadline = tp_deadline(timeout_ms);
+    size_t got = 0;
+    while (got < n) {
+        apigen_tp_result r = wait_fd(c->fd, POLLIN, deadline, err, errlen);
+        if (r != APIGEN_TP_OK)
+            goto fail;
+        union {
+            struct cmsghdr h;
+            char b[CMSG_SPACE(4 * sizeof(int))];
+        } cb;
+        struct iovec v = {(char *)p + got, n - got};
+        struct msghdr mh = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = cb.b,
+                            .msg_controllen = sizeof cb.b};
+        ssize_t k = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        if (k < 0 && (errno == EAGAIN || errno == EINTR))
+            continue;
+        if (k <= 0) {
+            tp_err(err, errlen, "recvmsg from %s: %s", c->peer, k < 0 ? strerror(errno) : "closed");
+            goto fail;
+        }
+        for (struct cmsghdr *ch = CMSG_FIRSTHDR(&mh); ch; ch = CMSG_NXTHDR(&mh, ch))
+            if (ch->cmsg_level == SOL_SOCKET && ch->cmsg_type == SCM_RIGHTS) {
+                size_t nf = (ch->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (size_t i = 0; i < nf; i++) {
+                    int f;
+                    memcpy(&f, CMSG_DATA(ch) + i * sizeof(int), sizeof f);
+                    if (*fd < 0)
+                        *fd = f;
+                    else
+                        close(f); /* one descriptor is all we take */
+                }
+            }
+        got += (size_t)k;
+    }
+    return true;
+fail:
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+    return false;
+}
+
 bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
     *out = fd >= 0 ? tp_conn_new(fd, peer ? peer : "(passed socket)", err, errlen) : NULL;

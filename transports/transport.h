@@ -92,6 +92,17 @@ APIGEN_TP_CHECK bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *p
 /* Closes this process's copy of a connection passed to another process,
  * telling the peer nothing (no shutdown, no close mark in shared memory). */
 void apigen_tp_release(apigen_conn *c);
+/* Side channel for descriptors: on a connection over a local (AF_UNIX)
+ * socket -- unix://, and shm://'s setup socket -- sends n bytes with fd
+ * attached (fd -1: none) / receives exactly n bytes and the descriptor that
+ * came with them (*fd = -1 when none did). Both ends must agree on when:
+ * on unix:// the bytes are part of the stream. false (err) on any other
+ * connection, a timeout or a closed peer. */
+bool apigen_tp_can_pass_fds(const apigen_conn *c);
+APIGEN_TP_CHECK bool apigen_tp_send_side(apigen_conn *c, const void *p, size_t n, int fd,
+                                         int timeout_ms, char *err, size_t errlen);
+APIGEN_TP_CHECK bool apigen_tp_recv_side(apigen_conn *c, void *p, size_t n, int *fd,
+                                         int timeout_ms, char *err, size_t errlen);
 
 /* ---- listeners ------------------------------------------------------------- */
 APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,

@@ -833,8 +833,10 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     if (!pHost) return cudaErrorInvalidValue;
     cudaError_t e = runtime_ready();
     if (e != cudaSuccess) return e;
-    void *p = NULL;
-    if (posix_memalign(&p, 4096, size ? size : 1) != 0) return cudaErrorMemoryAllocation;
+    /* from the shared-memory arena when the server took one: it is registered
+     * there, so copies from and to it are DMA from the guest's own bytes */
+    void *p = apigen_arena_alloc(size ? size : 1);
+    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0) return cudaErrorMemoryAllocation;
     ranges_add(&host_ranges_, p, size, flags, true);
     *pHost = p;
     return cudaSuccess;
@@ -850,7 +852,7 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
     range r;
     if (!ptr) return cudaSuccess;
     if (!ranges_remove(&host_ranges_, ptr, &r) || !r.owned) return cudaErrorInvalidValue;
-    free(ptr);
+    if (!apigen_arena_free(ptr)) free(ptr);
     return cudaSuccess;
 }
 
@@ -908,11 +910,24 @@ static cudaError_t copy_h2h(void *dst, const void *src, size_t count)
     return cudaSuccess;
 }
 
+/* A device-to-host copy into the arena (cudaMallocHost memory): the server
+ * copies straight into its mapping of it, addressed by value with
+ * cudaMemcpyDefault (its registered memory), and no bytes come back.
+ * Host-to-device copies from the arena travel as an arena reference
+ * (apigen_put_bytes_ref). Returns dst's server address, or NULL. */
+static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
+{
+    if (kind != cudaMemcpyDeviceToHost || !count) return NULL;
+    return (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, dst, count);
+}
+
 #define MEMCPY(name)                                                                               \
     APIGEN_EXPORT cudaError_t name(MEMCPY_ARGS)                                                    \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) return copy_h2h(dst, src, count);                        \
+        void *ad_ = arena_dst(dst, count, kind);                                                   \
+        if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault);                     \
         return cudart_fwd_##name(dst, src, count, kind);                                           \
     }
 MEMCPY(cudaMemcpy)
@@ -926,6 +941,8 @@ MEMCPY(cudaMemcpy_ptds)
             cudaError_t e_ = cudart_fwd_cudaStreamSynchronize(stream);                             \
             return e_ != cudaSuccess ? e_ : copy_h2h(dst, src, count);                             \
         }                                                                                          \
+        void *ad_ = arena_dst(dst, count, kind);                                                   \
+        if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);             \
         return cudart_fwd_##name(dst, src, count, kind, stream);                                   \
     }
 MEMCPY_ASYNC(cudaMemcpyAsync)

@@ -1,0 +1,215 @@
+/* The shared-memory arena (runtime/arena_guest.c, arena_host.c): a guest
+ * session over unix:// and shm:// (threads and --isolation process) passes
+ * its memfd at the handshake; a buffer argument inside it reaches the
+ * handler as a pointer into the server's mapping (no bytes on the wire),
+ * writes the server makes there are the guest's bytes, an offset outside the
+ * arena is rejected, and tcp:// has no arena (plain memory, bytes). */
+#define _GNU_SOURCE
+#include "apigen_rt.h"
+#include "rt_internal.h"
+#include "check.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { C_SUM, C_FILL, NCALLS };
+
+/* bytes -> u32 0, u64 hash, u64 the address the handler got */
+static void h_sum(apigen_call_ctx *cx)
+{
+    const void *p;
+    uint64_t n, h = 1469598103934665603ull;
+    if (!apigen_get_bytes(cx->rd, &p, &n, cx->budget) || !apigen_rd_done(cx->rd)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "buf");
+        return;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ull;
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, h) ||
+        !apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)p))
+        return;
+}
+
+/* u64 server address, u64 n, u8 value: memset there (a test API trusts it) */
+static void h_fill(apigen_call_ctx *cx)
+{
+    uint64_t a, n;
+    uint8_t v;
+    if (!apigen_get_u64(cx->rd, &a) || !apigen_get_u64(cx->rd, &n) || !apigen_get_u8(cx->rd, &v)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "args");
+        return;
+    }
+    memset((void *)(uintptr_t)a, v, (size_t)n);
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill};
+static const char *const call_names[NCALLS] = {"aSum", "aFill"};
+static const apigen_api aapi = {.name = "arena", .fingerprint = 0x5a5a, .ncalls = NCALLS,
+                                .call_names = call_names, .handlers = handlers, .success_value = 0,
+                                .status_error = {0, 101, 102, 103, 104, 105, 106, 107}};
+
+static uint64_t fnv(const uint8_t *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+/* aSum over [p, p+n) sent with apigen_put_bytes_ref (what generated stubs do) */
+static apigen_status sum(const void *p, size_t n, uint64_t *hash, uint64_t *addr)
+{
+    apigen_call c;
+    if (!apigen_call_begin(&aapi, &c, C_SUM))
+        return c.status;
+    CHECK(apigen_put_bytes_ref(c.wr, p, n));
+    apigen_status st = apigen_call_sync(&c);
+    uint32_t ret = 1;
+    if (st == APIGEN_OK)
+        CHECK(apigen_get_u32(&c.rd, &ret) && ret == 0 && apigen_get_u64(&c.rd, hash) &&
+              apigen_get_u64(&c.rd, addr) && apigen_rd_done(&c.rd));
+    apigen_call_end(&c);
+    return st;
+}
+
+static apigen_status raw_ref(uint64_t len, uint64_t off)
+{
+    apigen_call c;
+    if (!apigen_call_begin(&aapi, &c, C_SUM))
+        return c.status;
+    CHECK(apigen_put_u64(c.wr, len | RT_ARENA_BIT) && apigen_put_u64(c.wr, off));
+    apigen_status st = apigen_call_sync(&c);
+    apigen_call_end(&c);
+    return st;
+}
+
+static int guest(bool expect_arena)
+{
+    uint8_t small[100];
+    uint64_t h, a;
+    memset(small, 7, sizeof small);
+    CHECK(sum(small, sizeof small, &h, &a) == APIGEN_OK && h == fnv(small, sizeof small));
+    size_t n = 3u << 20;
+    uint8_t *buf = apigen_arena_alloc(n);
+    if (!expect_arena) {
+        CHECK(buf == NULL);
+        return check_failures;
+    }
+    CHECK(buf != NULL && apigen_arena_owns(buf) && ((uintptr_t)buf & 4095) == 0);
+    if (!buf)
+        return check_failures;
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (uint8_t)(i * 31 + 5);
+    /* the whole block and an unaligned piece: the handler reads our bytes in place */
+    uint64_t srv = apigen_arena_peer_addr(&aapi, buf, n);
+    CHECK(srv != 0);
+    CHECK(sum(buf, n, &h, &a) == APIGEN_OK && h == fnv(buf, n) && a == srv);
+    CHECK(sum(buf + 13, 1000, &h, &a) == APIGEN_OK && h == fnv(buf + 13, 1000) && a == srv + 13);
+    /* plain memory still travels as bytes */
+    uint8_t *plain = malloc(n);
+    memcpy(plain, buf, n);
+    CHECK(sum(plain, n, &h, &a) == APIGEN_OK && h == fnv(buf, n) && a != srv);
+    free(plain);
+    /* what the server writes into its mapping is in our memory */
+    apigen_call c;
+    CHECK(apigen_call_begin(&aapi, &c, C_FILL));
+    CHECK(apigen_put_u64(c.wr, srv + 4096) && apigen_put_u64(c.wr, 8192) && apigen_put_u8(c.wr, 0xab));
+    CHECK(apigen_call_sync(&c) == APIGEN_OK);
+    apigen_call_end(&c);
+    CHECK(buf[4095] == (uint8_t)(4095 * 31 + 5) && buf[4096] == 0xab && buf[4096 + 8191] == 0xab &&
+          buf[4096 + 8192] == (uint8_t)((4096 + 8192) * 31 + 5));
+    /* a reference outside the arena is rejected; the session goes on */
+    CHECK(raw_ref(16, 1ull << 40) == APIGEN_BAD_ARGS);
+    CHECK(raw_ref(1ull << 40, 0) == APIGEN_BAD_ARGS);
+    CHECK(sum(small, sizeof small, &h, &a) == APIGEN_OK && h == fnv(small, sizeof small));
+    /* blocks come back */
+    uint8_t *b2 = apigen_arena_alloc(4096);
+    CHECK(b2 && b2 != buf);
+    CHECK(apigen_arena_free(buf) && !apigen_arena_free(buf) && !apigen_arena_free(small));
+    uint8_t *b3 = apigen_arena_alloc(n);
+    CHECK(b3 == buf);
+    CHECK(apigen_arena_free(b3) && apigen_arena_free(b2));
+    CHECK(apigen_arena_alloc((size_t)1 << 40) == NULL);
+    return check_failures;
+}
+
+static int run(const char *iso, const char *scheme, bool expect_arena)
+{
+    char dir[] = "/tmp/apigen-arena-XXXXXX", url[300], log[300];
+    CHECK(mkdtemp(dir) != NULL);
+    if (strcmp(scheme, "unix") == 0)
+        snprintf(url, sizeof url, "unix://%s/s.sock", dir);
+    else if (strcmp(scheme, "shm") == 0)
+        snprintf(url, sizeof url, "shm://apigen-arena-%d-%s", (int)getpid(), iso);
+    else
+        snprintf(url, sizeof url, "tcp://127.0.0.1:0");
+    snprintf(log, sizeof log, "%s/server.log", dir);
+    fflush(NULL);
+    pid_t srv = fork();
+    if (srv == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 2);
+        close(fd);
+        char *argv[] = {"srv", "--listen", url, "--isolation", (char *)iso, NULL};
+        const apigen_api *apis[] = {&aapi};
+        exit(apigen_server_main(5, argv, apis, 1));
+    }
+    char real[300] = "";
+    for (int i = 0; i < 2000 && !real[0]; i++) {
+        FILE *f = fopen(log, "r");
+        char line[512];
+        while (f && fgets(line, sizeof line, f))
+            if (sscanf(line, "%*[^l]listening on %299s", real) == 1)
+                break;
+        if (f)
+            fclose(f);
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(real[0] != 0);
+    fflush(NULL);
+    pid_t g = fork();
+    if (g == 0) {
+        setenv("APIGEN_SERVER", real, 1);
+        setenv("APIGEN_ARENA", "64M", 1);
+        exit(guest(expect_arena) ? 1 : 0);
+    }
+    int st = 0;
+    waitpid(g, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        fprintf(stderr, "guest on %s (--isolation %s) failed (0x%x); server log %s\n", real, iso, st, log);
+        check_failures++;
+    }
+    kill(srv, SIGTERM);
+    waitpid(srv, &st, 0);
+    if (!check_failures) {
+        unlink(log);
+        char sock[320];
+        snprintf(sock, sizeof sock, "%s/s.sock", dir);
+        unlink(sock);
+        rmdir(dir);
+    }
+    return check_failures;
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    run("thread", "unix", true);
+    run("thread", "shm", true);
+    run("thread", "tcp", false);
+    run("process", "unix", true);
+    run("process", "shm", true);
+    if (check_failures)
+        fprintf(stderr, "%d check(s) failed\n", check_failures);
+    return check_failures ? 1 : 0;
+}
