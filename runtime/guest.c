@@ -15,6 +15,7 @@
 
 #define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
 #define QUEUE_MAX_CALLS 1024u        /* ... or this many */
+#define GIDS_MAX 64u                 /* own unsent guest ids remembered (more: stray flushes) */
 #define KEEP_BUF_MAX (1u << 20)      /* buffers above this are freed once no call used most */
                                      /* of them for APIGEN_KEEP_MS (rt_keep_warm) */
 #define DEFAULT_CONNECT_MS 5000
@@ -54,6 +55,10 @@ typedef struct gapi {
     atomic_uint_fast64_t nasync;
     pthread_mutex_t thr_mu;
     struct gthr *thrs;
+    /* Guest ids in queues not sent yet (the sum of the threads' ngids): an
+     * async call that may name one of another thread takes the cross-thread
+     * path too (foreign_gid). */
+    atomic_uint_fast64_t gid_unsent;
 } gapi;
 
 /* Per thread, per API. */
@@ -66,6 +71,9 @@ typedef struct gthr {
     pthread_mutex_t mu;
     uint64_t upto; /* g->nasync when every counted frame was this thread's own */
     bool locked;   /* the owner holds mu (only the owner reads or writes this) */
+    bool hold;     /* a frame waits in q for a wait frame: flush_others leaves q (under mu) */
+    uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
+    uint32_t gids[GIDS_MAX];     /* ... (their n; the first GIDS_MAX), under mu */
     bool pend;     /* a queued call's error that no call has reported yet ... */
     int64_t pend_err; /* ... (the sync call that got it could not return it) */
     gapi *g;
@@ -128,6 +136,15 @@ static void unlink_thr(gthr *t)
     pthread_mutex_unlock(&g->thr_mu);
 }
 
+/* q was sent (or dropped): its guest ids are no longer unsent. Under t->mu. */
+static void gids_sent(gthr *t)
+{
+    if (t->ngids) {
+        atomic_fetch_sub(&t->g->gid_unsent, t->ngids);
+        t->ngids = 0;
+    }
+}
+
 static void free_thr(gthr *t, bool flush)
 {
     char err[256];
@@ -138,6 +155,8 @@ static void free_thr(gthr *t, bool flush)
     if (flush && t->conn && t->nq && t->q.len && !atomic_load(&t->g->lost) && t->gen == t->g->gen)
         if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
             apigen_log("%s: queued calls lost at thread exit: %s", t->g->api->name, err);
+    if (t->gen == t->g->gen)
+        gids_sent(t);
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
@@ -185,6 +204,7 @@ static void fork_child(void)
         g->thrs = NULL; /* the parent's threads: not ours (stale states are freed by get_thr) */
         atomic_store(&g->nasync, 0);
         atomic_store(&g->next_gid, 0);
+        atomic_store(&g->gid_unsent, 0);
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
@@ -211,6 +231,7 @@ static gapi *get_gapi(const apigen_api *api)
         atomic_init(&g->lost, false);
         atomic_init(&g->next_gid, 0);
         atomic_init(&g->nasync, 0);
+        atomic_init(&g->gid_unsent, 0);
         g->next = g_apis;
         g_apis = g;
     }
@@ -490,12 +511,14 @@ static void flush_others(gapi *g, gthr *self)
         if (x == self)
             continue;
         pthread_mutex_lock(&x->mu);
-        if (x->nq && x->q.len && !x->in_frame && x->gen == g->gen && !atomic_load(&g->lost)) {
+        if (x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen &&
+            !atomic_load(&g->lost)) {
             if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
                 x->last_sent = x->q.len;
                 rt_wr_truncate(&x->q, 0);
                 x->q.base = 0;
                 x->nq = 0;
+                gids_sent(x);
             } else {
                 mark_lost(g, "%s", err);
             }
@@ -536,6 +559,7 @@ static bool flush_queue(gthr *t)
     rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
     t->nq = 0;
+    gids_sent(t);
     return true;
 }
 
@@ -570,10 +594,12 @@ apigen_status apigen_call_sync(apigen_call *c)
     uint64_t n = atomic_load(&g->nasync);
     bool waits = n != t->upto;
     if (waits) {
+        t->hold = true; /* the frame leaves after the wait frame, by this thread */
         unlock_thr(t);
         flush_others(g, t);
         pthread_mutex_lock(&t->mu);
         t->locked = true;
+        t->hold = false;
         /* this thread's own queued frames (still here) run after the wait */
         if (!send_wait(t, n - t->nq)) {
             unlock_thr(t);
@@ -620,6 +646,31 @@ apigen_status apigen_call_sync(apigen_call *c)
     return c->status;
 }
 
+/* Whether the frame just ended in t->q holds a value of guest-id form (of
+ * this session) that this thread did not name since its queue was last
+ * sent: handles go as u64s, so every offset is looked at; a stray match
+ * costs only a flush. */
+static bool foreign_gid(gthr *t)
+{
+    uint32_t hi = (uint32_t)(RT_GID_BIT >> 32) | (uint32_t)t->g->salt;
+    const uint8_t *p = t->q.buf + t->frame_off;
+    size_t n = t->q.len - t->frame_off;
+    for (size_t i = 0; i + 8 <= n; i++) {
+        uint32_t h = (uint32_t)p[i + 4] | (uint32_t)p[i + 5] << 8 | (uint32_t)p[i + 6] << 16 |
+                     (uint32_t)p[i + 7] << 24;
+        if (h != hi)
+            continue;
+        uint32_t lo = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
+                      (uint32_t)p[i + 3] << 24;
+        bool own = false;
+        for (uint32_t k = 0; k < t->ngids && k < GIDS_MAX && !own; k++)
+            own = t->gids[k] == lo;
+        if (!own)
+            return true;
+    }
+    return false;
+}
+
 apigen_status apigen_call_async(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -636,6 +687,24 @@ apigen_status apigen_call_async(apigen_call *c)
         return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
     }
     t->in_frame = false;
+    /* It may name a guest id that another thread has queued but not sent
+     * (an event of its enqueue, in this one's wait list): that thread's
+     * queue leaves first and this frame runs after it (RT_CALL_WAIT). */
+    if (atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids &&
+        foreign_gid(t)) {
+        gapi *g = t->g;
+        t->hold = true;
+        unlock_thr(t);
+        flush_others(g, t);
+        pthread_mutex_lock(&t->mu);
+        t->locked = true;
+        t->hold = false;
+        if (!send_wait(t, atomic_load(&g->nasync) - t->nq)) {
+            rt_wr_truncate(&t->q, t->frame_off);
+            unlock_thr(t);
+            return c->status = APIGEN_LOST;
+        }
+    }
     t->nq++;
     uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);
     if (prev == t->upto)
@@ -707,6 +776,7 @@ __attribute__((destructor)) static void flush_at_exit(void)
             apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
         t->nq = 0;
         rt_wr_truncate(&t->q, 0);
+        gids_sent(t);
     }
 }
 
@@ -718,6 +788,13 @@ uint64_t apigen_guest_id(const apigen_call *c)
     uint64_t n = atomic_fetch_add(&t->g->next_gid, 1) + 1;
     if (n > 0xffffffffu)
         return 0; /* this session's guest ids are used up */
+    /* unsent until this thread's queue leaves (foreign_gid); beyond
+     * GIDS_MAX of them, another thread's call naming this thread's own id
+     * is a stray match (a flush) */
+    if (t->ngids < GIDS_MAX)
+        t->gids[t->ngids] = (uint32_t)n;
+    t->ngids++;
+    atomic_fetch_add(&t->g->gid_unsent, 1);
     return RT_GID_BIT | t->g->salt << 32 | n;
 }
 

@@ -62,6 +62,23 @@ static void *other_main(void *arg)
     return NULL;
 }
 
+/* A third thread enqueues, with no call before it, a command whose wait
+ * list holds the other thread's queued kernel event, and exits (forwarded,
+ * its queue leaves at its exit: the other thread's must leave before). */
+typedef struct {
+    cl_command_queue q;
+    cl_kernel k;
+    cl_event wait, ev;
+} waiter_thread;
+
+static void *waiter_main(void *arg)
+{
+    waiter_thread *w = arg;
+    size_t g = 64;
+    CHECK(clEnqueueNDRangeKernel(w->q, w->k, 1, NULL, &g, NULL, 1, &w->wait, &w->ev));
+    return NULL;
+}
+
 static void CL_CALLBACK on_ctx(cl_context c, void *user)
 {
     (void)c;
@@ -152,28 +169,37 @@ int main(void)
     other_thread o = {.q = q, .k = inc};
     o.buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof o.data, NULL, &err);
     CHECK(err);
+    CHECK(clSetKernelArg(twice, 0, sizeof o.buf, &o.buf)); /* for the third thread */
     pthread_mutex_init(&o.mu, NULL);
     pthread_cond_init(&o.cv, NULL);
-    pthread_t th;
+    pthread_t th, th3;
     if (pthread_create(&th, NULL, other_main, &o) != 0)
         return 1;
     pthread_mutex_lock(&o.mu);
     while (o.stage != 1)
         pthread_cond_wait(&o.cv, &o.mu);
     pthread_mutex_unlock(&o.mu);
+    waiter_thread w3 = {.q = q, .k = twice, .wait = o.ev};
+    if (pthread_create(&th3, NULL, waiter_main, &w3) != 0)
+        return 1;
+    pthread_join(th3, NULL);
+    /* time for the third thread's kernel to run first, were it unordered */
+    nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    CHECK(clWaitForEvents(1, &w3.ev));
     CHECK(clWaitForEvents(1, &o.ev));
     int back[64];
     CHECK(clEnqueueReadBuffer(q, o.buf, CL_TRUE, 0, sizeof back, back, 0, NULL, NULL));
     long osum = 0;
     for (int i = 0; i < 64; i++)
         osum += back[i];
-    printf("other thread's write + kernel: sum %ld\n", osum);
+    printf("other thread's write + kernel, a third thread's kernel after it: sum %ld\n", osum);
     pthread_mutex_lock(&o.mu);
     o.stage = 2;
     pthread_cond_broadcast(&o.cv);
     pthread_mutex_unlock(&o.mu);
     pthread_join(th, NULL);
     CHECK(clReleaseEvent(o.ev));
+    CHECK(clReleaseEvent(w3.ev));
     CHECK(clReleaseMemObject(o.buf));
 
     cl_event evs[] = {wrote, ran1, ran2, marker, read, gate};
