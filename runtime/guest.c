@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
 #define QUEUE_MAX_CALLS 1024u        /* ... or this many */
@@ -59,6 +60,12 @@ typedef struct gapi {
      * async call that may name one of another thread takes the cross-thread
      * path too (foreign_gid). */
     atomic_uint_fast64_t gid_unsent;
+    /* Timer flush (APIGEN_FLUSH_US, default 200, 0 = off): a flusher
+     * thread sends each thread's queue that held frames over a whole tick
+     * and was not sent meanwhile (gthr.nsent); started on the first async
+     * call (flusher_on: decided). */
+    int flush_us;
+    atomic_bool flusher_on;
 } gapi;
 
 /* Per thread, per API. */
@@ -72,6 +79,9 @@ typedef struct gthr {
     uint64_t upto; /* g->nasync when every counted frame was this thread's own */
     bool locked;   /* the owner holds mu (only the owner reads or writes this) */
     bool hold;     /* a frame waits in q for a wait frame: flush_others leaves q (under mu) */
+    uint64_t nsent;               /* queue sends (under mu) ... */
+    uint64_t seen_sent;           /* ... as the flusher saw them last tick, */
+    bool seen_full;               /* with frames queued (flusher only, under mu) */
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
     uint32_t gids[GIDS_MAX];     /* ... (their n; the first GIDS_MAX), under mu */
     bool pend;     /* a queued call's error that no call has reported yet ... */
@@ -205,6 +215,7 @@ static void fork_child(void)
         atomic_store(&g->nasync, 0);
         atomic_store(&g->next_gid, 0);
         atomic_store(&g->gid_unsent, 0);
+        atomic_store(&g->flusher_on, false); /* the parent's flusher is not here */
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
@@ -237,6 +248,20 @@ static gapi *get_gapi(const apigen_api *api)
     }
     pthread_mutex_unlock(&g_mu);
     return g;
+}
+
+static int env_us(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return dflt;
+    char *end;
+    long us = strtol(v, &end, 10);
+    if (*end || us < 0 || us > 0x7fffffff) {
+        apigen_log("%s=%s is not a number of microseconds; using %d", name, v, dflt);
+        return dflt;
+    }
+    return (int)us;
 }
 
 static int env_ms(const char *name, int dflt)
@@ -518,6 +543,7 @@ static void flush_others(gapi *g, gthr *self)
                 rt_wr_truncate(&x->q, 0);
                 x->q.base = 0;
                 x->nq = 0;
+                x->nsent++;
                 gids_sent(x);
             } else {
                 mark_lost(g, "%s", err);
@@ -546,6 +572,70 @@ static bool send_wait(gthr *t, uint64_t n)
     return ok;
 }
 
+static int env_us(const char *name, int dflt);
+
+/* The flusher: every flush_us, a queue that has held frames since the last
+ * tick without being sent leaves (trylock: an owner building or sending
+ * goes first). Runs for the process' life. */
+static void *flusher_main(void *arg)
+{
+    gapi *g = arg;
+    unsigned gen = g->gen;
+    char err[512];
+    struct timespec ts = {g->flush_us / 1000000, (long)(g->flush_us % 1000000) * 1000};
+    for (;;) {
+        nanosleep(&ts, NULL);
+        if (gen != g->gen || atomic_load(&g->lost))
+            return NULL; /* a fork child's copy of the state, or no server */
+        pthread_mutex_lock(&g->thr_mu);
+        for (gthr *x = g->thrs; x; x = x->all_next) {
+            if (pthread_mutex_trylock(&x->mu) != 0)
+                continue;
+            bool full = x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen;
+            if (full && x->seen_full && x->seen_sent == x->nsent) {
+                if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
+                    x->last_sent = x->q.len;
+                    rt_wr_truncate(&x->q, 0);
+                    x->q.base = 0;
+                    x->nq = 0;
+                    x->nsent++;
+                    gids_sent(x);
+                    full = false;
+                } else {
+                    mark_lost(g, "%s", err);
+                }
+            }
+            x->seen_full = full;
+            x->seen_sent = x->nsent;
+            pthread_mutex_unlock(&x->mu);
+        }
+        pthread_mutex_unlock(&g->thr_mu);
+    }
+}
+
+/* Once per process (and per fork child): start the flusher unless
+ * APIGEN_FLUSH_US=0. */
+static void start_flusher(gapi *g)
+{
+    pthread_mutex_lock(&g->mu);
+    if (!atomic_load(&g->flusher_on)) {
+        g->flush_us = env_us("APIGEN_FLUSH_US", 200);
+        if (g->flush_us > 0) {
+            pthread_t th;
+            pthread_attr_t at;
+            pthread_attr_init(&at);
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            int rc = pthread_create(&th, &at, flusher_main, g);
+            pthread_attr_destroy(&at);
+            if (rc)
+                apigen_log("%s: cannot start the queue flusher: %s; queued calls leave at the "
+                           "next synchronous call", g->api->name, strerror(rc));
+        }
+        atomic_store(&g->flusher_on, true);
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
 static bool flush_queue(gthr *t)
 {
     char err[512];
@@ -559,6 +649,7 @@ static bool flush_queue(gthr *t)
     rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
     t->nq = 0;
+    t->nsent++;
     gids_sent(t);
     return true;
 }
@@ -706,6 +797,8 @@ apigen_status apigen_call_async(apigen_call *c)
         }
     }
     t->nq++;
+    if (!atomic_load_explicit(&t->g->flusher_on, memory_order_relaxed))
+        start_flusher(t->g);
     uint64_t prev = atomic_fetch_add(&t->g->nasync, 1);
     if (prev == t->upto)
         t->upto = prev + 1; /* no other thread queued in between */
@@ -770,13 +863,18 @@ __attribute__((destructor)) static void flush_at_exit(void)
 {
     char err[256];
     for (gthr *t = tl_head; t; t = t->next) {
-        if (t->in_frame || !t->nq || atomic_load(&t->g->lost) || t->gen != t->g->gen)
-            continue;
-        if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
-            apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
-        t->nq = 0;
-        rt_wr_truncate(&t->q, 0);
-        gids_sent(t);
+        if (t->locked)
+            continue; /* exit() inside a call */
+        pthread_mutex_lock(&t->mu); /* the flusher may be sending it */
+        if (!t->in_frame && t->nq && !atomic_load(&t->g->lost) && t->gen == t->g->gen) {
+            if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
+                apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
+            t->nq = 0;
+            t->nsent++;
+            rt_wr_truncate(&t->q, 0);
+            gids_sent(t);
+        }
+        pthread_mutex_unlock(&t->mu);
     }
 }
 

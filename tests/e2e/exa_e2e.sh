@@ -19,6 +19,7 @@
 #   async_errors an async call's argument error: native at once, forwarded at the next sync call
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
+#   timer_flush  an async call and no sync call after it: the guest's timer flush sends it
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
 #   no_server    no server: EXA_ERROR_CONNECTION_LOST, no crash, no hang, one log line
 #   server_killed  the server is killed mid-run: later calls fail cleanly and promptly
@@ -357,6 +358,18 @@ trace)
     done
     echo "trace: $(wc -l <"$TMP/trace.log") lines; first ones:"
     head -5 "$TMP/trace.log"
+    ;;
+timer_flush)
+    # an async launch, then no synchronous call: the guest's flusher sends it
+    # (APIGEN_FLUSH_US, default 200 us); the server's trace shows it arrived
+    need "$BUILD/examples/exa/exa_timer_flush" "$STUB_DIR/libexa.so.1" "$SERVER"
+    export APIGEN_TRACE="$TMP/server-trace.log"
+    start_unix_server
+    unset APIGEN_TRACE
+    EXA_TRACE_WATCH="$TMP/server-trace.log" run_remote remote "$URL" \
+        "$BUILD/examples/exa/exa_timer_flush"
+    show "$TMP/remote.out" "forwarded stdout"
+    [ "$(cat "$TMP/remote.rc")" = 0 ] || fail "the queued launch did not reach the server"
     ;;
 unsupported)
     need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
