@@ -399,6 +399,12 @@ void *apigen_arena_alloc(size_t n);
 bool apigen_arena_free(void *p);
 bool apigen_arena_owns(const void *p);
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n);
+/* Server: api's sessions take guests' arenas (other APIs decline them, and
+ * an arena reference to them is an ordinary, too long, buffer). Only for
+ * APIs whose handlers pass buffer arguments to the real library without
+ * interpreting them first: the guest can change arena bytes at any time
+ * (apigen_get_str never takes an arena reference). */
+void apigen_arena_accept(const apigen_api *api);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

@@ -41,6 +41,20 @@ static struct {
     uint64_t base;
 } peers[ARENA_PEERS];
 static _Atomic bool usable; /* a server took it and none refused it */
+static _Thread_local const apigen_api *cur_api; /* the call being written (apigen_call_begin) */
+
+static bool taken_by(const apigen_api *api)
+{
+    for (int i = 0; i < ARENA_PEERS; i++)
+        if (peers[i].api == api)
+            return true;
+    return false;
+}
+
+void rt_arena_guest_current(const apigen_api *api)
+{
+    cur_api = api;
+}
 
 static uint64_t env_size(const char *name, uint64_t dflt)
 {
@@ -78,8 +92,13 @@ static bool wire_find(const void *p, uint64_t n, uint64_t *off)
 {
     uintptr_t a = (uintptr_t)p, b = (uintptr_t)amap;
     if (!atomic_load_explicit(&usable, memory_order_acquire) || a < b || a - b > asize ||
-        n > asize - (a - b))
+        n > asize - (a - b) || !cur_api)
         return false;
+    pthread_mutex_lock(&mu);
+    bool taken = taken_by(cur_api);
+    pthread_mutex_unlock(&mu);
+    if (!taken)
+        return false; /* that API's server declined it: bytes */
     *off = a - b;
     return true;
 }
@@ -127,7 +146,9 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
     if (stray_fd >= 0)
         close(stray_fd);
     pthread_mutex_lock(&mu);
-    if (!ok) {
+    if (ack[0] == 2) {
+        /* the server's API does not take arenas: calls to it send bytes */
+    } else if (!ok) {
         refused = true; /* one server could not map it: refs would not resolve there */
         atomic_store(&usable, false);
     } else if (!refused) {
@@ -211,7 +232,11 @@ bool apigen_arena_owns(const void *p)
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n)
 {
     uint64_t off, base = 0;
-    if (!wire_find(p, n, &off))
+    const apigen_api *saved = cur_api;
+    cur_api = api;
+    bool in = wire_find(p, n, &off);
+    cur_api = saved;
+    if (!in)
         return 0;
     pthread_mutex_lock(&mu);
     for (int i = 0; i < ARENA_PEERS; i++)

@@ -30,6 +30,28 @@ typedef struct srv_arena {
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static srv_arena *arenas;
 static _Thread_local srv_arena *tl;
+static const apigen_api *accepting[8];
+
+void apigen_arena_accept(const apigen_api *api)
+{
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++)
+        if (!accepting[i] || accepting[i] == api) {
+            accepting[i] = api;
+            break;
+        }
+    pthread_mutex_unlock(&mu);
+}
+
+bool rt_arena_taken(const apigen_api *api)
+{
+    bool yes = false;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++)
+        yes |= accepting[i] == api;
+    pthread_mutex_unlock(&mu);
+    return yes;
+}
 
 static void pin_once(srv_arena *a)
 {

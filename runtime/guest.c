@@ -485,6 +485,7 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
     c->api = api;
     c->call_id = call_id;
     c->status = APIGEN_LOST;
+    rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     apigen_rd_init(&c->rd, NULL, 0);
     gthr *t = get_thr(api);
     if (!t || atomic_load(&t->g->lost))

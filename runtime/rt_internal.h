@@ -162,7 +162,8 @@ void rt_cb_free_binding(void *b);
  * a length with that bit is an ordinary (too long) one without). */
 #define RT_ARENA_BIT (1ull << 63)
 /* The handshake's side exchange: "APIGEN-ARENA\0" + fd from the guest,
- * then 1 status byte + u64 mapping address from the server. */
+ * then 1 status byte (1: mapped, 0: failed, 2: the API takes none) + u64
+ * mapping address from the server. */
 #define RT_ARENA_TAG "APIGEN-ARENA"
 #define RT_ARENA_TAG_LEN 13
 #define RT_ARENA_ACK_LEN 9
@@ -172,9 +173,11 @@ extern const void *(*rt_wire_arena_at)(uint64_t off, uint64_t n, bool *bound);
  * the first call), and the server's answer (its mapping's address). */
 int rt_arena_guest_fd(uint64_t *size);
 void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LEN], int stray_fd);
+void rt_arena_guest_current(const apigen_api *api); /* the API of the call being written */
 /* Server: takes fd (a sealed memfd) as session s's arena; the handshake of
  * every connection of s binds its thread (unbind when it ends). */
 bool rt_arena_adopt(struct apigen_session *s, int fd, uint64_t *base, char *why, size_t whylen);
+bool rt_arena_taken(const apigen_api *api); /* apigen_arena_accept was called for it */
 void rt_arena_bind(struct apigen_session *s);
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound

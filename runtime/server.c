@@ -144,17 +144,18 @@ static bool arena_exchange(sconn *sc)
                    why);
         return false;
     }
-    bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0;
-    if (!ok) {
+    bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0, wanted = rt_arena_taken(sc->api);
+    if (!ok || !wanted) {
         if (fd >= 0)
             close(fd);
         snprintf(why, sizeof why, "malformed");
+        ok = false;
     } else {
         ok = rt_arena_adopt(sc->session, fd, &base, why, sizeof why);
     }
-    if (!ok)
+    if (!ok && wanted)
         apigen_log("%s: no shared-memory arena for %s: %s", sc->api->name, apigen_tp_peer(sc->conn), why);
-    ack[0] = ok;
+    ack[0] = wanted ? ok : 2;
     for (int i = 0; i < 8; i++)
         ack[1 + i] = (uint8_t)(base >> (8 * i));
     if (!apigen_tp_send_side(sc->conn, ack, sizeof ack, -1, HELLO_TIMEOUT_MS, why, sizeof why)) {

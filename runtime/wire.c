@@ -470,12 +470,12 @@ static bool get_bytes_head(apigen_rd *r, uint64_t *len, uint64_t max)
     return true;
 }
 
-bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+static bool get_bytes_in(apigen_rd *r, const void **p, uint64_t *n, uint64_t max, bool arena)
 {
     uint64_t len;
     apigen_rd at = *r;
     bool bound = false;
-    if (rt_wire_arena_at && get_le(&at, &len, 8) && (len & RT_ARENA_BIT) &&
+    if (arena && rt_wire_arena_at && get_le(&at, &len, 8) && (len & RT_ARENA_BIT) &&
         (rt_wire_arena_at(0, 0, &bound), bound)) {
         /* (length, offset) in the guest's arena: a pointer into our mapping */
         uint64_t aoff;
@@ -501,6 +501,23 @@ bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
     return true;
 }
 
+bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+{
+    return get_bytes_in(r, p, n, max, true);
+}
+
+static bool get_opt_bytes_noarena(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
+{
+    uint8_t present;
+    *p = NULL;
+    *n = 0;
+    if (!apigen_get_u8(r, &present))
+        return false;
+    if (present > 1)
+        return rd_fail(r, E_FLAG);
+    return !present || get_bytes_in(r, p, n, max, false);
+}
+
 bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
 {
     uint8_t present;
@@ -520,7 +537,8 @@ bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max)
     const void *p;
     uint64_t n;
     *s = NULL;
-    if (!apigen_get_opt_bytes(r, &p, &n, max))
+    /* checked, then used: never bytes the guest can still change */
+    if (!get_opt_bytes_noarena(r, &p, &n, max))
         return false;
     if (!p)
         return true;

@@ -880,4 +880,7 @@ static void cudart_host_unregister(void *p)
 __attribute__((constructor)) static void cudart_host_memory_init(void)
 {
     apigen_set_host_memory(cudart_host_register, cudart_host_unregister);
+    /* guests' arenas (their cudaMallocHost memory): handlers pass buffer
+     * arguments to the runtime as they are */
+    apigen_arena_accept(&apigen_api_cudart);
 }

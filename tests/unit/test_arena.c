@@ -3,7 +3,9 @@
  * its memfd at the handshake; a buffer argument inside it reaches the
  * handler as a pointer into the server's mapping (no bytes on the wire),
  * writes the server makes there are the guest's bytes, an offset outside the
- * arena is rejected, and tcp:// has no arena (plain memory, bytes). */
+ * arena is rejected, strings never resolve in it, tcp:// has no arena
+ * (plain memory, bytes), and an API that did not call apigen_arena_accept
+ * declines it. */
 #define _GNU_SOURCE
 #include "apigen_rt.h"
 #include "rt_internal.h"
@@ -17,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { C_SUM, C_FILL, NCALLS };
+enum { C_SUM, C_FILL, C_STR, NCALLS };
 
 /* bytes -> u32 0, u64 hash, u64 the address the handler got */
 static void h_sum(apigen_call_ctx *cx)
@@ -51,8 +53,21 @@ static void h_fill(apigen_call_ctx *cx)
         return;
 }
 
-static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill};
-static const char *const call_names[NCALLS] = {"aSum", "aFill"};
+/* a string -> u32 0 */
+static void h_str(apigen_call_ctx *cx)
+{
+    const char *s;
+    if (!apigen_get_str(cx->rd, &s, 1u << 20) || !apigen_rd_done(cx->rd)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "s");
+        return;
+    }
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str};
+static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr"};
 static const apigen_api aapi = {.name = "arena", .fingerprint = 0x5a5a, .ncalls = NCALLS,
                                 .call_names = call_names, .handlers = handlers, .success_value = 0,
                                 .status_error = {0, 101, 102, 103, 104, 105, 106, 107}};
@@ -87,6 +102,18 @@ static apigen_status raw_ref(uint64_t len, uint64_t off)
     if (!apigen_call_begin(&aapi, &c, C_SUM))
         return c.status;
     CHECK(apigen_put_u64(c.wr, len | RT_ARENA_BIT) && apigen_put_u64(c.wr, off));
+    apigen_status st = apigen_call_sync(&c);
+    apigen_call_end(&c);
+    return st;
+}
+
+/* aStr given an arena reference as its string: apigen_get_str refuses it. */
+static apigen_status raw_str_ref(uint64_t off)
+{
+    apigen_call c;
+    if (!apigen_call_begin(&aapi, &c, C_STR))
+        return c.status;
+    CHECK(apigen_put_u8(c.wr, 1) && apigen_put_u64(c.wr, 8 | RT_ARENA_BIT) && apigen_put_u64(c.wr, off));
     apigen_status st = apigen_call_sync(&c);
     apigen_call_end(&c);
     return st;
@@ -131,6 +158,8 @@ static int guest(bool expect_arena)
     CHECK(raw_ref(16, 1ull << 40) == APIGEN_BAD_ARGS);
     CHECK(raw_ref(1ull << 40, 0) == APIGEN_BAD_ARGS);
     CHECK(sum(small, sizeof small, &h, &a) == APIGEN_OK && h == fnv(small, sizeof small));
+    /* a string argument never resolves in the arena (checked, then used) */
+    CHECK(raw_str_ref(16) == APIGEN_BAD_ARGS);
     /* blocks come back */
     uint8_t *b2 = apigen_arena_alloc(4096);
     CHECK(b2 && b2 != buf);
@@ -142,7 +171,7 @@ static int guest(bool expect_arena)
     return check_failures;
 }
 
-static int run(const char *iso, const char *scheme, bool expect_arena)
+static int run(const char *iso, const char *scheme, bool expect_arena, bool accept)
 {
     char dir[] = "/tmp/apigen-arena-XXXXXX", url[300], log[300];
     CHECK(mkdtemp(dir) != NULL);
@@ -161,6 +190,8 @@ static int run(const char *iso, const char *scheme, bool expect_arena)
         close(fd);
         char *argv[] = {"srv", "--listen", url, "--isolation", (char *)iso, NULL};
         const apigen_api *apis[] = {&aapi};
+        if (accept)
+            apigen_arena_accept(&aapi);
         exit(apigen_server_main(5, argv, apis, 1));
     }
     char real[300] = "";
@@ -204,11 +235,12 @@ static int run(const char *iso, const char *scheme, bool expect_arena)
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    run("thread", "unix", true);
-    run("thread", "shm", true);
-    run("thread", "tcp", false);
-    run("process", "unix", true);
-    run("process", "shm", true);
+    run("thread", "unix", true, true);
+    run("thread", "shm", true, true);
+    run("thread", "tcp", false, true);
+    run("process", "unix", true, true);
+    run("process", "shm", true, true);
+    run("thread", "shm", false, false); /* an API that takes no arena */
     if (check_failures)
         fprintf(stderr, "%d check(s) failed\n", check_failures);
     return check_failures ? 1 : 0;
