@@ -65,9 +65,9 @@ run_asan() {
     # guest cannot mirror them at the same addresses and the example's
     # pointers-inside-SVM cannot work (they do in the plain stage).
     ASAN_OPTIONS=$asan ctest --test-dir "$ASAN_BUILD" -j "$JOBS" --output-on-failure \
-        -LE "bench|valgrind" -E '^unit\.runtime$|^e2e\.opencl\.' || note_fail "asan tests"
+        -LE "bench|valgrind" -E '^unit\.runtime$|^e2e\.opencl\.|^security\..*opencl' || note_fail "asan tests"
     ASAN_OPTIONS=$asan ctest --test-dir "$ASAN_BUILD" --output-on-failure \
-        -LE "bench|valgrind" -R '^e2e\.opencl\.' -E '\.svm\.|\.svm$' || note_fail "asan opencl tests"
+        -LE "bench|valgrind" -R '^e2e\.opencl\.|^security\..*opencl' -E '\.svm\.|\.svm$' || note_fail "asan opencl tests"
     ASAN_OPTIONS=$asan:detect_leaks=0 ctest --test-dir "$ASAN_BUILD" --output-on-failure \
         -R '^unit\.runtime$' || note_fail "asan unit.runtime"
 }

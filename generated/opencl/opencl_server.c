@@ -24,12 +24,14 @@ cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem
 cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImageWithProperties */
 cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret); /* hand-written, in the spec's sources: wraps clCreateSubDevices */
 cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices); /* hand-written, in the spec's sources: wraps clCreateSubDevicesEXT */
+cl_int opencl_host_clEnqueueNDRangeKernel(apigen_call_ctx *cx, cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueNDRangeKernel */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBuffer */
 cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBufferRect */
 cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadImage */
 cl_int opencl_host_clEnqueueSVMMemFill(apigen_call_ctx *cx, cl_command_queue command_queue, void *svm_ptr, const void *pattern, size_t pattern_size, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMemFill */
 cl_int opencl_host_clEnqueueSVMMemcpy(apigen_call_ctx *cx, cl_command_queue command_queue, cl_bool blocking_copy, void *dst_ptr, const void *src_ptr, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMemcpy */
 cl_int opencl_host_clEnqueueSVMMigrateMem(apigen_call_ctx *cx, cl_command_queue command_queue, cl_uint num_svm_pointers, const void **svm_pointers, const size_t *sizes, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueSVMMigrateMem */
+cl_int opencl_host_clEnqueueTask(apigen_call_ctx *cx, cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueTask */
 cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBuffer */
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBufferRect */
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteImage */
@@ -2550,7 +2552,7 @@ static void h_clEnqueueNDRangeKernel(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueNDRangeKernel(cx, command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -3201,7 +3203,7 @@ static void h_clEnqueueTask(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueTask(cx, command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))

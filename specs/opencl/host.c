@@ -74,12 +74,26 @@ static const cl_image_desc *fix_desc(apigen_call_ctx *cx, const cl_image_desc *d
     return copy;
 }
 
+/* num_mip_levels and num_samples must be 0 (OpenCL 3.0, 5.3.1.2); PoCL
+ * calls exit() on anything else ("unimplemented"), which would end the
+ * server for every client (found by fuzz_opencl). */
+static bool bad_mips(const cl_image_desc *d, cl_int *errcode_ret)
+{
+    if (!d || (d->num_mip_levels == 0 && d->num_samples == 0))
+        return false;
+    if (errcode_ret)
+        *errcode_ret = CL_INVALID_IMAGE_DESCRIPTOR;
+    return true;
+}
+
 cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
                                  const cl_image_format *image_format,
                                  const cl_image_desc *image_desc, void *host_ptr,
                                  cl_int *errcode_ret)
 {
     cl_image_desc d;
+    if (bad_mips(image_desc, errcode_ret))
+        return NULL;
     return clCreateImage(context, flags, image_format, fix_desc(cx, image_desc, &d), host_ptr,
                          errcode_ret);
 }
@@ -92,6 +106,8 @@ cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context c
                                                cl_int *errcode_ret)
 {
     cl_image_desc d;
+    if (bad_mips(image_desc, errcode_ret))
+        return NULL;
     return clCreateImageWithProperties(context, properties, flags, image_format,
                                        fix_desc(cx, image_desc, &d), host_ptr, errcode_ret);
 }
@@ -570,6 +586,39 @@ void opencl_host_clCreateProgramWithBinary(apigen_call_ctx *cx)
         return;
     if (st_present && !apigen_put_bytes(cx->wr, status, (uint64_t)ndev * sizeof(cl_int)))
         return;
+}
+
+/* clEnqueueNDRangeKernel, clEnqueueTask: PoCL dereferences a NULL kernel
+ * (what an unknown or foreign id becomes, unknown_as_null) and would take the
+ * server down for every client: refused here with OpenCL's own errors. */
+cl_int opencl_host_clEnqueueNDRangeKernel(apigen_call_ctx *cx, cl_command_queue command_queue,
+                                          cl_kernel kernel, cl_uint work_dim,
+                                          const size_t *global_work_offset,
+                                          const size_t *global_work_size,
+                                          const size_t *local_work_size,
+                                          cl_uint num_events_in_wait_list,
+                                          const cl_event *event_wait_list, cl_event *event)
+{
+    (void)cx;
+    if (!command_queue)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!kernel)
+        return CL_INVALID_KERNEL;
+    return clEnqueueNDRangeKernel(command_queue, kernel, work_dim, global_work_offset,
+                                  global_work_size, local_work_size, num_events_in_wait_list,
+                                  event_wait_list, event);
+}
+
+cl_int opencl_host_clEnqueueTask(apigen_call_ctx *cx, cl_command_queue command_queue,
+                                 cl_kernel kernel, cl_uint num_events_in_wait_list,
+                                 const cl_event *event_wait_list, cl_event *event)
+{
+    (void)cx;
+    if (!command_queue)
+        return CL_INVALID_COMMAND_QUEUE;
+    if (!kernel)
+        return CL_INVALID_KERNEL;
+    return clEnqueueTask(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
 }
 
 /* ---- map / unmap ------------------------------------------------------------------------

@@ -14,7 +14,11 @@
  * (ncalls + 2), async if flags & 1, a bad header if flags & 0x80), its
  * reply read before the next; an 8-byte little-endian value 0xfeedXXXX..KK
  * in a payload is replaced by the KK-th id or address a reply returned, so
- * the fuzzer reaches handlers with live handles and device memory. */
+ * the fuzzer reaches handlers with live handles and device memory. With the
+ * session's salt (from the key of the handshake reply), 0xfeecXXXXnnnnnnnn
+ * becomes the server's id salt << 32 | n and 0xfeefXXXXnnnnnnnn the
+ * guest-assigned id RT_GID_BIT | salt << 32 | n (the out handle of an async
+ * call): tests/fuzz/record_seeds.py writes such records from real programs. */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 #include "tp_internal.h"
@@ -35,6 +39,57 @@ extern const apigen_api FUZZ_API;
 unsigned FUZZ_LIVE_OBJECTS(void); /* the real library's live objects (fuzz_exa.c) */
 #endif
 
+#ifdef FUZZ_POCL
+/* LLVM inside PoCL (clBuildProgram) installs its own alternate signal stack,
+ * malloc'ed, on the thread that compiles: ASan would munmap it when that
+ * thread (the served connection's) exits and abort in "unable to unmap". */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "use_sigaltstack=0";
+}
+/* What PoCL and its LLVM keep until exit (scripts/lsan.supp; C++ allocations
+ * are all theirs: apigen is C, and LLVM's frames often do not unwind). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+    return "leak:libLLVM\nleak:libclang\nleak:libpocl\nleak:libOpenCL\nleak:libhwloc\n"
+           "leak:libltdl\nleak:libstdc++\n";
+}
+
+/* PoCL's global memory pinned to 1 GB (its largest buffer then 256 MiB):
+ * device memory is the library's own bound (S2), not what this target tests. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    setenv("POCL_MEMORY_LIMIT", "1", 0);
+    return 0;
+}
+
+/* Program binaries and IL are parsed by PoCL, which trusts them: a malformed
+ * binary makes it malloc what a length inside says (3 GB seen), and worse.
+ * runtime/SECURITY.md "Not covered"; not sent by this target. */
+static bool skip_call(uint32_t call)
+{
+    static const char *const skip[] = {"clCreateProgramWithBinary", "clCreateProgramWithIL",
+                                       "clCreateProgramWithILKHR"};
+    if (call >= FUZZ_API.ncalls || !FUZZ_API.call_names || !FUZZ_API.call_names[call])
+        return false;
+    for (size_t i = 0; i < sizeof skip / sizeof *skip; i++)
+        if (!strcmp(FUZZ_API.call_names[call], skip[i]))
+            return true;
+    return false;
+}
+#else
+static bool skip_call(uint32_t call)
+{
+    (void)call;
+    return false;
+}
+#endif
+
 #define MAX_ARG (1u << 20) /* the per-call bound the fuzzed server runs with */
 
 typedef struct srv_arg {
@@ -51,6 +106,7 @@ static void *serve(void *p)
 
 static uint64_t seen[64];
 static unsigned nseen;
+static uint64_t salt; /* this input's session's, for guest-assigned ids */
 
 static void harvest(const uint8_t *p, size_t n)
 {
@@ -69,9 +125,19 @@ static void harvest(const uint8_t *p, size_t n)
 static void substitute(uint8_t *p, size_t n)
 {
     for (size_t i = 0; i + 8 <= n; i++) {
-        if (p[i + 7] != 0xfe || p[i + 6] != 0xed || !nseen)
+        if (p[i + 7] != 0xfe || (p[i + 6] != 0xed && p[i + 6] != 0xec && p[i + 6] != 0xef))
             continue;
-        uint64_t v = seen[p[i] % (nseen < 64 ? nseen : 64)];
+        uint64_t v, n = (uint64_t)p[i + 3] << 24 | (uint64_t)p[i + 2] << 16 |
+                        (uint64_t)p[i + 1] << 8 | p[i];
+        if (p[i + 6] == 0xef) {
+            v = RT_GID_BIT | salt << 32 | n;
+        } else if (p[i + 6] == 0xec) {
+            v = salt << 32 | n;
+        } else if (nseen) {
+            v = seen[p[i] % (nseen < 64 ? nseen : 64)];
+        } else {
+            continue;
+        }
         for (int k = 0; k < 8; k++)
             p[i + k] = (uint8_t)(v >> (8 * k));
     }
@@ -182,6 +248,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint32_t rlen = 0;
     if (ok && send(fd, w.buf, w.len, MSG_NOSIGNAL) == (ssize_t)w.len &&
         recv_reply(fd, &rb, &rcap, &rlen)) {
+        salt = rlen >= RT_KEY_LEN ? rt_key_salt(rb + rlen - RT_KEY_LEN) : 0;
         if (data[0] & 1) {
             /* raw bytes after the handshake */
             if (size > 1)
@@ -198,6 +265,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     len = (uint32_t)(size - i);
                 memcpy(pl, data + i, len);
                 i += len;
+                if (skip_call(call))
+                    continue;
                 substitute(pl, len);
                 bool is_async = fl & 1;
                 if (!send_frame(fd, is_async ? APIGEN_F_ASYNC : 0, call, pl, len, fl & 0x80))
