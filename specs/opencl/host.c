@@ -177,6 +177,29 @@ cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue q,
     return copy_owned(err, copy, own, event);
 }
 
+/* The server's copy of a rectangle's host memory holds the spec's byte count
+ * ((region[2] - 1) * host_slice_pitch + (region[1] - 1) * host_row_pitch +
+ * region[0], from host_origin 0: the guest wrapper rebases ptr and makes the
+ * pitches explicit). A hostile client could send a host_origin, zero pitches
+ * (the library then uses larger ones) or pitches whose byte count wraps, and
+ * make the library read or write past the copy (found by fuzz_opencl): such
+ * rectangles are refused with CL_INVALID_VALUE, OpenCL's own error for bad
+ * pitches. A region with a 0, or no host_origin, goes to the library for its
+ * own error (no bytes were sent). */
+static bool rect_bad(const size_t *host_origin, const size_t *region, size_t row, size_t slice)
+{
+    if (!host_origin || !region || !region[0] || !region[1] || !region[2])
+        return false;
+    if (host_origin[0] || host_origin[1] || host_origin[2])
+        return true;
+    if (row < region[0] || region[1] > SIZE_MAX / row || slice < row * region[1])
+        return true;
+    if (region[2] - 1 > SIZE_MAX / slice || region[1] - 1 > SIZE_MAX / row)
+        return true;
+    size_t a = (region[2] - 1) * slice, b = (region[1] - 1) * row;
+    return a > SIZE_MAX - b || a + b > SIZE_MAX - region[0];
+}
+
 cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
                                            cl_bool blocking, const size_t *buffer_origin,
                                            const size_t *host_origin, const size_t *region,
@@ -187,6 +210,8 @@ cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue
 {
     (void)cx;
     (void)blocking;
+    if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+        return CL_INVALID_VALUE;
     return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
                                    buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
                                    host_slice_pitch, ptr, nwait, wait, event);
@@ -203,6 +228,8 @@ cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queu
 {
     (void)cx;
     void *copy = NULL;
+    if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+        return CL_INVALID_VALUE;
     /* the guest wrapper sends the rectangle from host_origin 0 with explicit
      * pitches: the spec's byte count */
     if (!blocking && region && region[0] && region[1] && region[2] &&
@@ -290,6 +317,54 @@ static size_t image_slice_pitch(cl_mem image, size_t slice_pitch)
     return slice_pitch;
 }
 
+/* size_t arithmetic that reports overflow */
+static bool mul_ok(size_t a, size_t b, size_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static bool add_ok(size_t a, size_t b, size_t *r) { return !__builtin_add_overflow(a, b, r); }
+
+/* Whether the host memory the library touches for an image read or write
+ * (by the image's type and element size, with the pitches it will use) fits
+ * in the bytes that came with the call (the spec's count): a hostile row or
+ * slice pitch would make it read or write past the server's copy (found by
+ * fuzz_opencl). Anything the library refuses anyway passes for its own error. */
+static bool image_host_bad(cl_mem image, const size_t *region, size_t row_pitch,
+                           size_t slice_pitch)
+{
+    cl_mem_object_type type = 0;
+    size_t es = 0, have, rp, sp, need, t;
+    if (!region || !region[0] || !region[1] || !region[2] ||
+        clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL) != CL_SUCCESS ||
+        clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof es, &es, NULL) != CL_SUCCESS || !es)
+        return false;
+    /* the spec's byte count: slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1) */
+    if (!mul_ok(slice_pitch, region[2], &have) ||
+        !mul_ok(have, row_pitch == 0 ? region[1] : 1, &have))
+        return true;
+    if (!mul_ok(region[0], es, &need))
+        return true;
+    rp = row_pitch ? row_pitch : need;
+    if (rp < need)
+        return false; /* CL_INVALID_VALUE from the library */
+    bool array1d = type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+    if (slice_pitch) {
+        sp = slice_pitch;
+    } else if (array1d) {
+        sp = rp;
+    } else if (!mul_ok(rp, region[1], &sp)) {
+        return true;
+    }
+    if (type == CL_MEM_OBJECT_IMAGE1D || type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+        /* need = region[0] * es */
+    } else if (array1d || type == CL_MEM_OBJECT_IMAGE2D) {
+        if (!mul_ok(region[1] - 1, array1d ? sp : rp, &t) || !add_ok(need, t, &need))
+            return true;
+    } else {
+        if (!mul_ok(region[1] - 1, rp, &t) || !add_ok(need, t, &need) ||
+            !mul_ok(region[2] - 1, sp, &t) || !add_ok(need, t, &need))
+            return true;
+    }
+    return need > have;
+}
+
 cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
                                       cl_bool blocking, const size_t *origin,
                                       const size_t *region, size_t row_pitch, size_t slice_pitch,
@@ -298,6 +373,8 @@ cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, c
 {
     (void)cx;
     (void)blocking;
+    if (image_host_bad(image, region, row_pitch, slice_pitch))
+        return CL_INVALID_VALUE;
     return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
                               image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
 }
@@ -310,6 +387,8 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
 {
     (void)cx;
     void *copy = NULL;
+    if (image_host_bad(image, region, row_pitch, slice_pitch))
+        return CL_INVALID_VALUE;
     if (!blocking && region) /* the spec's byte count */
         copy = write_copy(ptr, slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1));
     if (!copy)
