@@ -956,7 +956,9 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                 a->cb_user_data_index = found;
         }
         const spec_node *on = spec_get(n, "once");
-        if (on) spec_bool(on, "once", c->d, x->fn->name, x->p->name, &a->cb_once);
+        /* once: true/false, or a C expression over the call's values (a callback
+         * that is sometimes kept for many invocations, sometimes not) */
+        if (on && !spec_is_bool(on, &a->cb_once)) add_pending(x, &a->cb_once_if, on, 0, "condition");
         return;
     }
 

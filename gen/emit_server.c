@@ -436,8 +436,9 @@ static void emit_handler(emit_ctx *e, const function_def *f)
             emit_internal(e, "%s: parameter '%s': unknown callback type", f->name, s.names[i]);
             continue;
         }
-        PUT("srv_cb_bind", "name", s.names[i], "API", e->API, "cb", cb->name, "once",
-            p->ann.cb_once ? "true" : "false");
+        char *once = cb_once_text(&p->ann);
+        PUT("srv_cb_bind", "name", s.names[i], "API", e->API, "cb", cb->name, "once", once);
+        free(once);
         const char *u = p->ann.user_data_param ? name_of(&s, p->ann.user_data_param) : NULL;
         if (u) PUT("srv_cb_user", "user", u, "name", s.names[i]);
     }

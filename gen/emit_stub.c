@@ -161,8 +161,10 @@ static void put_value_like(stub_fn *s, const param_def *p, const char *name, con
             emit_internal(e, "%s: parameter '%s': unknown callback type", s->f->name, name);
             return;
         }
+        char *once = cb_once_text(a);
         PUT("stub_put_callback", "name", name, "api", e->m->api.name, "API", e->API, "cb", cb->name,
-            "user", user ? user : "NULL", "once", a->cb_once ? "true" : "false");
+            "user", user ? user : "NULL", "once", once);
+        free(once);
         break;
     }
     case PK_USERDATA:

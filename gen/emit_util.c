@@ -311,3 +311,9 @@ const char *status_error_value(const emit_ctx *e, const char *status, char tmp[3
     snprintf(tmp, 32, "%lld", (long long)n);
     return tmp;
 }
+
+char *cb_once_text(const param_ann *a)
+{
+    if (a->cb_once_if) return xasprintf("((%s) != 0)", a->cb_once_if->text);
+    return xstrdup(a->cb_once ? "true" : "false");
+}

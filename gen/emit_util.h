@@ -55,6 +55,8 @@ char *c_type(const type_info *t);
 /* sizeof expression for one element: "sizeof(T)", "1" for void. */
 char *c_sizeof(const type_info *t);
 int type_is_void(const type_info *t);
+/* A callback's `once` as C: "true", "false" or "((EXPR) != 0)". Heap string. */
+char *cb_once_text(const param_ann *a);
 int type_is_signed(const type_info *t);
 /* Names a parameter: its own name, or a<i> when the header left it unnamed. */
 const char *pname(const param_def *p, size_t i, char tmp[24]);

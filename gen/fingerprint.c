@@ -70,6 +70,7 @@ static void put_ann(strbuf *b, const param_ann *a)
     case PK_CALLBACK:
         sb_printf(b, " ud=%s idx=%d once=%d", a->user_data_param ? a->user_data_param : "-",
                   a->cb_user_data_index, a->cb_once);
+        if (a->cb_once_if) sb_printf(b, " once_if=%s", a->cb_once_if->text);
         break;
     default:
         break;

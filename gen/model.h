@@ -208,6 +208,7 @@ typedef struct param_ann {
     char *user_data_param;   /* the parameter passed back to the callback */
     int cb_user_data_index;  /* which argument of the callback type is its user data */
     int cb_once;             /* invoked at most once: entry freed after delivery */
+    expr *cb_once_if;        /* ... or when this holds at the call (`once: EXPR`) */
     /* PK_COND */
     expr *cond;
     struct param_ann *then_ann, *else_ann;

@@ -600,7 +600,7 @@ static void h_apigenCudartEnqueueHostFn(apigen_call_ctx *cx)
     flags = (uint32_t)v_flags;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (cb_fn != 0) { /* fn */
-        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, true);
+        k_fn = apigen_cb_bind(cx, CUDART_CB_TYPE_apigenCudartHostFnCb, cb_fn, (((flags & APIGEN_CUDART_PERSIST) == 0) != 0));
         if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
         fn = tramp_apigenCudartHostFnCb;
     }

@@ -349,7 +349,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartEnqueueHostFn))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, true) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, (((flags & APIGEN_CUDART_PERSIST) == 0) != 0)) : 0)) goto nomem; /* fn */
     if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
     if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
