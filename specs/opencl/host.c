@@ -365,6 +365,29 @@ static bool image_host_bad(cl_mem image, const size_t *region, size_t row_pitch,
     return need > have;
 }
 
+/* Whether origin + region lies outside the image: PoCL does not check it
+ * for every image type and copies past the image's storage (found by
+ * fuzz_opencl); OpenCL's error is CL_INVALID_VALUE. */
+static bool image_box_bad(cl_mem image, const size_t *origin, const size_t *region)
+{
+    cl_mem_object_type type = 0;
+    size_t w = 0, h = 0, d = 0, a = 0, lim[3], end;
+    if (!origin || !region ||
+        clGetMemObjectInfo(image, CL_MEM_TYPE, sizeof type, &type, NULL) != CL_SUCCESS ||
+        clGetImageInfo(image, CL_IMAGE_WIDTH, sizeof w, &w, NULL) != CL_SUCCESS ||
+        clGetImageInfo(image, CL_IMAGE_HEIGHT, sizeof h, &h, NULL) != CL_SUCCESS ||
+        clGetImageInfo(image, CL_IMAGE_DEPTH, sizeof d, &d, NULL) != CL_SUCCESS ||
+        clGetImageInfo(image, CL_IMAGE_ARRAY_SIZE, sizeof a, &a, NULL) != CL_SUCCESS)
+        return false;
+    lim[0] = w;
+    lim[1] = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? a : h ? h : 1;
+    lim[2] = type == CL_MEM_OBJECT_IMAGE2D_ARRAY ? a : type == CL_MEM_OBJECT_IMAGE3D ? d : 1;
+    for (int i = 0; i < 3; i++)
+        if (!add_ok(origin[i], region[i], &end) || end > lim[i])
+            return true;
+    return false;
+}
+
 cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
                                       cl_bool blocking, const size_t *origin,
                                       const size_t *region, size_t row_pitch, size_t slice_pitch,
@@ -373,7 +396,7 @@ cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, c
 {
     (void)cx;
     (void)blocking;
-    if (image_host_bad(image, region, row_pitch, slice_pitch))
+    if (image_host_bad(image, region, row_pitch, slice_pitch) || image_box_bad(image, origin, region))
         return CL_INVALID_VALUE;
     return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
                               image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
@@ -387,7 +410,7 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
 {
     (void)cx;
     void *copy = NULL;
-    if (image_host_bad(image, region, row_pitch, slice_pitch))
+    if (image_host_bad(image, region, row_pitch, slice_pitch) || image_box_bad(image, origin, region))
         return CL_INVALID_VALUE;
     if (!blocking && region) /* the spec's byte count */
         copy = write_copy(ptr, slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1));
