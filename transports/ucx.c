@@ -653,7 +653,10 @@ fail:
     return false;
 }
 
-#define ACCEPT_MS 2000
+/* How long accept waits for UCX to finish wiring a connection: generous, as a
+ * loaded machine was seen to need more than 2 s (a stalled client holds the
+ * accept loop this long at most). */
+#define ACCEPT_MS 10000
 
 bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
 {
