@@ -635,7 +635,7 @@ static enum CXChildVisitResult visit_variant(CXCursor c, CXCursor parent, CXClie
  * there as <base><suffix>, where <base> is a function of the first parse and
  * <suffix> one of api.variants.suffixes, becomes a variant: a copy of <base>
  * (same signature, annotations taken from <base>'s entry) under the new name.
- * CUDA's per-thread default stream entry points (cudaMemcpy_ptds) are found
+ * Per-thread entry points (name_ptds variants) are found
  * this way from the header's own macros. */
 static void find_variants(front *F, CXIndex idx, const char *tu_name, struct CXUnsavedFile *uf,
                           char **args0, size_t nargs0, const src_loc *api_loc)

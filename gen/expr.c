@@ -312,7 +312,7 @@ static char *parse_unary(parser *P)
             if (!P->env->allow_out_deref && P->env->before_call &&
                 (p->ann.kind == PK_IN || p->ann.kind == PK_INOUT)) {
                 /* `*p` before the call: the one element of an in/inout
-                 * parameter (cudaGraphGetNodes' *numNodes), as sent; a NULL
+                 * parameter (a list call's *num_items), as sent; a NULL
                  * p reads as 0. An out parameter's size may read any such
                  * p (the handler allocates outputs after decoding every
                  * input); an input's only one declared before it. */

@@ -130,7 +130,7 @@ handle_type_def *model_handle_of(api_model *m, const type_info *t)
             strcmp(h->canonical_unqual, t->canonical_unqual) == 0)
             return &m->handles[i];
     }
-    /* a pointer to a const handle pointee is the same handle: cudaArray_const_t */
+    /* a pointer to a const handle pointee is the same handle: e.g. a `typedef const struct X *X_const_t` of a handle `X` */
     if (t->kind == TY_POINTER && t->pointee && t->pointee->is_const && t->canonical_unqual &&
         strncmp(t->canonical_unqual, "const ", 6) == 0)
         for (size_t i = 0; i < m->nhandles; i++) {

@@ -48,9 +48,9 @@ struct fn_sig;
 /* One C type as a parameter, field or return value uses it. */
 typedef struct type_info {
     type_kind kind;
-    char *spelling;       /* as written, typedef kept: "cudaStream_t", "const void *" */
+    char *spelling;       /* as written, typedef kept: "exaContext", "const void *" */
     char *canonical;      /* canonical spelling: "struct CUstream_st *" */
-    char *typedef_name;   /* outermost typedef name, or NULL: "cudaStream_t" */
+    char *typedef_name;   /* outermost typedef name, or NULL: "exaContext" */
     uint64_t size;        /* bytes; 0 for void / incomplete */
     uint64_t align;
     int is_const;         /* the type itself is const-qualified */
@@ -73,7 +73,7 @@ typedef struct field_def {
 } field_def;
 
 typedef struct record_def {
-    char *name;      /* "struct cudaDeviceProp" / typedef name when anonymous */
+    char *name;      /* "struct exaDeviceInfo" / typedef name when anonymous */
     int is_union;
     int complete;
     uint64_t size, align;
@@ -90,7 +90,7 @@ typedef struct enum_const {
 } enum_const;
 
 typedef struct enum_def {
-    char *name;          /* "enum cudaError" or typedef name when anonymous */
+    char *name;          /* "enum exaStatus" or typedef name when anonymous */
     type_info *underlying;
     enum_const *consts;
     size_t nconsts;
@@ -286,10 +286,10 @@ static inline int fn_has_call(const function_def *f)
 /* ---- spec-level settings --------------------------------------------------- */
 
 typedef struct handle_type_def {
-    char *name;           /* typedef name in the header: "cudaStream_t" */
+    char *name;           /* typedef name in the header: "exaContext" */
     type_info *type;
     char *destroy_fn;     /* one-argument function that releases it (client cleanup) */
-    int64_t *passthrough; /* values passed as-is, never translated (0, cudaStreamLegacy) */
+    int64_t *passthrough; /* values passed as-is, never translated (0, special stream values) */
     size_t npassthrough;
     unsigned tag;         /* index, used as the wire type tag */
     int unknown_as_null;  /* an unknown id reaches the real library as NULL */
@@ -315,7 +315,7 @@ typedef struct api_settings {
     char *symbol_version;   /* "libcudart.so.13" (version node name) */
     char **version_nodes;   /* later nodes, in order (each inherits the one before) */
     size_t nversion_nodes;
-    char *error_type;       /* "cudaError_t" */
+    char *error_type;       /* "exaStatus" */
     type_info *error_ty;
     char *success;          /* constant names or integer literals */
     char *unsupported;

@@ -308,8 +308,8 @@ void apigen_result(apigen_call_ctx *cx, int64_t api_error);
 
 /* Registered host memory (server side, process-wide): a spec's host code may
  * install hooks once (e.g. from a constructor) that register memory with the
- * accelerator so its copies from/to it run at DMA speed (CUDA:
- * cudaHostRegister). The runtime then registers the large buffers it keeps
+ * accelerator so its copies from/to it run at DMA speed (for example
+ * the vendor's host-memory registration). The runtime then registers the large buffers it keeps
  * warm between calls (a server thread's receive buffer: in-bytes of a call
  * point into it; its cached scratch block: out-bytes) on their second use,
  * and unregisters them before it frees or moves them, on the same thread.

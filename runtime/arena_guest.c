@@ -4,8 +4,8 @@
  * local transport (unix://, shm://) and passed to the server at the
  * handshake (guest.c); the server maps it and registers it with the
  * accelerator (apigen_set_host_memory hooks), so memory the API's
- * hand-written guest code carves from it (apigen_arena_alloc: cudart's
- * cudaMallocHost / cudaHostAlloc) is DMA-able on the server. A buffer
+ * hand-written guest code carves from it (apigen_arena_alloc: the
+ * pinned-memory allocations of the API) is DMA-able on the server. A buffer
  * argument that lies inside it travels as (offset, length) instead of bytes
  * (apigen_put_bytes_ref, wire.c). */
 #define _GNU_SOURCE
