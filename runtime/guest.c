@@ -528,15 +528,22 @@ static void unlock_thr(gthr *t)
 
 /* Sends what every other thread of g has queued (each under its own lock,
  * one at a time; the caller holds none). Their frames then run on their own
- * server threads; RT_CALL_WAIT orders the caller's call after them. */
-static void flush_others(gapi *g, gthr *self)
+ * server threads; RT_CALL_WAIT orders the caller's call after them. Returns
+ * how many queued frames it could not send: those of a thread that is itself
+ * waiting (`hold`: its frames leave after its own wait frame) or mid-frame.
+ * The caller's wait must not count them, or two threads synchronizing at
+ * once would each wait for frames queued behind the other's wait frame. */
+static uint64_t flush_others(gapi *g, gthr *self)
 {
     char err[512];
+    uint64_t skipped = 0;
     pthread_mutex_lock(&g->thr_mu);
     for (gthr *x = g->thrs; x; x = x->all_next) {
         if (x == self)
             continue;
         pthread_mutex_lock(&x->mu);
+        if (x->nq && (x->in_frame || x->hold))
+            skipped += x->nq;
         if (x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen &&
             !atomic_load(&g->lost)) {
             if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
@@ -553,6 +560,14 @@ static void flush_others(gapi *g, gthr *self)
         pthread_mutex_unlock(&x->mu);
     }
     pthread_mutex_unlock(&g->thr_mu);
+    return skipped;
+}
+
+/* What a wait frame asks the server to have run: n counted frames less this
+ * thread's own queue (it leaves after the wait) and those flush_others left. */
+static uint64_t wait_count(uint64_t n, uint64_t own, uint64_t skipped)
+{
+    return n > own + skipped ? n - own - skipped : 0;
 }
 
 /* RT_CALL_WAIT: the server runs this thread's next frames once its session
@@ -688,12 +703,12 @@ apigen_status apigen_call_sync(apigen_call *c)
     if (waits) {
         t->hold = true; /* the frame leaves after the wait frame, by this thread */
         unlock_thr(t);
-        flush_others(g, t);
+        uint64_t skipped = flush_others(g, t);
         pthread_mutex_lock(&t->mu);
         t->locked = true;
         t->hold = false;
         /* this thread's own queued frames (still here) run after the wait */
-        if (!send_wait(t, n - t->nq)) {
+        if (!send_wait(t, wait_count(n, t->nq, skipped))) {
             unlock_thr(t);
             return c->status = APIGEN_LOST;
         }
@@ -787,11 +802,11 @@ apigen_status apigen_call_async(apigen_call *c)
         gapi *g = t->g;
         t->hold = true;
         unlock_thr(t);
-        flush_others(g, t);
+        uint64_t skipped = flush_others(g, t);
         pthread_mutex_lock(&t->mu);
         t->locked = true;
         t->hold = false;
-        if (!send_wait(t, atomic_load(&g->nasync) - t->nq)) {
+        if (!send_wait(t, wait_count(atomic_load(&g->nasync), t->nq, skipped))) {
             rt_wr_truncate(&t->q, t->frame_off);
             unlock_thr(t);
             return c->status = APIGEN_LOST;
