@@ -708,18 +708,8 @@ int emit_server(emit_ctx *e, strbuf *out)
     }
     PUT("srv_section", "what", "the server half of the API descriptor");
     if (e->ncalls) {
+        emit_call_names(e, "srv");
         snprintf(n, sizeof n, "%u", e->ncalls);
-        PUT("srv_table_open", "type", "char *const", "var", "call_names_", "n", n);
-        for (size_t i = 0; i < m->nfunctions; i++) {
-            const function_def *f = &m->functions[i];
-            if (!fn_has_call(f)) continue;
-            char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
-            char *val = xasprintf("\"%s\"", f->name);
-            PUT("srv_table_entry", "index", idx, "value", val);
-            free(idx);
-            free(val);
-        }
-        PUT("srv_table_close");
         PUT("srv_table_open", "type", "apigen_handler_fn", "var", "handlers_", "n", n);
         for (size_t i = 0; i < m->nfunctions; i++) {
             const function_def *f = &m->functions[i];

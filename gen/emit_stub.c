@@ -695,18 +695,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
     char n[24];
     PUT("stub_blank");
     if (e->ncalls) {
-        snprintf(n, sizeof n, "%u", e->ncalls);
-        PUT("stub_table_open", "type", "char *const", "var", "call_names_", "n", n);
-        for (size_t i = 0; i < m->nfunctions; i++) {
-            const function_def *f = &m->functions[i];
-            if (!fn_has_call(f)) continue;
-            char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
-            char *val = xasprintf("\"%s\"", f->name);
-            PUT("stub_table_entry", "index", idx, "value", val);
-            free(idx);
-            free(val);
-        }
-        PUT("stub_table_close");
+        emit_call_names(e, "stub");
     }
     if (e->ncbs) {
         snprintf(n, sizeof n, "%zu", e->ncbs);

@@ -317,3 +317,23 @@ char *cb_once_text(const param_ann *a)
     if (a->cb_once_if) return xasprintf("((%s) != 0)", a->cb_once_if->text);
     return xstrdup(a->cb_once ? "true" : "false");
 }
+
+void emit_call_names(emit_ctx *e, const char *side)
+{
+    char open[32], entry[32], close[32], n[24];
+    snprintf(open, sizeof open, "%s_table_open", side);
+    snprintf(entry, sizeof entry, "%s_table_entry", side);
+    snprintf(close, sizeof close, "%s_table_close", side);
+    snprintf(n, sizeof n, "%u", e->ncalls);
+    tmpl_put(&e->o, open, "type", "char *const", "var", "call_names_", "n", n, NULL);
+    for (size_t i = 0; i < e->m->nfunctions; i++) {
+        const function_def *f = &e->m->functions[i];
+        if (!fn_has_call(f)) continue;
+        char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
+        char *val = xasprintf("\"%s\"", f->name);
+        tmpl_put(&e->o, entry, "index", idx, "value", val, NULL);
+        free(idx);
+        free(val);
+    }
+    tmpl_put(&e->o, close, NULL);
+}

@@ -55,6 +55,9 @@ char *c_type(const type_info *t);
 /* sizeof expression for one element: "sizeof(T)", "1" for void. */
 char *c_sizeof(const type_info *t);
 int type_is_void(const type_info *t);
+/* The call-name table both halves of the API descriptor carry, through the
+ * `<side>_table_open/entry/close` fragments of side "srv" or "stub". */
+void emit_call_names(emit_ctx *e, const char *side);
 /* A callback's `once` as C: "true", "false" or "((EXPR) != 0)". Heap string. */
 char *cb_once_text(const param_ann *a);
 int type_is_signed(const type_info *t);
