@@ -7,16 +7,46 @@
 #include "model.h"
 #include "util.h"
 
+/* Writes a type spelling with the directories of "(unnamed at DIR/f.h:3:5)"
+ * dropped: clang names anonymous records by where they are declared, and the
+ * same header reached through another include path (a symlinked toolkit
+ * directory) must give the same fingerprint. */
+static void put_spelling(strbuf *b, const char *s)
+{
+    for (;;) {
+        const char *open = strchr(s, '(');
+        if (!open) break;
+        const char *close = strchr(open, ')');
+        const char *at = strstr(open, " at ");
+        int located = (strncmp(open, "(unnamed", 8) == 0 || strncmp(open, "(anonymous", 10) == 0) &&
+                      close && at && at < close;
+        if (!located) {
+            sb_printf(b, "%.*s", (int)(open + 1 - s), s);
+            s = open + 1;
+            continue;
+        }
+        const char *file = at + 4;
+        for (const char *c = file; c < close; c++)
+            if (*c == '/') file = c + 1;
+        sb_printf(b, "%.*s at %.*s", (int)(at - s), s, (int)(close + 1 - file), file);
+        s = close + 1;
+    }
+    sb_puts(b, s);
+}
+
 static void put_type(strbuf *b, const type_info *t, int depth)
 {
     if (!t) {
         sb_puts(b, "-");
         return;
     }
-    sb_printf(b, "%s/%s/%" PRIu64 "/%" PRIu64, type_kind_name(t->kind), t->canonical, t->size,
-              t->align);
+    sb_printf(b, "%s/", type_kind_name(t->kind));
+    put_spelling(b, t->canonical);
+    sb_printf(b, "/%" PRIu64 "/%" PRIu64, t->size, t->align);
     if (t->kind == TY_RECORD && t->record && depth < 4) {
-        sb_printf(b, "{%s:%" PRIu64, t->record->name, t->record->size);
+        sb_puts(b, "{");
+        put_spelling(b, t->record->name);
+        sb_printf(b, ":%" PRIu64, t->record->size);
         for (size_t i = 0; i < t->record->nfields; i++) {
             sb_printf(b, ";%s@%" PRIu64 ":", t->record->fields[i].name,
                       t->record->fields[i].offset);
@@ -112,9 +142,9 @@ uint64_t model_fingerprint(const api_model *m)
     if (s->device_checked)
         sb_printf(&b, "device destroy=%s\n", s->device_destroy ? s->device_destroy : "-");
     for (size_t i = 0; i < m->nhandles; i++) {
-        sb_printf(&b, "handle %u %s %s destroy=%s pass=", m->handles[i].tag, m->handles[i].name,
-                  m->handles[i].type ? m->handles[i].type->canonical : "",
-                  m->handles[i].destroy_fn ? m->handles[i].destroy_fn : "-");
+        sb_printf(&b, "handle %u %s ", m->handles[i].tag, m->handles[i].name);
+        put_spelling(&b, m->handles[i].type ? m->handles[i].type->canonical : "");
+        sb_printf(&b, " destroy=%s pass=", m->handles[i].destroy_fn ? m->handles[i].destroy_fn : "-");
         for (size_t k = 0; k < m->handles[i].npassthrough; k++)
             sb_printf(&b, "%" PRId64 ",", m->handles[i].passthrough[k]);
         if (m->handles[i].unknown_as_null) sb_puts(&b, " unknown_as_null");

@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x9b7e1b14933eb562)
+#define CUDART_FINGERPRINT UINT64_C(0x9c968ac946dad7ef)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -44,7 +44,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define OPENCL_FINGERPRINT UINT64_C(0x28a3befbefb40778)
+#define OPENCL_FINGERPRINT UINT64_C(0x6f7b4be051e26a90)
 
 /* Call ids: forwarded and custom functions. */
 enum {

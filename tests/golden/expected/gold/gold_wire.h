@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xa10c3265bcb4d388)
+#define GOLD_FINGERPRINT UINT64_C(0x5f7e4dc7daa8d938)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -63,6 +63,7 @@ GOLD_STATIC_ASSERT(sizeof(struct goldOuter) == 24, "struct goldOuter: size diffe
 GOLD_STATIC_ASSERT(offsetof(struct goldOuter, in) == 0, "struct goldOuter.in: offset differs from the header apigen read");
 GOLD_STATIC_ASSERT(offsetof(struct goldOuter, n) == 8, "struct goldOuter.n: offset differs from the header apigen read");
 GOLD_STATIC_ASSERT(offsetof(struct goldOuter, f) == 16, "struct goldOuter.f: offset differs from the header apigen read");
+GOLD_STATIC_ASSERT(offsetof(struct goldOuter, v) == 20, "struct goldOuter.v: offset differs from the header apigen read");
 GOLD_STATIC_ASSERT(sizeof(struct goldPoint) == 16, "struct goldPoint: size differs from the header apigen read");
 GOLD_STATIC_ASSERT(offsetof(struct goldPoint, x) == 0, "struct goldPoint.x: offset differs from the header apigen read");
 GOLD_STATIC_ASSERT(offsetof(struct goldPoint, y) == 4, "struct goldPoint.y: offset differs from the header apigen read");
