@@ -878,12 +878,41 @@ static char *read_token(const char *path)
     return strdup(buf);
 }
 
+/* --tls-*: both or neither of cert and key, and only with a tls:// listener
+ * (a certificate no listener uses would look like protection). */
+static bool tls_setup(const char *const *urls, unsigned nurls, const char *cert, const char *key,
+                      const char *client_ca)
+{
+    bool any_tls = false;
+    for (unsigned i = 0; i < nurls; i++)
+        any_tls |= strncmp(urls[i], "tls://", 6) == 0;
+    if (!cert && !key && !client_ca)
+        return true; /* a tls:// listener without them says so when it starts */
+    if (!any_tls) {
+        apigen_log("--tls-cert/--tls-key/--tls-client-ca need a tls:// listener (--listen tls://host:port)");
+        return false;
+    }
+    if (!cert || !key) {
+        apigen_log("tls://: give both --tls-cert FILE and --tls-key FILE (%s is missing)",
+                   cert ? "--tls-key" : "--tls-cert");
+        return false;
+    }
+    char err[600];
+    if (!apigen_tp_tls_server_setup(cert, key, client_ca, err, sizeof err)) {
+        apigen_log("tls://: %s", err);
+        return false;
+    }
+    return true;
+}
+
 static void usage(const char *argv0)
 {
     fprintf(stderr,
             "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--max-conns N]\n"
             "       [--token-file FILE] [--isolation thread|process]\n"
-            "  URL: unix:///path or tcp://host:port or tcp://[addr]:port\n"
+            "       [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+            "  URL: unix:///path, tcp://host:port, tcp://[addr]:port, tls://host:port, shm://name,\n"
+            "    ucx://host:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
             "  --max-conns: connections served at once (default 1024); more are closed at accept\n"
             "  --token-file: clients must send this token (APIGEN_TOKEN or APIGEN_TOKEN_FILE on\n"
@@ -891,7 +920,11 @@ static void usage(const char *argv0)
             "    who can reach it. Unix sockets are created mode 0600.\n"
             "  --isolation: thread (every session in this process) or process (each session in a\n"
             "    process of its own: a crash or a sticky device fault ends only that session);\n"
-            "    the default is process when a served API's spec says `isolation: process`\n",
+            "    the default is process when a served API's spec says `isolation: process`\n"
+            "  --tls-cert, --tls-key: the certificate chain and private key (PEM) a tls:// listener\n"
+            "    presents; guests check it against APIGEN_TLS_CA\n"
+            "  --tls-client-ca: tls:// clients must present a certificate issued by this CA (PEM)\n"
+            "    (APIGEN_TLS_CERT and APIGEN_TLS_KEY on the guest)\n",
             argv0);
 }
 
@@ -900,6 +933,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     const char *urls[16];
     unsigned nurls = 0;
     const char *token_file = NULL;
+    const char *tls_cert = NULL, *tls_key = NULL, *tls_client_ca = NULL;
     int isolation = -1;
     rt_server *srv = calloc(1, sizeof *srv);
     if (!srv)
@@ -916,14 +950,16 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     const char *argv0 = argc > 0 && argv[0] ? argv[0] : "apigen-server";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
-        const char *opts[] = {"--listen", "--max-arg", "--token-file", "--max-conns", "--isolation"};
+        const char *opts[] = {"--listen",     "--max-arg",  "--token-file", "--max-conns",
+                              "--isolation",  "--tls-cert", "--tls-key",    "--tls-client-ca"};
+        const int nopts = (int)(sizeof opts / sizeof opts[0]);
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(argv0);
             free(srv);
             return 0;
         }
-        for (int k = 0; k < 5; k++) {
+        for (int k = 0; k < nopts; k++) {
             size_t l = strlen(opts[k]);
             if (strncmp(a, opts[k], l) == 0 && (a[l] == 0 || a[l] == '=')) {
                 which = k;
@@ -962,6 +998,12 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 fprintf(stderr, "apigen-server: --isolation '%s': thread or process\n", v);
                 return free(srv), 2;
             }
+        } else if (which == 5) {
+            tls_cert = v;
+        } else if (which == 6) {
+            tls_key = v;
+        } else if (which == 7) {
+            tls_client_ca = v;
         } else {
             token_file = v;
         }
@@ -986,6 +1028,10 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     srv->max_payload = mp > UINT32_MAX || mp < srv->max_arg ? UINT32_MAX : (uint32_t)mp;
     if (token_file && !(srv->token = read_token(token_file)))
         return free(srv), 2;
+    if (!tls_setup(urls, nurls, tls_cert, tls_key, tls_client_ca)) {
+        free(srv->token);
+        return free(srv), 2;
+    }
 
     signal(SIGPIPE, SIG_IGN);
     if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
@@ -1029,8 +1075,8 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         apigen_log("listening on %s (%s%s)", apigen_tp_listener_url(ls[i]), names,
                    srv->isolation == ISO_PROCESS ? "; a process per session" : "");
         const char *lu = apigen_tp_listener_url(ls[i]);
-        if (!srv->token && strncmp(lu, "tcp://", 6) == 0 && strncmp(lu, "tcp://127.", 10) != 0 &&
-            strncmp(lu, "tcp://[::1]", 11) != 0)
+        bool net = strncmp(lu, "tcp://", 6) == 0 || (strncmp(lu, "tls://", 6) == 0 && !tls_client_ca);
+        if (!srv->token && net && strncmp(lu + 6, "127.", 4) != 0 && strncmp(lu + 6, "[::1]", 5) != 0)
             apigen_log("warning: %s accepts clients without a token: anyone who can reach it can "
                        "use the accelerator (give --token-file)", lu);
     }

@@ -4,6 +4,7 @@
 #include "rt_internal.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -774,18 +775,32 @@ bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
     return true;
 }
 
+/* A TLS record where a frame should start (a handshake or an alert, TLS
+ * 1.0 to 1.3): one end of a handshake uses tls:// and the other does not. */
+static bool tls_record(const uint8_t *hb)
+{
+    return (hb[0] == 0x15 || hb[0] == 0x16) && hb[1] == 0x03 && hb[2] <= 0x04;
+}
+
 bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
                    uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen)
 {
-    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE] = {0};
     const char *e = NULL;
     *eof = false;
     apigen_tp_result r = apigen_tp_recv(c, hb, sizeof hb, timeout_ms, err, errlen);
+    bool decoded = r == APIGEN_TP_OK && apigen_hdr_decode(hb, h, max_payload, &e);
+    if (!decoded && tls_record(hb)) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s speaks TLS and this end does not: use tls:// on both ends "
+                     "(or tcp:// on both)", apigen_tp_peer(c));
+        return false;
+    }
     if (r != APIGEN_TP_OK) {
         *eof = r == APIGEN_TP_EOF;
         return false;
     }
-    if (!apigen_hdr_decode(hb, h, max_payload, &e))
+    if (!decoded)
         return set_err(e, err, errlen);
     /* The buffer grows with the bytes that actually arrive (SECURITY.md S2):
      * a header announcing 1 GiB followed by silence costs 1 MiB, not 1 GiB. */

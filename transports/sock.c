@@ -136,6 +136,13 @@ bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out, char 
         tp_err(err, errlen, "cannot connect to %s: this build has no UCX support (needs libucx-dev)", url);
         return false;
 #endif
+    case APIGEN_URL_TLS:
+#ifdef APIGEN_HAVE_TLS
+        return tp_tls_connect(&u, url, timeout_ms, out, err, errlen);
+#else
+        tp_err(err, errlen, "cannot connect to %s: this build has no TLS support (needs libssl-dev)", url);
+        return false;
+#endif
     }
     tp_err(err, errlen, "unknown transport");
     return false;
@@ -161,13 +168,19 @@ bool apigen_tp_listen(const char *url, apigen_listener **out, char *err, size_t 
         tp_err(err, errlen, "cannot listen on %s: this build has no UCX support (needs libucx-dev)", url);
         return false;
 #endif
+    case APIGEN_URL_TLS:
+#ifdef APIGEN_HAVE_TLS
+        return tp_tls_listen(&u, url, out, err, errlen);
+#else
+        tp_err(err, errlen, "cannot listen on %s: this build has no TLS support (needs libssl-dev)", url);
+        return false;
+#endif
     }
     tp_err(err, errlen, "unknown transport");
     return false;
 }
 
-/* Waits until fd is ready for ev; false with errno-style message on timeout. */
-static apigen_tp_result wait_fd(int fd, short ev, int64_t deadline, char *err, size_t errlen)
+apigen_tp_result tp_wait_fd(int fd, short ev, int64_t deadline, char *err, size_t errlen)
 {
     for (;;) {
         struct pollfd pfd = {fd, ev, 0};
@@ -198,6 +211,10 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
     }
     if (c->shm)
         return tp_shm_send(c, iov, iovcnt, timeout_ms, err, errlen);
+#ifdef APIGEN_HAVE_TLS
+    if (c->tls)
+        return tp_tls_send(c, iov, iovcnt, timeout_ms, err, errlen);
+#endif
 #ifdef APIGEN_HAVE_UCX
     if (c->ucx)
         return tp_ucx_send(c, iov, iovcnt, timeout_ms, err, errlen);
@@ -219,7 +236,7 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
             if (errno == EINTR)
                 continue;
             if ((errno == EAGAIN || errno == EWOULDBLOCK) && timeout_ms >= 0) {
-                apigen_tp_result r = wait_fd(c->fd, POLLOUT, deadline, err, errlen);
+                apigen_tp_result r = tp_wait_fd(c->fd, POLLOUT, deadline, err, errlen);
                 if (r != APIGEN_TP_OK) {
                     if (r == APIGEN_TP_TIMEOUT)
                         tp_err(err, errlen, "send to %s timed out after %d ms", c->peer,
@@ -256,6 +273,10 @@ apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout
 {
     if (c->shm)
         return tp_shm_recv(c, buf, n, timeout_ms, err, errlen);
+#ifdef APIGEN_HAVE_TLS
+    if (c->tls)
+        return tp_tls_recv(c, buf, n, timeout_ms, err, errlen);
+#endif
 #ifdef APIGEN_HAVE_UCX
     if (c->ucx)
         return tp_ucx_recv(c, buf, n, timeout_ms, err, errlen);
@@ -264,7 +285,7 @@ apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout
     int64_t deadline = tp_deadline(timeout_ms);
     while (got < n) {
         if (timeout_ms >= 0) {
-            apigen_tp_result r = wait_fd(c->fd, POLLIN, deadline, err, errlen);
+            apigen_tp_result r = tp_wait_fd(c->fd, POLLIN, deadline, err, errlen);
             if (r == APIGEN_TP_TIMEOUT) {
                 tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                 return r;
@@ -315,6 +336,10 @@ void apigen_tp_close(apigen_conn *c)
     if (c->ucx)
         tp_ucx_close(c);
 #endif
+#ifdef APIGEN_HAVE_TLS
+    if (c->tls)
+        tp_tls_close(c);
+#endif
     if (c->fd >= 0)
         close(c->fd);
     free(c);
@@ -357,8 +382,24 @@ void apigen_tp_release(apigen_conn *c)
 {
     if (c && c->shm)
         tp_shm_disown(c);
+#ifdef APIGEN_HAVE_TLS
+    if (c && c->tls)
+        tp_tls_hand_over(c);
+#endif
     apigen_tp_close(c);
 }
+
+#ifndef APIGEN_HAVE_TLS
+bool apigen_tp_tls_available(void) { return false; }
+
+bool apigen_tp_tls_server_setup(const char *cert_file, const char *key_file, const char *client_ca_file,
+                                char *err, size_t errlen)
+{
+    (void)cert_file, (void)key_file, (void)client_ca_file;
+    tp_err(err, errlen, "this build has no TLS support (needs libssl-dev)");
+    return false;
+}
+#endif
 
 bool apigen_tp_can_pass_fds(const apigen_conn *c)
 {
@@ -395,7 +436,7 @@ bool apigen_tp_send_side(apigen_conn *c, const void *p, size_t n, int fd, int ti
         }
         ssize_t k = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (k < 0 && (errno == EAGAIN || errno == EINTR)) {
-            apigen_tp_result r = wait_fd(c->fd, POLLOUT, deadline, err, errlen);
+            apigen_tp_result r = tp_wait_fd(c->fd, POLLOUT, deadline, err, errlen);
             if (r != APIGEN_TP_OK)
                 return false;
             continue;
@@ -420,7 +461,7 @@ bool apigen_tp_recv_side(apigen_conn *c, void *p, size_t n, int *fd, int timeout
     int64_t deadline = tp_deadline(timeout_ms);
     size_t got = 0;
     while (got < n) {
-        apigen_tp_result r = wait_fd(c->fd, POLLIN, deadline, err, errlen);
+        apigen_tp_result r = tp_wait_fd(c->fd, POLLIN, deadline, err, errlen);
         if (r != APIGEN_TP_OK)
             goto fail;
         union {
@@ -461,6 +502,10 @@ fail:
 
 bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
+#ifdef APIGEN_HAVE_TLS
+    if (fd >= 0 && peer && strncmp(peer, "tls://", 6) == 0)
+        return tp_tls_adopt(fd, peer, out, err, errlen);
+#endif
     *out = fd >= 0 ? tp_conn_new(fd, peer ? peer : "(passed socket)", err, errlen) : NULL;
     return *out != NULL;
 }
@@ -485,15 +530,20 @@ bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t e
     if (l->scheme == APIGEN_URL_SHM)
         return tp_shm_accepted(l, fd, out, err, errlen);
     char peer[sizeof ((apigen_conn *)0)->peer];
-    if (l->scheme == APIGEN_URL_TCP) {
+    if (l->scheme == APIGEN_URL_TCP || l->scheme == APIGEN_URL_TLS) {
+        const char *sch = l->scheme == APIGEN_URL_TLS ? "tls" : "tcp";
         tp_tcp_nodelay(fd);
         char host[256] = "?", port[16] = "?";
         getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
                     NI_NUMERICHOST | NI_NUMERICSERV);
         if (strchr(host, ':'))
-            snprintf(peer, sizeof peer, "tcp://[%s]:%s", host, port);
+            snprintf(peer, sizeof peer, "%s://[%s]:%s", sch, host, port);
         else
-            snprintf(peer, sizeof peer, "tcp://%s:%s", host, port);
+            snprintf(peer, sizeof peer, "%s://%s:%s", sch, host, port);
+#ifdef APIGEN_HAVE_TLS
+        if (l->scheme == APIGEN_URL_TLS)
+            return tp_tls_accepted(fd, peer, out, err, errlen);
+#endif
     } else {
         snprintf(peer, sizeof peer, "client of %s", l->url);
     }

@@ -9,12 +9,14 @@
 struct tp_shm;
 struct tp_ucx;
 struct tp_ucx_listener;
+struct tp_tls;
 
 struct apigen_conn {
     int fd;
     char peer[340];
     struct tp_shm *shm; /* shm://: the shared segment (the fd is its setup socket) */
     struct tp_ucx *ucx; /* ucx://: worker and endpoint (fd is -1) */
+    struct tp_tls *tls; /* tls://: the TLS state over the tcp socket fd */
 };
 
 struct apigen_listener {
@@ -32,6 +34,8 @@ int tp_connect_fd(int fd, const struct sockaddr *sa, socklen_t salen, int timeou
 /* ms left until deadline_ns (-1 = none); never negative unless no deadline. */
 int tp_ms_left(int64_t deadline_ns);
 int64_t tp_deadline(int timeout_ms);
+/* Waits until fd is ready for ev (POLLIN/POLLOUT) or the deadline passes. */
+apigen_tp_result tp_wait_fd(int fd, short ev, int64_t deadline, char *err, size_t errlen);
 
 bool tp_unix_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
                      char *err, size_t errlen);
@@ -73,5 +77,20 @@ void tp_ucx_shutdown(apigen_conn *c);
 void tp_ucx_close(apigen_conn *c);
 void tp_ucx_close_x(struct tp_ucx *x);
 void tp_ucx_listener_close(apigen_listener *l);
+
+
+/* tls.c (built when OpenSSL's headers are found: APIGEN_HAVE_TLS) */
+bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                    char *err, size_t errlen);
+bool tp_tls_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                   size_t errlen);
+bool tp_tls_accepted(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen);
+bool tp_tls_adopt(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen);
+bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+                 size_t errlen);
+apigen_tp_result tp_tls_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                             size_t errlen);
+void tp_tls_hand_over(apigen_conn *c); /* close_notify before a handoff */
+void tp_tls_close(apigen_conn *c);
 
 #endif

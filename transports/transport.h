@@ -8,6 +8,10 @@
  *   ucx://host:port        UCX stream endpoints (ucx.c): RDMA, shared memory or
  *                          TCP, as UCX finds them; built when UCX's headers are
  *                          found, libucp loaded at run time (fd of a conn: -1)
+ *   tls://host:port        TLS over TCP (tls.c; built when OpenSSL is found).
+ *                          Server: apigen_tp_tls_server_setup first. Guest:
+ *                          APIGEN_TLS_CA, APIGEN_TLS_SERVER_NAME,
+ *                          APIGEN_TLS_CERT + APIGEN_TLS_KEY (read at connect)
  *
  * Errors come back as human strings in a caller buffer (err, errlen); err may
  * be NULL. Timeouts are in milliseconds, -1 = wait forever. Nothing here
@@ -39,13 +43,14 @@ typedef enum apigen_url_scheme {
     APIGEN_URL_TCP,
     APIGEN_URL_SHM,
     APIGEN_URL_UCX,
+    APIGEN_URL_TLS,
 } apigen_url_scheme;
 
 typedef struct apigen_url {
     apigen_url_scheme scheme;
     char path[108];  /* unix: absolute socket path (fits sun_path); shm: the name */
-    char host[256];  /* tcp, ucx: host name or address, without [] */
-    char port[8];    /* tcp, ucx: decimal port, "0" = any (listen only) */
+    char host[256];  /* tcp, ucx, tls: host name or address, without [] */
+    char port[8];    /* tcp, ucx, tls: decimal port, "0" = any (listen only) */
 } apigen_url;
 
 APIGEN_TP_CHECK bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen);
@@ -75,7 +80,9 @@ void apigen_tp_close(apigen_conn *c);
 const char *apigen_tp_peer(const apigen_conn *c);
 int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
 /* A connection over a stream socket fd received from elsewhere (a server's
- * session child gets its clients' sockets from its parent); takes fd. */
+ * session child gets its clients' sockets from its parent); takes fd. A
+ * peer that names a tls:// URL (apigen_tp_peer of a handed-off tls://
+ * connection) makes it a TLS server connection: its handshake runs anew. */
 APIGEN_TP_CHECK bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err,
                                         size_t errlen);
 /* Whether c can be passed to another process (apigen_tp_handoff_fds). */
@@ -90,7 +97,9 @@ int apigen_tp_handoff_fds(const apigen_conn *c, int fds[2]);
 APIGEN_TP_CHECK bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer,
                                          apigen_conn **out, char *err, size_t errlen);
 /* Closes this process's copy of a connection passed to another process,
- * telling the peer nothing (no shutdown, no close mark in shared memory). */
+ * telling the peer nothing (no shutdown, no close mark in shared memory);
+ * tls:// ends this process's TLS with close_notify, which tells the guest
+ * to start a new handshake with the process that now holds the socket. */
 void apigen_tp_release(apigen_conn *c);
 /* Side channel for descriptors: on a connection over a local (AF_UNIX)
  * socket -- unix://, and shm://'s setup socket -- sends n bytes with fd
@@ -103,6 +112,17 @@ APIGEN_TP_CHECK bool apigen_tp_send_side(apigen_conn *c, const void *p, size_t n
                                          int timeout_ms, char *err, size_t errlen);
 APIGEN_TP_CHECK bool apigen_tp_recv_side(apigen_conn *c, void *p, size_t n, int *fd,
                                          int timeout_ms, char *err, size_t errlen);
+
+/* ---- tls:// ------------------------------------------------------------------ */
+/* false when this build has no TLS (OpenSSL was not found at configure time). */
+bool apigen_tp_tls_available(void);
+/* The server's certificate chain and private key (PEM files), and the CA
+ * file client certificates must chain to (NULL: none asked for). Before
+ * listening on a tls:// URL. false + err: a file missing, unreadable, not
+ * PEM, or a key that does not belong to the certificate. */
+APIGEN_TP_CHECK bool apigen_tp_tls_server_setup(const char *cert_file, const char *key_file,
+                                                const char *client_ca_file, char *err,
+                                                size_t errlen);
 
 /* ---- listeners ------------------------------------------------------------- */
 APIGEN_TP_CHECK bool apigen_tp_listen(const char *url, apigen_listener **out, char *err,

@@ -40,8 +40,11 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
         memcpy(out->path, p, n + 1);
         return true;
     }
-    if (strncmp(url, "tcp://", 6) == 0 || strncmp(url, "ucx://", 6) == 0) {
-        const char *sch = url[0] == 't' ? "tcp" : "ucx";
+    if (strncmp(url, "tcp://", 6) == 0 || strncmp(url, "ucx://", 6) == 0 ||
+        strncmp(url, "tls://", 6) == 0) {
+        char sch[4];
+        memcpy(sch, url, 3);
+        sch[3] = 0;
         const char *p = url + 6, *colon, *hend;
         if (*p == '[') {
             hend = strchr(p, ']');
@@ -86,11 +89,12 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
             tp_err(err, errlen, "'%s': port out of range", url);
             return false;
         }
-        out->scheme = sch[0] == 't' ? APIGEN_URL_TCP : APIGEN_URL_UCX;
+        out->scheme = strcmp(sch, "tcp") == 0 ? APIGEN_URL_TCP
+                      : strcmp(sch, "tls") == 0 ? APIGEN_URL_TLS : APIGEN_URL_UCX;
         memcpy(out->host, p, hlen);
         snprintf(out->port, sizeof out->port, "%lu", v);
         return true;
     }
-    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port, shm://name or ucx://host:port)", url);
+    tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port, tls://host:port, shm://name or ucx://host:port)", url);
     return false;
 }
