@@ -4,8 +4,8 @@
  * Server: apigen_tp_tls_server_setup (certificate chain, key, optional CA of
  * client certificates) before listening. Accept returns at once; the TLS
  * handshake runs on the connection's first send or receive, so a slow or
- * hostile client holds up only its own thread, and it is bounded
- * (TLS_HANDSHAKE_MS). A first byte that is not a TLS handshake record is a
+ * hostile client holds up only its own thread; that call's timeout bounds
+ * it (TLS_HANDSHAKE_MS when it has none). A first byte that is not a TLS handshake record is a
  * plain client: it gets a TLS alert in clear text and the connection ends.
  *
  * Guest: apigen_tp_connect does the handshake within its timeout and checks
@@ -49,6 +49,7 @@ struct tp_tls {
     pthread_mutex_t mu;
     bool server;
     bool done;      /* handshake completed */
+    bool looked;    /* server: the first byte was seen to be a TLS handshake */
     bool got_data;  /* guest: application bytes arrived; close_notify is the end now */
     bool restarted; /* guest: the one new handshake after a handover happened */
     char name[256]; /* guest: the name the certificate must carry, for messages */
@@ -187,7 +188,10 @@ static bool load_identity(SSL_CTX *ctx, const char *cert_what, const char *cert,
         return false;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
-        tp_err(err, errlen, "%s %s: not a PEM private key (%s)", key_what, key, ssl_reason(r, sizeof r));
+        if (strstr(ssl_reason(r, sizeof r), "mismatch"))
+            tp_err(err, errlen, "%s %s does not belong to %s %s", key_what, key, cert_what, cert);
+        else
+            tp_err(err, errlen, "%s %s: not a PEM private key (%s)", key_what, key, r);
         return false;
     }
     if (SSL_CTX_check_private_key(ctx) != 1) {
@@ -341,17 +345,17 @@ static apigen_tp_result wait_for(apigen_conn *c, int sslerr, int64_t deadline, c
     return tp_wait_fd(c->fd, sslerr == SSL_ERROR_WANT_WRITE ? POLLOUT : POLLIN, deadline, err, errlen);
 }
 
-/* The connection's end of the handshake. false + err (why, for people). */
-static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
+/* The connection's end of the handshake, until deadline. TIMEOUT: not
+ * finished yet (a later call goes on with it); ERROR + err (for people). */
+static apigen_tp_result handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
     struct tp_tls *t = c->tls;
     char r[256];
-    if (t->server) {
+    if (t->server && !t->looked) {
         /* a plain client speaks first too: tell it in clear text and stop */
-        if (tp_wait_fd(c->fd, POLLIN, deadline, err, errlen) != APIGEN_TP_OK) {
-            tp_err(err, errlen, "%s sent no TLS handshake within %d ms", c->peer, TLS_HANDSHAKE_MS);
-            return false;
-        }
+        apigen_tp_result w = tp_wait_fd(c->fd, POLLIN, deadline, err, errlen);
+        if (w != APIGEN_TP_OK)
+            return w;
         unsigned char first = 0;
         ssize_t k;
         do
@@ -359,7 +363,7 @@ static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen
         while (k < 0 && errno == EINTR);
         if (k == 0) {
             tp_err(err, errlen, "%s closed the connection", c->peer);
-            return false;
+            return APIGEN_TP_EOF;
         }
         if (k == 1 && first != 0x16) {
             /* alert record: fatal protocol_version */
@@ -367,8 +371,9 @@ static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen
             (void)!send(c->fd, alert, sizeof alert, MSG_NOSIGNAL | MSG_DONTWAIT);
             tp_err(err, errlen, "%s is not a TLS client (a plain tcp:// guest? it must connect with tls://)",
                    c->peer);
-            return false;
+            return APIGEN_TP_ERROR;
         }
+        t->looked = k == 1;
     }
     for (;;) {
         pthread_mutex_lock(&t->mu);
@@ -380,7 +385,7 @@ static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen
         pthread_mutex_unlock(&t->mu);
         if (e == SSL_ERROR_NONE) {
             t->done = true;
-            return true;
+            return APIGEN_TP_OK;
         }
         if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
             apigen_tp_result w = wait_for(c, e, deadline, err, errlen);
@@ -388,7 +393,7 @@ static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen
                 continue;
             if (w == APIGEN_TP_TIMEOUT)
                 tp_err(err, errlen, "TLS handshake with %s did not finish in time", c->peer);
-            return false;
+            return w;
         }
         if (!t->server && vr != X509_V_OK) {
             const char *ca = getenv("APIGEN_TLS_CA");
@@ -410,20 +415,26 @@ static bool handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen
         } else {
             tp_err(err, errlen, "%s: TLS handshake failed: %s", c->peer, why);
         }
-        return false;
+        return APIGEN_TP_ERROR;
     }
 }
 
+/* An operation without a deadline still gives a handshake only so long. */
 static int64_t handshake_deadline(int64_t op_deadline)
 {
-    int64_t d = tp_deadline(TLS_HANDSHAKE_MS);
-    return op_deadline >= 0 && op_deadline < d ? op_deadline : d;
+    return op_deadline >= 0 ? op_deadline : tp_deadline(TLS_HANDSHAKE_MS);
 }
 
-/* The server's handshake on first use. */
-static bool ensure_handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
+/* The server's handshake on first use (the caller's timeout bounds it; the
+ * runtime reads a handshake frame within 10 s). */
+static apigen_tp_result ensure_handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    return c->tls->done || handshake(c, handshake_deadline(deadline), err, errlen);
+    if (c->tls->done)
+        return APIGEN_TP_OK;
+    apigen_tp_result r = handshake(c, handshake_deadline(deadline), err, errlen);
+    if (r == APIGEN_TP_TIMEOUT && deadline < 0) /* our own bound, not the caller's */
+        r = APIGEN_TP_ERROR;
+    return r;
 }
 
 bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
@@ -446,7 +457,7 @@ bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
     }
     const char *sn = getenv("APIGEN_TLS_SERVER_NAME");
     snprintf(c->tls->name, sizeof c->tls->name, "%s", sn && *sn ? sn : u->host);
-    if (!client_ssl_setup(c->tls, err, errlen) || !handshake(c, deadline, err, errlen)) {
+    if (!client_ssl_setup(c->tls, err, errlen) || handshake(c, deadline, err, errlen) != APIGEN_TP_OK) {
         apigen_tp_close(c);
         return false;
     }
@@ -520,7 +531,8 @@ static bool restart(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
     t->done = false;
     t->restarted = true;
     pthread_mutex_unlock(&t->mu);
-    return client_ssl_setup(t, err, errlen) && handshake(c, handshake_deadline(deadline), err, errlen);
+    return client_ssl_setup(t, err, errlen) &&
+           handshake(c, handshake_deadline(deadline), err, errlen) == APIGEN_TP_OK;
 }
 
 /* What a failed SSL_read/SSL_write means, for people. */
@@ -540,8 +552,12 @@ bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
 {
     struct tp_tls *t = c->tls;
     int64_t deadline = tp_deadline(timeout_ms);
-    if (!ensure_handshake(c, deadline, err, errlen))
+    apigen_tp_result h = ensure_handshake(c, deadline, err, errlen);
+    if (h != APIGEN_TP_OK) {
+        if (h == APIGEN_TP_TIMEOUT)
+            tp_err(err, errlen, "send to %s timed out after %d ms (TLS handshake)", c->peer, timeout_ms);
         return false;
+    }
     unsigned char stage[TLS_STAGE];
     size_t staged = 0;
     int i = 0;
@@ -600,17 +616,11 @@ apigen_tp_result tp_tls_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
     struct tp_tls *t = c->tls;
     int64_t deadline = tp_deadline(timeout_ms);
     size_t got = 0;
-    if (!t->done) {
-        char peek;
-        /* a peer that connects and closes without a word: EOF, not an error */
-        if (t->server && tp_wait_fd(c->fd, POLLIN, handshake_deadline(deadline), err, errlen) == APIGEN_TP_OK &&
-            recv(c->fd, &peek, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
-            tp_err(err, errlen, "%s closed the connection", c->peer);
-            return APIGEN_TP_EOF;
-        }
-        if (!ensure_handshake(c, deadline, err, errlen))
-            return APIGEN_TP_ERROR;
-    }
+    apigen_tp_result h = ensure_handshake(c, deadline, err, errlen);
+    if (h == APIGEN_TP_TIMEOUT)
+        tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
+    if (h != APIGEN_TP_OK)
+        return h; /* EOF: a peer that connected and closed without a word */
     while (got < n) {
         char r[256];
         size_t k = 0;

@@ -1,5 +1,7 @@
 /* Transports over loopback: unix, tcp (v4, v6 when available) and shm; a peer
  * that dies in the middle of a transfer never leaves the other side hanging.
+ * `unit_transport tls CERTS_SCRIPT` runs the same over tls:// (exit 77
+ * without TLS or the openssl command).
  * `unit_transport ucx` runs the same over ucx:// (with UCX_TLS as set: CTest
  * runs it with tcp and with shared memory); exit 77 when UCX cannot start here.
  * UCX does not survive fork, so its peers are this program exec'ed again. */
@@ -442,6 +444,53 @@ static int test_ucx(void)
     CHECK_DONE();
 }
 
+/* tls://: the same over TLS with throwaway certificates (tls_certs.sh, the
+ * script's path is argv[2]); 77 when this build or machine has no TLS. */
+static int test_tls(const char *certs_script)
+{
+    if (!apigen_tp_tls_available()) {
+        fprintf(stderr, "SKIP: this build has no TLS\n");
+        return 77;
+    }
+    char dir[] = "/tmp/apigen-unit-tls-XXXXXX", cmd[512], a[300], b[300], ca[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' >&2", certs_script, dir);
+    int rc = system(cmd);
+    if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77)
+        return 77;
+    CHECK(rc == 0);
+    apigen_url u;
+    CHECK(apigen_url_parse("tls://example.org:443", &u, err, sizeof err) && u.scheme == APIGEN_URL_TLS);
+    CHECK_STR(u.host, "example.org");
+    CHECK(!apigen_url_parse("tls://host", &u, err, sizeof err));
+    CHECK_CONTAINS(err, "missing port (expected tls://host:port)");
+    /* no certificate yet: a listener refuses to start */
+    apigen_listener *l;
+    CHECK(!apigen_tp_listen("tls://127.0.0.1:0", &l, err, sizeof err));
+    CHECK_CONTAINS(err, "no server certificate");
+    /* files that are missing or do not belong together */
+    snprintf(a, sizeof a, "%s/server.pem", dir);
+    snprintf(b, sizeof b, "%s/nope.key", dir);
+    CHECK(!apigen_tp_tls_server_setup(a, b, NULL, err, sizeof err));
+    CHECK_CONTAINS(err, "nope.key: No such file or directory");
+    snprintf(b, sizeof b, "%s/client.key", dir);
+    CHECK(!apigen_tp_tls_server_setup(a, b, NULL, err, sizeof err));
+    CHECK_CONTAINS(err, "does not belong to certificate");
+    snprintf(b, sizeof b, "%s/server.key", dir);
+    CHECK(apigen_tp_tls_server_setup(a, b, NULL, err, sizeof err));
+    snprintf(ca, sizeof ca, "%s/ca.pem", dir);
+    setenv("APIGEN_TLS_CA", ca, 1);
+    exercise("tls://127.0.0.1:0");
+    if (apigen_tp_listen("tcp://[::1]:0", &l, err, sizeof err)) {
+        apigen_tp_listener_close(l);
+        exercise("tls://[::1]:0");
+    }
+    test_peer_dies("tls://127.0.0.1:0");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    (void)!system(cmd);
+    CHECK_DONE();
+}
+
 int main(int argc, char **argv)
 {
     char url[128];
@@ -450,6 +499,8 @@ int main(int argc, char **argv)
         return run_peer(argv[1], argv[2]);
     if (argc == 2 && strcmp(argv[1], "ucx") == 0)
         return test_ucx();
+    if (argc == 3 && strcmp(argv[1], "tls") == 0)
+        return test_tls(argv[2]);
     snprintf(url, sizeof url, "unix:///tmp/apigen-unit-tp-%d.sock", (int)getpid());
     test_urls();
     exercise(url);
