@@ -13,6 +13,9 @@
 #   shm          the same over shm:// (a third argument "shm" runs the unix-socket modes over shm)
 #   ucx          the same over ucx:// on a loopback port, server under --isolation thread (a
 #                third argument "ucx" runs the unix-socket modes over ucx; 77 without UCX)
+#   tls          the same over tls:// (throwaway certificates from tests/security/tls_certs.sh;
+#                77 without TLS or the openssl command), server under --isolation thread
+#   tls_process  the same under --isolation process (the session child takes the TLS over)
 #   ucx_process  a ucx:// client of a server under --isolation process: refused with
 #                EXA_ERROR_CONNECTION_LOST, and the server's log names --isolation thread
 #   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
@@ -140,8 +143,8 @@ wait_ready() { # url
         case $url in
         unix://*)
             [ -S "${url#unix://}" ] && { sleep 0.05; return 0; } ;;
-        tcp://*)
-            local hp=${url#tcp://}
+        tcp://*|tls://*)
+            local hp=${url#*://}
             if (exec 3<>"/dev/tcp/${hp%:*}/${hp##*:}") 2>/dev/null; then return 0; fi ;;
         shm://*|ucx://*)
             grep -q "listening on $url " "$SERVER_LOG" && return 0 ;;
@@ -198,6 +201,37 @@ start_tcp_server() {
     die "could not start a server on a free TCP port"
 }
 
+# tls:// on a free loopback port with throwaway certificates; the guest
+# trusts their CA (APIGEN_TLS_CA). SERVER_ARGS: more server options.
+start_tls_server() {
+    local try port
+    if [ ! -e "$TMP/certs/ca.pem" ]; then
+        "$(dirname "$0")/../security/tls_certs.sh" "$TMP/certs" >"$TMP/certs.log" 2>&1
+        case $? in
+        0) ;;
+        77) cat "$TMP/certs.log"; exit 77 ;;
+        *) show "$TMP/certs.log" "tls_certs.sh"; die "cannot make test certificates" ;;
+        esac
+    fi
+    export APIGEN_TLS_CA=$TMP/certs/ca.pem
+    for try in 1 2 3 4 5 6 7 8 9 10; do
+        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port_in_use "$port" && continue
+        URL="tls://127.0.0.1:$port"
+        SERVER_ARGS="--tls-cert $TMP/certs/server.pem --tls-key $TMP/certs/server.key ${SERVER_ARGS:-}" \
+            start_server "$URL"
+        if wait_ready "$URL"; then return 0; fi
+        if grep -q "no TLS support" "$SERVER_LOG"; then
+            show "$SERVER_LOG" "server log"
+            echo "SKIP: this build has no TLS"
+            exit 77
+        fi
+        kill -KILL "$SERVER_PID" 2>/dev/null
+    done
+    show "$SERVER_LOG" "server log"
+    die "could not start a server on a free tls:// port"
+}
+
 compare() { # native_tag remote_tag
     local a=$1 b=$2 rc_a rc_b
     rc_a=$(cat "$TMP/$a.rc")
@@ -242,6 +276,12 @@ shm)
 ucx)
     TRANSPORT=ucx
     differential start_unix_server
+    ;;
+tls)
+    SERVER_ARGS="--isolation thread" differential start_tls_server
+    ;;
+tls_process)
+    SERVER_ARGS="--isolation process" differential start_tls_server
     ;;
 ucx_process)
     need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
