@@ -541,6 +541,10 @@ static void io_error(apigen_conn *c, const char *what, int e, const char *why, c
     const char *hint = "";
     if (strstr(why, "certificate required"))
         hint = " (the server wants a client certificate: set APIGEN_TLS_CERT and APIGEN_TLS_KEY)";
+    else if (strstr(why, "unknown ca") || strstr(why, "bad certificate") || strstr(why, "certificate unknown") ||
+             strstr(why, "certificate expired"))
+        hint = " (the server does not accept the client certificate APIGEN_TLS_CERT: it must come from "
+               "the CA of the server's --tls-client-ca)";
     if (e == SSL_ERROR_SYSCALL && !*why)
         tp_err(err, errlen, "%s %s: %s", what, c->peer, errno ? strerror(errno) : "connection lost");
     else
@@ -599,6 +603,19 @@ bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
                 if (w == APIGEN_TP_TIMEOUT)
                     tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
                 return false;
+            }
+            if (!*why) {
+                /* the server refused us after the handshake (TLS 1.3 checks a
+                 * client certificate then) and closed: its alert says why */
+                char tmp;
+                size_t k2;
+                pthread_mutex_lock(&t->mu);
+                ERR_clear_error();
+                if (SSL_read_ex(t->ssl, &tmp, 1, &k2) != 1)
+                    why = ssl_reason(r, sizeof r);
+                pthread_mutex_unlock(&t->mu);
+                if (*why)
+                    e = SSL_ERROR_SSL;
             }
             io_error(c, "send to", e, why, err, errlen);
             return false;

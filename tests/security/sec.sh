@@ -75,6 +75,59 @@ start_server() {
     die "server did not start on $URL"
 }
 start_unix() { start_server "unix://$TMP/s.sock" "$@"; }
+# tls:// with throwaway certificates (tls_certs.sh into $TMP/c; 77 without
+# TLS or the openssl command); the guest trusts their CA unless told otherwise.
+CERTS=$TMP/c
+make_certs() {
+    [ -e "$CERTS/ca.pem" ] && return 0
+    "$(dirname "$0")/tls_certs.sh" "$CERTS" >"$TMP/certs.log" 2>&1
+    case $? in
+    0) ;;
+    77) cat "$TMP/certs.log"; exit 77 ;;
+    *) show "$TMP/certs.log" tls_certs.sh; die "cannot make test certificates" ;;
+    esac
+    export APIGEN_TLS_CA=$CERTS/ca.pem
+}
+start_tls() { # [CERT-NAME] [ARGS...]: CERT-NAME.pem (default server) + server.key
+    make_certs
+    local cert=server
+    case ${1:-} in server|expired) cert=$1; shift ;; esac
+    start_server "tls://127.0.0.1:0" --tls-cert "$CERTS/$cert.pem" --tls-key "$CERTS/server.key" "$@"
+    grep -q "no TLS support" "$SLOG" && { echo "SKIP: this build has no TLS"; exit 77; }
+}
+start_tls_self() { # a server whose certificate no CA vouches for
+    make_certs
+    start_server "tls://127.0.0.1:0" --tls-cert "$CERTS/self.pem" --tls-key "$CERTS/self.key" "$@"
+}
+# guest_env [-u VAR | VAR=VAL]...: runs "sec_guest token" with the stub,
+# APIGEN_SERVER=$URL and these changes to the environment, 30 s at most.
+guest_env() {
+    local unset=() set=()
+    while [ $# -gt 0 ]; do
+        if [ "$1" = -u ]; then unset+=(-u "$2"); shift 2; else set+=("$1"); shift; fi
+    done
+    env "${unset[@]}" LD_LIBRARY_PATH="$STUB_DIR" APIGEN_SERVER="$URL" "${set[@]}" timeout -k 5 30 "$GUEST" token 2>&1
+}
+# guest_expect NAME PATTERN [ENV...]: the guest's call must fail with
+# CONNECTION_LOST and print PATTERN, without hanging.
+guest_expect() {
+    local name=$1 pat=$2 out rc
+    shift 2
+    out=$(guest_env "$@")
+    rc=$?
+    if [ $rc = 124 ] || [ $rc = 137 ]; then fail "$name: the guest hung"; return; fi
+    if echo "$out" | grep -q CONNECTION_LOST && echo "$out" | grep -qF -- "$pat"; then
+        ok "$name: refused: $(echo "$out" | grep -F -- "$pat" | head -1 | cut -c1-240)"
+    else
+        fail "$name: expected CONNECTION_LOST and '$pat', got: $out"
+    fi
+}
+guest_served() { # NAME [ENV=VAL...]
+    local name=$1 out
+    shift
+    out=$(guest_env "$@")
+    echo "$out" | grep -q SUCCESS && ok "$name" || fail "$name: $out"
+}
 start_tcp() { start_server "tcp://127.0.0.1:0" "$@"; }
 
 # Stops the server; checks it was alive, exits on SIGTERM, and left nothing.
@@ -247,6 +300,110 @@ auth.token)
     APIGEN_TOKEN=guess "$WIRE" session "$URL" >/dev/null 2>&1 && fail "a wire client got in with a wrong token"
     grep -q "refused tcp://127.0.0.1:[0-9]*: authentication failed" "$SLOG" && ok "auth: the server logs each refusal with the peer" ||
         { show "$SLOG" "server log"; fail "refusals not logged"; }
+    stop_server
+    ;;
+auth.tls_token)
+    # S7 over tls://: the token travels inside TLS and is still required
+    echo "s3cret-token" >"$TMP/token"
+    start_tls --token-file "$TMP/token"
+    guest_expect "auth: tls://, no token" "authentication failed: no token sent" -u APIGEN_TOKEN -u APIGEN_TOKEN_FILE
+    guest_expect "auth: tls://, wrong token" "authentication failed: wrong token" APIGEN_TOKEN=guess
+    guest_served "auth: tls://, APIGEN_TOKEN -> served" APIGEN_TOKEN=s3cret-token
+    grep -q "refused tls://127.0.0.1:[0-9]*: authentication failed" "$SLOG" &&
+        ok "auth: the server logs each refusal with its tls:// peer" || { show "$SLOG" "server log"; fail "refusals not logged"; }
+    stop_server
+    ;;
+transport.tls_verify)
+    # S11: the guest talks only to a server whose certificate its CA vouches
+    # for, under the name it connects to
+    start_tls
+    guest_served "transport: the right CA and name -> served"
+    guest_expect "transport: wrong CA" "certificate is not trusted: unable to get local issuer certificate (checked against APIGEN_TLS_CA=$CERTS/other-ca.pem" \
+        APIGEN_TLS_CA="$CERTS/other-ca.pem"
+    guest_expect "transport: wrong host name" "for the name 'wrong.example'" APIGEN_TLS_SERVER_NAME=wrong.example
+    guest_expect "transport: wrong host name" "hostname mismatch" APIGEN_TLS_SERVER_NAME=wrong.example
+    guest_expect "transport: no system CA knows a test CA" "certificate is not trusted" -u APIGEN_TLS_CA
+    guest_expect "transport: CA file missing" "APIGEN_TLS_CA $TMP/nope.pem: No such file or directory" APIGEN_TLS_CA="$TMP/nope.pem"
+    guest_served "transport: the server still serves after the refusals"
+    stop_server
+    start_tls expired
+    guest_expect "transport: expired certificate" "certificate has expired"
+    stop_server
+    start_tls_self
+    guest_expect "transport: self-signed unknown certificate" "self-signed certificate"
+    stop_server
+    # the server's own files: missing, or a key of another certificate
+    for args in "--tls-cert $TMP/nope.pem --tls-key $CERTS/server.key|certificate $TMP/nope.pem: No such file" \
+        "--tls-cert $CERTS/server.pem --tls-key $CERTS/client.key|does not belong to certificate" \
+        "--tls-cert $CERTS/server.pem|give both --tls-cert FILE and --tls-key FILE"; do
+        # shellcheck disable=SC2086 # the options, split on spaces
+        out=$(timeout -k 5 10 "$SERVER" --listen tls://127.0.0.1:0 ${args%%|*} 2>&1)
+        rc=$?
+        [ $rc = 2 ] && echo "$out" | grep -qF -- "${args#*|}" && ok "transport: server refuses to start: $out" ||
+            fail "server with ${args%%|*}: exit $rc, $out"
+    done
+    out=$(timeout -k 5 10 "$SERVER" --listen tls://127.0.0.1:0 2>&1)
+    [ $? = 1 ] && echo "$out" | grep -q "no server certificate and key were given" &&
+        ok "transport: a tls:// listener without a certificate does not start: $out" || fail "no cert: $out"
+    ;;
+transport.tls_mtls)
+    # S11 + S7: --tls-client-ca admits only clients with a certificate from that CA
+    for iso in thread process; do
+        start_tls --tls-client-ca "$CERTS/ca.pem" --isolation $iso
+        guest_expect "transport ($iso): mTLS, no client certificate" "set APIGEN_TLS_CERT and APIGEN_TLS_KEY" \
+            -u APIGEN_TLS_CERT -u APIGEN_TLS_KEY
+        guest_expect "transport ($iso): mTLS, certificate of another CA" "TLS" \
+            APIGEN_TLS_CERT="$CERTS/other-client.pem" APIGEN_TLS_KEY="$CERTS/other-client.key"
+        guest_expect "transport ($iso): mTLS, only half of the pair" "needs both APIGEN_TLS_CERT and APIGEN_TLS_KEY" \
+            APIGEN_TLS_CERT="$CERTS/client.pem" -u APIGEN_TLS_KEY
+        guest_served "transport ($iso): mTLS, client certificate from the CA -> served" \
+            APIGEN_TLS_CERT="$CERTS/client.pem" APIGEN_TLS_KEY="$CERTS/client.key"
+        grep -q "the client sent no certificate" "$SLOG" && grep -q "client certificate is not trusted\|TLS handshake failed" "$SLOG" &&
+            ok "transport ($iso): the server logs why each client was refused" || { show "$SLOG" "server log"; fail "refusals not logged"; }
+        stop_server
+    done
+    ;;
+transport.tls_mismatch)
+    # S11: plain and TLS ends never hang on each other: one line each side
+    start_tls
+    t0=$(date +%s)
+    guest_expect "transport: plain tcp:// guest -> tls:// server" "speaks TLS and this end does not" APIGEN_SERVER="${URL/tls:/tcp:}"
+    sleep 0.2
+    grep -q "is not a TLS client (a plain tcp:// guest? it must connect with tls://)" "$SLOG" &&
+        ok "transport: the tls:// server logs the plain client in one line" || { show "$SLOG" "server log"; fail "no log line"; }
+    stop_server
+    start_tcp
+    URL=${URL/tcp:/tls:}
+    guest_expect "transport: tls:// guest -> plain tcp:// server" "closed the connection during the TLS handshake (a plain tcp:// server?"
+    sleep 0.2
+    grep -q "speaks TLS and this end does not" "$SLOG" && ok "transport: the plain server logs the TLS client in one line" ||
+        { show "$SLOG" "server log"; fail "no log line"; }
+    [ $(($(date +%s) - t0)) -lt 20 ] && ok "transport: all refused within $(($(date +%s) - t0)) s" || fail "too slow: a handshake waited"
+    stop_server
+    ;;
+transport.tls_hostile)
+    # S6 + S11: bytes that are not a ClientHello, a ClientHello cut short, and
+    # silent connections: the server survives and serves others meanwhile
+    start_tls
+    port=${URL##*:}
+    for i in 1 2 3 4 5 6 7 8; do
+        head -c $((i * 997)) /dev/urandom >"$TMP/junk"
+        timeout 5 bash -c "cat '$TMP/junk' >/dev/tcp/127.0.0.1/$port" 2>/dev/null
+        # a TLS record header (0x16) and then garbage, as a hostile TLS client would
+        { printf '\026\003\001\000\100'; head -c 64 /dev/urandom; } >"$TMP/junk"
+        timeout 5 bash -c "cat '$TMP/junk' >/dev/tcp/127.0.0.1/$port" 2>/dev/null
+    done
+    # silent and half-handshake connections held open while a client is served
+    exec 5<>"/dev/tcp/127.0.0.1/$port"
+    exec 6<>"/dev/tcp/127.0.0.1/$port"
+    printf '\026\003\001\002\000\001' >&6
+    guest_served "transport: served while hostile connections hang around"
+    check_served "transport: a wire client is served too"
+    exec 5>&- 6>&-
+    sleep 0.3
+    kill -0 "$SPID" 2>/dev/null && ok "transport: the server survived hostile TLS bytes" || fail "the server died"
+    n=$(grep -c "before the handshake" "$SLOG")
+    [ "$n" -ge 8 ] && ok "transport: $n hostile connections closed with a log line each" || { show "$SLOG" "server log"; fail "only $n log lines"; }
     stop_server
     ;;
 auth.unix_mode)
