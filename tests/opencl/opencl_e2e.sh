@@ -2,7 +2,7 @@
 # OpenCL forwarded end to end on the system's OpenCL (PoCL in CI).
 #   opencl_e2e.sh MODE BUILD_DIR [ARG]
 # MODE:
-#   diff PROGRAM unix|tcp|shm|ucx run examples/opencl PROGRAM natively and through the
+#   diff PROGRAM unix|tcp|shm|ucx|tls run examples/opencl PROGRAM natively and through the
 #                           stub (server over unix or tcp); outputs must be identical
 #   clinfo                  clinfo natively and through the stub, line by line; only
 #                           the ICD loader lines (they name the library) may differ
@@ -39,9 +39,15 @@ export POCL_CACHE_DIR=$TMP/pocl-cache
 # program abort in ASan's own unmap.
 pin_pocl_memory() { export POCL_MEMORY_LIMIT=${POCL_MEMORY_LIMIT:-4}; }
 
-start_server() { # unix|tcp|shm|ucx -> sets URL
+start_server() { # unix|tcp|shm|ucx|tls -> sets URL
     local url args=
-    if [ "$1" = ucx ]; then # a UCX endpoint cannot be handed to a session process
+    if [ "$1" = tls ]; then # throwaway certificates; the guest trusts their CA
+        "$(dirname "$0")/../security/tls_certs.sh" "$TMP/certs" >"$TMP/certs.log" 2>&1
+        case $? in 0) ;; 77) cat "$TMP/certs.log"; exit 77 ;; *) cat "$TMP/certs.log"; exit 1 ;; esac
+        export APIGEN_TLS_CA=$TMP/certs/ca.pem
+        url=tls://127.0.0.1:0
+        args="--tls-cert $TMP/certs/server.pem --tls-key $TMP/certs/server.key"
+    elif [ "$1" = ucx ]; then # a UCX endpoint cannot be handed to a session process
         url=ucx://127.0.0.1:$((20000 + ($$ * 7 + RANDOM) % 30000))
         args="--isolation thread"
     elif [ "$1" = tcp ]; then
@@ -59,7 +65,8 @@ start_server() { # unix|tcp|shm|ucx -> sets URL
         sleep 0.05
     done
     URL=$url
-    [ "$1" = tcp ] && URL=$(sed -n 's/.*listening on \(tcp:[^ ]*\) .*/\1/p' "$TMP/server.log" | head -1)
+    case $1 in tcp|tls) URL=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$TMP/server.log" | head -1) ;; esac
+    grep -q "no TLS support" "$TMP/server.log" && { echo "SKIP: this build has no TLS"; exit 77; }
     return 0
 }
 
