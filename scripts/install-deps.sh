@@ -12,4 +12,4 @@ $SUDO apt-get install -y --no-install-recommends \
     libclang-dev libyaml-dev \
     clang libclang-rt-14-dev valgrind \
     pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo \
-    libssl-dev libucx-dev
+    libssl-dev openssl libucx-dev
