@@ -432,8 +432,10 @@ static apigen_tp_result ensure_handshake(apigen_conn *c, int64_t deadline, char 
     if (c->tls->done)
         return APIGEN_TP_OK;
     apigen_tp_result r = handshake(c, handshake_deadline(deadline), err, errlen);
-    if (r == APIGEN_TP_TIMEOUT && deadline < 0) /* our own bound, not the caller's */
+    if (r == APIGEN_TP_TIMEOUT && deadline < 0) { /* our own bound, not the caller's */
+        tp_err(err, errlen, "%s did not complete a TLS handshake within %d ms", c->peer, TLS_HANDSHAKE_MS);
         r = APIGEN_TP_ERROR;
+    }
     return r;
 }
 
