@@ -38,12 +38,14 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", NULL};
+                                         "map",        "checked", "stream", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
-                                          "handle",   "device",     "ignore", "map", NULL};
+                                          "handle",   "device",     "ignore", "map",
+                                          "stream", NULL};
 static const char *const callback_keys[] = {"user_data", "arg", "once", NULL};
 static const char *const terminated_keys[] = {"value", "stride", NULL};
+static const char *const stream_keys[] = {"host", "chunk", "min", NULL};
 
 static char *xasprintf_arena(arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -786,6 +788,7 @@ static int is_ptr(const type_info *t)
 }
 
 static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out);
+static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 
 /* Applies an annotation map/shorthand `A` (or the default when A is NULL)
  * to x->p, into `a`. branch: inside then/else. */
@@ -1269,7 +1272,74 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         else if (spec_bool(n, "checked", c->d, x->fn->name, x->p->name, &chk))
             a->dev_unchecked = !chk;
     }
+    if ((n = spec_get(A, "stream")))
+        apply_stream(x, A, n, a);
     (void)bad;
+}
+
+/* A byte size: an integer, or a string with a K, M or G suffix ("8M"). */
+static int stream_size(pctx *x, const spec_node *n, const char *what, uint64_t *out)
+{
+    int64_t v;
+    if (spec_is_int(n, &v)) {
+        if (v > 0) {
+            *out = (uint64_t)v;
+            return 1;
+        }
+    } else if (n->kind == SN_SCALAR && n->str && *n->str) {
+        char *end;
+        unsigned long long u = strtoull(n->str, &end, 10);
+        unsigned shift = *end == 'K' ? 10 : *end == 'M' ? 20 : *end == 'G' ? 30 : 99;
+        if (end != n->str && shift != 99 && !end[1] && u && u < (1ull << 33)) {
+            *out = (uint64_t)u << shift;
+            return 1;
+        }
+    }
+    perr_note(x, n->loc, "`%s` is a byte count above 0: an integer or a number with a K, M or G suffix%s",
+              what, "");
+    return 0;
+}
+
+/* stream: {host: F, chunk: N, min: M} on a plain in or out buffer. */
+static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    if (!((a->kind == PK_IN || a->kind == PK_OUT) && a->elem == EK_BYTES) || a->terminated ||
+        a->count_after) {
+        perr_note(x, spec_key_loc(A, "stream"),
+                  "`stream` applies to plain in or out buffers (`dir: in|out` with `bytes:` or "
+                  "`count:`, no `count_after`, not terminated), not to a %s parameter%s",
+                  a->kind == PK_COND ? "conditional" : param_kind_name(a->kind),
+                  a->kind == PK_COND ? ": put it inside `then:`/`else:`" : "");
+        return;
+    }
+    if (!spec_want_map(n, "stream", c->d, x->fn->name, x->p->name)) {
+        x->errors++;
+        return;
+    }
+    spec_check_keys(n, stream_keys, "stream", c->d, x->fn->name, x->p->name);
+    const spec_node *hn = spec_get(n, "host"), *cn = spec_get(n, "chunk"), *mn = spec_get(n, "min");
+    const char *h;
+    if (!hn || !cn) {
+        perr_note(x, n->loc, "`stream` needs `host:` (the host hook that takes the chunks) and "
+                  "`chunk:` (bytes per chunk)%s%s", "", "");
+        return;
+    }
+    if (!spec_string(hn, "stream.host", c->d, x->fn->name, x->p->name, &h)) {
+        x->errors++;
+        return;
+    }
+    if (!is_c_identifier(h)) {
+        perr_note(x, hn->loc, "`stream.host` names a C function of the spec's host sources, not '%s'%s",
+                  h, "");
+        return;
+    }
+    uint64_t chunk = 0, min = 0;
+    if (!stream_size(x, cn, "stream.chunk", &chunk) || (mn && !stream_size(x, mn, "stream.min", &min)))
+        return;
+    a->stream_host = arena_strdup(c->a, h);
+    a->stream_chunk = chunk;
+    a->stream_min = mn ? min : chunk;
 }
 
 /* A map {HANDLE_TYPE: [VALUE, ...], ...}: values are enum constants,
@@ -1591,6 +1661,65 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     }
 }
 
+/* The annotation of p (or of one of its branches) that streams, dir PK_IN or PK_OUT. */
+static const param_ann *stream_of(const param_ann *a, param_kind dir)
+{
+    if (!a) return NULL;
+    if (a->kind == PK_COND) {
+        const param_ann *t = stream_of(a->then_ann, dir);
+        return t ? t : stream_of(a->else_ann, dir);
+    }
+    return a->stream_host && a->kind == dir ? a : NULL;
+}
+
+/* Whether p (or a branch) leaves the handler a pointer into the request's
+ * payload: an in-list or a string. */
+static int points_into_payload(const param_ann *a)
+{
+    if (!a) return 0;
+    if (a->kind == PK_COND) return points_into_payload(a->then_ann) || points_into_payload(a->else_ann);
+    return a->kind == PK_IN || a->kind == PK_STRING;
+}
+
+/* Where a streamed buffer may sit: an in-buffer is the last field of the
+ * request and the only one the handler keeps a pointer into (its bytes
+ * arrive after the handler started); an out-buffer is the last field of
+ * the reply (its chunks leave before the reply). */
+static void check_stream_order(ck *c, function_def *f)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        param_def *p = &f->sig.params[i];
+        const param_ann *in = stream_of(&p->ann, PK_IN), *out = stream_of(&p->ann, PK_OUT);
+        const param_ann *s = in ? in : out;
+        if (!s) continue;
+        if (f->mode != FN_FORWARD) {
+            diag_error(c->d, s->loc, f->name, p->name,
+                       "`stream` applies to forwarded functions, not %s ones", fn_mode_name(f->mode));
+            continue;
+        }
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            if (k == i) continue;
+            param_def *q = &f->sig.params[k];
+            const char *why = NULL;
+            if (in && points_into_payload(&q->ann))
+                why = "an in-buffer that streams must be the function's only in-buffer or string";
+            else if (in && k > i && (q->ann.kind == PK_OUT || q->ann.kind == PK_INOUT ||
+                                     q->ann.kind == PK_COND))
+                why = "an in-buffer that streams must be the last pointer parameter (the last "
+                      "field of the request)";
+            else if (out && k > i && has_out(&q->ann))
+                why = "an out-buffer that streams must be the last output (the last field of "
+                      "the reply)";
+            if (why) {
+                diag_error(c->d, s->loc, f->name, p->name, "`stream` refused: %s, and '%s' is %s",
+                           why, q->name, k > i ? "after it" : "another one");
+                diag_note(c->d, q->loc, "declared here");
+                break;
+            }
+        }
+    }
+}
+
 static int is_version_node(const char *p)
 {
     if (!*p) return 0;
@@ -1768,7 +1897,14 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
             if (f->custom_guest) f->custom_guest = cat_arena(c.a, f->custom_guest, f->variant_suffix);
             if (f->custom_host) f->custom_host = cat_arena(c.a, f->custom_host, f->variant_suffix);
             if (f->wrap_host) f->wrap_host = cat_arena(c.a, f->wrap_host, f->variant_suffix);
+            for (size_t k = 0; k < f->sig.nparams; k++) {
+                param_ann *a = &f->sig.params[k].ann, *br[3] = {a, a->then_ann, a->else_ann};
+                for (int b = 0; b < 3; b++)
+                    if (br[b] && br[b]->stream_host)
+                        br[b]->stream_host = cat_arena(c.a, br[b]->stream_host, f->variant_suffix);
+            }
         }
+        check_stream_order(&c, f);
     }
     check_symbol_versions(&c, root);
 

@@ -53,6 +53,20 @@ static const char *name_of(srv_fn *s, const char *param)
     return NULL;
 }
 
+/* The annotation of a parameter, or of one of its branches, that streams
+ * (spec `stream:`); NULL if none. */
+static const param_ann *stream_ann(const param_ann *a)
+{
+    if (!a) return NULL;
+    if (a->kind == PK_COND) {
+        const param_ann *t = stream_ann(a->then_ann);
+        return t ? t : stream_ann(a->else_ann);
+    }
+    return a->stream_host ? a : NULL;
+}
+
+static char *u64_lit(uint64_t v) { return xasprintf("UINT64_C(%llu)", (unsigned long long)v); }
+
 /* Phase 1 and value-like kinds inside conditional branches. */
 static void get_value_like(srv_fn *s, const param_def *p, const char *name, const param_ann *a)
 {
@@ -130,7 +144,16 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
             need(s, "const void *b_%s = NULL", name);
             need(s, "uint64_t l_%s = 0", name);
             need(s, "uint64_t n_%s = 0", name);
-            PUT("srv_get_opt_bytes", "name", name);
+            if (a->stream_host) {
+                char *ch = u64_lit(a->stream_chunk), *mn = u64_lit(a->stream_min);
+                need(s, "apigen_stream *s_%s = NULL", name);
+                PUT("srv_get_opt_bytes_stream", "name", name, "chunk", ch, "min", mn, "host",
+                    a->stream_host);
+                free(ch);
+                free(mn);
+            } else {
+                PUT("srv_get_opt_bytes", "name", name);
+            }
             if (a->terminated) {
                 char term[32], stride[16];
                 snprintf(term, sizeof term, "%lld", (long long)a->terminator);
@@ -223,7 +246,15 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
         }
         PUT("srv_get_present", "name", name);
         size_lines(s, name, a);
-        PUT("srv_alloc_out", "name", name, "sizeof", a->elem == EK_BYTES ? "1" : esz);
+        if (a->stream_host) {
+            char *ch = u64_lit(a->stream_chunk), *mn = u64_lit(a->stream_min);
+            need(s, "apigen_stream *s_%s = NULL", name);
+            PUT("srv_alloc_out_stream", "name", name, "chunk", ch, "min", mn, "host", a->stream_host);
+            free(ch);
+            free(mn);
+        } else {
+            PUT("srv_alloc_out", "name", name, "sizeof", a->elem == EK_BYTES ? "1" : esz);
+        }
         PUT("srv_close_brace");
         break;
     case PK_STRING:
@@ -318,6 +349,7 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
      * left as it was otherwise), except the error_out parameter */
     int is_error_out = s->f->error_out && p->name && strcmp(s->f->error_out, p->name) == 0;
     PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
+    if (a->stream_host && a->kind == PK_OUT) PUT("srv_reply_streamed", "name", name);
     if (a->count_after) {
         char *g = deref_guard(s, a->count_after->text);
         char *sz = a->elem == EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
@@ -419,7 +451,16 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         char *esz = a->elem_type && a->elem != EK_BYTES ? c_sizeof(a->elem_type) : xstrdup("1");
         PUT("srv_if", "cond", cond);
         size_lines(&s, s.names[i], a);
-        PUT("srv_alloc_out", "name", s.names[i], "sizeof", esz);
+        if (a->stream_host) {
+            char *ch = u64_lit(a->stream_chunk), *mn = u64_lit(a->stream_min);
+            need(&s, "apigen_stream *s_%s = NULL", s.names[i]);
+            PUT("srv_alloc_out_stream", "name", s.names[i], "chunk", ch, "min", mn, "host",
+                a->stream_host);
+            free(ch);
+            free(mn);
+        } else {
+            PUT("srv_alloc_out", "name", s.names[i], "sizeof", esz);
+        }
         PUT("srv_close_brace");
         free(esz);
         free(cond);
@@ -449,6 +490,23 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     for (size_t i = 0; m->api.device_checked && i < f->sig.nparams; i++)
         if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
             PUT("srv_dev_take", "name", s.names[i]);
+    /* a streamed buffer goes to its host hook instead of the real function */
+    int nstream = 0;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *sa = stream_ann(&f->sig.params[i].ann);
+        if (!sa) continue;
+        char *as2 = xasprintf("cx, s_%s%s%s", s.names[i], f->sig.nparams ? ", " : "", as);
+        PUT(nstream ? "srv_elif_stream" : "srv_if_stream", "name", s.names[i]);
+        e->o.indent += 4;
+        PUT(is_void ? "srv_call_void" : "srv_call", "fn", sa->stream_host, "args", as2);
+        e->o.indent -= 4;
+        free(as2);
+        nstream++;
+    }
+    if (nstream) {
+        PUT("srv_else_plain");
+        e->o.indent += 4;
+    }
     if (f->wrap_host) {
         char *as2 = xasprintf("cx%s%s", f->sig.nparams ? ", " : "", as);
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->wrap_host, "args", as2);
@@ -456,6 +514,7 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     } else {
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
     }
+    if (nstream) e->o.indent -= 4;
     free(as);
     if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
@@ -632,6 +691,37 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(inner);
         free(pr);
     }
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (f->mode != FN_FORWARD) continue;
+        for (size_t k = 0; k < f->sig.nparams; k++) {
+            const param_ann *sa = stream_ann(&f->sig.params[k].ann);
+            if (!sa) continue;
+            /* once per hook: both branches of a copy may name the same one */
+            int dup = 0;
+            for (size_t j = 0; j < k && !dup; j++) {
+                const param_ann *sb = stream_ann(&f->sig.params[j].ann);
+                dup = sb && strcmp(sb->stream_host, sa->stream_host) == 0;
+            }
+            if (dup) continue;
+            if (!any) PUT("srv_section", "what", "hand-written handlers");
+            any = 1;
+            strbuf pb = {0};
+            sb_printf(&pb, "%s(apigen_call_ctx *cx, apigen_stream *s", sa->stream_host);
+            for (size_t q = 0; q < f->sig.nparams; q++) {
+                char tmp[24];
+                char *d = c_decl(f->sig.params[q].type, pname(&f->sig.params[q], q, tmp), 0);
+                sb_printf(&pb, ", %s", d);
+                free(d);
+            }
+            sb_putc(&pb, ')');
+            char *inner = sb_take(&pb);
+            char *pr = c_decl(f->sig.ret, inner, 0);
+            PUT("srv_stream_decl", "proto", pr, "fn", f->name, "param", f->sig.params[k].name);
+            free(inner);
+            free(pr);
+        }
+    }
     /* symbol variants the handlers call: the headers declare them only under
      * api.variants.defines, which the server is not built with */
     for (size_t i = 0; i < m->nfunctions; i++) {
@@ -723,6 +813,26 @@ int emit_server(emit_ctx *e, strbuf *out)
         }
         PUT("srv_table_close");
     }
+    int any_stream_in = 0;
+    for (size_t i = 0; i < m->nfunctions && e->ncalls; i++) {
+        const function_def *f = &m->functions[i];
+        int in = 0;
+        for (size_t k = 0; f->mode == FN_FORWARD && k < f->sig.nparams; k++) {
+            const param_ann *a = &f->sig.params[k].ann, *br[3] = {a, a->then_ann, a->else_ann};
+            for (int b = 0; b < 3; b++)
+                if (br[b] && br[b]->kind == PK_IN && br[b]->stream_host) in = 1;
+        }
+        if (!in) continue;
+        if (!any_stream_in) {
+            snprintf(n, sizeof n, "%u", e->ncalls);
+            PUT("srv_table_open", "type", "uint8_t", "var", "stream_in_calls_", "n", n);
+        }
+        any_stream_in = 1;
+        char *idx = xasprintf("%s_CALL_%s", e->API, f->name);
+        PUT("srv_table_entry", "index", idx, "value", "1");
+        free(idx);
+    }
+    if (any_stream_in) PUT("srv_table_close");
     if (m->nhandles) {
         snprintf(n, sizeof n, "%zu", m->nhandles);
         PUT("srv_table_open", "type", "apigen_handle_type *const", "var", "handle_types_", "n", n);
@@ -750,6 +860,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
+    if (any_stream_in) PUT("srv_api_stream_in", NULL);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -464,6 +464,26 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     }
     int has_sync = !f->async;
     if (has_sync) {
+        /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (a->kind == PK_OUT && a->stream_host && a->elem == EK_BYTES) {
+                PUT("stub_stream_into", "name", s.names[i]);
+            } else if (a->kind == PK_COND) {
+                const param_ann *br[2] = {a->then_ann, a->else_ann};
+                for (int b = 0; b < 2; b++) {
+                    if (!br[b] || br[b]->kind != PK_OUT || !br[b]->stream_host) continue;
+                    char *cond = b ? xasprintf("!(%s)", a->cond ? a->cond->text : "0")
+                                   : xstrdup(a->cond ? a->cond->text : "0");
+                    PUT("stub_if", "cond", cond);
+                    e->o.indent += 4;
+                    PUT("stub_stream_into", "name", s.names[i]);
+                    e->o.indent -= 4;
+                    PUT("stub_close_brace");
+                    free(cond);
+                }
+            }
+        }
         PUT("stub_sync");
         const type_info *rt = f->sig.ret;
         wire_scalar w;

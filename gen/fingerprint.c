@@ -114,6 +114,8 @@ static void put_ann(strbuf *b, const param_ann *a)
      * and list values are handle ids, and the client's reference counts */
     if (a->retains) sb_puts(b, " retains");
     if (a->guest_id) sb_puts(b, " guest_id");
+    /* a streamed out-buffer: the guest takes chunk frames ahead of the reply */
+    if (a->stream_host && a->kind == PK_OUT) sb_puts(b, " stream");
     if (a->nelem_by) {
         sb_printf(b, " elem_by=%s", a->elem_by_param ? a->elem_by_param : "-");
         put_cases(b, a->elem_by, a->nelem_by);

@@ -209,6 +209,11 @@ typedef struct param_ann {
     int cb_user_data_index;  /* which argument of the callback type is its user data */
     int cb_once;             /* invoked at most once: entry freed after delivery */
     expr *cb_once_if;        /* ... or when this holds at the call (`once: EXPR`) */
+    /* PK_IN/PK_OUT plain bytes, `stream: {host: F, chunk: N, min: M}`: a
+     * buffer of at least min bytes streams to/from the host hook
+     * F(apigen_stream *, params...) in chunks of N bytes */
+    char *stream_host;
+    uint64_t stream_chunk, stream_min;
     /* PK_COND */
     expr *cond;
     struct param_ann *then_ann, *else_ann;

@@ -42,10 +42,12 @@ extern "C" {
 /* ---- frame header ---------------------------------------------------------
  * u32 magic | u16 version | u16 flags | u32 call_id | u32 request_id |
  * u64 thread_id | u32 payload_len | u32 reserved(0)
- * With APIGEN_F_BULK (replies only), reserved is the payload offset of the u64
- * length of one large bytes field, the bulk: a receiver may read the payload
- * up to its data, put the data straight where the caller wants it, then read
- * the rest. The bytes on the wire are the same as without the flag. */
+ * With APIGEN_F_BULK, reserved is the payload offset of the u64 length of one
+ * large bytes field, the bulk: a receiver may read the payload up to its
+ * data, put the data straight where the caller wants it (a reply), or hand
+ * it to a handler chunk by chunk as it arrives (a request of a call with a
+ * streamed in-buffer), then read the rest. The bytes on the wire are the
+ * same as without the flag. */
 enum apigen_frame_flags {
     APIGEN_F_REPLY = 1u << 0,    /* server -> guest answer to a sync call */
     APIGEN_F_ASYNC = 1u << 1,    /* no reply is sent */
@@ -53,6 +55,9 @@ enum apigen_frame_flags {
     APIGEN_F_CALLBACK = 1u << 3, /* server -> guest callback delivery */
     APIGEN_F_BYE = 1u << 4,      /* orderly close */
     APIGEN_F_BULK = 1u << 5,     /* reserved = offset of the bulk's length (above) */
+    APIGEN_F_STREAM = 1u << 6,   /* server -> guest: one chunk of a streamed out-buffer of the
+                                    sync call (call_id, request_id) whose reply follows; the
+                                    payload is the chunk's bytes (apigen_stream_write) */
 };
 
 typedef struct apigen_frame_hdr {
@@ -233,6 +238,10 @@ typedef struct apigen_api {
      * the headers it was generated from; 0: none), sent in the handshake: a
      * guest and a server of different versions refuse each other naming both */
     uint64_t api_version;
+    /* server side: [ncalls], 1 where the call's last in-buffer may be
+     * streamed to its handler (spec `stream:`); NULL: no such call. Only
+     * these calls' requests are received head first (APIGEN_F_BULK). */
+    const uint8_t *stream_in_calls;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -249,6 +258,8 @@ typedef struct apigen_call {
                                thread's next sync call */
     uint64_t t0;            /* trace start */
     void *thread;           /* runtime-private */
+    void *sink;             /* runtime-private: apigen_call_stream_into */
+    uint64_t sink_cap;
 } apigen_call;
 
 /* Connects lazily (APIGEN_SERVER), once per guest thread. false -> the
@@ -279,6 +290,7 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
 /* ---- server side: handlers ----------------------------------------------- */
 
 struct apigen_session;
+typedef struct apigen_stream apigen_stream;
 
 typedef struct apigen_call_ctx {
     const apigen_api *api;
@@ -295,6 +307,7 @@ typedef struct apigen_call_ctx {
     uint64_t budget;        /* bytes this call may still allocate */
     bool dev_taken;         /* runtime-private: a range apigen_dev_take removed */
     uint64_t dev_taken_base, dev_taken_end, dev_taken_seq;
+    void *rt;               /* runtime-private: the request's connection and streams */
 } apigen_call_ctx;
 
 /* Marks the call rejected (first reason wins); the handler must return. */
@@ -383,6 +396,39 @@ void apigen_cb_begin(void *bound, apigen_wr *w);
  * waiting when this turns false. */
 bool apigen_cb_alive(void *bound);
 void apigen_cb_send(void *bound, apigen_wr *w);
+
+/* ---- streamed bulk arguments (spec `stream: {host: F, chunk: N, min: M}`) ---
+ * A large in-buffer reaches the spec's host hook F chunk by chunk as it
+ * arrives, and a large out-buffer leaves chunk by chunk as F produces it, so
+ * the accelerator's copy of one chunk overlaps the transport of the next.
+ * The generated handler calls F(stream, args...) instead of the real
+ * function when the buffer streams (its pointer argument is NULL then).
+ *
+ * Server, in: as apigen_get_opt_bytes; when the buffer is still in transit
+ * (the request came head first), at least min bytes long and the last field
+ * of the payload, *p = NULL, *n = its length and *s = the stream; otherwise
+ * *s = NULL and the bytes are in memory as usual. */
+APIGEN_CHECK bool apigen_get_opt_bytes_stream(apigen_call_ctx *cx, const void **p, uint64_t *n,
+                                              uint64_t max, uint64_t chunk, uint64_t min,
+                                              apigen_stream **s);
+/* The next bytes of an in-stream, up to cap, into buf: how many (0: all were
+ * read, or the connection failed: apigen_stream_failed). Bytes a hook leaves
+ * unread are discarded after it returns (the framing stays intact). */
+size_t apigen_stream_read(apigen_stream *s, void *buf, size_t cap);
+/* Server, out: a stream for an out-buffer of n bytes (NULL: n < min, use a
+ * scratch buffer as usual). The hook sends the n bytes in order with
+ * apigen_stream_write (false: the connection failed); the reply then carries
+ * the buffer with length 0. A hook that fails part way returns the API's
+ * error: the caller's buffer holds the chunks sent before. */
+apigen_stream *apigen_stream_out(apigen_call_ctx *cx, uint64_t n, uint64_t chunk, uint64_t min);
+APIGEN_CHECK bool apigen_stream_write(apigen_stream *s, const void *buf, size_t len);
+uint64_t apigen_stream_size(const apigen_stream *s);  /* the buffer's bytes */
+uint64_t apigen_stream_chunk(const apigen_stream *s); /* the spec's chunk size */
+uint64_t apigen_stream_done(const apigen_stream *s);  /* bytes read or written so far */
+bool apigen_stream_failed(const apigen_stream *s);
+/* Guest: the reply to this sync call may stream into dst (cap bytes), before
+ * the reply frame itself; generated for out-buffers with `stream:`. */
+void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
 
 /* ---- shared-memory arena (guest) ------------------------------------------ */
 /* Over a local transport (unix://, shm://) a guest's sessions share one

@@ -721,12 +721,36 @@ apigen_status apigen_call_sync(apigen_call *c)
     apigen_frame_hdr h;
     char err[512];
     bool eof;
-    if (!rt_recv_reply(t->conn, &h, &t->rbuf, &t->rcap, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err,
-                       sizeof err, &t->pull, &c->rd)) {
-        if (eof)
-            mark_lost(g, "server closed the connection during %s", call_name(c->api, c->call_id));
-        else
-            mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
+    uint64_t streamed = 0;
+    memset(&t->pull, 0, sizeof t->pull);
+    for (;;) {
+        if (!rt_recv_hdr(t->conn, &h, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err, sizeof err)) {
+            if (eof)
+                mark_lost(g, "server closed the connection during %s", call_name(c->api, c->call_id));
+            else
+                mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
+            return c->status = APIGEN_LOST;
+        }
+        if (!(h.flags & APIGEN_F_STREAM))
+            break;
+        /* a chunk of a streamed out-buffer: straight into the caller's memory */
+        if (h.flags != APIGEN_F_STREAM || h.request_id != req || h.call_id != c->call_id ||
+            !c->sink || h.payload_len > c->sink_cap - streamed) {
+            mark_lost(g, "unexpected streamed data in the reply to %s",
+                      call_name(c->api, c->call_id));
+            apigen_tp_shutdown(t->conn);
+            return c->status = APIGEN_LOST;
+        }
+        if (h.payload_len && apigen_tp_recv(t->conn, (uint8_t *)c->sink + streamed, h.payload_len,
+                                            g->reply_ms, err, sizeof err) != APIGEN_TP_OK) {
+            mark_lost(g, "receiving the reply to %s: %s", call_name(c->api, c->call_id), err);
+            return c->status = APIGEN_LOST;
+        }
+        streamed += h.payload_len;
+    }
+    if (!rt_recv_payload(t->conn, &h, &t->rbuf, &t->rcap, g->reply_ms, true, err, sizeof err,
+                         &t->pull, &c->rd)) {
+        mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
         return c->status = APIGEN_LOST;
     }
     uint32_t st;
@@ -860,6 +884,12 @@ void apigen_call_end(apigen_call *c)
     t->last_reply = 0;
     apigen_rd_init(&c->rd, NULL, 0);
     c->thread = NULL;
+}
+
+void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap)
+{
+    c->sink = dst;
+    c->sink_cap = dst ? cap : 0;
 }
 
 void apigen_call_bad_reply(apigen_call *c)

@@ -43,6 +43,15 @@ typedef struct rt_pull {
     char err[256];
 } rt_pull;
 
+/* A frame in two steps: its header (checked), then its payload. With
+ * head_only and APIGEN_F_BULK only the head arrives (up to the bulk's data),
+ * rd->pull = pl (which must outlive rd's use) receives the rest on demand;
+ * otherwise the whole payload. rd is set over what arrived. */
+APIGEN_CHECK bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload,
+                              int timeout_ms, bool *eof, char *err, size_t errlen);
+APIGEN_CHECK bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf,
+                                  size_t *cap, int timeout_ms, bool head_only, char *err,
+                                  size_t errlen, rt_pull *pl, apigen_rd *rd);
 /* As rt_recv_frame, and sets rd over what arrived: for a bulk reply only the
  * head, with rd->pull = pl (which must outlive rd's use). */
 APIGEN_CHECK bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
@@ -134,6 +143,25 @@ void rt_session_add_binding(struct apigen_session *s, void *b);
 void rt_session_async_ran(struct apigen_session *s);
 bool rt_session_wait_async(struct apigen_session *s, uint64_t n);
 unsigned rt_session_count(void); /* live sessions (tests) */
+
+/* stream.c: what one dispatched request may stream (cx->rt). */
+struct apigen_stream {
+    struct rt_dispatch *d;
+    bool on, out, failed;
+    uint64_t n, done, chunk;
+};
+typedef struct rt_dispatch {
+    apigen_conn *conn;
+    const apigen_frame_hdr *h;
+    rt_pull *pull; /* the request's bulk, when it came head first */
+    struct apigen_stream in, out;
+} rt_dispatch;
+/* After the handler: discards what an in-stream (or a bulk the handler never
+ * reached) left unread, so the next frame starts where it should. false:
+ * the connection failed or an out-stream did (close it). */
+bool rt_stream_finish(rt_dispatch *d);
+/* Reads and drops n bytes of conn (false: it failed). */
+bool rt_discard(apigen_conn *c, uint64_t n, int timeout_ms);
 
 /* scratch.c */
 void rt_scratch_free_all(apigen_call_ctx *cx);

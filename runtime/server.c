@@ -290,17 +290,18 @@ static void put_prefix(uint8_t *p, uint32_t status, bool has_deferred, int64_t d
         p[5 + i] = (uint8_t)(d >> (8 * i));
 }
 
-/* false: the connection must be closed. */
-static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
+/* false: the connection must be closed. rd: the request's payload (only
+ * its head when pl->pending: a call that may stream its last in-buffer). */
+static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pull *pl)
 {
     const apigen_api *api = sc->api;
     bool is_async = (h->flags & APIGEN_F_ASYNC) != 0;
-    apigen_rd rd;
+    apigen_rd rd = *rdp;
     size_t off;
     char err[256];
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
+    rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}};
 
-    apigen_rd_init(&rd, sc->rbuf, h->payload_len);
     apigen_wr_reset(&sc->out);
     if (!rt_wr_begin_frame(&sc->out, &off) || !rt_wr_skip(&sc->out, PREFIX_LEN)) {
         apigen_log("closing connection from %s: out of memory", apigen_tp_peer(sc->conn));
@@ -315,6 +316,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
     cx.is_async = is_async;
     cx.status = APIGEN_OK;
     cx.budget = sc->srv->max_arg;
+    cx.rt = &rtd;
 
     if (h->call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
@@ -325,6 +327,10 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
     apigen_dev_end(&cx, false); /* a range taken by a handler that returned early comes back */
     if (cx.status == APIGEN_OK && sc->out.failed)
         apigen_reject(&cx, APIGEN_NO_MEMORY, "reply");
+    if (!rt_stream_finish(&rtd)) { /* the rest of a streamed argument: read before the reply */
+        rt_scratch_free_all(&cx);
+        return false;
+    }
 
     if (cx.status != APIGEN_OK && sc->nrejected++ < REJECT_LOG_CAP)
         apigen_log("%s.%s from %s rejected: %s (%s)%s", api->name, call_name(api, h->call_id),
@@ -374,6 +380,19 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h)
     return ok;
 }
 
+/* Whether a request arrives head first: its last in-buffer may stream to
+ * the call's handler (the API says which calls; a frame's flag alone never
+ * decides, since a handler of another call keeps pointers into the payload
+ * that receiving the rest later could move). */
+static bool stream_head_first(const sconn *sc, const apigen_frame_hdr *h)
+{
+    const apigen_api *api = sc->api;
+    return (h->flags & APIGEN_F_BULK) && api->stream_in_calls && h->call_id < api->ncalls &&
+           api->stream_in_calls[h->call_id] &&
+           !(h->flags & (APIGEN_F_BYE | APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) &&
+           !(h->call_id == RT_CALL_WAIT && (h->flags & APIGEN_F_ASYNC));
+}
+
 static void *conn_main(void *arg)
 {
     sconn *sc = arg;
@@ -384,8 +403,11 @@ static void *conn_main(void *arg)
             apigen_frame_hdr h;
             char err[256];
             bool eof;
-            if (!rt_recv_frame(sc->conn, &h, &sc->rbuf, &sc->rcap, srv->max_payload, -1, &eof, err,
-                               sizeof err)) {
+            apigen_rd rd;
+            rt_pull pl;
+            if (!rt_recv_hdr(sc->conn, &h, srv->max_payload, -1, &eof, err, sizeof err) ||
+                !rt_recv_payload(sc->conn, &h, &sc->rbuf, &sc->rcap, -1, stream_head_first(sc, &h),
+                                 err, sizeof err, &pl, &rd)) {
                 if (!eof)
                     apigen_log("closing connection from %s: %s", apigen_tp_peer(sc->conn), err);
                 break;
@@ -414,7 +436,7 @@ static void *conn_main(void *arg)
                 continue;
             }
             bool was_warm = sc->r_warm.used_ns != 0;
-            bool ok = dispatch(sc, &h);
+            bool ok = dispatch(sc, &h, &rd, &pl);
             if (h.flags & APIGEN_F_ASYNC)
                 rt_session_async_ran(sc->session);
             if (!ok)

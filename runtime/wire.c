@@ -214,7 +214,7 @@ bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags, uint32_t ca
         }
     if (payload > UINT32_MAX)
         return false;
-    if (big && (flags & APIGEN_F_REPLY)) { /* the largest piece is the bulk a guest may place */
+    if (big) { /* the largest piece: a guest may place it, a streaming handler take it in chunks */
         flags |= APIGEN_F_BULK;
         bulk = big->len_off;
     }
@@ -533,6 +533,39 @@ bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t ma
     return apigen_get_bytes(r, p, n, max);
 }
 
+bool apigen_get_opt_bytes_stream(apigen_call_ctx *cx, const void **p, uint64_t *n, uint64_t max,
+                                 uint64_t chunk, uint64_t min, apigen_stream **s)
+{
+    apigen_rd *r = cx->rd;
+    rt_dispatch *d = cx->rt;
+    rt_pull *pl = d ? d->pull : NULL;
+    uint8_t present;
+    *s = NULL;
+    *p = NULL;
+    *n = 0;
+    if (!apigen_get_u8(r, &present))
+        return false;
+    if (present > 1)
+        return rd_fail(r, E_FLAG);
+    if (!present)
+        return true;
+    /* still in transit, the payload's last field, and long enough: stream it */
+    if (pl && pl->pending && !r->err && (size_t)(r->p - r->base) == pl->len_off && !pl->tail &&
+        pl->n >= min && pl->n >= 1 && !d->in.on) {
+        uint64_t len;
+        if (!get_bytes_head(r, &len, max))
+            return false;
+        if (len != pl->n || r->left != 0)
+            return rd_fail(r, E_PAST);
+        pl->pending = false;
+        d->in = (struct apigen_stream){d, true, false, false, len, 0, chunk ? chunk : len};
+        *n = len;
+        *s = &d->in;
+        return true;
+    }
+    return apigen_get_bytes(r, p, n, max);
+}
+
 bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max)
 {
     const void *p;
@@ -717,14 +750,12 @@ bool rt_pull_drain(apigen_rd *r)
     return pull_rest(r);
 }
 
-bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
-                   uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen,
-                   rt_pull *pl, apigen_rd *rd)
+bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload, int timeout_ms,
+                 bool *eof, char *err, size_t errlen)
 {
     uint8_t hb[APIGEN_FRAME_HDR_SIZE];
     const char *e = NULL;
     *eof = false;
-    memset(pl, 0, sizeof *pl);
     apigen_tp_result r = apigen_tp_recv(c, hb, sizeof hb, timeout_ms, err, errlen);
     if (r != APIGEN_TP_OK) {
         *eof = r == APIGEN_TP_EOF;
@@ -732,7 +763,15 @@ bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
     }
     if (!apigen_hdr_decode(hb, h, max_payload, &e))
         return set_err(e, err, errlen);
+    return true;
+}
+
+bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                     int timeout_ms, bool head_only, char *err, size_t errlen, rt_pull *pl,
+                     apigen_rd *rd)
+{
     size_t want = h->payload_len;
+    memset(pl, 0, sizeof *pl);
     if (!*buf || *cap < 4096) {
         if (*buf && rt_buf_moving)
             rt_buf_moving(*buf);
@@ -742,7 +781,7 @@ bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
         *buf = p;
         *cap = 4096;
     }
-    if (!(h->flags & APIGEN_F_BULK)) {
+    if (!head_only || !(h->flags & APIGEN_F_BULK)) {
         if (!recv_grow(c, buf, cap, 0, want, want, timeout_ms, err, errlen))
             return false;
         apigen_rd_init(rd, *buf, want);
@@ -773,6 +812,15 @@ bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
     apigen_rd_init(rd, *buf, data_off);
     rd->pull = pl;
     return true;
+}
+
+bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
+                   uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen,
+                   rt_pull *pl, apigen_rd *rd)
+{
+    memset(pl, 0, sizeof *pl);
+    return rt_recv_hdr(c, h, max_payload, timeout_ms, eof, err, errlen) &&
+           rt_recv_payload(c, h, buf, cap, timeout_ms, true, err, errlen, pl, rd);
 }
 
 /* A TLS record where a frame should start (a handshake or an alert, TLS

@@ -9,6 +9,11 @@
 
 #include "exa_wire.h"
 
+/* ---- hand-written handlers ---- */
+exaStatus exa_stream_memcpy(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t bytes, exaCopyKind kind); /* hand-written, in the spec's sources: exaMemcpy's streamed dst */
+exaStatus exa_stream_read_buffer(apigen_call_ctx *cx, apigen_stream *s, exaBuffer buffer, size_t offset, size_t bytes, void *dst); /* hand-written, in the spec's sources: exaReadBuffer's streamed dst */
+exaStatus exa_stream_write_buffer(apigen_call_ctx *cx, apigen_stream *s, exaBuffer buffer, size_t offset, size_t bytes, const void *src); /* hand-written, in the spec's sources: exaWriteBuffer's streamed src */
+
 /* ---- device memory a vanished client left (types.device) ---- */
 static void destroy_device_(void *addr)
 {
@@ -532,10 +537,12 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -547,16 +554,19 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(bytes);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(1048576), UINT64_C(1048576)); /* streams from exa_stream_memcpy */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (kind == EXA_COPY_HOST_TO_DEVICE) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(1048576), UINT64_C(1048576), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to exa_stream_memcpy */
             n_src = (uint64_t)(bytes);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -568,13 +578,20 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == EXA_COPY_DEVICE_TO_HOST)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == EXA_COPY_HOST_TO_DEVICE)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = exaMemcpy(dst, src, bytes, kind);
+    if (s_dst != NULL)
+        ret_ = exa_stream_memcpy(cx, s_dst, dst, src, bytes, kind);
+    else if (s_src != NULL)
+        ret_ = exa_stream_memcpy(cx, s_src, dst, src, bytes, kind);
+    else
+        ret_ = exaMemcpy(dst, src, bytes, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == EXA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (kind == EXA_COPY_DEVICE_TO_HOST) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -593,6 +610,7 @@ static void h_exaReadBuffer(apigen_call_ctx *cx)
     uint64_t v_bytes;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_buffer)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buffer"); return; }
@@ -605,16 +623,24 @@ static void h_exaReadBuffer(apigen_call_ctx *cx)
     if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (p_dst) {
         n_dst = (uint64_t)(bytes);
-        dst = apigen_scratch(cx, n_dst, 1);
-        if (dst == NULL) return;
+        s_dst = apigen_stream_out(cx, n_dst, UINT64_C(1048576), UINT64_C(1048576)); /* streams from exa_stream_read_buffer */
+        if (s_dst == NULL) {
+            dst = apigen_scratch(cx, n_dst, 1);
+            if (dst == NULL) return;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = exaReadBuffer(buffer, offset, bytes, dst);
+    if (s_dst != NULL)
+        ret_ = exa_stream_read_buffer(cx, s_dst, buffer, offset, bytes, dst);
+    else
+        ret_ = exaReadBuffer(buffer, offset, bytes, dst);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == EXA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dst) { /* dst */
         k_ = ok_ ? n_dst : 0;
+        if (s_dst != NULL)
+            k_ = 0; /* its bytes left in chunks ahead of the reply */
         if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
 }
@@ -761,6 +787,7 @@ static void h_exaWriteBuffer(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     if (!apigen_get_u64(cx->rd, &v_buffer)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buffer"); return; }
     if (!apigen_handle_get(cx, &ht_exaBuffer, v_buffer, &r_)) return; /* buffer */
     buffer = (exaBuffer)(uintptr_t)r_;
@@ -768,14 +795,17 @@ static void h_exaWriteBuffer(apigen_call_ctx *cx)
     offset = (size_t)v_offset;
     if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
     bytes = (size_t)v_bytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-    if (b_src != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(1048576), UINT64_C(1048576), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+    if (b_src != NULL || s_src != NULL) { /* s_src: it streams to exa_stream_write_buffer */
         n_src = (uint64_t)(bytes);
         if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
         src = (const void *)b_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = exaWriteBuffer(buffer, offset, bytes, src);
+    if (s_src != NULL)
+        ret_ = exa_stream_write_buffer(cx, s_src, buffer, offset, bytes, src);
+    else
+        ret_ = exaWriteBuffer(buffer, offset, bytes, src);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -829,6 +859,10 @@ static const apigen_handler_fn handlers_[23] = {
     [EXA_CALL_exaSumBuffers] = h_exaSumBuffers,
     [EXA_CALL_exaWriteBuffer] = h_exaWriteBuffer,
 };
+static const uint8_t stream_in_calls_[23] = {
+    [EXA_CALL_exaMemcpy] = 1,
+    [EXA_CALL_exaWriteBuffer] = 1,
+};
 static const apigen_handle_type *const handle_types_[2] = {
     &ht_exaContext,
     &ht_exaBuffer,
@@ -857,4 +891,5 @@ const apigen_api apigen_api_exa = {
     .ncb_types = EXA_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
+    .stream_in_calls = stream_in_calls_,
 };

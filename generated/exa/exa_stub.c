@@ -783,6 +783,9 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
+    if (kind == EXA_COPY_DEVICE_TO_HOST) {
+        apigen_call_stream_into(&call_, dst, n_dst);
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -834,6 +837,7 @@ APIGEN_EXPORT exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t by
         n_dst = (uint64_t)(bytes);
     }
     if (!apigen_put_u8(call_.wr, dst != NULL)) goto nomem; /* dst */
+    apigen_call_stream_into(&call_, dst, n_dst);
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

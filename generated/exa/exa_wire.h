@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define EXA_FINGERPRINT UINT64_C(0x35232641f055dd4e)
+#define EXA_FINGERPRINT UINT64_C(0x6a8a1bdfa469f9f8)
 
 /* Call ids: forwarded and custom functions. */
 enum {

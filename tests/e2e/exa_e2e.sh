@@ -37,6 +37,9 @@
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
 #   bulk         exa_bulk (large copies both ways, zero-copy sends, bulk replies received
 #                into the caller's buffer) natively vs forwarded over unix, tcp and shm
+#   stream       exa_stream (copies of sizes around the 1 MiB streaming chunk, both ways,
+#                and the errors of streamed sizes) natively vs forwarded over $TRANSPORT
+#                (a third argument tcp: over TCP)
 #   bulk_killed  a peer dies in the middle of large copies: the server killed -> the
 #                client's calls fail with EXA_ERROR_CONNECTION_LOST promptly; the client
 #                killed -> the server goes on serving (over $TRANSPORT)
@@ -308,6 +311,15 @@ bulk)
     done
     cat "$TMP/native9.out"
     [ $FAILED = 0 ] && echo "bulk: large copies identical natively and over unix, tcp and shm"
+    ;;
+stream)
+    # specs/exa.yaml streams copies of 1 MiB and more through specs/exa/host.c
+    if [ "$TRANSPORT" = tcp ]; then
+        differential start_tcp_server "$BUILD/examples/exa/exa_stream"
+    else
+        differential start_unix_server "$BUILD/examples/exa/exa_stream"
+    fi
+    cat "$TMP/remote.out"
     ;;
 bulk_killed)
     BULK=$BUILD/examples/exa/exa_bulk
