@@ -57,7 +57,7 @@ start_server() {
     shift
     SLOG=$TMP/server.log
     LEAKS=$TMP/leaks
-    rm -f "$LEAKS"
+    rm -f "$LEAKS" "$SLOG" # a previous server's "listening on" must not be read as this one's
     env -u LD_LIBRARY_PATH -u APIGEN_SERVER EXA_LEAK_REPORT="$LEAKS" \
         "$SERVER" --listen "$URL" "$@" >"$SLOG" 2>&1 &
     SPID=$!
