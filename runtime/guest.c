@@ -529,10 +529,10 @@ static void unlock_thr(gthr *t)
 /* Sends what every other thread of g has queued (each under its own lock,
  * one at a time; the caller holds none). Their frames then run on their own
  * server threads; RT_CALL_WAIT orders the caller's call after them. Returns
- * how many queued frames it could not send: those of a thread that is itself
- * waiting (`hold`: its frames leave after its own wait frame) or mid-frame.
- * The caller's wait must not count them, or two threads synchronizing at
- * once would each wait for frames queued behind the other's wait frame. */
+ * how many queued frames it could not send: those of a thread that is
+ * mid-frame (a thread that is itself waiting, `hold`, sent its own queued
+ * frames first: send_own_queued). The caller's wait must not count them, or
+ * it could wait for frames queued behind another thread's wait frame. */
 static uint64_t flush_others(gapi *g, gthr *self)
 {
     char err[512];
@@ -563,8 +563,30 @@ static uint64_t flush_others(gapi *g, gthr *self)
     return skipped;
 }
 
+/* Before a thread holds its queue for a wait frame, its own queued async
+ * frames (all before the frame at t->frame_off) leave: a thread
+ * synchronizing at the same moment counts them in its wait, so they must
+ * neither sit behind this thread's wait frame (each thread would wait for
+ * the other's) nor be left out of that wait (its call would not see them:
+ * e2e.exa.sync_storm). Under t->mu. */
+static bool send_own_queued(gthr *t)
+{
+    char err[512];
+    if (!t->nq)
+        return true;
+    if (!rt_wr_send_head(t->conn, &t->q, t->frame_off, t->g->reply_ms, err, sizeof err)) {
+        mark_lost(t->g, "%s", err);
+        return false;
+    }
+    t->frame_off = 0;
+    t->nq = 0;
+    t->nsent++;
+    return true;
+}
+
 /* What a wait frame asks the server to have run: n counted frames less this
- * thread's own queue (it leaves after the wait) and those flush_others left. */
+ * thread's own queue (none: send_own_queued sent it) and those flush_others
+ * left (frames of a thread in the middle of building one). */
 static uint64_t wait_count(uint64_t n, uint64_t own, uint64_t skipped)
 {
     return n > own + skipped ? n - own - skipped : 0;
@@ -701,13 +723,16 @@ apigen_status apigen_call_sync(apigen_call *c)
     uint64_t n = atomic_load(&g->nasync);
     bool waits = n != t->upto;
     if (waits) {
+        if (!send_own_queued(t)) {
+            unlock_thr(t);
+            return c->status = APIGEN_LOST;
+        }
         t->hold = true; /* the frame leaves after the wait frame, by this thread */
         unlock_thr(t);
         uint64_t skipped = flush_others(g, t);
         pthread_mutex_lock(&t->mu);
         t->locked = true;
         t->hold = false;
-        /* this thread's own queued frames (still here) run after the wait */
         if (!send_wait(t, wait_count(n, t->nq, skipped))) {
             unlock_thr(t);
             return c->status = APIGEN_LOST;
@@ -824,13 +849,19 @@ apigen_status apigen_call_async(apigen_call *c)
     if (atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids &&
         foreign_gid(t)) {
         gapi *g = t->g;
+        uint64_t n = atomic_load(&g->nasync); /* what was queued before this call */
+        if (!send_own_queued(t)) {
+            rt_wr_truncate(&t->q, t->frame_off);
+            unlock_thr(t);
+            return c->status = APIGEN_LOST;
+        }
         t->hold = true;
         unlock_thr(t);
         uint64_t skipped = flush_others(g, t);
         pthread_mutex_lock(&t->mu);
         t->locked = true;
         t->hold = false;
-        if (!send_wait(t, wait_count(atomic_load(&g->nasync), t->nq, skipped))) {
+        if (!send_wait(t, wait_count(n, t->nq, skipped))) {
             rt_wr_truncate(&t->q, t->frame_off);
             unlock_thr(t);
             return c->status = APIGEN_LOST;

@@ -17,6 +17,10 @@ void rt_wr_truncate(apigen_wr *w, size_t len);
 /* Sends w's bytes with its zero-copy pieces (one writev-like send). */
 APIGEN_CHECK bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err,
                              size_t errlen);
+/* Sends w's first upto bytes (whole frames without zero-copy pieces) and
+ * drops them from w: the rest moves to the front. */
+APIGEN_CHECK bool rt_wr_send_head(apigen_conn *c, apigen_wr *w, size_t upto, int timeout_ms,
+                                  char *err, size_t errlen);
 /* Grow w by n zero bytes (used to keep space for later-filled fields). */
 APIGEN_CHECK bool rt_wr_skip(apigen_wr *w, size_t n);
 

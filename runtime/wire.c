@@ -147,6 +147,23 @@ bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err, s
     return apigen_tp_send(c, iov, n, timeout_ms, err, errlen);
 }
 
+static bool set_err(const char *e, char *err, size_t errlen);
+
+bool rt_wr_send_head(apigen_conn *c, apigen_wr *w, size_t upto, int timeout_ms, char *err,
+                     size_t errlen)
+{
+    if (upto > w->len || (w->next && w->ext[0].at <= upto)) /* queued frames keep none */
+        return set_err("a queued frame holds a zero-copy piece", err, errlen);
+    if (!apigen_tp_send_buf(c, w->buf, upto, timeout_ms, err, errlen))
+        return false;
+    memmove(w->buf, w->buf + upto, w->len - upto);
+    w->len -= upto;
+    w->base = w->base > upto ? w->base - upto : 0;
+    for (unsigned i = 0; i < w->next; i++)
+        w->ext[i].at -= upto;
+    return true;
+}
+
 void apigen_wr_free(apigen_wr *w)
 {
     free(w->buf);

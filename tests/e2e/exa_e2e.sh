@@ -23,6 +23,9 @@
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
 #   timer_flush  an async call and no sync call after it: the guest's timer flush sends it
+#   sync_storm   exa_sync_storm (4 threads queue launches, then all synchronize at once, 300
+#                rounds) natively vs forwarded over $TRANSPORT: same transcript, within
+#                E2E_STORM_TIMEOUT s (default 45; a wait-frame deadlock costs the server's 30 s)
 #   unsupported  forwarded, exaDebugDump returns EXA_ERROR_NOT_SUPPORTED and its reason is logged once
 #   no_server    no server: EXA_ERROR_CONNECTION_LOST, no crash, no hang, one log line
 #   server_killed  the server is killed mid-run: later calls fail cleanly and promptly
@@ -422,6 +425,15 @@ timer_flush)
         "$BUILD/examples/exa/exa_timer_flush"
     show "$TMP/remote.out" "forwarded stdout"
     [ "$(cat "$TMP/remote.rc")" = 0 ] || fail "the queued launch did not reach the server"
+    ;;
+sync_storm)
+    # Regression test of d59d571: two threads synchronizing at once each sent a
+    # wait frame counting frames queued behind the other's, so both waited the
+    # server's RT_WAIT_MS (30 s) each time it happened; with that fix alone a
+    # thread's exaFinish could miss another thread's launches (wrong values).
+    RUN_TIMEOUT=${E2E_STORM_TIMEOUT:-45} differential start_unix_server "$BUILD/examples/exa/exa_sync_storm"
+    grep -q "queued calls of other threads did not arrive" "$SERVER_LOG" && { fail "the server waited for queued calls"; show "$SERVER_LOG" "server log"; }
+    cat "$TMP/remote.out"
     ;;
 unsupported)
     need "$DEMO" "$STUB_DIR/libexa.so.1" "$SERVER"
