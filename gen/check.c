@@ -12,7 +12,7 @@ static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
-                                       "handle_objects", "version_macro", NULL};
+                                       "handle_objects", "version_macro", "ordinals", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     NULL};
@@ -28,7 +28,8 @@ static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
-                                      "unsupported", "error_out", "returns", "wrap", "internal", NULL};
+                                      "unsupported", "error_out", "returns", "wrap", "internal",
+                                      "gather", "selects", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -38,7 +39,7 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", "stream", NULL};
+                                         "map",        "checked", "stream", "ordinal", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map",
@@ -1926,9 +1927,10 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         }
     }
     free(c.pend);
-    free(entries);
     free(entry_locs);
     check_device_ranges(&c);
+    check_servers(m, root, entries, d);
+    free(entries);
 
     int id = 1;
     for (size_t i = 0; i < m->nfunctions; i++) {

@@ -59,12 +59,13 @@ static const char *param_index_name(char **names, const function_def *f, const c
     return NULL;
 }
 
-/* "ret name(T a, U b)" */
-static char *proto(const function_def *f, const char *name, char **names)
+/* "ret name(T a, U b)"; with first: "ret name(first, T a, U b)" */
+static char *proto_with(const function_def *f, const char *name, char **names, const char *first)
 {
     strbuf b = {0};
     sb_printf(&b, "%s(", name);
-    if (f->sig.nparams == 0) sb_puts(&b, f->sig.variadic ? "" : "void");
+    if (first) sb_printf(&b, "%s%s", first, f->sig.nparams ? ", " : "");
+    if (f->sig.nparams == 0 && !first) sb_puts(&b, f->sig.variadic ? "" : "void");
     for (size_t i = 0; i < f->sig.nparams; i++) {
         char *d = c_decl(f->sig.params[i].type, names[i], 0);
         sb_printf(&b, "%s%s", i ? ", " : "", d);
@@ -76,6 +77,11 @@ static char *proto(const function_def *f, const char *name, char **names)
     char *r = c_decl(f->sig.ret, inner, 0);
     free(inner);
     return r;
+}
+
+static char *proto(const function_def *f, const char *name, char **names)
+{
+    return proto_with(f, name, names, NULL);
 }
 
 static int ann_needs_n(const param_ann *a)
@@ -391,16 +397,183 @@ static int is_string_ann(const param_ann *a)
     return a->kind == PK_STRING;
 }
 
+/* ---- several servers: which server a call goes to ---------------------------- */
+/* Whether an annotation names a server: a handle or device address by
+ * value, the first of an input array of handles, a handle among a key/value
+ * list's values. */
+static int ann_routes(const param_ann *a)
+{
+    if (!a) return 0;
+    switch (a->kind) {
+    case PK_HANDLE: return 1;
+    case PK_DEVPTR: return !a->map_fn && !a->dev_unchecked;
+    case PK_VALUE: return a->ordinal;
+    case PK_IN:
+        if (a->elem == EK_HANDLE) return a->count != NULL && !a->terminated;
+        return a->elem == EK_BYTES && a->nhandle_keys && a->terminated && a->term_stride == 2;
+    case PK_COND: return ann_routes(a->then_ann) || ann_routes(a->else_ann);
+    default: return 0;
+    }
+}
+
+static int fn_routes(const function_def *f)
+{
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        if (ann_routes(&f->sig.params[i].ann)) return 1;
+    return 0;
+}
+
+static void put_route(stub_fn *s, const param_def *p, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    const char *api = e->m->api.name;
+    if (!ann_routes(a)) return;
+    switch (a->kind) {
+    case PK_HANDLE:
+        PUT(hobj(e) ? "stub_route_hid" : "stub_route_id", "api", api, "name", name);
+        break;
+    case PK_DEVPTR:
+        PUT("stub_route_dev", "api", api, "name", name);
+        break;
+    case PK_VALUE: {
+        char *ty = c_type(p->type);
+        PUT("stub_route_ordinal", "api", api, "name", name, "type", ty);
+        free(ty);
+        break;
+    }
+    case PK_IN:
+        if (a->elem == EK_HANDLE) {
+            char *id = hobj(e) ? xasprintf("APIGEN_H2ID(%s[0])", name)
+                               : xasprintf("(uint64_t)(uintptr_t)%s[0]", name);
+            PUT("stub_route_first", "api", api, "name", name, "count", a->count->text, "id", id);
+            free(id);
+        } else {
+            char term[32];
+            snprintf(term, sizeof term, "%lld", (long long)a->terminator);
+            size_t nk;
+            char *keys = case_values(a->handle_keys, a->nhandle_keys, ", ", "(int64_t)", &nk);
+            char nks[24];
+            snprintf(nks, sizeof nks, "%zu", nk);
+            PUT("stub_route_keyed", "api", api, "name", name, "keys", keys, "nkeys", nks, "term",
+                term);
+            free(keys);
+        }
+        break;
+    case PK_COND:
+        PUT("stub_if", "cond", a->cond ? a->cond->text : "0");
+        e->o.indent += 4;
+        put_route(s, p, name, a->then_ann);
+        e->o.indent -= 4;
+        if (ann_routes(a->else_ann)) {
+            PUT("stub_else");
+            e->o.indent += 4;
+            put_route(s, p, name, a->else_ann);
+            e->o.indent -= 4;
+        }
+        PUT("stub_close_brace");
+        break;
+    default:
+        break;
+    }
+}
+
+/* After the reply: out ordinals mapped back, the thread's server selected,
+ * device ranges noted and forgotten (all no-ops with one server). */
+static void put_after_reply(stub_fn *s, const char *success)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const char *api = e->m->api.name;
+    char *ok = returns_error(e, f) ? xasprintf("ret_ == %s", success) : xstrdup("1");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->ordinal && a->kind == PK_OUT) {
+            char *ty = c_type(a->elem_type);
+            PUT("stub_ordinal_out", "api", api, "name", s->names[i], "type", ty, "success", success);
+            free(ty);
+        } else if ((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_DEVPTR &&
+                   a->creates && a->extent && !a->count) {
+            PUT("stub_dev_note", "api", api, "name", s->names[i], "ok", ok, "bytes",
+                a->extent->text);
+        } else if (a->kind == PK_DEVPTR && a->destroys) {
+            PUT("stub_dev_forget", "api", api, "name", s->names[i], "ok", ok);
+        }
+    }
+    if (f->selects) PUT("stub_selects", "api", api, "success", success);
+    free(ok);
+}
+
+/* The exported function of a `gather:` function: asks <api>_on_<fn> of
+ * every server (templates/stub.tmpl, stub_gather_*). */
+static void emit_gather(emit_ctx *e, const function_def *f)
+{
+    char **names = param_names(f);
+    const api_model *m = e->m;
+    const char *api = m->api.name;
+    const char *success = m->api.success ? m->api.success : "0";
+    char *pr = proto(f, f->name, names);
+    char *rtype = c_type(f->sig.ret);
+    const char *count = param_index_name(names, f, f->gather_count);
+    const char *list = f->gather_list ? param_index_name(names, f, f->gather_list) : NULL;
+    const char *cap = f->gather_cap ? param_index_name(names, f, f->gather_cap) : NULL;
+    const param_def *cp = NULL, *lp = NULL, *kp = NULL;
+    strbuf args = {0}, sargs = {0};
+    sb_puts(&args, "");
+    sb_puts(&sargs, "");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const char *n = names[i], *sn = n;
+        if (strcmp(n, count) == 0) sn = "cnt_p_", cp = &f->sig.params[i];
+        else if (list && strcmp(n, list) == 0) sn = "lst_", lp = &f->sig.params[i];
+        else if (cap && strcmp(n, cap) == 0) sn = "cap_", kp = &f->sig.params[i];
+        sb_printf(&args, "%s%s", i ? ", " : "", n);
+        sb_printf(&sargs, "%s%s", i ? ", " : "", sn);
+    }
+    char *ctype = c_type(cp->ann.elem_type);
+    PUT("stub_gather_open", "api", api, "fn", f->name, "proto", pr, "args", args.s, "rtype", rtype,
+        "success", success, "ctype", ctype,
+        "listdoc", list ? " and their lists concatenated" : "");
+    if (list) PUT("stub_gather_list_locals");
+    char *cond = list ? xasprintf("(%s != NULL || %s != NULL)", count, list)
+                      : xasprintf("%s != NULL", count);
+    PUT("stub_gather_loop", "ctype", ctype, "cond", cond);
+    if (list) {
+        char *capdecl = c_decl(kp->type, "cap_", 1), *listdecl = c_decl(lp->type, "lst_", 1);
+        char *captype = c_type(kp->type);
+        PUT("stub_gather_room", "capdecl", capdecl, "listdecl", listdecl, "cap", cap, "list", list,
+            "captype", captype);
+        free(capdecl);
+        free(listdecl);
+        free(captype);
+    }
+    PUT("stub_gather_call", "api", api, "fn", f->name, "rtype", rtype, "sargs", sargs.s, "success",
+        success);
+    if (list) PUT("stub_gather_fill");
+    PUT("stub_gather_close", "count", count, "ctype", ctype, "success", success, "rtype", rtype);
+    if (m->api.ordinals && strcmp(m->api.ordinals, f->name) == 0)
+        PUT("stub_ordinals_fn", "api", api, "fn", f->name, "ctype", ctype, "success", success);
+    free(cond);
+    free(ctype);
+    sb_free(&args);
+    sb_free(&sargs);
+    free(rtype);
+    free(pr);
+    free_names(names, f->sig.nparams);
+}
+
 static void emit_forwarded(emit_ctx *e, const function_def *f)
 {
     stub_fn s = {e, f, param_names(f), 0, 0, 0};
     const api_model *m = e->m;
     int is_err = returns_error(e, f);
     int is_void = type_is_void(f->sig.ret);
-    char *fwd = f->wrap_guest ? xasprintf("%s_fwd_%s", m->api.name, f->name) : xstrdup(f->name);
-    char *pr = proto(f, fwd, s.names);
+    int on = f->gather_count != NULL; /* <api>_on_<fn>(srv_, ...): one server's answer */
+    char *fwd = f->wrap_guest ? xasprintf("%s_fwd_%s", m->api.name, f->name)
+                : on          ? xasprintf("%s_on_%s", m->api.name, f->name)
+                              : xstrdup(f->name);
+    char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
-    if (f->wrap_guest) PUT("stub_fn_open_fwd", "proto", pr, "fn", f->name);
+    if (on) PUT("stub_fn_open_on", "proto", pr, "fn", f->name);
+    else if (f->wrap_guest) PUT("stub_fn_open_fwd", "proto", pr, "fn", f->name);
     else if (f->internal) PUT("stub_fn_open_internal", "proto", pr, "fn", f->name);
     else PUT("stub_fn_open", "proto", pr);
     free(pr);
@@ -428,7 +601,16 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         need_i |= ann_needs_i(a);
     }
     if (need_i) PUT("stub_local", "decl", "uint64_t i_");
-    PUT("stub_begin", "api", m->api.name, "API", e->API, "fn", f->name);
+    int routes = !on && fn_routes(f);
+    if (routes) {
+        PUT("stub_route_decl");
+        e->o.indent = 4;
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            put_route(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+        e->o.indent = 0;
+    }
+    if (on || routes) PUT("stub_begin_on", "api", m->api.name, "API", e->API, "fn", f->name);
+    else PUT("stub_begin", "api", m->api.name, "API", e->API, "fn", f->name);
 
     /* body, at one indent */
     e->o.indent = 4;
@@ -447,6 +629,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             e->o.indent += 4;
         }
         PUT("stub_async");
+        for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
+            if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
+                PUT("stub_dev_forget", "api", m->api.name, "name", s.names[i], "ok", "1");
         for (size_t i = 0; i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
             if (!a->guest_id) continue;
@@ -506,6 +691,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         }
         for (size_t i = 0; i < f->sig.nparams; i++)
             get_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
+        put_after_reply(&s, success);
         /* handle objects: the application's references, before a deferred error */
         for (size_t i = 0; hobj(e) && is_err && i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
@@ -661,6 +847,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         free(pr);
         free_names(names, f->sig.nparams);
     }
+    if (m->api.ordinals) PUT("stub_ordinals_decl", "api", m->api.name);
     /* the map functions of device parameters, once each */
     {
         const char **maps = NULL;
@@ -693,6 +880,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
         case FN_FORWARD:
             PUT("stub_blank");
             emit_forwarded(e, f);
+            if (f->gather_count) emit_gather(e, f);
             break;
         case FN_UNSUPPORTED:
             PUT("stub_blank");

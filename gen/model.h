@@ -196,6 +196,9 @@ typedef struct param_ann {
     char *map_fn;            /* PK_DEVPTR: the stub sends map_fn(value) (a guest function of the
                                 spec's sources: const void *F(const void *)) */
     int retains;             /* handle retained by this call on success: one more reference */
+    int ordinal;             /* a device ordinal (`ordinal: true`): an integer in (the guest's
+                                global index, routed to its server's local one) or an out
+                                pointer to one (the server's, mapped back): check_servers.c */
     /* PK_OUT/INOUT plain bytes whose elements are handles for some values of
      * another (value) parameter: clGetContextInfo's CL_CONTEXT_DEVICES */
     char *elem_by_param;
@@ -275,6 +278,13 @@ typedef struct function_def {
     char *variant_of;    /* a symbol variant (api.variants) of this function ... */
     char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
+    /* `gather:` (several servers): asked of every server in order, the
+     * counts summed and the lists concatenated (check_servers.c) */
+    char *gather_count;  /* out pointer to an integer: the number of items */
+    char *gather_list;   /* out array of handles (NULL: a count only) ... */
+    char *gather_cap;    /* ... with room for this integer parameter's value */
+    int selects;         /* `selects: true`: on success the calling thread's calls that name
+                            no server go to the server of its ordinal argument */
     char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide
                             this unannotated function (it became FN_UNSUPPORTED) */
 } function_def;
@@ -346,6 +356,8 @@ typedef struct api_settings {
     size_t nvariant_defines;
     char **variant_suffixes;/* ... declare <fn><suffix> for some functions: symbol variants */
     size_t nvariant_suffixes;
+    char *ordinals;         /* api.ordinals: the function that counts one server's devices
+                               (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */
     int64_t version;        /* ... and its value (0 when the spec names none) */
 } api_settings;

@@ -252,6 +252,7 @@ typedef struct apigen_call {
     apigen_wr *wr;          /* request payload: put arguments here */
     apigen_rd rd;           /* reply payload after apigen_call_sync: get results here */
     apigen_status status;
+    int server;             /* the server the call went to (index in APIGEN_SERVER) */
     bool has_deferred;      /* an earlier async call failed with ... */
     int64_t deferred_error; /* ... this API error value; code that returns it clears
                                has_deferred, else apigen_call_end keeps it for the
@@ -282,6 +283,56 @@ void apigen_call_bad_reply(apigen_call *c);
  * the real handle when it runs the call (apigen_handle_bind). Valid only
  * between apigen_call_begin and apigen_call_end. */
 uint64_t apigen_guest_id(const apigen_call *c);
+
+/* ---- guest side: several servers ------------------------------------------
+ * APIGEN_SERVER=url1,url2,... opens a session on each server (in order, on
+ * first use) and shows the guest the devices of all of them. Generated stubs
+ * route each call: to the server of its first handle, device address or
+ * device ordinal argument that names one, else to the calling thread's
+ * current server (0 until the thread selects a device of another one).
+ * Other arguments travel unchanged: a handle or address of another server
+ * is foreign there and gets the API's own error. With one server every
+ * route is that server and nothing here costs more than a load and a
+ * compare. A server that cannot be reached is logged once; calls routed to
+ * it fail with the API's connection-lost error, the others still serve. */
+#define APIGEN_ROUTE_ANY (-1) /* the calling thread's current server */
+/* As apigen_call_begin, on server `server` (APIGEN_ROUTE_ANY: the current). */
+APIGEN_CHECK bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_id,
+                                       int server);
+unsigned apigen_server_count(const apigen_api *api); /* 1 without APIGEN_SERVER */
+/* The server whose session handed out handle id / the device range holding
+ * addr (the current server's first, when servers' ranges overlap), or
+ * APIGEN_ROUTE_ANY when none is known. */
+int apigen_route_id(const apigen_api *api, uint64_t id);
+int apigen_route_dev(const apigen_api *api, uint64_t addr);
+/* Device ranges a call created (`creates: {bytes:}`) and freed (`destroys`)
+ * on a server, for apigen_route_dev; no-ops with one server. */
+void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t bytes);
+void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr);
+/* Device ordinals: the guest numbers the devices of server 0 first, then
+ * those of server 1, ... count(server, &n) asks one server for its number
+ * of devices (the spec's `api.ordinals`: false on error, n = 0); each is
+ * asked once per process. route: the server of global ordinal g and its
+ * ordinal there (*local); g < 0 goes to the current server unchanged, g
+ * past the last device to the last server, still past its devices, so the
+ * server answers with its own invalid-device error. global: the guest's
+ * ordinal of a server's local one. */
+typedef bool (*apigen_count_fn)(unsigned server, int64_t *count);
+int apigen_route_ordinal(const apigen_api *api, apigen_count_fn count, int64_t g, int64_t *local);
+int64_t apigen_ordinal_global(const apigen_api *api, apigen_count_fn count, int server,
+                              int64_t local);
+/* After a successful device-selecting call (spec `selects:`): the calling
+ * thread's calls that name no server go to `server` from now on. */
+void apigen_select_server(const apigen_api *api, int server);
+/* Hand-written guest code: a function called once for each session after
+ * it is set up (on the thread of the call that needs it, before that call
+ * begins): where the API's process-wide registrations are replayed on a
+ * further server. server 0's session is not passed (the code registers
+ * there itself). One hook per API. */
+void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server));
+/* The server of the call this thread is building (for hand-written `map:`
+ * functions that translate values per server); 0 outside a call. */
+int apigen_building_server(void);
 
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */
 uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,

@@ -29,10 +29,17 @@ typedef struct gcb {
     bool once;
 } gcb;
 
-/* Process-wide state of one API. */
+/* Process-wide state of one API on one server (APIGEN_SERVER=url1,url2,...:
+ * one per URL, index = its position; route.c picks the server of a call). */
 typedef struct gapi {
     struct gapi *next;
     const apigen_api *api;
+    unsigned index;     /* which server */
+    struct gapi *home;  /* server 0's: it keeps the API's callback table */
+    /* apigen_set_session_hook: 0 not run on this session, 1 running (on
+     * hook_thread), 2 done */
+    atomic_int hook_state;
+    pthread_t hook_thread;
     pthread_mutex_t mu; /* connect, callback table */
     unsigned gen;       /* bumped in a fork child: thread states of the parent are stale */
     bool connected;
@@ -126,8 +133,13 @@ static void mark_lost(gapi *g, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    apigen_log("%s: lost connection to %s: %s; every further %s call fails", g->api->name,
-               g->url[0] ? g->url : "(no server)", why, g->api->name);
+    if (rt_servers(g->api) > 1)
+        apigen_log("%s: lost connection to server %u (%s): %s; every further %s call routed "
+                   "there fails, the other servers still serve", g->api->name, g->index,
+                   g->url[0] ? g->url : "(no server)", why, g->api->name);
+    else
+        apigen_log("%s: lost connection to %s: %s; every further %s call fails", g->api->name,
+                   g->url[0] ? g->url : "(no server)", why, g->api->name);
 }
 
 static void unlink_thr(gthr *t)
@@ -216,9 +228,11 @@ static void fork_child(void)
         atomic_store(&g->next_gid, 0);
         atomic_store(&g->gid_unsent, 0);
         atomic_store(&g->flusher_on, false); /* the parent's flusher is not here */
+        atomic_store(&g->hook_state, 0);
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
+    rt_route_forget_sessions();
     pthread_mutex_unlock(&g_mu);
 }
 
@@ -228,15 +242,21 @@ static void once_init(void)
     (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-static gapi *get_gapi(const apigen_api *api)
+static gapi *get_gapi(const apigen_api *api, unsigned index)
 {
+    gapi *home = index ? get_gapi(api, 0) : NULL;
+    if (index && !home)
+        return NULL;
     pthread_once(&g_once, once_init);
     pthread_mutex_lock(&g_mu);
     gapi *g = g_apis;
-    while (g && g->api != api)
+    while (g && (g->api != api || g->index != index))
         g = g->next;
     if (!g && (g = calloc(1, sizeof *g))) {
         g->api = api;
+        g->index = index;
+        g->home = home ? home : g;
+        atomic_init(&g->hook_state, 0);
         pthread_mutex_init(&g->mu, NULL);
         pthread_mutex_init(&g->thr_mu, NULL);
         atomic_init(&g->lost, false);
@@ -324,7 +344,9 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
         return false;
     /* a new session over a local socket offers the shared-memory arena */
     uint64_t asize = 0;
-    int afd = !join && apigen_tp_can_pass_fds(conn) ? rt_arena_guest_fd(&asize) : -1;
+    int afd = !join && apigen_tp_can_pass_fds(conn) && rt_servers(g->api) == 1
+                  ? rt_arena_guest_fd(&asize) /* one server: several would each need theirs */
+                  : -1;
     apigen_wr_init(&w);
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
@@ -397,21 +419,35 @@ static bool ensure_session(gapi *g)
         mark_lost(g, "APIGEN_SERVER is not set (expected unix:///path or tcp://host:port)");
         return false;
     }
-    snprintf(g->url, sizeof g->url, "%s", url);
+    if (!rt_server_url(g->api, g->index, g->url, sizeof g->url)) {
+        g->url[0] = 0;
+        mark_lost(g, "server %u of APIGEN_SERVER is longer than %zu bytes", g->index,
+                  sizeof g->url - 1);
+        return false;
+    }
     g->connect_ms = env_ms("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS);
     g->reply_ms = env_ms("APIGEN_TIMEOUT_MS", -1);
-    if (!apigen_tp_connect(g->url, g->connect_ms, &g->ctrl, why, sizeof why)) {
-        mark_lost(g, "%s", why);
-        return false;
-    }
-    memset(g->key, 0, sizeof g->key);
-    if (!hello(g, g->ctrl, false, g->key, 0, why, sizeof why)) {
+    /* several servers: a handle's salt names its server, so two sessions
+     * with one salt (a 2^-30 chance) are not kept: ask for another */
+    for (int tries = 0;; tries++) {
+        if (!apigen_tp_connect(g->url, g->connect_ms, &g->ctrl, why, sizeof why)) {
+            mark_lost(g, "%s", why);
+            return false;
+        }
+        memset(g->key, 0, sizeof g->key);
+        if (!hello(g, g->ctrl, false, g->key, 0, why, sizeof why)) {
+            apigen_tp_close(g->ctrl);
+            g->ctrl = NULL;
+            mark_lost(g, "%s", why);
+            return false;
+        }
+        g->salt = rt_key_salt(g->key);
+        if (tries == 8 || !rt_route_salt_taken(g->api, g->index, g->salt))
+            break;
         apigen_tp_close(g->ctrl);
         g->ctrl = NULL;
-        mark_lost(g, "%s", why);
-        return false;
     }
-    g->salt = rt_key_salt(g->key);
+    rt_route_salt(g->api, g->index, g->salt);
     g->connected = true;
     return true;
 }
@@ -456,11 +492,11 @@ static gthr *new_thr(gapi *g)
     return t;
 }
 
-static gthr *get_thr(const apigen_api *api)
+static gthr *get_thr(const apigen_api *api, unsigned server)
 {
     for (gthr **pp = &tl_head; *pp; pp = &(*pp)->next) {
         gthr *t = *pp;
-        if (t->g->api != api)
+        if (t->g->api != api || t->g->index != server)
             continue;
         if (t->gen == t->g->gen)
             return t;
@@ -468,7 +504,7 @@ static gthr *get_thr(const apigen_api *api)
         free_thr(t, false);
         break;
     }
-    gapi *g = get_gapi(api);
+    gapi *g = get_gapi(api, server);
     if (!g) {
         apigen_log("%s: out of memory", api->name);
         return NULL;
@@ -478,8 +514,43 @@ static gthr *get_thr(const apigen_api *api)
     return new_thr(g);
 }
 
+/* A further server's session is set up: the API's hand-written code replays
+ * its process-wide registrations there (apigen_set_session_hook) before any
+ * call of this thread or another uses it; the hook's own calls (nested, on
+ * the hook's thread) go straight through. */
+static void run_session_hook(gapi *g)
+{
+    int st = atomic_load(&g->hook_state);
+    if (st == 2 || (st == 1 && pthread_equal(g->hook_thread, pthread_self())))
+        return;
+    void (*hook)(unsigned) = rt_route_hook(g->api);
+    if (!hook) {
+        atomic_store(&g->hook_state, 2);
+        return;
+    }
+    int zero = 0;
+    pthread_mutex_lock(&g->mu);
+    bool mine = atomic_compare_exchange_strong(&g->hook_state, &zero, 1);
+    if (mine)
+        g->hook_thread = pthread_self();
+    pthread_mutex_unlock(&g->mu);
+    if (mine) {
+        hook(g->index);
+        atomic_store(&g->hook_state, 2);
+        return;
+    }
+    struct timespec ts = {0, 1000000};
+    while (atomic_load(&g->hook_state) != 2 && !atomic_load(&g->lost))
+        nanosleep(&ts, NULL);
+}
+
 /* ---- calls ---------------------------------------------------------------------- */
 bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
+{
+    return apigen_call_begin_on(api, c, call_id, APIGEN_ROUTE_ANY);
+}
+
+bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_id, int server)
 {
     memset(c, 0, sizeof *c);
     c->api = api;
@@ -487,9 +558,19 @@ bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
     c->status = APIGEN_LOST;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     apigen_rd_init(&c->rd, NULL, 0);
-    gthr *t = get_thr(api);
+    unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api);
+    if (want && want >= rt_servers(api))
+        return false;
+    gthr *t = get_thr(api, want);
     if (!t || atomic_load(&t->g->lost))
         return false;
+    if (want && atomic_load_explicit(&t->g->hook_state, memory_order_acquire) != 2) {
+        run_session_hook(t->g);
+        if (atomic_load(&t->g->lost))
+            return false;
+    }
+    c->server = (int)want;
+    rt_route_building((int)want);
     if (!t->locked) { /* until the frame is queued or sent; a call begun inside a */
         pthread_mutex_lock(&t->mu); /* call (hand-written code) drops the outer frame */
         t->locked = true;
@@ -976,7 +1057,7 @@ uint64_t apigen_guest_id(const apigen_call *c)
 /* ---- callbacks --------------------------------------------------------------------- */
 static void *cb_reader(void *arg)
 {
-    gapi *g = arg;
+    gapi *g = arg, *home = g->home; /* frames of server g, registrations in home */
     apigen_conn *ctrl;
     unsigned gen;
     pthread_mutex_lock(&g->mu);
@@ -1003,16 +1084,16 @@ static void *cb_reader(void *arg)
         }
         gcb cb = {0};
         bool found = false;
-        pthread_mutex_lock(&g->mu);
-        for (size_t i = 0; i < g->ncbs; i++)
-            if (g->cbs[i].id == id) {
-                cb = g->cbs[i];
+        pthread_mutex_lock(&home->mu);
+        for (size_t i = 0; i < home->ncbs; i++)
+            if (home->cbs[i].id == id) {
+                cb = home->cbs[i];
                 found = true;
                 if (cb.once)
-                    g->cbs[i] = g->cbs[--g->ncbs];
+                    home->cbs[i] = home->cbs[--home->ncbs];
                 break;
             }
-        pthread_mutex_unlock(&g->mu);
+        pthread_mutex_unlock(&home->mu);
         const apigen_api *api = g->api;
         if (!found || cb.type != h.call_id || cb.type >= api->ncb_types || !api->cb_dispatch ||
             !api->cb_dispatch[cb.type]) {
@@ -1031,22 +1112,17 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
 {
     if (!fn)
         return 0;
-    gapi *g = get_gapi(api);
-    if (!g)
+    /* the registration is the API's (server 0's table); the frames come from
+     * the server of the call that passes it, whose reader must run */
+    gapi *h = get_gapi(api, 0);
+    unsigned k = rt_servers(api) > 1 ? (unsigned)apigen_building_server() : 0;
+    gapi *g = k ? get_gapi(api, k) : h;
+    if (!h || !g)
         return 0;
     uint64_t id = 0;
     pthread_mutex_lock(&g->mu);
-    if (!ensure_session(g))
-        goto out;
-    if (g->ncbs == g->capcbs) {
-        size_t nc = g->capcbs ? g->capcbs * 2 : 16;
-        gcb *p = realloc(g->cbs, nc * sizeof *p);
-        if (!p)
-            goto out;
-        g->cbs = p;
-        g->capcbs = nc;
-    }
-    if (!g->reader_started) {
+    bool ok = ensure_session(g);
+    if (ok && !g->reader_started) {
         pthread_t th;
         pthread_attr_t at;
         pthread_attr_init(&at);
@@ -1055,13 +1131,25 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
         pthread_attr_destroy(&at);
         if (rc) {
             apigen_log("%s: cannot start the callback thread: %s", api->name, strerror(rc));
-            goto out;
+            ok = false;
         }
-        g->reader_started = true;
+        g->reader_started = ok;
     }
-    id = ++g->next_cb;
-    g->cbs[g->ncbs++] = (gcb){id, cb_type, fn, user_data, once};
-out:
     pthread_mutex_unlock(&g->mu);
+    if (!ok)
+        return 0;
+    pthread_mutex_lock(&h->mu);
+    if (h->ncbs == h->capcbs) {
+        size_t nc = h->capcbs ? h->capcbs * 2 : 16;
+        gcb *p = realloc(h->cbs, nc * sizeof *p);
+        if (!p)
+            goto out;
+        h->cbs = p;
+        h->capcbs = nc;
+    }
+    id = ++h->next_cb;
+    h->cbs[h->ncbs++] = (gcb){id, cb_type, fn, user_data, once};
+out:
+    pthread_mutex_unlock(&h->mu);
     return id;
 }

@@ -120,6 +120,27 @@ static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
 }
 #define RT_TOKEN_MAX 4096u
 
+/* ---- several servers, guest side (route.c; guest.c connects) ------------------ */
+#define RT_MAX_SERVERS 16
+/* APIGEN_SERVER's servers for api, read once per process (at most
+ * RT_MAX_SERVERS; more are logged and left out): their number (1 when the
+ * variable is unset) and the k-th URL (false: none set, or too long). */
+unsigned rt_servers(const apigen_api *api);
+bool rt_server_url(const apigen_api *api, unsigned k, char *out, size_t cap);
+/* The salt of server k's session (0: none, or gone): apigen_route_id finds
+ * a handle's server by the salt in its high bits. taken: another server's
+ * session has this salt (the guest then asks for another session). */
+void rt_route_salt(const apigen_api *api, unsigned k, uint64_t salt);
+bool rt_route_salt_taken(const apigen_api *api, unsigned k, uint64_t salt);
+/* The calling thread's current server of api (0 until it selects one). */
+unsigned rt_route_current(const apigen_api *api);
+/* In a fork child: no server's session is the parent's any more. */
+void rt_route_forget_sessions(void);
+/* apigen_set_session_hook's function for api (NULL: none), and the server
+ * of the call the thread is building (apigen_building_server). */
+void (*rt_route_hook(const apigen_api *api))(unsigned server);
+void rt_route_building(int server);
+
 /* ---- server internals shared by server.c, session.c, scratch.c, callbacks.c */
 struct apigen_session;
 struct rt_server;

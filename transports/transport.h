@@ -54,6 +54,12 @@ typedef struct apigen_url {
 } apigen_url;
 
 APIGEN_TP_CHECK bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen);
+/* A list of servers (APIGEN_SERVER=url1,url2,...): the number of
+ * comma-separated URLs in list (empty ones count: the connect names them),
+ * and the k-th of them copied into out (false: no such one, or longer than
+ * cap - 1 bytes). */
+unsigned apigen_url_list_count(const char *list);
+APIGEN_TP_CHECK bool apigen_url_list_item(const char *list, unsigned k, char *out, size_t cap);
 
 /* ---- connections ------------------------------------------------------------ */
 typedef enum apigen_tp_result {

@@ -1,5 +1,6 @@
 /* URL parsing: unix:///abs/path, tcp://host:port, tcp://[v6]:port, shm://name,
- * ucx://host:port (ucx://[v6]:port). */
+ * ucx://host:port (ucx://[v6]:port); a comma-separated list of them
+ * (APIGEN_SERVER with several servers). */
 #define _GNU_SOURCE
 #include "tp_internal.h"
 
@@ -97,4 +98,29 @@ bool apigen_url_parse(const char *url, apigen_url *out, char *err, size_t errlen
     }
     tp_err(err, errlen, "'%s': unknown transport (expected unix:///path, tcp://host:port, tls://host:port, shm://name or ucx://host:port)", url);
     return false;
+}
+
+unsigned apigen_url_list_count(const char *list)
+{
+    unsigned n = 1;
+    for (const char *p = list; p && *p; p++)
+        n += *p == ',';
+    return n;
+}
+
+bool apigen_url_list_item(const char *list, unsigned k, char *out, size_t cap)
+{
+    const char *p = list ? list : "";
+    for (unsigned i = 0; i < k; i++) {
+        p = strchr(p, ',');
+        if (!p)
+            return false;
+        p++;
+    }
+    size_t n = strcspn(p, ",");
+    if (n >= cap)
+        return false;
+    memcpy(out, p, n);
+    out[n] = 0;
+    return true;
 }

@@ -22,12 +22,23 @@
 
 /* The first platform, or with OCL_PLATFORM set the first whose name or ICD
  * suffix (CL_PLATFORM_ICD_SUFFIX_KHR: "APIGEN" for apigen's ICD driver,
- * "POCL" for PoCL) contains it: under an ICD loader with several drivers. */
+ * "POCL" for PoCL) contains it: under an ICD loader with several drivers.
+ * OCL_PLATFORM_INDEX=i takes the i-th platform (several apigen servers). */
 static inline void first_device(cl_platform_id *p, cl_device_id *d)
 {
     cl_uint n = 0;
     const char *want = getenv("OCL_PLATFORM");
-    if (!want || !*want) {
+    const char *index = getenv("OCL_PLATFORM_INDEX");
+    if (index && *index) {
+        cl_platform_id all[16];
+        cl_uint i = (cl_uint)atoi(index);
+        CHECK(clGetPlatformIDs(16, all, &n));
+        if (i >= n || i >= 16) {
+            printf("no OpenCL platform %u (there are %u)\n", i, n);
+            exit(1);
+        }
+        *p = all[i];
+    } else if (!want || !*want) {
         CHECK(clGetPlatformIDs(1, p, &n));
     } else {
         cl_platform_id all[16];

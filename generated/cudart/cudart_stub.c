@@ -35,7 +35,13 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode,
     uint64_t n_sems = 0;
     uint64_t n_params = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddExtSemNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0 && sems != NULL && (numExtSems) > 0) /* sems: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)sems[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartAddExtSemNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -117,7 +123,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, c
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddHostNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartAddHostNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -184,7 +194,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode,
     uint64_t n_pDependencies = 0;
     uint64_t n_params = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddKernelNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartAddKernelNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -260,7 +274,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
     uint64_t n_accessDescs = 0;
     uint64_t n_dptr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartAddMemAllocNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartAddMemAllocNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -346,7 +364,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartEnqueueHostFn))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartEnqueueHostFn, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, (((flags & APIGEN_CUDART_PERSIST) == 0) != 0)) : 0)) goto nomem; /* fn */
@@ -384,7 +404,12 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hG
     uint64_t n_sems = 0;
     uint64_t n_params = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecExtSemNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0 && sems != NULL && (numExtSems) > 0) /* sems: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)sems[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartExecExtSemNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -442,7 +467,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGra
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecHostNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartExecHostNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -485,7 +513,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hG
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_params = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExecKernelNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartExecKernelNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -538,7 +569,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, 
     uint64_t n_params = 0;
     uint64_t n_numExtSems = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u32(call_.wr, (uint32_t)cap)) goto nomem; /* cap */
@@ -607,7 +640,11 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, 
     uint64_t n_sems = 0;
     uint64_t n_params = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0 && sems != NULL && (numExtSems) > 0) /* sems: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)sems[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartExtSemNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
@@ -704,7 +741,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, ui
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_id = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (id != NULL) {
@@ -751,7 +790,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, ap
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartHostNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cudart_api, CUDART_CB_TYPE_apigenCudartHostFnCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
@@ -798,7 +839,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, 
     uint64_t n_sharedMem = 0;
     uint64_t n_params = 0;
     uint64_t n_paramsSize = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)paramsCap)) goto nomem; /* paramsCap */
@@ -872,7 +915,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_params = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartKernelNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
@@ -922,7 +967,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
     cudaError_t ret_ = {0};
     uint64_t n_params = 0;
     uint64_t n_attrs = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartLaunch))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)kernel); /* kernel */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartLaunch, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
@@ -1213,7 +1261,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node
     uint64_t n_bytesize = 0;
     uint64_t n_dptr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartMemAllocNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartMemAllocNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
@@ -1290,7 +1340,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *
     cudaError_t ret_ = {0};
     uint64_t n_result = 0;
     uint64_t n_attrs = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartOccupancyCluster))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartOccupancyCluster, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
     if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
@@ -1350,7 +1402,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t
     uint64_t n_nparams = 0;
     uint64_t n_offsets = 0;
     uint64_t n_sizes = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartParamLayout))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)kernel); /* kernel */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartParamLayout, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)func)) goto nomem; /* func */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
@@ -1543,7 +1597,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream, 
     uint64_t n_edges = 0;
     uint64_t n_numDeps = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartStreamGetCaptureInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartStreamGetCaptureInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
@@ -1671,7 +1727,9 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterModule(apigenCudartModule module
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartUnregisterModule))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)module); /* module */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartUnregisterModule, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)module)) goto nomem; /* module */
     st_ = apigen_call_sync(&call_);
@@ -1711,7 +1769,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, s
     uint64_t n_desc = 0;
     uint64_t n_extent = 0;
     uint64_t n_flags = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaArrayGetInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)array); /* array */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaArrayGetInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)array)) goto nomem; /* array */
     if (desc != NULL) {
@@ -1767,7 +1827,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryR
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_memoryRequirements = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaArrayGetMemoryRequirements))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)array); /* array */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaArrayGetMemoryRequirements, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)array)) goto nomem; /* array */
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
@@ -1815,7 +1877,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_
     cudaError_t ret_ = {0};
     uint64_t n_pPlaneArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaArrayGetPlane))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hArray); /* hArray */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaArrayGetPlane, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hArray)) goto nomem; /* hArray */
     if (!apigen_put_u32(call_.wr, (uint32_t)planeIdx)) goto nomem; /* planeIdx */
@@ -1866,7 +1930,9 @@ APIGEN_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparsePro
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_sparseProperties = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaArrayGetSparseProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)array); /* array */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaArrayGetSparseProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)array)) goto nomem; /* array */
     if (sparseProperties != NULL) {
@@ -2140,7 +2206,9 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDestroyExternalMemory))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extMem); /* extMem */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDestroyExternalMemory, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extMem)) goto nomem; /* extMem */
     st_ = apigen_call_sync(&call_);
@@ -2177,7 +2245,9 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t e
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDestroyExternalSemaphore))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extSem); /* extSem */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDestroyExternalSemaphore, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extSem)) goto nomem; /* extSem */
     st_ = apigen_call_sync(&call_);
@@ -3324,7 +3394,9 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceSetMemPool))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceSetMemPool, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
@@ -3686,7 +3758,9 @@ APIGEN_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
@@ -3724,7 +3798,10 @@ APIGEN_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cud
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_ms = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventElapsedTime))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)start); /* start */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)end); /* end */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventElapsedTime, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)start)) goto nomem; /* start */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)end)) goto nomem; /* end */
@@ -3770,7 +3847,9 @@ APIGEN_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventQuery))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventQuery, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
@@ -3807,7 +3886,10 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventRecord))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventRecord, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -3837,7 +3919,10 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventRecordWithFlags))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventRecordWithFlags, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -3868,7 +3953,10 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventRecordWithFlags_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventRecordWithFlags_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -3899,7 +3987,10 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventRecord_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventRecord_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -3930,7 +4021,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventSynchronize(cudaEvent_t event)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaEventSynchronize))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaEventSynchronize, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
@@ -3970,7 +4063,9 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
     uint64_t n_devPtr = 0;
     uint64_t n_bufferDesc = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaExternalMemoryGetMappedBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extMem); /* extMem */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaExternalMemoryGetMappedBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extMem)) goto nomem; /* extMem */
     if (devPtr != NULL) {
@@ -4029,7 +4124,9 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappe
     uint64_t n_mipmap = 0;
     uint64_t n_mipmapDesc = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extMem); /* extMem */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaExternalMemoryGetMappedMipmappedArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)extMem)) goto nomem; /* extMem */
     if (mipmap != NULL) {
@@ -4086,7 +4183,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaFree))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaFree, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     st_ = apigen_call_sync(&call_);
@@ -4097,6 +4196,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (ret_ == cudaSuccess) /* devPtr: its range is gone */
+        apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4123,7 +4224,9 @@ APIGEN_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaFreeArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)array); /* array */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaFreeArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)array)) goto nomem; /* array */
     st_ = apigen_call_sync(&call_);
@@ -4161,7 +4264,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaFreeAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaFreeAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -4173,6 +4279,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (ret_ == cudaSuccess) /* devPtr: its range is gone */
+        apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4200,7 +4308,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaFreeAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaFreeAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -4212,6 +4323,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (ret_ == cudaSuccess) /* devPtr: its range is gone */
+        apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4238,7 +4351,9 @@ APIGEN_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedA
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaFreeMipmappedArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)mipmappedArray); /* mipmappedArray */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaFreeMipmappedArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)mipmappedArray)) goto nomem; /* mipmappedArray */
     st_ = apigen_call_sync(&call_);
@@ -4579,7 +4694,9 @@ APIGEN_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_desc = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetChannelDesc))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)array); /* array */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGetChannelDesc, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)array)) goto nomem; /* array */
     if (desc != NULL) {
@@ -5002,7 +5119,9 @@ APIGEN_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cu
     cudaError_t ret_ = {0};
     uint64_t n_levelArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetMipmappedArrayLevel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)mipmappedArray); /* mipmappedArray */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGetMipmappedArrayLevel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)mipmappedArray)) goto nomem; /* mipmappedArray */
     if (!apigen_put_u32(call_.wr, (uint32_t)level)) goto nomem; /* level */
@@ -5337,7 +5456,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddChildGraphNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)childGraph); /* childGraph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddChildGraphNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5401,7 +5525,13 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
     uint64_t n_to = 0;
     uint64_t n_edgeData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddDependencies))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && from != NULL && (numDependencies) > 0) /* from: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)from[0]);
+    if (srv_ < 0 && to != NULL && (numDependencies) > 0) /* to: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)to[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddDependencies, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5467,7 +5597,11 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cud
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEmptyNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEmptyNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5529,7 +5663,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNod
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEventRecordNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEventRecordNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5592,7 +5731,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEventWaitNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddEventWaitNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5655,7 +5799,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, c
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemFreeNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dptr); /* dptr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemFreeNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5719,7 +5868,11 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cu
     uint64_t n_pDependencies = 0;
     uint64_t n_pCopyParams = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5788,7 +5941,13 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, 
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNode1D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNode1D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5854,7 +6013,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGra
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNodeFromSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5921,7 +6085,12 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraph
     uint64_t n_pGraphNode = 0;
     uint64_t n_pDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemcpyNodeToSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -5989,7 +6158,11 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cu
     uint64_t n_pDependencies = 0;
     uint64_t n_pMemsetParams = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemsetNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && pDependencies != NULL && (numDependencies) > 0) /* pDependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)pDependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphAddMemsetNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -6057,7 +6230,9 @@ APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, 
     cudaError_t ret_ = {0};
     uint64_t n_pGraph = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphChildGraphNodeGetGraph))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphChildGraphNodeGetGraph, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pGraph != NULL) {
@@ -6108,7 +6283,9 @@ APIGEN_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t o
     cudaError_t ret_ = {0};
     uint64_t n_pGraphClone = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphClone))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)originalGraph); /* originalGraph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphClone, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)originalGraph)) goto nomem; /* originalGraph */
     if (pGraphClone != NULL) {
@@ -6158,7 +6335,9 @@ APIGEN_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalH
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pHandle_out = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphConditionalHandleCreate))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphConditionalHandleCreate, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u32(call_.wr, (uint32_t)defaultLaunchValue)) goto nomem; /* defaultLaunchValue */
@@ -6256,7 +6435,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphDebugDotPrint))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphDebugDotPrint, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
@@ -6295,7 +6476,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     st_ = apigen_call_sync(&call_);
@@ -6332,7 +6515,9 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphDestroyNode))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphDestroyNode, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     st_ = apigen_call_sync(&call_);
@@ -6371,7 +6556,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
     cudaError_t ret_ = {0};
     uint64_t n_event_out = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphEventRecordNodeGetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphEventRecordNodeGetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (event_out != NULL) {
@@ -6420,7 +6607,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphEventRecordNodeSetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphEventRecordNodeSetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
@@ -6460,7 +6650,9 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, c
     cudaError_t ret_ = {0};
     uint64_t n_event_out = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphEventWaitNodeGetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphEventWaitNodeGetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (event_out != NULL) {
@@ -6509,7 +6701,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, c
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphEventWaitNodeSetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphEventWaitNodeSetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
@@ -6547,7 +6742,11 @@ APIGEN_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t h
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecChildGraphNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)childGraph); /* childGraph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecChildGraphNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6586,7 +6785,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     st_ = apigen_call_sync(&call_);
@@ -6623,7 +6824,11 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t h
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecEventRecordNodeSetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecEventRecordNodeSetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
@@ -6662,7 +6867,11 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGr
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecEventWaitNodeSetEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecEventWaitNodeSetEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
@@ -6702,7 +6911,9 @@ APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsig
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_flags = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecGetFlags))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecGetFlags, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (flags != NULL) {
@@ -6748,7 +6959,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGrap
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6793,7 +7007,12 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGr
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParams1D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6835,7 +7054,11 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphEx
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsFromSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6878,7 +7101,11 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemcpyNodeSetParamsToSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6922,7 +7149,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGrap
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemsetNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecMemsetNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
@@ -6968,7 +7198,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_resultInfo = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphExecUpdate))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphExecUpdate, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
@@ -7019,7 +7252,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *
     uint64_t n_edgeData = 0;
     uint64_t n_numEdges = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetEdges))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphGetEdges, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (from != NULL) {
@@ -7096,7 +7331,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *
     uint64_t n_nodes = 0;
     uint64_t n_numNodes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetNodes))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphGetNodes, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (nodes != NULL) {
@@ -7156,7 +7393,9 @@ APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode
     uint64_t n_pRootNodes = 0;
     uint64_t n_pNumRootNodes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphGetRootNodes))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphGetRootNodes, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (pRootNodes != NULL) {
@@ -7215,7 +7454,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cuda
     cudaError_t ret_ = {0};
     uint64_t n_pGraphExec = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiate))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiate, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -7267,7 +7508,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphE
     cudaError_t ret_ = {0};
     uint64_t n_pGraphExec = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithFlags))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithFlags, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -7320,7 +7563,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraph
     uint64_t n_pGraphExec = 0;
     uint64_t n_instantiateParams = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (pGraphExec != NULL) {
@@ -7380,7 +7625,9 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *p
     uint64_t n_pGraphExec = 0;
     uint64_t n_instantiateParams = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphInstantiateWithParams_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (pGraphExec != NULL) {
@@ -7437,7 +7684,10 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeCopyAttributes))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hDst); /* hDst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hSrc); /* hSrc */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeCopyAttributes, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hDst)) goto nomem; /* hDst */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hSrc)) goto nomem; /* hSrc */
@@ -7476,7 +7726,9 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value_out = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeGetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeGetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -7523,7 +7775,9 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeSetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphKernelNodeSetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -7568,7 +7822,10 @@ APIGEN_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphLaunch))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphLaunch, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -7598,7 +7855,10 @@ APIGEN_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaSt
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphLaunch_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphLaunch_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -7629,7 +7889,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, vo
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dptr_out = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemFreeNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemFreeNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (dptr_out != NULL) {
@@ -7672,7 +7934,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, str
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pNodeParams != NULL) {
@@ -7718,7 +7982,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, con
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pNodeParams != NULL) {
@@ -7762,7 +8028,11 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, v
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParams1D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParams1D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
@@ -7803,7 +8073,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParamsFromSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
@@ -7845,7 +8118,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t n
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemcpyNodeSetParamsToSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
@@ -7888,7 +8164,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, str
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeGetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeGetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pNodeParams != NULL) {
@@ -7934,7 +8212,9 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, con
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pNodeParams = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeSetParams))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphMemsetNodeSetParams, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pNodeParams != NULL) {
@@ -7980,7 +8260,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaG
     cudaError_t ret_ = {0};
     uint64_t n_pNode = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeFindInClone))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)originalNode); /* originalNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)clonedGraph); /* clonedGraph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeFindInClone, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)originalNode)) goto nomem; /* originalNode */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)clonedGraph)) goto nomem; /* clonedGraph */
@@ -8034,7 +8317,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cud
     uint64_t n_edgeData = 0;
     uint64_t n_pNumDependencies = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependencies))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependencies, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pDependencies != NULL) {
@@ -8100,7 +8385,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, c
     uint64_t n_edgeData = 0;
     uint64_t n_pNumDependentNodes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependentNodes))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetDependentNodes, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pDependentNodes != NULL) {
@@ -8163,7 +8450,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cu
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_isEnabled = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetEnabled))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetEnabled, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
@@ -8210,7 +8500,9 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pType = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetType))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* node */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeGetType, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)node)) goto nomem; /* node */
     if (pType != NULL) {
@@ -8255,7 +8547,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeSetEnabled))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphNodeSetEnabled, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
@@ -8294,7 +8589,10 @@ APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUser
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphReleaseUserObject))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)object); /* object */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphReleaseUserObject, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)object)) goto nomem; /* object */
@@ -8337,7 +8635,13 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
     uint64_t n_to = 0;
     uint64_t n_edgeData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphRemoveDependencies))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0 && from != NULL && (numDependencies) > 0) /* from: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)from[0]);
+    if (srv_ < 0 && to != NULL && (numDependencies) > 0) /* to: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)to[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphRemoveDependencies, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -8400,7 +8704,10 @@ APIGEN_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserO
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphRetainUserObject))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)object); /* object */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphRetainUserObject, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)object)) goto nomem; /* object */
@@ -8440,7 +8747,10 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphUpload))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphUpload, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -8478,7 +8788,10 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaSt
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphUpload_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graphExec); /* graphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphUpload_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -8552,7 +8865,11 @@ APIGEN_EXPORT cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResour
     cudaError_t ret_ = {0};
     uint64_t n_resources = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsMapResources))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && resources != NULL && (count) > 0) /* resources: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resources[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsMapResources, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -8613,7 +8930,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmap
     cudaError_t ret_ = {0};
     uint64_t n_mipmappedArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceGetMappedMipmappedArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resource); /* resource */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceGetMappedMipmappedArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)resource)) goto nomem; /* resource */
     if (mipmappedArray != NULL) {
@@ -8665,7 +8984,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, si
     uint64_t n_devPtr = 0;
     uint64_t n_size = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceGetMappedPointer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resource); /* resource */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceGetMappedPointer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)resource)) goto nomem; /* resource */
     if (devPtr != NULL) {
@@ -8722,7 +9043,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceSetMapFlags))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resource); /* resource */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsResourceSetMapFlags, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)resource)) goto nomem; /* resource */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
@@ -8762,7 +9085,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *arr
     cudaError_t ret_ = {0};
     uint64_t n_array = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsSubResourceGetMappedArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resource); /* resource */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsSubResourceGetMappedArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)resource)) goto nomem; /* resource */
     if (!apigen_put_u32(call_.wr, (uint32_t)arrayIndex)) goto nomem; /* arrayIndex */
@@ -8815,7 +9140,11 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsReso
     cudaError_t ret_ = {0};
     uint64_t n_resources = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsUnmapResources))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && resources != NULL && (count) > 0) /* resources: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resources[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsUnmapResources, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -8862,7 +9191,9 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGraphicsUnregisterResource))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)resource); /* resource */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGraphicsUnregisterResource, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)resource)) goto nomem; /* resource */
     st_ = apigen_call_sync(&call_);
@@ -8991,7 +9322,9 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaIpcCloseMemHandle))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaIpcCloseMemHandle, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     st_ = apigen_call_sync(&call_);
@@ -9029,7 +9362,9 @@ APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cu
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_handle = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaIpcGetEventHandle))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaIpcGetEventHandle, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (handle != NULL) {
@@ -9075,7 +9410,9 @@ APIGEN_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_handle = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaIpcGetMemHandle))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaIpcGetMemHandle, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (handle != NULL) {
@@ -9223,7 +9560,9 @@ APIGEN_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, e
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaKernelSetAttributeForDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)kernel); /* kernel */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaKernelSetAttributeForDevice, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)kernel)) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -9265,7 +9604,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, uns
     cudaError_t ret_ = {0};
     uint64_t n_kernels = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLibraryEnumerateKernels))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)lib); /* lib */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryEnumerateKernels, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)numKernels)) goto nomem; /* numKernels */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)lib)) goto nomem; /* lib */
@@ -9318,7 +9659,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaL
     uint64_t n_dptr = 0;
     uint64_t n_bytes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetGlobal))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetGlobal, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
     if (dptr != NULL) {
@@ -9378,7 +9721,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrar
     cudaError_t ret_ = {0};
     uint64_t n_pKernel = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
     if (pKernel != NULL) {
@@ -9429,7 +9774,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLib
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_count = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetKernelCount))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)lib); /* lib */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetKernelCount, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)lib)) goto nomem; /* lib */
     if (count != NULL) {
@@ -9583,7 +9930,9 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaLibraryUnload))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryUnload, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
     st_ = apigen_call_sync(&call_);
@@ -9797,6 +10146,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9994,7 +10345,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
     cudaError_t ret_ = {0};
     uint64_t n_devPtr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMallocAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMallocAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -10018,6 +10371,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10047,7 +10402,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
     cudaError_t ret_ = {0};
     uint64_t n_devPtr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMallocAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMallocAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -10071,6 +10428,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10100,7 +10459,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
     cudaError_t ret_ = {0};
     uint64_t n_ptr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMallocFromPoolAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMallocFromPoolAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
@@ -10125,6 +10487,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10154,7 +10518,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
     cudaError_t ret_ = {0};
     uint64_t n_ptr = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMallocFromPoolAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMallocFromPoolAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
@@ -10179,6 +10546,8 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10339,7 +10708,9 @@ APIGEN_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum c
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemAdvise))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemAdvise, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -10384,7 +10755,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
     uint64_t n_prefetchLocs = 0;
     uint64_t n_prefetchLocIdxs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardAndPrefetchBatchAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardAndPrefetchBatchAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)numPrefetchLocs)) goto nomem; /* numPrefetchLocs */
@@ -10453,7 +10826,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
     uint64_t n_prefetchLocs = 0;
     uint64_t n_prefetchLocIdxs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardAndPrefetchBatchAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardAndPrefetchBatchAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)numPrefetchLocs)) goto nomem; /* numPrefetchLocs */
@@ -10520,7 +10895,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
     uint64_t n_dptrs = 0;
     uint64_t n_sizes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardBatchAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardBatchAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -10578,7 +10955,9 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
     uint64_t n_dptrs = 0;
     uint64_t n_sizes = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardBatchAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemDiscardBatchAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -10862,7 +11241,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     st_ = apigen_call_sync(&call_);
@@ -10900,7 +11281,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportDa
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_exportData = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolExportPointer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolExportPointer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     if (exportData != NULL) {
@@ -10959,7 +11342,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
     cudaError_t ret_ = {0};
     uint64_t n_flags = 0;
     uint64_t n_location = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolGetAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolGetAccess, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (flags != NULL) {
@@ -11010,7 +11395,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cu
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolGetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolGetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -11068,7 +11455,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
     uint64_t n_ptr = 0;
     uint64_t n_exportData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolImportPointer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolImportPointer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (ptr != NULL) {
@@ -11126,7 +11515,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_descList = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolSetAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolSetAccess, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -11172,7 +11563,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolSetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolSetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -11214,7 +11607,9 @@ APIGEN_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minByt
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPoolTrimTo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPoolTrimTo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
     if (!apigen_put_u64(call_.wr, (uint64_t)minBytesToKeep)) goto nomem; /* minBytesToKeep */
@@ -11252,7 +11647,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -11293,7 +11691,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t c
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -11339,7 +11740,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
     uint64_t n_prefetchLocs = 0;
     uint64_t n_prefetchLocIdxs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchBatchAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchBatchAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)numPrefetchLocs)) goto nomem; /* numPrefetchLocs */
@@ -11408,7 +11811,9 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
     uint64_t n_prefetchLocs = 0;
     uint64_t n_prefetchLocIdxs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchBatchAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemPrefetchBatchAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)numPrefetchLocs)) goto nomem; /* numPrefetchLocs */
@@ -11473,7 +11878,9 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_data = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemRangeGetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemRangeGetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dataSize)) goto nomem; /* dataSize */
     if (!apigen_put_u32(call_.wr, (uint32_t)attribute)) goto nomem; /* attribute */
@@ -11519,7 +11926,9 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_location = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemSetMemPool))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemSetMemPool, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)type)) goto nomem; /* type */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)memPool)) goto nomem; /* memPool */
@@ -11568,7 +11977,16 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -11628,7 +12046,16 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)spitch)) goto nomem; /* spitch */
@@ -11688,7 +12115,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffs
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DArrayToArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DArrayToArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffsetDst)) goto nomem; /* wOffsetDst */
@@ -11733,7 +12163,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DArrayToArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DArrayToArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffsetDst)) goto nomem; /* wOffsetDst */
@@ -11781,7 +12214,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)spitch)) goto nomem; /* spitch */
@@ -11845,7 +12288,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)spitch)) goto nomem; /* spitch */
@@ -11908,7 +12361,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -11964,7 +12423,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArrayAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArrayAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -12021,7 +12487,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArrayAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArrayAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -12078,7 +12551,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DFromArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -12134,7 +12613,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12187,7 +12672,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArrayAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArrayAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12241,7 +12733,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArrayAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArrayAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12295,7 +12794,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2DToArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12349,7 +12854,16 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2D_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy2D_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)dpitch)) goto nomem; /* dpitch */
     if (!apigen_put_u64(call_.wr, (uint64_t)spitch)) goto nomem; /* spitch */
@@ -12409,7 +12923,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffset
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyArrayToArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyArrayToArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffsetDst)) goto nomem; /* wOffsetDst */
@@ -12453,7 +12970,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wO
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyArrayToArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyArrayToArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffsetDst)) goto nomem; /* wOffsetDst */
@@ -12500,7 +13020,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -12561,7 +13091,17 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -12621,7 +13161,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray(void *dst, cudaArray_co
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12675,7 +13221,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync(void *dst, cudaArr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArrayAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArrayAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12730,7 +13283,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync_ptsz(void *dst, cu
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArrayAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArrayAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12785,7 +13345,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray_ptds(void *dst, cudaArr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -12839,7 +13405,11 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol(void *dst, const void 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -12893,7 +13463,12 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync(void *dst, const 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbolAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbolAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -12948,7 +13523,12 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(void *dst, c
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbolAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbolAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13003,7 +13583,11 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol_ptds(void *dst, const 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbol_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyFromSymbol_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13055,7 +13639,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *s
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u32(call_.wr, (uint32_t)dstDevice)) goto nomem; /* dstDevice */
@@ -13096,7 +13683,11 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const vo
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeerAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeerAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u32(call_.wr, (uint32_t)dstDevice)) goto nomem; /* dstDevice */
@@ -13140,7 +13731,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArray))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArray, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -13191,7 +13788,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArrayAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArrayAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -13243,7 +13847,14 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArrayAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArrayAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -13295,7 +13906,13 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArray_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToArray_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)wOffset)) goto nomem; /* wOffset */
@@ -13346,7 +13963,11 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbol))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbol, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13396,7 +14017,12 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbolAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbolAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13447,7 +14073,12 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbolAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbolAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13498,7 +14129,11 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbol_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToDevice) {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyToSymbol_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)cudart_map_host(symbol))) goto nomem; /* symbol, mapped by cudart_map_host */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -13549,7 +14184,16 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
     cudaError_t ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemcpy_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == cudaMemcpyDeviceToHost) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == cudaMemcpyHostToDevice) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpy_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -13606,7 +14250,9 @@ APIGEN_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -13645,7 +14291,9 @@ APIGEN_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, si
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset2D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset2D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)pitch)) goto nomem; /* pitch */
@@ -13686,7 +14334,10 @@ APIGEN_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int valu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset2DAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset2DAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)pitch)) goto nomem; /* pitch */
@@ -13720,7 +14371,10 @@ APIGEN_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset2DAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset2DAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)pitch)) goto nomem; /* pitch */
@@ -13754,7 +14408,9 @@ APIGEN_EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int valu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset2D_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset2D_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u64(call_.wr, (uint64_t)pitch)) goto nomem; /* pitch */
@@ -13834,7 +14490,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr,
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset3DAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset3DAsync, srv_))
         goto fail;
     if (!apigen_put_raw(call_.wr, &pitchedDevPtr, sizeof(pitchedDevPtr))) goto nomem; /* pitchedDevPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -13866,7 +14524,9 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDe
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset3DAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset3DAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_raw(call_.wr, &pitchedDevPtr, sizeof(pitchedDevPtr))) goto nomem; /* pitchedDevPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -13937,7 +14597,10 @@ APIGEN_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemsetAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemsetAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -13969,7 +14632,10 @@ APIGEN_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t c
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemsetAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemsetAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -14001,7 +14667,9 @@ APIGEN_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMemset_ptds))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemset_ptds, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
@@ -14041,7 +14709,9 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_memoryRequirements = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMipmappedArrayGetMemoryRequirements))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)mipmap); /* mipmap */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMipmappedArrayGetMemoryRequirements, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)mipmap)) goto nomem; /* mipmap */
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
@@ -14088,7 +14758,9 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArray
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_sparseProperties = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMipmappedArrayGetSparseProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)mipmap); /* mipmap */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMipmappedArrayGetSparseProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)mipmap)) goto nomem; /* mipmap */
     if (sparseProperties != NULL) {
@@ -14592,7 +15264,11 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSe
     uint64_t n_extSemArray = 0;
     uint64_t n_paramsArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && extSemArray != NULL && (numExtSems) > 0) /* extSemArray: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extSemArray[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -14649,7 +15325,11 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExter
     uint64_t n_extSemArray = 0;
     uint64_t n_paramsArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && extSemArray != NULL && (numExtSems) > 0) /* extSemArray: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extSemArray[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaSignalExternalSemaphoresAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -14703,7 +15383,10 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *de
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamAttachMemAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamAttachMemAsync, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
@@ -14743,7 +15426,10 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, voi
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamAttachMemAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)devPtr); /* devPtr */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamAttachMemAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)devPtr)) goto nomem; /* devPtr */
@@ -14783,7 +15469,9 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaS
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCapture))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCapture, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
@@ -14824,7 +15512,10 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cud
     uint64_t n_dependencies = 0;
     uint64_t n_dependencyData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCaptureToGraph))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCaptureToGraph, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
@@ -14883,7 +15574,10 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream
     uint64_t n_dependencies = 0;
     uint64_t n_dependencyData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCaptureToGraph_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)graph); /* graph */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCaptureToGraph_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graph)) goto nomem; /* graph */
@@ -14939,7 +15633,9 @@ APIGEN_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum 
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCapture_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamBeginCapture_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
@@ -14977,7 +15673,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamCopyAttributes))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamCopyAttributes, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -15015,7 +15714,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaSt
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamCopyAttributes_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamCopyAttributes_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -15206,7 +15908,9 @@ APIGEN_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     st_ = apigen_call_sync(&call_);
@@ -15245,7 +15949,9 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t 
     cudaError_t ret_ = {0};
     uint64_t n_pGraph = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamEndCapture))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamEndCapture, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (pGraph != NULL) {
@@ -15296,7 +16002,9 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGra
     cudaError_t ret_ = {0};
     uint64_t n_pGraph = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamEndCapture_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamEndCapture_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (pGraph != NULL) {
@@ -15346,7 +16054,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunc
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value_out = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -15393,7 +16103,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cuda
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value_out = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetAttribute_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetAttribute_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -15440,7 +16152,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_device = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetDevice, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (device != NULL) {
@@ -15486,7 +16200,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_device = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetDevice_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetDevice_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (device != NULL) {
@@ -15532,7 +16248,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_flags = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetFlags))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetFlags, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (flags != NULL) {
@@ -15578,7 +16296,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_flags = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetFlags_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetFlags_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (flags != NULL) {
@@ -15624,7 +16344,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lo
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_streamId = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetId))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetId, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (streamId != NULL) {
@@ -15670,7 +16392,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned lo
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_streamId = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetId_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetId_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (streamId != NULL) {
@@ -15716,7 +16440,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prior
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_priority = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetPriority))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetPriority, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (priority != NULL) {
@@ -15762,7 +16488,9 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_priority = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamGetPriority_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamGetPriority_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (priority != NULL) {
@@ -15808,7 +16536,9 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaSt
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pCaptureStatus = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamIsCapturing))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamIsCapturing, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (pCaptureStatus != NULL) {
@@ -15854,7 +16584,9 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum c
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pCaptureStatus = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamIsCapturing_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamIsCapturing_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (pCaptureStatus != NULL) {
@@ -15900,7 +16632,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery(cudaStream_t stream)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamQuery))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamQuery, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     st_ = apigen_call_sync(&call_);
@@ -15938,7 +16672,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery_ptsz(cudaStream_t stream)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamQuery_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamQuery_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     st_ = apigen_call_sync(&call_);
@@ -15976,7 +16712,9 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamSetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamSetAttribute, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -16022,7 +16760,9 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamSetAttribute_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamSetAttribute_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -16068,7 +16808,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize(cudaStream_t stream)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamSynchronize))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamSynchronize, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     st_ = apigen_call_sync(&call_);
@@ -16106,7 +16848,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize_ptsz(cudaStream_t str
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamSynchronize_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamSynchronize_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     st_ = apigen_call_sync(&call_);
@@ -16146,7 +16890,11 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
     uint64_t n_dependencies = 0;
     uint64_t n_dependencyData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamUpdateCaptureDependencies))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamUpdateCaptureDependencies, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -16204,7 +16952,11 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
     uint64_t n_dependencies = 0;
     uint64_t n_dependencyData = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamUpdateCaptureDependencies_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamUpdateCaptureDependencies_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
@@ -16259,7 +17011,10 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamWaitEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamWaitEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
@@ -16290,7 +17045,10 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaStreamWaitEvent_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)event); /* event */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaStreamWaitEvent_ptsz, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
@@ -16419,7 +17177,9 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigne
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaUserObjectRelease))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)object); /* object */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaUserObjectRelease, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)object)) goto nomem; /* object */
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
@@ -16457,7 +17217,9 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaUserObjectRetain))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)object); /* object */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaUserObjectRetain, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)object)) goto nomem; /* object */
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
@@ -16520,7 +17282,11 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSema
     uint64_t n_extSemArray = 0;
     uint64_t n_paramsArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && extSemArray != NULL && (numExtSems) > 0) /* extSemArray: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extSemArray[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
@@ -16577,7 +17343,11 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
     uint64_t n_extSemArray = 0;
     uint64_t n_paramsArray = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && extSemArray != NULL && (numExtSems) > 0) /* extSemArray: its first handle */
+        srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)extSemArray[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)numExtSems)) goto nomem; /* numExtSems */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */

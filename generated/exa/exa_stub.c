@@ -16,7 +16,9 @@ APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer 
     exaStatus ret_ = {0};
     uint64_t n_buffer = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaCreateBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaCreateBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */
@@ -199,7 +201,9 @@ APIGEN_EXPORT exaStatus exaDestroyContext(exaContext ctx)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaDestroyContext))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaDestroyContext, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     st_ = apigen_call_sync(&call_);
@@ -241,7 +245,9 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaEnqueueWrite))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)buffer); /* buffer */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaEnqueueWrite, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking)) goto nomem; /* blocking */
@@ -297,7 +303,9 @@ APIGEN_EXPORT exaStatus exaFinish(exaContext ctx)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaFinish))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaFinish, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     st_ = apigen_call_sync(&call_);
@@ -338,7 +346,9 @@ APIGEN_EXPORT exaStatus exaFree(void *dev_ptr)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaFree))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)dev_ptr); /* dev_ptr */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaFree, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev_ptr)) goto nomem; /* dev_ptr */
     st_ = apigen_call_sync(&call_);
@@ -349,6 +359,8 @@ APIGEN_EXPORT exaStatus exaFree(void *dev_ptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
+    if (ret_ == EXA_SUCCESS) /* dev_ptr: its range is gone */
+        apigen_dev_forget(&exa_api, call_.server, (uint64_t)(uintptr_t)dev_ptr);
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -380,7 +392,9 @@ APIGEN_EXPORT exaStatus exaGetBufferSize(exaBuffer buffer, size_t *bytes)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_bytes = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetBufferSize))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)buffer); /* buffer */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetBufferSize, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
     if (bytes != NULL) {
@@ -431,7 +445,9 @@ APIGEN_EXPORT exaStatus exaGetContextName(exaContext ctx, char *name, size_t cap
     exaStatus ret_ = {0};
     uint64_t n_name = 0;
     uint64_t n_length = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetContextName))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetContextName, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_u64(call_.wr, (uint64_t)capacity)) goto nomem; /* capacity */
@@ -640,7 +656,10 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaLaunchFill))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaLaunchFill, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
@@ -672,7 +691,11 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaLaunchSaxpy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)x); /* x */
+    if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)y); /* y */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaLaunchSaxpy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
@@ -731,6 +754,8 @@ APIGEN_EXPORT exaStatus exaMalloc(void **dev_ptr, size_t bytes)
             dev_ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (dev_ptr != NULL && ret_ == EXA_SUCCESS) /* dev_ptr: a device range of this call's server */
+        apigen_dev_note(&exa_api, call_.server, (uint64_t)(uintptr_t)*dev_ptr, (uint64_t)(bytes));
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -763,7 +788,16 @@ APIGEN_EXPORT exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaC
     exaStatus ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaMemcpy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == EXA_COPY_DEVICE_TO_HOST) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == EXA_COPY_HOST_TO_DEVICE) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaMemcpy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -828,7 +862,9 @@ APIGEN_EXPORT exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t by
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_dst = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaReadBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)buffer); /* buffer */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaReadBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
@@ -878,7 +914,10 @@ APIGEN_EXPORT exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_result = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaReduceSum))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (srv_ < 0) srv_ = apigen_route_dev(&exa_api, (uint64_t)(uintptr_t)src); /* src */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaReduceSum, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
@@ -929,7 +968,9 @@ APIGEN_EXPORT exaStatus exaReleaseBuffer(exaBuffer buffer)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaReleaseBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)buffer); /* buffer */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaReleaseBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
     st_ = apigen_call_sync(&call_);
@@ -970,7 +1011,9 @@ APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaSetNotify))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaSetNotify, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
     if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&exa_api, EXA_CB_TYPE_exaNotifyFn, (void *)fn, user_data, false) : 0)) goto nomem; /* fn */
@@ -1014,7 +1057,11 @@ APIGEN_EXPORT exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint
     exaStatus ret_ = {0};
     uint64_t n_srcs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaSumBuffers))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0 && srcs != NULL && (num_srcs) > 0) /* srcs: its first handle */
+        srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)srcs[0]);
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaSumBuffers, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_srcs)) goto nomem; /* num_srcs */
@@ -1067,7 +1114,9 @@ APIGEN_EXPORT exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t b
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaWriteBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&exa_api, (uint64_t)(uintptr_t)buffer); /* buffer */
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaWriteBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)buffer)) goto nomem; /* buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */

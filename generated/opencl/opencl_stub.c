@@ -30,7 +30,11 @@ APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, con
     cl_int ret_ = {0};
     uint64_t n_device_list = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clBuildProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (srv_ < 0 && device_list != NULL && (num_devices) > 0) /* device_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clBuildProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
@@ -84,7 +88,9 @@ APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_r
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_kernel ret_ = {0};
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCloneKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(source_kernel)); /* source_kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCloneKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(source_kernel))) goto nomem; /* source_kernel */
     if (errcode_ret != NULL) {
@@ -135,7 +141,13 @@ APIGEN_EXPORT cl_int clCompileProgram(cl_program program, cl_uint num_devices, c
     uint64_t n_input_headers = 0;
     uint64_t n_header_include_names = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCompileProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (srv_ < 0 && device_list != NULL && (num_devices) > 0) /* device_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device_list[0]));
+    if (srv_ < 0 && input_headers != NULL && (num_input_headers) > 0) /* input_headers: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(input_headers[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCompileProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
@@ -209,7 +221,9 @@ APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size
     cl_mem ret_ = {0};
     uint64_t n_host_ptr = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -267,7 +281,9 @@ APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_m
     uint64_t n_properties = 0;
     uint64_t n_host_ptr = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateBufferWithProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateBufferWithProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -329,7 +345,10 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueue(cl_context context, cl_devic
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_command_queue ret_ = {0};
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueue))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueue, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -380,7 +399,10 @@ APIGEN_EXPORT cl_command_queue clCreateCommandQueueWithProperties(cl_context con
     cl_command_queue ret_ = {0};
     uint64_t n_properties = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueueWithProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateCommandQueueWithProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -438,7 +460,19 @@ APIGEN_EXPORT cl_context clCreateContext(const cl_context_properties *properties
     uint64_t n_devices = 0;
     uint64_t n_errcode_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateContext))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && properties != NULL) { /* properties: the first handle among its values */
+        static const int64_t rkeys_[] = {(int64_t)CL_CONTEXT_PLATFORM};
+        for (size_t r_ = 0; srv_ < 0 && properties[r_] != 0; r_ += 2)
+            for (size_t k_ = 0; k_ < 1; k_++)
+                if ((int64_t)properties[r_] == rkeys_[k_]) {
+                    srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(properties[r_ + 1]));
+                    break;
+                }
+    }
+    if (srv_ < 0 && devices != NULL && (num_devices) > 0) /* devices: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(devices[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateContext, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clCreateContext_pfn_notify, (void *)pfn_notify, user_data, false) : 0)) goto nomem; /* pfn_notify */
@@ -506,7 +540,17 @@ APIGEN_EXPORT cl_context clCreateContextFromType(const cl_context_properties *pr
     cl_context ret_ = {0};
     uint64_t n_properties = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateContextFromType))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && properties != NULL) { /* properties: the first handle among its values */
+        static const int64_t rkeys_[] = {(int64_t)CL_CONTEXT_PLATFORM};
+        for (size_t r_ = 0; srv_ < 0 && properties[r_] != 0; r_ += 2)
+            for (size_t k_ = 0; k_ < 1; k_++)
+                if ((int64_t)properties[r_] == rkeys_[k_]) {
+                    srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(properties[r_ + 1]));
+                    break;
+                }
+    }
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateContextFromType, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)device_type)) goto nomem; /* device_type */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clCreateContextFromType_pfn_notify, (void *)pfn_notify, user_data, false) : 0)) goto nomem; /* pfn_notify */
@@ -694,7 +738,9 @@ APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage(cl_context context, cl_mem_flags f
     uint64_t n_image_format = 0;
     uint64_t n_image_desc = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -753,7 +799,9 @@ APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage2D(cl_context context, cl_mem_flags
     cl_mem ret_ = {0};
     uint64_t n_image_format = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage2D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateImage2D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -811,7 +859,9 @@ APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImage3D(cl_context context, cl_mem_flags
     cl_mem ret_ = {0};
     uint64_t n_image_format = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImage3D))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateImage3D, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -873,7 +923,9 @@ APIGEN_HIDDEN cl_mem opencl_fwd_clCreateImageWithProperties(cl_context context, 
     uint64_t n_image_format = 0;
     uint64_t n_image_desc = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateImageWithProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateImageWithProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -936,7 +988,9 @@ APIGEN_EXPORT cl_kernel clCreateKernel(cl_program program, const char *kernel_na
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_kernel ret_ = {0};
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_str(call_.wr, kernel_name)) goto nomem; /* kernel_name */
@@ -987,7 +1041,9 @@ APIGEN_EXPORT cl_int clCreateKernelsInProgram(cl_program program, cl_uint num_ke
     uint64_t n_kernels = 0;
     uint64_t n_num_kernels_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateKernelsInProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateKernelsInProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_kernels)) goto nomem; /* num_kernels */
@@ -1052,7 +1108,9 @@ APIGEN_EXPORT cl_mem clCreatePipe(cl_context context, cl_mem_flags flags, cl_uin
     cl_mem ret_ = {0};
     uint64_t n_properties = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreatePipe))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreatePipe, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -1116,7 +1174,11 @@ APIGEN_EXPORT cl_program clCreateProgramWithBuiltInKernels(cl_context context, c
     uint64_t n_device_list = 0;
     uint64_t n_errcode_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithBuiltInKernels))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (srv_ < 0 && device_list != NULL && (num_devices) > 0) /* device_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithBuiltInKernels, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
@@ -1176,7 +1238,9 @@ APIGEN_EXPORT cl_program clCreateProgramWithIL(cl_context context, const void *i
     cl_program ret_ = {0};
     uint64_t n_il = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithIL))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithIL, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)length)) goto nomem; /* length */
@@ -1233,7 +1297,9 @@ APIGEN_HIDDEN cl_program opencl_fwd_clCreateProgramWithSource(cl_context context
     uint64_t n_lengths = 0;
     uint64_t n_errcode_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithSource))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateProgramWithSource, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
@@ -1295,7 +1361,9 @@ APIGEN_EXPORT cl_sampler clCreateSampler(cl_context context, cl_bool normalized_
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_sampler ret_ = {0};
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSampler))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateSampler, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)normalized_coords)) goto nomem; /* normalized_coords */
@@ -1347,7 +1415,9 @@ APIGEN_EXPORT cl_sampler clCreateSamplerWithProperties(cl_context context, const
     cl_sampler ret_ = {0};
     uint64_t n_sampler_properties = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSamplerWithProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateSamplerWithProperties, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (sampler_properties != NULL) {
@@ -1402,7 +1472,9 @@ APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buf
     cl_mem ret_ = {0};
     uint64_t n_buffer_create_info = 0;
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateSubBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -1459,7 +1531,9 @@ APIGEN_EXPORT cl_int clCreateSubDevices(cl_device_id in_device, const cl_device_
     uint64_t n_out_devices = 0;
     uint64_t n_num_devices_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevices))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(in_device)); /* in_device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevices, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
@@ -1532,7 +1606,9 @@ APIGEN_EXPORT cl_int clCreateSubDevicesEXT(cl_device_id in_device, const cl_devi
     uint64_t n_out_devices = 0;
     uint64_t n_num_devices = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevicesEXT))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(in_device)); /* in_device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateSubDevicesEXT, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_entries)) goto nomem; /* num_entries */
@@ -1602,7 +1678,9 @@ APIGEN_EXPORT cl_event clCreateUserEvent(cl_context context, cl_int *errcode_ret
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_event ret_ = {0};
     uint64_t n_errcode_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clCreateUserEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clCreateUserEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (errcode_ret != NULL) {
@@ -1677,7 +1755,9 @@ APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_async(&call_);
@@ -1709,7 +1789,11 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrierWithWaitList))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrierWithWaitList, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
@@ -1757,7 +1841,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(dst_buffer)); /* dst_buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
@@ -1813,7 +1903,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferRect))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(dst_buffer)); /* dst_buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferRect, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
@@ -1884,7 +1980,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferToImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(dst_image)); /* dst_image */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyBufferToImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_buffer))) goto nomem; /* src_buffer */
@@ -1949,7 +2051,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(dst_image)); /* dst_image */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_image))) goto nomem; /* src_image */
@@ -2016,7 +2124,13 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImageToBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(dst_buffer)); /* dst_buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueCopyImageToBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(src_image))) goto nomem; /* src_image */
@@ -2079,7 +2193,12 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
@@ -2138,7 +2257,12 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueFillImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
@@ -2210,7 +2334,9 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t g_event = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
@@ -2248,7 +2374,11 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarkerWithWaitList))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarkerWithWaitList, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
@@ -2297,7 +2427,13 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueMigrateMemObjects))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0 && mem_objects != NULL && (num_mem_objects) > 0) /* mem_objects: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(mem_objects[0]));
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueMigrateMemObjects, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_mem_objects)) goto nomem; /* num_mem_objects */
@@ -2359,7 +2495,12 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueNDRangeKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueNDRangeKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
@@ -2425,7 +2566,12 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
@@ -2506,7 +2652,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBufferRect))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBufferRect, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
@@ -2603,7 +2754,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
@@ -2720,7 +2876,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemFill(cl_command_queue command_que
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemFill))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)svm_ptr); /* svm_ptr */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemFill, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)svm_ptr)) goto nomem; /* svm_ptr */
@@ -2797,7 +2958,19 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMemcpy(cl_command_queue command_queu
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemcpy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if ((blocking_copy & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)dst_ptr); /* dst_ptr */
+    }
+    if ((blocking_copy & 4) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)src_ptr); /* src_ptr */
+    }
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMemcpy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking_copy)) goto nomem; /* blocking_copy */
@@ -2888,7 +3061,11 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueSVMMigrateMem(cl_command_queue command_
     uint64_t n_event_wait_list = 0;
     uint64_t n_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMigrateMem))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueSVMMigrateMem, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_svm_pointers)) goto nomem; /* num_svm_pointers */
@@ -2973,7 +3150,12 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueTask))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueTask, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
@@ -3026,7 +3208,11 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
     cl_int ret_ = {0};
     uint64_t n_event_list = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWaitForEvents))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0 && event_list != NULL && (num_events) > 0) /* event_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueWaitForEvents, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events)) goto nomem; /* num_events */
@@ -3069,7 +3255,12 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBuffer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBuffer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
@@ -3154,7 +3345,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBufferRect))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteBufferRect, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(buffer))) goto nomem; /* buffer */
@@ -3255,7 +3451,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteImage))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueWriteImage, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
@@ -3343,7 +3544,9 @@ APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clFinish))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clFinish, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
@@ -3384,7 +3587,9 @@ APIGEN_EXPORT cl_int clFlush(cl_command_queue command_queue)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clFlush))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clFlush, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
@@ -3427,7 +3632,9 @@ APIGEN_EXPORT cl_int clGetCommandQueueInfo(cl_command_queue command_queue, cl_co
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetCommandQueueInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetCommandQueueInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -3491,7 +3698,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetContextInfo(cl_context context, cl_context_
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetContextInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetContextInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -3554,7 +3763,9 @@ APIGEN_EXPORT cl_int clGetDeviceAndHostTimer(cl_device_id device, cl_ulong *devi
     cl_int ret_ = {0};
     uint64_t n_device_timestamp = 0;
     uint64_t n_host_timestamp = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceAndHostTimer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetDeviceAndHostTimer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (device_timestamp != NULL) {
@@ -3611,7 +3822,9 @@ APIGEN_EXPORT cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type devi
     uint64_t n_devices = 0;
     uint64_t n_num_devices = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceIDs))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(platform)); /* platform */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetDeviceIDs, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     if (!apigen_put_u64(call_.wr, (uint64_t)device_type)) goto nomem; /* device_type */
@@ -3676,7 +3889,9 @@ APIGEN_EXPORT cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_n
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetDeviceInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetDeviceInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -3739,7 +3954,9 @@ APIGEN_EXPORT cl_int clGetEventInfo(cl_event event, cl_event_info param_name, si
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetEventInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetEventInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -3802,7 +4019,9 @@ APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info p
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetEventProfilingInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetEventProfilingInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -3896,7 +4115,9 @@ APIGEN_EXPORT cl_int clGetHostTimer(cl_device_id device, cl_ulong *host_timestam
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_host_timestamp = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetHostTimer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetHostTimer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     if (host_timestamp != NULL) {
@@ -3947,7 +4168,9 @@ APIGEN_EXPORT cl_int clGetImageInfo(cl_mem image, cl_image_info param_name, size
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetImageInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetImageInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(image))) goto nomem; /* image */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4010,7 +4233,9 @@ APIGEN_EXPORT cl_int clGetKernelArgInfo(cl_kernel kernel, cl_uint arg_indx, cl_k
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelArgInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetKernelArgInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_indx)) goto nomem; /* arg_indx */
@@ -4069,7 +4294,9 @@ APIGEN_EXPORT cl_int clGetKernelInfo(cl_kernel kernel, cl_kernel_info param_name
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetKernelInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4133,7 +4360,10 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfo(cl_kernel kernel, cl_device_id devi
     uint64_t n_input_value = 0;
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -4198,7 +4428,10 @@ APIGEN_EXPORT cl_int clGetKernelSubGroupInfoKHR(cl_kernel in_kernel, cl_device_i
     uint64_t n_input_value = 0;
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfoKHR))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(in_kernel)); /* in_kernel */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(in_device)); /* in_device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetKernelSubGroupInfoKHR, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_kernel))) goto nomem; /* in_kernel */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(in_device))) goto nomem; /* in_device */
@@ -4262,7 +4495,10 @@ APIGEN_EXPORT cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id dev
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetKernelWorkGroupInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetKernelWorkGroupInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -4321,7 +4557,9 @@ APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, s
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetMemObjectInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(memobj)); /* memobj */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetMemObjectInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4384,7 +4622,9 @@ APIGEN_EXPORT cl_int clGetPipeInfo(cl_mem pipe, cl_pipe_info param_name, size_t 
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetPipeInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(pipe)); /* pipe */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetPipeInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(pipe))) goto nomem; /* pipe */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4434,7 +4674,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
+/* clGetPlatformIDs on one server (srv_); the exported clGetPlatformIDs asks each (spec `gather:`). */
+static cl_int opencl_on_clGetPlatformIDs(int srv_, cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4443,7 +4684,7 @@ APIGEN_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platf
     uint64_t n_platforms = 0;
     uint64_t n_num_platforms = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetPlatformIDs))
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetPlatformIDs, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)num_entries)) goto nomem; /* num_entries */
     if (platforms != NULL) {
@@ -4498,6 +4739,46 @@ done:
     return ret_;
 }
 
+/* clGetPlatformIDs across servers (spec `gather:`): asked of each server in order; the
+ * answers of the servers that succeed are summed and their lists concatenated; when none
+ * succeeds, the first server's error. */
+APIGEN_EXPORT cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
+{
+    unsigned n_ = apigen_server_count(&opencl_api);
+    if (n_ <= 1)
+        return opencl_on_clGetPlatformIDs(0, num_entries, platforms, num_platforms);
+    cl_int first_ = CL_SUCCESS;
+    cl_uint first_cnt_ = 0;
+    int ok_ = 0, failed_ = 0;
+    uint64_t total_ = 0;
+    uint64_t filled_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        cl_uint cnt_ = 0;
+        cl_uint *cnt_p_ = (num_platforms != NULL || platforms != NULL) ? &cnt_ : NULL;
+        cl_uint cap_ = num_entries;
+        cl_platform_id *lst_ = platforms;
+        if (s_ > 0 && platforms != NULL && num_entries > 0) { /* the rest of the room, or a count query */
+            uint64_t room_ = (uint64_t)num_entries > filled_ ? (uint64_t)num_entries - filled_ : 0;
+            cap_ = (cl_uint)room_;
+            lst_ = room_ ? platforms + filled_ : NULL;
+        }
+        cl_int r_ = opencl_on_clGetPlatformIDs((int)s_, cap_, lst_, cnt_p_);
+        if (r_ == CL_SUCCESS) {
+            ok_ = 1;
+            total_ += (uint64_t)cnt_;
+            if (lst_ != NULL)
+                filled_ += (uint64_t)cnt_ < (uint64_t)cap_ ? (uint64_t)cnt_ : (uint64_t)cap_;
+        } else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+            first_cnt_ = cnt_;
+        }
+    }
+    if (num_platforms != NULL)
+        *num_platforms = ok_ ? (cl_uint)total_ : first_cnt_;
+    return ok_ ? (cl_int)CL_SUCCESS : first_;
+}
+
 /* The forwarder of clGetPlatformInfo: the spec's hand-written guest code exports clGetPlatformInfo and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
@@ -4507,7 +4788,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetPlatformInfo(cl_platform_id platform, cl_pl
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetPlatformInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(platform)); /* platform */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetPlatformInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4565,7 +4848,10 @@ APIGEN_EXPORT cl_int clGetProgramBuildInfo(cl_program program, cl_device_id devi
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetProgramBuildInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetProgramBuildInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -4625,7 +4911,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clGetProgramInfo(cl_program program, cl_program_
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetProgramInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetProgramInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4688,7 +4976,9 @@ APIGEN_EXPORT cl_int clGetSamplerInfo(cl_sampler sampler, cl_sampler_info param_
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
     uint64_t n_param_value_size_ret = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetSamplerInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(sampler)); /* sampler */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetSamplerInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -4751,7 +5041,9 @@ APIGEN_EXPORT cl_int clGetSupportedImageFormats(cl_context context, cl_mem_flags
     cl_int ret_ = {0};
     uint64_t n_image_formats = 0;
     uint64_t n_num_image_formats = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clGetSupportedImageFormats))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clGetSupportedImageFormats, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, (uint64_t)flags)) goto nomem; /* flags */
@@ -4812,7 +5104,13 @@ APIGEN_EXPORT cl_program clLinkProgram(cl_context context, cl_uint num_devices, 
     uint64_t n_input_programs = 0;
     uint64_t n_errcode_ret = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clLinkProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (srv_ < 0 && device_list != NULL && (num_devices) > 0) /* device_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device_list[0]));
+    if (srv_ < 0 && input_programs != NULL && (num_input_programs) > 0) /* input_programs: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(input_programs[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clLinkProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_devices)) goto nomem; /* num_devices */
@@ -4881,7 +5179,9 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseCommandQueue))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseCommandQueue, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
@@ -4924,7 +5224,9 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseContext))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseContext, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     st_ = apigen_call_sync(&call_);
@@ -4967,7 +5269,9 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseDevice, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -5010,7 +5314,9 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseDeviceEXT))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseDeviceEXT, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -5053,7 +5359,9 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
@@ -5096,7 +5404,9 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     st_ = apigen_call_sync(&call_);
@@ -5139,7 +5449,9 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseMemObject))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(memobj)); /* memobj */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseMemObject, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     st_ = apigen_call_sync(&call_);
@@ -5182,7 +5494,9 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     st_ = apigen_call_sync(&call_);
@@ -5225,7 +5539,9 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clReleaseSampler))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(sampler)); /* sampler */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clReleaseSampler, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     st_ = apigen_call_sync(&call_);
@@ -5268,7 +5584,9 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainCommandQueue))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainCommandQueue, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     st_ = apigen_call_sync(&call_);
@@ -5311,7 +5629,9 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainContext))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainContext, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     st_ = apigen_call_sync(&call_);
@@ -5354,7 +5674,9 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainDevice, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -5397,7 +5719,9 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainDeviceEXT))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainDeviceEXT, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -5440,7 +5764,9 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
@@ -5483,7 +5809,9 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainKernel))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainKernel, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     st_ = apigen_call_sync(&call_);
@@ -5526,7 +5854,9 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainMemObject))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(memobj)); /* memobj */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainMemObject, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     st_ = apigen_call_sync(&call_);
@@ -5569,7 +5899,9 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainProgram))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainProgram, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     st_ = apigen_call_sync(&call_);
@@ -5612,7 +5944,9 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clRetainSampler))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(sampler)); /* sampler */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clRetainSampler, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(sampler))) goto nomem; /* sampler */
     st_ = apigen_call_sync(&call_);
@@ -5666,7 +6000,9 @@ APIGEN_EXPORT cl_int clSetCommandQueueProperty(cl_command_queue command_queue, c
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_old_properties = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetCommandQueueProperty))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetCommandQueueProperty, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (!apigen_put_u64(call_.wr, (uint64_t)properties)) goto nomem; /* properties */
@@ -5717,7 +6053,9 @@ APIGEN_EXPORT cl_int clSetContextDestructorCallback(cl_context context, void (*p
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetContextDestructorCallback))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetContextDestructorCallback, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetContextDestructorCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
@@ -5759,7 +6097,11 @@ APIGEN_EXPORT cl_int clSetDefaultDeviceCommandQueue(cl_context context, cl_devic
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetDefaultDeviceCommandQueue))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(context)); /* context */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(device)); /* device */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetDefaultDeviceCommandQueue, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(context))) goto nomem; /* context */
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(device))) goto nomem; /* device */
@@ -5802,7 +6144,9 @@ APIGEN_EXPORT cl_int clSetEventCallback(cl_event event, cl_int command_exec_call
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetEventCallback))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetEventCallback, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)command_exec_callback_type)) goto nomem; /* command_exec_callback_type */
@@ -5847,7 +6191,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArg(cl_kernel kernel, cl_uint arg_ind
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_arg_value = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelArg))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetKernelArg, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_index)) goto nomem; /* arg_index */
@@ -5895,7 +6241,10 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelArgSVMPointer(cl_kernel kernel, cl_ui
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelArgSVMPointer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)arg_value); /* arg_value */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetKernelArgSVMPointer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)arg_index)) goto nomem; /* arg_index */
@@ -5940,7 +6289,9 @@ APIGEN_HIDDEN cl_int opencl_fwd_clSetKernelExecInfo(cl_kernel kernel, cl_kernel_
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_param_value = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetKernelExecInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetKernelExecInfo, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(kernel))) goto nomem; /* kernel */
     if (!apigen_put_u32(call_.wr, (uint32_t)param_name)) goto nomem; /* param_name */
@@ -5987,7 +6338,9 @@ APIGEN_EXPORT cl_int clSetMemObjectDestructorCallback(cl_mem memobj, void (*pfn_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetMemObjectDestructorCallback))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(memobj)); /* memobj */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetMemObjectDestructorCallback, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(memobj))) goto nomem; /* memobj */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetMemObjectDestructorCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
@@ -6029,7 +6382,9 @@ APIGEN_EXPORT cl_int clSetProgramReleaseCallback(cl_program program, void (*pfn_
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetProgramReleaseCallback))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetProgramReleaseCallback, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u64(call_.wr, pfn_notify ? apigen_cb_register(&opencl_api, OPENCL_CB_TYPE_clSetProgramReleaseCallback_pfn_notify, (void *)pfn_notify, user_data, true) : 0)) goto nomem; /* pfn_notify */
@@ -6072,7 +6427,9 @@ APIGEN_EXPORT cl_int clSetProgramSpecializationConstant(cl_program program, cl_u
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t n_spec_value = 0;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetProgramSpecializationConstant))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(program)); /* program */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetProgramSpecializationConstant, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(program))) goto nomem; /* program */
     if (!apigen_put_u32(call_.wr, (uint32_t)spec_id)) goto nomem; /* spec_id */
@@ -6119,7 +6476,9 @@ APIGEN_EXPORT cl_int clSetUserEventStatus(cl_event event, cl_int execution_statu
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clSetUserEventStatus))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event)); /* event */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clSetUserEventStatus, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event))) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)execution_status)) goto nomem; /* execution_status */
@@ -6198,7 +6557,9 @@ APIGEN_EXPORT cl_int clUnloadPlatformCompiler(cl_platform_id platform)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clUnloadPlatformCompiler))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(platform)); /* platform */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clUnloadPlatformCompiler, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(platform))) goto nomem; /* platform */
     st_ = apigen_call_sync(&call_);
@@ -6241,7 +6602,10 @@ APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_l
     cl_int ret_ = {0};
     uint64_t n_event_list = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&opencl_api, &call_, OPENCL_CALL_clWaitForEvents))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0 && event_list != NULL && (num_events) > 0) /* event_list: its first handle */
+        srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_list[0]));
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clWaitForEvents, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events)) goto nomem; /* num_events */
     if (event_list != NULL) {

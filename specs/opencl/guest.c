@@ -655,7 +655,8 @@ cl_program opencl_guest_clCreateProgramWithBinary(cl_context context, cl_uint nu
     apigen_status st = APIGEN_LOST;
     cl_program ret = NULL;
     cl_int err = CL_DEVICE_NOT_AVAILABLE;
-    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clCreateProgramWithBinary))
+    if (!apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clCreateProgramWithBinary,
+                              apigen_route_id(&opencl_api, APIGEN_H2ID(context))))
         goto out;
     bool ok = apigen_put_u64(c.wr, APIGEN_H2ID(context)) &&
               apigen_put_u32(c.wr, num_devices) && put_wait_list(c.wr, num_devices,
@@ -777,7 +778,8 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
                                       cl_int *errcode_ret)
 {
     apigen_call c;
-    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clEnqueueMapBuffer)) {
+    if (!apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clEnqueueMapBuffer,
+                              apigen_route_id(&opencl_api, APIGEN_H2ID(q)))) {
         if (errcode_ret)
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
@@ -804,7 +806,8 @@ void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b
                                      const cl_event *wait, cl_event *event, cl_int *errcode_ret)
 {
     apigen_call c;
-    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clEnqueueMapImage)) {
+    if (!apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clEnqueueMapImage,
+                              apigen_route_id(&opencl_api, APIGEN_H2ID(q)))) {
         if (errcode_ret)
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
@@ -843,7 +846,8 @@ cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memobj, v
     apigen_call c;
     apigen_status st = APIGEN_LOST;
     cl_int err = CL_DEVICE_NOT_AVAILABLE;
-    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clEnqueueUnmapMemObject))
+    if (!apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clEnqueueUnmapMemObject,
+                              apigen_route_id(&opencl_api, APIGEN_H2ID(q))))
         goto out;
     if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(memobj)) ||
         !apigen_put_u64(c.wr, m ? m->id : 0) ||
@@ -1011,7 +1015,8 @@ void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t
         return NULL;
     }
     apigen_call c;
-    if (!apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMAlloc))
+    if (!apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clSVMAlloc,
+                              apigen_route_id(&opencl_api, APIGEN_H2ID(context))))
         return NULL;
     uint64_t addr = 0, id = 0;
     if (!apigen_put_u64(c.wr, APIGEN_H2ID(context)) || !apigen_put_u64(c.wr, flags) ||
@@ -1068,7 +1073,8 @@ void opencl_guest_clSVMFree(cl_context context, void *svm_pointer)
     if (!a)
         return; /* NULL, or not an SVM allocation: nothing to free */
     apigen_call c;
-    if (apigen_call_begin(&opencl_api, &c, OPENCL_CALL_clSVMFree)) {
+    if (apigen_call_begin_on(&opencl_api, &c, OPENCL_CALL_clSVMFree,
+                             apigen_route_id(&opencl_api, APIGEN_H2ID(context)))) {
         if (apigen_put_u64(c.wr, APIGEN_H2ID(context)) && apigen_put_u64(c.wr, a->id)) {
             apigen_status st = apigen_call_sync(&c); /* void: nothing to report */
             (void)st;

@@ -39,6 +39,8 @@ APIGEN_EXPORT devStatus devAlloc(void **ptr, size_t bytes)
             ptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (ptr != NULL && ret_ == DEV_OK) /* ptr: a device range of this call's server */
+        apigen_dev_note(&devmem_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(bytes));
     if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -127,7 +129,16 @@ APIGEN_EXPORT devStatus devCopy(void *dst, const void *src, size_t bytes, devKin
     devStatus ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&devmem_api, &call_, DEVMEM_CALL_devCopy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (kind == DEV_D2H) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&devmem_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (kind == DEV_H2D) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&devmem_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&devmem_api, &call_, DEVMEM_CALL_devCopy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */
     if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
@@ -188,7 +199,9 @@ APIGEN_EXPORT devStatus devFill(uint64_t dst, float value, size_t n)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     devStatus ret_ = {0};
-    if (!apigen_call_begin(&devmem_api, &call_, DEVMEM_CALL_devFill))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&devmem_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&devmem_api, &call_, DEVMEM_CALL_devFill, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_f32(call_.wr, (float)value)) goto nomem; /* value */
@@ -219,7 +232,9 @@ APIGEN_EXPORT devStatus devFree(void *ptr)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     devStatus ret_ = {0};
-    if (!apigen_call_begin(&devmem_api, &call_, DEVMEM_CALL_devFree))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&devmem_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    if (!apigen_call_begin_on(&devmem_api, &call_, DEVMEM_CALL_devFree, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     st_ = apigen_call_sync(&call_);
@@ -230,6 +245,8 @@ APIGEN_EXPORT devStatus devFree(void *ptr)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (devStatus)v_;
     }
+    if (ret_ == DEV_OK) /* ptr: its range is gone */
+        apigen_dev_forget(&devmem_api, call_.server, (uint64_t)(uintptr_t)ptr);
     if (call_.has_deferred && ret_ == DEV_OK) {
         ret_ = (devStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -262,7 +279,9 @@ APIGEN_EXPORT devStatus devGather(const void **srcs, uint32_t n, void *dst)
     devStatus ret_ = {0};
     uint64_t n_srcs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&devmem_api, &call_, DEVMEM_CALL_devGather))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&devmem_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (!apigen_call_begin_on(&devmem_api, &call_, DEVMEM_CALL_devGather, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */

@@ -93,7 +93,16 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
     goldStatus ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldCopy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (dir == GOLD_TO_HOST) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&gold_api, (uint64_t)(uintptr_t)dst); /* dst */
+    }
+    if (dir == GOLD_TO_DEVICE) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&gold_api, (uint64_t)(uintptr_t)src); /* src */
+    }
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldCopy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */
     if (!apigen_put_u32(call_.wr, (uint32_t)dir)) goto nomem; /* dir */
@@ -154,7 +163,9 @@ APIGEN_EXPORT uint32_t goldCount(goldDev dev)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     uint32_t ret_ = {0};
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldCount))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)dev); /* dev */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldCount, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev)) goto nomem; /* dev */
     st_ = apigen_call_sync(&call_);
@@ -192,7 +203,9 @@ APIGEN_EXPORT goldStatus goldCreate(goldDev dev, const char *name, goldObj *obj)
     goldStatus ret_ = {0};
     uint64_t n_obj = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldCreate))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)dev); /* dev */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldCreate, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev)) goto nomem; /* dev */
     if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
@@ -247,7 +260,9 @@ APIGEN_EXPORT goldObj goldCreateRet(goldDev dev, size_t size, goldStatus *err)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldObj ret_ = {0};
     uint64_t n_err = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldCreateRet))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)dev); /* dev */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldCreateRet, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev)) goto nomem; /* dev */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
@@ -294,7 +309,9 @@ APIGEN_EXPORT goldStatus goldDestroy(goldObj obj)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldDestroy))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldDestroy, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     st_ = apigen_call_sync(&call_);
@@ -409,7 +426,9 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldEnqueue))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldEnqueue, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking)) goto nomem; /* blocking */
@@ -465,7 +484,9 @@ APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *d
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
     uint64_t g_done = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldEnqueueMarked))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldEnqueueMarked, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking)) goto nomem; /* blocking */
@@ -520,7 +541,9 @@ APIGEN_EXPORT void goldFlush(goldQueue q)
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldFlush))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldFlush, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
     st_ = apigen_call_async(&call_);
@@ -547,7 +570,9 @@ APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
     uint64_t n_values = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldInOut))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldInOut, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
@@ -599,7 +624,11 @@ APIGEN_EXPORT goldStatus goldJoin(goldObj dst, const goldObj *srcs, uint32_t nsr
     goldStatus ret_ = {0};
     uint64_t n_srcs = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldJoin))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)dst); /* dst */
+    if (srv_ < 0 && srcs != NULL && (nsrcs) > 0) /* srcs: its first handle */
+        srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)srcs[0]);
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldJoin, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_u32(call_.wr, (uint32_t)nsrcs)) goto nomem; /* nsrcs */
@@ -650,7 +679,10 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldLaunch))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)q); /* q */
+    if (srv_ < 0) srv_ = apigen_route_dev(&gold_api, (uint64_t)(uintptr_t)arg); /* arg */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldLaunch, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)arg)) goto nomem; /* arg */
@@ -681,7 +713,9 @@ APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldOnEvent))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldOnEvent, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&gold_api, GOLD_CB_TYPE_goldEventFn, (void *)fn, user, true) : 0)) goto nomem; /* fn */
@@ -801,7 +835,9 @@ APIGEN_EXPORT goldStatus goldRead(goldObj obj, size_t count, float *dst, size_t 
     goldStatus ret_ = {0};
     uint64_t n_dst = 0;
     uint64_t n_got = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldRead))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldRead, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -856,7 +892,9 @@ APIGEN_EXPORT goldStatus goldReserved(goldObj obj, void *reserved)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldReserved))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldReserved, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     st_ = apigen_call_sync(&call_);
@@ -899,7 +937,9 @@ APIGEN_EXPORT goldStatus goldSources(goldObj obj, uint32_t count, const char **s
     goldStatus ret_ = {0};
     uint64_t n_strings = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldSources))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldSources, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
@@ -1054,7 +1094,9 @@ APIGEN_EXPORT goldStatus goldWrite(goldObj obj, size_t bytes, const void *src, i
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
     uint64_t n_src = 0;
-    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldWrite))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldWrite, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
     if (!apigen_put_u64(call_.wr, (uint64_t)bytes)) goto nomem; /* bytes */

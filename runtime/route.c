@@ -1,0 +1,343 @@
+/* Guest side of several servers (APIGEN_SERVER=url1,url2,...): which server
+ * a call goes to. A handle names its server by its session's salt (the high
+ * bits of every id the session hands out, guest ids included), a device
+ * address by the ranges each server's calls created, a device ordinal by
+ * the servers' device counts (server 0's devices first); anything else goes
+ * to the calling thread's current server. With one server every answer is
+ * "any" after one relaxed load. docs/internals.md, "Several servers". */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_APIS 8
+#define URL_MAX 512
+
+typedef struct drange {
+    uint64_t base, end;
+} drange;
+
+typedef struct dtable { /* one server's device ranges, sorted by base, disjoint */
+    drange *r;
+    size_t n, cap;
+} dtable;
+
+typedef struct rapi {
+    const apigen_api *api;
+    unsigned n;                               /* servers */
+    char urls[RT_MAX_SERVERS][URL_MAX];
+    bool url_ok[RT_MAX_SERVERS];
+    _Atomic uint64_t salt[RT_MAX_SERVERS];   /* 0: no session */
+    pthread_mutex_t count_mu;                 /* held while the servers are counted */
+    _Atomic bool counted;
+    int64_t count[RT_MAX_SERVERS];            /* devices per server */
+    pthread_rwlock_t dev_rw;
+    dtable dev[RT_MAX_SERVERS];
+    void (*hook)(unsigned server);
+} rapi;
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static rapi *g_r[MAX_APIS];
+static _Atomic unsigned g_nr;
+static _Atomic bool g_multi; /* some API has more than one server */
+
+/* The calling thread's current server per API (only after a selection). */
+static _Thread_local struct {
+    const apigen_api *api;
+    unsigned server;
+} tl_cur[MAX_APIS];
+static _Thread_local unsigned tl_ncur;
+static _Thread_local int tl_building;
+
+static rapi *find(const apigen_api *api)
+{
+    unsigned n = atomic_load_explicit(&g_nr, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        if (g_r[i]->api == api)
+            return g_r[i];
+    return NULL;
+}
+
+/* The API's servers, read from APIGEN_SERVER the first time. */
+static rapi *get(const apigen_api *api)
+{
+    rapi *r = find(api);
+    if (r)
+        return r;
+    pthread_mutex_lock(&g_mu);
+    r = find(api);
+    if (!r && atomic_load(&g_nr) < MAX_APIS && (r = calloc(1, sizeof *r))) {
+        r->api = api;
+        pthread_mutex_init(&r->count_mu, NULL);
+        pthread_rwlock_init(&r->dev_rw, NULL);
+        const char *list = getenv("APIGEN_SERVER");
+        r->n = list && *list ? apigen_url_list_count(list) : 1;
+        if (r->n > RT_MAX_SERVERS) {
+            apigen_log("%s: APIGEN_SERVER names %u servers; using the first %u", api->name, r->n,
+                       RT_MAX_SERVERS);
+            r->n = RT_MAX_SERVERS;
+        }
+        for (unsigned k = 0; list && *list && k < r->n; k++)
+            r->url_ok[k] = apigen_url_list_item(list, k, r->urls[k], URL_MAX);
+        g_r[atomic_load(&g_nr)] = r;
+        atomic_store_explicit(&g_nr, atomic_load(&g_nr) + 1, memory_order_release);
+        if (r->n > 1)
+            atomic_store(&g_multi, true);
+    }
+    pthread_mutex_unlock(&g_mu);
+    return r;
+}
+
+unsigned rt_servers(const apigen_api *api)
+{
+    rapi *r = get(api);
+    return r ? r->n : 1;
+}
+
+bool rt_server_url(const apigen_api *api, unsigned k, char *out, size_t cap)
+{
+    rapi *r = get(api);
+    if (!r || k >= r->n || !r->url_ok[k] || strlen(r->urls[k]) >= cap)
+        return false;
+    strcpy(out, r->urls[k]);
+    return true;
+}
+
+unsigned apigen_server_count(const apigen_api *api)
+{
+    return rt_servers(api);
+}
+
+void rt_route_salt(const apigen_api *api, unsigned k, uint64_t salt)
+{
+    rapi *r = get(api);
+    if (r && k < r->n)
+        atomic_store(&r->salt[k], salt);
+}
+
+bool rt_route_salt_taken(const apigen_api *api, unsigned k, uint64_t salt)
+{
+    rapi *r = get(api);
+    for (unsigned i = 0; r && i < r->n; i++)
+        if (i != k && atomic_load(&r->salt[i]) == salt)
+            return true;
+    return false;
+}
+
+void rt_route_forget_sessions(void)
+{
+    unsigned n = atomic_load(&g_nr);
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned k = 0; k < g_r[i]->n; k++)
+            atomic_store(&g_r[i]->salt[k], 0);
+}
+
+unsigned rt_route_current(const apigen_api *api)
+{
+    for (unsigned i = 0; i < tl_ncur; i++)
+        if (tl_cur[i].api == api)
+            return tl_cur[i].server;
+    return 0;
+}
+
+void apigen_select_server(const apigen_api *api, int server)
+{
+    if (server < 0)
+        return;
+    for (unsigned i = 0; i < tl_ncur; i++)
+        if (tl_cur[i].api == api) {
+            tl_cur[i].server = (unsigned)server;
+            return;
+        }
+    if (server == 0 || tl_ncur == MAX_APIS)
+        return; /* 0 is what an API without an entry gets */
+    tl_cur[tl_ncur].api = api;
+    tl_cur[tl_ncur].server = (unsigned)server;
+    tl_ncur++;
+}
+
+/* ---- handles ------------------------------------------------------------------ */
+int apigen_route_id(const apigen_api *api, uint64_t id)
+{
+    if (!atomic_load_explicit(&g_multi, memory_order_relaxed))
+        return APIGEN_ROUTE_ANY;
+    uint64_t salt = (id >> 32) & 0x7fffffffu; /* RT_GID_BIT aside: guest ids too */
+    rapi *r = salt ? find(api) : NULL;
+    for (unsigned k = 0; r && k < r->n; k++)
+        if (atomic_load_explicit(&r->salt[k], memory_order_relaxed) == salt)
+            return (int)k;
+    return APIGEN_ROUTE_ANY;
+}
+
+/* ---- device ranges ------------------------------------------------------------ */
+/* Index of the first range with base > addr. */
+static size_t upper(const dtable *t, uint64_t addr)
+{
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->r[mid].base <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static bool holds(const dtable *t, uint64_t addr)
+{
+    size_t i = upper(t, addr);
+    return i > 0 && addr < t->r[i - 1].end;
+}
+
+void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t bytes)
+{
+    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr || server < 0)
+        return;
+    rapi *r = find(api);
+    if (!r || (unsigned)server >= r->n)
+        return;
+    uint64_t end = addr + (bytes ? bytes : 1);
+    if (end < addr)
+        end = UINT64_MAX;
+    pthread_rwlock_wrlock(&r->dev_rw);
+    dtable *t = &r->dev[server];
+    size_t i = upper(t, addr);
+    if (i > 0 && t->r[i - 1].end > addr) {
+        t->r[i - 1] = (drange){addr, end}; /* the server reused freed memory we missed */
+    } else {
+        if (t->n == t->cap) {
+            size_t nc = t->cap ? t->cap * 2 : 64;
+            drange *nr = realloc(t->r, nc * sizeof *nr);
+            if (!nr) {
+                pthread_rwlock_unlock(&r->dev_rw);
+                return; /* unknown: its calls go to the current server */
+            }
+            t->r = nr;
+            t->cap = nc;
+        }
+        memmove(&t->r[i + 1], &t->r[i], (t->n - i) * sizeof *t->r);
+        t->r[i] = (drange){addr, end};
+        t->n++;
+    }
+    pthread_rwlock_unlock(&r->dev_rw);
+}
+
+void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr)
+{
+    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr || server < 0)
+        return;
+    rapi *r = find(api);
+    if (!r || (unsigned)server >= r->n)
+        return;
+    pthread_rwlock_wrlock(&r->dev_rw);
+    dtable *t = &r->dev[server];
+    size_t i = upper(t, addr);
+    if (i > 0 && addr < t->r[i - 1].end) {
+        memmove(&t->r[i - 1], &t->r[i], (t->n - i) * sizeof *t->r);
+        t->n--;
+    }
+    pthread_rwlock_unlock(&r->dev_rw);
+}
+
+int apigen_route_dev(const apigen_api *api, uint64_t addr)
+{
+    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr)
+        return APIGEN_ROUTE_ANY;
+    rapi *r = find(api);
+    if (!r)
+        return APIGEN_ROUTE_ANY;
+    /* servers on one accelerator may hand out the same addresses: the
+     * current server's ranges decide first */
+    unsigned cur = rt_route_current(api);
+    int found = APIGEN_ROUTE_ANY;
+    pthread_rwlock_rdlock(&r->dev_rw);
+    if (cur < r->n && holds(&r->dev[cur], addr))
+        found = (int)cur;
+    for (unsigned k = 0; found < 0 && k < r->n; k++)
+        if (holds(&r->dev[k], addr))
+            found = (int)k;
+    pthread_rwlock_unlock(&r->dev_rw);
+    return found;
+}
+
+/* ---- device ordinals ------------------------------------------------------------ */
+/* Every server's device count, asked once (a server that fails counts 0). */
+static void count_all(rapi *r, apigen_count_fn count)
+{
+    if (atomic_load_explicit(&r->counted, memory_order_acquire))
+        return;
+    pthread_mutex_lock(&r->count_mu);
+    if (!atomic_load(&r->counted)) {
+        for (unsigned k = 0; k < r->n; k++) {
+            int64_t c = 0;
+            if (!count(k, &c) || c < 0)
+                c = 0;
+            r->count[k] = c;
+        }
+        atomic_store_explicit(&r->counted, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&r->count_mu);
+}
+
+int apigen_route_ordinal(const apigen_api *api, apigen_count_fn count, int64_t g, int64_t *local)
+{
+    *local = g;
+    rapi *r = get(api);
+    if (!r || r->n <= 1 || !count)
+        return APIGEN_ROUTE_ANY;
+    if (g < 0)
+        return APIGEN_ROUTE_ANY;
+    count_all(r, count);
+    int64_t base = 0;
+    for (unsigned k = 0; k < r->n; k++) {
+        if (g < base + r->count[k]) {
+            *local = g - base;
+            return (int)k;
+        }
+        if (k + 1 < r->n)
+            base += r->count[k];
+    }
+    *local = g - base; /* past every device: still past the last server's */
+    return (int)r->n - 1;
+}
+
+int64_t apigen_ordinal_global(const apigen_api *api, apigen_count_fn count, int server,
+                              int64_t local)
+{
+    rapi *r = get(api);
+    if (!r || r->n <= 1 || !count || server <= 0 || local < 0)
+        return local;
+    count_all(r, count);
+    int64_t base = 0;
+    for (int k = 0; k < server && k < (int)r->n; k++)
+        base += r->count[k];
+    return base + local;
+}
+
+/* ---- the session hook and the call being built ------------------------------- */
+void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server))
+{
+    rapi *r = get(api);
+    if (r)
+        r->hook = hook;
+}
+
+void (*rt_route_hook(const apigen_api *api))(unsigned)
+{
+    rapi *r = find(api);
+    return r ? r->hook : NULL;
+}
+
+void rt_route_building(int server)
+{
+    tl_building = server;
+}
+
+int apigen_building_server(void)
+{
+    return tl_building;
+}
