@@ -21,6 +21,76 @@ static cl_int err_of(cl_int *e)
     return *e;
 }
 
+/* With the argument "library" (forwarded only: natively these crash PoCL
+ * 3.1, found by fuzz_opencl): arguments the OpenCL specification gives an
+ * error for and the implementation does not check. The server refuses them
+ * with the specification's error (runtime/SECURITY.md S9), then serves on. */
+static int library_guards(cl_context ctx, cl_device_id dev, cl_command_queue q, cl_program prog)
+{
+    cl_int err;
+    cl_device_id nodev = NULL;
+    cl_program noprog = NULL;
+    /* pitches without host memory: PoCL sized the image by them, then copied
+     * whole rows past its storage */
+    cl_image_format fmt = {CL_RGBA, CL_FLOAT};
+    cl_image_desc d2 = {CL_MEM_OBJECT_IMAGE2D, 32, 16, 0, 0, 32, 0, 0, 0, {NULL}};
+    cl_image_desc d3 = {CL_MEM_OBJECT_IMAGE3D, 4, 4, 4, 0, 0, 64, 0, 0, {NULL}};
+    TRY(err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d2, NULL, &err), &err)));
+    TRY(err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d3, NULL, &err), &err)));
+    TRY(err_of((clCreateImage2D(ctx, CL_MEM_READ_WRITE, &fmt, 32, 16, 32, NULL, &err), &err)));
+    TRY(err_of((clCreateImage3D(ctx, CL_MEM_READ_WRITE, &fmt, 4, 4, 4, 0, 64, NULL, &err), &err)));
+    /* a NULL device (what another client's id becomes), a NULL or source-less
+     * header or input program, a NULL header name */
+    const char *src = "#include \"h.h\"\n__kernel void k(__global int *x) { x[0] = H; }";
+    const char *hsrc = "#define H 5\n", *name = "h.h", *noname = NULL;
+    cl_program p = clCreateProgramWithSource(ctx, 1, &src, NULL, &err);
+    CHECK(err);
+    cl_program hdr = clCreateProgramWithSource(ctx, 1, &hsrc, NULL, &err);
+    CHECK(err);
+    TRY(clBuildProgram(prog, 1, &nodev, NULL, NULL, NULL));
+    TRY(clCompileProgram(p, 1, &nodev, NULL, 1, &hdr, &name, NULL, NULL));
+    TRY(clCompileProgram(p, 1, &dev, NULL, 1, &noprog, &name, NULL, NULL));
+    TRY(clCompileProgram(p, 1, &dev, NULL, 1, &hdr, &noname, NULL, NULL));
+    TRY(err_of((clLinkProgram(ctx, 1, &nodev, NULL, 1, &p, NULL, NULL, &err), &err)));
+    TRY(err_of((clLinkProgram(ctx, 1, &dev, NULL, 1, &noprog, NULL, NULL, &err), &err)));
+    /* built-in kernels: an unknown name, a NULL device; a program of them
+     * (no source) cannot be built, compiled or used as a header */
+    TRY(err_of((clCreateProgramWithBuiltInKernels(ctx, 1, &dev, "no.such.kernel", &err), &err)));
+    TRY(err_of((clCreateProgramWithBuiltInKernels(ctx, 1, &nodev, "no.such.kernel", &err), &err)));
+    size_t n = 0;
+    char names[1024] = "";
+    CHECK(clGetDeviceInfo(dev, CL_DEVICE_BUILT_IN_KERNELS, sizeof names - 1, names, &n));
+    names[strcspn(names, ";")] = 0;
+    if (names[0]) {
+        cl_program bik = clCreateProgramWithBuiltInKernels(ctx, 1, &dev, names, &err);
+        CHECK(err);
+        TRY(clBuildProgram(bik, 1, &dev, NULL, NULL, NULL));
+        TRY(clCompileProgram(bik, 1, &dev, NULL, 0, NULL, NULL, NULL, NULL));
+        TRY(clCompileProgram(p, 1, &dev, NULL, 1, &bik, &name, NULL, NULL));
+        clReleaseProgram(bik);
+    }
+    /* and the server serves on: the same program, well formed */
+    TRY(clCompileProgram(p, 1, &dev, NULL, 1, &hdr, &name, NULL, NULL));
+    cl_program linked = clLinkProgram(ctx, 1, &dev, NULL, 1, &p, NULL, NULL, &err);
+    CHECK(err);
+    cl_kernel k = clCreateKernel(linked, "k", &err);
+    CHECK(err);
+    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof(cl_int), NULL, &err);
+    CHECK(err);
+    size_t g = 1;
+    cl_int out = 0;
+    CHECK(clSetKernelArg(k, 0, sizeof buf, &buf));
+    CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    CHECK(clEnqueueReadBuffer(q, buf, CL_TRUE, 0, sizeof out, &out, 0, NULL, NULL));
+    printf("k wrote %d\n", (int)out);
+    clReleaseMemObject(buf);
+    clReleaseKernel(k);
+    clReleaseProgram(linked);
+    clReleaseProgram(hdr);
+    clReleaseProgram(p);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     cl_platform_id plat;
@@ -40,6 +110,8 @@ int main(int argc, char **argv)
     char host[256] = {0}, small[2];
     size_t one = 1;
 
+    if (argc > 1 && strcmp(argv[1], "library") == 0)
+        return library_guards(ctx, dev, q, prog);
     if (argc > 1 && argv[1][0]) {
         cl_mem forged = (cl_mem)(uintptr_t)0x4141414141ull;
         cl_kernel fk = (cl_kernel)(uintptr_t)buf; /* a handle of another type */

@@ -21,7 +21,10 @@ cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_
 cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBuffer */
 cl_mem opencl_host_clCreateBufferWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBufferWithProperties */
 cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImage */
+cl_mem opencl_host_clCreateImage2D(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_row_pitch, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImage2D */
+cl_mem opencl_host_clCreateImage3D(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, const cl_image_format *image_format, size_t image_width, size_t image_height, size_t image_depth, size_t image_row_pitch, size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImage3D */
 cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, const cl_image_format *image_format, const cl_image_desc *image_desc, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateImageWithProperties */
+cl_program opencl_host_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateProgramWithBuiltInKernels */
 cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret); /* hand-written, in the spec's sources: wraps clCreateSubDevices */
 cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices); /* hand-written, in the spec's sources: wraps clCreateSubDevicesEXT */
 cl_int opencl_host_clEnqueueNDRangeKernel(apigen_call_ctx *cx, cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueNDRangeKernel */
@@ -882,7 +885,7 @@ static void h_clCreateImage2D(apigen_call_ctx *cx)
         if (errcode_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clCreateImage2D(context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
+    ret_ = opencl_host_clCreateImage2D(cx, context, flags, image_format, image_width, image_height, image_row_pitch, host_ptr, errcode_ret);
     if (errcode_ret != NULL)
         apigen_result(cx, (int64_t)*errcode_ret);
     id_ = ret_ != 0 ? apigen_handle_put_owned(cx, &ht_cl_mem, (void *)(uintptr_t)ret_) : 0;
@@ -949,7 +952,7 @@ static void h_clCreateImage3D(apigen_call_ctx *cx)
         if (errcode_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
+    ret_ = opencl_host_clCreateImage3D(cx, context, flags, image_format, image_width, image_height, image_depth, image_row_pitch, image_slice_pitch, host_ptr, errcode_ret);
     if (errcode_ret != NULL)
         apigen_result(cx, (int64_t)*errcode_ret);
     id_ = ret_ != 0 ? apigen_handle_put_owned(cx, &ht_cl_mem, (void *)(uintptr_t)ret_) : 0;
@@ -1224,7 +1227,7 @@ static void h_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx)
         if (errcode_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names, errcode_ret);
+    ret_ = opencl_host_clCreateProgramWithBuiltInKernels(cx, context, num_devices, device_list, kernel_names, errcode_ret);
     if (errcode_ret != NULL)
         apigen_result(cx, (int64_t)*errcode_ret);
     id_ = ret_ != 0 ? apigen_handle_put_owned(cx, &ht_cl_program, (void *)(uintptr_t)ret_) : 0;
@@ -5915,4 +5918,5 @@ const apigen_api apigen_api_opencl = {
     .ncb_types = OPENCL_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = NULL,
+    .isolate_process = true,
 };

@@ -86,16 +86,37 @@ static bool bad_mips(const cl_image_desc *d, cl_int *errcode_ret)
     return true;
 }
 
+/* The server never gets host memory for an image (the guest fills it after
+ * creating it), and without host memory the row and slice pitch must be 0
+ * (OpenCL 3.0, 5.3.1.2), except a 2D image's row pitch over a buffer (the
+ * implementation checks that one against the buffer). PoCL takes a smaller
+ * pitch as given, sizes the image's storage by it and then copies whole rows
+ * past it (a heap overflow in the server, found by fuzz_opencl). `d` is the
+ * translated descriptor: a mem_object the client does not own is NULL. */
+static bool bad_pitches(const cl_image_desc *d, cl_int *errcode_ret)
+{
+    if (!d || (!d->image_row_pitch && !d->image_slice_pitch))
+        return false;
+    cl_mem_object_type t = 0;
+    if (d->image_type == CL_MEM_OBJECT_IMAGE2D && !d->image_slice_pitch && d->mem_object &&
+        clGetMemObjectInfo(d->mem_object, CL_MEM_TYPE, sizeof t, &t, NULL) == CL_SUCCESS &&
+        t == CL_MEM_OBJECT_BUFFER)
+        return false;
+    if (errcode_ret)
+        *errcode_ret = CL_INVALID_IMAGE_DESCRIPTOR;
+    return true;
+}
+
 cl_mem opencl_host_clCreateImage(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
                                  const cl_image_format *image_format,
                                  const cl_image_desc *image_desc, void *host_ptr,
                                  cl_int *errcode_ret)
 {
     cl_image_desc d;
-    if (bad_mips(image_desc, errcode_ret))
+    const cl_image_desc *desc = fix_desc(cx, image_desc, &d);
+    if (bad_mips(desc, errcode_ret) || bad_pitches(desc, errcode_ret))
         return NULL;
-    return clCreateImage(context, flags, image_format, fix_desc(cx, image_desc, &d), host_ptr,
-                         errcode_ret);
+    return clCreateImage(context, flags, image_format, desc, host_ptr, errcode_ret);
 }
 
 cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context context,
@@ -106,10 +127,44 @@ cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context c
                                                cl_int *errcode_ret)
 {
     cl_image_desc d;
-    if (bad_mips(image_desc, errcode_ret))
+    const cl_image_desc *desc = fix_desc(cx, image_desc, &d);
+    if (bad_mips(desc, errcode_ret) || bad_pitches(desc, errcode_ret))
         return NULL;
-    return clCreateImageWithProperties(context, properties, flags, image_format,
-                                       fix_desc(cx, image_desc, &d), host_ptr, errcode_ret);
+    return clCreateImageWithProperties(context, properties, flags, image_format, desc, host_ptr,
+                                       errcode_ret);
+}
+
+/* OpenCL 1.1's entry points: the same rule, with 1.1's error for a pitch
+ * (CL_INVALID_IMAGE_SIZE). */
+cl_mem opencl_host_clCreateImage2D(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
+                                   const cl_image_format *image_format, size_t image_width,
+                                   size_t image_height, size_t image_row_pitch, void *host_ptr,
+                                   cl_int *errcode_ret)
+{
+    (void)cx;
+    if (image_row_pitch) {
+        if (errcode_ret)
+            *errcode_ret = CL_INVALID_IMAGE_SIZE;
+        return NULL;
+    }
+    return clCreateImage2D(context, flags, image_format, image_width, image_height, 0, host_ptr,
+                           errcode_ret);
+}
+
+cl_mem opencl_host_clCreateImage3D(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags,
+                                   const cl_image_format *image_format, size_t image_width,
+                                   size_t image_height, size_t image_depth,
+                                   size_t image_row_pitch, size_t image_slice_pitch,
+                                   void *host_ptr, cl_int *errcode_ret)
+{
+    (void)cx;
+    if (image_row_pitch || image_slice_pitch) {
+        if (errcode_ret)
+            *errcode_ret = CL_INVALID_IMAGE_SIZE;
+        return NULL;
+    }
+    return clCreateImage3D(context, flags, image_format, image_width, image_height, image_depth,
+                           0, 0, host_ptr, errcode_ret);
 }
 
 /* Reads and writes complete before the reply: the bytes travel with this
@@ -475,15 +530,104 @@ static const char *with_arg_info(apigen_call_ctx *cx, const char *options)
     return o;
 }
 
+/* Whether dev is one of have[] or a sub-device of one. */
+static bool device_among(cl_device_id dev, const cl_device_id *have, size_t nhave)
+{
+    for (int depth = 0; dev && depth < 16; depth++) {
+        for (size_t i = 0; i < nhave; i++)
+            if (have[i] == dev)
+                return true;
+        cl_device_id parent = NULL;
+        if (clGetDeviceInfo(dev, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) !=
+            CL_SUCCESS)
+            return false;
+        dev = parent;
+    }
+    return false;
+}
+
+/* The devices of a build, compile or link must be the program's (or the
+ * context's) or sub-devices of them: PoCL dereferences a NULL device, which
+ * is what an id the client does not own becomes (found by fuzz_opencl).
+ * CL_SUCCESS also when the library will refuse the call itself (no list, no
+ * valid object). */
+static cl_int check_devices(apigen_call_ctx *cx, cl_program program, cl_context context,
+                            cl_uint n, const cl_device_id *list)
+{
+    size_t bytes = 0;
+    cl_int err = program ? clGetProgramInfo(program, CL_PROGRAM_DEVICES, 0, NULL, &bytes)
+                         : clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &bytes);
+    if (!n || !list || err != CL_SUCCESS || !bytes)
+        return CL_SUCCESS;
+    cl_device_id *have = apigen_scratch(cx, bytes / sizeof *have, sizeof *have);
+    if (!have)
+        return CL_OUT_OF_HOST_MEMORY;
+    err = program ? clGetProgramInfo(program, CL_PROGRAM_DEVICES, bytes, have, NULL)
+                  : clGetContextInfo(context, CL_CONTEXT_DEVICES, bytes, have, NULL);
+    if (err != CL_SUCCESS)
+        return CL_SUCCESS;
+    for (cl_uint i = 0; i < n; i++)
+        if (!device_among(list[i], have, bytes / sizeof *have))
+            return CL_INVALID_DEVICE;
+    return CL_SUCCESS;
+}
+
+/* Whether a program has neither source, IL nor a binary (made from built-in
+ * kernels): PoCL crashes building or compiling one, or compiling with one as
+ * a header (found by fuzz_opencl). */
+static bool no_source(cl_program program)
+{
+    size_t src = 0, il = 0, bytes = 0;
+    if (clGetProgramInfo(program, CL_PROGRAM_SOURCE, 0, NULL, &src) != CL_SUCCESS ||
+        clGetProgramInfo(program, CL_PROGRAM_IL, 0, NULL, &il) != CL_SUCCESS)
+        return false; /* not a program: the library's own error */
+    if (src > 1 || il > 0)
+        return false;
+    if (clGetProgramInfo(program, CL_PROGRAM_DEVICES, 0, NULL, &bytes) != CL_SUCCESS)
+        return false;
+    cl_device_id devs[64];
+    size_t n = bytes / sizeof *devs;
+    if (n > 64 || clGetProgramInfo(program, CL_PROGRAM_DEVICES, bytes, devs, NULL) != CL_SUCCESS)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        cl_program_binary_type t = CL_PROGRAM_BINARY_TYPE_NONE;
+        if (clGetProgramBuildInfo(program, devs[i], CL_PROGRAM_BINARY_TYPE, sizeof t, &t, NULL) !=
+                CL_SUCCESS ||
+            t != CL_PROGRAM_BINARY_TYPE_NONE)
+            return false;
+    }
+    return true;
+}
+
+/* What build and compile check before the library sees the program and its
+ * devices: OpenCL's errors for a program made from built-in kernels
+ * (CL_INVALID_OPERATION) and for a device that is not the program's
+ * (CL_INVALID_DEVICE). */
+static cl_int check_build(apigen_call_ctx *cx, cl_program program, cl_uint n,
+                          const cl_device_id *list)
+{
+    if (!program)
+        return CL_INVALID_PROGRAM;
+    if (no_source(program))
+        return CL_INVALID_OPERATION;
+    return check_devices(cx, program, NULL, n, list);
+}
+
 cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices,
                                   const cl_device_id *device_list, const char *options,
                                   void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                   void *user_data)
 {
+    cl_int err = check_build(cx, program, num_devices, device_list);
+    if (err != CL_SUCCESS)
+        return err;
     return clBuildProgram(program, num_devices, device_list, with_arg_info(cx, options),
                           pfn_notify, user_data);
 }
 
+/* Headers: PoCL aborts on a NULL name (std::logic_error) and crashes on a
+ * header without source (found by fuzz_opencl); a header the client does not
+ * own arrives as NULL. */
 cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices,
                                     const cl_device_id *device_list, const char *options,
                                     cl_uint num_input_headers, const cl_program *input_headers,
@@ -491,19 +635,92 @@ cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_
                                     void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                     void *user_data)
 {
+    cl_int err = check_build(cx, program, num_devices, device_list);
+    if (err != CL_SUCCESS)
+        return err;
+    if (!num_input_headers != !input_headers || !num_input_headers != !header_include_names)
+        return CL_INVALID_VALUE;
+    for (cl_uint i = 0; i < num_input_headers; i++) {
+        if (!header_include_names[i])
+            return CL_INVALID_VALUE;
+        if (!input_headers[i])
+            return CL_INVALID_PROGRAM;
+        if (no_source(input_headers[i]))
+            return CL_INVALID_OPERATION;
+    }
     return clCompileProgram(program, num_devices, device_list, with_arg_info(cx, options),
                             num_input_headers, input_headers, header_include_names, pfn_notify,
                             user_data);
 }
 
+/* Input programs: PoCL dereferences a NULL one (found by fuzz_opencl). */
 cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices,
                                      const cl_device_id *device_list, const char *options,
                                      cl_uint num_input_programs, const cl_program *input_programs,
                                      void(CL_CALLBACK *pfn_notify)(cl_program, void *),
                                      void *user_data, cl_int *errcode_ret)
 {
+    cl_int err = context ? check_devices(cx, NULL, context, num_devices, device_list)
+                         : CL_SUCCESS;
+    for (cl_uint i = 0; err == CL_SUCCESS && input_programs && i < num_input_programs; i++)
+        if (!input_programs[i])
+            err = CL_INVALID_PROGRAM;
+    if (err != CL_SUCCESS) {
+        if (errcode_ret)
+            *errcode_ret = err;
+        return NULL;
+    }
     return clLinkProgram(context, num_devices, device_list, with_arg_info(cx, options),
                          num_input_programs, input_programs, pfn_notify, user_data, errcode_ret);
+}
+
+/* kernel_names must name built-in kernels of every device (OpenCL 3.0,
+ * CL_INVALID_VALUE); the devices must be the context's (a NULL one, an id the
+ * client does not own, crashes PoCL). */
+cl_program opencl_host_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx, cl_context context,
+                                                         cl_uint num_devices,
+                                                         const cl_device_id *device_list,
+                                                         const char *kernel_names,
+                                                         cl_int *errcode_ret)
+{
+    cl_int err = context ? check_devices(cx, NULL, context, num_devices, device_list)
+                         : CL_SUCCESS;
+    for (cl_uint i = 0; err == CL_SUCCESS && context && device_list && kernel_names &&
+                        i < num_devices;
+         i++) {
+        size_t n = 0;
+        if (clGetDeviceInfo(device_list[i], CL_DEVICE_BUILT_IN_KERNELS, 0, NULL, &n) !=
+            CL_SUCCESS)
+            break;
+        char *have = apigen_scratch(cx, n + 1, 1);
+        if (!have) {
+            err = CL_OUT_OF_HOST_MEMORY;
+            break;
+        }
+        have[n] = 0;
+        if (clGetDeviceInfo(device_list[i], CL_DEVICE_BUILT_IN_KERNELS, n, have, NULL) !=
+            CL_SUCCESS)
+            break;
+        for (const char *k = kernel_names; *k && err == CL_SUCCESS;) {
+            size_t len = strcspn(k, ";");
+            bool found = false;
+            for (const char *h = have; *h && !found;) {
+                size_t hl = strcspn(h, ";");
+                found = hl == len && !memcmp(h, k, len);
+                h += hl + (h[hl] == ';');
+            }
+            if (!found)
+                err = CL_INVALID_VALUE;
+            k += len + (k[len] == ';');
+        }
+    }
+    if (err != CL_SUCCESS) {
+        if (errcode_ret)
+            *errcode_ret = err;
+        return NULL;
+    }
+    return clCreateProgramWithBuiltInKernels(context, num_devices, device_list, kernel_names,
+                                             errcode_ret);
 }
 
 /* clSetKernelArg: arg_value is plain bytes, a pointer to a cl_mem (buffer,

@@ -19,7 +19,12 @@
  *                                      with known contents; writes their
  *                                      ids to IDS, waits for GO, checks they are intact
  *   sec_ocl intruder IDS [svm]         uses the owner's ids from another process: each
- *                                      call prints its OpenCL error (S3 S4) */
+ *                                      call prints its OpenCL error (S3 S4)
+ *   sec_ocl crash                      a kernel that writes 2^47 bytes past its buffer (a
+ *                                      fault in whichever process runs it: the server's
+ *                                      session process when forwarded); prints what
+ *                                      clFinish returns (S6: forwarded, the lost session's
+ *                                      error, CL_DEVICE_NOT_AVAILABLE), never crashes */
 #define _DEFAULT_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
@@ -486,6 +491,36 @@ static int intruder(const char *ids, int svm)
     return 0;
 }
 
+/* ---- crash ------------------------------------------------------------------- */
+
+static int crash(void)
+{
+    static const char *wild = "__kernel void wild(__global uint *p, long off) { p[off] = 1u; }";
+    cl_int err;
+    first_device();
+    cl_context ctx = new_context();
+    cl_command_queue q = new_queue(ctx);
+    cl_program p = clCreateProgramWithSource(ctx, 1, &wild, NULL, &err);
+    if (err != CL_SUCCESS)
+        DIE("clCreateProgramWithSource", err);
+    CK(clBuildProgram(p, 1, &g_dev, "", NULL, NULL));
+    cl_kernel k = clCreateKernel(p, "wild", &err);
+    if (err != CL_SUCCESS)
+        DIE("clCreateKernel", err);
+    cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    if (err != CL_SUCCESS)
+        DIE("clCreateBuffer", err);
+    cl_long off = (cl_long)1 << 45; /* * 4 bytes: outside any canonical address */
+    size_t g = 1;
+    CK(clSetKernelArg(k, 0, sizeof m, &m));
+    CK(clSetKernelArg(k, 1, sizeof off, &off));
+    printf("launching\n");
+    err = clEnqueueNDRangeKernel(q, k, 1, NULL, &g, NULL, 0, NULL, NULL);
+    cl_int fin = clFinish(q);
+    printf("clEnqueueNDRangeKernel = %d, clFinish = %d\n", (int)err, (int)fin);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -495,6 +530,8 @@ int main(int argc, char **argv)
         return work(atof(argv[2]), atoi(argv[3]));
     if (argc >= 4 && !strcmp(argv[1], "owner"))
         return owner(argv[2], argv[3], argc > 4 && !strcmp(argv[4], "svm"));
+    if (argc >= 2 && !strcmp(argv[1], "crash"))
+        return crash();
     if (argc >= 3 && !strcmp(argv[1], "intruder"))
         return intruder(argv[2], argc > 3 && !strcmp(argv[3], "svm"));
     fprintf(stderr, "usage: see the header of tests/security/sec_ocl.c\n");

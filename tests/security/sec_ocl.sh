@@ -10,7 +10,21 @@
 #                        killed -9 mid-run, three times, then leaves three
 #                        times with exit(0) and nothing released: the server's
 #                        RSS returns to its baseline each time and does not
-#                        grow; its threads and fds too; it serves afterwards
+#                        grow; its threads and fds too; it serves afterwards.
+#                        The spec's default isolation (a process per session:
+#                        the 256 MiB are the session process's, which exits)
+# release.opencl_killed_thread  the same with --isolation thread (every
+#                        session in the server's process: PoCL's own releases)
+# contain.opencl_kernel_crash  S6: a client's kernel writes far outside its
+#                        buffer and kills its session process while another
+#                        client runs sec_ocl work: the crashing client gets
+#                        CL_DEVICE_NOT_AVAILABLE (a lost session), the other's
+#                        results are the native ones, the server serves on
+# errors.opencl_library  S9: ocl_badinput library: arguments PoCL crashes on
+#                        natively (image pitches without host memory, NULL or
+#                        source-less devices, headers and programs in build,
+#                        compile and link, built-in kernels) get the OpenCL
+#                        specification's errors; the server serves on
 # load.opencl            S5 S6: SEC_LOAD_GUESTS (4) guests x SEC_LOAD_THREADS (3)
 #                        threads of sec_ocl work for SEC_LOAD_SECONDS (10): zero
 #                        errors, every checksum the native one, RSS flat
@@ -67,6 +81,7 @@ nfds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
 
 start_server() {
     URL=unix://$TMP/s.sock
+    rm -f "$TMP/s.sock"
     env -u LD_LIBRARY_PATH -u APIGEN_SERVER "$SERVER" --listen "$URL" "$@" >"$TMP/server.log" 2>&1 &
     SPID=$!
     PIDS+=("$SPID")
@@ -77,6 +92,14 @@ start_server() {
     done
     show "$TMP/server.log" "server log"
     die "the server did not start"
+}
+# sessions in processes of their own (the server says so when it starts)
+process_mode() { grep -q "a process per session" "$TMP/server.log"; }
+children() { ps -o pid= --ppid "$SPID" 2>/dev/null | wc -l; }
+children_rss_kb() {
+    local p t=0
+    for p in $(ps -o pid= --ppid "$SPID" 2>/dev/null); do t=$((t + $(rss_kb "$p"))); done
+    echo "$t"
 }
 stop_server() {
     kill -0 "$SPID" 2>/dev/null || { show "$TMP/server.log" "server log"; fail "the server died"; return; }
@@ -90,12 +113,14 @@ stop_server() {
     fi
 }
 fwd() { APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB APIGEN_TIMEOUT_MS=60000 timeout -k 5 240 "$PROG" "$@"; }
-# RSS once the server's sessions are gone (PoCL frees on its own threads)
+# RSS once the server's sessions are gone (PoCL frees on its own threads;
+# a session process exits)
 settle() { # BASE -> AFTER
     local i
     AFTER=$(rss_kb "$SPID")
-    for i in $(seq 100); do
-        [ $((AFTER - $1)) -lt 32768 ] && [ "$(nthreads "$SPID")" -le "$BASE_THREADS" ] && return
+    for i in $(seq 200); do
+        [ $((AFTER - $1)) -lt 32768 ] && [ "$(nthreads "$SPID")" -le "$BASE_THREADS" ] &&
+            [ "$(children)" = 0 ] && [ "$(nfds "$SPID")" -le "$BASE_FDS" ] && return
         sleep 0.05
         AFTER=$(rss_kb "$SPID")
     done
@@ -105,8 +130,8 @@ check_serves() {
 }
 
 case $MODE in
-release.opencl_killed)
-    start_server
+release.opencl_killed | release.opencl_killed_thread)
+    if [ "$MODE" = release.opencl_killed_thread ]; then start_server --isolation thread; else start_server; fi
     fwd hog 16 exit >/dev/null 2>&1 # warm-up: PoCL's threads, compiler, caches
     fwd work 0.5 2 >/dev/null 2>&1
     sleep 0.3
@@ -122,7 +147,7 @@ release.opencl_killed)
             for _ in $(seq 1200); do grep -q ready "$TMP/hog.out" && break; sleep 0.05; done
             grep -q ready "$TMP/hog.out" || { show "$TMP/hog.out" hog; die "hog never got ready"; }
             sleep 0.3 # kernels in flight
-            full=$(rss_kb "$SPID")
+            full=$(($(rss_kb "$SPID") + $(children_rss_kb)))
             kill -KILL "$hp"
             wait "$hp" 2>/dev/null
         else
@@ -131,20 +156,90 @@ release.opencl_killed)
         fi
         settle "$BASE"
         afters+=("$AFTER")
-        echo "round $round ($how): server RSS ${BASE} kB before, ${full} kB with the client's 256 MiB, ${AFTER} kB after; threads $(nthreads "$SPID") (base $BASE_THREADS), fds $(nfds "$SPID") (base $BASE_FDS)"
+        echo "round $round ($how): server RSS ${BASE} kB before, ${full} kB with the client's 256 MiB (session processes included), ${AFTER} kB after; threads $(nthreads "$SPID") (base $BASE_THREADS), fds $(nfds "$SPID") (base $BASE_FDS), session processes $(children)"
         if [ "$how" = kill ] && [ $((full - BASE)) -lt 200000 ]; then
             mem_ok 1 "the client's 256 MiB did not show in the server's RSS"
         fi
         [ $((AFTER - BASE)) -lt 32768 ]
         mem_ok $? "release: round $round ($how): RSS back within 32 MiB of the baseline ($(((AFTER - BASE) / 1024)) MiB)"
         [ "$(nfds "$SPID")" -le "$BASE_FDS" ] || fail "release: round $round: fds $(nfds "$SPID") > $BASE_FDS"
+        [ "$(children)" = 0 ] || fail "release: round $round: $(children) session process(es) left"
         kill -0 "$SPID" 2>/dev/null || { show "$TMP/server.log" "server log"; die "the server died in round $round"; }
     done
     [ $((afters[5] - afters[0])) -lt 16384 ]
     mem_ok $? "release: no growth over 6 rounds (round 1 ${afters[0]} kB, round 6 ${afters[5]} kB)"
     [ "$(nthreads "$SPID")" -le "$BASE_THREADS" ] && ok "release: no session thread left" ||
         fail "threads: $(nthreads "$SPID") > $BASE_THREADS"
+    if process_mode; then
+        [ "$(children)" = 0 ] && ok "release: no session process left (each exited with its session)" ||
+            fail "release: $(children) session process(es) left"
+    fi
     check_serves "contain: the server serves after the kills (PoCL survived the releases)"
+    stop_server
+    ;;
+contain.opencl_kernel_crash)
+    env -u LD_LIBRARY_PATH "$PROG" work 0 1 >"$TMP/native" 2>&1 || { cat "$TMP/native"; die "native run"; }
+    want=$(sed -n 's/.*checksum=//p' "$TMP/native")
+    start_server
+    process_mode || die "the server does not run sessions as processes (the spec's isolation: process)"
+    fwd work 8 2 >"$TMP/other" 2>&1 &
+    op=$!
+    PIDS+=("$op")
+    for _ in $(seq 200); do [ "$(children)" -ge 1 ] && break; sleep 0.05; done
+    [ "$(children)" -ge 1 ] || die "the other client's session never started"
+    sleep 1 # the other client's kernels are running
+    fwd crash >"$TMP/crash" 2>"$TMP/crash.err"
+    crc=$?
+    show "$TMP/crash" "crashing client"
+    [ "$crc" = 0 ] && grep -q "clFinish = -2$" "$TMP/crash" &&
+        ok "contain: the crashing client gets CL_DEVICE_NOT_AVAILABLE (its session is lost), no crash of its own" ||
+        fail "contain: the crashing client (exit status $crc): $(cat "$TMP/crash.err")"
+    grep -q "was killed by signal" "$TMP/server.log" && ok "contain: its session process was killed by the fault" ||
+        { show "$TMP/server.log" "server log"; fail "contain: no session process was killed"; }
+    kill -0 "$op" 2>/dev/null && ok "contain: the other client still runs" || fail "contain: the other client ended early"
+    wait "$op" || fail "contain: the other client: exit status $?"
+    show "$TMP/other" "the other client"
+    grep -q " errors=0 " "$TMP/other" && [ -n "$want" ] && grep -q "checksum=$want\$" "$TMP/other" &&
+        ok "contain: the other client ran on, zero errors, its results the native ones (checksum $want)" ||
+        fail "contain: the other client's results"
+    check_serves "contain: the server serves new clients"
+    stop_server
+    ;;
+errors.opencl_library)
+    start_server
+    APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB APIGEN_TIMEOUT_MS=60000 timeout -k 5 240 \
+        "$B/examples/opencl/ocl_badinput" library >"$TMP/lib" 2>"$TMP/lib.err" ||
+        fail "ocl_badinput library: exit status $?"
+    cat >"$TMP/want" <<'W'
+err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d2, NULL, &err), &err)) = -65
+err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d3, NULL, &err), &err)) = -65
+err_of((clCreateImage2D(ctx, CL_MEM_READ_WRITE, &fmt, 32, 16, 32, NULL, &err), &err)) = -40
+err_of((clCreateImage3D(ctx, CL_MEM_READ_WRITE, &fmt, 4, 4, 4, 0, 64, NULL, &err), &err)) = -40
+clBuildProgram(prog, 1, &nodev, NULL, NULL, NULL)            = -33
+clCompileProgram(p, 1, &nodev, NULL, 1, &hdr, &name, NULL, NULL) = -33
+clCompileProgram(p, 1, &dev, NULL, 1, &noprog, &name, NULL, NULL) = -44
+clCompileProgram(p, 1, &dev, NULL, 1, &hdr, &noname, NULL, NULL) = -30
+err_of((clLinkProgram(ctx, 1, &nodev, NULL, 1, &p, NULL, NULL, &err), &err)) = -33
+err_of((clLinkProgram(ctx, 1, &dev, NULL, 1, &noprog, NULL, NULL, &err), &err)) = -44
+err_of((clCreateProgramWithBuiltInKernels(ctx, 1, &dev, "no.such.kernel", &err), &err)) = -30
+err_of((clCreateProgramWithBuiltInKernels(ctx, 1, &nodev, "no.such.kernel", &err), &err)) = -33
+W
+    # (a device with built-in kernels: PoCL's CPU device has pocl.add.i8 and more)
+    if grep -q "(bik, " "$TMP/lib"; then
+        cat >>"$TMP/want" <<'W'
+clBuildProgram(bik, 1, &dev, NULL, NULL, NULL)               = -59
+clCompileProgram(bik, 1, &dev, NULL, 0, NULL, NULL, NULL, NULL) = -59
+clCompileProgram(p, 1, &dev, NULL, 1, &bik, &name, NULL, NULL) = -59
+W
+    fi
+    cat >>"$TMP/want" <<'W'
+clCompileProgram(p, 1, &dev, NULL, 1, &hdr, &name, NULL, NULL) = 0
+k wrote 5
+W
+    diff -u "$TMP/want" "$TMP/lib" && ok "errors: every argument PoCL mishandles gets the OpenCL specification's error" ||
+        { cat "$TMP/lib.err"; fail "errors: ocl_badinput library differs"; }
+    grep -q "was killed by signal" "$TMP/server.log" && fail "errors: a session process crashed"
+    check_serves "errors: the server serves on"
     stop_server
     ;;
 load.opencl)
