@@ -45,6 +45,10 @@ cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitc
 cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
 cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
 cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D_ptds */
+cudaError_t cudart_stream_memcpy(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind); /* hand-written, in the spec's sources: cudaMemcpy's streamed dst */
+cudaError_t cudart_stream_memcpy_async(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: cudaMemcpyAsync's streamed dst */
+cudaError_t cudart_stream_memcpy_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: cudaMemcpyAsync_ptsz's streamed dst */
+cudaError_t cudart_stream_memcpy_ptds(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind); /* hand-written, in the spec's sources: cudaMemcpy_ptds's streamed dst */
 cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags); /* a symbol variant of cudaEventRecordWithFlags */
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream); /* a symbol variant of cudaEventRecord */
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream); /* a symbol variant of cudaFreeAsync */
@@ -8679,10 +8683,12 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -8694,16 +8700,19 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(count);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cudart_stream_memcpy */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (kind == cudaMemcpyHostToDevice) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to cudart_stream_memcpy */
             n_src = (uint64_t)(count);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -8715,13 +8724,20 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy(dst, src, count, kind);
+    if (s_dst != NULL)
+        ret_ = cudart_stream_memcpy(cx, s_dst, dst, src, count, kind);
+    else if (s_src != NULL)
+        ret_ = cudart_stream_memcpy(cx, s_src, dst, src, count, kind);
+    else
+        ret_ = cudaMemcpy(dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -9761,10 +9777,12 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -9779,16 +9797,19 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(count);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cudart_stream_memcpy_async */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (kind == cudaMemcpyHostToDevice) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to cudart_stream_memcpy_async */
             n_src = (uint64_t)(count);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -9800,13 +9821,20 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyAsync(dst, src, count, kind, stream);
+    if (s_dst != NULL)
+        ret_ = cudart_stream_memcpy_async(cx, s_dst, dst, src, count, kind, stream);
+    else if (s_src != NULL)
+        ret_ = cudart_stream_memcpy_async(cx, s_src, dst, src, count, kind, stream);
+    else
+        ret_ = cudaMemcpyAsync(dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -9826,10 +9854,12 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -9844,16 +9874,19 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(count);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cudart_stream_memcpy_async_ptsz */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (kind == cudaMemcpyHostToDevice) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to cudart_stream_memcpy_async_ptsz */
             n_src = (uint64_t)(count);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -9865,13 +9898,20 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyAsync_ptsz(dst, src, count, kind, stream);
+    if (s_dst != NULL)
+        ret_ = cudart_stream_memcpy_async_ptsz(cx, s_dst, dst, src, count, kind, stream);
+    else if (s_src != NULL)
+        ret_ = cudart_stream_memcpy_async_ptsz(cx, s_src, dst, src, count, kind, stream);
+    else
+        ret_ = cudaMemcpyAsync_ptsz(dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -10788,10 +10828,12 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -10803,16 +10845,19 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(count);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cudart_stream_memcpy_ptds */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (kind == cudaMemcpyHostToDevice) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to cudart_stream_memcpy_ptds */
             n_src = (uint64_t)(count);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -10824,13 +10869,20 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy_ptds(dst, src, count, kind);
+    if (s_dst != NULL)
+        ret_ = cudart_stream_memcpy_ptds(cx, s_dst, dst, src, count, kind);
+    else if (s_src != NULL)
+        ret_ = cudart_stream_memcpy_ptds(cx, s_src, dst, src, count, kind);
+    else
+        ret_ = cudaMemcpy_ptds(dst, src, count, kind);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (kind == cudaMemcpyDeviceToHost) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -13525,6 +13577,12 @@ static const apigen_handler_fn handlers_[333] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
+static const uint8_t stream_in_calls_[333] = {
+    [CUDART_CALL_cudaMemcpy] = 1,
+    [CUDART_CALL_cudaMemcpyAsync] = 1,
+    [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,
+    [CUDART_CALL_cudaMemcpy_ptds] = 1,
+};
 static const apigen_handle_type *const handle_types_[16] = {
     &ht_cudaStream_t,
     &ht_cudaEvent_t,
@@ -13569,4 +13627,5 @@ const apigen_api apigen_api_cudart = {
     .device_destroy = destroy_device_,
     .isolate_process = true,
     .api_version = CUDART_API_VERSION,
+    .stream_in_calls = stream_in_calls_,
 };

@@ -12006,6 +12006,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
+    if (kind == cudaMemcpyDeviceToHost) {
+        apigen_call_stream_into(&call_, dst, n_dst);
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13051,6 +13054,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
+    if (kind == cudaMemcpyDeviceToHost) {
+        apigen_call_stream_into(&call_, dst, n_dst);
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13121,6 +13127,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
         if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
+    }
+    if (kind == cudaMemcpyDeviceToHost) {
+        apigen_call_stream_into(&call_, dst, n_dst);
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -14212,6 +14221,9 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
         if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
+    }
+    if (kind == cudaMemcpyDeviceToHost) {
+        apigen_call_stream_into(&call_, dst, n_dst);
     }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)

@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x9c968ac946dad7ef)
+#define CUDART_FINGERPRINT UINT64_C(0xae41c79b7e170579)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -921,19 +921,188 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
     return (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, dst, count);
 }
 
-#define MEMCPY(name)                                                                               \
+/* ---- large pageable copies, staged through the arena ------------------------------------
+ * Over a local transport whose server took the arena, a pageable copy of
+ * STAGE_MIN bytes or more goes through STAGE_SLOTS slots carved from it:
+ * host to device, the guest copies chunk k into a slot while the server's
+ * device copy of chunk k - 1 DMAs from its registered mapping of the slot
+ * before it (cudaMemcpyAsync with an arena reference, an event per slot);
+ * device to host, the device copies of the next chunks run while the guest
+ * copies chunk k out of its slot. That is what the real runtime does with
+ * its own pinned staging buffers for pageable memory, so no byte crosses the
+ * transport. Elsewhere (tcp://, ucx://, no arena) the copy streams through
+ * the server's staging blocks instead (spec `stream:`, host_copy.c). */
+#define STAGE_MIN ((size_t)4 << 20)
+#define STAGE_SLOTS 3
+
+/* 1 to 8 MiB per chunk: at least STAGE_SLOTS + 1 chunks, so they overlap */
+static size_t stage_chunk(size_t count)
+{
+    size_t c = (count / (STAGE_SLOTS + 1) + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    return c < ((size_t)1 << 20) ? (size_t)1 << 20 : c > ((size_t)8 << 20) ? (size_t)8 << 20 : c;
+}
+
+typedef struct staging {
+    void *slot[STAGE_SLOTS];
+    cudaEvent_t ev[STAGE_SLOTS];
+    bool busy[STAGE_SLOTS];
+    size_t chunk;
+} staging;
+
+static void staging_end(staging *s)
+{
+    for (int i = 0; i < STAGE_SLOTS; i++) {
+        if (s->busy[i]) (void)cudaEventSynchronize(s->ev[i]); /* no DMA into a freed slot */
+        if (s->ev[i]) (void)cudaEventDestroy(s->ev[i]);
+        if (s->slot[i]) (void)apigen_arena_free(s->slot[i]);
+    }
+}
+
+/* Slots and events for a copy of count bytes; false: use the plain path
+ * (no arena here, or it is full). */
+static bool stream_on_current_device(cudaStream_t stream);
+
+static bool staging_begin(staging *s, size_t count, const void *host, cudaStream_t stream)
+{
+    memset(s, 0, sizeof *s);
+    if (count < STAGE_MIN || apigen_arena_owns(host)) return false;
+    s->chunk = stage_chunk(count);
+    for (int i = 0; i < STAGE_SLOTS; i++)
+        if (!(s->slot[i] = apigen_arena_alloc(s->chunk))) {
+            staging_end(s);
+            return false;
+        }
+    if (!stream_on_current_device(stream)) {
+        staging_end(s);
+        return false;
+    }
+    for (int i = 0; i < STAGE_SLOTS; i++)
+        if (cudaEventCreateWithFlags(&s->ev[i], cudaEventDisableTiming) != cudaSuccess) {
+            staging_end(s);
+            return false;
+        }
+    return true;
+}
+
+/* The copy that used slot i is done (its error, if it failed). */
+static cudaError_t staging_wait(staging *s, int i)
+{
+    if (!s->busy[i]) return cudaSuccess;
+    s->busy[i] = false;
+    return cudaEventSynchronize(s->ev[i]);
+}
+
+static cudaError_t staging_issue(staging *s, int i, void *dst, const void *src, size_t n,
+                                 enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    cudaError_t e = cudart_fwd_cudaMemcpyAsync(dst, src, n, kind, stream);
+    if (e == cudaSuccess) e = cudaEventRecord(s->ev[i], stream);
+    if (e == cudaSuccess) s->busy[i] = true;
+    return e;
+}
+
+static cudaError_t staged_h2d(staging *s, void *dst, const void *src, size_t count,
+                              cudaStream_t stream)
+{
+    cudaError_t e = cudaSuccess;
+    size_t off = 0;
+    int i = 0, last = -1;
+    while (e == cudaSuccess && off < count) {
+        size_t n = count - off < s->chunk ? count - off : s->chunk;
+        if ((e = staging_wait(s, i)) != cudaSuccess) break;
+        memcpy(s->slot[i], (const char *)src + off, n);
+        e = staging_issue(s, i, (char *)dst + off, s->slot[i], n, cudaMemcpyHostToDevice, stream);
+        last = i;
+        off += n;
+        i = (i + 1) % STAGE_SLOTS;
+    }
+    if (e == cudaSuccess && last >= 0) e = staging_wait(s, last); /* the last chunk landed */
+    return e;
+}
+
+static cudaError_t staged_d2h(staging *s, void *dst, const void *src, size_t count,
+                              cudaStream_t stream)
+{
+    cudaError_t e = cudaSuccess;
+    size_t issued = 0, done = 0;
+    void *peer[STAGE_SLOTS];
+    for (int i = 0; i < STAGE_SLOTS; i++) /* the server writes its mapping of the slot */
+        if (!(peer[i] = (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, s->slot[i], s->chunk)))
+            return cudaErrorUnknown;
+    for (int i = 0; i < STAGE_SLOTS && issued < count && e == cudaSuccess; i++) {
+        size_t n = count - issued < s->chunk ? count - issued : s->chunk;
+        e = staging_issue(s, i, peer[i], (const char *)src + issued, n, cudaMemcpyDefault, stream);
+        issued += e == cudaSuccess ? n : 0;
+    }
+    for (int i = 0; e == cudaSuccess && done < count; i = (i + 1) % STAGE_SLOTS) {
+        size_t n = count - done < s->chunk ? count - done : s->chunk;
+        if ((e = staging_wait(s, i)) != cudaSuccess) break;
+        memcpy((char *)dst + done, s->slot[i], n);
+        done += n;
+        if (issued < count) {
+            size_t m = count - issued < s->chunk ? count - issued : s->chunk;
+            e = staging_issue(s, i, peer[i], (const char *)src + issued, m, cudaMemcpyDefault,
+                              stream);
+            issued += e == cudaSuccess ? m : 0;
+        }
+    }
+    return e;
+}
+
+/* The slots' events are made on the current device, and an event must be
+ * recorded on a stream of its own device (else the record fails, with the
+ * error only in the server's last-error state, and a slot could be reused
+ * under a running copy): the default streams, or a stream of this device. */
+static bool stream_on_current_device(cudaStream_t stream)
+{
+    if (stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
+#if CUDART_VERSION >= 12080
+    int sd = -1, cd = -2;
+    return cudaStreamGetDevice(stream, &sd) == cudaSuccess && cudaGetDevice(&cd) == cudaSuccess &&
+           sd == cd;
+#else
+    return false;
+#endif
+}
+
+/* A pageable copy through the arena when it can take one: *used says
+ * whether it did (else the caller forwards the copy as it is). */
+static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                               cudaStream_t stream, bool *used)
+{
+    staging s;
+    *used = false;
+    /* the device side inside one allocation this process made, as the real
+     * runtime checks before it copies a byte (else the server's copy says) */
+    range r;
+    const void *dev = kind == cudaMemcpyHostToDevice ? dst : src;
+    if ((kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost) || !dst || !src ||
+        !ranges_find(&dev_ranges_, dev, &r) || count > r.size - ((uintptr_t)dev - r.base) ||
+        !staging_begin(&s, count, kind == cudaMemcpyHostToDevice ? src : dst, stream))
+        return cudaSuccess;
+    *used = true;
+    cudaError_t e = kind == cudaMemcpyHostToDevice ? staged_h2d(&s, dst, src, count, stream)
+                                                   : staged_d2h(&s, dst, src, count, stream);
+    staging_end(&s);
+    return e;
+}
+
+#define MEMCPY(name, stream)                                                                       \
     APIGEN_EXPORT cudaError_t name(MEMCPY_ARGS)                                                    \
     {                                                                                              \
+        bool staged_;                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) return copy_h2h(dst, src, count);                        \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault);                     \
+        cudaError_t e_ = copy_staged(dst, src, count, kind, stream, &staged_);                     \
+        if (staged_) return e_;                                                                    \
         return cudart_fwd_##name(dst, src, count, kind);                                           \
     }
-MEMCPY(cudaMemcpy)
-MEMCPY(cudaMemcpy_ptds)
+MEMCPY(cudaMemcpy, cudaStreamLegacy)
+MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
 
-#define MEMCPY_ASYNC(name)                                                                         \
+#define MEMCPY_ASYNC(name, dflt)                                                                   \
     APIGEN_EXPORT cudaError_t name(MEMCPYA_ARGS)                                                   \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
@@ -943,10 +1112,13 @@ MEMCPY(cudaMemcpy_ptds)
         }                                                                                          \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);             \
+        bool staged_;                                                                              \
+        cudaError_t e_ = copy_staged(dst, src, count, kind, stream ? stream : (dflt), &staged_);   \
+        if (staged_) return e_;                                                                    \
         return cudart_fwd_##name(dst, src, count, kind, stream);                                   \
     }
-MEMCPY_ASYNC(cudaMemcpyAsync)
-MEMCPY_ASYNC(cudaMemcpyAsync_ptsz)
+MEMCPY_ASYNC(cudaMemcpyAsync, (cudaStream_t)0)
+MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, cudaStreamPerThread)
 
 static cudaError_t copy2d_h2h(void *dst, size_t dpitch, const void *src, size_t spitch,
                               size_t width, size_t height)
