@@ -39,6 +39,18 @@ static int library_guards(cl_context ctx, cl_device_id dev, cl_command_queue q, 
     TRY(err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d3, NULL, &err), &err)));
     TRY(err_of((clCreateImage2D(ctx, CL_MEM_READ_WRITE, &fmt, 32, 16, 32, NULL, &err), &err)));
     TRY(err_of((clCreateImage3D(ctx, CL_MEM_READ_WRITE, &fmt, 4, 4, 4, 0, 64, NULL, &err), &err)));
+    /* a region past a 1D image array's last layer: PoCL fills and maps past
+     * the image's storage (its reads and writes were refused before) */
+    cl_image_format f8 = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc da = {CL_MEM_OBJECT_IMAGE1D_ARRAY, 8, 0, 0, 4, 0, 0, 0, 0, {NULL}};
+    cl_mem arr = clCreateImage(ctx, CL_MEM_READ_WRITE, &f8, &da, NULL, &err);
+    CHECK(err);
+    size_t org[3] = {0, 0, 0}, past[3] = {8, 5, 1}, rp = 0, sp = 0;
+    cl_uint col[4] = {1, 2, 3, 4};
+    TRYQ(clEnqueueFillImage(q, arr, col, org, past, 0, NULL, NULL));
+    TRY(err_of((clEnqueueMapImage(q, arr, CL_TRUE, CL_MAP_READ, org, past, &rp, &sp, 0, NULL, NULL,
+                                  &err), &err)));
+    clReleaseMemObject(arr);
     /* a NULL device (what another client's id becomes), a NULL or source-less
      * header or input program, a NULL header name */
     const char *src = "#include \"h.h\"\n__kernel void k(__global int *x) { x[0] = H; }";

@@ -421,8 +421,9 @@ static bool image_host_bad(cl_mem image, const size_t *region, size_t row_pitch,
 }
 
 /* Whether origin + region lies outside the image: PoCL does not check it
- * for every image type and copies past the image's storage (found by
- * fuzz_opencl); OpenCL's error is CL_INVALID_VALUE. */
+ * for every image type (1D and 2D arrays: the array size) and copies past the
+ * image's storage in reads, writes, fills and maps (found by fuzz_opencl and
+ * by probing each image command natively); OpenCL's error is CL_INVALID_VALUE. */
 static bool image_box_bad(cl_mem image, const size_t *origin, const size_t *region)
 {
     cl_mem_object_type type = 0;
@@ -476,6 +477,17 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
     cl_int err = clEnqueueWriteImage(q, image, CL_FALSE, origin, region, row_pitch,
                                      image_slice_pitch(image, slice_pitch), copy, nwait, wait, &own);
     return copy_owned(err, copy, own, event);
+}
+
+cl_int opencl_host_clEnqueueFillImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
+                                      const void *fill_color, const size_t *origin,
+                                      const size_t *region, cl_uint nwait, const cl_event *wait,
+                                      cl_event *event)
+{
+    (void)cx;
+    if (image_box_bad(image, origin, region))
+        return CL_INVALID_VALUE;
+    return clEnqueueFillImage(q, image, fill_color, origin, region, nwait, wait, event);
 }
 
 /* CL_PROGRAM_BINARIES with a buffer: the guest sent one flat buffer of the
@@ -1043,9 +1055,13 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
     cl_mem mem = real_of(cx, "cl_mem", vm);
     size_t row = 0, slice = 0;
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapImage(q, mem, CL_TRUE, flags, ob, region, want_row ? &row : NULL,
-                                want_slice ? &slice : &slice, nwait, wait, want_ev ? &ev : NULL,
-                                &err);
+    void *p = NULL;
+    if (mem && image_box_bad(mem, ob, region)) /* the reply would read past the image */
+        err = CL_INVALID_VALUE;
+    else
+        p = clEnqueueMapImage(q, mem, CL_TRUE, flags, ob, region, want_row ? &row : NULL,
+                              want_slice ? &slice : &slice, nwait, wait, want_ev ? &ev : NULL,
+                              &err);
     if (!want_row && err == CL_SUCCESS) /* row pitch is required; the implementation checks */
         row = 0;
     uint64_t size = 0;

@@ -21,7 +21,8 @@
 #                        CL_DEVICE_NOT_AVAILABLE (a lost session), the other's
 #                        results are the native ones, the server serves on
 # errors.opencl_library  S9: ocl_badinput library: arguments PoCL crashes on
-#                        natively (image pitches without host memory, NULL or
+#                        natively (image pitches without host memory, fills and
+#                        maps past a 1D image array's last layer, NULL or
 #                        source-less devices, headers and programs in build,
 #                        compile and link, built-in kernels) get the OpenCL
 #                        specification's errors; the server serves on
@@ -215,6 +216,8 @@ err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d2, NULL, &err), &err)) = -
 err_of((clCreateImage(ctx, CL_MEM_READ_WRITE, &fmt, &d3, NULL, &err), &err)) = -65
 err_of((clCreateImage2D(ctx, CL_MEM_READ_WRITE, &fmt, 32, 16, 32, NULL, &err), &err)) = -40
 err_of((clCreateImage3D(ctx, CL_MEM_READ_WRITE, &fmt, 4, 4, 4, 0, 64, NULL, &err), &err)) = -40
+clEnqueueFillImage(q, arr, col, org, past, 0, NULL, NULL)    = -30
+err_of((clEnqueueMapImage(q, arr, CL_TRUE, CL_MAP_READ, org, past, &rp, &sp, 0, NULL, NULL, &err), &err)) = -30
 clBuildProgram(prog, 1, &nodev, NULL, NULL, NULL)            = -33
 clCompileProgram(p, 1, &nodev, NULL, 1, &hdr, &name, NULL, NULL) = -33
 clCompileProgram(p, 1, &dev, NULL, 1, &noprog, &name, NULL, NULL) = -44
