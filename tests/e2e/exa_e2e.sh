@@ -52,7 +52,7 @@ set -u
 
 MODE=${1:?usage: exa_e2e.sh MODE BUILD_DIR [unix|shm]}
 BUILD=${2:?usage: exa_e2e.sh MODE BUILD_DIR [unix|shm]}
-TRANSPORT=${3:-unix} # what the modes that use a unix socket use instead (shm: shm://)
+TRANSPORT=${3:-unix} # what the modes that use a unix socket use instead (shm: shm://, tls: tls://)
 BUILD=$(cd "$BUILD" && pwd)
 REAL_DIR=$BUILD/real
 STUB_DIR=$BUILD/stub
@@ -164,6 +164,7 @@ start_unix_server() {
     URL="unix://$TMP/exa.sock"
     [ "$TRANSPORT" = shm ] && URL="shm://apigen-exa-e2e-$$"
     if [ "$TRANSPORT" = ucx ]; then start_ucx_server; return; fi
+    if [ "$TRANSPORT" = tls ]; then start_tls_server; return; fi
     start_server "$URL"
     wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
 }
