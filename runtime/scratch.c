@@ -43,6 +43,28 @@ typedef struct scr {
 
 _Static_assert(sizeof(scr) % 16 == 0, "scratch header keeps 16-byte alignment");
 
+/* Small blocks (an out-parameter or two of most calls) come from a few kept
+ * per server thread instead of calloc + free on every call. */
+#define SMALL_BYTES 240u
+#define SMALL_KEEP 8
+static _Thread_local scr *small_free;
+static _Thread_local unsigned small_n;
+static pthread_key_t small_key;
+static pthread_once_t small_once = PTHREAD_ONCE_INIT;
+static void small_release(void *unused)
+{
+    (void)unused;
+    while (small_free) {
+        scr *n = small_free->next;
+        free(small_free);
+        small_free = n;
+    }
+    small_n = 0;
+}
+static void small_init(void) { (void)pthread_key_create(&small_key, small_release); }
+static _Thread_local bool small_keyed; /* small_key set on this thread: its exit frees them */
+static _Thread_local bool cache_held;  /* the cached large block is set on this thread */
+
 void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what)
 {
     if (cx->status == APIGEN_OK && st != APIGEN_OK) {
@@ -66,7 +88,18 @@ void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
         return NULL;
     }
     scr *s = NULL;
-    if (bytes >= CACHE_MIN) {
+    if (bytes <= SMALL_BYTES) {
+        if (small_free) {
+            s = small_free;
+            small_free = s->next;
+            small_n--;
+            memset(s + 1, 0, SMALL_BYTES);
+        } else {
+            s = calloc(1, sizeof(scr) + SMALL_BYTES);
+        }
+        if (s)
+            s->size = SMALL_BYTES; /* kept again after the call */
+    } else if (bytes >= CACHE_MIN) {
         pthread_once(&cache_once, cache_init);
         scr *c = pthread_getspecific(cache_key);
         if (c && c->size >= bytes && bytes >= c->size / 4) {
@@ -98,12 +131,26 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
         if (s->size >= CACHE_MIN && (!keep || s->size > keep->size)) {
             free(keep);
             keep = s;
+        } else if (s->size == SMALL_BYTES && small_n < SMALL_KEEP) {
+            if (!small_keyed) {
+                pthread_once(&small_once, small_init);
+                small_keyed = pthread_setspecific(small_key, (void *)1) == 0;
+            }
+            if (small_keyed) {
+                s->next = small_free;
+                small_free = s;
+                small_n++;
+            } else {
+                free(s);
+            }
         } else {
             free(s);
         }
         s = n;
     }
     cx->scratch = NULL;
+    if (!keep && !cache_held)
+        return; /* no large block used, none kept: nothing more to do */
     /* this call's largest block replaces the cached one; the cached one stays
      * while calls use it (rt_keep_warm: small calls between large copies) */
     pthread_once(&cache_once, cache_init);
@@ -114,6 +161,7 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
         else /* the cached block again: warm and used, so register it */
             rt_host_register(keep, (size_t)keep->size + sizeof(scr));
         (void)pthread_setspecific(cache_key, keep);
+        cache_held = true;
         cache_owned = cx->session != NULL;
         if (cache_owned)
             rt_session_key(cx->session, cache_owner);
@@ -122,6 +170,9 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
     } else if (c && !rt_keep_warm(&cache_warm, c->size, 0, CACHE_MIN)) {
         cache_free(c);
         (void)pthread_setspecific(cache_key, NULL);
+        cache_held = false;
+    } else if (!c) {
+        cache_held = false;
     }
 }
 

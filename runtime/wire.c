@@ -34,27 +34,53 @@ const char *apigen_status_str(apigen_status s)
 }
 
 /* ---- little-endian helpers ------------------------------------------------ */
-static void le16(uint8_t *p, uint16_t v)
+/* n (1, 2, 4 or 8) bytes of v at p, little-endian, and back: one load or
+ * store on a little-endian host (every call of a call's path goes through
+ * these), byte by byte elsewhere. */
+static inline void store_le(uint8_t *p, uint64_t v, unsigned n)
 {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-static void le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint8_t b1 = (uint8_t)v;
+    uint16_t b2 = (uint16_t)v;
+    uint32_t b4 = (uint32_t)v;
+    switch (n) {
+    case 1: memcpy(p, &b1, 1); return;
+    case 2: memcpy(p, &b2, 2); return;
+    case 4: memcpy(p, &b4, 4); return;
+    default: memcpy(p, &v, 8); return;
+    }
+#else
+    for (unsigned i = 0; i < n; i++)
         p[i] = (uint8_t)(v >> (8 * i));
+#endif
 }
-static void le64(uint8_t *p, uint64_t v)
+
+static inline uint64_t load_le(const uint8_t *p, unsigned n)
 {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint16_t b2;
+    uint32_t b4;
+    uint64_t b8;
+    switch (n) {
+    case 1: return p[0];
+    case 2: memcpy(&b2, p, 2); return b2;
+    case 4: memcpy(&b4, p, 4); return b4;
+    default: memcpy(&b8, p, 8); return b8;
+    }
+#else
+    uint64_t x = 0;
+    for (unsigned i = 0; i < n; i++)
+        x |= (uint64_t)p[i] << (8 * i);
+    return x;
+#endif
 }
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | (uint64_t)rd32(p + 4) << 32; }
+
+static void le16(uint8_t *p, uint16_t v) { store_le(p, v, 2); }
+static void le32(uint8_t *p, uint32_t v) { store_le(p, v, 4); }
+static void le64(uint8_t *p, uint64_t v) { store_le(p, v, 8); }
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)load_le(p, 2); }
+static uint32_t rd32(const uint8_t *p) { return (uint32_t)load_le(p, 4); }
+static uint64_t rd64(const uint8_t *p) { return load_le(p, 8); }
 
 /* ---- frame header ---------------------------------------------------------- */
 void apigen_hdr_encode(const apigen_frame_hdr *h, uint8_t out[APIGEN_FRAME_HDR_SIZE])
@@ -241,12 +267,12 @@ bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags, uint32_t ca
     return true;
 }
 
-static bool put_le(apigen_wr *w, uint64_t v, unsigned n)
+static inline bool put_le(apigen_wr *w, uint64_t v, unsigned n)
 {
-    if (!wr_room(w, n))
+    if (!(w->len + n <= w->cap && !w->failed && w->len + n + w->ext_total - w->base <= UINT32_MAX) &&
+        !wr_room(w, n))
         return false;
-    for (unsigned i = 0; i < n; i++)
-        w->buf[w->len + i] = (uint8_t)(v >> (8 * i));
+    store_le(w->buf + w->len, v, n);
     w->len += n;
     return true;
 }
@@ -397,18 +423,15 @@ static bool rd_fail(apigen_rd *r, const char *e)
     return false;
 }
 
-static bool get_le(apigen_rd *r, uint64_t *v, unsigned n)
+static inline bool get_le(apigen_rd *r, uint64_t *v, unsigned n)
 {
     if (r->err)
         return false;
     if (!rd_need(r, n))
         return rd_fail(r, E_TRUNC);
-    uint64_t x = 0;
-    for (unsigned i = 0; i < n; i++)
-        x |= (uint64_t)r->p[i] << (8 * i);
+    *v = load_le(r->p, n);
     r->p += n;
     r->left -= n;
-    *v = x;
     return true;
 }
 

@@ -498,7 +498,7 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
 {
     struct tp_shm *s = c->shm;
     int64_t deadline = tp_deadline(timeout_ms);
-    if (!client_setup(c, deadline, err, errlen))
+    if (!s->ready && !client_setup(c, deadline, err, errlen)) /* checked here: every call */
         return false;
     shm_ring *r = s->tx;
     const uint64_t piece = s->size / 4;
@@ -553,7 +553,7 @@ apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
 {
     struct tp_shm *s = c->shm;
     int64_t deadline = tp_deadline(timeout_ms);
-    if (!client_setup(c, deadline, err, errlen))
+    if (!s->ready && !client_setup(c, deadline, err, errlen))
         return APIGEN_TP_ERROR;
     shm_ring *r = s->rx;
     const uint64_t piece = s->size / 4;
