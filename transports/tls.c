@@ -160,9 +160,20 @@ static bool readable_file(const char *what, const char *path, char *err, size_t 
 
 /* ---- contexts -------------------------------------------------------------------- */
 static SSL_CTX *g_server_ctx; /* set once before listening; a session child inherits it */
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+
+/* No OpenSSL cleanup at exit: the guest stub's exit-time flush may still send
+ * queued calls on a TLS connection after atexit handlers ran. (An
+ * application that initialized OpenSSL itself keeps its own choice.) */
+static void tls_init(void)
+{
+    OPENSSL_init_ssl(OPENSSL_INIT_NO_ATEXIT | OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS,
+                     NULL);
+}
 
 static SSL_CTX *new_ctx(const SSL_METHOD *m)
 {
+    pthread_once(&g_init_once, tls_init);
     SSL_CTX *ctx = SSL_CTX_new(m);
     if (!ctx)
         return NULL;
