@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -50,10 +51,10 @@ struct apigen_session {
     uint32_t *gval;
     size_t ngid, capgid;
 
-    pthread_mutex_t run_mu; /* async frames run (RT_CALL_WAIT) */
+    pthread_mutex_t run_mu; /* async frames run (RT_CALL_WAIT): waiters sleep on run_cv */
     pthread_cond_t run_cv;
-    uint64_t nran;
-    unsigned nwaiting;
+    _Atomic uint64_t nran;     /* one atomic add per async frame, no lock ... */
+    _Atomic unsigned nwaiting; /* ... unless someone waits (run_mu then) */
 
     pthread_mutex_t send_mu; /* the control connection, for callbacks */
     apigen_conn *ctrl;
@@ -246,11 +247,14 @@ void rt_session_cb_unlock(struct apigen_session *s, bool dead)
 
 void rt_session_async_ran(struct apigen_session *s)
 {
-    pthread_mutex_lock(&s->run_mu);
-    s->nran++;
-    if (s->nwaiting)
+    /* seq_cst: either this sees the waiter, or the waiter (nwaiting before
+     * nran) sees this frame counted */
+    atomic_fetch_add(&s->nran, 1);
+    if (atomic_load(&s->nwaiting)) {
+        pthread_mutex_lock(&s->run_mu); /* the waiter is in its wait or re-checks */
         pthread_cond_broadcast(&s->run_cv);
-    pthread_mutex_unlock(&s->run_mu);
+        pthread_mutex_unlock(&s->run_mu);
+    }
 }
 
 bool rt_session_wait_async(struct apigen_session *s, uint64_t n)
@@ -265,11 +269,11 @@ bool rt_session_wait_async(struct apigen_session *s, uint64_t n)
     until.tv_sec += RT_WAIT_MS / 1000;
     bool ok = true;
     pthread_mutex_lock(&s->run_mu);
-    s->nwaiting++;
-    while (s->nran < n && ok)
+    atomic_fetch_add(&s->nwaiting, 1);
+    while (atomic_load(&s->nran) < n && ok)
         ok = pthread_cond_timedwait(&s->run_cv, &s->run_mu, &until) != ETIMEDOUT;
-    s->nwaiting--;
-    ok = s->nran >= n;
+    atomic_fetch_sub(&s->nwaiting, 1);
+    ok = atomic_load(&s->nran) >= n;
     pthread_mutex_unlock(&s->run_mu);
     return ok;
 }
