@@ -894,6 +894,8 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         apply_ann(x, en, a->else_ann, 1);
         if (a->then_ann->kind == PK_COND || a->else_ann->kind == PK_COND)
             perr_note(x, n->loc, "conditions do not nest%s%s", "", "");
+        if ((n = spec_get(A, "stream")))
+            apply_stream(x, A, n, a); /* refused: it belongs in a branch */
         return;
     }
     if (spec_get(A, "then") || spec_get(A, "else")) {
@@ -1305,13 +1307,23 @@ static int stream_size(pctx *x, const spec_node *n, const char *what, uint64_t *
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
 {
     ck *c = x->c;
-    if (!((a->kind == PK_IN || a->kind == PK_OUT) && a->elem == EK_BYTES) || a->terminated ||
-        a->count_after) {
+    if (a->kind == PK_COND) {
+        perr_note(x, spec_key_loc(A, "stream"),
+                  "`stream` on a conditional parameter: put it inside `then:` or `else:`, on the "
+                  "branch that is a buffer%s%s", "", "");
+        return;
+    }
+    if (spec_get(A, "count_after")) {
+        perr_note(x, spec_key_loc(A, "stream"),
+                  "`stream` refused with `count_after`: a streamed buffer's chunks leave before "
+                  "the call returns, so its length cannot depend on what the call says%s%s", "", "");
+        return;
+    }
+    if (!((a->kind == PK_IN || a->kind == PK_OUT) && a->elem == EK_BYTES) || a->terminated) {
         perr_note(x, spec_key_loc(A, "stream"),
                   "`stream` applies to plain in or out buffers (`dir: in|out` with `bytes:` or "
-                  "`count:`, no `count_after`, not terminated), not to a %s parameter%s",
-                  a->kind == PK_COND ? "conditional" : param_kind_name(a->kind),
-                  a->kind == PK_COND ? ": put it inside `then:`/`else:`" : "");
+                  "`count:`), not to one passed as '%s'%s",
+                  a->terminated ? "terminated list" : param_kind_name(a->kind), "");
         return;
     }
     if (!spec_want_map(n, "stream", c->d, x->fn->name, x->p->name)) {

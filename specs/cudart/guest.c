@@ -931,7 +931,11 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
  * copies chunk k out of its slot. That is what the real runtime does with
  * its own pinned staging buffers for pageable memory, so no byte crosses the
  * transport. Elsewhere (tcp://, ucx://, no arena) the copy streams through
- * the server's staging blocks instead (spec `stream:`, host_copy.c). */
+ * the server's staging blocks instead (spec `stream:`, host_copy.c), and so
+ * it does over shm://, whose ring was faster than this (H100, 256 MiB:
+ * 7.9 against 6.6 GB/s host to device, 7.0 against 6.7 device to host;
+ * docs/performance.md): its two copies stay in the cache, where the slots'
+ * do not. */
 #define STAGE_MIN ((size_t)4 << 20)
 #define STAGE_SLOTS 3
 
@@ -965,7 +969,8 @@ static bool stream_on_current_device(cudaStream_t stream);
 static bool staging_begin(staging *s, size_t count, const void *host, cudaStream_t stream)
 {
     memset(s, 0, sizeof *s);
-    if (count < STAGE_MIN || apigen_arena_owns(host)) return false;
+    if (count < STAGE_MIN || apigen_arena_owns(host) || apigen_call_over_ring(&cudart_api))
+        return false;
     s->chunk = stage_chunk(count);
     for (int i = 0; i < STAGE_SLOTS; i++)
         if (!(s->slot[i] = apigen_arena_alloc(s->chunk))) {

@@ -11,6 +11,8 @@
 
 /* ---- hand-written handlers ---- */
 void gold_custom_compile_host(apigen_call_ctx *cx); /* hand-written, in the spec's sources: goldCompile */
+goldStatus gold_stream_copy(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t bytes, goldDir dir); /* hand-written, in the spec's sources: goldCopy's streamed dst */
+goldStatus gold_stream_write(apigen_call_ctx *cx, apigen_stream *s, goldObj obj, size_t bytes, const void *src, int flags); /* hand-written, in the spec's sources: goldWrite's streamed src */
 
 /* ---- handle types ---- */
 static const apigen_handle_type ht_goldDev = {"goldDev", 0, NULL, NULL, 0, 0};
@@ -84,10 +86,12 @@ static void h_goldCopy(apigen_call_ctx *cx)
     uint32_t v_dir;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
+    apigen_stream *s_dst = NULL;
     uint64_t v_dst;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     uint64_t v_src;
     int ok_;
     uint64_t k_;
@@ -99,16 +103,19 @@ static void h_goldCopy(apigen_call_ctx *cx)
         if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         if (p_dst) {
             n_dst = (uint64_t)(bytes);
-            dst = apigen_scratch(cx, n_dst, 1);
-            if (dst == NULL) return;
+            s_dst = apigen_stream_out(cx, n_dst, UINT64_C(8388608), UINT64_C(8388608)); /* streams from gold_stream_copy */
+            if (s_dst == NULL) {
+                dst = apigen_scratch(cx, n_dst, 1);
+                if (dst == NULL) return;
+            }
         }
     } else {
         if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
         dst = (void *)(uintptr_t)v_dst;
     }
     if (dir == GOLD_TO_DEVICE) {
-        if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-        if (b_src != NULL) {
+        if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(8388608), UINT64_C(8388608), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        if (b_src != NULL || s_src != NULL) { /* s_src: it streams to gold_stream_copy */
             n_src = (uint64_t)(bytes);
             if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
             src = (const void *)b_src;
@@ -118,13 +125,20 @@ static void h_goldCopy(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = goldCopy(dst, src, bytes, dir);
+    if (s_dst != NULL)
+        ret_ = gold_stream_copy(cx, s_dst, dst, src, bytes, dir);
+    else if (s_src != NULL)
+        ret_ = gold_stream_copy(cx, s_src, dst, src, bytes, dir);
+    else
+        ret_ = goldCopy(dst, src, bytes, dir);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == GOLD_OK;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (dir == GOLD_TO_HOST) {
         if (p_dst) { /* dst */
             k_ = ok_ ? n_dst : 0;
+            if (s_dst != NULL)
+                k_ = 0; /* its bytes left in chunks ahead of the reply */
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
@@ -725,6 +739,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
+    apigen_stream *s_src = NULL;
     if (!apigen_get_u64(cx->rd, &v_obj)) { apigen_reject(cx, APIGEN_BAD_ARGS, "obj"); return; }
     if (!apigen_handle_get(cx, &ht_goldObj, v_obj, &r_)) return; /* obj */
     obj = (goldObj)(uintptr_t)r_;
@@ -732,14 +747,17 @@ static void h_goldWrite(apigen_call_ctx *cx)
     bytes = (size_t)v_bytes;
     if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
     flags = (int)(int32_t)v_flags;
-    if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
-    if (b_src != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_src, &l_src, cx->budget, UINT64_C(1048576), UINT64_C(524288), &s_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+    if (b_src != NULL || s_src != NULL) { /* s_src: it streams to gold_stream_write */
         n_src = (uint64_t)(bytes);
         if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
         src = (const void *)b_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = goldWrite(obj, bytes, src, flags);
+    if (s_src != NULL)
+        ret_ = gold_stream_write(cx, s_src, obj, bytes, src, flags);
+    else
+        ret_ = goldWrite(obj, bytes, src, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -793,6 +811,10 @@ static const apigen_handler_fn handlers_[23] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
+static const uint8_t stream_in_calls_[23] = {
+    [GOLD_CALL_goldCopy] = 1,
+    [GOLD_CALL_goldWrite] = 1,
+};
 static const apigen_handle_type *const handle_types_[3] = {
     &ht_goldDev,
     &ht_goldObj,
@@ -822,4 +844,5 @@ const apigen_api apigen_api_gold = {
     .ncb_types = GOLD_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = NULL,
+    .stream_in_calls = stream_in_calls_,
 };

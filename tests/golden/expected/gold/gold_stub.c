@@ -122,6 +122,9 @@ APIGEN_EXPORT goldStatus goldCopy(void *dst, const void *src, size_t bytes, gold
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)src)) goto nomem; /* src */
     }
+    if (dir == GOLD_TO_HOST) {
+        apigen_call_stream_into(&call_, dst, n_dst);
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
