@@ -2,6 +2,7 @@
  *
  *   apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR
  *                [--transports unix,tcp,shm] [--server-arg ARG]... [--worker-arg ARG]...
+ *                [--sweep FILE [--sweep-max SIZE]]
  *
  * 1. Floors: a 64-byte ping-pong over each transport with the transport
  *    library itself (an echo child process), so the forwarded numbers can be
@@ -14,7 +15,15 @@
  * 3. The table: each metric natively and per transport, with the ratio to
  *    native as "speed" (higher is better: native time / forwarded time, or
  *    forwarded rate / native rate); the synchronous call also against the
- *    transport's floor. Benchmarks print numbers; nothing is asserted. */
+ *    transport's floor. Benchmarks print numbers; nothing is asserted.
+ *
+ * --sweep FILE: instead of 1-3, copy bandwidth against transfer size. The
+ * worker (BENCH_SWEEP=1) copies 4 KiB, 8 KiB, ... up to SIZE (K/M/G suffix,
+ * default 1G, capped at an eighth of MemAvailable so that guest, server and
+ * device copies fit) in each of its series (pageable / pinned, each way),
+ * natively and over each transport; FILE gets one tab-separated row per
+ * series and size (GB/s per column, "-" when missing), which bench/plot.sh
+ * turns into a picture. */
 #define _GNU_SOURCE
 #include "transport.h"
 
@@ -33,6 +42,8 @@
 #define MAX_T 4
 #define MAX_M 32
 #define MAX_ARGS 16
+#define MAX_S 8  /* sweep series */
+#define MAX_P 32 /* sizes per series */
 
 typedef struct metric {
     char name[48], unit[16], desc[96];
@@ -45,6 +56,16 @@ static int nms;
 static const char *tnames[MAX_T];
 static int nt;
 static double floor_us[MAX_T];
+
+/* --sweep: GB/s per series and size, [0] native, [1+i] transport i */
+typedef struct sweep_series {
+    char name[64];
+    int np;
+    unsigned long long bytes[MAX_P];
+    double v[MAX_P][1 + MAX_T];
+} sweep_series;
+static sweep_series ss[MAX_S];
+static int nss;
 
 static double now_s(void)
 {
@@ -112,8 +133,45 @@ static double pingpong(const char *url)
 }
 
 /* ---- worker runs ------------------------------------------------------------------- */
+/* "sweep|SERIES|BYTES|GB/s" */
+static void parse_sweep(char *line, int col)
+{
+    char *name = line + strlen("sweep|"), *bytes = strchr(name, '|'), *gbps;
+    if (!bytes || !(gbps = strchr(bytes + 1, '|')))
+        return;
+    *bytes++ = 0;
+    *gbps++ = 0;
+    sweep_series *sr = NULL;
+    for (int i = 0; i < nss && !sr; i++)
+        if (!strcmp(ss[i].name, name))
+            sr = &ss[i];
+    if (!sr) {
+        if (nss == MAX_S)
+            return;
+        sr = &ss[nss++];
+        snprintf(sr->name, sizeof sr->name, "%.*s", (int)sizeof sr->name - 1, name);
+    }
+    unsigned long long n = strtoull(bytes, NULL, 10);
+    int k = 0;
+    while (k < sr->np && sr->bytes[k] != n)
+        k++;
+    if (k == sr->np) {
+        if (sr->np == MAX_P)
+            return;
+        sr->np++;
+        sr->bytes[k] = n;
+        for (int c = 0; c <= MAX_T; c++)
+            sr->v[k][c] = -1;
+    }
+    sr->v[k][col] = strtod(gbps, NULL);
+}
+
 static void parse_line(char *line, int col)
 {
+    if (!strncmp(line, "sweep|", 6)) {
+        parse_sweep(line, col);
+        return;
+    }
     char *f[5];
     int n = 0;
     for (char *p = line; n < 5; n++) {
@@ -230,6 +288,76 @@ static pid_t start_server(char **sargv, char *url_out, size_t cap)
     return -1;
 }
 
+/* "1G", "512M", "4096": bytes, or 0 when it is not a size */
+static unsigned long long parse_size(const char *v)
+{
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*end == 'K' || *end == 'k')
+        n <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        n <<= 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        n <<= 30, end++;
+    return *end ? 0 : n;
+}
+
+static unsigned long long mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb << 10;
+}
+
+static const char *fmt_v(double v, char *buf, size_t cap);
+
+/* The sweep's rows (FILE) and the same as a table on stdout. */
+static void write_sweep(const char *path, const char *worker)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("cannot write the sweep file: %s", strerror(errno));
+    char host[128] = "?", when[64] = "?";
+    gethostname(host, sizeof host);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    const char *wname = strrchr(worker, '/') ? strrchr(worker, '/') + 1 : worker;
+    fprintf(f, "# apigen-bench --sweep: copy bandwidth in GB/s against transfer size; %s, %s, %ld cores, "
+               "worker %s\n", when, host, sysconf(_SC_NPROCESSORS_ONLN), wname);
+    fprintf(f, "#series\tbytes\tnative");
+    printf("\n%-40s %10s %10s", "copy bandwidth (GB/s)", "bytes", "native");
+    for (int t = 0; t < nt; t++) {
+        fprintf(f, "\t%s", tnames[t]);
+        printf(" %10s", tnames[t]);
+    }
+    fprintf(f, "\n");
+    printf("\n");
+    for (int i = 0; i < nss; i++)
+        for (int k = 0; k < ss[i].np; k++) {
+            fprintf(f, "%s\t%llu", ss[i].name, ss[i].bytes[k]);
+            printf("%-40.40s %10llu", ss[i].name, ss[i].bytes[k]);
+            for (int c = 0; c <= nt; c++) {
+                char b[32];
+                if (ss[i].v[k][c] < 0)
+                    fprintf(f, "\t-");
+                else
+                    fprintf(f, "\t%.4f", ss[i].v[k][c]);
+                printf(" %10s", fmt_v(ss[i].v[k][c], b, sizeof b));
+            }
+            fprintf(f, "\n");
+            printf("\n");
+        }
+    if (fclose(f) != 0)
+        die("writing the sweep file: %s", strerror(errno));
+    printf("apigen-bench: wrote %s (bench/plot.sh %s OUT.svg draws it)\n", path, path);
+}
+
 static const char *fmt_v(double v, char *buf, size_t cap)
 {
     if (v < 0)
@@ -246,6 +374,8 @@ static const char *fmt_v(double v, char *buf, size_t cap)
 int main(int argc, char **argv)
 {
     const char *worker = NULL, *server = NULL, *native_dir = "", *stub_dir = NULL;
+    const char *sweep_file = NULL;
+    unsigned long long sweep_max = 1ull << 30;
     char tlist[64] = "unix,tcp,shm";
     char *sargs[MAX_ARGS], *wargs[MAX_ARGS];
     int nsargs = 0, nwargs = 0;
@@ -268,13 +398,20 @@ int main(int argc, char **argv)
             sargs[nsargs++] = (char *)v;
         else if (!strcmp(a, "--worker-arg") && nwargs < MAX_ARGS - 2)
             wargs[nwargs++] = (char *)v;
+        else if (!strcmp(a, "--sweep"))
+            sweep_file = v;
+        else if (!strcmp(a, "--sweep-max")) {
+            if ((sweep_max = parse_size(v)) < 4096)
+                die("--sweep-max %s: want a size of at least 4K (K/M/G suffixes)", v);
+        }
         else
             die("unknown option %s (see the header of bench/bench.c)", a);
         i++;
     }
     if (!worker || !server || !stub_dir)
         die("%s", "usage: apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR "
-                  "[--transports unix,tcp,shm] [--server-arg A]... [--worker-arg A]...");
+                  "[--transports unix,tcp,shm] [--server-arg A]... [--worker-arg A]... "
+                  "[--sweep FILE [--sweep-max SIZE]]");
     signal(SIGPIPE, SIG_IGN);
     for (char *save = NULL, *t = strtok_r(tlist, ",", &save); t && nt < MAX_T; t = strtok_r(NULL, ",", &save))
         tnames[nt++] = strdup(t);
@@ -288,8 +425,25 @@ int main(int argc, char **argv)
         wargv[1 + i] = wargs[i];
     wargv[1 + nwargs] = NULL;
 
+    if (sweep_file) {
+        /* guest buffer, its frames, the server's copy and the device's: keep
+         * the largest size well inside what the machine has free */
+        unsigned long long cap = mem_available() / 8, p = 4096;
+        if (!cap)
+            cap = sweep_max; /* no /proc/meminfo: as asked */
+        while (p * 2 <= sweep_max && p * 2 <= cap)
+            p *= 2;
+        if (p < sweep_max)
+            fprintf(stderr, "apigen-bench: sweep up to %llu MiB (%s)\n", p >> 20,
+                    p * 2 <= sweep_max ? "an eighth of MemAvailable" : "a power of two");
+        char b[32];
+        snprintf(b, sizeof b, "%llu", p);
+        setenv("BENCH_SWEEP", "1", 1);
+        setenv("BENCH_SWEEP_MAX", b, 1);
+    }
+
     /* 1. floors */
-    for (int t = 0; t < nt; t++) {
+    for (int t = 0; t < nt && !sweep_file; t++) {
         char url[128];
         if (!strcmp(tnames[t], "unix"))
             snprintf(url, sizeof url, "unix://%s/floor.sock", dir);
@@ -333,6 +487,11 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         fprintf(stderr, "apigen-bench: could not remove %s\n", dir);
+
+    if (sweep_file) {
+        write_sweep(sweep_file, worker);
+        return 0;
+    }
 
     /* 3. the table */
     char b[32];

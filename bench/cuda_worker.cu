@@ -40,11 +40,52 @@ static void copies(const char *tag, const char *kind, char *host, void *dev, siz
     bw_report(name, "GB/s", "hi", big / best / 1e9, desc);
 }
 
+// --sweep: cudaMemcpy bandwidth against size, both ways, from pageable
+// (malloc) and from cudaMallocHost memory
+struct sweep_bufs {
+    void *dev;
+    char *host;
+};
+
+static int copy_h2d(void *user, size_t n)
+{
+    sweep_bufs *b = (sweep_bufs *)user;
+    return cudaMemcpy(b->dev, b->host, n, cudaMemcpyHostToDevice) != cudaSuccess;
+}
+
+static int copy_d2h(void *user, size_t n)
+{
+    sweep_bufs *b = (sweep_bufs *)user;
+    return cudaMemcpy(b->host, b->dev, n, cudaMemcpyDeviceToHost) != cudaSuccess;
+}
+
+static int sweep()
+{
+    size_t max = bw_sweep_max();
+    sweep_bufs b = {NULL, (char *)malloc(max)};
+    if (!b.host)
+        return 1;
+    memset(b.host, 1, max);
+    CK(cudaMalloc(&b.dev, max));
+    bw_sweep("H2D cudaMemcpy, pageable", max, copy_h2d, &b);
+    bw_sweep("D2H cudaMemcpy, pageable", max, copy_d2h, &b);
+    free(b.host);
+    CK(cudaMallocHost((void **)&b.host, max));
+    memset(b.host, 1, max);
+    bw_sweep("H2D cudaMemcpy, cudaMallocHost", max, copy_h2d, &b);
+    bw_sweep("D2H cudaMemcpy, cudaMallocHost", max, copy_d2h, &b);
+    CK(cudaFreeHost(b.host));
+    CK(cudaFree(b.dev));
+    return 0;
+}
+
 int main()
 {
     int dev = 0, n;
     double best;
     CK(cudaSetDevice(0));
+    if (bw_sweep_on())
+        return sweep();
     int *d4;
     CK(cudaMalloc(&d4, 4096));
     CK(cudaDeviceSynchronize());

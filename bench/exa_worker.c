@@ -17,8 +17,43 @@
         }                                                                                          \
     } while (0)
 
+/* --sweep: exaMemcpy bandwidth against size, both ways */
+typedef struct sweep_bufs {
+    void *dev;
+    char *host;
+} sweep_bufs;
+
+static int copy_h2d(void *user, size_t n)
+{
+    sweep_bufs *b = user;
+    return exaMemcpy(b->dev, b->host, n, EXA_COPY_HOST_TO_DEVICE) != EXA_SUCCESS;
+}
+
+static int copy_d2h(void *user, size_t n)
+{
+    sweep_bufs *b = user;
+    return exaMemcpy(b->host, b->dev, n, EXA_COPY_DEVICE_TO_HOST) != EXA_SUCCESS;
+}
+
+static int sweep(void)
+{
+    size_t max = bw_sweep_max();
+    sweep_bufs b = {NULL, malloc(max)};
+    if (!b.host)
+        return 1;
+    memset(b.host, 1, max);
+    CK(exaMalloc(&b.dev, max));
+    bw_sweep("H2D exaMemcpy, pageable", max, copy_h2d, &b);
+    bw_sweep("D2H exaMemcpy, pageable", max, copy_d2h, &b);
+    CK(exaFree(b.dev));
+    free(b.host);
+    return 0;
+}
+
 int main(void)
 {
+    if (bw_sweep_on())
+        return sweep();
     exaContext ctx;
     CK(exaCreateContext(0, "bench", &ctx));
     exaBuffer buf;

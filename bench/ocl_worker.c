@@ -22,6 +22,42 @@ static const char *src = "__kernel void nop(__global int *p) { }\n"
                          "__kernel void add(__global const float *a, __global const float *b,\n"
                          "                  __global float *c) { size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n";
 
+/* --sweep: blocking clEnqueueWriteBuffer / clEnqueueReadBuffer bandwidth
+ * against size */
+typedef struct sweep_bufs {
+    cl_command_queue q;
+    cl_mem dev;
+    char *host;
+} sweep_bufs;
+
+static int copy_write(void *user, size_t n)
+{
+    sweep_bufs *b = user;
+    return clEnqueueWriteBuffer(b->q, b->dev, CL_TRUE, 0, n, b->host, 0, NULL, NULL) != CL_SUCCESS;
+}
+
+static int copy_read(void *user, size_t n)
+{
+    sweep_bufs *b = user;
+    return clEnqueueReadBuffer(b->q, b->dev, CL_TRUE, 0, n, b->host, 0, NULL, NULL) != CL_SUCCESS;
+}
+
+static int sweep(cl_context ctx, cl_command_queue q)
+{
+    size_t max = bw_sweep_max();
+    cl_int e;
+    sweep_bufs b = {q, clCreateBuffer(ctx, CL_MEM_READ_WRITE, max, NULL, &e), malloc(max)};
+    CK(e);
+    if (!b.host)
+        return 1;
+    memset(b.host, 1, max);
+    bw_sweep("write (clEnqueueWriteBuffer), pageable", max, copy_write, &b);
+    bw_sweep("read (clEnqueueReadBuffer), pageable", max, copy_read, &b);
+    CK(clReleaseMemObject(b.dev));
+    free(b.host);
+    return 0;
+}
+
 int main(void)
 {
     cl_platform_id plat;
@@ -33,6 +69,8 @@ int main(void)
     CK(e);
     cl_command_queue q = clCreateCommandQueueWithProperties(ctx, dev, NULL, &e);
     CK(e);
+    if (bw_sweep_on())
+        return sweep(ctx, q);
     cl_program prog = clCreateProgramWithSource(ctx, 1, &src, NULL, &e);
     CK(e);
     CK(clBuildProgram(prog, 1, &dev, NULL, NULL, NULL));

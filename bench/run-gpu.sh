@@ -5,13 +5,19 @@
 # forwarded over unix, tcp and shm and print the ratio table (apigen-bench).
 #
 #   bench/run-gpu.sh                 (from the repository root)
+#   SWEEP=1 bench/run-gpu.sh         (then also copy bandwidth against size)
 #
 # Environment: BUILD (default build-bench-gpu), CUDA_ARCH (nvcc -arch,
 # default native), TRANSPORTS (default unix,tcp,shm), BENCH_COPY_MB (default
 # 256), SERVER_ARGS (extra server options; default "--isolation thread", as
 # the earlier tables; SERVER_ARGS="" runs cudart's default, a process per
-# session, which adopts shm:// connections too), and any APIGEN_* setting for
-# both sides.
+# session, which adopts shm:// connections too), SWEEP=1 (after the table,
+# apigen-bench --sweep: cudaMemcpy bandwidth from 4 KiB to SWEEP_MAX, default
+# 1G, pageable and cudaMallocHost, natively and over each transport, into
+# SWEEP_OUT, default BUILD/sweep-cuda.tsv, drawn by bench/plot.sh into the
+# same name .svg when gnuplot is installed; give the arena room for the
+# largest pinned buffer, e.g. APIGEN_ARENA=1536M), and any APIGEN_* setting
+# for both sides.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -37,6 +43,19 @@ sargs=
 for a in ${SERVER_ARGS---isolation thread}; do sargs="$sargs --server-arg $a"; done
 echo "== apigen-bench --worker bench_cuda (BENCH_COPY_MB=${BENCH_COPY_MB:-256}, server args: ${SERVER_ARGS---isolation thread})"
 # shellcheck disable=SC2086 # sargs: split on purpose
-exec "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
+"$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
     --server "$build/examples/cuda/apigen-server-cudart" \
-    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}"
+    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" || exit 1
+[ "${SWEEP:-0}" = 1 ] || exit 0
+out=${SWEEP_OUT:-$build/sweep-cuda.tsv}
+echo "== apigen-bench --sweep $out (SWEEP_MAX=${SWEEP_MAX:-1G}, APIGEN_ARENA=${APIGEN_ARENA:-default})"
+# shellcheck disable=SC2086 # sargs: split on purpose
+"$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
+    --server "$build/examples/cuda/apigen-server-cudart" \
+    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" \
+    --sweep "$out" --sweep-max "${SWEEP_MAX:-1G}" || exit 1
+if command -v gnuplot >/dev/null 2>&1; then
+    "$root/bench/plot.sh" "$out" "${out%.tsv}.svg"
+else
+    echo "gnuplot not found: draw it elsewhere with bench/plot.sh $out OUT.svg"
+fi

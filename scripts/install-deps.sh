@@ -13,3 +13,8 @@ $SUDO apt-get install -y --no-install-recommends \
     clang libclang-rt-14-dev valgrind \
     pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo \
     libssl-dev openssl libucx-dev
+# BENCH=1: also gnuplot, which bench/plot.sh uses to draw apigen-bench --sweep
+# data (copy bandwidth against size); nothing in the build or the tests needs it.
+if [ "${BENCH:-0}" = 1 ]; then
+    $SUDO apt-get install -y --no-install-recommends gnuplot-nox
+fi
