@@ -33,7 +33,9 @@ size_t apigen_stream_read(apigen_stream *s, void *buf, size_t cap)
 apigen_stream *apigen_stream_out(apigen_call_ctx *cx, uint64_t n, uint64_t chunk, uint64_t min)
 {
     rt_dispatch *d = cx->rt;
-    if (!d || cx->is_async || n < min || n == 0 || d->out.on)
+    /* over the per-call limit: the scratch buffer path rejects it as before
+     * (a stream allocates nothing, but the limit says what one call may ask) */
+    if (!d || cx->is_async || n < min || n == 0 || n > cx->budget || d->out.on)
         return NULL;
     d->out = (struct apigen_stream){d, true, true, false, n, 0, chunk ? chunk : n};
     return &d->out;

@@ -7,24 +7,36 @@
  * results, in every test. The result is what one real call would return:
  * arguments are checked by a zero-byte call first where the library checks
  * them before copying. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "apigen_rt.h"
 #include "exa.h"
 
-/* One chunk-sized buffer per server thread, kept for the next copy. */
-static _Thread_local void *stage_;
-static _Thread_local size_t stage_n_;
+/* One chunk-sized buffer per server thread, kept for the next copy and
+ * freed when the thread ends. */
+typedef struct stage_buf {
+    size_t n;
+    unsigned char bytes[];
+} stage_buf;
+
+static pthread_key_t stage_key;
+static pthread_once_t stage_once = PTHREAD_ONCE_INIT;
+static void stage_init(void) { (void)pthread_key_create(&stage_key, free); }
 
 static void *stage(size_t n)
 {
-    if (stage_n_ < n) {
-        free(stage_);
-        stage_ = malloc(n);
-        stage_n_ = stage_ ? n : 0;
+    pthread_once(&stage_once, stage_init);
+    stage_buf *b = pthread_getspecific(stage_key);
+    if (!b || b->n < n) {
+        free(b);
+        b = malloc(sizeof *b + n);
+        if (b)
+            b->n = n;
+        (void)pthread_setspecific(stage_key, b);
     }
-    return stage_;
+    return b ? b->bytes : NULL;
 }
 
 /* Host to device: each chunk goes to the device as it arrives. */

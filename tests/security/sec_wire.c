@@ -3,7 +3,9 @@
  * check and exits 1 if any failed.
  *
  *   sec_wire frames URL       S1/S6/S8/S9/S10: bad headers, handshakes, call ids,
- *                              handles, counts, lengths, truncated frames
+ *                              handles, counts, lengths, truncated frames, streamed
+ *                              arguments (rejected before or without their bulk, the
+ *                              bulk flag on other calls, cut short, lying lengths)
  *   sec_wire bytes URL        S6: a transport that fails after every byte N of a
  *                              valid session (create context, buffer, write, malloc)
  *   sec_wire stall URL SECS   S2: announce a 1 GiB frame, send 1 byte, hold SECS
@@ -279,6 +281,136 @@ static void raw_header(apigen_conn *c, uint32_t magic, uint16_t version, uint16_
     (void)send_all(c, hb, sizeof hb);
 }
 
+/* ---- streamed arguments (spec `stream:`; exa streams 1 MiB and more) ----------- */
+#define STREAM_N ((size_t)3 << 20)
+
+/* Sends w with its zero-copy pieces (a request with a bulk: APIGEN_F_BULK). */
+static reply roundtrip_ref(apigen_conn *c, apigen_wr *w, uint32_t call_id)
+{
+    char err[256];
+    reply r = {0};
+    apigen_frame_hdr h;
+    frame_end(w, g_off, 0, call_id);
+    if (rt_wr_send(c, w, 5000, err, sizeof err) && recv_frame(c, &h, &g_rbuf, &g_rcap)) {
+        apigen_rd_init(&r.rd, g_rbuf, h.payload_len);
+        r.got = apigen_get_u32(&r.rd, &r.status) && apigen_get_u8(&r.rd, &r.has_deferred) &&
+                apigen_get_u64(&r.rd, &r.deferred);
+    }
+    apigen_wr_free(w);
+    return r;
+}
+
+/* exaWriteBuffer(buf, 0, bytes, src of n bytes) with src as a streamed bulk. */
+static reply write_streamed(apigen_conn *c, uint64_t buf, uint64_t bytes, const void *src,
+                            size_t n)
+{
+    apigen_wr w;
+    call_begin(&w);
+    P(apigen_put_u64(&w, buf) && apigen_put_u64(&w, 0) && apigen_put_u64(&w, bytes) &&
+      apigen_put_opt_bytes_ref(&w, src, n));
+    return roundtrip_ref(c, &w, EXA_CALL_exaWriteBuffer);
+}
+
+static void mode_stream(apigen_conn *c, uint64_t ctx)
+{
+    uint8_t *big = malloc(STREAM_N);
+    if (!big)
+        abort();
+    for (size_t i = 0; i < STREAM_N; i++)
+        big[i] = (uint8_t)(i * 13 + 5);
+    uint64_t sbuf = create_buffer(c, ctx, STREAM_N);
+    reply r = write_streamed(c, sbuf, STREAM_N, big, STREAM_N);
+    EXPECT(ret_of(&r) == EXA_SUCCESS, "stream.in: a streamed write is served");
+    r = write_streamed(c, 0x7777, STREAM_N, big, STREAM_N);
+    EXPECT(r.got && r.status == APIGEN_BAD_HANDLE && alive(c),
+           "stream.rejected_before_bulk: rejected, its bulk dropped, the next call served");
+    r = write_streamed(c, sbuf, 16, big, STREAM_N);
+    EXPECT(r.got && r.status == APIGEN_BAD_ARGS && alive(c),
+           "stream.length_mismatch: rejected, its bulk dropped, the next call served");
+    r = write_streamed(c, sbuf, STREAM_N + 1, big, STREAM_N);
+    EXPECT(r.got && r.status == APIGEN_BAD_ARGS && alive(c),
+           "stream.length_short: rejected, the next call served");
+
+    /* the bulk flag on a call that does not stream: received whole, served */
+    {
+        apigen_wr w;
+        call_begin(&w);
+        P(apigen_put_u32(&w, 0) && apigen_put_opt_bytes_ref(&w, big, STREAM_N) &&
+          apigen_put_u8(&w, 1));
+        r = roundtrip_ref(c, &w, EXA_CALL_exaCreateContext);
+        EXPECT(r.got && r.status == APIGEN_BAD_ARGS && alive(c),
+               "stream.bulk_flag_on_other_call: received whole, rejected as a bad string, served");
+    }
+
+    /* out: chunks (APIGEN_F_STREAM, this request's ids) ahead of the reply */
+    {
+        apigen_wr w;
+        apigen_frame_hdr h;
+        size_t got = 0, frames = 0;
+        bool ids = true;
+        call_begin(&w);
+        P(apigen_put_u64(&w, sbuf) && apigen_put_u64(&w, 0) && apigen_put_u64(&w, STREAM_N) &&
+          apigen_put_u8(&w, 1));
+        frame_end(&w, g_off, 0, EXA_CALL_exaReadBuffer);
+        bool sent = send_all(c, w.buf, w.len);
+        apigen_wr_free(&w);
+        while (sent && recv_frame(c, &h, &g_rbuf, &g_rcap) && (h.flags & APIGEN_F_STREAM)) {
+            ids = ids && h.call_id == EXA_CALL_exaReadBuffer && h.request_id == 7 &&
+                  memcmp(g_rbuf, big + got, h.payload_len) == 0;
+            got += h.payload_len;
+            frames++;
+        }
+        uint32_t st = 1, ret = 1;
+        uint8_t hd;
+        uint64_t def, len = 1;
+        apigen_rd rd;
+        apigen_rd_init(&rd, g_rbuf, h.payload_len);
+        bool tail = (h.flags & APIGEN_F_REPLY) && apigen_get_u32(&rd, &st) &&
+                    apigen_get_u8(&rd, &hd) && apigen_get_u64(&rd, &def) &&
+                    apigen_get_u32(&rd, &ret) && apigen_get_u64(&rd, &len);
+        EXPECT(got == STREAM_N && frames >= 3 && ids && tail && st == 0 && ret == EXA_SUCCESS &&
+                   len == 0,
+               "stream.out: 1 MiB chunks with the request's ids, then the reply with an empty "
+               "buffer");
+    }
+
+    /* a bulk cut short, then gone: others are served */
+    {
+        apigen_conn *c2 = session(NULL);
+        apigen_wr w;
+        call_begin(&w);
+        P(apigen_put_u64(&w, 0x7777) && apigen_put_u64(&w, 0) && apigen_put_u64(&w, STREAM_N) &&
+          apigen_put_opt_bytes_ref(&w, big, STREAM_N));
+        frame_end(&w, g_off, 0, EXA_CALL_exaWriteBuffer);
+        (void)send_all(c2, w.buf, w.len); /* the head only: the bulk never comes */
+        (void)send_all(c2, big, STREAM_N / 3);
+        apigen_wr_free(&w);
+        apigen_tp_close(c2);
+        EXPECT(alive(c), "stream.cut_mid_bulk: the connection ends, others are served");
+        /* a bulk length past the frame: closed */
+        c2 = session(NULL);
+        call_begin(&w);
+        P(apigen_put_u64(&w, sbuf) && apigen_put_u64(&w, 0) && apigen_put_u64(&w, 64) &&
+          apigen_put_u8(&w, 1) && apigen_put_u64(&w, 1ull << 40));
+        size_t len_off = w.len - 8 - g_off - APIGEN_FRAME_HDR_SIZE;
+        P(rt_wr_skip(&w, 8)); /* padding, then 8 bytes of "data" */
+        P(rt_wr_skip(&w, 8));
+        frame_end(&w, g_off, 0, EXA_CALL_exaWriteBuffer);
+        apigen_frame_hdr fh;
+        const char *e;
+        P(apigen_hdr_decode(w.buf + g_off, &fh, UINT32_MAX, &e));
+        fh.flags |= APIGEN_F_BULK;
+        fh.reserved = (uint32_t)len_off;
+        apigen_hdr_encode(&fh, w.buf + g_off);
+        (void)send_all(c2, w.buf, w.len);
+        apigen_wr_free(&w);
+        EXPECT(closed(c2), "stream.bulk_length_past_frame: closed");
+        apigen_tp_close(c2);
+        EXPECT(alive(c), "stream: others still served");
+    }
+    free(big);
+}
+
 static int mode_frames(void)
 {
     apigen_conn *c;
@@ -478,6 +610,7 @@ static int mode_frames(void)
                "async.bad_devptr: deferred to the next sync call as invalid_value");
     }
     EXPECT(alive(c), "session: still usable after every rejection");
+    mode_stream(c, ctx);
 
     /* S6: flags a client may not send close only that connection */
     {
