@@ -322,8 +322,10 @@ int apigen_route_ordinal(const apigen_api *api, apigen_count_fn count, int64_t g
 int64_t apigen_ordinal_global(const apigen_api *api, apigen_count_fn count, int server,
                               int64_t local);
 /* After a successful device-selecting call (spec `selects:`): the calling
- * thread's calls that name no server go to `server` from now on. */
+ * thread's calls that name no server go to `server` from now on. current:
+ * that server (0 until one is selected). */
 void apigen_select_server(const apigen_api *api, int server);
+int apigen_current_server(const apigen_api *api);
 /* Hand-written guest code: a function called once for each session after
  * it is set up (on the thread of the call that needs it, before that call
  * begins): where the API's process-wide registrations are replayed on a
@@ -331,7 +333,7 @@ void apigen_select_server(const apigen_api *api, int server);
  * there itself). One hook per API. */
 void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server));
 /* The server of the call this thread is building (for hand-written `map:`
- * functions that translate values per server); 0 outside a call. */
+ * functions that translate values per server); -1 outside a call. */
 int apigen_building_server(void);
 
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */

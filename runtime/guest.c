@@ -971,6 +971,7 @@ apigen_status apigen_call_async(apigen_call *c)
 void apigen_call_end(apigen_call *c)
 {
     gthr *t = c->thread;
+    rt_route_building(-1);
     if (!t)
         return;
     if (!t->locked) {
@@ -1122,7 +1123,8 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
     /* the registration is the API's (server 0's table); the frames come from
      * the server of the call that passes it, whose reader must run */
     gapi *h = get_gapi(api, 0);
-    unsigned k = rt_servers(api) > 1 ? (unsigned)apigen_building_server() : 0;
+    int b = apigen_building_server();
+    unsigned k = b > 0 && rt_servers(api) > 1 ? (unsigned)b : 0;
     gapi *g = k ? get_gapi(api, k) : h;
     if (!h || !g)
         return 0;

@@ -50,7 +50,7 @@ static _Thread_local struct {
     unsigned server;
 } tl_cur[MAX_APIS];
 static _Thread_local unsigned tl_ncur;
-static _Thread_local int tl_building;
+static _Thread_local int tl_building = -1;
 
 static rapi *find(const apigen_api *api)
 {
@@ -141,6 +141,11 @@ unsigned rt_route_current(const apigen_api *api)
         if (tl_cur[i].api == api)
             return tl_cur[i].server;
     return 0;
+}
+
+int apigen_current_server(const apigen_api *api)
+{
+    return (int)rt_route_current(api);
 }
 
 void apigen_select_server(const apigen_api *api, int server)

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "cudart_wire.h"
+
+/* One server's number of devices (api.ordinals), for device ordinals. */
+static bool cudart_ordinals_(unsigned server, int64_t *count);
 const void *cudart_map_host(const void *); /* hand-written, in the spec's sources: maps device parameters */
 
 APIGEN_EXPORT cudaError_t __cudaGetProcAddress(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags, void *symbolStatus)
@@ -1998,6 +2001,8 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
+        *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2359,7 +2364,20 @@ APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_canAccessPeer = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceCanAccessPeer))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    { /* peerDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)peerDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        peerDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceCanAccessPeer, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)peerDevice)) goto nomem; /* peerDevice */
@@ -2519,7 +2537,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetAttribute, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
@@ -2582,6 +2607,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBu
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
+        *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2658,7 +2685,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, in
     cudaError_t ret_ = {0};
     uint64_t n_memPool = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetDefaultMemPool))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetDefaultMemPool, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (memPool != NULL) {
@@ -2708,7 +2742,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetGraphMemAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetGraphMemAttribute, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -2851,7 +2892,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int devic
     cudaError_t ret_ = {0};
     uint64_t n_memPool = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetMemPool))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetMemPool, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (memPool != NULL) {
@@ -2965,7 +3013,20 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetP2PAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* srcDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)srcDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        srcDevice = (int)l_;
+    }
+    { /* dstDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)dstDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        dstDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetP2PAttribute, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
     if (!apigen_put_u32(call_.wr, (uint32_t)srcDevice)) goto nomem; /* srcDevice */
@@ -3013,7 +3074,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int dev
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_pciBusId = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetPCIBusId))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetPCIBusId, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
@@ -3157,7 +3225,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
     cudaError_t ret_ = {0};
     uint64_t n_maxWidthInElements = 0;
     uint64_t n_fmtDesc = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetTexture1DLinearMaxWidth))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetTexture1DLinearMaxWidth, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (maxWidthInElements != NULL) {
@@ -3206,7 +3281,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGraphMemTrim))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGraphMemTrim, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -3314,7 +3396,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceSetGraphMemAttribute))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceSetGraphMemAttribute, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
@@ -3395,6 +3484,12 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)memPool); /* memPool */
     if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceSetMemPool, srv_))
         goto fail;
@@ -4757,6 +4852,8 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
+        *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4780,14 +4877,15 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGetDeviceCount(int *count)
+/* cudaGetDeviceCount on one server (srv_); the exported cudaGetDeviceCount asks each (spec `gather:`). */
+static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_count = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetDeviceCount))
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGetDeviceCount, srv_))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
@@ -4823,6 +4921,44 @@ done:
         apigen_trace("cudaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
+}
+
+/* cudaGetDeviceCount across servers (spec `gather:`): asked of each server in order; the
+ * answers of the servers that succeed are summed; when none
+ * succeeds, the first server's error. */
+APIGEN_EXPORT cudaError_t cudaGetDeviceCount(int *count)
+{
+    unsigned n_ = apigen_server_count(&cudart_api);
+    if (n_ <= 1)
+        return cudart_on_cudaGetDeviceCount(0, count);
+    cudaError_t first_ = cudaSuccess;
+    int first_cnt_ = 0;
+    int ok_ = 0, failed_ = 0;
+    uint64_t total_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        int cnt_ = 0;
+        int *cnt_p_ = count != NULL ? &cnt_ : NULL;
+        cudaError_t r_ = cudart_on_cudaGetDeviceCount((int)s_, cnt_p_);
+        if (r_ == cudaSuccess) {
+            ok_ = 1;
+            total_ += (uint64_t)cnt_;
+        } else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+            first_cnt_ = cnt_;
+        }
+    }
+    if (count != NULL)
+        *count = ok_ ? (int)total_ : first_cnt_;
+    return ok_ ? (cudaError_t)cudaSuccess : first_;
+}
+
+static bool cudart_ordinals_(unsigned server, int64_t *count)
+{
+    int c_ = 0;
+    bool ok_ = cudart_on_cudaGetDeviceCount((int)server, &c_) == cudaSuccess;
+    *count = ok_ ? (int64_t)c_ : 0;
+    return ok_;
 }
 
 APIGEN_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
@@ -4877,7 +5013,14 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_prop = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetDeviceProperties))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGetDeviceProperties, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (prop != NULL) {
@@ -9283,7 +9426,14 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaInitDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaInitDevice, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_u32(call_.wr, (uint32_t)deviceFlags)) goto nomem; /* deviceFlags */
@@ -13650,7 +13800,19 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *s
     cudaError_t ret_ = {0};
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    { /* dstDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)dstDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        dstDevice = (int)l_;
+    }
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    { /* srcDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)srcDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        srcDevice = (int)l_;
+    }
     if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeer, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
@@ -13694,7 +13856,19 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const vo
     cudaError_t ret_ = {0};
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)dst); /* dst */
+    { /* dstDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)dstDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        dstDevice = (int)l_;
+    }
     if (srv_ < 0) srv_ = apigen_route_dev(&cudart_api, (uint64_t)(uintptr_t)src); /* src */
+    { /* srcDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)srcDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        srcDevice = (int)l_;
+    }
     if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
     if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaMemcpyPeerAsync, srv_))
         goto fail;
@@ -15153,7 +15327,14 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaSetDevice))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaSetDevice, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
@@ -15164,6 +15345,8 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (ret_ == cudaSuccess)
+        apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
     apigen_call_end(&call_);
     goto done;
 bad:

@@ -279,18 +279,33 @@ typedef struct module {
     size_t image_size;
     module_sym *syms;
     size_t nsyms, cap;
-    bool shipped;
+    uint32_t shipped_on; /* the servers it was shipped to (or is being shipped to), a bit each */
     apigenCudartModule handle;
     struct module *next;
 } module;
 
+/* Several servers (APIGEN_SERVER=url1,url2): each registers the program's
+ * modules under proxies of its own, so proxies are kept per (value,
+ * server); server 0's key is the value itself. */
+#define MAX_SERVERS 16
+#define SRV_KEY(v, s) ((uint64_t)(uintptr_t)(v) + ((uint64_t)(unsigned)(s) << 48))
+
 static module *modules_;       /* newest first */
-static u64map host_to_proxy_;  /* program address -> server proxy */
+static u64map host_to_proxy_;  /* (program address, server) -> that server's proxy */
 static u64map proxy_to_name_;  /* program address -> device name (char *) */
-static u64map proxy_to_host_;  /* server proxy -> program address (graph node parameters) */
+static u64map proxy_to_host_;  /* (server proxy, server) -> program address (graph node parameters) */
+static unsigned shipping_[MAX_SERVERS]; /* registrations in flight per server (lock_) */
+static pthread_cond_t shipped_ = PTHREAD_COND_INITIALIZER;
+static void ship_hook(unsigned server);
+static pthread_once_t hook_once_ = PTHREAD_ONCE_INIT;
+static void set_hook(void)
+{
+    apigen_set_session_hook(&cudart_api, ship_hook);
+}
 
 APIGEN_EXPORT void **__cudaRegisterFatBinary(void *fatCubin)
 {
+    pthread_once(&hook_once_, set_hook); /* further servers get the modules at their start */
     module *m = calloc(1, sizeof *m);
     if (!m) return NULL;
     const fatbin_wrapper *w = fatCubin;
@@ -388,10 +403,10 @@ APIGEN_EXPORT char __cudaInitModule(void **fatCubinHandle)
     return 1;
 }
 
-/* Ships one module (the lock is held). */
-static void ship(module *m)
+/* Ships module m to server srv (the caller claimed it in m->shipped_on; no
+ * lock held: the registration is a call to that server). */
+static void ship_on(module *m, int srv)
 {
-    m->shipped = true;
     if (!m->image || !m->nsyms) return;
     size_t names_size = 0;
     for (size_t i = 0; i < m->nsyms; i++) names_size += strlen(m->syms[i].name) + 1;
@@ -407,29 +422,60 @@ static void ship(module *m)
         syms[i].name_off = (uint32_t)off;
         off += l;
     }
+    apigenCudartModule handle = NULL;
+    int cur = apigen_current_server(&cudart_api);
+    apigen_select_server(&cudart_api, srv); /* the registration goes to server srv */
     cudaError_t e = apigenCudartRegisterModule(m->image, m->image_size, names, names_size, syms,
-                                               (uint32_t)m->nsyms, &m->handle, proxies);
+                                               (uint32_t)m->nsyms, &handle, proxies);
+    apigen_select_server(&cudart_api, cur);
     if (e != cudaSuccess) {
-        apigen_log("cudart: registering the program's kernels with the server failed (%d); "
-                   "launches will fail",
-                   (int)e);
+        apigen_log("cudart: registering the program's kernels with server %d failed (%d); "
+                   "launches there will fail",
+                   srv, (int)e);
         goto out;
     }
+    pthread_mutex_lock(&lock_);
+    if (srv == 0) m->handle = handle;
     for (size_t i = 0; i < m->nsyms; i++) {
-        (void)map_put(&host_to_proxy_, (uint64_t)(uintptr_t)m->syms[i].host, proxies[i]);
-        (void)map_put(&proxy_to_host_, proxies[i], (uint64_t)(uintptr_t)m->syms[i].host);
+        (void)map_put(&host_to_proxy_, SRV_KEY(m->syms[i].host, srv), proxies[i]);
+        (void)map_put(&proxy_to_host_, SRV_KEY(proxies[i], srv), (uint64_t)(uintptr_t)m->syms[i].host);
     }
+    pthread_mutex_unlock(&lock_);
 out:
     free(names);
     free(syms);
     free(proxies);
 }
 
-static void ship_pending(void)
+/* Ships every module not on server srv yet (lock_ held on entry and exit,
+ * released around each registration). wait: then also until no other
+ * thread is still shipping there (never while building a call: that
+ * thread's registration may need this thread's queue). */
+static void ship_all_on(int srv, bool wait)
+{
+    if (srv < 0 || srv >= MAX_SERVERS) return;
+    uint32_t bit = 1u << srv;
+    for (;;) {
+        module *m = modules_;
+        while (m && (m->shipped_on & bit)) m = m->next;
+        if (!m) break;
+        m->shipped_on |= bit;
+        shipping_[srv]++;
+        pthread_mutex_unlock(&lock_);
+        ship_on(m, srv);
+        pthread_mutex_lock(&lock_);
+        shipping_[srv]--;
+        pthread_cond_broadcast(&shipped_);
+    }
+    while (wait && shipping_[srv]) pthread_cond_wait(&shipped_, &lock_);
+}
+
+/* A further server's session started (apigen_set_session_hook): the
+ * program's modules go there before any of its calls. */
+static void ship_hook(unsigned server)
 {
     pthread_mutex_lock(&lock_);
-    for (module *m = modules_; m; m = m->next)
-        if (!m->shipped) ship(m);
+    ship_all_on((int)server, false);
     pthread_mutex_unlock(&lock_);
 }
 
@@ -438,7 +484,7 @@ APIGEN_EXPORT void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
     module *m = (module *)fatCubinHandle;
     if (!m) return;
     pthread_mutex_lock(&lock_);
-    if (!m->shipped) ship(m);
+    ship_all_on(apigen_current_server(&cudart_api), false);
     pthread_mutex_unlock(&lock_);
 }
 
@@ -449,18 +495,26 @@ APIGEN_EXPORT void __cudaUnregisterFatBinary(void **fatCubinHandle)
     (void)fatCubinHandle;
 }
 
+/* The proxy of program address p on server srv (NULL: never registered). */
+static const void *map_host_on(const void *p, int srv)
+{
+    uint64_t v = 0;
+    if (!p) return NULL;
+    pthread_mutex_lock(&lock_);
+    ship_all_on(srv, apigen_building_server() < 0);
+    bool ok = map_get(&host_to_proxy_, SRV_KEY(p, srv), &v);
+    pthread_mutex_unlock(&lock_);
+    return ok ? (const void *)(uintptr_t)v : NULL;
+}
+
 /* The spec's `map:` of kernel and variable addresses: the server's proxy,
  * NULL for an address the program never registered (the real runtime then
  * answers cudaErrorInvalidDeviceFunction / cudaErrorInvalidSymbol). */
 const void *cudart_map_host(const void *p)
 {
-    uint64_t v = 0;
-    if (!p) return NULL;
-    ship_pending();
-    pthread_mutex_lock(&lock_);
-    bool ok = map_get(&host_to_proxy_, (uint64_t)(uintptr_t)p, &v);
-    pthread_mutex_unlock(&lock_);
-    return ok ? (const void *)(uintptr_t)v : NULL;
+    /* the server of the call being built, else the one this thread's calls go to */
+    int srv = apigen_building_server();
+    return map_host_on(p, srv >= 0 ? srv : apigen_current_server(&cudart_api));
 }
 
 APIGEN_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func)
@@ -517,7 +571,9 @@ static u64map layouts_; /* proxy or kernel id -> layout * */
 /* The parameter layout of a kernel (one round trip the first time). */
 static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layout **out)
 {
-    uint64_t key = func ? (uint64_t)(uintptr_t)func : (uint64_t)(uintptr_t)kernel, v;
+    /* a proxy is one server's (the current one's: ParamLayout goes there) */
+    uint64_t key = func ? SRV_KEY(func, apigen_current_server(&cudart_api))
+                        : (uint64_t)(uintptr_t)kernel, v;
     pthread_mutex_lock(&lock_);
     bool ok = map_get(&layouts_, key, &v);
     pthread_mutex_unlock(&lock_);
@@ -1537,7 +1593,8 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node,
     }
     for (uint32_t i = 0; i < l->n; i++) st->argv[i] = st->bytes + l->offsets[i];
     pthread_mutex_lock(&lock_);
-    bool known = map_get(&proxy_to_host_, proxy, &host);
+    int srv = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)node); /* the node's server */
+    bool known = map_get(&proxy_to_host_, SRV_KEY(proxy, srv >= 0 ? srv : apigen_current_server(&cudart_api)), &host);
     pthread_mutex_unlock(&lock_);
     if (!store_replace((uint64_t)(uintptr_t)node, st)) return cudaErrorMemoryAllocation;
     p->func = known ? (void *)(uintptr_t)host : (void *)(uintptr_t)proxy;
