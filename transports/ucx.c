@@ -206,7 +206,10 @@ static struct tp_ucx *ux_new(char *err, size_t errlen)
         free(x);
         return NULL;
     }
-    if (!(x->w = worker_new(UCS_THREAD_MODE_SERIALIZED, &x->efd, err, errlen))) {
+    /* multi-threaded: a connection is received on by its own thread while
+     * another sends on it (a server's callback frames, a guest thread sending
+     * the queued frames of another); a serialized worker asserts then */
+    if (!(x->w = worker_new(UCS_THREAD_MODE_MULTI, &x->efd, err, errlen))) {
         ux_free(x);
         return NULL;
     }

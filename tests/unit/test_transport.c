@@ -157,6 +157,14 @@ static void exercise(const char *url)
     pthread_create(&t2, NULL, connect_main, &a2);
     accept_for(l, &a2, t2, &s2);
     c2 = a2.c;
+    CHECK(s2 != NULL);
+    if (!s2) { /* accept failed (said above): nothing to shut down */
+        apigen_tp_close(c2);
+        apigen_tp_close(s);
+        apigen_tp_close(c);
+        apigen_tp_listener_close(l);
+        return;
+    }
     apigen_tp_shutdown(s2);
     CHECK(apigen_tp_recv(s2, buf, 1, -1, err, sizeof err) == APIGEN_TP_EOF);
     apigen_tp_close(s2);
