@@ -7,6 +7,7 @@
  * before the real runtime sees it. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,6 +144,12 @@ typedef struct layout {
 
 static pthread_mutex_t layouts_lock_ = PTHREAD_MUTEX_INITIALIZER;
 static layout *layouts_;
+/* The layout a server thread launched with last: a launch loop finds it
+ * without the lock and the walk of every kernel's layout. forget_layouts
+ * bumps the generation before it frees any, so no thread uses one it freed. */
+static atomic_uint layouts_gen_;
+static _Thread_local const layout *last_layout_;
+static _Thread_local unsigned last_gen_;
 
 #if CUDART_VERSION >= 12040
 #define param_info cudaFuncGetParamInfo
@@ -218,6 +225,7 @@ static cudaError_t query_layout(const void *f, uint32_t *n, uint64_t *offsets, u
 static void forget_layouts(void *const *keys, uint32_t n)
 {
     pthread_mutex_lock(&layouts_lock_);
+    atomic_fetch_add(&layouts_gen_, 1);
     for (layout **pp = &layouts_; *pp;) {
         layout *l = *pp;
         bool hit = false;
@@ -276,10 +284,17 @@ static cudaError_t query_layout_apart(const void *f, uint32_t *n, uint64_t *offs
  * forgotten when it is unregistered, since their addresses can be reused). */
 static cudaError_t server_layout(const void *f, const layout **out)
 {
+    unsigned gen = atomic_load(&layouts_gen_);
+    if (last_layout_ && last_gen_ == gen && last_layout_->key == f) {
+        *out = last_layout_;
+        return cudaSuccess;
+    }
     pthread_mutex_lock(&layouts_lock_);
     for (layout *l = layouts_; l; l = l->next)
         if (l->key == f) {
             pthread_mutex_unlock(&layouts_lock_);
+            last_layout_ = l;
+            last_gen_ = gen;
             *out = l;
             return cudaSuccess;
         }
