@@ -23,6 +23,9 @@
 # unsupported (apigen --undecided-unsupported) and listed.
 set -u
 apigen=$1 guest_lib=$2 tp_lib=$3
+# a transport library built with tls:// needs OpenSSL at link time
+tp_libs=$tp_lib
+if nm "$tp_lib" 2>/dev/null | grep -q ' U SSL_'; then tp_libs="$tp_lib -lssl -lcrypto"; fi
 host_lib=$(dirname "$guest_lib")/libapigen_host.a
 shift 3
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -104,7 +107,7 @@ for v in "$@"; do
     if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden -w -o "$work/$soname" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" \
         "$out/cudart_stub.c" "$root/specs/cudart/guest.c" "$root/specs/cudart/errors.c" "$root/specs/cudart/versions.c" \
-        "$guest_lib" "$tp_lib" -lpthread -Wl,-soname,"$soname" \
+        "$guest_lib" $tp_libs -lpthread -Wl,-soname,"$soname" \
         -Wl,--version-script="$out/cudart.map" -Wl,-z,defs >"$work/cc.log" 2>&1; then
         grep -m 20 'error' "$work/cc.log"
         echo "FAIL: $v: the stub does not compile against CUDA $v's headers"
@@ -118,7 +121,7 @@ for v in "$@"; do
     elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -w -o "$work/apigen-server-cudart" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" -I "$root/transports" \
         "$out/cudart_server.c" "$out/cudart_server_main.c" "$root"/specs/cudart/host*.c \
-        "$host_lib" "$d/lib/$soname" "$tp_lib" -lpthread -ldl -lrt >"$work/cc-server.log" 2>&1; then
+        "$host_lib" "$d/lib/$soname" $tp_libs -lpthread -ldl -lrt >"$work/cc-server.log" 2>&1; then
         grep -m 20 -E 'error|undefined' "$work/cc-server.log"
         echo "FAIL: $v: the server does not build against CUDA $v's headers and libcudart"
         status=1
