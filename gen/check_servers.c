@@ -112,8 +112,12 @@ static void check_gather(api_model *m, function_def *f, const spec_node *E, diag
     param_def *cp = param_named(f, cn);
     if (!cp || cp->ann.kind != PK_OUT || cp->ann.elem != EK_BYTES || !is_integer(cp->ann.elem_type) ||
         cp->ann.count) {
-        diag_error(d, c->loc, f->name, cn,
-                   "gather.count: %s is not an out pointer to one integer", cp ? "this" : "no such parameter; it");
+        if (cp)
+            diag_error(d, c->loc, f->name, cn,
+                       "gather.count: '%s' (%s) is not an out pointer to one integer, the number "
+                       "of items", cn, cp->type->spelling);
+        else
+            diag_error(d, c->loc, f->name, cn, "gather.count: no such parameter");
         if (cp) diag_note(d, cp->loc, "declared here");
         return;
     }

@@ -248,10 +248,17 @@ void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr)
     pthread_rwlock_unlock(&r->dev_rw);
 }
 
+__attribute__((noinline)) static int route_dev_multi(const apigen_api *api, uint64_t addr);
+
 int apigen_route_dev(const apigen_api *api, uint64_t addr)
 {
     if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr)
-        return APIGEN_ROUTE_ANY;
+        return APIGEN_ROUTE_ANY; /* (the lookup apart: no stack frame here) */
+    return route_dev_multi(api, addr);
+}
+
+static int route_dev_multi(const apigen_api *api, uint64_t addr)
+{
     rapi *r = find(api);
     if (!r)
         return APIGEN_ROUTE_ANY;
