@@ -214,6 +214,19 @@ static void test_urls(void)
     memset(longp + 8, 'a', 150);
     CHECK(!apigen_url_parse(longp, &u, err, sizeof err));
     CHECK_CONTAINS(err, "longer than");
+    /* APIGEN_SERVER with several servers: comma-separated, in order */
+    char item[64];
+    const char *list = "unix:///a.sock,tcp://h:1,,shm://s";
+    CHECK(apigen_url_list_count(list) == 4 && apigen_url_list_count("tcp://h:1") == 1);
+    CHECK(apigen_url_list_item(list, 0, item, sizeof item));
+    CHECK_STR(item, "unix:///a.sock");
+    CHECK(apigen_url_list_item(list, 1, item, sizeof item));
+    CHECK_STR(item, "tcp://h:1");
+    CHECK(apigen_url_list_item(list, 2, item, sizeof item) && item[0] == 0);
+    CHECK(apigen_url_list_item(list, 3, item, sizeof item));
+    CHECK_STR(item, "shm://s");
+    CHECK(!apigen_url_list_item(list, 4, item, sizeof item));
+    CHECK(!apigen_url_list_item(list, 0, item, 8)); /* longer than the room */
 }
 
 static void test_connect_nothing(void)
