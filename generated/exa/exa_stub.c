@@ -8,6 +8,9 @@
 
 #include "exa_wire.h"
 
+/* One server's number of devices (api.ordinals), for device ordinals. */
+static bool exa_ordinals_(unsigned server, int64_t *count);
+
 APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer *buffer)
 {
     apigen_call call_;
@@ -74,7 +77,14 @@ APIGEN_EXPORT exaStatus exaCreateContext(int device, const char *name, exaContex
     exaStatus ret_ = {0};
     uint64_t n_ctx = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaCreateContext))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&exa_api, exa_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaCreateContext, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
@@ -496,14 +506,15 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT exaStatus exaGetDeviceCount(int *count)
+/* exaGetDeviceCount on one server (srv_); the exported exaGetDeviceCount asks each (spec `gather:`). */
+static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_count = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetDeviceCount))
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetDeviceCount, srv_))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
@@ -545,6 +556,44 @@ done:
     return ret_;
 }
 
+/* exaGetDeviceCount across servers (spec `gather:`): asked of each server in order; the
+ * answers of the servers that succeed are summed; when none
+ * succeeds, the first server's error. */
+APIGEN_EXPORT exaStatus exaGetDeviceCount(int *count)
+{
+    unsigned n_ = apigen_server_count(&exa_api);
+    if (n_ <= 1)
+        return exa_on_exaGetDeviceCount(0, count);
+    exaStatus first_ = EXA_SUCCESS;
+    int first_cnt_ = 0;
+    int ok_ = 0, failed_ = 0;
+    uint64_t total_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        int cnt_ = 0;
+        int *cnt_p_ = count != NULL ? &cnt_ : NULL;
+        exaStatus r_ = exa_on_exaGetDeviceCount((int)s_, cnt_p_);
+        if (r_ == EXA_SUCCESS) {
+            ok_ = 1;
+            total_ += (uint64_t)cnt_;
+        } else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+            first_cnt_ = cnt_;
+        }
+    }
+    if (count != NULL)
+        *count = ok_ ? (int)total_ : first_cnt_;
+    return ok_ ? (exaStatus)EXA_SUCCESS : first_;
+}
+
+static bool exa_ordinals_(unsigned server, int64_t *count)
+{
+    int c_ = 0;
+    bool ok_ = exa_on_exaGetDeviceCount((int)server, &c_) == EXA_SUCCESS;
+    *count = ok_ ? (int64_t)c_ : 0;
+    return ok_;
+}
+
 APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
 {
     apigen_call call_;
@@ -552,7 +601,14 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_info = 0;
-    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetDeviceInfo))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&exa_api, exa_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetDeviceInfo, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
     if (info != NULL) {
