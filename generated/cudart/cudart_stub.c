@@ -2794,7 +2794,14 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
     cudaError_t ret_ = {0};
     uint64_t n_capabilities = 0;
     uint64_t n_operations = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetHostAtomicCapabilities))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* device: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)device, &l_);
+        if (srv_ < 0) srv_ = r_;
+        device = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetHostAtomicCapabilities, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
@@ -2961,7 +2968,20 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
     cudaError_t ret_ = {0};
     uint64_t n_capabilities = 0;
     uint64_t n_operations = 0;
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetP2PAtomicCapabilities))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* srcDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)srcDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        srcDevice = (int)l_;
+    }
+    { /* dstDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)dstDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        dstDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceGetP2PAtomicCapabilities, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
     if (!apigen_put_u32(call_.wr, (uint32_t)srcDevice)) goto nomem; /* srcDevice */
@@ -16365,6 +16385,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
+        *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16413,6 +16435,8 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
         ret_ = (cudaError_t)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
+        *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     apigen_call_end(&call_);
     goto done;
 bad:
