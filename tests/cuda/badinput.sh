@@ -55,8 +55,8 @@ spec_mismatch)
     [ -x "$apigen" ] || { echo "skipped: the generator is not built"; exit 77; }
     mkdir -p "$tmp/specs"
     cp -r "$src/specs/cudart.yaml" "$src/specs/cudart" "$tmp/specs/"
-    sed -i 's/^  cudaMemcpyPeer: {params: {dst: device, src: device}}$/  cudaMemcpyPeer: {params: {dst: device, src: device, size: device}}\n  cudaMemcpyWithSomethingNew: {local: true}/' "$tmp/specs/cudart.yaml"
-    line=$(grep -n "^  cudaMemcpyPeer: {params: {dst: device, src: device, size: device}}" "$tmp/specs/cudart.yaml" | cut -d: -f1)
+    sed -i 's/^  cudaMemcpyPeer: {params: {\(.*\)}}$/  cudaMemcpyPeer: {params: {size: device, \1}}\n  cudaMemcpyWithSomethingNew: {local: true}/' "$tmp/specs/cudart.yaml"
+    line=$(grep -n "^  cudaMemcpyPeer: {params: {size: device, " "$tmp/specs/cudart.yaml" | cut -d: -f1)
     [ -n "$line" ] || fail "could not edit the spec"
     cd "$tmp"
     "$apigen" --strict specs/cudart.yaml -o "$tmp/gen" > "$tmp/out" 2> "$tmp/err"
