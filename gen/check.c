@@ -1905,7 +1905,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
                       "unsupported; annotate it in the spec",
                       f->undecided);
         }
-        /* hand-written names of a variant carry its suffix: cudart_memcpy_ptds */
+        /* hand-written names of a variant carry its suffix: foo_memcpy_ptds */
         if (f->variant_of) {
             if (f->custom_guest) f->custom_guest = cat_arena(c.a, f->custom_guest, f->variant_suffix);
             if (f->custom_host) f->custom_host = cat_arena(c.a, f->custom_host, f->variant_suffix);

@@ -48,9 +48,9 @@ struct fn_sig;
 /* One C type as a parameter, field or return value uses it. */
 typedef struct type_info {
     type_kind kind;
-    char *spelling;       /* as written, typedef kept: "exaContext", "const void *" */
+    char *spelling;       /* as written, typedef kept: "fooContext", "const void *" */
     char *canonical;      /* canonical spelling: "struct CUstream_st *" */
-    char *typedef_name;   /* outermost typedef name, or NULL: "exaContext" */
+    char *typedef_name;   /* outermost typedef name, or NULL: "fooContext" */
     uint64_t size;        /* bytes; 0 for void / incomplete */
     uint64_t align;
     int is_const;         /* the type itself is const-qualified */
@@ -73,7 +73,7 @@ typedef struct field_def {
 } field_def;
 
 typedef struct record_def {
-    char *name;      /* "struct exaDeviceInfo" / typedef name when anonymous */
+    char *name;      /* "struct fooDeviceInfo" / typedef name when anonymous */
     int is_union;
     int complete;
     uint64_t size, align;
@@ -90,7 +90,7 @@ typedef struct enum_const {
 } enum_const;
 
 typedef struct enum_def {
-    char *name;          /* "enum exaStatus" or typedef name when anonymous */
+    char *name;          /* "enum fooStatus" or typedef name when anonymous */
     type_info *underlying;
     enum_const *consts;
     size_t nconsts;
@@ -200,7 +200,7 @@ typedef struct param_ann {
                                 global index, routed to its server's local one) or an out
                                 pointer to one (the server's, mapped back): check_servers.c */
     /* PK_OUT/INOUT plain bytes whose elements are handles for some values of
-     * another (value) parameter: clGetContextInfo's CL_CONTEXT_DEVICES */
+     * another (value) parameter: an info query whose answer for one key is a list of handles */
     char *elem_by_param;
     handle_case *elem_by;
     size_t nelem_by;
@@ -301,7 +301,7 @@ static inline int fn_has_call(const function_def *f)
 /* ---- spec-level settings --------------------------------------------------- */
 
 typedef struct handle_type_def {
-    char *name;           /* typedef name in the header: "exaContext" */
+    char *name;           /* typedef name in the header: "fooContext" */
     type_info *type;
     char *destroy_fn;     /* one-argument function that releases it (client cleanup) */
     int64_t *passthrough; /* values passed as-is, never translated (0, special stream values) */
@@ -312,7 +312,7 @@ typedef struct handle_type_def {
 } handle_type_def;
 
 typedef struct api_settings {
-    char *name;             /* "cudart", "exa": C identifier */
+    char *name;             /* "foo": C identifier */
     char **headers;         /* as given in the spec */
     size_t nheaders;
     char **include_dirs;
@@ -326,11 +326,11 @@ typedef struct api_settings {
     char *select_regex;     /* ... or matches this POSIX ERE */
     char **exclude;         /* names never taken */
     size_t nexclude;
-    char *soname;           /* "libcudart.so.13" */
-    char *symbol_version;   /* "libcudart.so.13" (version node name) */
+    char *soname;           /* "libfoo.so.1" */
+    char *symbol_version;   /* "libfoo.so.1" (version node name) */
     char **version_nodes;   /* later nodes, in order (each inherits the one before) */
     size_t nversion_nodes;
-    char *error_type;       /* "exaStatus" */
+    char *error_type;       /* "fooStatus" */
     type_info *error_ty;
     char *success;          /* constant names or integer literals */
     char *unsupported;

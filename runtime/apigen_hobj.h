@@ -1,6 +1,6 @@
 /* apigen_hobj.h: handle objects, for a guest library whose handles must be
- * pointers to objects the library owns (an OpenCL ICD driver: the loader
- * reads a dispatch table through the first member of every object).
+ * pointers to objects the library owns (a driver behind a vendor loader
+ * that reads a dispatch table through the first member of every object).
  *
  * Generated stubs of a spec with `api.handle_objects` include this header.
  * When APIGEN_HOBJ_FIRST names a `const void *const` symbol (the stub

@@ -15,9 +15,9 @@
 /* Bindings live in a table of slots, and what the real library gets as
  * user data is a token (slot + 1 | generation << 32), never a pointer: a
  * library may call a callback after the session that registered it is gone
- * (PoCL runs a context's destructor callback when its last event goes, on
- * its own thread, after the session released the context; found by
- * fuzz_opencl as a use after free). A stale token resolves to nothing and
+ * (one library runs a context's destructor callback when its last event
+ * goes, on its own thread, after the session released the context; found
+ * by fuzzing as a use after free). A stale token resolves to nothing and
  * nothing is sent. A trampoline holds its slot from apigen_cb_begin to
  * apigen_cb_send (inflight); freeing a binding waits for that (at most 2 s:
  * a trampoline whose encoding failed does not call apigen_cb_send). */

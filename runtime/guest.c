@@ -656,7 +656,7 @@ static uint64_t flush_others(gapi *g, gthr *self)
  * synchronizing at the same moment counts them in its wait, so they must
  * neither sit behind this thread's wait frame (each thread would wait for
  * the other's) nor be left out of that wait (its call would not see them:
- * e2e.exa.sync_storm). Under t->mu. */
+ * the sync_storm e2e test). Under t->mu. */
 static bool send_own_queued(gthr *t)
 {
     char err[512];

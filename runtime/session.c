@@ -17,7 +17,7 @@
 /* A handle id is (salt << 32) | (FIRST_ID + index): the salt is random per
  * session and never 0, so ids are far from small integers and from the
  * ids of other sessions. Hand-written host code that must tell a handle from
- * plain bytes (an OpenCL kernel argument of 8 bytes) can then look the value
+ * plain bytes (an 8-byte kernel argument that may be an object) can then look the value
  * up with apigen_handle_lookup with little risk of a scalar matching. */
 #define FIRST_ID 0x1000u
 #define ID_LOW(id) ((id) & 0xffffffffu)
