@@ -19,7 +19,9 @@ set -u
 MODE=${1:?usage: opencl_e2e.sh MODE BUILD_DIR [ARG...]}
 B=${2:?}
 STUB=$B/stub-opencl
-SERVER=$B/examples/opencl/apigen-server-opencl
+# OCL_E2E_SERVER: another build's server (scripts/test-all.sh's ASan stage runs
+# the SVM tests' guests, sanitized, against the plain build's server)
+SERVER=${OCL_E2E_SERVER:-$B/examples/opencl/apigen-server-opencl}
 EX=$B/examples/opencl
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/apigen-ocl.XXXXXX")
 SPID=
