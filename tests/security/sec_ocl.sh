@@ -149,6 +149,7 @@ release.opencl_killed | release.opencl_killed_thread)
         how=kill
         [ "$round" -gt 3 ] && how=exit
         if [ "$how" = kill ]; then
+            : >"$TMP/hog.out" # not the last round's "ready" (the background redirect may come late)
             APIGEN_SERVER=$URL LD_LIBRARY_PATH=$STUB "$PROG" hog 256 >"$TMP/hog.out" 2>&1 &
             hp=$!
             PIDS+=("$hp")
