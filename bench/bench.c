@@ -379,7 +379,7 @@ int main(int argc, char **argv)
     char tlist[64] = "unix,tcp,shm";
     char *sargs[MAX_ARGS], *wargs[MAX_ARGS];
     int nsargs = 0, nwargs = 0;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -406,7 +406,6 @@ int main(int argc, char **argv)
         }
         else
             die("unknown option %s (see the header of bench/bench.c)", a);
-        i++;
     }
     if (!worker || !server || !stub_dir)
         die("%s", "usage: apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR "
