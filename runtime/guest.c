@@ -780,6 +780,19 @@ static bool flush_queue(gthr *t)
     return true;
 }
 
+/* After a frame was sent or queued, before the owner lets go of t->mu: an
+ * empty queue's large buffer goes once calls stop using most of it. Done
+ * here so that apigen_call_end need not take t->mu again. */
+static void settle_queue(gthr *t)
+{
+    if (t->q.len)
+        return;
+    t->q.base = 0;
+    if (!rt_keep_warm(&t->q_warm, t->q.cap, t->last_sent, KEEP_BUF_MAX))
+        apigen_wr_free(&t->q);
+    t->last_sent = 0;
+}
+
 /* A frame that could not be built (no memory, or over the u32 frame size). */
 static apigen_status drop_frame(gthr *t, apigen_call *c)
 {
@@ -827,6 +840,8 @@ apigen_status apigen_call_sync(apigen_call *c)
         }
     }
     bool sent = flush_queue(t);
+    if (sent)
+        settle_queue(t);
     unlock_thr(t);
     if (!sent)
         return c->status = APIGEN_LOST;
@@ -835,9 +850,12 @@ apigen_status apigen_call_sync(apigen_call *c)
     char err[512];
     bool eof;
     uint64_t streamed = 0;
+    size_t have;
     memset(&t->pull, 0, sizeof t->pull);
     for (;;) {
-        if (!rt_recv_hdr(t->conn, &h, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, err, sizeof err)) {
+        /* a call with a sink takes its streamed chunks straight from the transport */
+        if (!rt_recv_hdr(t->conn, &h, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, t->rbuf,
+                         c->sink ? 0 : t->rcap, &have, err, sizeof err)) {
             if (eof)
                 mark_lost(g, "server closed the connection during %s", call_name(c->api, c->call_id));
             else
@@ -861,7 +879,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         }
         streamed += h.payload_len;
     }
-    if (!rt_recv_payload(t->conn, &h, &t->rbuf, &t->rcap, g->reply_ms, true, err, sizeof err,
+    if (!rt_recv_payload(t->conn, &h, &t->rbuf, &t->rcap, have, g->reply_ms, true, err, sizeof err,
                          &t->pull, &c->rd)) {
         mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
         return c->status = APIGEN_LOST;
@@ -964,6 +982,7 @@ apigen_status apigen_call_async(apigen_call *c)
     /* zero-copy pieces point into the caller's memory: they leave now */
     bool ok = !(t->q.len >= QUEUE_MAX_BYTES || t->nq >= QUEUE_MAX_CALLS || t->q.next) ||
               flush_queue(t);
+    settle_queue(t);
     unlock_thr(t);
     return c->status = ok ? APIGEN_OK : APIGEN_LOST;
 }
@@ -974,13 +993,20 @@ void apigen_call_end(apigen_call *c)
     rt_route_building(-1);
     if (!t)
         return;
-    if (!t->locked) {
-        pthread_mutex_lock(&t->mu);
-        t->locked = true;
-    }
-    if (t->in_frame) { /* begun but neither sent nor queued */
-        rt_wr_truncate(&t->q, t->frame_off);
-        t->in_frame = false;
+    /* A frame sent or queued let go of t->mu (settle_queue done): the lock
+     * is needed again only while the owner still holds it or a frame was
+     * begun and never finished (in_frame: only the owner writes it). */
+    if (t->locked || t->in_frame) {
+        if (!t->locked) {
+            pthread_mutex_lock(&t->mu);
+            t->locked = true;
+        }
+        if (t->in_frame) { /* begun but neither sent nor queued */
+            rt_wr_truncate(&t->q, t->frame_off);
+            t->in_frame = false;
+        }
+        settle_queue(t);
+        unlock_thr(t);
     }
     if (c->has_deferred && c->status == APIGEN_OK) { /* not reported: the next call does */
         t->pend = true;
@@ -989,13 +1015,6 @@ void apigen_call_end(apigen_call *c)
     if (c->rd.pull && !rt_pull_drain(&c->rd)) /* a bulk the caller did not read */
         mark_lost(t->g, "reading the reply to %s: %s", call_name(c->api, c->call_id),
                   t->pull.err);
-    if (t->q.len == 0) {
-        t->q.base = 0;
-        if (!rt_keep_warm(&t->q_warm, t->q.cap, t->last_sent, KEEP_BUF_MAX))
-            apigen_wr_free(&t->q);
-        t->last_sent = 0;
-    }
-    unlock_thr(t);
     if (!rt_keep_warm(&t->r_warm, t->rcap, t->last_reply, KEEP_BUF_MAX)) {
         free(t->rbuf);
         t->rbuf = NULL;

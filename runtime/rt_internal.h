@@ -47,15 +47,19 @@ typedef struct rt_pull {
     char err[256];
 } rt_pull;
 
-/* A frame in two steps: its header (checked), then its payload. With
- * head_only and APIGEN_F_BULK only the head arrives (up to the bulk's data),
- * rd->pull = pl (which must outlive rd's use) receives the rest on demand;
- * otherwise the whole payload. rd is set over what arrived. */
+/* A frame in two steps: its header (checked), then its payload. Over a
+ * shared ring the header step also takes a payload that has all arrived
+ * and fits in body[body_cap] (*have = its length, else 0; body is then the
+ * payload buffer that rt_recv_payload gets with have). With head_only and
+ * APIGEN_F_BULK only the head arrives (up to the bulk's data), rd->pull =
+ * pl (which must outlive rd's use) receives the rest on demand; otherwise
+ * (or when have) the whole payload. rd is set over what arrived. */
 APIGEN_CHECK bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload,
-                              int timeout_ms, bool *eof, char *err, size_t errlen);
+                              int timeout_ms, bool *eof, uint8_t *body, size_t body_cap,
+                              size_t *have, char *err, size_t errlen);
 APIGEN_CHECK bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf,
-                                  size_t *cap, int timeout_ms, bool head_only, char *err,
-                                  size_t errlen, rt_pull *pl, apigen_rd *rd);
+                                  size_t *cap, size_t have, int timeout_ms, bool head_only,
+                                  char *err, size_t errlen, rt_pull *pl, apigen_rd *rd);
 /* As rt_recv_frame, and sets rd over what arrived: for a bulk reply only the
  * head, with rd->pull = pl (which must outlive rd's use). */
 APIGEN_CHECK bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *cap,

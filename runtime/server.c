@@ -405,9 +405,11 @@ static void *conn_main(void *arg)
             bool eof;
             apigen_rd rd;
             rt_pull pl;
-            if (!rt_recv_hdr(sc->conn, &h, srv->max_payload, -1, &eof, err, sizeof err) ||
-                !rt_recv_payload(sc->conn, &h, &sc->rbuf, &sc->rcap, -1, stream_head_first(sc, &h),
-                                 err, sizeof err, &pl, &rd)) {
+            size_t have;
+            if (!rt_recv_hdr(sc->conn, &h, srv->max_payload, -1, &eof, sc->rbuf, sc->rcap, &have,
+                             err, sizeof err) ||
+                !rt_recv_payload(sc->conn, &h, &sc->rbuf, &sc->rcap, have, -1,
+                                 stream_head_first(sc, &h), err, sizeof err, &pl, &rd)) {
                 if (!eof)
                     apigen_log("closing connection from %s: %s", apigen_tp_peer(sc->conn), err);
                 break;

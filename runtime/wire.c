@@ -790,13 +790,18 @@ bool rt_pull_drain(apigen_rd *r)
     return pull_rest(r);
 }
 
+#define FRAME_LEN_OFF 24 /* payload_len's offset in the frame header */
+
 bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload, int timeout_ms,
-                 bool *eof, char *err, size_t errlen)
+                 bool *eof, uint8_t *body, size_t body_cap, size_t *have, char *err,
+                 size_t errlen)
 {
     uint8_t hb[APIGEN_FRAME_HDR_SIZE];
     const char *e = NULL;
     *eof = false;
-    apigen_tp_result r = apigen_tp_recv(c, hb, sizeof hb, timeout_ms, err, errlen);
+    *have = 0;
+    apigen_tp_result r = apigen_tp_recv_head(c, hb, sizeof hb, FRAME_LEN_OFF, body,
+                                             body ? body_cap : 0, have, timeout_ms, err, errlen);
     if (r != APIGEN_TP_OK) {
         *eof = r == APIGEN_TP_EOF;
         return false;
@@ -807,11 +812,15 @@ bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload, int 
 }
 
 bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, size_t *cap,
-                     int timeout_ms, bool head_only, char *err, size_t errlen, rt_pull *pl,
-                     apigen_rd *rd)
+                     size_t have, int timeout_ms, bool head_only, char *err, size_t errlen,
+                     rt_pull *pl, apigen_rd *rd)
 {
     size_t want = h->payload_len;
     memset(pl, 0, sizeof *pl);
+    if (have) { /* all of it came with the header (rt_recv_hdr) */
+        apigen_rd_init(rd, *buf, want);
+        return true;
+    }
     if (!*buf || *cap < 4096) {
         if (*buf && rt_buf_moving)
             rt_buf_moving(*buf);
@@ -858,9 +867,10 @@ bool rt_recv_reply(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
                    uint32_t max_payload, int timeout_ms, bool *eof, char *err, size_t errlen,
                    rt_pull *pl, apigen_rd *rd)
 {
+    size_t have;
     memset(pl, 0, sizeof *pl);
-    return rt_recv_hdr(c, h, max_payload, timeout_ms, eof, err, errlen) &&
-           rt_recv_payload(c, h, buf, cap, timeout_ms, true, err, errlen, pl, rd);
+    return rt_recv_hdr(c, h, max_payload, timeout_ms, eof, *buf, *cap, &have, err, errlen) &&
+           rt_recv_payload(c, h, buf, cap, have, timeout_ms, true, err, errlen, pl, rd);
 }
 
 /* A TLS record where a frame should start (a handshake or an alert, TLS

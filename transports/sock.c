@@ -268,6 +268,17 @@ bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms,
     return apigen_tp_send(c, &v, 1, timeout_ms, err, errlen);
 }
 
+apigen_tp_result apigen_tp_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
+                                     void *body, size_t body_cap, size_t *body_got,
+                                     int timeout_ms, char *err, size_t errlen)
+{
+    *body_got = 0;
+    if (c->shm)
+        return tp_shm_recv_head(c, head, head_n, len_off, body, body_cap, body_got, timeout_ms,
+                                err, errlen);
+    return apigen_tp_recv(c, head, head_n, timeout_ms, err, errlen);
+}
+
 apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                                 size_t errlen)
 {

@@ -57,6 +57,9 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
                  size_t errlen);
 apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen);
+apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
+                                  void *body, size_t body_cap, size_t *body_got, int timeout_ms,
+                                  char *err, size_t errlen);
 void tp_shm_shutdown(apigen_conn *c);
 void tp_shm_close(apigen_conn *c);
 int tp_shm_segment_fd(const apigen_conn *c); /* server side: the memfd, else -1 */

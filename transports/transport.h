@@ -79,6 +79,15 @@ APIGEN_TP_CHECK bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n,
 /* Receives exactly n bytes. */
 APIGEN_TP_CHECK apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n,
                                                 int timeout_ms, char *err, size_t errlen);
+/* A length-prefixed message's head: exactly head_n bytes, whose
+ * little-endian u32 at len_off is the body's length; and, where the
+ * transport can do it in the same pass (a shared ring), the whole body too
+ * when all of it has arrived and it fits in body_cap (*body_got = its
+ * length; else 0 and the caller receives the body). */
+APIGEN_TP_CHECK apigen_tp_result apigen_tp_recv_head(apigen_conn *c, void *head, size_t head_n,
+                                                     size_t len_off, void *body, size_t body_cap,
+                                                     size_t *body_got, int timeout_ms, char *err,
+                                                     size_t errlen);
 /* Wakes any thread blocked in send/recv on c (they fail); thread-safe. */
 void apigen_tp_shutdown(apigen_conn *c);
 void apigen_tp_close(apigen_conn *c);
