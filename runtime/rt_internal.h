@@ -48,8 +48,8 @@ typedef struct rt_pull {
 } rt_pull;
 
 /* A frame in two steps: its header (checked), then its payload. Over a
- * shared ring the header step also takes a payload that has all arrived
- * and fits in body[body_cap] (*have = its length, else 0; body is then the
+ * shared ring the header step also takes a small payload that has all
+ * arrived and fits in body[body_cap] (*have = its length, else 0; body is then the
  * payload buffer that rt_recv_payload gets with have). With head_only and
  * APIGEN_F_BULK only the head arrives (up to the bulk's data), rd->pull =
  * pl (which must outlive rd's use) receives the rest on demand; otherwise

@@ -791,6 +791,10 @@ bool rt_pull_drain(apigen_rd *r)
 }
 
 #define FRAME_LEN_OFF 24 /* payload_len's offset in the frame header */
+/* Payloads up to this come with their header when they are all there:
+ * larger ones keep their head-first reading (a streamed bulk goes straight
+ * to its destination, not through the receive buffer). */
+#define HEAD_READ_MAX (16u << 10)
 
 bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload, int timeout_ms,
                  bool *eof, uint8_t *body, size_t body_cap, size_t *have, char *err,
@@ -800,8 +804,12 @@ bool rt_recv_hdr(apigen_conn *c, apigen_frame_hdr *h, uint32_t max_payload, int 
     const char *e = NULL;
     *eof = false;
     *have = 0;
-    apigen_tp_result r = apigen_tp_recv_head(c, hb, sizeof hb, FRAME_LEN_OFF, body,
-                                             body ? body_cap : 0, have, timeout_ms, err, errlen);
+    if (!body)
+        body_cap = 0;
+    else if (body_cap > HEAD_READ_MAX)
+        body_cap = HEAD_READ_MAX;
+    apigen_tp_result r = apigen_tp_recv_head(c, hb, sizeof hb, FRAME_LEN_OFF, body, body_cap,
+                                             have, timeout_ms, err, errlen);
     if (r != APIGEN_TP_OK) {
         *eof = r == APIGEN_TP_EOF;
         return false;
