@@ -270,32 +270,19 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
     return g;
 }
 
-static int env_us(const char *name, int dflt)
+/* A non-negative int from the environment; unit names it in the message. */
+static int env_int(const char *name, int dflt, const char *unit)
 {
     const char *v = getenv(name);
     if (!v || !*v)
         return dflt;
     char *end;
-    long us = strtol(v, &end, 10);
-    if (*end || us < 0 || us > 0x7fffffff) {
-        apigen_log("%s=%s is not a number of microseconds; using %d", name, v, dflt);
+    long n = strtol(v, &end, 10);
+    if (*end || n < 0 || n > 0x7fffffff) {
+        apigen_log("%s=%s is not a number of %s; using %d", name, v, unit, dflt);
         return dflt;
     }
-    return (int)us;
-}
-
-static int env_ms(const char *name, int dflt)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return dflt;
-    char *end;
-    long ms = strtol(v, &end, 10);
-    if (*end || ms < 0 || ms > 0x7fffffff) {
-        apigen_log("%s=%s is not a number of milliseconds; using %d", name, v, dflt);
-        return dflt;
-    }
-    return (int)ms;
+    return (int)n;
 }
 
 /* The token to present: APIGEN_TOKEN, else the first line of
@@ -425,8 +412,8 @@ static bool ensure_session(gapi *g)
                   sizeof g->url - 1);
         return false;
     }
-    g->connect_ms = env_ms("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS);
-    g->reply_ms = env_ms("APIGEN_TIMEOUT_MS", -1);
+    g->connect_ms = env_int("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS, "milliseconds");
+    g->reply_ms = env_int("APIGEN_TIMEOUT_MS", -1, "milliseconds");
     /* several servers: a handle's salt names its server, so two sessions
      * with one salt (a 2^-30 chance) are not kept: ask for another */
     for (int tries = 0;; tries++) {
@@ -698,7 +685,6 @@ static bool send_wait(gthr *t, uint64_t n)
     return ok;
 }
 
-static int env_us(const char *name, int dflt);
 
 /* The flusher: every flush_us, a queue that has held frames since the last
  * tick without being sent leaves (trylock: an owner building or sending
@@ -745,7 +731,7 @@ static void start_flusher(gapi *g)
 {
     pthread_mutex_lock(&g->mu);
     if (!atomic_load(&g->flusher_on)) {
-        g->flush_us = env_us("APIGEN_FLUSH_US", 200);
+        g->flush_us = env_int("APIGEN_FLUSH_US", 200, "microseconds");
         if (g->flush_us > 0) {
             pthread_t th;
             pthread_attr_t at;

@@ -404,6 +404,32 @@ bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, 
     return true;
 }
 
+/* The server's end of a connection over the mapped segment (accepted here
+ * or adopted by a session process); on failure everything given is closed. */
+static bool server_conn(int fd, const char *peer, void *map, uint64_t total, int mfd,
+                        uint64_t ring, apigen_conn **out, char *err, size_t errlen)
+{
+    struct tp_shm *s = calloc(1, sizeof *s);
+    apigen_conn *c = s ? tp_conn_new(fd, peer, err, errlen) : NULL;
+    if (!c) {
+        if (!s) {
+            close(fd);
+            tp_err(err, errlen, "out of memory");
+        }
+        free(s);
+        munmap(map, total);
+        close(mfd);
+        return false;
+    }
+    s->side = SIDE_SERVER;
+    s->owner = getpid();
+    s->mfd = mfd; /* kept: --isolation process hands it to the session's process */
+    attach(s, map, total, ring);
+    c->shm = s;
+    *out = c;
+    return true;
+}
+
 /* Server: a fresh segment for an accepted socket, sent to the client. */
 bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen)
 {
@@ -465,25 +491,7 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
     }
     char peer[sizeof((apigen_conn *)0)->peer];
     snprintf(peer, sizeof peer, "client of %s (pid %d)", l->url, (int)cr.pid);
-    struct tp_shm *s = calloc(1, sizeof *s);
-    apigen_conn *c = s ? tp_conn_new(fd, peer, err, errlen) : NULL;
-    if (!c) {
-        if (!s) {
-            close(fd);
-            tp_err(err, errlen, "out of memory");
-        }
-        free(s);
-        munmap(map, total);
-        close(mfd);
-        return false;
-    }
-    s->side = SIDE_SERVER;
-    s->owner = getpid();
-    s->mfd = mfd; /* kept: --isolation process hands it to the session's process */
-    attach(s, map, total, ring);
-    c->shm = s;
-    *out = c;
-    return true;
+    return server_conn(fd, peer, map, total, mfd, ring, out, err, errlen);
 }
 
 /* ---- data --------------------------------------------------------------------- */
@@ -713,23 +721,5 @@ bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *
         close(sock);
         return false;
     }
-    struct tp_shm *s = calloc(1, sizeof *s);
-    apigen_conn *c = s ? tp_conn_new(sock, peer, err, errlen) : NULL;
-    if (!c) {
-        if (!s) {
-            close(sock);
-            tp_err(err, errlen, "out of memory");
-        }
-        free(s);
-        munmap(map, total);
-        close(mfd);
-        return false;
-    }
-    s->side = SIDE_SERVER;
-    s->owner = getpid();
-    s->mfd = mfd;
-    attach(s, map, total, ring);
-    c->shm = s;
-    *out = c;
-    return true;
+    return server_conn(sock, peer, map, total, mfd, ring, out, err, errlen);
 }
