@@ -65,6 +65,24 @@ static const param_ann *stream_ann(const param_ann *a)
     return a->stream_host ? a : NULL;
 }
 
+/* The prototype of a hand-written host function: "RET name(LEAD, params...)". */
+static char *hook_proto(const function_def *f, const char *name, const char *lead)
+{
+    strbuf pb = {0};
+    sb_printf(&pb, "%s(%s", name, lead);
+    for (size_t k = 0; k < f->sig.nparams; k++) {
+        char tmp[24];
+        char *d = c_decl(f->sig.params[k].type, pname(&f->sig.params[k], k, tmp), 0);
+        sb_printf(&pb, ", %s", d);
+        free(d);
+    }
+    sb_putc(&pb, ')');
+    char *inner = sb_take(&pb);
+    char *pr = c_decl(f->sig.ret, inner, 0);
+    free(inner);
+    return pr;
+}
+
 static char *u64_lit(uint64_t v) { return xasprintf("UINT64_C(%llu)", (unsigned long long)v); }
 
 /* Phase 1 and value-like kinds inside conditional branches. */
@@ -676,19 +694,8 @@ int emit_server(emit_ctx *e, strbuf *out)
         if (f->mode != FN_FORWARD || !f->wrap_host) continue;
         if (!any) PUT("srv_section", "what", "hand-written handlers");
         any = 1;
-        strbuf pb = {0};
-        sb_printf(&pb, "%s(apigen_call_ctx *cx", f->wrap_host);
-        for (size_t k = 0; k < f->sig.nparams; k++) {
-            char tmp[24];
-            char *d = c_decl(f->sig.params[k].type, pname(&f->sig.params[k], k, tmp), 0);
-            sb_printf(&pb, ", %s", d);
-            free(d);
-        }
-        sb_putc(&pb, ')');
-        char *inner = sb_take(&pb);
-        char *pr = c_decl(f->sig.ret, inner, 0);
+        char *pr = hook_proto(f, f->wrap_host, "apigen_call_ctx *cx");
         PUT("srv_wrap_decl", "proto", pr, "fn", f->name);
-        free(inner);
         free(pr);
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
@@ -706,19 +713,8 @@ int emit_server(emit_ctx *e, strbuf *out)
             if (dup) continue;
             if (!any) PUT("srv_section", "what", "hand-written handlers");
             any = 1;
-            strbuf pb = {0};
-            sb_printf(&pb, "%s(apigen_call_ctx *cx, apigen_stream *s", sa->stream_host);
-            for (size_t q = 0; q < f->sig.nparams; q++) {
-                char tmp[24];
-                char *d = c_decl(f->sig.params[q].type, pname(&f->sig.params[q], q, tmp), 0);
-                sb_printf(&pb, ", %s", d);
-                free(d);
-            }
-            sb_putc(&pb, ')');
-            char *inner = sb_take(&pb);
-            char *pr = c_decl(f->sig.ret, inner, 0);
+            char *pr = hook_proto(f, sa->stream_host, "apigen_call_ctx *cx, apigen_stream *s");
             PUT("srv_stream_decl", "proto", pr, "fn", f->name, "param", f->sig.params[k].name);
-            free(inner);
             free(pr);
         }
     }

@@ -601,6 +601,25 @@ static void unlock_thr(gthr *t)
     }
 }
 
+/* Sends t's queued frames; false: the connection is lost (said). Under t->mu. */
+static bool flush_queue(gthr *t)
+{
+    char err[512];
+    if (!t->q.len)
+        return true;
+    if (!rt_wr_send(t->conn, &t->q, t->g->reply_ms, err, sizeof err)) {
+        mark_lost(t->g, "%s", err);
+        return false;
+    }
+    t->last_sent = t->q.len;
+    rt_wr_truncate(&t->q, 0);
+    t->q.base = 0;
+    t->nq = 0;
+    t->nsent++;
+    gids_sent(t);
+    return true;
+}
+
 /* Sends what every other thread of g has queued (each under its own lock,
  * one at a time; the caller holds none). Their frames then run on their own
  * server threads; RT_CALL_WAIT orders the caller's call after them. Returns
@@ -610,7 +629,6 @@ static void unlock_thr(gthr *t)
  * it could wait for frames queued behind another thread's wait frame. */
 static uint64_t flush_others(gapi *g, gthr *self)
 {
-    char err[512];
     uint64_t skipped = 0;
     pthread_mutex_lock(&g->thr_mu);
     for (gthr *x = g->thrs; x; x = x->all_next) {
@@ -619,19 +637,8 @@ static uint64_t flush_others(gapi *g, gthr *self)
         pthread_mutex_lock(&x->mu);
         if (x->nq && (x->in_frame || x->hold))
             skipped += x->nq;
-        if (x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen &&
-            !atomic_load(&g->lost)) {
-            if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
-                x->last_sent = x->q.len;
-                rt_wr_truncate(&x->q, 0);
-                x->q.base = 0;
-                x->nq = 0;
-                x->nsent++;
-                gids_sent(x);
-            } else {
-                mark_lost(g, "%s", err);
-            }
-        }
+        if (x->nq && !x->in_frame && !x->hold && x->gen == g->gen && !atomic_load(&g->lost))
+            (void)flush_queue(x);
         pthread_mutex_unlock(&x->mu);
     }
     pthread_mutex_unlock(&g->thr_mu);
@@ -693,7 +700,6 @@ static void *flusher_main(void *arg)
 {
     gapi *g = arg;
     unsigned gen = g->gen;
-    char err[512];
     struct timespec ts = {g->flush_us / 1000000, (long)(g->flush_us % 1000000) * 1000};
     for (;;) {
         nanosleep(&ts, NULL);
@@ -705,17 +711,8 @@ static void *flusher_main(void *arg)
                 continue;
             bool full = x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen;
             if (full && x->seen_full && x->seen_sent == x->nsent) {
-                if (rt_wr_send(x->conn, &x->q, g->reply_ms, err, sizeof err)) {
-                    x->last_sent = x->q.len;
-                    rt_wr_truncate(&x->q, 0);
-                    x->q.base = 0;
-                    x->nq = 0;
-                    x->nsent++;
-                    gids_sent(x);
+                if (flush_queue(x))
                     full = false;
-                } else {
-                    mark_lost(g, "%s", err);
-                }
             }
             x->seen_full = full;
             x->seen_sent = x->nsent;
@@ -746,24 +743,6 @@ static void start_flusher(gapi *g)
         atomic_store(&g->flusher_on, true);
     }
     pthread_mutex_unlock(&g->mu);
-}
-
-static bool flush_queue(gthr *t)
-{
-    char err[512];
-    if (!t->q.len)
-        return true;
-    if (!rt_wr_send(t->conn, &t->q, t->g->reply_ms, err, sizeof err)) {
-        mark_lost(t->g, "%s", err);
-        return false;
-    }
-    t->last_sent = t->q.len;
-    rt_wr_truncate(&t->q, 0);
-    t->q.base = 0;
-    t->nq = 0;
-    t->nsent++;
-    gids_sent(t);
-    return true;
 }
 
 /* After a frame was sent or queued, before the owner lets go of t->mu: an
