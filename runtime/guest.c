@@ -914,11 +914,13 @@ apigen_status apigen_call_async(apigen_call *c)
         return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
     }
     t->in_frame = false;
-    /* It may name a guest id that another thread has queued but not sent
-     * (an event of its enqueue, in this one's wait list): that thread's
-     * queue leaves first and this frame runs after it (RT_CALL_WAIT). */
-    if (atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids &&
-        foreign_gid(t)) {
+    /* It may name a guest id of another thread's enqueue (an event in this
+     * one's wait list) that is still queued there, or sent but perhaps not
+     * run yet (the timer flush sent it): that thread's queue leaves first
+     * and this frame runs after the session ran it (RT_CALL_WAIT). */
+    if ((atomic_load_explicit(&t->g->gid_unsent, memory_order_relaxed) > t->ngids ||
+         atomic_load_explicit(&t->g->nasync, memory_order_relaxed) != t->upto) &&
+        atomic_load_explicit(&t->g->next_gid, memory_order_relaxed) && foreign_gid(t)) {
         gapi *g = t->g;
         uint64_t n = atomic_load(&g->nasync); /* what was queued before this call */
         if (!send_own_queued(t)) {
@@ -937,6 +939,8 @@ apigen_status apigen_call_async(apigen_call *c)
             unlock_thr(t);
             return c->status = APIGEN_LOST;
         }
+        if (!skipped && t->upto < n)
+            t->upto = n; /* what was queued before has run before this frame */
     }
     t->nq++;
     if (!atomic_load_explicit(&t->g->flusher_on, memory_order_relaxed))
