@@ -203,6 +203,8 @@ size_t rt_dev_count(void);
 /* log.c: the trace file's descriptor (-1 when none is open), which a
  * session child keeps open. */
 int rt_trace_fd(void);
+/* A session process writes its stack to the log when it faults (crash.c). */
+void rt_crash_report_install(void);
 
 /* server.c: serves one connection on the calling thread (fuzzer, tests). */
 void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_arg,

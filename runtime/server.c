@@ -645,6 +645,7 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     sigaction(SIGCHLD, &sa, NULL);
     sig_pipe[0] = sig_pipe[1] = -1;
     close_inherited_fds(sock, rt_trace_fd());
+    rt_crash_report_install();
 
     rt_server *srv = calloc(1, sizeof *srv);
     uint8_t *payload = malloc(HELLO_MAX_PAYLOAD);

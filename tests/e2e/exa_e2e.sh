@@ -568,6 +568,12 @@ isolation)
     [ $rcb = 0 ] || { show "$TMP/b.out" "client B stdout"; show "$TMP/b.err" "client B stderr"; fail "client B exit $rcb: the crash of another session affected it"; }
     # A sanitizer build turns the SIGSEGV into its own report and abort (signal 6).
     grep -Eq "killed by signal (11|6);" "$SERVER_LOG" || fail "the server did not log the crashed session process"
+    # ... and, outside a sanitizer (whose own report stands), where it crashed
+    if grep -q "killed by signal 11;" "$SERVER_LOG"; then
+        grep -q "session process [0-9]*: signal 11 (Segmentation fault) at address" "$SERVER_LOG" ||
+            fail "the crashed session process did not log its signal and address"
+        grep -Eq "apigen-server-exa\(|libexa|\+0x" "$SERVER_LOG" || fail "the crashed session process did not log its stack"
+    fi
     for _ in $(seq 1 50); do [ "$(children)" = 0 ] && break; sleep 0.1; done
     [ "$(children)" = 0 ] || fail "session processes left after every client ended: $(child_pids)"
     kill -0 "$SERVER_PID" 2>/dev/null || fail "the server died"
