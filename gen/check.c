@@ -613,6 +613,26 @@ static void check_destroy_fns(ck *c)
     }
 }
 
+/* A handle type's (or types.device's) destroy function destroys what it is
+ * given: its first parameter is `destroys: true` unless the spec says
+ * false. Else a handle the client destroyed itself would stay in its
+ * session's table and be destroyed a second time when the session ends (a
+ * double free inside the API's library). */
+static void mark_param_destroys(const char *fn_name, api_model *m, param_kind kind)
+{
+    function_def *f = fn_name ? model_find_function(m, fn_name) : NULL;
+    if (!f || f->sig.nparams < 1) return;
+    param_ann *a = &f->sig.params[0].ann;
+    if (a->kind == kind && !a->destroys && !a->destroys_off) a->destroys = 1;
+}
+
+static void default_destroys(ck *c)
+{
+    for (size_t i = 0; i < c->m->nhandles; i++)
+        mark_param_destroys(c->m->handles[i].destroy_fn, c->m, PK_HANDLE);
+    mark_param_destroys(c->m->api.device_destroy, c->m, PK_DEVPTR);
+}
+
 /* ---- parameters ---------------------------------------------------------------- */
 
 static type_info *unqual(ck *c, type_info *t)
@@ -1198,7 +1218,11 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         if (a->creates == 0) a->creates = 1;
         else a->creates = 0;
     }
-    if ((n = spec_get(A, "destroys")) && spec_bool(n, "destroys", c->d, x->fn->name, x->p->name, &v) && v) {
+    int destroys_ok = (n = spec_get(A, "destroys")) &&
+                       spec_bool(n, "destroys", c->d, x->fn->name, x->p->name, &v);
+    if (destroys_ok && !v)
+        a->destroys_off = 1;
+    else if (destroys_ok) {
         if (!(a->kind == PK_HANDLE || a->kind == PK_DEVPTR ||
               (a->kind == PK_IN && a->elem == EK_HANDLE)))
             perr_note(x, spec_key_loc(A, "destroys"),
@@ -1920,6 +1944,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         check_stream_order(&c, f);
     }
     check_symbol_versions(&c, root);
+    default_destroys(&c);
 
     /* pass 2: expressions, now that every parameter has its kind */
     for (size_t i = 0; i < c.npend; i++) {

@@ -189,6 +189,7 @@ typedef struct param_ann {
                                 guest assigns its id (apigen_guest_id), the server binds it */
     int destroys;            /* handle destroyed by this call on success: forget it;
                                 PK_DEVPTR: the device range it lies in is freed */
+    int destroys_off;        /* `destroys: false` given: not even as a destroy function */
     expr *extent;            /* PK_DEVPTR `bytes:`: [p, p + extent) must be the client's;
                                 PK_OUT/INOUT of EK_DEVPTR with `creates: {bytes:}`: the size of
                                 each device range the call creates */

@@ -2184,12 +2184,16 @@ static void h_cudaDestroyExternalMemory(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_extMem;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_extMem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extMem"); return; }
     if (!apigen_handle_get(cx, &ht_cudaExternalMemory_t, v_extMem, &r_)) return; /* extMem */
     extMem = (cudaExternalMemory_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaDestroyExternalMemory(extMem);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_cudaExternalMemory_t, v_extMem); /* extMem destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -2199,12 +2203,16 @@ static void h_cudaDestroyExternalSemaphore(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_extSem;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_extSem)) { apigen_reject(cx, APIGEN_BAD_ARGS, "extSem"); return; }
     if (!apigen_handle_get(cx, &ht_cudaExternalSemaphore_t, v_extSem, &r_)) return; /* extSem */
     extSem = (cudaExternalSemaphore_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaDestroyExternalSemaphore(extSem);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_cudaExternalSemaphore_t, v_extSem); /* extSem destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -3278,12 +3286,16 @@ static void h_cudaFreeArray(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_array;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_array)) { apigen_reject(cx, APIGEN_BAD_ARGS, "array"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_array, &r_)) return; /* array */
     array = (cudaArray_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaFreeArray(array);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_cudaArray_t, v_array); /* array destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -3339,12 +3351,16 @@ static void h_cudaFreeMipmappedArray(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_mipmappedArray;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_mipmappedArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mipmappedArray"); return; }
     if (!apigen_handle_get(cx, &ht_cudaMipmappedArray_t, v_mipmappedArray, &r_)) return; /* mipmappedArray */
     mipmappedArray = (cudaMipmappedArray_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaFreeMipmappedArray(mipmappedArray);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_cudaMipmappedArray_t, v_mipmappedArray); /* mipmappedArray destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -7105,12 +7121,16 @@ static void h_cudaLibraryUnload(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_library;
     void *r_;
+    int ok_;
     if (!apigen_get_u64(cx->rd, &v_library)) { apigen_reject(cx, APIGEN_BAD_ARGS, "library"); return; }
     if (!apigen_handle_get(cx, &ht_cudaLibrary_t, v_library, &r_)) return; /* library */
     library = (cudaLibrary_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaLibraryUnload(library);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_cudaLibrary_t, v_library); /* library destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 

@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0xae41c79b7e170579)
+#define CUDART_FINGERPRINT UINT64_C(0x834ae1b5c6ad9860)
 
 /* Call ids: forwarded and custom functions. */
 enum {
