@@ -106,6 +106,10 @@ for e in $examples; do
     [ "${EXAMPLE_TIMES:-0}" != 0 ] && for m in native unix tcp shm; do sed "s/^/   [$m] /" "$logs/$e.$m.err"; done
 done
 if [ -s "$logs/server.log" ]; then echo "== server log (last lines)"; tail -n 20 "$logs/server.log" | sed 's/^/   /'; fi
+# a session process that dies by a signal is a server bug even when the
+# client's output came out right (it happens at session end: the cleanup)
+crashed=$(grep -c "was killed by signal" "$logs/server.log")
+[ "$crashed" = 0 ] || { echo "run-all: $crashed session process(es) crashed (stack in the server log above)"; fails=$((fails + crashed)); }
 echo
 if [ $fails = 0 ]; then echo "run-all: every example gave identical output natively and forwarded (unix, tcp, shm)"
 else echo "run-all: $fails comparison(s) failed"; fi
