@@ -816,7 +816,8 @@ apigen_status apigen_call_sync(apigen_call *c)
     bool eof;
     uint64_t streamed = 0;
     size_t have;
-    memset(&t->pull, 0, sizeof t->pull);
+    t->pull.pending = false; /* rt_recv_payload sets what a pending pull reads */
+    t->pull.failed = false;
     for (;;) {
         /* a call with a sink takes its streamed chunks straight from the transport */
         if (!rt_recv_hdr(t->conn, &h, REPLY_MAX_PAYLOAD, g->reply_ms, &eof, t->rbuf,

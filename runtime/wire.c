@@ -824,7 +824,8 @@ bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, s
                      rt_pull *pl, apigen_rd *rd)
 {
     size_t want = h->payload_len;
-    memset(pl, 0, sizeof *pl);
+    pl->pending = false; /* the rest of pl is read only while pending: set below */
+    pl->failed = false;
     if (have) { /* all of it came with the header (rt_recv_hdr) */
         apigen_rd_init(rd, *buf, want);
         return true;

@@ -94,6 +94,8 @@ struct tp_shm {
     int mfd;               /* server: the segment's memfd (a session process adopts it) */
     _Atomic bool shut;
     _Atomic bool peer_dead;
+    uint64_t tx_tail;      /* the tx ring's tail as last read: re-read only when the room it
+                              leaves is too small (the consumer's line stays where it is) */
 };
 
 /* ---- settings --------------------------------------------------------------- */
@@ -156,6 +158,26 @@ static inline void wake(_Atomic uint32_t *w)
         syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
+/* A send's or recv's deadline, read from the clock only once it has to
+ * wait (a ring with room or data costs no clock read). */
+#define DL_UNSET INT64_MIN
+static int64_t deadline_of(int64_t *dl, int timeout_ms)
+{
+    if (*dl == DL_UNSET)
+        *dl = tp_deadline(timeout_ms);
+    return *dl;
+}
+
+/* n bytes at ring offset idx of a ring of size bytes, wrapping at its end. */
+static inline void ring_copy_out(void *dst, const uint8_t *ring, uint64_t size, uint64_t idx,
+                                 uint64_t n)
+{
+    uint64_t first = size - idx < n ? size - idx : n;
+    memcpy(dst, ring + idx, first);
+    if (n > first)
+        memcpy((uint8_t *)dst + first, ring, n - first);
+}
+
 static void shm_name(const char *name, struct sockaddr_un *sa, socklen_t *sl)
 {
     memset(sa, 0, sizeof *sa);
@@ -190,14 +212,16 @@ static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen, _At
                        int64_t deadline)
 {
     struct tp_shm *s = c->shm;
-    int64_t t0 = mono_ns(), spin_end = t0 + cfg_spin_ns;
-    for (unsigned i = 1;; i++) {
+    int64_t spin_end = -1; /* the clock is first read after 64 spins: a reply that comes */
+    for (unsigned i = 1;; i++) { /* sooner costs no clock read */
         if (atomic_load_explicit(pos, memory_order_acquire) != seen)
             return W_CHANGED;
         if ((i & 63) == 0) {
             if (atomic_load(&s->shut) || peer_gone(c))
                 return W_STOP;
             int64_t now = mono_ns();
+            if (spin_end < 0)
+                spin_end = now + cfg_spin_ns;
             if (deadline >= 0 && now >= deadline)
                 return W_TIMEOUT;
             if (now >= spin_end)
@@ -249,6 +273,7 @@ static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
         s->tx = &s->h->ring[1], s->txd = d1;
         s->rx = &s->h->ring[0], s->rxd = d0;
     }
+    s->tx_tail = atomic_load(&s->tx->tail); /* an adopted segment may have been used */
     s->ready = true;
 }
 
@@ -505,12 +530,13 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
                  size_t errlen)
 {
     struct tp_shm *s = c->shm;
-    int64_t deadline = tp_deadline(timeout_ms);
-    if (!s->ready && !client_setup(c, deadline, err, errlen)) /* checked here: every call */
-        return false;
+    int64_t deadline = DL_UNSET;
+    if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
+        return false; /* checked here: every call */
     shm_ring *r = s->tx;
     const uint64_t piece = s->size / 4;
     uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), published = head;
+    uint64_t tail = s->tx_tail; /* at most the real tail: the room it leaves is there */
     for (int i = 0; i < iovcnt; i++) {
         const uint8_t *p = iov[i].iov_base;
         size_t len = iov[i].iov_len;
@@ -520,16 +546,21 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
                        atomic_load(&s->shut) ? "connection shut down" : "the peer closed the connection");
                 return false;
             }
-            uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
             uint64_t used = head - tail;
-            if (used > s->size) {
-                tp_err(err, errlen, "send to %s: shared ring corrupted by the peer", c->peer);
-                return false;
+            if (used > s->size || (s->size - used < len && s->size - used < piece)) {
+                tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+                used = head - tail;
+                if (used > s->size) {
+                    tp_err(err, errlen, "send to %s: shared ring corrupted by the peer", c->peer);
+                    return false;
+                }
+                s->tx_tail = tail;
             }
             if (used == s->size) {
                 if (published != head)
                     publish(s, published = head);
-                int w = wait_change(c, &r->tail, tail, &r->prod_sleep, deadline);
+                int w = wait_change(c, &r->tail, tail, &r->prod_sleep,
+                                    deadline_of(&deadline, timeout_ms));
                 if (w == W_TIMEOUT) {
                     tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
                     return false;
@@ -543,7 +574,8 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
                 k = piece;
             uint64_t idx = head & s->mask, first = s->size - idx < k ? s->size - idx : k;
             memcpy(s->txd + idx, p, first);
-            memcpy(s->txd, p + first, k - first);
+            if (k > first)
+                memcpy(s->txd, p + first, k - first);
             head += k;
             p += k;
             len -= k;
@@ -564,8 +596,8 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
                                  uint64_t *held, char *err, size_t errlen)
 {
     struct tp_shm *s = c->shm;
-    int64_t deadline = tp_deadline(timeout_ms);
-    if (!s->ready && !client_setup(c, deadline, err, errlen))
+    int64_t deadline = DL_UNSET;
+    if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
         return APIGEN_TP_ERROR;
     shm_ring *r = s->rx;
     const uint64_t piece = s->size / 4;
@@ -592,7 +624,8 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
             }
             if (stop)
                 continue;
-            if (wait_change(c, &r->head, head, &r->cons_sleep, deadline) == W_TIMEOUT) {
+            if (wait_change(c, &r->head, head, &r->cons_sleep,
+                            deadline_of(&deadline, timeout_ms)) == W_TIMEOUT) {
                 tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
                 return APIGEN_TP_TIMEOUT;
             }
@@ -601,9 +634,7 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
         uint64_t k = n - got < avail ? n - got : avail;
         if (k > piece)
             k = piece;
-        uint64_t idx = tail & s->mask, first = s->size - idx < k ? s->size - idx : k;
-        memcpy((uint8_t *)buf + got, s->rxd + idx, first);
-        memcpy((uint8_t *)buf + got + first, s->rxd, k - first);
+        ring_copy_out((uint8_t *)buf + got, s->rxd, s->size, tail & s->mask, k);
         tail += k;
         got += k;
         if (hold && got == n)
@@ -641,9 +672,7 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
                    (uint32_t)lp[3] << 24;
     uint64_t avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
     if (len && len <= body_cap && avail <= s->size && len <= avail) {
-        uint64_t idx = tail & s->mask, first = s->size - idx < len ? s->size - idx : len;
-        memcpy(body, s->rxd + idx, first);
-        memcpy((uint8_t *)body + first, s->rxd, len - first);
+        ring_copy_out(body, s->rxd, s->size, tail & s->mask, len);
         tail += len;
         *body_got = len;
     }
