@@ -2,8 +2,9 @@
 // the device, both ways, with cudaMemcpy and with cudaMemcpyAsync on a
 // stream, at odd offsets; a kernel changes the bytes in between so the
 // device really holds them. Sizes straddle the forwarded copies' chunks
-// (4 MiB on the server, 1-8 MiB when the guest stages through the arena)
-// and end in a tail. Then the errors of large copies: past the end of an
+// (4 MiB on the server, 1-8 MiB when the guest stages through the arena,
+// one arena slot from 16 KiB to 4 MiB, 512 KiB parts of the wide copy) and
+// end in a tail. Then the errors of large copies: past the end of an
 // allocation (the host bytes stay as they were), and one that works after.
 // Prints one line per size (a checksum of what came back): the output is
 // the same natively and forwarded.
@@ -75,8 +76,10 @@ static int round_trip(size_t n, bool async, cudaStream_t s, uint64_t seed)
 int main()
 {
     const size_t M = (size_t)1 << 20;
-    const size_t sizes[] = {0, 1, 4 * M - 1, 4 * M, 4 * M + 1, 8 * M + 3, 37 * M + 12345,
-                            64 * M + 77};
+    const size_t K = (size_t)1 << 10;
+    const size_t sizes[] = {0,         1,         16 * K - 1, 16 * K,     100003,
+                            M + 3,     2 * M + 5, 4 * M - 1,  4 * M,      4 * M + 1,
+                            8 * M + 3, 37 * M + 12345, 64 * M + 77};
     cudaStream_t s;
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
     int rc = 0;
@@ -104,6 +107,18 @@ int main()
                 "error: %s; host bytes %s\n",
                 cudaGetErrorName(e1), cudaGetErrorName(e2), cudaGetErrorName(e3),
                 cudaGetErrorName(e4), host == keep ? "unchanged" : "CHANGED");
+    // the same for a mid-size copy (one staging slot when forwarded)
+    unsigned char *dm = nullptr;
+    CHECK(cudaMalloc(&dm, M));
+    e1 = cudaMemcpy(dm, host.data(), M + 1, cudaMemcpyHostToDevice);
+    e2 = cudaMemcpy(host.data(), dm, M + 1, cudaMemcpyDeviceToHost);
+    e3 = cudaMemcpyAsync(host.data(), dm + 1, M, cudaMemcpyDeviceToHost, s);
+    e4 = cudaGetLastError();
+    std::printf("1 MiB + 1 into 1 MiB: %s; out of 1 MiB: %s; 1 MiB from 1 byte in: %s; last "
+                "error: %s; host bytes %s\n",
+                cudaGetErrorName(e1), cudaGetErrorName(e2), cudaGetErrorName(e3),
+                cudaGetErrorName(e4), host == keep ? "unchanged" : "CHANGED");
+    CHECK(cudaFree(dm));
     // a large copy right after: works
     CHECK(cudaMemcpy(d, host.data(), 8 * M, cudaMemcpyHostToDevice));
     std::vector<unsigned char> back(8 * M);

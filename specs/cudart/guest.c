@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
 
@@ -977,22 +978,29 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
     return (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, dst, count);
 }
 
-/* ---- large pageable copies, staged through the arena ------------------------------------
- * Over a local transport whose server took the arena, a pageable copy of
- * STAGE_MIN bytes or more goes through STAGE_SLOTS slots carved from it:
- * host to device, the guest copies chunk k into a slot while the server's
- * device copy of chunk k - 1 DMAs from its registered mapping of the slot
- * before it (cudaMemcpyAsync with an arena reference, an event per slot);
- * device to host, the device copies of the next chunks run while the guest
- * copies chunk k out of its slot. That is what the real runtime does with
- * its own pinned staging buffers for pageable memory, so no byte crosses the
- * transport. Elsewhere (tcp://, ucx://, no arena) the copy streams through
- * the server's staging blocks instead (spec `stream:`, host_copy.c), and so
- * it does over shm://, whose ring was faster than this (H100, 256 MiB:
- * 7.9 against 6.6 GB/s host to device, 7.0 against 6.7 device to host;
- * docs/performance.md): its two copies stay in the cache, where the slots'
- * do not. */
+/* ---- pageable copies, staged through the arena ------------------------------------------
+ * Over a local transport whose server took the arena (unix://, shm://), a
+ * pageable copy goes the way the real runtime copies pageable memory,
+ * through pinned staging memory, here carved from the arena, which the
+ * server registered: the device DMAs straight to or from the server's
+ * mapping of it, and the guest copies between it and the application's
+ * memory with apigen_copy_wide (helper threads: one core copies pageable
+ * memory at ~7-11 GB/s on the GPU machine, four at 20-26 GB/s). No byte
+ * crosses the transport.
+ * - STAGE_MIN bytes or more: STAGE_SLOTS slots, pipelined. Host to device,
+ *   the guest fills slot k while the device copy of chunk k - 1 DMAs from
+ *   the slot before it (cudaMemcpyAsync with an arena reference, an event
+ *   per slot); device to host, the device copies of the next chunks run
+ *   while the guest copies chunk k out of its slot.
+ * - SLOT_MIN to STAGE_MIN bytes: one slot and one forwarded call (a
+ *   synchronous cudaMemcpy from or to the slot, or cudaMemcpyAsync to the
+ *   slot and a stream synchronize: a pageable device-to-host copy is
+ *   synchronous natively too). cudaMemcpyAsync from pageable memory to the
+ *   device stays a queued call carrying the bytes, which returns at once.
+ * Elsewhere (tcp://, ucx://, no arena) a large copy streams through the
+ * server's staging blocks instead (spec `stream:`, host_copy.c). */
 #define STAGE_MIN ((size_t)4 << 20)
+#define SLOT_MIN ((size_t)16 << 10)
 #define STAGE_SLOTS 3
 
 /* 1 to 8 MiB per chunk: at least STAGE_SLOTS + 1 chunks, so they overlap */
@@ -1025,8 +1033,7 @@ static bool stream_on_current_device(cudaStream_t stream);
 static bool staging_begin(staging *s, size_t count, const void *host, cudaStream_t stream)
 {
     memset(s, 0, sizeof *s);
-    if (count < STAGE_MIN || apigen_arena_owns(host) || apigen_call_over_ring(&cudart_api))
-        return false;
+    if (count < STAGE_MIN || apigen_arena_owns(host)) return false;
     s->chunk = stage_chunk(count);
     for (int i = 0; i < STAGE_SLOTS; i++)
         if (!(s->slot[i] = apigen_arena_alloc(s->chunk))) {
@@ -1071,7 +1078,7 @@ static cudaError_t staged_h2d(staging *s, void *dst, const void *src, size_t cou
     while (e == cudaSuccess && off < count) {
         size_t n = count - off < s->chunk ? count - off : s->chunk;
         if ((e = staging_wait(s, i)) != cudaSuccess) break;
-        memcpy(s->slot[i], (const char *)src + off, n);
+        apigen_copy_wide(s->slot[i], (const char *)src + off, n);
         e = staging_issue(s, i, (char *)dst + off, s->slot[i], n, cudaMemcpyHostToDevice, stream);
         last = i;
         off += n;
@@ -1098,7 +1105,7 @@ static cudaError_t staged_d2h(staging *s, void *dst, const void *src, size_t cou
     for (int i = 0; e == cudaSuccess && done < count; i = (i + 1) % STAGE_SLOTS) {
         size_t n = count - done < s->chunk ? count - done : s->chunk;
         if ((e = staging_wait(s, i)) != cudaSuccess) break;
-        memcpy((char *)dst + done, s->slot[i], n);
+        apigen_copy_wide((char *)dst + done, s->slot[i], n);
         done += n;
         if (issued < count) {
             size_t m = count - issued < s->chunk ? count - issued : s->chunk;
@@ -1126,6 +1133,17 @@ static bool stream_on_current_device(cudaStream_t stream)
 #endif
 }
 
+/* A host <-> device copy whose device side lies inside one allocation this
+ * process made, as the real runtime checks before it copies a byte: only
+ * those take the arena (any other gets the server's own error). */
+static bool stageable(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    range r;
+    const void *dev = kind == cudaMemcpyHostToDevice ? dst : src;
+    return (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) && dst && src &&
+           ranges_find(&dev_ranges_, dev, &r) && count <= r.size - ((uintptr_t)dev - r.base);
+}
+
 /* A pageable copy through the arena when it can take one: *used says
  * whether it did (else the caller forwards the copy as it is). */
 static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
@@ -1133,12 +1151,7 @@ static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cu
 {
     staging s;
     *used = false;
-    /* the device side inside one allocation this process made, as the real
-     * runtime checks before it copies a byte (else the server's copy says) */
-    range r;
-    const void *dev = kind == cudaMemcpyHostToDevice ? dst : src;
-    if ((kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToHost) || !dst || !src ||
-        !ranges_find(&dev_ranges_, dev, &r) || count > r.size - ((uintptr_t)dev - r.base) ||
+    if (count < STAGE_MIN || !stageable(dst, src, count, kind) ||
         !staging_begin(&s, count, kind == cudaMemcpyHostToDevice ? src : dst, stream))
         return cudaSuccess;
     *used = true;
@@ -1146,6 +1159,23 @@ static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cu
                                                    : staged_d2h(&s, dst, src, count, stream);
     staging_end(&s);
     return e;
+}
+
+/* One arena slot for a copy of SLOT_MIN to STAGE_MIN bytes (see above):
+ * the slot, and *peer its server address; NULL: forward it as it is. */
+static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                        uint64_t *peer)
+{
+    void *slot;
+    if (count < SLOT_MIN || count >= STAGE_MIN || !stageable(dst, src, count, kind) ||
+        apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) ||
+        !(slot = apigen_arena_alloc(count)))
+        return NULL;
+    if (!(*peer = apigen_arena_peer_addr(&cudart_api, slot, count))) { /* not this server's */
+        (void)apigen_arena_free(slot);
+        return NULL;
+    }
+    return slot;
 }
 
 #define MEMCPY(name, stream)                                                                       \
@@ -1158,7 +1188,18 @@ static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cu
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault);                     \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream, &staged_);                     \
         if (staged_) return e_;                                                                    \
-        return cudart_fwd_##name(dst, src, count, kind);                                           \
+        uint64_t peer_;                                                                            \
+        void *slot_ = slot_begin(dst, src, count, kind, &peer_);                                   \
+        if (!slot_) return cudart_fwd_##name(dst, src, count, kind);                               \
+        if (kind == cudaMemcpyHostToDevice) { /* synchronous from pinned memory */                 \
+            apigen_copy_wide(slot_, src, count);                                                   \
+            e_ = cudart_fwd_##name(dst, slot_, count, kind);                                       \
+        } else if ((e_ = cudart_fwd_##name((void *)(uintptr_t)peer_, src, count,                   \
+                                           cudaMemcpyDefault)) == cudaSuccess) {                   \
+            apigen_copy_wide(dst, slot_, count);                                                   \
+        }                                                                                          \
+        (void)apigen_arena_free(slot_);                                                            \
+        return e_;                                                                                 \
     }
 MEMCPY(cudaMemcpy, cudaStreamLegacy)
 MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
@@ -1176,7 +1217,16 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
         bool staged_;                                                                              \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream ? stream : (dflt), &staged_);   \
         if (staged_) return e_;                                                                    \
-        return cudart_fwd_##name(dst, src, count, kind, stream);                                   \
+        uint64_t peer_;                                                                            \
+        void *slot_ = kind == cudaMemcpyDeviceToHost ? slot_begin(dst, src, count, kind, &peer_)   \
+                                                     : NULL;                                       \
+        if (!slot_) return cudart_fwd_##name(dst, src, count, kind, stream);                       \
+        /* to pageable memory: synchronous for the host, as natively */                           \
+        e_ = cudart_fwd_##name((void *)(uintptr_t)peer_, src, count, cudaMemcpyDefault, stream);   \
+        if (e_ == cudaSuccess) e_ = cudart_fwd_cudaStreamSynchronize(stream ? stream : (dflt));    \
+        if (e_ == cudaSuccess) apigen_copy_wide(dst, slot_, count);                                \
+        (void)apigen_arena_free(slot_);                                                            \
+        return e_;                                                                                 \
     }
 MEMCPY_ASYNC(cudaMemcpyAsync, (cudaStream_t)0)
 MEMCPY_ASYNC(cudaMemcpyAsync_ptsz, cudaStreamPerThread)

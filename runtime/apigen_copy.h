@@ -1,0 +1,21 @@
+/* apigen_copy.h: a large host memcpy spread over a few helper threads, for
+ * a spec's hand-written guest code that stages bulk data itself (the copy
+ * between the application's pageable memory and shared staging memory).
+ *
+ * On the GPU machine one core copies pageable memory at about 7-11 GB/s
+ * while the device moves 50 GB/s to pinned memory; four copy in parallel
+ * at 20-26 GB/s (docs/performance.md, 2026-11-21 20:00). */
+#ifndef APIGEN_COPY_H
+#define APIGEN_COPY_H
+
+#include <stddef.h>
+
+/* memcpy(dst, src, n) for non-overlapping buffers. From APIGEN_COPY_MIN
+ * bytes (default 1 MiB) the caller and up to APIGEN_COPY_THREADS - 1
+ * helper threads (default 4 in all; 1 turns it off) each copy parts of it;
+ * it returns when every byte is copied. Helpers start on first use; one
+ * wide copy runs at a time (another thread's copy meanwhile is a plain
+ * memcpy). Safe across fork(): a child starts its own helpers. */
+void apigen_copy_wide(void *dst, const void *src, size_t n);
+
+#endif

@@ -1,0 +1,165 @@
+/* Wide copies (apigen_copy.h): a large memcpy split into parts that the
+ * caller and a small pool of helper threads take one at a time from a
+ * shared counter, so a helper that wakes late simply takes fewer parts.
+ *
+ * A job's fields are read by a helper only while it is counted in
+ * `active`; the caller waits until every part is done and no helper is
+ * inside the job before it returns, so the next job never meets a helper
+ * still holding the last one's pointers. */
+#define _GNU_SOURCE
+#include "apigen_copy.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_THREADS 16
+#define PART ((size_t)512 << 10) /* bytes a thread takes at a time */
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    pid_t pid;         /* the process whose helpers these are (fork) */
+    unsigned helpers;  /* started */
+    bool busy;         /* a job runs */
+    uint64_t gen;      /* job number: helpers wait for it to change */
+    char *dst;
+    const char *src;
+    size_t n, nparts;
+    atomic_size_t next; /* next part to take */
+    size_t done_parts;  /* under mu */
+    unsigned active;    /* helpers inside the current job, under mu */
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+static unsigned setting(const char *name, unsigned dflt, unsigned lo, unsigned hi)
+{
+    const char *s = getenv(name);
+    char *end;
+    if (!s || !*s) return dflt;
+    unsigned long v = strtoul(s, &end, 0);
+    if (*end == 'K' || *end == 'k') v <<= 10;
+    else if (*end == 'M' || *end == 'm') v <<= 20;
+    return v < lo ? lo : v > hi ? hi : (unsigned)v;
+}
+
+/* Takes parts of the current job until none is left; the parts it did. */
+static size_t copy_parts(char *dst, const char *src, size_t n, size_t nparts)
+{
+    size_t did = 0, i;
+    while ((i = atomic_fetch_add(&pool.next, 1)) < nparts) {
+        size_t off = i * PART, len = n - off < PART ? n - off : PART;
+        memcpy(dst + off, src + off, len);
+        did++;
+    }
+    return did;
+}
+
+static void *helper_main(void *arg)
+{
+    (void)arg;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.gen == seen) pthread_cond_wait(&pool.go, &pool.mu);
+        seen = pool.gen;
+        if (!pool.busy) continue; /* the job ended before this helper woke */
+        char *dst = pool.dst;
+        const char *src = pool.src;
+        size_t n = pool.n, nparts = pool.nparts;
+        pool.active++;
+        pthread_mutex_unlock(&pool.mu);
+        size_t did = copy_parts(dst, src, n, nparts);
+        pthread_mutex_lock(&pool.mu);
+        pool.done_parts += did;
+        if (--pool.active == 0 && pool.done_parts == pool.nparts) pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* Under mu: helpers for this process (a fork()ed child has none). */
+static void start_helpers(unsigned want)
+{
+    if (pool.pid != getpid()) {
+        pool.pid = getpid();
+        pool.helpers = 0;
+    }
+    if (pool.helpers >= want) return;
+    /* helpers never take the application's signals */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&at, 64 << 10);
+    while (pool.helpers < want) {
+        pthread_t t;
+        if (pthread_create(&t, &at, helper_main, NULL) != 0) break;
+        pthread_setname_np(t, "apigen-copy");
+        pool.helpers++;
+    }
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void child_after_fork(void)
+{
+    /* the parent's helpers do not exist here; a job another thread ran
+     * at the fork is not this process's */
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.go, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.helpers = 0;
+    pool.busy = false;
+    pool.active = 0;
+    pool.pid = getpid();
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static unsigned threads, min_bytes;
+
+static void init(void)
+{
+    min_bytes = setting("APIGEN_COPY_MIN", 1u << 20, 2 * PART, 1u << 30);
+    threads = setting("APIGEN_COPY_THREADS", 4, 1, MAX_THREADS);
+    pthread_atfork(NULL, NULL, child_after_fork);
+}
+
+void apigen_copy_wide(void *dst, const void *src, size_t n)
+{
+    pthread_once(&init_once, init);
+    if (threads < 2 || n < min_bytes) {
+        memcpy(dst, src, n);
+        return;
+    }
+    pthread_mutex_lock(&pool.mu);
+    if (pool.busy) { /* one wide copy at a time: this one goes alone */
+        pthread_mutex_unlock(&pool.mu);
+        memcpy(dst, src, n);
+        return;
+    }
+    start_helpers(threads - 1);
+    pool.busy = true;
+    pool.dst = dst;
+    pool.src = src;
+    pool.n = n;
+    pool.nparts = (n + PART - 1) / PART;
+    atomic_store(&pool.next, 0);
+    pool.done_parts = 0;
+    pool.gen++;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.mu);
+
+    size_t did = copy_parts(dst, src, n, (n + PART - 1) / PART);
+
+    pthread_mutex_lock(&pool.mu);
+    pool.done_parts += did;
+    while (pool.active || pool.done_parts < pool.nparts) pthread_cond_wait(&pool.done, &pool.mu);
+    pool.busy = false;
+    pthread_mutex_unlock(&pool.mu);
+}
