@@ -39,6 +39,8 @@ struct apigen_session {
     unsigned refs; /* connections; under g_mu */
 
     pthread_mutex_t mu; /* handles and bindings */
+    uint64_t serial;    /* unique per session of this process (the lookup cache's key) */
+    _Atomic uint64_t drops; /* handles forgotten so far (the lookup cache's generation) */
     hent *h;
     size_t nh, caph;
     uint32_t *buckets; /* (tag, real) -> index + 1 */
@@ -64,6 +66,25 @@ struct apigen_session {
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct apigen_session *g_sessions;
 static unsigned g_nsessions;
+static _Atomic uint64_t g_serial;
+
+/* Handle lookups without the session's lock: each server thread keeps the
+ * ids it resolved lately. An entry holds while its session (serial: never
+ * reused, unlike an address) has forgotten no handle since (drops): a
+ * handle forgotten by another thread between the check and the use is the
+ * same race as with the lock, which is released before the use too. */
+#define LOOKUP_CACHE 8
+typedef struct lookup_ent {
+    uint64_t serial, drops, id;
+    unsigned tag;
+    void *real;
+} lookup_ent;
+static _Thread_local lookup_ent tl_lookup[LOOKUP_CACHE];
+
+static lookup_ent *lookup_slot(uint64_t id)
+{
+    return &tl_lookup[(id ^ (id >> 7)) & (LOOKUP_CACHE - 1)];
+}
 
 bool rt_random_key(uint8_t key[RT_KEY_LEN])
 {
@@ -104,6 +125,7 @@ struct apigen_session *rt_session_create_keyed(const apigen_api *api, apigen_con
         return NULL;
     }
     s->salt = rt_key_salt(s->key); /* never 0; the server's ids stay below 2^63 */
+    s->serial = atomic_fetch_add(&g_serial, 1) + 1; /* never 0: an empty cache entry matches none */
     s->api = api;
     s->refs = 1;
     s->ctrl = ctrl;
@@ -484,6 +506,12 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
         *real = (void *)(uintptr_t)id;
         return true;
     }
+    lookup_ent *c = lookup_slot(id);
+    if (c->id == id && c->serial == s->serial && c->tag == ht->tag &&
+        c->drops == atomic_load_explicit(&s->drops, memory_order_acquire)) {
+        *real = c->real;
+        return true;
+    }
     bool ok = false;
     pthread_mutex_lock(&s->mu);
     size_t i = slot_of(s, id);
@@ -492,6 +520,8 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
         if (e->live && e->ht->tag == ht->tag) {
             *real = e->real;
             ok = true;
+            *c = (lookup_ent){s->serial, atomic_load_explicit(&s->drops, memory_order_relaxed), id,
+                              ht->tag, e->real};
         }
     }
     pthread_mutex_unlock(&s->mu);
@@ -547,6 +577,7 @@ void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
             e->live = false;
             e->real = NULL;
             s->nlive--;
+            atomic_fetch_add_explicit(&s->drops, 1, memory_order_release); /* lookup caches */
         }
     }
     pthread_mutex_unlock(&s->mu);
