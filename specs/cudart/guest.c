@@ -992,7 +992,7 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
  *   the slot before it (cudaMemcpyAsync with an arena reference, an event
  *   per slot); device to host, the device copies of the next chunks run
  *   while the guest copies chunk k out of its slot.
- * - SLOT_MIN to STAGE_MIN bytes: one slot and one forwarded call (a
+ * - SLOT_MIN_* to STAGE_MIN bytes: one slot and one forwarded call (a
  *   synchronous cudaMemcpy from or to the slot, or cudaMemcpyAsync to the
  *   slot and a stream synchronize: a pageable device-to-host copy is
  *   synchronous natively too). cudaMemcpyAsync from pageable memory to the
@@ -1000,7 +1000,11 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
  * Elsewhere (tcp://, ucx://, no arena) a large copy streams through the
  * server's staging blocks instead (spec `stream:`, host_copy.c). */
 #define STAGE_MIN ((size_t)4 << 20)
-#define SLOT_MIN ((size_t)16 << 10)
+/* below these, the bytes in the call's frame were as fast (H100 sweep of
+ * 2026-11-21 20:05: a synchronous 16 KiB host-to-device copy costs the
+ * server's cudaMemcpy ~8 us whichever way the bytes came) */
+#define SLOT_MIN_D2H ((size_t)4 << 10)
+#define SLOT_MIN_H2D ((size_t)32 << 10)
 #define STAGE_SLOTS 3
 
 /* 1 to 8 MiB per chunk: at least STAGE_SLOTS + 1 chunks, so they overlap */
@@ -1161,13 +1165,14 @@ static cudaError_t copy_staged(void *dst, const void *src, size_t count, enum cu
     return e;
 }
 
-/* One arena slot for a copy of SLOT_MIN to STAGE_MIN bytes (see above):
+/* One arena slot for a copy of SLOT_MIN_* to STAGE_MIN bytes (see above):
  * the slot, and *peer its server address; NULL: forward it as it is. */
 static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                         uint64_t *peer)
 {
     void *slot;
-    if (count < SLOT_MIN || count >= STAGE_MIN || !stageable(dst, src, count, kind) ||
+    size_t min = kind == cudaMemcpyHostToDevice ? SLOT_MIN_H2D : SLOT_MIN_D2H;
+    if (count < min || count >= STAGE_MIN || !stageable(dst, src, count, kind) ||
         apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) ||
         !(slot = apigen_arena_alloc(count)))
         return NULL;
