@@ -2,7 +2,7 @@
 // the device, both ways, with cudaMemcpy and with cudaMemcpyAsync on a
 // stream, at odd offsets; a kernel changes the bytes in between so the
 // device really holds them. Sizes straddle the forwarded copies' chunks
-// (4 MiB on the server, 1-8 MiB when the guest stages through the arena,
+// (4 MiB on the server, 2-8 MiB when the guest stages through the arena,
 // one arena slot from 16 KiB to 4 MiB, 512 KiB parts of the wide copy) and
 // end in a tail. Then the errors of large copies: past the end of an
 // allocation (the host bytes stay as they were), and one that works after.

@@ -1007,11 +1007,14 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
 #define SLOT_MIN_H2D ((size_t)32 << 10)
 #define STAGE_SLOTS 3
 
-/* 1 to 8 MiB per chunk: at least STAGE_SLOTS + 1 chunks, so they overlap */
+/* 2 to 8 MiB per chunk: STAGE_SLOTS + 1 chunks where that leaves at least
+ * 2 MiB each (from there apigen_copy_wide spreads a chunk over threads), so
+ * the device copy of one overlaps the host copy of the next */
 static size_t stage_chunk(size_t count)
 {
-    size_t c = (count / (STAGE_SLOTS + 1) + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
-    return c < ((size_t)1 << 20) ? (size_t)1 << 20 : c > ((size_t)8 << 20) ? (size_t)8 << 20 : c;
+    const size_t mib = (size_t)1 << 20, lo = 2 * mib, hi = 8 * mib;
+    size_t c = (count / (STAGE_SLOTS + 1) + mib - 1) & ~(mib - 1);
+    return c < lo ? lo : c > hi ? hi : c;
 }
 
 typedef struct staging {
