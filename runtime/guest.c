@@ -551,7 +551,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     c->call_id = call_id;
     c->status = APIGEN_LOST;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
-    apigen_rd_init(&c->rd, NULL, 0);
+    /* c->rd is empty: the memset above is what apigen_rd_init(NULL, 0) writes */
     unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api);
     if (want && want >= rt_servers(api))
         return false;
@@ -767,6 +767,29 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
     return APIGEN_TOO_LARGE;
 }
 
+/* The runtime's prefix of a reply (u32 status, u8 has_deferred, u64
+ * deferred error): read in place when all of it is there, as it is but for
+ * a malformed reply. */
+static bool reply_prefix(apigen_rd *r, uint32_t *st, uint8_t *hd, uint64_t *def)
+{
+    if (r->err || r->left < 13)
+        return apigen_get_u32(r, st) && apigen_get_u8(r, hd) && apigen_get_u64(r, def);
+    const uint8_t *p = r->p;
+    *st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    *hd = p[4];
+    uint64_t d = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&d, p + 5, 8);
+#else
+    for (int i = 7; i >= 0; i--)
+        d = d << 8 | p[5 + i];
+#endif
+    *def = d;
+    r->p += 13;
+    r->left -= 13;
+    return true;
+}
+
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -854,8 +877,7 @@ apigen_status apigen_call_sync(apigen_call *c)
     uint8_t hd;
     uint64_t def;
     if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->call_id ||
-        !apigen_get_u32(&c->rd, &st) || !apigen_get_u8(&c->rd, &hd) ||
-        !apigen_get_u64(&c->rd, &def) || st >= APIGEN_STATUS_COUNT || hd > 1) {
+        !reply_prefix(&c->rd, &st, &hd, &def) || st >= APIGEN_STATUS_COUNT || hd > 1) {
         mark_lost(g, "malformed reply to %s", call_name(c->api, c->call_id));
         apigen_rd_init(&c->rd, NULL, 0);
         return c->status = APIGEN_LOST;

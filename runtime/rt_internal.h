@@ -8,6 +8,9 @@
 /* Guard a writer for a frame: reserve the 32-byte header at w->len and start
  * a new payload (alignment is relative to it). Returns the frame's offset. */
 APIGEN_CHECK bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off);
+/* Empties w and begins a frame in it (at offset 0) with prefix zero bytes
+ * of payload: rt_wr_begin_frame + rt_wr_skip for a reply, in one step. */
+APIGEN_CHECK bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix);
 /* Writes the header for the frame at frame_off (payload = the rest of w). */
 APIGEN_CHECK bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags,
                                   uint32_t call_id, uint32_t request_id, uint64_t thread_id);

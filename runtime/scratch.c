@@ -93,7 +93,7 @@ void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
             s = small_free;
             small_free = s->next;
             small_n--;
-            memset(s + 1, 0, SMALL_BYTES);
+            memset(s + 1, 0, (size_t)bytes); /* only what this call gets */
         } else {
             s = calloc(1, sizeof(scr) + SMALL_BYTES);
         }

@@ -283,11 +283,17 @@ static bool handshake(sconn *sc)
 static void put_prefix(uint8_t *p, uint32_t status, bool has_deferred, int64_t deferred)
 {
     uint64_t d = (uint64_t)deferred;
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(status >> (8 * i));
+    if (status == 0 && !has_deferred && d == 0)
+        return; /* rt_wr_begin_reply zeroed it */
+    p[0] = (uint8_t)status, p[1] = (uint8_t)(status >> 8);
+    p[2] = (uint8_t)(status >> 16), p[3] = (uint8_t)(status >> 24);
     p[4] = has_deferred;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p + 5, &d, 8);
+#else
     for (int i = 0; i < 8; i++)
         p[5 + i] = (uint8_t)(d >> (8 * i));
+#endif
 }
 
 /* false: the connection must be closed. rd: the request's payload (only
@@ -302,8 +308,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}};
 
-    apigen_wr_reset(&sc->out);
-    if (!rt_wr_begin_frame(&sc->out, &off) || !rt_wr_skip(&sc->out, PREFIX_LEN)) {
+    if (!rt_wr_begin_reply(&sc->out, &off, PREFIX_LEN)) {
         apigen_log("closing connection from %s: out of memory", apigen_tp_peer(sc->conn));
         return false;
     }

@@ -196,9 +196,17 @@ void apigen_wr_free(apigen_wr *w)
     apigen_wr_init(w);
 }
 
+/* Whether extra more bytes fit w's buffer as it is, within a u32 payload
+ * (inline: every put of a call checks it). */
+static inline bool wr_fits(const apigen_wr *w, uint64_t extra)
+{
+    return !w->failed && extra <= w->cap - w->len &&
+           w->len + extra + w->ext_total - w->base <= UINT32_MAX;
+}
+
 /* A frame's payload_len is a u32: nothing larger can ever be sent, so fail
  * here instead of trying to allocate it. */
-static bool wr_room(apigen_wr *w, uint64_t extra)
+static bool wr_grow(apigen_wr *w, uint64_t extra)
 {
     if (w->failed)
         return false;
@@ -223,12 +231,30 @@ static bool wr_room(apigen_wr *w, uint64_t extra)
     return true;
 }
 
+static inline bool wr_room(apigen_wr *w, uint64_t extra)
+{
+    return wr_fits(w, extra) || wr_grow(w, extra);
+}
+
 bool rt_wr_skip(apigen_wr *w, size_t n)
 {
     if (!wr_room(w, n))
         return false;
     memset(w->buf + w->len, 0, n);
     w->len += n;
+    return true;
+}
+
+bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix)
+{
+    apigen_wr_reset(w);
+    if (!wr_room(w, APIGEN_FRAME_HDR_SIZE + prefix))
+        return false;
+    *frame_off = 0; /* the header is written by rt_wr_end_frame */
+    w->len = APIGEN_FRAME_HDR_SIZE;
+    w->base = APIGEN_FRAME_HDR_SIZE;
+    memset(w->buf + w->len, 0, prefix);
+    w->len += prefix;
     return true;
 }
 
@@ -269,8 +295,7 @@ bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags, uint32_t ca
 
 static inline bool put_le(apigen_wr *w, uint64_t v, unsigned n)
 {
-    if (!(w->len + n <= w->cap && !w->failed && w->len + n + w->ext_total - w->base <= UINT32_MAX) &&
-        !wr_room(w, n))
+    if (!wr_room(w, n))
         return false;
     store_le(w->buf + w->len, v, n);
     w->len += n;
@@ -306,6 +331,36 @@ bool apigen_put_raw(apigen_wr *w, const void *p, size_t n)
     return true;
 }
 
+/* pad (< 16) zero bytes at p: a few stores instead of a memset call. */
+static inline void zero_pad(uint8_t *p, size_t pad)
+{
+    static const uint8_t zeros[8];
+    if (pad & 8)
+        memcpy(p, zeros, 8), p += 8;
+    if (pad & 4)
+        memcpy(p, zeros, 4), p += 4;
+    if (pad & 2)
+        memcpy(p, zeros, 2), p += 2;
+    if (pad & 1)
+        *p = 0;
+}
+
+/* Whether pad (< 16) bytes at p are all zero: a few loads, no loop. */
+static inline bool zero_bytes(const uint8_t *p, size_t pad)
+{
+    uint64_t z = 0, v8 = 0;
+    uint32_t v4 = 0;
+    uint16_t v2 = 0;
+    if (pad & 8)
+        memcpy(&v8, p, 8), p += 8;
+    if (pad & 4)
+        memcpy(&v4, p, 4), p += 4;
+    if (pad & 2)
+        memcpy(&v2, p, 2), p += 2;
+    z = v8 | v4 | v2 | (pad & 1 ? *p : 0u);
+    return z == 0;
+}
+
 /* Zero bytes that follow a u64 length so the data starts 16-aligned
  * relative to the payload start. */
 static size_t pad_after_len(const apigen_wr *w)
@@ -326,9 +381,9 @@ void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n)
     }
     if (!wr_room(w, total))
         return NULL;
-    if (!put_le(w, n, 8))
-        return NULL;
-    memset(w->buf + w->len, 0, pad);
+    store_le(w->buf + w->len, n, 8); /* room for all of it was made above */
+    w->len += 8;
+    zero_pad(w->buf + w->len, pad);
     w->len += pad;
     void *at = w->buf + w->len;
     w->len += (size_t)n;
@@ -636,6 +691,23 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
     if (got)
         *got = 0;
     rt_pull *pl = r->pull;
+    if (!r->err && r->left >= 8 && !(pl && pl->pending)) {
+        /* all of it is here (every out-buffer of a small reply): checked in
+         * place; anything unusual takes the general path below */
+        n = load_le(r->p, 8);
+        size_t off = (size_t)(r->p - r->base) + 8;
+        size_t pad = (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
+        if (n <= cap && (n == 0 || dst) && r->left - 8 >= pad && n <= r->left - 8 - pad &&
+            zero_bytes(r->p + 8, pad)) {
+            if (n)
+                memcpy(dst, r->p + 8 + pad, (size_t)n);
+            r->p += 8 + pad + (size_t)n;
+            r->left -= 8 + pad + (size_t)n;
+            if (got)
+                *got = n;
+            return true;
+        }
+    }
     if (pl && pl->pending && !r->err && (size_t)(r->p - r->base) == pl->len_off) {
         /* the bulk of the reply: from the transport straight into dst */
         if (!get_bytes_head(r, &n, UINT64_MAX))
