@@ -355,7 +355,7 @@ cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint3
  * legacy stream, the per-thread one under _ptsz). Whatever fails there, or
  * cannot be had, goes through cudaLaunchKernel after all, which gives the
  * runtime's own error and last-error state: a launch the driver refused did
- * not run. */
+ * not run. APIGEN_CUDART_DRIVER_LAUNCH=0 turns it off. */
 typedef int (*cu_launch_fn)(cudaFunction_t f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shmem, cudaStream_t stream,
                             void **params, void **extra);
@@ -375,7 +375,8 @@ static void cu_launch_init(void)
 #endif
     /* older runtimes: the runtime's launch (no failure is left behind:
      * the lookup above only fails on a driver without cuLaunchKernel) */
-    cu_launch_ = (cu_launch_fn)f;
+    const char *off = getenv("APIGEN_CUDART_DRIVER_LAUNCH");
+    cu_launch_ = off && strcmp(off, "0") == 0 ? NULL : (cu_launch_fn)f;
 }
 
 /* true: launched (or failed for good: *e); false: take the runtime's path */
@@ -394,9 +395,15 @@ static bool launch_fast(layout *l, const void *f, dim3 grid, dim3 block, size_t 
     }
     if (fn == NO_FAST_FN) return false;
     if (ptsz && !stream) stream = cudaStreamPerThread;
-    if (cu_launch_(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shmem, stream,
-                   argv, NULL) != 0)
+    int r = cu_launch_(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, (unsigned)shmem,
+                       stream, argv, NULL);
+    if (r != 0) {
+        static atomic_bool said;
+        if (!atomic_exchange(&said, true))
+            fprintf(stderr, "apigen-server-cudart: cuLaunchKernel refused a launch (CUresult %d); "
+                            "such launches take cudaLaunchKernel\n", r);
         return false;
+    }
     *e = cudaSuccess;
     return true;
 }
