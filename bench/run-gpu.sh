@@ -9,7 +9,8 @@
 #
 # Environment: BUILD (default build-bench-gpu), CUDA_ARCH (nvcc -arch,
 # default native), TRANSPORTS (default unix,tcp,shm), BENCH_COPY_MB (default
-# 256), SERVER_ARGS (extra server options; default "--isolation thread", as
+# 256), ROUNDS (apigen-bench --rounds: native and forwarded take turns N
+# times and each cell is the best of N; default 1), SERVER_ARGS (extra server options; default "--isolation thread", as
 # the earlier tables; SERVER_ARGS="" runs cudart's default, a process per
 # session, which adopts shm:// connections too), SWEEP=1 (after the table,
 # apigen-bench --sweep: cudaMemcpy bandwidth from 4 KiB to SWEEP_MAX, default
@@ -45,7 +46,8 @@ echo "== apigen-bench --worker bench_cuda (BENCH_COPY_MB=${BENCH_COPY_MB:-256}, 
 # shellcheck disable=SC2086 # sargs: split on purpose
 "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
     --server "$build/examples/cuda/apigen-server-cudart" \
-    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" || exit 1
+    --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" \
+    --rounds "${ROUNDS:-1}" || exit 1
 [ "${SWEEP:-0}" = 1 ] || exit 0
 out=${SWEEP_OUT:-$build/sweep-cuda.tsv}
 echo "== apigen-bench --sweep $out (SWEEP_MAX=${SWEEP_MAX:-1G}, APIGEN_ARENA=${APIGEN_ARENA:-default})"
