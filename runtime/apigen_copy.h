@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 /* memcpy(dst, src, n) for non-overlapping buffers. From APIGEN_COPY_MIN
- * bytes (default 2 MiB) the caller and up to APIGEN_COPY_THREADS - 1
+ * bytes (default 1 MiB) the caller and up to APIGEN_COPY_THREADS - 1
  * helper threads (default: half the processors, at most 6 in all; 1 turns
  * it off) each copy parts of it; it returns when every byte is copied. Helpers start on first use; one
  * wide copy runs at a time (another thread's copy meanwhile is a plain

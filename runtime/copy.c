@@ -171,15 +171,15 @@ static void child_after_fork(void)
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static unsigned threads, min_bytes;
 
-/* Default: half the processors, at most 6 (six copy 50-70 GB/s on the GPU
- * machine, past what the device's DMA to pinned memory takes), and none
- * below 2 MiB (one core copies 1 MiB within the cache faster than a
- * helper wakes). */
+/* Default: half the processors, at most 6 (six copy 45-67 GB/s on the GPU
+ * machine, past what the device's DMA to pinned memory takes), from 1 MiB:
+ * what the device just wrote is not in any cache, and one core copies it
+ * at ~12 GB/s (1 MiB in ~85 us, where a sleeping helper wakes in ~50). */
 static void init(void)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned dflt = ncpu >= 12 ? 6 : ncpu >= 2 ? (unsigned)ncpu / 2 : 1;
-    min_bytes = setting("APIGEN_COPY_MIN", 2u << 20, 2 * PART, 1u << 30);
+    min_bytes = setting("APIGEN_COPY_MIN", 1u << 20, 2 * PART, 1u << 30);
     threads = setting("APIGEN_COPY_THREADS", dflt, 1, MAX_THREADS);
     pthread_atfork(NULL, NULL, child_after_fork);
 }

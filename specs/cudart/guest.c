@@ -1008,7 +1008,7 @@ static void *arena_dst(void *dst, size_t count, enum cudaMemcpyKind kind)
 #define STAGE_SLOTS 3
 
 /* 2 to 8 MiB per chunk: STAGE_SLOTS + 1 chunks where that leaves at least
- * 2 MiB each (from there apigen_copy_wide spreads a chunk over threads), so
+ * 2 MiB each (apigen_copy_wide spreads a chunk over threads), so
  * the device copy of one overlaps the host copy of the next */
 static size_t stage_chunk(size_t count)
 {
