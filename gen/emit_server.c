@@ -115,7 +115,9 @@ static void get_value_like(srv_fn *s, const param_def *p, const char *name, cons
         PUT("srv_get_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "type", ty);
         break;
     case PK_DEVPTR:
-        need(s, "uint64_t v_%s", name);
+        /* initialized: a branch that does not read it (a copy's direction) still checks it,
+         * under the same condition, which the compiler cannot always see */
+        need(s, "uint64_t v_%s = 0", name);
         PUT("srv_get_devptr", "name", name, "type", ty);
         break;
     case PK_CALLBACK:

@@ -7,7 +7,7 @@
  * bytes, so the server can hand them to the real library in place.
  *
  * Every get_* checks bounds and returns false on malformed input; the first
- * error is kept in the cursor. Every put_* returns false only on allocation
+ * error is kept in the cursor (a failed fixed-width get_* stores 0). Every put_* returns false only on allocation
  * failure (the writer then stays failed). Results must be checked. */
 #ifndef APIGEN_RT_H
 #define APIGEN_RT_H
@@ -121,12 +121,12 @@ void apigen_wr_init(apigen_wr *w);
 void apigen_wr_reset(apigen_wr *w); /* keep capacity */
 void apigen_wr_free(apigen_wr *w);
 
-APIGEN_CHECK bool apigen_put_u8(apigen_wr *w, uint8_t v);
-APIGEN_CHECK bool apigen_put_u16(apigen_wr *w, uint16_t v);
-APIGEN_CHECK bool apigen_put_u32(apigen_wr *w, uint32_t v);
-APIGEN_CHECK bool apigen_put_u64(apigen_wr *w, uint64_t v);
-APIGEN_CHECK bool apigen_put_f32(apigen_wr *w, float v);
-APIGEN_CHECK bool apigen_put_f64(apigen_wr *w, double v);
+APIGEN_CHECK inline bool apigen_put_u8(apigen_wr *w, uint8_t v);
+APIGEN_CHECK inline bool apigen_put_u16(apigen_wr *w, uint16_t v);
+APIGEN_CHECK inline bool apigen_put_u32(apigen_wr *w, uint32_t v);
+APIGEN_CHECK inline bool apigen_put_u64(apigen_wr *w, uint64_t v);
+APIGEN_CHECK inline bool apigen_put_f32(apigen_wr *w, float v);
+APIGEN_CHECK inline bool apigen_put_f64(apigen_wr *w, double v);
 /* Fixed-size bytes with no length prefix (plain struct by value). */
 APIGEN_CHECK bool apigen_put_raw(apigen_wr *w, const void *p, size_t n);
 /* u64 length, padding, bytes. */
@@ -156,12 +156,12 @@ typedef struct apigen_rd {
 } apigen_rd;
 
 void apigen_rd_init(apigen_rd *r, const void *payload, size_t len);
-APIGEN_CHECK bool apigen_get_u8(apigen_rd *r, uint8_t *v);
-APIGEN_CHECK bool apigen_get_u16(apigen_rd *r, uint16_t *v);
-APIGEN_CHECK bool apigen_get_u32(apigen_rd *r, uint32_t *v);
-APIGEN_CHECK bool apigen_get_u64(apigen_rd *r, uint64_t *v);
-APIGEN_CHECK bool apigen_get_f32(apigen_rd *r, float *v);
-APIGEN_CHECK bool apigen_get_f64(apigen_rd *r, double *v);
+APIGEN_CHECK inline bool apigen_get_u8(apigen_rd *r, uint8_t *v);
+APIGEN_CHECK inline bool apigen_get_u16(apigen_rd *r, uint16_t *v);
+APIGEN_CHECK inline bool apigen_get_u32(apigen_rd *r, uint32_t *v);
+APIGEN_CHECK inline bool apigen_get_u64(apigen_rd *r, uint64_t *v);
+APIGEN_CHECK inline bool apigen_get_f32(apigen_rd *r, float *v);
+APIGEN_CHECK inline bool apigen_get_f64(apigen_rd *r, double *v);
 APIGEN_CHECK bool apigen_get_raw(apigen_rd *r, void *dst, size_t n);
 /* Points into the payload (16-byte aligned relative to the payload start);
  * fails if the length exceeds max or what is left. */
@@ -174,11 +174,135 @@ APIGEN_CHECK bool apigen_get_str(apigen_rd *r, const char **s, uint64_t max);
  * (dst may be NULL only if the buffer is absent). Fails if it is longer.
  * The bulk of a reply (APIGEN_F_BULK) is received straight into dst. */
 APIGEN_CHECK bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got);
-bool apigen_rd_done(const apigen_rd *r); /* every byte consumed, no error */
+inline bool apigen_rd_done(const apigen_rd *r); /* every byte consumed, no error */
 
 /* Overflow-checked size arithmetic: false on overflow. */
-APIGEN_CHECK bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out);
-APIGEN_CHECK bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out);
+APIGEN_CHECK inline bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out);
+APIGEN_CHECK inline bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out);
+
+/* The helpers above that every call runs are defined inline here (C99
+ * inline: wire.c holds the external definitions): the common case, room in
+ * the buffer or bytes left in the payload, costs a few instructions; the
+ * rest (growing, errors, a bulk still in transit) goes to the slow paths. */
+APIGEN_CHECK bool apigen_put_le_slow(apigen_wr *w, uint64_t v, unsigned n);
+APIGEN_CHECK bool apigen_get_le_slow(apigen_rd *r, uint64_t *v, unsigned n);
+bool apigen_rd_pending(const apigen_rd *r); /* a bulk reply's rest is still in transit */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define APIGEN_LE_HOST 1
+#else
+#define APIGEN_LE_HOST 0
+#endif
+
+/* n (1, 2, 4, 8) bytes of v at the writer's end when they fit */
+#define APIGEN_PUT_FAST_(w, v, n)                                                           \
+    do {                                                                                    \
+        if (APIGEN_LE_HOST && !(w)->failed && (w)->cap - (w)->len >= (n) &&                 \
+            (w)->len + (n) + (w)->ext_total - (w)->base <= UINT32_MAX) {                    \
+            __builtin_memcpy((w)->buf + (w)->len, &(v), (n));                               \
+            (w)->len += (n);                                                                \
+            return true;                                                                    \
+        }                                                                                   \
+    } while (0)
+inline bool apigen_put_u8(apigen_wr *w, uint8_t v)
+{
+    APIGEN_PUT_FAST_(w, v, 1);
+    return apigen_put_le_slow(w, v, 1);
+}
+inline bool apigen_put_u16(apigen_wr *w, uint16_t v)
+{
+    APIGEN_PUT_FAST_(w, v, 2);
+    return apigen_put_le_slow(w, v, 2);
+}
+inline bool apigen_put_u32(apigen_wr *w, uint32_t v)
+{
+    APIGEN_PUT_FAST_(w, v, 4);
+    return apigen_put_le_slow(w, v, 4);
+}
+inline bool apigen_put_u64(apigen_wr *w, uint64_t v)
+{
+    APIGEN_PUT_FAST_(w, v, 8);
+    return apigen_put_le_slow(w, v, 8);
+}
+inline bool apigen_put_f32(apigen_wr *w, float v)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &v, 4);
+    return apigen_put_u32(w, u);
+}
+inline bool apigen_put_f64(apigen_wr *w, double v)
+{
+    uint64_t u;
+    __builtin_memcpy(&u, &v, 8);
+    return apigen_put_u64(w, u);
+}
+
+/* n bytes into x (a uint64_t, zeroed) when they are there; a getter that
+ * fails stores 0 */
+#define APIGEN_GET_FAST_(r, x, n)                                                           \
+    (APIGEN_LE_HOST && !(r)->err && (r)->left >= (n)                                         \
+         ? (__builtin_memcpy(&(x), (r)->p, (n)), (r)->p += (n), (r)->left -= (n), true)      \
+         : apigen_get_le_slow((r), &(x), (n)))
+inline bool apigen_get_u8(apigen_rd *r, uint8_t *v)
+{
+    uint64_t x = 0;
+    bool ok = APIGEN_GET_FAST_(r, x, 1);
+    *v = (uint8_t)x;
+    return ok;
+}
+inline bool apigen_get_u16(apigen_rd *r, uint16_t *v)
+{
+    uint64_t x = 0;
+    bool ok = APIGEN_GET_FAST_(r, x, 2);
+    *v = (uint16_t)x;
+    return ok;
+}
+inline bool apigen_get_u32(apigen_rd *r, uint32_t *v)
+{
+    uint64_t x = 0;
+    bool ok = APIGEN_GET_FAST_(r, x, 4);
+    *v = (uint32_t)x;
+    return ok;
+}
+inline bool apigen_get_u64(apigen_rd *r, uint64_t *v)
+{
+    uint64_t x = 0;
+    bool ok = APIGEN_GET_FAST_(r, x, 8);
+    *v = x;
+    return ok;
+}
+inline bool apigen_get_f32(apigen_rd *r, float *v)
+{
+    uint32_t u;
+    bool ok = apigen_get_u32(r, &u);
+    __builtin_memcpy(v, &u, 4);
+    return ok;
+}
+inline bool apigen_get_f64(apigen_rd *r, double *v)
+{
+    uint64_t u;
+    bool ok = apigen_get_u64(r, &u);
+    __builtin_memcpy(v, &u, 8);
+    return ok;
+}
+inline bool apigen_rd_done(const apigen_rd *r)
+{
+    return !r->err && r->left == 0 && !(r->pull && apigen_rd_pending(r));
+}
+inline bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (b && a > UINT64_MAX / b)
+        return false;
+    *out = a * b;
+    return true;
+}
+inline bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out)
+{
+    if (a > UINT64_MAX - b)
+        return false;
+    *out = a + b;
+    return true;
+}
 
 /* ---- logging and tracing --------------------------------------------------- */
 void apigen_log(const char *fmt, ...) APIGEN_PRINTF(1, 2); /* "apigen: ..." on stderr */
@@ -257,7 +381,7 @@ typedef struct apigen_call {
     int64_t deferred_error; /* ... this API error value; code that returns it clears
                                has_deferred, else apigen_call_end keeps it for the
                                thread's next sync call */
-    uint64_t t0;            /* trace start */
+    uint64_t t0;            /* unused (0): a stub keeps its own trace start */
     void *thread;           /* runtime-private */
     void *sink;             /* runtime-private: apigen_call_stream_into */
     uint64_t sink_cap;

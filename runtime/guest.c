@@ -587,9 +587,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     t->in_frame = true;
     c->wr = &t->q;
     c->thread = t;
-    c->status = APIGEN_OK;
-    if (apigen_tracing())
-        c->t0 = apigen_now_ns();
+    c->status = APIGEN_OK; /* c->t0 stays 0: the stub keeps its own trace start */
     return true;
 }
 
@@ -1013,7 +1011,7 @@ void apigen_call_end(apigen_call *c)
         t->rcap = 0;
     }
     t->last_reply = 0;
-    apigen_rd_init(&c->rd, NULL, 0);
+    c->rd = (apigen_rd){0}; /* apigen_rd_init(NULL, 0) */
     c->thread = NULL;
 }
 

@@ -81,7 +81,11 @@ bool rt_pull_drain(apigen_rd *r);
 typedef struct rt_warm {
     uint64_t used_ns; /* when a call last used most of the buffer; 0: never */
 } rt_warm;
-bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min);
+bool rt_keep_warm_slow(rt_warm *w, size_t cap, size_t used, size_t keep_min);
+static inline bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min)
+{
+    return cap <= keep_min || rt_keep_warm_slow(w, cap, used, keep_min); /* small: kept, no call */
+}
 
 /* Registered host memory (scratch.c; apigen_set_host_memory): register p
  * (n bytes, large buffers only) unless it already is; forget unregisters it

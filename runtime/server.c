@@ -329,10 +329,13 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         apigen_reject(&cx, APIGEN_UNSUPPORTED, call_name(api, h->call_id));
     else
         api->handlers[h->call_id](&cx);
-    apigen_dev_end(&cx, false); /* a range taken by a handler that returned early comes back */
+    if (cx.dev_taken)
+        apigen_dev_end(&cx, false); /* a range taken by a handler that returned early comes back */
     if (cx.status == APIGEN_OK && sc->out.failed)
         apigen_reject(&cx, APIGEN_NO_MEMORY, "reply");
-    if (!rt_stream_finish(&rtd)) { /* the rest of a streamed argument: read before the reply */
+    /* the rest of a streamed argument: read before the reply (nothing to do
+     * for a request that came whole and streamed nothing) */
+    if ((rtd.pull || rtd.in.on || rtd.out.on) && !rt_stream_finish(&rtd)) {
         rt_scratch_free_all(&cx);
         return false;
     }

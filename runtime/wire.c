@@ -75,16 +75,23 @@ static inline uint64_t load_le(const uint8_t *p, unsigned n)
 #endif
 }
 
+#if !(defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__)
+/* the frame header, field by field (a little-endian host copies it whole) */
 static void le16(uint8_t *p, uint16_t v) { store_le(p, v, 2); }
 static void le32(uint8_t *p, uint32_t v) { store_le(p, v, 4); }
 static void le64(uint8_t *p, uint64_t v) { store_le(p, v, 8); }
 static uint16_t rd16(const uint8_t *p) { return (uint16_t)load_le(p, 2); }
 static uint32_t rd32(const uint8_t *p) { return (uint32_t)load_le(p, 4); }
 static uint64_t rd64(const uint8_t *p) { return load_le(p, 8); }
+#endif
 
 /* ---- frame header ---------------------------------------------------------- */
 void apigen_hdr_encode(const apigen_frame_hdr *h, uint8_t out[APIGEN_FRAME_HDR_SIZE])
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    _Static_assert(sizeof *h == APIGEN_FRAME_HDR_SIZE, "the header struct is its wire layout");
+    memcpy(out, h, APIGEN_FRAME_HDR_SIZE); /* fields in wire order, no padding: one copy */
+#else
     le32(out, h->magic);
     le16(out + 4, h->version);
     le16(out + 6, h->flags);
@@ -93,12 +100,16 @@ void apigen_hdr_encode(const apigen_frame_hdr *h, uint8_t out[APIGEN_FRAME_HDR_S
     le64(out + 16, h->thread_id);
     le32(out + 24, h->payload_len);
     le32(out + 28, h->reserved);
+#endif
 }
 
 bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr *h,
                        uint32_t max_payload, const char **err)
 {
     const char *e = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(h, in, APIGEN_FRAME_HDR_SIZE); /* the struct is the wire layout (encode) */
+#else
     h->magic = rd32(in);
     h->version = rd16(in + 4);
     h->flags = rd16(in + 6);
@@ -107,6 +118,7 @@ bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr
     h->thread_id = rd64(in + 16);
     h->payload_len = rd32(in + 24);
     h->reserved = rd32(in + 28);
+#endif
     if (h->magic != APIGEN_MAGIC)
         e = "bad magic";
     else if (h->version != APIGEN_PROTO_VERSION)
@@ -123,15 +135,22 @@ bool apigen_hdr_decode(const uint8_t in[APIGEN_FRAME_HDR_SIZE], apigen_frame_hdr
 }
 
 /* ---- size helpers ------------------------------------------------------------ */
-bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out)
-{
-    return !__builtin_mul_overflow(a, b, out);
-}
-
-bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out)
-{
-    return !__builtin_add_overflow(a, b, out);
-}
+/* The external definitions of apigen_rt.h's inline helpers. */
+extern inline bool apigen_mul_size(uint64_t a, uint64_t b, uint64_t *out);
+extern inline bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out);
+extern inline bool apigen_put_u8(apigen_wr *w, uint8_t v);
+extern inline bool apigen_put_u16(apigen_wr *w, uint16_t v);
+extern inline bool apigen_put_u32(apigen_wr *w, uint32_t v);
+extern inline bool apigen_put_u64(apigen_wr *w, uint64_t v);
+extern inline bool apigen_put_f32(apigen_wr *w, float v);
+extern inline bool apigen_put_f64(apigen_wr *w, double v);
+extern inline bool apigen_get_u8(apigen_rd *r, uint8_t *v);
+extern inline bool apigen_get_u16(apigen_rd *r, uint16_t *v);
+extern inline bool apigen_get_u32(apigen_rd *r, uint32_t *v);
+extern inline bool apigen_get_u64(apigen_rd *r, uint64_t *v);
+extern inline bool apigen_get_f32(apigen_rd *r, float *v);
+extern inline bool apigen_get_f64(apigen_rd *r, double *v);
+extern inline bool apigen_rd_done(const apigen_rd *r);
 
 /* ---- writer -------------------------------------------------------------- */
 void apigen_wr_init(apigen_wr *w) { memset(w, 0, sizeof *w); }
@@ -261,9 +280,10 @@ bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix)
 bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off)
 {
     size_t off = w->len;
-    if (!rt_wr_skip(w, APIGEN_FRAME_HDR_SIZE))
+    if (!wr_room(w, APIGEN_FRAME_HDR_SIZE))
         return false;
-    *frame_off = off;
+    w->len += APIGEN_FRAME_HDR_SIZE; /* not zeroed: rt_wr_end_frame writes all of it, and a */
+    *frame_off = off;                /* frame that is never ended is never sent */
     w->base = w->len + w->ext_total;
     return true;
 }
@@ -302,24 +322,7 @@ static inline bool put_le(apigen_wr *w, uint64_t v, unsigned n)
     return true;
 }
 
-bool apigen_put_u8(apigen_wr *w, uint8_t v) { return put_le(w, v, 1); }
-bool apigen_put_u16(apigen_wr *w, uint16_t v) { return put_le(w, v, 2); }
-bool apigen_put_u32(apigen_wr *w, uint32_t v) { return put_le(w, v, 4); }
-bool apigen_put_u64(apigen_wr *w, uint64_t v) { return put_le(w, v, 8); }
-
-bool apigen_put_f32(apigen_wr *w, float v)
-{
-    uint32_t u;
-    memcpy(&u, &v, 4);
-    return put_le(w, u, 4);
-}
-
-bool apigen_put_f64(apigen_wr *w, double v)
-{
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    return put_le(w, u, 8);
-}
+bool apigen_put_le_slow(apigen_wr *w, uint64_t v, unsigned n) { return put_le(w, v, n); }
 
 bool apigen_put_raw(apigen_wr *w, const void *p, size_t n)
 {
@@ -490,49 +493,7 @@ static inline bool get_le(apigen_rd *r, uint64_t *v, unsigned n)
     return true;
 }
 
-bool apigen_get_u8(apigen_rd *r, uint8_t *v)
-{
-    uint64_t x;
-    if (!get_le(r, &x, 1))
-        return false;
-    *v = (uint8_t)x;
-    return true;
-}
-bool apigen_get_u16(apigen_rd *r, uint16_t *v)
-{
-    uint64_t x;
-    if (!get_le(r, &x, 2))
-        return false;
-    *v = (uint16_t)x;
-    return true;
-}
-bool apigen_get_u32(apigen_rd *r, uint32_t *v)
-{
-    uint64_t x;
-    if (!get_le(r, &x, 4))
-        return false;
-    *v = (uint32_t)x;
-    return true;
-}
-bool apigen_get_u64(apigen_rd *r, uint64_t *v) { return get_le(r, v, 8); }
-
-bool apigen_get_f32(apigen_rd *r, float *v)
-{
-    uint32_t u;
-    if (!apigen_get_u32(r, &u))
-        return false;
-    memcpy(v, &u, 4);
-    return true;
-}
-
-bool apigen_get_f64(apigen_rd *r, double *v)
-{
-    uint64_t u;
-    if (!apigen_get_u64(r, &u))
-        return false;
-    memcpy(v, &u, 8);
-    return true;
-}
+bool apigen_get_le_slow(apigen_rd *r, uint64_t *v, unsigned n) { return get_le(r, v, n); }
 
 bool apigen_get_raw(apigen_rd *r, void *dst, size_t n)
 {
@@ -742,9 +703,9 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
     return true;
 }
 
-bool apigen_rd_done(const apigen_rd *r)
+bool apigen_rd_pending(const apigen_rd *r)
 {
-    return !r->err && r->left == 0 && !(r->pull && r->pull->pending);
+    return r->pull && r->pull->pending;
 }
 
 static uint64_t keep_ns_;
@@ -756,7 +717,7 @@ static void keep_init(void)
     keep_ns_ = (ms >= 0 && end && !*end ? (uint64_t)ms : 2000u) * 1000000u;
 }
 
-bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep_min)
+bool rt_keep_warm_slow(rt_warm *w, size_t cap, size_t used, size_t keep_min)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     if (cap <= keep_min)

@@ -411,7 +411,7 @@ static void h_apigenCudartAddKernelNode(apigen_call_ctx *cx)
     uint64_t v_graph;
     void *r_;
     uint64_t v_numDependencies;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_sharedMem;
     uint64_t v_paramsSize;
     uint8_t p_pGraphNode = 0;
@@ -721,7 +721,7 @@ static void h_apigenCudartExecKernelNodeSetParams(apigen_call_ctx *cx)
     uint64_t v_hGraphExec;
     void *r_;
     uint64_t v_node;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_sharedMem;
     uint64_t v_paramsSize;
     const void *b_params = NULL;
@@ -1068,7 +1068,7 @@ static void h_apigenCudartKernelNodeSetParams(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_node;
     void *r_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_sharedMem;
     uint64_t v_paramsSize;
     const void *b_params = NULL;
@@ -1111,7 +1111,7 @@ static void h_apigenCudartLaunch(apigen_call_ctx *cx)
     uint32_t numAttrs = {0};
     uint32_t flags = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint64_t v_kernel;
     void *r_;
     uint64_t v_sharedMem;
@@ -1467,7 +1467,7 @@ static void h_apigenCudartOccupancyCluster(apigen_call_ctx *cx)
     uint32_t numAttrs = {0};
     uint32_t which = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint64_t v_sharedMem;
     uint64_t v_stream;
     void *r_;
@@ -1524,7 +1524,7 @@ static void h_apigenCudartParamLayout(apigen_call_ctx *cx)
     uint64_t *offsets = {0};
     uint64_t *sizes = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint64_t v_kernel;
     void *r_;
     uint8_t p_nparams = 0;
@@ -3267,7 +3267,7 @@ static void h_cudaFree(apigen_call_ctx *cx)
 {
     void *devPtr = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
@@ -3304,7 +3304,7 @@ static void h_cudaFreeAsync(apigen_call_ctx *cx)
     void *devPtr = {0};
     cudaStream_t hStream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_hStream;
     void *r_;
     int ok_;
@@ -3327,7 +3327,7 @@ static void h_cudaFreeAsync_ptsz(apigen_call_ctx *cx)
     void *devPtr = {0};
     cudaStream_t hStream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_hStream;
     void *r_;
     int ok_;
@@ -3369,7 +3369,7 @@ static void h_cudaFuncGetAttributes(apigen_call_ctx *cx)
     struct cudaFuncAttributes *attr = {0};
     const void *func = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint8_t p_attr = 0;
     uint64_t n_attr = 0;
     int ok_;
@@ -3400,7 +3400,7 @@ static void h_cudaFuncGetParamInfo(apigen_call_ctx *cx)
     size_t *paramOffset = {0};
     size_t *paramSize = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint64_t v_paramIndex;
     uint8_t p_paramOffset = 0;
     uint64_t n_paramOffset = 0;
@@ -3445,7 +3445,7 @@ static void h_cudaFuncSetAttribute(apigen_call_ctx *cx)
     enum cudaFuncAttribute attr = {0};
     int value = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_attr;
     uint32_t v_value;
     if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
@@ -3465,7 +3465,7 @@ static void h_cudaFuncSetCacheConfig(apigen_call_ctx *cx)
     const void *func = {0};
     enum cudaFuncCache cacheConfig = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_cacheConfig;
     if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
     func = (const void *)(uintptr_t)v_func;
@@ -3482,7 +3482,7 @@ static void h_cudaFuncSetSharedMemConfig(apigen_call_ctx *cx)
     const void *func = {0};
     enum cudaSharedMemConfig config = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_config;
     if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
     func = (const void *)(uintptr_t)v_func;
@@ -3634,7 +3634,7 @@ static void h_cudaGetFuncBySymbol(apigen_call_ctx *cx)
     cudaFunction_t *functionPtr = {0};
     const void *symbolPtr = {0};
     cudaError_t ret_;
-    uint64_t v_symbolPtr;
+    uint64_t v_symbolPtr = 0;
     uint8_t p_functionPtr = 0;
     uint64_t n_functionPtr = 0;
     int ok_;
@@ -3666,7 +3666,7 @@ static void h_cudaGetKernel(apigen_call_ctx *cx)
     cudaKernel_t *kernelPtr = {0};
     const void *entryFuncAddr = {0};
     cudaError_t ret_;
-    uint64_t v_entryFuncAddr;
+    uint64_t v_entryFuncAddr = 0;
     uint8_t p_kernelPtr = 0;
     uint64_t n_kernelPtr = 0;
     int ok_;
@@ -3774,7 +3774,7 @@ static void h_cudaGetSymbolAddress(apigen_call_ctx *cx)
     void **devPtr = {0};
     const void *symbol = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint8_t p_devPtr = 0;
     uint64_t n_devPtr = 0;
     int ok_;
@@ -3806,7 +3806,7 @@ static void h_cudaGetSymbolSize(apigen_call_ctx *cx)
     size_t *size = {0};
     const void *symbol = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint8_t p_size = 0;
     uint64_t n_size = 0;
     int ok_;
@@ -4233,7 +4233,7 @@ static void h_cudaGraphAddMemFreeNode(apigen_call_ctx *cx)
     uint64_t v_graph;
     void *r_;
     uint64_t v_numDependencies;
-    uint64_t v_dptr;
+    uint64_t v_dptr = 0;
     uint8_t p_pGraphNode = 0;
     uint64_t n_pGraphNode = 0;
     uint8_t p_pDependencies = 0;
@@ -4363,8 +4363,8 @@ static void h_cudaGraphAddMemcpyNode1D(apigen_call_ctx *cx)
     uint64_t v_graph;
     void *r_;
     uint64_t v_numDependencies;
-    uint64_t v_dst;
-    uint64_t v_src;
+    uint64_t v_dst = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint32_t v_kind;
     uint8_t p_pGraphNode = 0;
@@ -4438,8 +4438,8 @@ static void h_cudaGraphAddMemcpyNodeFromSymbol(apigen_call_ctx *cx)
     uint64_t v_graph;
     void *r_;
     uint64_t v_numDependencies;
-    uint64_t v_dst;
-    uint64_t v_symbol;
+    uint64_t v_dst = 0;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -4515,8 +4515,8 @@ static void h_cudaGraphAddMemcpyNodeToSymbol(apigen_call_ctx *cx)
     uint64_t v_graph;
     void *r_;
     uint64_t v_numDependencies;
-    uint64_t v_symbol;
-    uint64_t v_src;
+    uint64_t v_symbol = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -5114,8 +5114,8 @@ static void h_cudaGraphExecMemcpyNodeSetParams1D(apigen_call_ctx *cx)
     uint64_t v_hGraphExec;
     void *r_;
     uint64_t v_node;
-    uint64_t v_dst;
-    uint64_t v_src;
+    uint64_t v_dst = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint32_t v_kind;
     if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
@@ -5153,8 +5153,8 @@ static void h_cudaGraphExecMemcpyNodeSetParamsFromSymbol(apigen_call_ctx *cx)
     uint64_t v_hGraphExec;
     void *r_;
     uint64_t v_node;
-    uint64_t v_dst;
-    uint64_t v_symbol;
+    uint64_t v_dst = 0;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -5194,8 +5194,8 @@ static void h_cudaGraphExecMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     uint64_t v_hGraphExec;
     void *r_;
     uint64_t v_node;
-    uint64_t v_symbol;
-    uint64_t v_src;
+    uint64_t v_symbol = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -5873,8 +5873,8 @@ static void h_cudaGraphMemcpyNodeSetParams1D(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_node;
     void *r_;
-    uint64_t v_dst;
-    uint64_t v_src;
+    uint64_t v_dst = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint32_t v_kind;
     if (!apigen_get_u64(cx->rd, &v_node)) { apigen_reject(cx, APIGEN_BAD_ARGS, "node"); return; }
@@ -5907,8 +5907,8 @@ static void h_cudaGraphMemcpyNodeSetParamsFromSymbol(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_node;
     void *r_;
-    uint64_t v_dst;
-    uint64_t v_symbol;
+    uint64_t v_dst = 0;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -5943,8 +5943,8 @@ static void h_cudaGraphMemcpyNodeSetParamsToSymbol(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_node;
     void *r_;
-    uint64_t v_symbol;
-    uint64_t v_src;
+    uint64_t v_symbol = 0;
+    uint64_t v_src = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
@@ -6702,7 +6702,7 @@ static void h_cudaIpcCloseMemHandle(apigen_call_ctx *cx)
 {
     void *devPtr = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
     devPtr = (void *)(uintptr_t)v_devPtr;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
@@ -6748,7 +6748,7 @@ static void h_cudaIpcGetMemHandle(apigen_call_ctx *cx)
     cudaIpcMemHandle_t *handle = {0};
     void *devPtr = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint8_t p_handle = 0;
     uint64_t n_handle = 0;
     int ok_;
@@ -7698,7 +7698,7 @@ static void h_cudaMemAdvise(apigen_call_ctx *cx)
     enum cudaMemoryAdvise advice = {0};
     struct cudaMemLocation location = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_count;
     uint32_t v_advice;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
@@ -8169,7 +8169,7 @@ static void h_cudaMemPoolExportPointer(apigen_call_ctx *cx)
     struct cudaMemPoolPtrExportData *exportData = {0};
     void *ptr = {0};
     cudaError_t ret_;
-    uint64_t v_ptr;
+    uint64_t v_ptr = 0;
     uint8_t p_exportData = 0;
     uint64_t n_exportData = 0;
     int ok_;
@@ -8405,7 +8405,7 @@ static void h_cudaMemPrefetchAsync(apigen_call_ctx *cx)
     unsigned int flags = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_count;
     uint32_t v_flags;
     uint64_t v_stream;
@@ -8435,7 +8435,7 @@ static void h_cudaMemPrefetchAsync_ptsz(apigen_call_ctx *cx)
     unsigned int flags = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_count;
     uint32_t v_flags;
     uint64_t v_stream;
@@ -8625,7 +8625,7 @@ static void h_cudaMemRangeGetAttribute(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_dataSize;
     uint32_t v_attribute;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_count;
     uint8_t p_data = 0;
     uint64_t n_data = 0;
@@ -8704,12 +8704,12 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
@@ -8782,11 +8782,11 @@ static void h_cudaMemcpy2D(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -8957,11 +8957,11 @@ static void h_cudaMemcpy2DAsync(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9039,11 +9039,11 @@ static void h_cudaMemcpy2DAsync_ptsz(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9122,7 +9122,7 @@ static void h_cudaMemcpy2DFromArray(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9193,7 +9193,7 @@ static void h_cudaMemcpy2DFromArrayAsync(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9267,7 +9267,7 @@ static void h_cudaMemcpy2DFromArrayAsync_ptsz(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9339,7 +9339,7 @@ static void h_cudaMemcpy2DFromArray_ptds(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9407,7 +9407,7 @@ static void h_cudaMemcpy2DToArray(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -9465,7 +9465,7 @@ static void h_cudaMemcpy2DToArrayAsync(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -9526,7 +9526,7 @@ static void h_cudaMemcpy2DToArrayAsync_ptsz(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -9585,7 +9585,7 @@ static void h_cudaMemcpy2DToArray_ptds(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -9638,11 +9638,11 @@ static void h_cudaMemcpy2D_ptds(apigen_call_ctx *cx)
     uint64_t l_dst = 0;
     uint64_t n_dst = 0;
     uint8_t p_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_dpitch)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dpitch"); return; }
@@ -9798,12 +9798,12 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
@@ -9875,12 +9875,12 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
@@ -9954,7 +9954,7 @@ static void h_cudaMemcpyFromArray(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
@@ -10012,7 +10012,7 @@ static void h_cudaMemcpyFromArrayAsync(apigen_call_ctx *cx)
     uint64_t v_stream;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
@@ -10073,7 +10073,7 @@ static void h_cudaMemcpyFromArrayAsync_ptsz(apigen_call_ctx *cx)
     uint64_t v_stream;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
@@ -10132,7 +10132,7 @@ static void h_cudaMemcpyFromArray_ptds(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_src)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
@@ -10179,11 +10179,11 @@ static void h_cudaMemcpyFromSymbol(apigen_call_ctx *cx)
     size_t offset = {0};
     enum cudaMemcpyKind kind = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     int ok_;
@@ -10231,13 +10231,13 @@ static void h_cudaMemcpyFromSymbolAsync(apigen_call_ctx *cx)
     enum cudaMemcpyKind kind = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     int ok_;
@@ -10288,13 +10288,13 @@ static void h_cudaMemcpyFromSymbolAsync_ptsz(apigen_call_ctx *cx)
     enum cudaMemcpyKind kind = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     int ok_;
@@ -10344,11 +10344,11 @@ static void h_cudaMemcpyFromSymbol_ptds(apigen_call_ctx *cx)
     size_t offset = {0};
     enum cudaMemcpyKind kind = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     int ok_;
@@ -10395,9 +10395,9 @@ static void h_cudaMemcpyPeer(apigen_call_ctx *cx)
     int srcDevice = {0};
     size_t count = {0};
     cudaError_t ret_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint32_t v_dstDevice;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     uint32_t v_srcDevice;
     uint64_t v_count;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
@@ -10427,9 +10427,9 @@ static void h_cudaMemcpyPeerAsync(apigen_call_ctx *cx)
     size_t count = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint32_t v_dstDevice;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     uint32_t v_srcDevice;
     uint64_t v_count;
     uint64_t v_stream;
@@ -10473,7 +10473,7 @@ static void h_cudaMemcpyToArray(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -10523,7 +10523,7 @@ static void h_cudaMemcpyToArrayAsync(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -10576,7 +10576,7 @@ static void h_cudaMemcpyToArrayAsync_ptsz(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -10627,7 +10627,7 @@ static void h_cudaMemcpyToArray_ptds(apigen_call_ctx *cx)
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
     if (!apigen_handle_get(cx, &ht_cudaArray_t, v_dst, &r_)) return; /* dst */
     dst = (cudaArray_t)(uintptr_t)r_;
@@ -10665,11 +10665,11 @@ static void h_cudaMemcpyToSymbol(apigen_call_ctx *cx)
     size_t offset = {0};
     enum cudaMemcpyKind kind = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
@@ -10708,13 +10708,13 @@ static void h_cudaMemcpyToSymbolAsync(apigen_call_ctx *cx)
     enum cudaMemcpyKind kind = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
@@ -10756,13 +10756,13 @@ static void h_cudaMemcpyToSymbolAsync_ptsz(apigen_call_ctx *cx)
     enum cudaMemcpyKind kind = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
@@ -10803,11 +10803,11 @@ static void h_cudaMemcpyToSymbol_ptds(apigen_call_ctx *cx)
     size_t offset = {0};
     enum cudaMemcpyKind kind = {0};
     cudaError_t ret_;
-    uint64_t v_symbol;
+    uint64_t v_symbol = 0;
     uint64_t v_count;
     uint64_t v_offset;
     uint32_t v_kind;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
@@ -10849,12 +10849,12 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
@@ -10914,7 +10914,7 @@ static void h_cudaMemset(apigen_call_ctx *cx)
     int value = {0};
     size_t count = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint32_t v_value;
     uint64_t v_count;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
@@ -10938,7 +10938,7 @@ static void h_cudaMemset2D(apigen_call_ctx *cx)
     size_t width = {0};
     size_t height = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_pitch;
     uint32_t v_value;
     uint64_t v_width;
@@ -10969,7 +10969,7 @@ static void h_cudaMemset2DAsync(apigen_call_ctx *cx)
     size_t height = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_pitch;
     uint32_t v_value;
     uint64_t v_width;
@@ -11005,7 +11005,7 @@ static void h_cudaMemset2DAsync_ptsz(apigen_call_ctx *cx)
     size_t height = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_pitch;
     uint32_t v_value;
     uint64_t v_width;
@@ -11040,7 +11040,7 @@ static void h_cudaMemset2D_ptds(apigen_call_ctx *cx)
     size_t width = {0};
     size_t height = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_pitch;
     uint32_t v_value;
     uint64_t v_width;
@@ -11149,7 +11149,7 @@ static void h_cudaMemsetAsync(apigen_call_ctx *cx)
     size_t count = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint32_t v_value;
     uint64_t v_count;
     uint64_t v_stream;
@@ -11177,7 +11177,7 @@ static void h_cudaMemsetAsync_ptsz(apigen_call_ctx *cx)
     size_t count = {0};
     cudaStream_t stream = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint32_t v_value;
     uint64_t v_count;
     uint64_t v_stream;
@@ -11204,7 +11204,7 @@ static void h_cudaMemset_ptds(apigen_call_ctx *cx)
     int value = {0};
     size_t count = {0};
     cudaError_t ret_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint32_t v_value;
     uint64_t v_count;
     if (!apigen_get_u64(cx->rd, &v_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
@@ -11293,7 +11293,7 @@ static void h_cudaOccupancyAvailableDynamicSMemPerBlock(apigen_call_ctx *cx)
     int numBlocks = {0};
     int blockSize = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_numBlocks;
     uint32_t v_blockSize;
     uint8_t p_dynamicSmemSize = 0;
@@ -11330,7 +11330,7 @@ static void h_cudaOccupancyMaxActiveBlocksPerMultiprocessor(apigen_call_ctx *cx)
     int blockSize = {0};
     size_t dynamicSMemSize = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_blockSize;
     uint64_t v_dynamicSMemSize;
     uint8_t p_numBlocks = 0;
@@ -11368,7 +11368,7 @@ static void h_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(apigen_call
     size_t dynamicSMemSize = {0};
     unsigned int flags = {0};
     cudaError_t ret_;
-    uint64_t v_func;
+    uint64_t v_func = 0;
     uint32_t v_blockSize;
     uint64_t v_dynamicSMemSize;
     uint32_t v_flags;
@@ -11415,7 +11415,7 @@ static void h_cudaPointerGetAttributes(apigen_call_ctx *cx)
     struct cudaPointerAttributes *attributes = {0};
     const void *ptr = {0};
     cudaError_t ret_;
-    uint64_t v_ptr;
+    uint64_t v_ptr = 0;
     uint8_t p_attributes = 0;
     uint64_t n_attributes = 0;
     int ok_;
@@ -11644,7 +11644,7 @@ static void h_cudaStreamAttachMemAsync(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_length;
     uint32_t v_flags;
     if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
@@ -11672,7 +11672,7 @@ static void h_cudaStreamAttachMemAsync_ptsz(apigen_call_ctx *cx)
     cudaError_t ret_;
     uint64_t v_stream;
     void *r_;
-    uint64_t v_devPtr;
+    uint64_t v_devPtr = 0;
     uint64_t v_length;
     uint32_t v_flags;
     if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }

@@ -241,7 +241,7 @@ static void h_exaFree(apigen_call_ctx *cx)
 {
     void *dev_ptr = {0};
     exaStatus ret_;
-    uint64_t v_dev_ptr;
+    uint64_t v_dev_ptr = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_dev_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev_ptr"); return; }
     dev_ptr = (void *)(uintptr_t)v_dev_ptr;
@@ -437,7 +437,7 @@ static void h_exaLaunchFill(apigen_call_ctx *cx)
     exaStatus ret_;
     uint64_t v_ctx;
     void *r_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     float v_value;
     uint64_t v_n;
     if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
@@ -468,8 +468,8 @@ static void h_exaLaunchSaxpy(apigen_call_ctx *cx)
     uint64_t v_ctx;
     void *r_;
     float v_a;
-    uint64_t v_x;
-    uint64_t v_y;
+    uint64_t v_x = 0;
+    uint64_t v_y = 0;
     uint64_t v_n;
     if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
     if (!apigen_handle_get(cx, &ht_exaContext, v_ctx, &r_)) return; /* ctx */
@@ -538,12 +538,12 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
@@ -654,7 +654,7 @@ static void h_exaReduceSum(apigen_call_ctx *cx)
     exaStatus ret_;
     uint64_t v_ctx;
     void *r_;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     uint64_t v_n;
     uint8_t p_result = 0;
     uint64_t n_result = 0;

@@ -2903,7 +2903,7 @@ static void h_clEnqueueSVMMemFill(apigen_call_ctx *cx)
     cl_int ret_;
     uint64_t v_command_queue;
     void *r_;
-    uint64_t v_svm_ptr;
+    uint64_t v_svm_ptr = 0;
     uint64_t v_pattern_size;
     uint64_t v_size;
     uint32_t v_num_events_in_wait_list;
@@ -2986,11 +2986,11 @@ static void h_clEnqueueSVMMemcpy(apigen_call_ctx *cx)
     uint32_t v_num_events_in_wait_list;
     uint8_t p_dst_ptr = 0;
     uint64_t n_dst_ptr = 0;
-    uint64_t v_dst_ptr;
+    uint64_t v_dst_ptr = 0;
     const void *b_src_ptr = NULL;
     uint64_t l_src_ptr = 0;
     uint64_t n_src_ptr = 0;
-    uint64_t v_src_ptr;
+    uint64_t v_src_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
@@ -5446,7 +5446,7 @@ static void h_clSetKernelArgSVMPointer(apigen_call_ctx *cx)
     uint64_t v_kernel;
     void *r_;
     uint32_t v_arg_index;
-    uint64_t v_arg_value;
+    uint64_t v_arg_value = 0;
     if (!apigen_get_u64(cx->rd, &v_kernel)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kernel"); return; }
     if (!apigen_handle_get(cx, &ht_cl_kernel, v_kernel, &r_)) return; /* kernel */
     kernel = (cl_kernel)(uintptr_t)r_;

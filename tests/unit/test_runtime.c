@@ -217,7 +217,7 @@ static res echo(const apigen_api *api, uint32_t x, const char *s, bool check_rep
     CHECK(apigen_put_u32(c.wr, x) && apigen_put_str(c.wr, s));
     r.st = apigen_call_sync(&c);
     if (r.st == APIGEN_OK) {
-        uint32_t x2;
+        uint32_t x2 = 0;
         const char *s2;
         r.has_deferred = c.has_deferred;
         r.deferred = c.deferred_error;

@@ -101,11 +101,11 @@ static void h_devCopy(apigen_call_ctx *cx)
     uint32_t v_kind;
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
@@ -155,7 +155,7 @@ static void h_devFill(apigen_call_ctx *cx)
     float value = {0};
     size_t n = {0};
     devStatus ret_;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     float v_value;
     uint64_t v_n;
     if (!apigen_get_u64(cx->rd, &v_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
@@ -175,7 +175,7 @@ static void h_devFree(apigen_call_ctx *cx)
 {
     void *ptr = {0};
     devStatus ret_;
-    uint64_t v_ptr;
+    uint64_t v_ptr = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
     ptr = (void *)(uintptr_t)v_ptr;
@@ -195,7 +195,7 @@ static void h_devGather(apigen_call_ctx *cx)
     void *dst = {0};
     devStatus ret_;
     uint32_t v_n;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     uint8_t p_srcs = 0;
     uint64_t n_srcs = 0;
     const void **a_srcs = NULL;

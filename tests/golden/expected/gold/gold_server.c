@@ -87,12 +87,12 @@ static void h_goldCopy(apigen_call_ctx *cx)
     uint8_t p_dst = 0;
     uint64_t n_dst = 0;
     apigen_stream *s_dst = NULL;
-    uint64_t v_dst;
+    uint64_t v_dst = 0;
     const void *b_src = NULL;
     uint64_t l_src = 0;
     uint64_t n_src = 0;
     apigen_stream *s_src = NULL;
-    uint64_t v_src;
+    uint64_t v_src = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
@@ -462,7 +462,7 @@ static void h_goldLaunch(apigen_call_ctx *cx)
     goldStatus ret_;
     uint64_t v_q;
     void *r_;
-    uint64_t v_arg;
+    uint64_t v_arg = 0;
     if (!apigen_get_u64(cx->rd, &v_q)) { apigen_reject(cx, APIGEN_BAD_ARGS, "q"); return; }
     if (!apigen_handle_get(cx, &ht_goldQueue, v_q, &r_)) return; /* q */
     q = (goldQueue)(uintptr_t)r_;
