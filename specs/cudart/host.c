@@ -156,6 +156,29 @@ static atomic_uint layouts_gen_;
 static _Thread_local const layout *last_layout_;
 static _Thread_local unsigned last_gen_;
 
+/* A driver function by name, of the ABI of driver version `version` where
+ * the runtime can ask for one (NULL: the driver has none). */
+static void *driver_entry(const char *sym, unsigned version)
+{
+    void *f = NULL;
+#if CUDART_VERSION >= 12050
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion(sym, &f, version, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        f = NULL;
+#elif CUDART_VERSION >= 12000
+    (void)version;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPoint(sym, &f, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        f = NULL;
+#else
+    (void)version;
+    if (cudaGetDriverEntryPoint(sym, &f, cudaEnableDefault) != cudaSuccess) f = NULL;
+#endif
+    return f;
+}
+
 #if CUDART_VERSION >= 12040
 #define param_info cudaFuncGetParamInfo
 #else
@@ -170,16 +193,7 @@ static pthread_once_t param_info_once_ = PTHREAD_ONCE_INIT;
 
 static void param_info_init(void)
 {
-    void *f = NULL;
-#if CUDART_VERSION >= 12000
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPoint("cuFuncGetParamInfo", &f, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-        f = NULL;
-#else
-    if (cudaGetDriverEntryPoint("cuFuncGetParamInfo", &f, cudaEnableDefault) != cudaSuccess)
-        f = NULL;
-#endif
+    void *f = driver_entry("cuFuncGetParamInfo", 12040);
     (void)cudaGetLastError();
     param_info_fn_ = (param_info_fn)f;
     if (!f)
@@ -365,16 +379,9 @@ static pthread_once_t cu_launch_once_ = PTHREAD_ONCE_INIT;
 
 static void cu_launch_init(void)
 {
-    void *f = NULL;
-#if CUDART_VERSION >= 12050
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", &f, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-        f = NULL;
-#endif
-    /* older runtimes: the runtime's launch (no failure is left behind:
-     * the lookup above only fails on a driver without cuLaunchKernel) */
+    /* no failure is left behind: the lookup fails only on a driver
+     * without cuLaunchKernel */
+    void *f = driver_entry("cuLaunchKernel", 12000);
     const char *off = getenv("APIGEN_CUDART_DRIVER_LAUNCH");
     cu_launch_ = off && strcmp(off, "0") == 0 ? NULL : (cu_launch_fn)f;
 }
