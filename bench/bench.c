@@ -380,6 +380,18 @@ static const char *fmt_v(double v, char *buf, size_t cap)
     return buf;
 }
 
+/* Where transport t listens for `what` ("floor" or "server"); tcp takes a
+ * free port. */
+static void listen_url(char *url, size_t cap, int t, const char *dir, const char *what)
+{
+    if (!strcmp(tnames[t], "unix"))
+        snprintf(url, cap, "unix://%s/%s.sock", dir, what);
+    else if (!strcmp(tnames[t], "tcp"))
+        snprintf(url, cap, "tcp://127.0.0.1:0");
+    else
+        snprintf(url, cap, "%s://apigen-bench-%s-%d", tnames[t], what, (int)getpid());
+}
+
 /* One round: the floors (unless sweeping), the worker natively, then over
  * each transport against a fresh server; each cell keeps its best value. */
 static void one_round(const char *dir, char **wargv, const char *server, char **sargs, int nsargs,
@@ -388,12 +400,7 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
     /* 1. floors */
     for (int t = 0; t < nt && floors; t++) {
         char url[128];
-        if (!strcmp(tnames[t], "unix"))
-            snprintf(url, sizeof url, "unix://%s/floor.sock", dir);
-        else if (!strcmp(tnames[t], "tcp"))
-            snprintf(url, sizeof url, "tcp://127.0.0.1:0");
-        else
-            snprintf(url, sizeof url, "%s://apigen-bench-floor-%d", tnames[t], (int)getpid());
+        listen_url(url, sizeof url, t, dir, "floor");
         double f = pingpong(url);
         if (f > 0 && (floor_us[t] < 0 || f < floor_us[t]))
             floor_us[t] = f;
@@ -404,12 +411,7 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
     run_worker(wargv, native_dir, NULL, 0);
     for (int t = 0; t < nt; t++) {
         char url[128], real_url[300];
-        if (!strcmp(tnames[t], "unix"))
-            snprintf(url, sizeof url, "unix://%s/server.sock", dir);
-        else if (!strcmp(tnames[t], "tcp"))
-            snprintf(url, sizeof url, "tcp://127.0.0.1:0");
-        else
-            snprintf(url, sizeof url, "%s://apigen-bench-%d", tnames[t], (int)getpid());
+        listen_url(url, sizeof url, t, dir, "server");
         char *sargv[MAX_ARGS + 4];
         int k = 0;
         sargv[k++] = (char *)server;
