@@ -15678,7 +15678,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+/* The forwarder of cudaStreamBeginCapture: the spec's hand-written guest code exports cudaStreamBeginCapture and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15718,7 +15719,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
+/* The forwarder of cudaStreamBeginCaptureToGraph: the spec's hand-written guest code exports cudaStreamBeginCaptureToGraph and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15780,7 +15782,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
+/* The forwarder of cudaStreamBeginCaptureToGraph_ptsz: the spec's hand-written guest code exports cudaStreamBeginCaptureToGraph_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15842,7 +15845,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+/* The forwarder of cudaStreamBeginCapture_ptsz: the spec's hand-written guest code exports cudaStreamBeginCapture_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

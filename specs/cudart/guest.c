@@ -68,6 +68,16 @@ FWD_DECL(cudaMemcpy, MEMCPY_ARGS)
 FWD_DECL(cudaMemcpy_ptds, MEMCPY_ARGS)
 FWD_DECL(cudaMemcpyAsync, MEMCPYA_ARGS)
 FWD_DECL(cudaMemcpyAsync_ptsz, MEMCPYA_ARGS)
+FWD_DECL(cudaStreamBeginCapture, cudaStream_t stream, enum cudaStreamCaptureMode mode)
+FWD_DECL(cudaStreamBeginCapture_ptsz, cudaStream_t stream, enum cudaStreamCaptureMode mode)
+#if CUDART_VERSION >= 12030
+#define CAPTURE_TO_GRAPH_ARGS                                                                      \
+    cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,                   \
+        const cudaGraphEdgeData *dependencyData, size_t numDependencies,                           \
+        enum cudaStreamCaptureMode mode
+FWD_DECL(cudaStreamBeginCaptureToGraph, CAPTURE_TO_GRAPH_ARGS)
+FWD_DECL(cudaStreamBeginCaptureToGraph_ptsz, CAPTURE_TO_GRAPH_ARGS)
+#endif
 FWD_DECL(cudaMemcpy2D, M2D_ARGS)
 FWD_DECL(cudaMemcpy2D_ptds, M2D_ARGS)
 FWD_DECL(cudaMemcpy2DAsync, M2DA_ARGS)
@@ -1186,6 +1196,104 @@ static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcp
     return slot;
 }
 
+/* ---- pageable copies captured into a graph ----------------------------------------------
+ * Natively a copy from or to pageable memory captured into a graph reads or
+ * writes the application's buffer at every launch of the graph. Forwarded,
+ * the server cannot reach that buffer, and what the call carried (bytes in
+ * its frame, a staging slot) is gone by the first launch. So once this
+ * process has begun a capture, an async copy of pageable memory on a stream
+ * that can capture asks whether it does, and a captured one goes through a
+ * shadow buffer in the arena, which the server's graph node copies to or
+ * from, with a host function (run here at every launch, as captured host
+ * functions are) copying between it and the application's buffer. The
+ * shadow lives as long as the graph may run: like a captured host
+ * function's record, it is never freed. Without an arena (tcp://, ucx://)
+ * such a copy is refused with cudaErrorStreamCaptureUnsupported. */
+static atomic_bool captured_ever_;
+
+#define BEGIN_CAPTURE(name)                                                                        \
+    APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode)          \
+    {                                                                                              \
+        atomic_store(&captured_ever_, true); /* before: a copy racing with it must ask */         \
+        return cudart_fwd_##name(stream, mode);                                                    \
+    }
+BEGIN_CAPTURE(cudaStreamBeginCapture)
+BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
+#if CUDART_VERSION >= 12030
+#define BEGIN_CAPTURE_TO_GRAPH(name)                                                               \
+    APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
+    {                                                                                              \
+        atomic_store(&captured_ever_, true);                                                       \
+        return cudart_fwd_##name(stream, graph, dependencies, dependencyData, numDependencies,     \
+                                 mode);                                                            \
+    }
+BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph)
+BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz)
+#endif
+
+/* Whether an async copy on stream is being captured (flags: PTSZ). The
+ * legacy stream never captures (and asking about it while another stream
+ * captures would invalidate that capture). */
+static bool copy_captured_here(cudaStream_t stream, uint32_t flags)
+{
+    if (!atomic_load(&captured_ever_) || stream == cudaStreamLegacy ||
+        (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
+        return false;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t q = flags & APIGEN_CUDART_PTSZ ? cudaStreamIsCapturing_ptsz(stream, &cs)
+                                               : cudaStreamIsCapturing(stream, &cs);
+    return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
+}
+
+typedef struct shadow_copy {
+    void *user, *shadow;
+    size_t n;
+} shadow_copy;
+
+static void shadow_fill(void *p)
+{
+    shadow_copy *c = p;
+    memcpy(c->shadow, c->user, c->n);
+}
+
+static void shadow_drain(void *p)
+{
+    shadow_copy *c = p;
+    memcpy(c->user, c->shadow, c->n);
+}
+
+typedef cudaError_t (*memcpy_async_fn)(MEMCPYA_ARGS);
+
+static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
+                                     enum cudaMemcpyKind kind, cudaStream_t stream, uint32_t flags,
+                                     memcpy_async_fn fwd)
+{
+    shadow_copy *c = malloc(sizeof *c);
+    void *sh = apigen_arena_alloc(count);
+    uint64_t peer = sh ? apigen_arena_peer_addr(&cudart_api, sh, count) : 0;
+    if (!c || !peer) {
+        static atomic_bool said;
+        if (sh && !peer) (void)apigen_arena_free(sh);
+        free(c);
+        if (!atomic_exchange(&said, true))
+            apigen_log("cudaMemcpyAsync of pageable memory captured into a graph needs the shared "
+                       "memory arena (a server on this machine: unix:// or shm://, APIGEN_ARENA "
+                       "not 0): refused with cudaErrorStreamCaptureUnsupported");
+        return cudaErrorStreamCaptureUnsupported;
+    }
+    cudaError_t e;
+    if (kind == cudaMemcpyHostToDevice) {
+        *c = (shadow_copy){(void *)(uintptr_t)src, sh, count};
+        e = enqueue_host_fn(stream, shadow_fill, NULL, c, flags);
+        if (e == cudaSuccess) e = fwd(dst, sh, count, kind, stream);
+    } else {
+        *c = (shadow_copy){dst, sh, count};
+        e = fwd((void *)(uintptr_t)peer, src, count, cudaMemcpyDefault, stream);
+        if (e == cudaSuccess) e = enqueue_host_fn(stream, shadow_drain, NULL, c, flags);
+    }
+    return e; /* c and the shadow stay: the graph's nodes refer to them */
+}
+
 #define MEMCPY(name, stream)                                                                       \
     APIGEN_EXPORT cudaError_t name(MEMCPY_ARGS)                                                    \
     {                                                                                              \
@@ -1222,6 +1330,11 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
         }                                                                                          \
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);             \
+        uint32_t fl_ = (dflt) == cudaStreamPerThread ? APIGEN_CUDART_PTSZ : 0;                     \
+        if (count && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) &&         \
+            !apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) &&                      \
+            copy_captured_here(stream, fl_))                                                       \
+            return copy_into_capture(dst, src, count, kind, stream, fl_, cudart_fwd_##name);       \
         bool staged_;                                                                              \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream ? stream : (dflt), &staged_);   \
         if (staged_) return e_;                                                                    \
