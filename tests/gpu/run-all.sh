@@ -78,6 +78,16 @@ for e in $examples; do
     for m in native unix tcp shm; do run "$e" "$m"; done
     res=identical
     for m in unix tcp shm; do
+        if [ "$e.$m" = capture_copy.tcp ]; then
+            # documented: copies of host memory captured into a graph need the
+            # arena (a server on this machine); over tcp each capture is refused
+            # with cudaErrorStreamCaptureUnsupported and the stream goes on
+            if [ "$(grep -c 'H2D cudaErrorStreamCaptureUnsupported' "$logs/$e.$m.out")" != 6 ] ||
+               [ "$(grep '^after' "$logs/$e.$m.out")" != "$(grep '^after' "$logs/$e.native.out")" ]; then
+                res="DIFFERS ($m)"; fails=$((fails + 1))
+            else res="identical (tcp: refused, as documented)"; fi
+            continue
+        fi
         if [ "$(cat "$logs/$e.$m.rc")" != "$(cat "$logs/$e.native.rc")" ] || ! cmp -s "$logs/$e.native.out" "$logs/$e.$m.out"; then
             res="DIFFERS ($m)"; fails=$((fails + 1))
         fi
