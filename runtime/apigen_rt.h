@@ -607,12 +607,6 @@ bool apigen_stream_failed(const apigen_stream *s);
  * the reply frame itself; generated for out-buffers with `stream:`. */
 void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
 
-/* Guest: whether this thread's next call of api travels over a shared-
- * memory ring (shm://), where bulk bytes are cheap to send as they are:
- * hand-written code that could stage bulk data through the arena itself
- * (an extra copy on its side) may leave it to the ring there. */
-bool apigen_call_over_ring(const apigen_api *api);
-
 /* ---- shared-memory arena (guest) ------------------------------------------ */
 /* Over a local transport (unix://, shm://) a guest's sessions share one
  * memfd arena (APIGEN_ARENA bytes, K/M/G suffixes, default 256M; 0: none)

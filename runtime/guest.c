@@ -532,13 +532,6 @@ static void run_session_hook(gapi *g)
 }
 
 /* ---- calls ---------------------------------------------------------------------- */
-bool apigen_call_over_ring(const apigen_api *api)
-{
-    unsigned want = rt_route_current(api);
-    gthr *t = want < rt_servers(api) || !want ? get_thr(api, want) : NULL;
-    return t && !atomic_load(&t->g->lost) && apigen_tp_is_ring(t->conn);
-}
-
 bool apigen_call_begin(const apigen_api *api, apigen_call *c, uint32_t call_id)
 {
     return apigen_call_begin_on(api, c, call_id, APIGEN_ROUTE_ANY);

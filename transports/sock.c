@@ -412,11 +412,6 @@ bool apigen_tp_tls_server_setup(const char *cert_file, const char *key_file, con
 }
 #endif
 
-bool apigen_tp_is_ring(const apigen_conn *c)
-{
-    return c && c->shm;
-}
-
 bool apigen_tp_can_pass_fds(const apigen_conn *c)
 {
     int dom = 0;

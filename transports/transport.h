@@ -123,9 +123,6 @@ void apigen_tp_release(apigen_conn *c);
  * on unix:// the bytes are part of the stream. false (err) on any other
  * connection, a timeout or a closed peer. */
 bool apigen_tp_can_pass_fds(const apigen_conn *c);
-/* Whether c is a shared-memory ring (shm://): bytes through it cost two
- * copies that stay in the cache, so bulk data may as well take it. */
-bool apigen_tp_is_ring(const apigen_conn *c);
 APIGEN_TP_CHECK bool apigen_tp_send_side(apigen_conn *c, const void *p, size_t n, int fd,
                                          int timeout_ms, char *err, size_t errlen);
 APIGEN_TP_CHECK bool apigen_tp_recv_side(apigen_conn *c, void *p, size_t n, int *fd,
