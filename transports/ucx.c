@@ -12,13 +12,14 @@
  * thread per connection, so no two threads share a worker); a listener has
  * its own worker, progressed by a thread of the listener that queues
  * connection requests and makes the listener's pipe readable; accept creates
- * the connection's worker and endpoint from the request. Waiting progresses
- * the worker, spins ~50 us, then sleeps on the worker's event fd (and an
- * eventfd that apigen_tp_shutdown writes). Endpoints use peer error handling:
- * a peer that closes or dies fails the endpoint, and send/recv return
- * an error (recv: EOF between messages) instead of waiting. A UCX endpoint
- * cannot be passed to another process: apigen_tp_handoff_fds gives 0 (the
- * server refuses ucx:// clients under --isolation process). */
+ * the connection's worker and endpoint from the request and returns (the
+ * wire-up completes as the connection is used: see tp_ucx_accept). Waiting
+ * progresses the worker, spins ~50 us, then sleeps on the worker's event fd
+ * (and an eventfd that apigen_tp_shutdown writes). Endpoints use peer error
+ * handling: a peer that closes or dies fails the endpoint, and send/recv
+ * return an error (recv: EOF between messages) instead of waiting. A UCX
+ * endpoint cannot be passed to another process: apigen_tp_handoff_fds gives 0
+ * (the server refuses ucx:// clients under --isolation process). */
 #define _GNU_SOURCE
 #include "tp_internal.h"
 
@@ -248,8 +249,9 @@ static int resolve(const apigen_url *u, bool passive, struct sockaddr_storage *s
 }
 
 /* Waits (progressing) until the endpoint is wired up to its peer: a flush
- * completes then. Both ends do it (connect and accept): the client's
- * connection request leaves only while its worker progresses. */
+ * completes then. Only connect does it: the client's connection request
+ * leaves only while its worker progresses, and the server side must progress
+ * too (its first recv or send does). */
 static bool ux_establish(struct tp_ucx *x, int timeout_ms, char *err, size_t errlen)
 {
     ucp_request_param_t p;
@@ -656,11 +658,6 @@ fail:
     return false;
 }
 
-/* How long accept waits for UCX to finish wiring a connection: generous, as a
- * loaded machine was seen to need more than 2 s (a stalled client holds the
- * accept loop this long at most). */
-#define ACCEPT_MS 10000
-
 bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
 {
     struct tp_ucx_listener *L = l->ucx;
@@ -705,12 +702,12 @@ bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errl
         ux_free(x);
         return false;
     }
-    /* the client waits in connect, progressing: a round trip or two (bounded) */
-    if (!ux_establish(x, ACCEPT_MS, why, sizeof why)) {
-        tp_err(err, errlen, "accept on %s: %s: %s", l->url, peer, why);
-        tp_ucx_close_x(x);
-        return false;
-    }
+    /* No waiting for the wire-up here: the server side's flush completes only
+     * after a wire-up message that the client sends while its worker
+     * progresses after its connect returned, so a client busy elsewhere held
+     * accept (and the server's one accept loop) for its whole timeout. The
+     * wire-up finishes in the connection's first recv or send; a stalled or
+     * vanished client fails that, not the accept loop. */
     if (!(*out = conn_new(x, peer, err, errlen))) {
         tp_ucx_close_x(x);
         return false;
