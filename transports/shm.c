@@ -713,16 +713,29 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
                                   char *err, size_t errlen)
 {
     struct tp_shm *s = c->shm;
-    uint64_t tail;
-    *body_got = 0;
-    apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, true, &tail, err, errlen);
-    if (res != APIGEN_TP_OK)
-        return res;
     shm_ring *r = s->rx;
+    uint64_t tail = 0, avail = 0;
+    bool have = false;
+    *body_got = 0;
+    if (s->ready) { /* the head is in the ring already (queued frames): no wait loop */
+        tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+        avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
+        have = avail >= head_n && avail <= s->size;
+        if (have) {
+            ring_copy_out(head, s->rxd, s->size, tail & s->mask, head_n);
+            tail += head_n;
+            avail -= head_n;
+        }
+    }
+    if (!have) {
+        apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, true, &tail, err, errlen);
+        if (res != APIGEN_TP_OK)
+            return res;
+        avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
+    }
     const uint8_t *lp = (const uint8_t *)head + len_off;
     uint32_t len = (uint32_t)lp[0] | (uint32_t)lp[1] << 8 | (uint32_t)lp[2] << 16 |
                    (uint32_t)lp[3] << 24;
-    uint64_t avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
     if (len && len <= body_cap && avail <= s->size && len <= avail) {
         ring_copy_out(body, s->rxd, s->size, tail & s->mask, len);
         tail += len;
