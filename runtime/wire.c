@@ -372,7 +372,9 @@ static size_t pad_after_len(const apigen_wr *w)
     return (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
 }
 
-void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n)
+/* apigen_put_bytes_reserve, inline in the writers below (every out-buffer
+ * of a reply goes through one of them). */
+static inline void *reserve_bytes(apigen_wr *w, uint64_t n)
 {
     if (w->failed)
         return NULL;
@@ -393,19 +395,23 @@ void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n)
     return at;
 }
 
-bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n)
+void *apigen_put_bytes_reserve(apigen_wr *w, uint64_t n) { return reserve_bytes(w, n); }
+
+static inline bool put_bytes(apigen_wr *w, const void *p, uint64_t n)
 {
     if (n && !p) {
         w->failed = true;
         return false;
     }
-    void *at = apigen_put_bytes_reserve(w, n);
+    void *at = reserve_bytes(w, n);
     if (!at)
         return false;
     if (n)
         memcpy(at, p, (size_t)n);
     return true;
 }
+
+bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n) { return put_bytes(w, p, n); }
 
 bool (*rt_wire_arena_find)(const void *p, uint64_t n, uint64_t *off);
 const void *(*rt_wire_arena_at)(uint64_t off, uint64_t n, bool *bound);
@@ -416,7 +422,7 @@ bool apigen_put_bytes_ref(apigen_wr *w, const void *p, uint64_t n)
     if (n && p && rt_wire_arena_find && n < RT_ARENA_BIT && rt_wire_arena_find(p, n, &aoff))
         return apigen_put_u64(w, n | RT_ARENA_BIT) && apigen_put_u64(w, aoff); /* the server maps it */
     if (n < APIGEN_REF_MIN || w->next == APIGEN_WR_EXT || !p)
-        return apigen_put_bytes(w, p, n);
+        return put_bytes(w, p, n);
     if (w->failed)
         return false;
     size_t pad = pad_after_len(w), len_off = w->len + w->ext_total - w->base;
