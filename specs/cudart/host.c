@@ -375,6 +375,7 @@ typedef int (*cu_launch_fn)(cudaFunction_t f, unsigned gx, unsigned gy, unsigned
                             void **params, void **extra);
 #define NO_FAST_FN ((cudaFunction_t)(uintptr_t)1)
 static cu_launch_fn cu_launch_;
+static bool one_device_; /* the only device is 0: no cudaGetDevice per launch */
 static pthread_once_t cu_launch_once_ = PTHREAD_ONCE_INIT;
 
 static void cu_launch_init(void)
@@ -384,16 +385,18 @@ static void cu_launch_init(void)
     void *f = driver_entry("cuLaunchKernel", 12000);
     const char *off = getenv("APIGEN_CUDART_DRIVER_LAUNCH");
     cu_launch_ = off && strcmp(off, "0") == 0 ? NULL : (cu_launch_fn)f;
+    int n = 0;
+    one_device_ = cudaGetDeviceCount(&n) == cudaSuccess && n == 1;
 }
 
 /* true: launched (or failed for good: *e); false: take the runtime's path */
 static bool launch_fast(layout *l, const void *f, dim3 grid, dim3 block, size_t shmem,
                         cudaStream_t stream, void **argv, bool ptsz, cudaError_t *e)
 {
-    int dev;
+    int dev = 0;
     pthread_once(&cu_launch_once_, cu_launch_init);
-    if (!cu_launch_ || shmem > UINT32_MAX || cudaGetDevice(&dev) != cudaSuccess || dev < 0 ||
-        dev >= FAST_DEVICES)
+    if (!cu_launch_ || shmem > UINT32_MAX ||
+        (!one_device_ && (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= FAST_DEVICES)))
         return false;
     cudaFunction_t fn = atomic_load(&l->fn[dev]);
     if (!fn) {
