@@ -108,6 +108,7 @@ function(apigen_add_api)
 
   # Guest: a drop-in library named exactly like the real one.
   add_library(${n}_stub SHARED ${stub_c} ${srcs})
+  apigen_lto(${n}_stub)
   target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs} ${PROJECT_SOURCE_DIR}/runtime)
   target_link_libraries(${n}_stub PRIVATE apigen_guest)
   set_target_properties(${n}_stub PROPERTIES
@@ -126,6 +127,7 @@ function(apigen_add_api)
   # Host: the server with the real library. DT_RPATH (not RUNPATH) so that an
   # LD_LIBRARY_PATH meant for a guest never makes it load the stub.
   add_executable(apigen-server-${n} ${server_c} ${server_main_c} ${host_srcs})
+  apigen_lto(apigen-server-${n})
   target_include_directories(apigen-server-${n} PRIVATE ${gen} ${api_incs}
                              ${PROJECT_SOURCE_DIR}/runtime)
   target_link_libraries(apigen-server-${n} PRIVATE apigen_host ${A_REAL_LIBS})
