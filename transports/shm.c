@@ -61,10 +61,16 @@
 #define SLICE_MS 50
 #define SETUP_MS_DEFAULT 5000
 
+/* bytes of the frames queued behind the one just read that are pulled
+ * into the reader's cache while it handles that one */
+#define READ_AHEAD 1024
+
 #if defined(__GNUC__)
 #define PREFETCH_W(p) __builtin_prefetch((p), 1)
+#define PREFETCH_R(p) __builtin_prefetch((p), 0)
 #else
 #define PREFETCH_W(p) ((void)(p))
+#define PREFETCH_R(p) ((void)(p))
 #endif
 
 typedef struct shm_ring {
@@ -740,6 +746,15 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
         ring_copy_out(body, s->rxd, s->size, tail & s->mask, len);
         tail += len;
         *body_got = len;
+        /* Queued frames behind this one (a flushed batch of launches) are
+         * still in the writer's cache: ask for their lines now, so that they
+         * cross while this call runs (a launch takes microseconds) instead of
+         * stalling the next one. H200, bench_cuda over shm, three interleaved
+         * rounds: async launches 0.88/0.88/0.92x native without, 0.92/0.97/
+         * 0.95x with 1 KiB ahead (0.93/0.97/0.93x with 256 B). */
+        uint64_t ahead = avail - len < READ_AHEAD ? avail - len : READ_AHEAD;
+        for (uint64_t off = 0; off < ahead; off += 64)
+            PREFETCH_R(s->rxd + ((tail + off) & s->mask));
     }
     atomic_store(&r->tail, tail);
     wake(&r->prod_sleep);
