@@ -56,7 +56,7 @@ void rt_arena_guest_current(const apigen_api *api)
     cur_api = api;
 }
 
-static uint64_t env_size(const char *name, uint64_t dflt)
+uint64_t rt_env_size(const char *name, uint64_t dflt)
 {
     const char *v = getenv(name);
     if (!v || !*v)
@@ -108,7 +108,7 @@ int rt_arena_guest_fd(uint64_t *size)
     pthread_mutex_lock(&mu);
     if (!tried) {
         tried = true;
-        uint64_t want = env_size("APIGEN_ARENA", ARENA_DEFAULT);
+        uint64_t want = rt_env_size("APIGEN_ARENA", ARENA_DEFAULT);
         want = (want + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
         int fd = want ? memfd_create("apigen-arena", MFD_CLOEXEC | MFD_ALLOW_SEALING) : -1;
         void *m = MAP_FAILED;

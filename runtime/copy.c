@@ -8,6 +8,7 @@
  * still holding the last one's pointers. */
 #define _GNU_SOURCE
 #include "apigen_copy.h"
+#include "rt_internal.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -40,14 +41,10 @@ static struct {
           .go = PTHREAD_COND_INITIALIZER,
           .done = PTHREAD_COND_INITIALIZER};
 
+/* An environment setting (K/M/G suffixes), clamped to [lo, hi]. */
 static unsigned setting(const char *name, unsigned dflt, unsigned lo, unsigned hi)
 {
-    const char *s = getenv(name);
-    char *end;
-    if (!s || !*s) return dflt;
-    unsigned long v = strtoul(s, &end, 0);
-    if (*end == 'K' || *end == 'k') v <<= 10;
-    else if (*end == 'M' || *end == 'm') v <<= 20;
+    uint64_t v = rt_env_size(name, dflt);
     return v < lo ? lo : v > hi ? hi : (unsigned)v;
 }
 

@@ -221,6 +221,9 @@ void rt_serve_conn(const apigen_api *const *apis, unsigned napis, uint64_t max_a
 void rt_cb_free_binding(void *b);
 
 /* ---- the guest's shared-memory arena (arena_guest.c, arena_host.c) ---------- */
+/* A size from the environment, K/M/G suffixes; dflt when unset or not a
+ * number (arena_guest.c; also the wide copy's settings). */
+uint64_t rt_env_size(const char *name, uint64_t dflt);
 /* wire.c: a buffer argument of n bytes at p inside the arena travels as
  * (n | RT_ARENA_BIT, offset); the guest installs find once a server took the
  * arena, the server installs at (resolves an offset on this thread's
