@@ -713,6 +713,51 @@ LAUNCH_KERNEL(cudaLaunchCooperativeKernel_ptsz, APIGEN_CUDART_COOPERATIVE | APIG
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC, 0)
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC_ptsz, APIGEN_CUDART_PTSZ)
 
+/* The stub's own per-thread-stream variant (generated; the header declares
+ * it only under CUDA_API_PER_THREAD_DEFAULT_STREAM). */
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status);
+
+/* ---- stream capture ---------------------------------------------------------------------
+ * What must change inside a capture (host functions that run at every launch
+ * of the graph, pageable copies below) asks stream_captures. */
+static atomic_bool captured_ever_;
+
+#define BEGIN_CAPTURE(name)                                                                        \
+    APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode)          \
+    {                                                                                              \
+        atomic_store(&captured_ever_, true); /* before: a copy racing with it must ask */         \
+        return cudart_fwd_##name(stream, mode);                                                    \
+    }
+BEGIN_CAPTURE(cudaStreamBeginCapture)
+BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
+#if CUDART_VERSION >= 12030
+#define BEGIN_CAPTURE_TO_GRAPH(name)                                                               \
+    APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
+    {                                                                                              \
+        atomic_store(&captured_ever_, true);                                                       \
+        return cudart_fwd_##name(stream, graph, dependencies, dependencyData, numDependencies,     \
+                                 mode);                                                            \
+    }
+BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph)
+BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz)
+#endif
+
+/* Whether work enqueued on stream now is captured into a graph (flags:
+ * PTSZ). Nothing is before this process began a capture, so only then is
+ * the server asked (a round trip). The legacy stream never captures (and
+ * asking about it while another stream captures would invalidate that
+ * capture). */
+static bool stream_captures(cudaStream_t stream, uint32_t flags)
+{
+    if (!atomic_load(&captured_ever_) || stream == cudaStreamLegacy ||
+        (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
+        return false;
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t q = flags & APIGEN_CUDART_PTSZ ? cudaStreamIsCapturing_ptsz(stream, &cs)
+                                               : cudaStreamIsCapturing(stream, &cs);
+    return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
+}
+
 /* ---- host functions ------------------------------------------------------------------- */
 typedef struct host_fn {
     bool is_callback;
@@ -725,9 +770,6 @@ typedef struct host_fn {
 
 static atomic_uint_fast64_t next_host_fn_ = 1;
 
-/* The stub's own per-thread-stream variant (generated; the header declares
- * it only under CUDA_API_PER_THREAD_DEFAULT_STREAM). */
-cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status);
 
 /* Runs on the runtime's callback thread when the server's stream reached the
  * host function; the server's stream waits until apigenCudartHostFnDone. */
@@ -750,20 +792,10 @@ static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStr
     if (!h) return cudaErrorMemoryAllocation;
     *h = (host_fn){cb != NULL, fn, cb, user, stream, false};
     /* Captured into a graph, the host function runs at every launch of the
-     * graph, so neither side may free its record after the first run. The
-     * legacy stream is never captured (and asking about it while another
-     * stream captures would invalidate that capture). */
-    if ((flags & APIGEN_CUDART_PTSZ) || (stream != NULL && stream != cudaStreamLegacy)) {
-        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-        cudaError_t q;
-        if (flags & APIGEN_CUDART_PTSZ)
-            q = cudaStreamIsCapturing_ptsz(stream, &cs);
-        else
-            q = cudaStreamIsCapturing(stream, &cs);
-        if (q == cudaSuccess && cs == cudaStreamCaptureStatusActive) {
-            h->persist = true;
-            flags |= APIGEN_CUDART_PERSIST;
-        }
+     * graph, so neither side may free its record after the first run. */
+    if (stream_captures(stream, flags)) {
+        h->persist = true;
+        flags |= APIGEN_CUDART_PERSIST;
     }
     uint64_t id = atomic_fetch_add(&next_host_fn_, 1);
     cudaError_t e = apigenCudartEnqueueHostFn(stream, host_fn_reached, h, id, cb != NULL, flags);
@@ -1202,49 +1234,13 @@ static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcp
  * the server cannot reach that buffer, and what the call carried (bytes in
  * its frame, a staging slot) is gone by the first launch. So once this
  * process has begun a capture, an async copy of pageable memory on a stream
- * that can capture asks whether it does, and a captured one goes through a
+ * that can capture asks whether it does (stream_captures), and a captured one goes through a
  * shadow buffer in the arena, which the server's graph node copies to or
  * from, with a host function (run here at every launch, as captured host
  * functions are) copying between it and the application's buffer. The
  * shadow lives as long as the graph may run: like a captured host
  * function's record, it is never freed. Without an arena (tcp://, ucx://)
  * such a copy is refused with cudaErrorStreamCaptureUnsupported. */
-static atomic_bool captured_ever_;
-
-#define BEGIN_CAPTURE(name)                                                                        \
-    APIGEN_EXPORT cudaError_t name(cudaStream_t stream, enum cudaStreamCaptureMode mode)          \
-    {                                                                                              \
-        atomic_store(&captured_ever_, true); /* before: a copy racing with it must ask */         \
-        return cudart_fwd_##name(stream, mode);                                                    \
-    }
-BEGIN_CAPTURE(cudaStreamBeginCapture)
-BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
-#if CUDART_VERSION >= 12030
-#define BEGIN_CAPTURE_TO_GRAPH(name)                                                               \
-    APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
-    {                                                                                              \
-        atomic_store(&captured_ever_, true);                                                       \
-        return cudart_fwd_##name(stream, graph, dependencies, dependencyData, numDependencies,     \
-                                 mode);                                                            \
-    }
-BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph)
-BEGIN_CAPTURE_TO_GRAPH(cudaStreamBeginCaptureToGraph_ptsz)
-#endif
-
-/* Whether an async copy on stream is being captured (flags: PTSZ). The
- * legacy stream never captures (and asking about it while another stream
- * captures would invalidate that capture). */
-static bool copy_captured_here(cudaStream_t stream, uint32_t flags)
-{
-    if (!atomic_load(&captured_ever_) || stream == cudaStreamLegacy ||
-        (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
-        return false;
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    cudaError_t q = flags & APIGEN_CUDART_PTSZ ? cudaStreamIsCapturing_ptsz(stream, &cs)
-                                               : cudaStreamIsCapturing(stream, &cs);
-    return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
-}
-
 typedef struct shadow_copy {
     void *user, *shadow;
     size_t n;
@@ -1333,7 +1329,7 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
         uint32_t fl_ = (dflt) == cudaStreamPerThread ? APIGEN_CUDART_PTSZ : 0;                     \
         if (count && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) &&         \
             !apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) &&                      \
-            copy_captured_here(stream, fl_))                                                       \
+            stream_captures(stream, fl_))                                                       \
             return copy_into_capture(dst, src, count, kind, stream, fl_, cudart_fwd_##name);       \
         bool staged_;                                                                              \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream ? stream : (dflt), &staged_);   \
