@@ -17,13 +17,6 @@ __global__ void add_one(unsigned char *p, size_t n)
         p[i]++;
 }
 
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 // Captures host -> device, +1, device -> host on s; launches the graph twice.
 static void capture(const char *what, unsigned char *in, unsigned char *out, size_t n,
                     cudaStream_t s)

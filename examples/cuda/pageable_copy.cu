@@ -21,13 +21,6 @@ __global__ void add_one(unsigned char *p, size_t n)
         p[i] = (unsigned char)(p[i] + 1);
 }
 
-static uint64_t fnv(const unsigned char *p, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
-    return h;
-}
-
 static void fill(unsigned char *p, size_t n, uint64_t seed)
 {
     uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
