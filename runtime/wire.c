@@ -569,30 +569,31 @@ bool apigen_get_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
     return get_bytes_in(r, p, n, max, true);
 }
 
+/* The presence flag of an optional buffer (0 or 1; anything else fails the
+ * reader); the buffer starts out absent. */
+static bool get_present(apigen_rd *r, uint8_t *present, const void **p, uint64_t *n)
+{
+    *p = NULL;
+    *n = 0;
+    if (!apigen_get_u8(r, present))
+        return false;
+    return *present <= 1 || rd_fail(r, E_FLAG);
+}
+
 static bool get_opt_bytes_noarena(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
 {
     uint8_t present;
-    *p = NULL;
-    *n = 0;
-    if (!apigen_get_u8(r, &present))
+    if (!get_present(r, &present, p, n))
         return false;
-    if (present > 1)
-        return rd_fail(r, E_FLAG);
     return !present || get_bytes_in(r, p, n, max, false);
 }
 
 bool apigen_get_opt_bytes(apigen_rd *r, const void **p, uint64_t *n, uint64_t max)
 {
     uint8_t present;
-    *p = NULL;
-    *n = 0;
-    if (!apigen_get_u8(r, &present))
+    if (!get_present(r, &present, p, n))
         return false;
-    if (present > 1)
-        return rd_fail(r, E_FLAG);
-    if (!present)
-        return true;
-    return apigen_get_bytes(r, p, n, max);
+    return !present || apigen_get_bytes(r, p, n, max);
 }
 
 bool apigen_get_opt_bytes_stream(apigen_call_ctx *cx, const void **p, uint64_t *n, uint64_t max,
@@ -603,12 +604,8 @@ bool apigen_get_opt_bytes_stream(apigen_call_ctx *cx, const void **p, uint64_t *
     rt_pull *pl = d ? d->pull : NULL;
     uint8_t present;
     *s = NULL;
-    *p = NULL;
-    *n = 0;
-    if (!apigen_get_u8(r, &present))
+    if (!get_present(r, &present, p, n))
         return false;
-    if (present > 1)
-        return rd_fail(r, E_FLAG);
     if (!present)
         return true;
     /* still in transit, the payload's last field, and long enough: stream it */
