@@ -166,8 +166,11 @@ release.opencl_killed | release.opencl_killed_thread)
         settle "$BASE"
         afters+=("$AFTER")
         echo "round $round ($how): server RSS ${BASE} kB before, ${full} kB with the client's 256 MiB (session processes included), ${AFTER} kB after; threads $(nthreads "$SPID") (base $BASE_THREADS), fds $(nfds "$SPID") (base $BASE_FDS), session processes $(children)"
-        if [ "$how" = kill ] && [ $((full - BASE)) -lt 200000 ]; then
-            mem_ok 1 "the client's 256 MiB did not show in the server's RSS"
+        # at least half of it: in thread mode a session may reuse pages that an
+        # earlier session freed and the allocator kept (counted in BASE already;
+        # CI once saw 192 of the 256 MiB); half still proves the measure sees it
+        if [ "$how" = kill ] && [ $((full - BASE)) -lt 131072 ]; then
+            mem_ok 1 "not even half of the client's 256 MiB showed in the server's RSS ($(((full - BASE) / 1024)) MiB)"
         fi
         [ $((AFTER - BASE)) -lt 32768 ]
         mem_ok $? "release: round $round ($how): RSS back within 32 MiB of the baseline ($(((AFTER - BASE) / 1024)) MiB)"
