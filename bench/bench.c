@@ -6,7 +6,9 @@
  *
  * 1. Floors: a 64-byte ping-pong over each transport with the transport
  *    library itself (an echo child process), so the forwarded numbers can be
- *    read against what the transport alone costs on this machine.
+ *    read against what the transport alone costs on this machine; and, with
+ *    shm, the same over plain shared-memory rings in plain C (raw_ring.c),
+ *    the floor of any shared-memory transport on this machine.
  * 2. The worker (an API program: bench/ocl_worker.c, exa_worker.c,
  *    cuda_worker.cu) runs natively (LD_LIBRARY_PATH=native-dir) and then
  *    forwarded (LD_LIBRARY_PATH=stub-dir, APIGEN_SERVER=URL) to a fresh server
@@ -30,6 +32,7 @@
  * series and size (GB/s per column, "-" when missing), which bench/plot.sh
  * turns into a picture. */
 #define _GNU_SOURCE
+#include "raw_ring.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -61,6 +64,7 @@ static int nms;
 static const char *tnames[MAX_T];
 static int nt;
 static double floor_us[MAX_T];
+static double raw_floor_us = -1; /* plain-C shared-memory rings (when shm is measured) */
 
 /* --sweep: GB/s per series and size, [0] native, [1+i] transport i */
 typedef struct sweep_series {
@@ -404,6 +408,11 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
         double f = pingpong(url);
         if (f > 0 && (floor_us[t] < 0 || f < floor_us[t]))
             floor_us[t] = f;
+        if (!strcmp(tnames[t], "shm")) {
+            double r = raw_ring_pingpong_us(5, 20000);
+            if (r > 0 && (raw_floor_us < 0 || r < raw_floor_us))
+                raw_floor_us = r;
+        }
     }
 
     /* 2. native, then each transport */
@@ -534,6 +543,12 @@ int main(int argc, char **argv)
     for (int t = 0; t < nt; t++)
         printf(" %10s %7s", fmt_v(floor_us[t], b, sizeof b), "");
     printf("\n");
+    if (raw_floor_us > 0) { /* in the shm column */
+        printf("%-34s %-6s %10s", "plain-C shared-memory rings (64 B)", "us", "-");
+        for (int t = 0; t < nt; t++)
+            printf(" %10s %7s", strcmp(tnames[t], "shm") ? "" : fmt_v(raw_floor_us, b, sizeof b), "");
+        printf("\n");
+    }
     for (int i = 0; i < nms; i++) {
         metric *m = &ms[i];
         printf("%-34.34s %-6s %10s", m->desc, m->unit, fmt_v(m->v[0], b, sizeof b));
@@ -554,8 +569,14 @@ int main(int argc, char **argv)
         if (!strcmp(ms[i].name, "sync_call"))
             for (int t = 0; t < nt; t++)
                 if (ms[i].v[1 + t] > 0 && floor_us[t] > 0)
-                    printf("sync call over %s: %.3f us = %.2fx its transport floor (%.3f us)\n", tnames[t],
+                {
+                    printf("sync call over %s: %.3f us = %.2fx its transport floor (%.3f us)", tnames[t],
                            ms[i].v[1 + t], ms[i].v[1 + t] / floor_us[t], floor_us[t]);
+                    if (!strcmp(tnames[t], "shm") && raw_floor_us > 0)
+                        printf(", %.2fx plain-C rings (%.3f us)", ms[i].v[1 + t] / raw_floor_us,
+                               raw_floor_us);
+                    printf("\n");
+                }
     printf("speed: native time / forwarded time (latencies) or forwarded / native (rates); 1.00x = native");
     if (rounds > 1)
         printf("; each cell the best of %d rounds", rounds);
