@@ -10,26 +10,30 @@
  * carries no bytes: it only tells each side that the other is gone (EOF /
  * POLLHUP when a process dies, however it dies).
  *
- * Rings: single producer, single consumer; 64-bit byte counters head
- * (producer) and tail (consumer) in their own cache lines; the data area is
- * a power of two. A send copies into the ring and publishes head (in pieces
- * of a quarter ring for large sends, so the reader copies out while the
- * writer copies in); a recv copies out and publishes tail. The producer
- * keeps the tail it last read and reads the consumer's line again only when
- * that leaves too little room, so a call's message moves the data lines
- * and one head line each way, nothing else; after a small send it claims
- * the next lines it will write (a prefetch for writing) ahead of time.
+ * Rings: single producer, single consumer, a power-of-two data area per
+ * direction. A send is one record (a quarter ring at most; larger sends are
+ * several, so the reader copies one out while the writer fills the next):
+ * an 8-byte header word at a line-aligned position, the payload, padding to
+ * the next line. The consumer waits on the header word of the record it
+ * expects, which shares its line with the first 56 payload bytes: a small
+ * message crosses from core to core as one cache line, not as a counter's
+ * line and then the data's (plain-C rings with a head counter: 0.39-0.42 us
+ * per 64-byte round trip on the H200 machine, bench/raw_ring.c). The
+ * consumer publishes its tail in its own line; the producer keeps the tail
+ * it last read and reads that line again only when the room it leaves is
+ * too small. After a small send the producer claims the line after the
+ * next one for writing (a prefetch) while the peer is busy.
  *
- * Waiting: spin (APIGEN_SHM_SPIN_US, default 20 us) on the counter, then
+ * Waiting: spin (APIGEN_SHM_SPIN_US, default 20 us) on the header word or the tail, then
  * announce sleep in a futex word next to it, re-check, and FUTEX_WAIT in
  * slices of SLICE_MS; the other side exchanges the word to 0 and wakes only
  * when it was set, so a busy pair makes no system calls at all. Between
  * slices the sleeper polls the socket: a dead peer is noticed within a
  * slice, and nothing waits forever.
  *
- * Trust: the server reads only the counters and futex words of the shared
- * page; a counter that moves impossibly (more than the ring holds) closes the
- * connection. Bytes are copied out of the ring before anyone looks at them,
+ * Trust: a header word whose stamp is not its position's or whose length
+ * is more than a record holds, or a tail that moves impossibly (more than
+ * the ring holds), closes the connection. Bytes are copied out of the ring before anyone looks at them,
  * so the peer cannot change what the server already checked. */
 #define _GNU_SOURCE
 #include "tp_internal.h"
@@ -52,7 +56,7 @@
 #include <unistd.h>
 
 #define SHM_MAGIC 0x4d485341u /* "ASHM" */
-#define SHM_VERSION 1u
+#define SHM_VERSION 2u /* 2: records with in-line headers */
 #define SHM_DATA_OFF 4096u
 #define SHM_RING_MIN (64u << 10)
 #define SHM_RING_MAX (256u << 20)
@@ -74,9 +78,11 @@
 #endif
 
 typedef struct shm_ring {
-    _Alignas(64) _Atomic uint64_t head; /* bytes written (producer) */
-    _Atomic uint32_t cons_sleep;        /* 1: the consumer sleeps (or is about to) on it */
-    _Alignas(64) _Atomic uint64_t tail; /* bytes read (consumer) */
+    _Alignas(64) _Atomic uint64_t head; /* producer: where its next record goes (only an
+                                           adopting process reads it) */
+    _Atomic uint32_t cons_sleep;        /* 1: the consumer sleeps (or is about to) */
+    _Alignas(64) _Atomic uint64_t tail; /* consumer: bytes read */
+    _Atomic uint64_t rec_end;           /* consumer: end of the record it reads (for an adopter) */
     _Atomic uint32_t prod_sleep;        /* 1: the producer waits for space on it */
 } shm_ring;
 
@@ -112,6 +118,8 @@ struct tp_shm {
     _Atomic bool peer_dead;
     uint64_t tx_tail;      /* the tx ring's tail as last read: re-read only when the room it
                               leaves is too small (the consumer's line stays where it is) */
+    uint64_t tx_pos;       /* producer: where the next record goes (64-byte aligned) */
+    uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
 };
 
 /* ---- settings --------------------------------------------------------------- */
@@ -289,7 +297,15 @@ static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
         s->tx = &s->h->ring[1], s->txd = d1;
         s->rx = &s->h->ring[0], s->rxd = d0;
     }
-    s->tx_tail = atomic_load(&s->tx->tail); /* an adopted segment may have been used */
+    /* An adopted segment may have been used: go on where the parent left.
+     * Values the client could have written are only bounded here; one that
+     * lies makes a later send or recv see a corrupted ring. */
+    s->tx_tail = atomic_load(&s->tx->tail);
+    s->tx_pos = atomic_load(&s->tx->head) & ~(uint64_t)63;
+    s->rx_pos = atomic_load(&s->rx->tail);
+    s->rx_end = atomic_load(&s->rx->rec_end);
+    if (s->rx_end < s->rx_pos || s->rx_end - s->rx_pos > ring / 4)
+        s->rx_end = s->rx_pos;
     s->ready = true;
 }
 
@@ -536,10 +552,49 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
 }
 
 /* ---- data --------------------------------------------------------------------- */
-static inline void publish(struct tp_shm *s, uint64_t head)
+/* Every send is one or more records: an 8-byte header word at a 64-byte
+ * aligned position p, (stamp(p) << 32 | payload length), then the payload,
+ * then padding to the next line. The consumer waits on the header word of
+ * the record it expects, in the line that also holds the record's first 56
+ * bytes: a small message crosses as one cache line, where a separate head
+ * counter would make it two (the counter's line, then the data's), each a
+ * cross-core transfer. Before publishing a record the producer zeroes the
+ * header word of the next one, so the word the consumer waits on is either
+ * 0 or a header written for that very position, never an old lap's bytes;
+ * the stamp is a check on top (a desynchronised or scribbling peer). */
+#define REC_HDR 8u
+#define REC_ALIGN 64u
+
+static inline uint64_t line_up(uint64_t x)
 {
-    atomic_store(&s->tx->head, head);
-    wake(&s->tx->cons_sleep);
+    return (x + REC_ALIGN - 1) & ~(uint64_t)(REC_ALIGN - 1);
+}
+
+static inline uint32_t rec_stamp(uint64_t pos)
+{
+    return (uint32_t)(pos / REC_ALIGN) | 0x80000000u; /* never 0: 0 is "not yet" */
+}
+
+static inline _Atomic uint64_t *rec_word(uint8_t *ring, uint64_t mask, uint64_t pos)
+{
+    return (_Atomic uint64_t *)(void *)(ring + (pos & mask));
+}
+
+/* The largest record payload: a quarter ring, so that the reader copies one
+ * out while the writer fills the next. */
+static inline uint64_t rec_max(const struct tp_shm *s)
+{
+    return s->size / 4;
+}
+
+/* Payload bytes a record may carry when `used` bytes of the ring are taken:
+ * its header, its padding and the next record's zeroed header must fit. */
+static inline uint64_t rec_room(const struct tp_shm *s, uint64_t used)
+{
+    uint64_t room = s->size - used;
+    if (room < REC_HDR + REC_ALIGN + REC_HDR)
+        return 0;
+    return ((room - REC_HDR) & ~(uint64_t)(REC_ALIGN - 1)) - REC_HDR;
 }
 
 /* n bytes into the ring at offset idx, wrapping at its end. */
@@ -552,212 +607,245 @@ static inline void ring_copy_in(uint8_t *ring, uint64_t size, uint64_t idx, cons
         memcpy(ring, (const uint8_t *)src + first, n - first);
 }
 
-/* A small message (a call's frames) that fits the room the producer knows
- * of: copied and published in one pass. After it, the next two cache lines
- * past the one the message ended in are claimed for writing (a prefetch)
- * while the peer is busy, not when the next message is written; the line
- * holding the message's end is left alone, the peer is about to read it. */
-static bool shm_send_small(struct tp_shm *s, const struct iovec *iov, int iovcnt, uint64_t total)
+/* Where a send stands in its iovecs. */
+typedef struct iov_cursor {
+    const struct iovec *iov;
+    int n, i;
+    size_t off;
+} iov_cursor;
+
+/* k bytes from the cursor into the ring at stream position at. */
+static void copy_from_iovs(struct tp_shm *s, iov_cursor *cur, uint64_t at, uint64_t k)
 {
-    shm_ring *r = s->tx;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    if (total > s->size / 4 || head - s->tx_tail > s->size - total)
-        return false;
-    uint64_t at = head;
-    for (int i = 0; i < iovcnt; i++) {
-        if (!iov[i].iov_len)
+    while (k) {
+        const struct iovec *v = &cur->iov[cur->i];
+        size_t left = v->iov_len - cur->off;
+        if (!left) {
+            cur->i++;
+            cur->off = 0;
             continue;
-        ring_copy_in(s->txd, s->size, at & s->mask, iov[i].iov_base, iov[i].iov_len);
-        at += iov[i].iov_len;
+        }
+        size_t m = left < k ? left : (size_t)k;
+        ring_copy_in(s->txd, s->size, at & s->mask, (const uint8_t *)v->iov_base + cur->off, m);
+        cur->off += m;
+        at += m;
+        k -= m;
     }
-    publish(s, at);
-    uint64_t next = (at + 63) & ~(uint64_t)63;
-    PREFETCH_W(s->txd + (next & s->mask));
-    PREFETCH_W(s->txd + ((next + 64) & s->mask));
-    return true;
+}
+
+/* One record of k payload bytes at the producer's position (room checked),
+ * published: the next header word zeroed, the payload, then the header
+ * (sequentially consistent: the store before the read of cons_sleep). */
+static void put_record(struct tp_shm *s, iov_cursor *cur, uint64_t k)
+{
+    uint64_t p = s->tx_pos, next = p + line_up(REC_HDR + k);
+    atomic_store_explicit(rec_word(s->txd, s->mask, next), 0, memory_order_relaxed);
+    copy_from_iovs(s, cur, p + REC_HDR, k);
+    atomic_store(rec_word(s->txd, s->mask, p), (uint64_t)rec_stamp(p) << 32 | k);
+    s->tx_pos = next;
+    atomic_store_explicit(&s->tx->head, next, memory_order_relaxed); /* for an adopter */
+    wake(&s->tx->cons_sleep);
 }
 
 bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
                  size_t errlen)
 {
     struct tp_shm *s = c->shm;
-    if (s->ready && !atomic_load_explicit(&s->shut, memory_order_relaxed) && !peer_gone(c)) {
-        uint64_t total = 0; /* each piece at most the ring's size: no overflow */
-        for (int i = 0; i < iovcnt && total <= s->size; i++)
-            total += iov[i].iov_len <= s->size ? iov[i].iov_len : s->size + 1;
-        if (total && shm_send_small(s, iov, iovcnt, total))
-            return true;
+    uint64_t total = 0; /* each piece at most the ring's size: no overflow */
+    for (int i = 0; i < iovcnt && total <= s->size; i++)
+        total += iov[i].iov_len <= s->size ? iov[i].iov_len : s->size + 1;
+    iov_cursor cur = {iov, iovcnt, 0, 0};
+    /* a call's frames: one record, published in one pass, no clock read */
+    if (s->ready && total && total <= rec_max(s) &&
+        total <= rec_room(s, s->tx_pos - s->tx_tail) &&
+        !atomic_load_explicit(&s->shut, memory_order_relaxed) && !peer_gone(c)) {
+        put_record(s, &cur, total);
+        PREFETCH_W(s->txd + ((s->tx_pos + REC_ALIGN) & s->mask)); /* the line after the next */
+        return true;
     }
     int64_t deadline = DL_UNSET;
     if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
         return false; /* checked here: every call */
     shm_ring *r = s->tx;
-    const uint64_t piece = s->size / 4;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), published = head;
-    uint64_t tail = s->tx_tail; /* at most the real tail: the room it leaves is there */
-    for (int i = 0; i < iovcnt; i++) {
-        const uint8_t *p = iov[i].iov_base;
-        size_t len = iov[i].iov_len;
-        while (len) {
-            if (atomic_load(&s->shut) || peer_gone(c)) {
-                tp_err(err, errlen, "send to %s: %s", c->peer,
-                       atomic_load(&s->shut) ? "connection shut down" : "the peer closed the connection");
+    uint64_t left = 0;
+    for (int i = 0; i < iovcnt; i++)
+        left += iov[i].iov_len;
+    while (left) {
+        if (atomic_load(&s->shut) || peer_gone(c)) {
+            tp_err(err, errlen, "send to %s: %s", c->peer,
+                   atomic_load(&s->shut) ? "connection shut down" : "the peer closed the connection");
+            return false;
+        }
+        uint64_t want = left < rec_max(s) ? left : rec_max(s);
+        uint64_t tail = s->tx_tail; /* at most the real tail: the room it leaves is there */
+        uint64_t room = s->tx_pos - tail > s->size ? 0 : rec_room(s, s->tx_pos - tail);
+        if (room < want) {
+            tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+            if (s->tx_pos - tail > s->size) {
+                tp_err(err, errlen, "send to %s: shared ring corrupted by the peer", c->peer);
                 return false;
             }
-            uint64_t used = head - tail;
-            if (used > s->size || (s->size - used < len && s->size - used < piece)) {
-                tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-                used = head - tail;
-                if (used > s->size) {
-                    tp_err(err, errlen, "send to %s: shared ring corrupted by the peer", c->peer);
-                    return false;
-                }
-                s->tx_tail = tail;
-            }
-            if (used == s->size) {
-                if (published != head)
-                    publish(s, published = head);
-                int w = wait_change(c, &r->tail, tail, &r->prod_sleep,
-                                    deadline_of(&deadline, timeout_ms));
-                if (w == W_TIMEOUT) {
-                    tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
-                    return false;
-                }
-                continue;
-            }
-            uint64_t k = s->size - used;
-            if (k > len)
-                k = len;
-            if (k > piece)
-                k = piece;
-            uint64_t idx = head & s->mask, first = s->size - idx < k ? s->size - idx : k;
-            memcpy(s->txd + idx, p, first);
-            if (k > first)
-                memcpy(s->txd, p + first, k - first);
-            head += k;
-            p += k;
-            len -= k;
-            if (head - published >= piece)
-                publish(s, published = head);
+            s->tx_tail = tail;
+            room = rec_room(s, s->tx_pos - tail);
         }
+        if (!room) {
+            int w = wait_change(c, &r->tail, tail, &r->prod_sleep, deadline_of(&deadline, timeout_ms));
+            if (w == W_TIMEOUT) {
+                tp_err(err, errlen, "send to %s timed out after %d ms", c->peer, timeout_ms);
+                return false;
+            }
+            continue;
+        }
+        uint64_t k = want < room ? want : room;
+        put_record(s, &cur, k);
+        left -= k;
     }
-    if (published != head)
-        publish(s, head);
     return true;
 }
 
-/* Receives exactly n bytes. With hold, the ring's tail after the last piece
- * is not published but returned in *held: the caller takes more and
- * publishes once (every piece before a wait is published, or a producer
- * waiting for room would wait for good). */
+/* The consumer's side: rx_pos is the next byte to read, rx_end the end of
+ * the current record's payload; when they meet, the next record's header
+ * is at rx_end's next line. */
+enum { REC_TAKEN, REC_NONE, REC_BAD };
+
+static inline _Atomic uint64_t *next_header(struct tp_shm *s)
+{
+    return rec_word(s->rxd, s->mask, line_up(s->rx_end));
+}
+
+/* Takes the next record's header if it is published. */
+static inline int take_header(struct tp_shm *s)
+{
+    uint64_t at = line_up(s->rx_end);
+    uint64_t w = atomic_load_explicit(rec_word(s->rxd, s->mask, at), memory_order_acquire);
+    if (!w)
+        return REC_NONE;
+    uint64_t len = (uint32_t)w;
+    if ((uint32_t)(w >> 32) != rec_stamp(at) || !len || len > rec_max(s))
+        return REC_BAD;
+    s->rx_pos = at + REC_HDR;
+    s->rx_end = s->rx_pos + len;
+    return REC_TAKEN;
+}
+
+/* What was read goes back to the producer (sequentially consistent: the
+ * store before the read of prod_sleep). */
+static inline void publish_tail(struct tp_shm *s)
+{
+    atomic_store_explicit(&s->rx->rec_end, s->rx_end, memory_order_relaxed);
+    atomic_store(&s->rx->tail, s->rx_pos);
+    wake(&s->rx->prod_sleep);
+}
+
+/* Receives exactly n bytes. With hold, the tail after the last piece is not
+ * published: the caller takes more and publishes once (every piece before a
+ * wait is published, or a producer waiting for room would wait for good). */
 static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, bool hold,
-                                 uint64_t *held, char *err, size_t errlen)
+                                 char *err, size_t errlen)
 {
     struct tp_shm *s = c->shm;
     int64_t deadline = DL_UNSET;
     if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
         return APIGEN_TP_ERROR;
-    shm_ring *r = s->rx;
-    const uint64_t piece = s->size / 4;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
     size_t got = 0;
+    bool unpublished = false;
     while (got < n) {
-        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-        uint64_t avail = head - tail;
-        if (avail > s->size) {
-            tp_err(err, errlen, "recv from %s: shared ring corrupted by the peer", c->peer);
-            return APIGEN_TP_ERROR;
-        }
-        if (avail == 0) {
-            bool stop = atomic_load(&s->shut) || peer_gone(c);
-            if (stop && atomic_load(&r->head) == head) { /* drained what it sent before it left */
-                if (got == 0) {
-                    tp_err(err, errlen, "%s closed the connection", c->peer);
-                    return APIGEN_TP_EOF;
-                }
-                tp_err(err, errlen,
-                       "%s closed the connection in the middle of a message (%zu of %zu bytes)",
-                       c->peer, got, n);
+        if (s->rx_pos == s->rx_end) {
+            int h = take_header(s);
+            if (h == REC_BAD) {
+                tp_err(err, errlen, "recv from %s: shared ring corrupted by the peer", c->peer);
                 return APIGEN_TP_ERROR;
             }
-            if (stop)
+            if (h == REC_NONE) {
+                if (unpublished) {
+                    publish_tail(s);
+                    unpublished = false;
+                }
+                bool stop = atomic_load(&s->shut) || peer_gone(c);
+                if (stop && !atomic_load(next_header(s))) { /* drained what it sent before it left */
+                    if (got == 0) {
+                        tp_err(err, errlen, "%s closed the connection", c->peer);
+                        return APIGEN_TP_EOF;
+                    }
+                    tp_err(err, errlen,
+                           "%s closed the connection in the middle of a message (%zu of %zu bytes)",
+                           c->peer, got, n);
+                    return APIGEN_TP_ERROR;
+                }
+                if (stop)
+                    continue;
+                if (wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
+                                deadline_of(&deadline, timeout_ms)) == W_TIMEOUT) {
+                    tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
+                    return APIGEN_TP_TIMEOUT;
+                }
                 continue;
-            if (wait_change(c, &r->head, head, &r->cons_sleep,
-                            deadline_of(&deadline, timeout_ms)) == W_TIMEOUT) {
-                tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
-                return APIGEN_TP_TIMEOUT;
             }
-            continue;
         }
-        uint64_t k = n - got < avail ? n - got : avail;
-        if (k > piece)
-            k = piece;
-        ring_copy_out((uint8_t *)buf + got, s->rxd, s->size, tail & s->mask, k);
-        tail += k;
+        uint64_t k = n - got < s->rx_end - s->rx_pos ? n - got : s->rx_end - s->rx_pos;
+        ring_copy_out((uint8_t *)buf + got, s->rxd, s->size, s->rx_pos & s->mask, k);
+        s->rx_pos += k;
         got += k;
-        if (hold && got == n)
-            break;
-        atomic_store(&r->tail, tail);
-        wake(&r->prod_sleep);
+        unpublished = true;
+        if (s->rx_pos == s->rx_end && !(hold && got == n)) { /* a record used up: its room back */
+            publish_tail(s);
+            unpublished = false;
+        }
     }
-    if (held)
-        *held = tail;
+    if (unpublished && !hold)
+        publish_tail(s);
     return APIGEN_TP_OK;
 }
 
 apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen)
 {
-    return shm_recv(c, buf, n, timeout_ms, false, NULL, err, errlen);
+    return shm_recv(c, buf, n, timeout_ms, false, err, errlen);
 }
 
-/* The head, and the body in the same pass when all of it is in the ring:
- * one publication of the tail (one cache line back to the producer) per
- * small message instead of two. */
+/* The head, and the body in the same pass when all of it is in the record:
+ * one publication of the tail per small message instead of two. */
 apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
                                   void *body, size_t body_cap, size_t *body_got, int timeout_ms,
                                   char *err, size_t errlen)
 {
     struct tp_shm *s = c->shm;
-    shm_ring *r = s->rx;
-    uint64_t tail = 0, avail = 0;
-    bool have = false;
     *body_got = 0;
+    bool have = false;
     if (s->ready) { /* the head is in the ring already (queued frames): no wait loop */
-        tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
-        have = avail >= head_n && avail <= s->size;
-        if (have) {
-            ring_copy_out(head, s->rxd, s->size, tail & s->mask, head_n);
-            tail += head_n;
-            avail -= head_n;
+        if (s->rx_pos == s->rx_end)
+            (void)take_header(s); /* a bad one is said by shm_recv below */
+        if (s->rx_end - s->rx_pos >= head_n) {
+            ring_copy_out(head, s->rxd, s->size, s->rx_pos & s->mask, head_n);
+            s->rx_pos += head_n;
+            have = true;
         }
     }
     if (!have) {
-        apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, true, &tail, err, errlen);
+        apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, true, err, errlen);
         if (res != APIGEN_TP_OK)
             return res;
-        avail = atomic_load_explicit(&r->head, memory_order_acquire) - tail;
     }
     const uint8_t *lp = (const uint8_t *)head + len_off;
     uint32_t len = (uint32_t)lp[0] | (uint32_t)lp[1] << 8 | (uint32_t)lp[2] << 16 |
                    (uint32_t)lp[3] << 24;
-    if (len && len <= body_cap && avail <= s->size && len <= avail) {
-        ring_copy_out(body, s->rxd, s->size, tail & s->mask, len);
-        tail += len;
+    uint64_t in_rec = s->rx_end - s->rx_pos;
+    if (len && len <= body_cap && len <= in_rec) {
+        ring_copy_out(body, s->rxd, s->size, s->rx_pos & s->mask, len);
+        s->rx_pos += len;
         *body_got = len;
-        /* Queued frames behind this one (a flushed batch of launches) are
-         * still in the writer's cache: ask for their lines now, so that they
-         * cross while this call runs (a launch takes microseconds) instead of
-         * stalling the next one. H200, bench_cuda over shm, three interleaved
-         * rounds: async launches 0.88/0.88/0.92x native without, 0.92/0.97/
-         * 0.95x with 1 KiB ahead (0.93/0.97/0.93x with 256 B). */
-        uint64_t ahead = avail - len < READ_AHEAD ? avail - len : READ_AHEAD;
+        /* Queued frames behind this one in the record (a flushed batch of
+         * launches) are still in the writer's cache: ask for their lines
+         * now, so that they cross while this call runs (a launch takes
+         * microseconds) instead of stalling the next one. H200, bench_cuda
+         * over shm, three interleaved rounds: async launches 0.88/0.88/0.92x
+         * native without, 0.92/0.97/0.95x with 1 KiB ahead (0.93/0.97/0.93x
+         * with 256 B). */
+        uint64_t ahead = in_rec - len < READ_AHEAD ? in_rec - len : READ_AHEAD;
         for (uint64_t off = 0; off < ahead; off += 64)
-            PREFETCH_R(s->rxd + ((tail + off) & s->mask));
+            PREFETCH_R(s->rxd + ((s->rx_pos + off) & s->mask));
     }
-    atomic_store(&r->tail, tail);
-    wake(&r->prod_sleep);
+    publish_tail(s);
     return APIGEN_TP_OK;
 }
 

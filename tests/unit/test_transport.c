@@ -89,6 +89,103 @@ static void *send_big(void *arg)
     return NULL;
 }
 
+/* ---- a stream of frames of mixed sizes ------------------------------------ */
+/* Frames as the runtime sends them: a 32-byte head whose bytes 24..27 give
+ * the body's length, then the body; sizes from 0 to 5000 bytes, every 97th
+ * 300 KiB-1.2 MiB (more than an shm record holds), sent as one to three
+ * iovecs. The reader takes them with apigen_tp_recv_head (a body buffer
+ * that is sometimes too small) or plain reads in odd pieces: every byte
+ * must come through, in order, over many laps of an shm ring. */
+#define STREAM_FRAMES 6000
+#define STREAM_HEAD 32
+
+static uint32_t stream_len(uint32_t i)
+{
+    uint32_t x = i * 2654435761u;
+    if (i % 97 == 96)
+        return 300000 + x % 900000;
+    return (x >> 7) % 5001;
+}
+
+static uint8_t stream_byte(uint32_t frame, uint32_t off)
+{
+    return (uint8_t)(frame * 131 + off * 7 + (off >> 8));
+}
+
+struct stream { apigen_conn *c; bool ok; };
+
+static void *stream_send(void *arg)
+{
+    struct stream *st = arg;
+    uint8_t *buf = malloc(STREAM_HEAD + 1300000);
+    char e[256];
+    st->ok = buf != NULL;
+    for (uint32_t i = 0; i < STREAM_FRAMES && st->ok; i++) {
+        uint32_t len = stream_len(i);
+        memset(buf, 0, STREAM_HEAD);
+        memcpy(buf, &i, 4);
+        for (int b = 0; b < 4; b++)
+            buf[24 + b] = (uint8_t)(len >> (8 * b));
+        for (uint32_t k = 0; k < len; k++)
+            buf[STREAM_HEAD + k] = stream_byte(i, k);
+        size_t total = STREAM_HEAD + len, cut1 = i % 3 == 0 ? 0 : 5 + i % 40, cut2 = total / 2;
+        if (cut1 > cut2)
+            cut1 = cut2;
+        struct iovec v[3] = {{buf, cut1}, {buf + cut1, cut2 - cut1}, {buf + cut2, total - cut2}};
+        st->ok = apigen_tp_send(st->c, v, 3, WAIT_MS, e, sizeof e);
+    }
+    free(buf);
+    return NULL;
+}
+
+static void stream_of_frames(apigen_conn *c, apigen_conn *s, const char *url)
+{
+    struct stream st = {c, false};
+    pthread_t t;
+    pthread_create(&t, NULL, stream_send, &st);
+    uint8_t head[STREAM_HEAD], *body = malloc(1300000);
+    uint32_t bad = 0, i;
+    uint64_t bytes = 0;
+    for (i = 0; i < STREAM_FRAMES && body; i++) {
+        size_t got = 0, cap = i % 5 == 0 ? 64 : 1300000; /* too small now and then */
+        if (i % 2 == 0) {
+            if (apigen_tp_recv_head(s, head, STREAM_HEAD, 24, body, cap, &got, WAIT_MS, err, sizeof err) !=
+                APIGEN_TP_OK)
+                break;
+        } else if (apigen_tp_recv(s, head, STREAM_HEAD, WAIT_MS, err, sizeof err) != APIGEN_TP_OK) {
+            break;
+        }
+        uint32_t seq, len = (uint32_t)head[24] | (uint32_t)head[25] << 8 | (uint32_t)head[26] << 16 |
+                            (uint32_t)head[27] << 24;
+        memcpy(&seq, head, 4);
+        if (seq != i || len != stream_len(i) || (got && got != len)) {
+            bad++;
+            break;
+        }
+        while (got < len) { /* the rest in odd pieces */
+            size_t k = len - got < 7777 ? len - got : 7777;
+            if (apigen_tp_recv(s, body + got, k, WAIT_MS, err, sizeof err) != APIGEN_TP_OK)
+                break;
+            got += k;
+        }
+        if (got != len)
+            break;
+        for (uint32_t k = 0; k < len && !bad; k++)
+            bad += body[k] != stream_byte(i, k);
+        if (bad)
+            break;
+        bytes += STREAM_HEAD + len;
+    }
+    pthread_join(t, NULL);
+    CHECK(st.ok);
+    CHECK(i == STREAM_FRAMES && !bad);
+    if (i != STREAM_FRAMES || bad)
+        fprintf(stderr, "%s: stream of frames broke at frame %u (bad %u): %s\n", url, i, bad, err);
+    else
+        fprintf(stderr, "%s: %u frames, %llu bytes came through intact\n", url, i, (unsigned long long)bytes);
+    free(body);
+}
+
 static void *close_main(void *arg)
 {
     apigen_tp_close(arg);
@@ -140,6 +237,8 @@ static void exercise(const char *url)
     CHECK(memcmp(in, b.buf, b.n) == 0);
     free(in);
     free(b.buf);
+
+    stream_of_frames(c, s, url);
 
     /* nothing arrives -> timeout, connection still usable */
     CHECK(apigen_tp_recv(s, buf, 1, 20, err, sizeof err) == APIGEN_TP_TIMEOUT);
@@ -404,6 +503,75 @@ static void test_peer_dies(const char *url)
     apigen_tp_listener_close(l);
 }
 
+/* The segment of the only shm connection this process holds (both of its
+ * ends map it): found in /proc/self/maps, as a hostile client would have
+ * it mapped. */
+static uint8_t *shm_segment(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    uint8_t *seg = NULL;
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strstr(line, "apigen-shm")) {
+            unsigned long lo;
+            if (sscanf(line, "%lx-", &lo) == 1 && !seg)
+                seg = (uint8_t *)lo;
+            n++;
+        }
+    if (f)
+        fclose(f);
+    CHECK(n == 2); /* the client's and the server's mapping of one segment */
+    return n == 2 ? seg : NULL;
+}
+
+/* A client that scribbles on the shared segment instead of sending: the
+ * server's reads and writes fail with "corrupted" (no crash, no hang, no
+ * access outside the segment). Offsets: the layout in transports/shm.c
+ * (data of the client-to-server ring at 4096, a record's header word
+ * stamped 0x80000000 | position / 64, the server-to-client ring's tail at
+ * 320). */
+static void test_shm_hostile(void)
+{
+    char url[128];
+    snprintf(url, sizeof url, "shm://apigen-unit-hostile-%d", (int)getpid());
+    for (int round = 0; round < 3; round++) {
+        apigen_listener *l;
+        apigen_conn *c, *s;
+        pair(url, &l, &c, &s);
+        uint8_t b[64];
+        /* one byte first: the client maps the segment on its first send; the
+         * next record goes to position 64 */
+        bool one = c && s && apigen_tp_send_buf(c, "x", 1, WAIT_MS, err, sizeof err) &&
+                   apigen_tp_recv(s, b, 1, WAIT_MS, err, sizeof err) == APIGEN_TP_OK;
+        CHECK(one);
+        uint8_t *seg = one ? shm_segment() : NULL;
+        if (seg) {
+            uint64_t w;
+            if (round == 0) { /* a header whose stamp is not its position's */
+                w = (uint64_t)0x80000007u << 32 | 16;
+                memcpy(seg + 4096 + 64, &w, 8);
+                CHECK(apigen_tp_recv(s, b, 16, WAIT_MS, err, sizeof err) == APIGEN_TP_ERROR);
+            } else if (round == 1) { /* a record longer than a record may be */
+                w = (uint64_t)0x80000001u << 32 | 0xfffffff0u;
+                memcpy(seg + 4096 + 64, &w, 8);
+                CHECK(apigen_tp_recv(s, b, 16, WAIT_MS, err, sizeof err) == APIGEN_TP_ERROR);
+            } else { /* the server's ring read further than it was written */
+                w = (uint64_t)1 << 40;
+                memcpy(seg + 320, &w, 8);
+                bool sent = true;
+                for (int i = 0; i < 100000 && sent; i++) /* until the cached tail runs out */
+                    sent = apigen_tp_send_buf(s, b, sizeof b, WAIT_MS, err, sizeof err);
+                CHECK(!sent);
+            }
+            CHECK_CONTAINS(err, "shared ring corrupted by the peer");
+        }
+        apigen_tp_close(c);
+        apigen_tp_close(s);
+        apigen_tp_listener_close(l);
+    }
+}
+
 static void test_shm_specific(void)
 {
     char url[128];
@@ -565,6 +733,7 @@ int main(int argc, char **argv)
     snprintf(url, sizeof url, "shm://apigen-unit-tp-%d", (int)getpid());
     exercise(url);
     test_shm_specific();
+    test_shm_hostile();
     test_connect_nothing();
     test_unix_stale();
     snprintf(url, sizeof url, "unix:///tmp/apigen-unit-die-%d.sock", (int)getpid());
