@@ -22,7 +22,7 @@ extern "C" {
 
 /* Generated code carries `#if APIGEN_RUNTIME_ABI != N #error ...`. */
 #define APIGEN_RUNTIME_ABI 1
-#define APIGEN_PROTO_VERSION 1
+#define APIGEN_PROTO_VERSION 2 /* 2: the short reply prefix (rt_internal.h) */
 #define APIGEN_MAGIC 0x4e475041u /* "APGN" */
 #define APIGEN_FRAME_HDR_SIZE 32u
 #define APIGEN_BUF_ALIGN 16u

@@ -758,29 +758,6 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
     return APIGEN_TOO_LARGE;
 }
 
-/* The runtime's prefix of a reply (u32 status, u8 has_deferred, u64
- * deferred error): read in place when all of it is there, as it is but for
- * a malformed reply. */
-static bool reply_prefix(apigen_rd *r, uint32_t *st, uint8_t *hd, uint64_t *def)
-{
-    if (r->err || r->left < 13)
-        return apigen_get_u32(r, st) && apigen_get_u8(r, hd) && apigen_get_u64(r, def);
-    const uint8_t *p = r->p;
-    *st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    *hd = p[4];
-    uint64_t d = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(&d, p + 5, 8);
-#else
-    for (int i = 7; i >= 0; i--)
-        d = d << 8 | p[5 + i];
-#endif
-    *def = d;
-    r->p += 13;
-    r->left -= 13;
-    return true;
-}
-
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -864,11 +841,9 @@ apigen_status apigen_call_sync(apigen_call *c)
         mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
         return c->status = APIGEN_LOST;
     }
-    uint32_t st;
-    uint8_t hd;
-    uint64_t def;
+    rt_reply_prefix rp;
     if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->call_id ||
-        !reply_prefix(&c->rd, &st, &hd, &def) || st >= APIGEN_STATUS_COUNT || hd > 1) {
+        !rt_get_reply_prefix(&c->rd, &rp)) {
         mark_lost(g, "malformed reply to %s", call_name(c->api, c->call_id));
         apigen_rd_init(&c->rd, NULL, 0);
         return c->status = APIGEN_LOST;
@@ -876,9 +851,9 @@ apigen_status apigen_call_sync(apigen_call *c)
     t->last_reply = h.payload_len;
     if (waits && t->upto < n)
         t->upto = n;
-    c->status = (apigen_status)st;
-    c->has_deferred = hd != 0;
-    c->deferred_error = (int64_t)def;
+    c->status = (apigen_status)rp.status;
+    c->has_deferred = rp.has_deferred;
+    c->deferred_error = rp.deferred;
     if (t->pend) { /* the first error of the queued calls wins */
         c->has_deferred = true;
         c->deferred_error = t->pend_err;

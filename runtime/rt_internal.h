@@ -112,6 +112,33 @@ enum {
 #define RT_KEY_LEN 16
 #define RT_NAME_MAX 256u
 
+/* The runtime's prefix of every reply: u8 status (apigen_status), u8 flags,
+ * then, with RT_REPLY_VALUE, the u64 error of an earlier async call (the
+ * server adds those 8 bytes only while it holds such an error, so a call's
+ * reply usually fits one cache line of the shm ring with its results). */
+#define RT_REPLY_DEFERRED 1u /* the value is an async call's error, reported by this reply */
+#define RT_REPLY_VALUE 2u    /* the u64 follows */
+#define RT_REPLY_PREFIX 2u
+#define RT_REPLY_PREFIX_VALUE 10u
+typedef struct rt_reply_prefix {
+    uint8_t status;
+    bool has_deferred;
+    int64_t deferred;
+} rt_reply_prefix;
+/* false: malformed (short, an unknown status or flag) */
+static inline bool rt_get_reply_prefix(apigen_rd *r, rt_reply_prefix *p)
+{
+    uint8_t fl = 0;
+    uint64_t v = 0;
+    if (!apigen_get_u8(r, &p->status) || !apigen_get_u8(r, &fl) || p->status >= APIGEN_STATUS_COUNT ||
+        fl > (RT_REPLY_DEFERRED | RT_REPLY_VALUE) || fl == RT_REPLY_DEFERRED ||
+        ((fl & RT_REPLY_VALUE) && !apigen_get_u64(r, &v)))
+        return false;
+    p->has_deferred = (fl & RT_REPLY_DEFERRED) != 0;
+    p->deferred = (int64_t)v;
+    return true;
+}
+
 /* The session's salt, the high 32 bits of its handle ids: both sides derive
  * it from the session key (never 0, below 2^31). A guest-assigned id
  * (apigen_guest_id) is RT_GID_BIT | salt << 32 | n, n = 1..2^32-1: the

@@ -22,7 +22,6 @@
 #define HELLO_MAX_PAYLOAD 65536u
 #define HELLO_TIMEOUT_MS 10000
 #define REJECT_LOG_CAP 20 /* rejections logged per connection (a hostile client must not flood the log) */
-#define PREFIX_LEN 13u    /* u32 status, u8 has_deferred, u64 deferred */
 #define DEFAULT_MAX_ARG (1ull << 30)
 #define DEFAULT_MAX_CONNS 1024u
 #define KEEP_BUF_MAX (16u << 20) /* larger receive/reply buffers: rt_keep_warm */
@@ -280,20 +279,18 @@ static bool handshake(sconn *sc)
 }
 
 /* ---- dispatch ----------------------------------------------------------------- */
-static void put_prefix(uint8_t *p, uint32_t status, bool has_deferred, int64_t deferred)
+/* The reply's prefix (rt_internal.h), len bytes that rt_wr_begin_reply
+ * zeroed: RT_REPLY_PREFIX, or RT_REPLY_PREFIX_VALUE while an async error
+ * is held (reported when the call went through, else kept for the next). */
+static void put_prefix(uint8_t *p, size_t len, apigen_status status, bool report, int64_t deferred)
 {
-    uint64_t d = (uint64_t)deferred;
-    if (status == 0 && !has_deferred && d == 0)
-        return; /* rt_wr_begin_reply zeroed it */
-    p[0] = (uint8_t)status, p[1] = (uint8_t)(status >> 8);
-    p[2] = (uint8_t)(status >> 16), p[3] = (uint8_t)(status >> 24);
-    p[4] = has_deferred;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p + 5, &d, 8);
-#else
+    p[0] = (uint8_t)status;
+    if (len == RT_REPLY_PREFIX)
+        return;
+    p[1] = RT_REPLY_VALUE | (report ? RT_REPLY_DEFERRED : 0);
+    uint64_t d = report ? (uint64_t)deferred : 0;
     for (int i = 0; i < 8; i++)
-        p[5 + i] = (uint8_t)(d >> (8 * i));
-#endif
+        p[2 + i] = (uint8_t)(d >> (8 * i));
 }
 
 /* false: the connection must be closed. rd: the request's payload (only
@@ -308,7 +305,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}};
 
-    if (!rt_wr_begin_reply(&sc->out, &off, PREFIX_LEN)) {
+    size_t prefix = !is_async && sc->has_deferred ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
+    if (!rt_wr_begin_reply(&sc->out, &off, prefix)) {
         apigen_log("closing connection from %s: out of memory", apigen_tp_peer(sc->conn));
         return false;
     }
@@ -362,9 +360,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         bool report = cx.status == APIGEN_OK && sc->has_deferred;
         if (cx.status != APIGEN_OK) {
             /* drop whatever the handler wrote before it rejected */
-            rt_wr_truncate(&sc->out, sc->out.base + PREFIX_LEN);
+            rt_wr_truncate(&sc->out, sc->out.base + prefix);
         }
-        put_prefix(sc->out.buf + sc->out.base, (uint32_t)cx.status, report, report ? sc->deferred : 0);
+        put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report, sc->deferred);
         if (report) {
             sc->has_deferred = false;
             sc->deferred = 0;

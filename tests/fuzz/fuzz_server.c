@@ -201,17 +201,15 @@ static bool recv_reply(int fd, uint8_t **buf, size_t *cap, uint32_t *len)
 
 static void check_reply(const uint8_t *p, uint32_t n)
 {
-    if (n < 13) {
-        fprintf(stderr, "fuzz: reply of %u bytes lacks the status prefix\n", n);
+    apigen_rd rd;
+    rt_reply_prefix rp;
+    apigen_rd_init(&rd, p, n);
+    if (!rt_get_reply_prefix(&rd, &rp)) { /* short, or an unknown status or flag */
+        fprintf(stderr, "fuzz: reply of %u bytes: malformed status prefix (S9)\n", n);
         abort();
     }
-    uint32_t st = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-    if (st >= APIGEN_STATUS_COUNT || p[4] > 1) {
-        fprintf(stderr, "fuzz: reply status %u / deferred flag %u unknown (S9)\n", st, p[4]);
-        abort();
-    }
-    if (st != APIGEN_OK && n != 13) {
-        fprintf(stderr, "fuzz: a rejected call's reply carries %u bytes of results\n", n - 13);
+    if (rp.status != APIGEN_OK && rd.left) {
+        fprintf(stderr, "fuzz: a rejected call's reply carries %zu bytes of results\n", rd.left);
         abort();
     }
 }

@@ -142,11 +142,23 @@ static apigen_conn *session(uint8_t key[16])
 /* ---- calls ------------------------------------------------------------------------ */
 typedef struct reply {
     uint32_t status; /* apigen_status */
-    uint8_t has_deferred;
-    uint64_t deferred;
+    bool has_deferred;
+    int64_t deferred;
     apigen_rd rd; /* the results */
     bool got;
 } reply;
+
+/* The runtime's prefix of a reply into r (false: malformed). */
+static bool reply_prefix(reply *r)
+{
+    rt_reply_prefix p;
+    if (!rt_get_reply_prefix(&r->rd, &p))
+        return false;
+    r->status = p.status;
+    r->has_deferred = p.has_deferred;
+    r->deferred = p.deferred;
+    return true;
+}
 
 static uint8_t *g_rbuf;
 static size_t g_rcap;
@@ -159,8 +171,7 @@ static reply roundtrip(apigen_conn *c, apigen_wr *w)
     if (!send_all(c, w->buf, w->len) || !recv_frame(c, &h, &g_rbuf, &g_rcap))
         return r;
     apigen_rd_init(&r.rd, g_rbuf, h.payload_len);
-    r.got = apigen_get_u32(&r.rd, &r.status) && apigen_get_u8(&r.rd, &r.has_deferred) &&
-            apigen_get_u64(&r.rd, &r.deferred);
+    r.got = reply_prefix(&r);
     return r;
 }
 
@@ -293,8 +304,7 @@ static reply roundtrip_ref(apigen_conn *c, apigen_wr *w, uint32_t call_id)
     frame_end(w, g_off, 0, call_id);
     if (rt_wr_send(c, w, 5000, err, sizeof err) && recv_frame(c, &h, &g_rbuf, &g_rcap)) {
         apigen_rd_init(&r.rd, g_rbuf, h.payload_len);
-        r.got = apigen_get_u32(&r.rd, &r.status) && apigen_get_u8(&r.rd, &r.has_deferred) &&
-                apigen_get_u64(&r.rd, &r.deferred);
+        r.got = reply_prefix(&r);
     }
     apigen_wr_free(w);
     return r;
@@ -360,15 +370,13 @@ static void mode_stream(apigen_conn *c, uint64_t ctx)
             got += h.payload_len;
             frames++;
         }
-        uint32_t st = 1, ret = 1;
-        uint8_t hd;
-        uint64_t def, len = 1;
-        apigen_rd rd;
-        apigen_rd_init(&rd, g_rbuf, h.payload_len);
-        bool tail = (h.flags & APIGEN_F_REPLY) && apigen_get_u32(&rd, &st) &&
-                    apigen_get_u8(&rd, &hd) && apigen_get_u64(&rd, &def) &&
-                    apigen_get_u32(&rd, &ret) && apigen_get_u64(&rd, &len);
-        EXPECT(got == STREAM_N && frames >= 3 && ids && tail && st == 0 && ret == EXA_SUCCESS &&
+        uint32_t ret = 1;
+        uint64_t len = 1;
+        reply rp = {0};
+        apigen_rd_init(&rp.rd, g_rbuf, h.payload_len);
+        bool tail = (h.flags & APIGEN_F_REPLY) && reply_prefix(&rp) &&
+                    apigen_get_u32(&rp.rd, &ret) && apigen_get_u64(&rp.rd, &len);
+        EXPECT(got == STREAM_N && frames >= 3 && ids && tail && rp.status == 0 && ret == EXA_SUCCESS &&
                    len == 0,
                "stream.out: 1 MiB chunks with the request's ids, then the reply with an empty "
                "buffer");

@@ -292,7 +292,7 @@ static void test_header(void)
     CHECK(!apigen_hdr_decode(bad, &d, 1u << 30, &err));
     CHECK_STR(err, "bad magic");
     memcpy(bad, b, sizeof b);
-    bad[4] = 2;
+    bad[4] = APIGEN_PROTO_VERSION + 1;
     CHECK(!apigen_hdr_decode(bad, &d, 1u << 30, &err));
     CHECK_STR(err, "unsupported protocol version");
     memcpy(bad, b, sizeof b);
@@ -575,6 +575,34 @@ static void test_send_head(void)
     apigen_tp_close(b);
 }
 
+/* The reply prefix: two bytes, ten while an async error rides along. */
+static void test_reply_prefix(void)
+{
+    rt_reply_prefix p;
+    apigen_rd r;
+    const uint8_t ok[] = {APIGEN_OK, 0, 0xaa};
+    apigen_rd_init(&r, ok, sizeof ok);
+    CHECK(rt_get_reply_prefix(&r, &p) && p.status == APIGEN_OK && !p.has_deferred && r.left == 1);
+    /* an async call's error (-5), reported */
+    const uint8_t dv[] = {APIGEN_OK, RT_REPLY_DEFERRED | RT_REPLY_VALUE, 0xfb, 0xff, 0xff, 0xff,
+                          0xff, 0xff, 0xff, 0xff};
+    apigen_rd_init(&r, dv, sizeof dv);
+    CHECK(rt_get_reply_prefix(&r, &p) && p.has_deferred && p.deferred == -5 && r.left == 0);
+    /* held by the server but not reported (the call was rejected) */
+    const uint8_t held[] = {APIGEN_BAD_HANDLE, RT_REPLY_VALUE, 0, 0, 0, 0, 0, 0, 0, 0};
+    apigen_rd_init(&r, held, sizeof held);
+    CHECK(rt_get_reply_prefix(&r, &p) && p.status == APIGEN_BAD_HANDLE && !p.has_deferred);
+    /* malformed: short, unknown status, unknown flag, a report without its value */
+    const uint8_t bad[][10] = {{APIGEN_STATUS_COUNT, 0}, {0, 4}, {0, RT_REPLY_DEFERRED}, {0, RT_REPLY_VALUE}};
+    const size_t len[] = {2, 2, 2, 9};
+    for (size_t i = 0; i < 4; i++) {
+        apigen_rd_init(&r, bad[i], len[i]);
+        CHECK(!rt_get_reply_prefix(&r, &p));
+    }
+    apigen_rd_init(&r, ok, 1);
+    CHECK(!rt_get_reply_prefix(&r, &p));
+}
+
 int main(void)
 {
     test_zero_copy();
@@ -586,5 +614,6 @@ int main(void)
     test_sizes();
     test_header();
     test_status();
+    test_reply_prefix();
     CHECK_DONE();
 }
