@@ -120,6 +120,7 @@ struct tp_shm {
                               leaves is too small (the consumer's line stays where it is) */
     uint64_t tx_pos;       /* producer: where the next record goes (64-byte aligned) */
     uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
+    uint64_t rx_pub;       /* consumer: the tail as last published */
 };
 
 /* ---- settings --------------------------------------------------------------- */
@@ -302,7 +303,7 @@ static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
      * lies makes a later send or recv see a corrupted ring. */
     s->tx_tail = atomic_load(&s->tx->tail);
     s->tx_pos = atomic_load(&s->tx->head) & ~(uint64_t)63;
-    s->rx_pos = atomic_load(&s->rx->tail);
+    s->rx_pos = s->rx_pub = atomic_load(&s->rx->tail);
     s->rx_end = atomic_load(&s->rx->rec_end);
     if (s->rx_end < s->rx_pos || s->rx_end - s->rx_pos > ring / 4)
         s->rx_end = s->rx_pos;
@@ -734,21 +735,32 @@ static inline void publish_tail(struct tp_shm *s)
 {
     atomic_store_explicit(&s->rx->rec_end, s->rx_end, memory_order_relaxed);
     atomic_store(&s->rx->tail, s->rx_pos);
+    s->rx_pub = s->rx_pos;
     wake(&s->rx->prod_sleep);
 }
 
-/* Receives exactly n bytes. With hold, the tail after the last piece is not
- * published: the caller takes more and publishes once (every piece before a
- * wait is published, or a producer waiting for room would wait for good). */
-static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, bool hold,
-                                 char *err, size_t errlen)
+/* The tail is published before the consumer waits for data (so a producer
+ * waiting for room never waits on a consumer that waits too) and otherwise
+ * once an eighth of the ring was read since the last time: a producer that
+ * runs ahead (a stream of launches) and waits for room takes it in large
+ * pieces, and the tail's line crosses to its core once per eighth of a
+ * ring, not after every frame, which the consumer would pay for with a
+ * stalled store each time. */
+static inline void publish_tail_lazily(struct tp_shm *s)
+{
+    if (s->rx_pos - s->rx_pub >= s->size / 8)
+        publish_tail(s);
+}
+
+/* Receives exactly n bytes. */
+static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                                 size_t errlen)
 {
     struct tp_shm *s = c->shm;
     int64_t deadline = DL_UNSET;
     if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
         return APIGEN_TP_ERROR;
     size_t got = 0;
-    bool unpublished = false;
     while (got < n) {
         if (s->rx_pos == s->rx_end) {
             int h = take_header(s);
@@ -757,10 +769,8 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
                 return APIGEN_TP_ERROR;
             }
             if (h == REC_NONE) {
-                if (unpublished) {
+                if (s->rx_pos != s->rx_pub)
                     publish_tail(s);
-                    unpublished = false;
-                }
                 bool stop = atomic_load(&s->shut) || peer_gone(c);
                 if (stop && !atomic_load(next_header(s))) { /* drained what it sent before it left */
                     if (got == 0) {
@@ -786,25 +796,18 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
         ring_copy_out((uint8_t *)buf + got, s->rxd, s->size, s->rx_pos & s->mask, k);
         s->rx_pos += k;
         got += k;
-        unpublished = true;
-        if (s->rx_pos == s->rx_end && !(hold && got == n)) { /* a record used up: its room back */
-            publish_tail(s);
-            unpublished = false;
-        }
+        publish_tail_lazily(s);
     }
-    if (unpublished && !hold)
-        publish_tail(s);
     return APIGEN_TP_OK;
 }
 
 apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen)
 {
-    return shm_recv(c, buf, n, timeout_ms, false, err, errlen);
+    return shm_recv(c, buf, n, timeout_ms, err, errlen);
 }
 
-/* The head, and the body in the same pass when all of it is in the record:
- * one publication of the tail per small message instead of two. */
+/* The head, and the body in the same pass when all of it is in the record. */
 apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
                                   void *body, size_t body_cap, size_t *body_got, int timeout_ms,
                                   char *err, size_t errlen)
@@ -822,7 +825,7 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
         }
     }
     if (!have) {
-        apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, true, err, errlen);
+        apigen_tp_result res = shm_recv(c, head, head_n, timeout_ms, err, errlen);
         if (res != APIGEN_TP_OK)
             return res;
     }
@@ -845,7 +848,7 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
         for (uint64_t off = 0; off < ahead; off += 64)
             PREFETCH_R(s->rxd + ((s->rx_pos + off) & s->mask));
     }
-    publish_tail(s);
+    publish_tail_lazily(s);
     return APIGEN_TP_OK;
 }
 
@@ -889,6 +892,13 @@ void tp_shm_close(apigen_conn *c)
 int tp_shm_segment_fd(const apigen_conn *c)
 {
     return c->shm && c->shm->side == SIDE_SERVER ? c->shm->mfd : -1;
+}
+
+void tp_shm_publish(apigen_conn *c)
+{
+    struct tp_shm *s = c->shm;
+    if (s->ready && s->rx_pos != s->rx_pub)
+        publish_tail(s);
 }
 
 void tp_shm_disown(apigen_conn *c)

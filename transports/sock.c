@@ -361,18 +361,19 @@ int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
 
 bool apigen_tp_passable(const apigen_conn *c)
 {
-    int fds[2];
-    return apigen_tp_handoff_fds(c, fds) > 0;
+    return c && c->fd >= 0 && (!c->shm || tp_shm_segment_fd(c) >= 0);
 }
 
-int apigen_tp_handoff_fds(const apigen_conn *c, int fds[2])
+int apigen_tp_handoff_fds(apigen_conn *c, int fds[2])
 {
-    if (!c || c->fd < 0)
+    if (!apigen_tp_passable(c))
         return 0;
     fds[0] = c->fd;
     if (!c->shm)
         return 1;
-    return (fds[1] = tp_shm_segment_fd(c)) >= 0 ? 2 : 0;
+    tp_shm_publish(c); /* the adopting process goes on from what this one read */
+    fds[1] = tp_shm_segment_fd(c);
+    return 2;
 }
 
 bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,

@@ -64,6 +64,7 @@ void tp_shm_shutdown(apigen_conn *c);
 void tp_shm_close(apigen_conn *c);
 int tp_shm_segment_fd(const apigen_conn *c); /* server side: the memfd, else -1 */
 void tp_shm_disown(apigen_conn *c);          /* closing it says nothing to the peer */
+void tp_shm_publish(apigen_conn *c);         /* the consumer's tail, now (before a handoff) */
 bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen);
 
 /* ucx.c (built when UCX's headers are found: APIGEN_HAVE_UCX) */

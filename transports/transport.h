@@ -106,7 +106,7 @@ bool apigen_tp_passable(const apigen_conn *c);
  * 1 (a stream socket) or 2 (an accepted shm:// connection: its socket and
  * its shared segment); 0 when c cannot be passed. c keeps them: after
  * sending, release it with apigen_tp_release. */
-int apigen_tp_handoff_fds(const apigen_conn *c, int fds[2]);
+int apigen_tp_handoff_fds(apigen_conn *c, int fds[2]);
 /* The other process's side: a connection over the nfds descriptors
  * apigen_tp_handoff_fds gave (takes them, closes them on failure). */
 APIGEN_TP_CHECK bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer,
