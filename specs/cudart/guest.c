@@ -1228,34 +1228,101 @@ static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcp
     return slot;
 }
 
-/* ---- pageable copies captured into a graph ----------------------------------------------
- * Natively a copy from or to pageable memory captured into a graph reads or
- * writes the application's buffer at every launch of the graph. Forwarded,
- * the server cannot reach that buffer, and what the call carried (bytes in
- * its frame, a staging slot) is gone by the first launch. So once this
- * process has begun a capture, an async copy of pageable memory on a stream
- * that can capture asks whether it does (stream_captures), and a captured one goes through a
- * shadow buffer in the arena, which the server's graph node copies to or
- * from, with a host function (run here at every launch, as captured host
- * functions are) copying between it and the application's buffer. The
- * shadow lives as long as the graph may run: like a captured host
- * function's record, it is never freed. Without an arena (tcp://, ucx://)
- * such a copy is refused with cudaErrorStreamCaptureUnsupported. */
+/* ---- host memory in copies captured into a graph ---------------------------------------
+ * Natively a copy between host memory and the device captured into a graph
+ * reads or writes the application's buffer at every launch of the graph.
+ * Forwarded, the server cannot reach pageable memory, and what the call
+ * carried (bytes in its frame, a staging slot, the server's scratch block)
+ * is gone by the first launch. So once this process has begun a capture,
+ * an async copy on a stream that can capture asks whether it does
+ * (stream_captures); a captured one names host memory the server can reach
+ * at every launch: cudaMallocHost memory (the arena) as it is, pageable
+ * memory through a shadow buffer in the arena with host functions (run here
+ * at every launch, as captured host functions are) copying between it and
+ * the application's buffer, row by row for a pitched copy. A shadow lives as
+ * long as the graph may run: like a captured host function's record, it is
+ * never freed. Without an arena (tcp://, ucx://) such a copy of pageable
+ * memory is refused with cudaErrorStreamCaptureUnsupported. */
 typedef struct shadow_copy {
     void *user, *shadow;
-    size_t n;
+    size_t pitch, width, height; /* a 1D copy: one row */
 } shadow_copy;
 
 static void shadow_fill(void *p)
 {
     shadow_copy *c = p;
-    memcpy(c->shadow, c->user, c->n);
+    for (size_t y = 0; y < c->height; y++)
+        memcpy((char *)c->shadow + y * c->pitch, (const char *)c->user + y * c->pitch, c->width);
 }
 
 static void shadow_drain(void *p)
 {
     shadow_copy *c = p;
-    memcpy(c->user, c->shadow, c->n);
+    for (size_t y = 0; y < c->height; y++)
+        memcpy((char *)c->user + y * c->pitch, (const char *)c->shadow + y * c->pitch, c->width);
+}
+
+/* The host side of a captured copy, as the forwarded call must name it. */
+typedef struct captured_host {
+    const void *src; /* to the device: the source (in the arena: sent as a reference) */
+    void *dst;       /* from the device: the server's address of the destination, to be
+                        sent with cudaMemcpyDefault (the server takes it as it is) */
+    shadow_copy *shadow; /* pageable memory: its shadow; NULL for arena memory */
+} captured_host;
+
+/* Before the copy: where its host side is (*cap) and, to the device, the
+ * fill of a shadow enqueued ahead of it. width * height bytes at user with
+ * rows pitch apart (1D: pitch = width, height = 1; both non-zero). */
+static cudaError_t capture_before(captured_host *cap, bool to_device, void *user, size_t pitch,
+                                  size_t width, size_t height, cudaStream_t stream, uint32_t flags)
+{
+    size_t span = pitch * (height - 1) + width;
+    memset(cap, 0, sizeof *cap);
+    if (apigen_arena_owns(user)) {
+        cap->src = user;
+        cap->dst = (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, user, span);
+        if (to_device || cap->dst) return cudaSuccess;
+    }
+    shadow_copy *c = malloc(sizeof *c);
+    void *sh = c ? apigen_arena_alloc(span) : NULL;
+    uint64_t peer = sh ? apigen_arena_peer_addr(&cudart_api, sh, span) : 0;
+    if (!peer) {
+        static atomic_bool said;
+        if (sh) (void)apigen_arena_free(sh);
+        free(c);
+        if (!atomic_exchange(&said, true))
+            apigen_log("a copy of pageable memory captured into a graph needs the shared memory "
+                       "arena (a server on this machine: unix:// or shm://, APIGEN_ARENA not 0): "
+                       "refused with cudaErrorStreamCaptureUnsupported");
+        return cudaErrorStreamCaptureUnsupported;
+    }
+    *c = (shadow_copy){user, sh, pitch, width, height};
+    cap->shadow = c;
+    cap->src = sh;
+    cap->dst = (void *)(uintptr_t)peer;
+    return to_device ? enqueue_host_fn(stream, shadow_fill, NULL, c, flags) : cudaSuccess;
+}
+
+/* After the copy was issued (e): from the device, the drain of a shadow
+ * enqueued behind it. The shadow and its record stay: the graph's nodes
+ * refer to them (but for a copy from the device that was not captured). */
+static cudaError_t capture_after(captured_host *cap, bool to_device, cudaError_t e,
+                                 cudaStream_t stream, uint32_t flags)
+{
+    if (!cap->shadow || to_device) return e;
+    if (e == cudaSuccess) return enqueue_host_fn(stream, shadow_drain, NULL, cap->shadow, flags);
+    (void)apigen_arena_free(cap->shadow->shadow);
+    free(cap->shadow);
+    return e;
+}
+
+/* Whether a copy of that kind and size on that stream is captured: its
+ * host side then goes through capture_before / capture_after. */
+static bool host_copy_captured(enum cudaMemcpyKind kind, size_t bytes, cudaStream_t stream,
+                               uint32_t flags)
+{
+    return bytes && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) &&
+           stream_captures(stream, flags);
 }
 
 typedef cudaError_t (*memcpy_async_fn)(MEMCPYA_ARGS);
@@ -1264,30 +1331,14 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
                                      enum cudaMemcpyKind kind, cudaStream_t stream, uint32_t flags,
                                      memcpy_async_fn fwd)
 {
-    shadow_copy *c = malloc(sizeof *c);
-    void *sh = apigen_arena_alloc(count);
-    uint64_t peer = sh ? apigen_arena_peer_addr(&cudart_api, sh, count) : 0;
-    if (!c || !peer) {
-        static atomic_bool said;
-        if (sh && !peer) (void)apigen_arena_free(sh);
-        free(c);
-        if (!atomic_exchange(&said, true))
-            apigen_log("cudaMemcpyAsync of pageable memory captured into a graph needs the shared "
-                       "memory arena (a server on this machine: unix:// or shm://, APIGEN_ARENA "
-                       "not 0): refused with cudaErrorStreamCaptureUnsupported");
-        return cudaErrorStreamCaptureUnsupported;
-    }
-    cudaError_t e;
-    if (kind == cudaMemcpyHostToDevice) {
-        *c = (shadow_copy){(void *)(uintptr_t)src, sh, count};
-        e = enqueue_host_fn(stream, shadow_fill, NULL, c, flags);
-        if (e == cudaSuccess) e = fwd(dst, sh, count, kind, stream);
-    } else {
-        *c = (shadow_copy){dst, sh, count};
-        e = fwd((void *)(uintptr_t)peer, src, count, cudaMemcpyDefault, stream);
-        if (e == cudaSuccess) e = enqueue_host_fn(stream, shadow_drain, NULL, c, flags);
-    }
-    return e; /* c and the shadow stay: the graph's nodes refer to them */
+    bool to_dev = kind == cudaMemcpyHostToDevice;
+    captured_host cap;
+    cudaError_t e = capture_before(&cap, to_dev, to_dev ? (void *)(uintptr_t)src : dst, count,
+                                   count, 1, stream, flags);
+    if (e != cudaSuccess) return e;
+    e = to_dev ? fwd(dst, cap.src, count, kind, stream)
+               : fwd(cap.dst, src, count, cudaMemcpyDefault, stream);
+    return capture_after(&cap, to_dev, e, stream, flags);
 }
 
 #define MEMCPY(name, stream)                                                                       \
@@ -1327,9 +1378,8 @@ MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
         void *ad_ = arena_dst(dst, count, kind);                                                   \
         if (ad_) return cudart_fwd_##name(ad_, src, count, cudaMemcpyDefault, stream);             \
         uint32_t fl_ = (dflt) == cudaStreamPerThread ? APIGEN_CUDART_PTSZ : 0;                     \
-        if (count && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToHost) &&         \
-            !apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) &&                      \
-            stream_captures(stream, fl_))                                                       \
+        if (!apigen_arena_owns(kind == cudaMemcpyHostToDevice ? src : dst) &&                      \
+            host_copy_captured(kind, count, stream, fl_))                                          \
             return copy_into_capture(dst, src, count, kind, stream, fl_, cudart_fwd_##name);       \
         bool staged_;                                                                              \
         cudaError_t e_ = copy_staged(dst, src, count, kind, stream ? stream : (dflt), &staged_);   \
@@ -1370,7 +1420,10 @@ static cudaError_t copy2d_h2h(void *dst, size_t dpitch, const void *src, size_t 
 MEMCPY2D(cudaMemcpy2D)
 MEMCPY2D(cudaMemcpy2D_ptds)
 
-#define MEMCPY2D_ASYNC(name)                                                                       \
+/* A captured pitched copy (also every slice of a 3D one) names host memory
+ * the server reaches at every launch (capture_before): the same pitch,
+ * rows of width bytes. */
+#define MEMCPY2D_ASYNC(name, fl)                                                                   \
     APIGEN_EXPORT cudaError_t name(M2DA_ARGS)                                                      \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
@@ -1378,10 +1431,23 @@ MEMCPY2D(cudaMemcpy2D_ptds)
             cudaError_t e_ = cudart_fwd_cudaStreamSynchronize(stream);                             \
             return e_ != cudaSuccess ? e_ : copy2d_h2h(dst, dpitch, src, spitch, width, height);   \
         }                                                                                          \
+        bool to_dev_ = kind == cudaMemcpyHostToDevice;                                             \
+        size_t pitch_ = to_dev_ ? spitch : dpitch;                                                 \
+        if (height && width <= pitch_ && host_copy_captured(kind, width, stream, fl)) {            \
+            captured_host cap_;                                                                    \
+            cudaError_t e_ = capture_before(&cap_, to_dev_, to_dev_ ? (void *)(uintptr_t)src : dst, \
+                                            pitch_, width, height, stream, fl);                    \
+            if (e_ != cudaSuccess) return e_;                                                      \
+            e_ = to_dev_ ? cudart_fwd_##name(dst, dpitch, cap_.src, spitch, width, height, kind,   \
+                                             stream)                                               \
+                         : cudart_fwd_##name(cap_.dst, dpitch, src, spitch, width, height,         \
+                                             cudaMemcpyDefault, stream);                           \
+            return capture_after(&cap_, to_dev_, e_, stream, fl);                                  \
+        }                                                                                          \
         return cudart_fwd_##name(dst, dpitch, src, spitch, width, height, kind, stream);           \
     }
-MEMCPY2D_ASYNC(cudaMemcpy2DAsync)
-MEMCPY2D_ASYNC(cudaMemcpy2DAsync_ptsz)
+MEMCPY2D_ASYNC(cudaMemcpy2DAsync, 0)
+MEMCPY2D_ASYNC(cudaMemcpy2DAsync_ptsz, APIGEN_CUDART_PTSZ)
 
 /* Symbols: the other side is a device address or host memory. */
 static enum cudaMemcpyKind sym_kind(const void *other, enum cudaMemcpyKind kind, bool to_symbol)
@@ -1399,16 +1465,34 @@ APIGEN_EXPORT cudaError_t cudaMemcpyToSymbol_ptds(TOSYM_ARGS)
 {
     return cudart_fwd_cudaMemcpyToSymbol_ptds(symbol, src, count, offset, sym_kind(src, kind, true));
 }
-APIGEN_EXPORT cudaError_t cudaMemcpyToSymbolAsync(TOSYMA_ARGS)
+/* A captured copy to or from a symbol from or to host memory: the same
+ * copy to or from the symbol's device address (its host side as above). */
+static cudaError_t symbol_copy_captured(bool to_symbol, const void *symbol, void *host,
+                                        size_t count, size_t offset, cudaStream_t stream,
+                                        uint32_t fl)
 {
-    return cudart_fwd_cudaMemcpyToSymbolAsync(symbol, src, count, offset,
-                                              sym_kind(src, kind, true), stream);
+    void *dev = NULL;
+    cudaError_t e = cudaGetSymbolAddress(&dev, symbol);
+    if (e != cudaSuccess) return e;
+    char *at = (char *)dev + offset;
+    return fl ? cudaMemcpyAsync_ptsz(to_symbol ? at : host, to_symbol ? host : at, count,
+                                     to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
+                                     stream)
+              : cudaMemcpyAsync(to_symbol ? at : host, to_symbol ? host : at, count,
+                                to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, stream);
 }
-APIGEN_EXPORT cudaError_t cudaMemcpyToSymbolAsync_ptsz(TOSYMA_ARGS)
-{
-    return cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(symbol, src, count, offset,
-                                                   sym_kind(src, kind, true), stream);
-}
+
+#define TOSYM_ASYNC(name, fl)                                                                      \
+    APIGEN_EXPORT cudaError_t name(TOSYMA_ARGS)                                                    \
+    {                                                                                              \
+        kind = sym_kind(src, kind, true);                                                          \
+        if (host_copy_captured(kind, count, stream, fl))                                           \
+            return symbol_copy_captured(true, symbol, (void *)(uintptr_t)src, count, offset,       \
+                                        stream, fl);                                               \
+        return cudart_fwd_##name(symbol, src, count, offset, kind, stream);                        \
+    }
+TOSYM_ASYNC(cudaMemcpyToSymbolAsync, 0)
+TOSYM_ASYNC(cudaMemcpyToSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol(FROMSYM_ARGS)
 {
     return cudart_fwd_cudaMemcpyFromSymbol(dst, symbol, count, offset, sym_kind(dst, kind, false));
@@ -1418,16 +1502,16 @@ APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(FROMSYM_ARGS)
     return cudart_fwd_cudaMemcpyFromSymbol_ptds(dst, symbol, count, offset,
                                                 sym_kind(dst, kind, false));
 }
-APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbolAsync(FROMSYMA_ARGS)
-{
-    return cudart_fwd_cudaMemcpyFromSymbolAsync(dst, symbol, count, offset,
-                                                sym_kind(dst, kind, false), stream);
-}
-APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbolAsync_ptsz(FROMSYMA_ARGS)
-{
-    return cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(dst, symbol, count, offset,
-                                                     sym_kind(dst, kind, false), stream);
-}
+#define FROMSYM_ASYNC(name, fl)                                                                    \
+    APIGEN_EXPORT cudaError_t name(FROMSYMA_ARGS)                                                  \
+    {                                                                                              \
+        kind = sym_kind(dst, kind, false);                                                         \
+        if (host_copy_captured(kind, count, stream, fl))                                           \
+            return symbol_copy_captured(false, symbol, dst, count, offset, stream, fl);            \
+        return cudart_fwd_##name(dst, symbol, count, offset, kind, stream);                        \
+    }
+FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync, 0)
+FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 
 /* Arrays: the other side is a device address or host memory. */
 static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind, bool to_array)
@@ -1442,22 +1526,36 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
     {                                                                                              \
         return cudart_fwd_##name(dst, wOffset, hOffset, src, count, arr_kind(src, kind, true));    \
     }
-#define TOARRA(name)                                                                               \
+/* Captured (host_copy_captured), the host side as capture_before says. */
+#define TOARRA(name, fl)                                                                           \
     APIGEN_EXPORT cudaError_t name(TOARRA_ARGS)                                                    \
     {                                                                                              \
-        return cudart_fwd_##name(dst, wOffset, hOffset, src, count, arr_kind(src, kind, true),     \
-                                 stream);                                                          \
+        kind = arr_kind(src, kind, true);                                                          \
+        captured_host cap_ = {src, NULL, NULL};                                                    \
+        bool captured_ = host_copy_captured(kind, count, stream, fl);                              \
+        cudaError_t e_ = captured_ ? capture_before(&cap_, true, (void *)(uintptr_t)src, count,    \
+                                                    count, 1, stream, fl)                          \
+                                   : cudaSuccess;                                                  \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(dst, wOffset, hOffset, cap_.src, count, kind, stream);              \
+        return captured_ ? capture_after(&cap_, true, e_, stream, fl) : e_;                        \
     }
 #define FROMARR(name)                                                                              \
     APIGEN_EXPORT cudaError_t name(FROMARR_ARGS)                                                   \
     {                                                                                              \
         return cudart_fwd_##name(dst, src, wOffset, hOffset, count, arr_kind(dst, kind, false));   \
     }
-#define FROMARRA(name)                                                                             \
+#define FROMARRA(name, fl)                                                                         \
     APIGEN_EXPORT cudaError_t name(FROMARRA_ARGS)                                                  \
     {                                                                                              \
-        return cudart_fwd_##name(dst, src, wOffset, hOffset, count, arr_kind(dst, kind, false),    \
-                                 stream);                                                          \
+        kind = arr_kind(dst, kind, false);                                                         \
+        if (!host_copy_captured(kind, count, stream, fl))                                          \
+            return cudart_fwd_##name(dst, src, wOffset, hOffset, count, kind, stream);             \
+        captured_host cap_;                                                                        \
+        cudaError_t e_ = capture_before(&cap_, false, dst, count, count, 1, stream, fl);           \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(cap_.dst, src, wOffset, hOffset, count, cudaMemcpyDefault, stream); \
+        return capture_after(&cap_, false, e_, stream, fl);                                        \
     }
 #define TO2DARR(name)                                                                              \
     APIGEN_EXPORT cudaError_t name(TO2DARR_ARGS)                                                   \
@@ -1465,11 +1563,19 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
         return cudart_fwd_##name(dst, wOffset, hOffset, src, spitch, width, height,                \
                                  arr_kind(src, kind, true));                                       \
     }
-#define TO2DARRA(name)                                                                             \
+#define TO2DARRA(name, fl)                                                                         \
     APIGEN_EXPORT cudaError_t name(TO2DARRA_ARGS)                                                  \
     {                                                                                              \
-        return cudart_fwd_##name(dst, wOffset, hOffset, src, spitch, width, height,                \
-                                 arr_kind(src, kind, true), stream);                               \
+        kind = arr_kind(src, kind, true);                                                          \
+        captured_host cap_ = {src, NULL, NULL};                                                    \
+        bool captured_ = height && width <= spitch && host_copy_captured(kind, width, stream, fl); \
+        cudaError_t e_ = captured_ ? capture_before(&cap_, true, (void *)(uintptr_t)src, spitch,   \
+                                                    width, height, stream, fl)                     \
+                                   : cudaSuccess;                                                  \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(dst, wOffset, hOffset, cap_.src, spitch, width, height, kind,       \
+                               stream);                                                            \
+        return captured_ ? capture_after(&cap_, true, e_, stream, fl) : e_;                        \
     }
 #define FROM2DARR(name)                                                                            \
     APIGEN_EXPORT cudaError_t name(FROM2DARR_ARGS)                                                 \
@@ -1477,28 +1583,36 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
         return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height,                \
                                  arr_kind(dst, kind, false));                                      \
     }
-#define FROM2DARRA(name)                                                                           \
+#define FROM2DARRA(name, fl)                                                                       \
     APIGEN_EXPORT cudaError_t name(FROM2DARRA_ARGS)                                                \
     {                                                                                              \
-        return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height,                \
-                                 arr_kind(dst, kind, false), stream);                              \
+        kind = arr_kind(dst, kind, false);                                                         \
+        if (!(height && width <= dpitch && host_copy_captured(kind, width, stream, fl)))           \
+            return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height, kind,      \
+                                     stream);                                                      \
+        captured_host cap_;                                                                        \
+        cudaError_t e_ = capture_before(&cap_, false, dst, dpitch, width, height, stream, fl);     \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(cap_.dst, dpitch, src, wOffset, hOffset, width, height,             \
+                               cudaMemcpyDefault, stream);                                         \
+        return capture_after(&cap_, false, e_, stream, fl);                                        \
     }
 TOARR(cudaMemcpyToArray)
 TOARR(cudaMemcpyToArray_ptds)
-TOARRA(cudaMemcpyToArrayAsync)
-TOARRA(cudaMemcpyToArrayAsync_ptsz)
+TOARRA(cudaMemcpyToArrayAsync, 0)
+TOARRA(cudaMemcpyToArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 FROMARR(cudaMemcpyFromArray)
 FROMARR(cudaMemcpyFromArray_ptds)
-FROMARRA(cudaMemcpyFromArrayAsync)
-FROMARRA(cudaMemcpyFromArrayAsync_ptsz)
+FROMARRA(cudaMemcpyFromArrayAsync, 0)
+FROMARRA(cudaMemcpyFromArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 TO2DARR(cudaMemcpy2DToArray)
 TO2DARR(cudaMemcpy2DToArray_ptds)
-TO2DARRA(cudaMemcpy2DToArrayAsync)
-TO2DARRA(cudaMemcpy2DToArrayAsync_ptsz)
+TO2DARRA(cudaMemcpy2DToArrayAsync, 0)
+TO2DARRA(cudaMemcpy2DToArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 FROM2DARR(cudaMemcpy2DFromArray)
 FROM2DARR(cudaMemcpy2DFromArray_ptds)
-FROM2DARRA(cudaMemcpy2DFromArrayAsync)
-FROM2DARRA(cudaMemcpy2DFromArrayAsync_ptsz)
+FROM2DARRA(cudaMemcpy2DFromArrayAsync, 0)
+FROM2DARRA(cudaMemcpy2DFromArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 
 /* 3D copies between pitched pointers: one 2D copy per slice. Arrays in a
  * 3D copy are not supported yet (cudaErrorNotSupported, logged once). */

@@ -82,7 +82,9 @@ for e in $examples; do
             # documented: copies of host memory captured into a graph need the
             # arena (a server on this machine); over tcp each capture is refused
             # with cudaErrorStreamCaptureUnsupported and the stream goes on
-            if [ "$(grep -c 'H2D cudaErrorStreamCaptureUnsupported' "$logs/$e.$m.out")" != 6 ] ||
+            u=cudaErrorStreamCaptureUnsupported
+            if [ "$(grep -c "H2D $u" "$logs/$e.$m.out")" != 6 ] ||
+               [ "$(grep -c "shapes: 2D $u/$u, symbol $u/$u, array $u/$u" "$logs/$e.$m.out")" != 2 ] ||
                [ "$(grep '^after' "$logs/$e.$m.out")" != "$(grep '^after' "$logs/$e.native.out")" ]; then
                 res="DIFFERS ($m)"; fails=$((fails + 1))
             else res="identical (tcp: refused, as documented)"; fi
