@@ -41,6 +41,22 @@ cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, siz
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
 cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
 cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData); /* hand-written, in the spec's sources: wraps cudaMemPoolImportPointer */
+cudaError_t cudart_host_memcpy2d_async(apigen_call_ctx *cx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DAsync */
+cudaError_t cudart_host_memcpy2d_async_ptsz(apigen_call_ctx *cx, void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DAsync_ptsz */
+cudaError_t cudart_host_memcpy2d_from_array_async(apigen_call_ctx *cx, void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DFromArrayAsync */
+cudaError_t cudart_host_memcpy2d_from_array_async_ptsz(apigen_call_ctx *cx, void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DFromArrayAsync_ptsz */
+cudaError_t cudart_host_memcpy2d_to_array_async(apigen_call_ctx *cx, cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DToArrayAsync */
+cudaError_t cudart_host_memcpy2d_to_array_async_ptsz(apigen_call_ctx *cx, cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpy2DToArrayAsync_ptsz */
+cudaError_t cudart_host_memcpy_async(apigen_call_ctx *cx, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyAsync */
+cudaError_t cudart_host_memcpy_async_ptsz(apigen_call_ctx *cx, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyAsync_ptsz */
+cudaError_t cudart_host_memcpy_from_array_async(apigen_call_ctx *cx, void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyFromArrayAsync */
+cudaError_t cudart_host_memcpy_from_array_async_ptsz(apigen_call_ctx *cx, void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyFromArrayAsync_ptsz */
+cudaError_t cudart_host_memcpy_from_symbol_async(apigen_call_ctx *cx, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyFromSymbolAsync */
+cudaError_t cudart_host_memcpy_from_symbol_async_ptsz(apigen_call_ctx *cx, void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyFromSymbolAsync_ptsz */
+cudaError_t cudart_host_memcpy_to_array_async(apigen_call_ctx *cx, cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyToArrayAsync */
+cudaError_t cudart_host_memcpy_to_array_async_ptsz(apigen_call_ctx *cx, cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyToArrayAsync_ptsz */
+cudaError_t cudart_host_memcpy_to_symbol_async(apigen_call_ctx *cx, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyToSymbolAsync */
+cudaError_t cudart_host_memcpy_to_symbol_async_ptsz(apigen_call_ctx *cx, const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemcpyToSymbolAsync_ptsz */
 cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D */
 cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
 cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
@@ -61,21 +77,13 @@ cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t co
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags, cudaStream_t stream); /* a symbol variant of cudaMemPrefetchAsync */
 cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream); /* a symbol variant of cudaMemPrefetchBatchAsync */
 cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t width, size_t height, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy2DArrayToArray */
-cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpy2DAsync */
-cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpy2DFromArrayAsync */
 cudaError_t cudaMemcpy2DFromArray_ptds(void *dst, size_t dpitch, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t width, size_t height, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy2DFromArray */
-cudaError_t cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpy2DToArrayAsync */
 cudaError_t cudaMemcpy2DToArray_ptds(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy2DToArray */
 cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy2D */
 cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpyArrayToArray */
-cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpyAsync */
-cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpyFromArrayAsync */
 cudaError_t cudaMemcpyFromArray_ptds(void *dst, cudaArray_const_t src, size_t wOffset, size_t hOffset, size_t count, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpyFromArray */
-cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpyFromSymbolAsync */
 cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpyFromSymbol */
-cudaError_t cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpyToArrayAsync */
 cudaError_t cudaMemcpyToArray_ptds(cudaArray_t dst, size_t wOffset, size_t hOffset, const void *src, size_t count, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpyToArray */
-cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream); /* a symbol variant of cudaMemcpyToSymbolAsync */
 cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count, size_t offset, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpyToSymbol */
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind); /* a symbol variant of cudaMemcpy */
 cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream); /* a symbol variant of cudaMemset2DAsync */
@@ -9005,7 +9013,7 @@ static void h_cudaMemcpy2DAsync(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_async(cx, dst, dpitch, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9087,7 +9095,7 @@ static void h_cudaMemcpy2DAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy2DAsync_ptsz(dst, dpitch, src, spitch, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_async_ptsz(cx, dst, dpitch, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9230,7 +9238,7 @@ static void h_cudaMemcpy2DFromArrayAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpy2DFromArrayAsync(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_from_array_async(cx, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9304,7 +9312,7 @@ static void h_cudaMemcpy2DFromArrayAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpy2DFromArrayAsync_ptsz(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_from_array_async_ptsz(cx, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9497,7 +9505,7 @@ static void h_cudaMemcpy2DToArrayAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy2DToArrayAsync(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_to_array_async(cx, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9558,7 +9566,7 @@ static void h_cudaMemcpy2DToArrayAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpy2DToArrayAsync_ptsz(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+    ret_ = cudart_host_memcpy2d_to_array_async_ptsz(cx, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9846,7 +9854,7 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
     else if (s_src != NULL)
         ret_ = cudart_stream_memcpy_async(cx, s_src, dst, src, count, kind, stream);
     else
-        ret_ = cudaMemcpyAsync(dst, src, count, kind, stream);
+        ret_ = cudart_host_memcpy_async(cx, dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9923,7 +9931,7 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
     else if (s_src != NULL)
         ret_ = cudart_stream_memcpy_async_ptsz(cx, s_src, dst, src, count, kind, stream);
     else
-        ret_ = cudaMemcpyAsync_ptsz(dst, src, count, kind, stream);
+        ret_ = cudart_host_memcpy_async_ptsz(cx, dst, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10042,7 +10050,7 @@ static void h_cudaMemcpyFromArrayAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpyFromArrayAsync(dst, src, wOffset, hOffset, count, kind, stream);
+    ret_ = cudart_host_memcpy_from_array_async(cx, dst, src, wOffset, hOffset, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10103,7 +10111,7 @@ static void h_cudaMemcpyFromArrayAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpyFromArrayAsync_ptsz(dst, src, wOffset, hOffset, count, kind, stream);
+    ret_ = cudart_host_memcpy_from_array_async_ptsz(cx, dst, src, wOffset, hOffset, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10266,7 +10274,7 @@ static void h_cudaMemcpyFromSymbolAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpyFromSymbolAsync(dst, symbol, count, offset, kind, stream);
+    ret_ = cudart_host_memcpy_from_symbol_async(cx, dst, symbol, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10323,7 +10331,7 @@ static void h_cudaMemcpyFromSymbolAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    ret_ = cudaMemcpyFromSymbolAsync_ptsz(dst, symbol, count, offset, kind, stream);
+    ret_ = cudart_host_memcpy_from_symbol_async_ptsz(cx, dst, symbol, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10551,7 +10559,7 @@ static void h_cudaMemcpyToArrayAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyToArrayAsync(dst, wOffset, hOffset, src, count, kind, stream);
+    ret_ = cudart_host_memcpy_to_array_async(cx, dst, wOffset, hOffset, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10604,7 +10612,7 @@ static void h_cudaMemcpyToArrayAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyToArrayAsync_ptsz(dst, wOffset, hOffset, src, count, kind, stream);
+    ret_ = cudart_host_memcpy_to_array_async_ptsz(cx, dst, wOffset, hOffset, src, count, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10742,7 +10750,7 @@ static void h_cudaMemcpyToSymbolAsync(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyToSymbolAsync(symbol, src, count, offset, kind, stream);
+    ret_ = cudart_host_memcpy_to_symbol_async(cx, symbol, src, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10790,7 +10798,7 @@ static void h_cudaMemcpyToSymbolAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if ((kind == cudaMemcpyDeviceToDevice) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
-    ret_ = cudaMemcpyToSymbolAsync_ptsz(symbol, src, count, offset, kind, stream);
+    ret_ = cudart_host_memcpy_to_symbol_async_ptsz(cx, symbol, src, count, offset, kind, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
