@@ -1,11 +1,12 @@
 /* Device address ranges (SECURITY.md S4): which client owns which
  * [base, end) of device memory. One table for the whole server, sorted by
- * base, ranges never overlap, each tagged with its session; readers (every
- * device parameter of every call) take a read lock. */
+ * base, ranges never overlap, each tagged with its session; readers take a
+ * read lock, unless the thread found the range lately (its cache below). */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,32 @@ static pthread_rwlock_t g_rw = PTHREAD_RWLOCK_INITIALIZER;
 static drange *g_r;
 static size_t g_n, g_cap;
 static uint64_t g_seq;
+
+/* Checks without the lock: each server thread keeps the ranges it found
+ * lately. An entry holds while no range left the table since (g_removed,
+ * bumped under the write lock by every removal, and by every session's
+ * release, so a session address reused by a later session never matches
+ * an entry of the old one): a range removed by another thread between the
+ * check and the use is the same race as with the lock, which is released
+ * before the use too. Adding a range never makes an entry wrong. */
+#define CHECK_CACHE 4
+typedef struct check_ent {
+    const struct apigen_session *owner; /* NULL: empty */
+    uint64_t base, end, removed;
+} check_ent;
+static _Atomic uint64_t g_removed;
+static _Thread_local check_ent tl_check[CHECK_CACHE];
+static _Thread_local unsigned tl_check_next; /* the entry a miss replaces */
+
+static void ranges_removed(void) /* caller holds the write lock */
+{
+    atomic_fetch_add_explicit(&g_removed, 1, memory_order_release);
+}
+
+static bool in_range(uint64_t base, uint64_t end, uint64_t addr, uint64_t extent, bool has_extent)
+{
+    return addr >= base && addr < end && (!has_extent || extent <= end - addr);
+}
 
 /* Index of the first range with base > addr. Caller holds the lock. */
 static size_t upper(uint64_t addr)
@@ -47,11 +74,22 @@ bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, 
 {
     if (!s)
         return false;
+    uint64_t removed = atomic_load_explicit(&g_removed, memory_order_acquire);
+    for (unsigned k = 0; k < CHECK_CACHE; k++) {
+        const check_ent *e = &tl_check[k];
+        if (e->owner == s && e->removed == removed && addr >= e->base && addr < e->end)
+            return !has_extent || extent <= e->end - addr;
+    }
     bool ok = false;
     pthread_rwlock_rdlock(&g_rw);
     size_t i = containing(addr);
-    if (i != SIZE_MAX && g_r[i].owner == s)
-        ok = !has_extent || extent <= g_r[i].end - addr;
+    if (i != SIZE_MAX && g_r[i].owner == s) {
+        ok = in_range(g_r[i].base, g_r[i].end, addr, extent, has_extent);
+        /* read under the lock: a removal after it bumps g_removed past this */
+        removed = atomic_load_explicit(&g_removed, memory_order_relaxed);
+        tl_check[tl_check_next] = (check_ent){s, g_r[i].base, g_r[i].end, removed};
+        tl_check_next = (tl_check_next + 1) % CHECK_CACHE;
+    }
     pthread_rwlock_unlock(&g_rw);
     return ok;
 }
@@ -74,6 +112,7 @@ static void remove_span(size_t i, size_t j)
 {
     memmove(g_r + i, g_r + j, (g_n - j) * sizeof *g_r);
     g_n -= j - i;
+    ranges_removed();
 }
 
 static bool insert(struct apigen_session *s, uint64_t base, uint64_t end, uint64_t seq)
@@ -179,6 +218,7 @@ void rt_dev_release_session(struct apigen_session *s, const apigen_api *api)
             mine[k++] = g_r[i];
     }
     g_n = w;
+    ranges_removed(); /* even with none: s's address may come back as another session's */
     pthread_rwlock_unlock(&g_rw);
     if (k && api && api->device_destroy) {
         qsort(mine, k, sizeof *mine, by_seq_desc);

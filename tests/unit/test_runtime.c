@@ -713,11 +713,54 @@ static void hostile_frames(const char *url)
     apigen_wr_free(&w);
 }
 
+/* Device ranges, in process: a check that hit the thread's cache must not
+ * outlive the range (freed, taken by a destroy call, the session gone), nor
+ * pass an extent or an owner the range would not. */
+static void dev_ranges(void)
+{
+    static const apigen_api api = {.name = "tdev"};
+    int sa, sb; /* stand-ins for two sessions: only their addresses are used */
+    struct apigen_session *a = (struct apigen_session *)&sa, *b = (struct apigen_session *)&sb;
+    apigen_call_ctx cx = {.api = &api, .session = a, .status = APIGEN_OK};
+    const uint64_t base = 0x7f0000100000ull;
+    CHECK(apigen_dev_add(&cx, base, 4096));
+    for (int round = 0; round < 2; round++) { /* the second round hits the cache */
+        CHECK(apigen_dev_owned(a, base + 16, 64, true));
+        CHECK(apigen_dev_owned(a, base + 4095, 0, false));
+        CHECK(!apigen_dev_owned(a, base + 4032, 65, true)); /* past the end */
+        CHECK(!apigen_dev_owned(a, base + 4096, 0, false));
+        CHECK(!apigen_dev_owned(b, base + 16, 0, false));   /* another session's */
+    }
+    /* taken by a destroy call that failed: back again; that succeeded: gone */
+    CHECK(apigen_dev_take(&cx, base + 8, "p"));
+    CHECK(!apigen_dev_owned(a, base + 16, 0, false));
+    apigen_dev_end(&cx, false);
+    CHECK(apigen_dev_owned(a, base + 16, 0, false));
+    CHECK(apigen_dev_take(&cx, base, "p"));
+    apigen_dev_end(&cx, true);
+    CHECK(!apigen_dev_owned(a, base + 16, 0, false));
+    CHECK(apigen_dev_check(&cx, base + 16, 0, false, "p") == false && cx.status == APIGEN_BAD_DEVPTR);
+    /* an allocation over a stale range of another session takes it away */
+    cx.status = APIGEN_OK;
+    CHECK(apigen_dev_add(&cx, base, 4096));
+    CHECK(apigen_dev_owned(a, base + 16, 0, false));
+    apigen_call_ctx cb = {.api = &api, .session = b, .status = APIGEN_OK};
+    CHECK(apigen_dev_add(&cb, base, 64));
+    CHECK(!apigen_dev_owned(a, base + 16, 0, false));
+    CHECK(apigen_dev_owned(b, base + 16, 0, false));
+    /* the session goes: its ranges go with it */
+    rt_dev_release_session(b, NULL);
+    CHECK(!apigen_dev_owned(b, base + 16, 0, false));
+    rt_dev_release_session(a, NULL);
+    CHECK(rt_dev_count() == 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
     mkdir(dir, 0700);
     signal(SIGPIPE, SIG_IGN);
+    dev_ranges();
     char sock[128], listen_unix[160], listen_shm[64];
     snprintf(sock, sizeof sock, "%s/s1.sock", dir);
     snprintf(listen_unix, sizeof listen_unix, "unix://%s", sock);
