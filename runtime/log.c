@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,9 @@
 
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 static int trace_fd = -1;
+/* Every call asks whether it traces (twice on the guest): after the first
+ * answer that is one load, not a pthread_once. 0: not read yet, 1: off, 2: on. */
+static _Atomic int trace_state;
 
 /* One write() per line so lines from several threads never interleave. */
 static void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
@@ -69,8 +73,13 @@ static void trace_init(void)
 
 bool apigen_tracing(void)
 {
-    pthread_once(&trace_once, trace_init);
-    return trace_fd >= 0;
+    int st = atomic_load_explicit(&trace_state, memory_order_acquire);
+    if (__builtin_expect(st == 0, 0)) {
+        pthread_once(&trace_once, trace_init);
+        st = trace_fd >= 0 ? 2 : 1; /* trace_fd is published by the release below */
+        atomic_store_explicit(&trace_state, st, memory_order_release);
+    }
+    return st == 2;
 }
 
 void apigen_trace(const char *fmt, ...)
