@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define QUEUE_MAX_BYTES (256u << 10) /* flush async calls at this size ... */
 #define QUEUE_MAX_CALLS 1024u        /* ... or this many */
@@ -21,6 +24,40 @@
                                      /* of them for APIGEN_KEEP_MS (rt_keep_warm) */
 #define DEFAULT_CONNECT_MS 5000
 #define REPLY_MAX_PAYLOAD UINT32_MAX
+
+/* A thread state's lock (gthr.mu): its owner takes it on every call, other
+ * threads rarely (flush_others, the flusher, exit). A futex word instead of
+ * a pthread mutex keeps the owner's path to one atomic instruction each
+ * way. 0: free, 1: held, 2: held and someone may be waiting. */
+typedef _Atomic uint32_t tlock;
+
+static void tlock_wait(tlock *l, uint32_t c)
+{
+    if (c != 2)
+        c = atomic_exchange_explicit(l, 2, memory_order_acquire);
+    while (c != 0) {
+        syscall(SYS_futex, (uint32_t *)l, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
+        c = atomic_exchange_explicit(l, 2, memory_order_acquire);
+    }
+}
+static inline void tlock_take(tlock *l)
+{
+    uint32_t c = 0;
+    if (!atomic_compare_exchange_strong_explicit(l, &c, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        tlock_wait(l, c);
+}
+static inline bool tlock_try(tlock *l)
+{
+    uint32_t c = 0;
+    return atomic_compare_exchange_strong_explicit(l, &c, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
+}
+static inline void tlock_give(tlock *l)
+{
+    if (atomic_exchange_explicit(l, 0, memory_order_release) == 2)
+        syscall(SYS_futex, (uint32_t *)l, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
 
 typedef struct gcb {
     uint64_t id;
@@ -82,7 +119,7 @@ typedef struct gthr {
     /* mu guards q and the connection's sending side: held by the owner while
      * it builds a frame and sends, by another thread that sends this queue
      * (flush_all), never while waiting for a reply; one at a time */
-    pthread_mutex_t mu;
+    tlock mu;
     uint64_t upto; /* g->nasync when every counted frame was this thread's own */
     bool locked;   /* the owner holds mu (only the owner reads or writes this) */
     bool hold;     /* a frame waits in q for a wait frame: flush_others leaves q (under mu) */
@@ -182,7 +219,6 @@ static void free_thr(gthr *t, bool flush)
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
-    pthread_mutex_destroy(&t->mu);
     free(t);
 }
 
@@ -458,7 +494,7 @@ static gthr *new_thr(gapi *g)
     t->g = g;
     t->gen = gen;
     t->tid = atomic_fetch_add(&g_next_tid, 1);
-    pthread_mutex_init(&t->mu, NULL);
+    atomic_init(&t->mu, 0);
     apigen_wr_init(&t->q);
     if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
         !hello(g, t->conn, true, key, t->tid, why, sizeof why)) {
@@ -559,7 +595,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     c->server = (int)want;
     rt_route_building((int)want);
     if (!t->locked) { /* until the frame is queued or sent; a call begun inside a */
-        pthread_mutex_lock(&t->mu); /* call (hand-written code) drops the outer frame */
+        tlock_take(&t->mu); /* call (hand-written code) drops the outer frame */
         t->locked = true;
     }
     if (t->in_frame) {
@@ -573,7 +609,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     if (!rt_wr_begin_frame(&t->q, &t->frame_off)) {
         t->q.failed = false;
         t->locked = false;
-        pthread_mutex_unlock(&t->mu);
+        tlock_give(&t->mu);
         apigen_log("%s: %s: out of memory", api->name, call_name(api, call_id));
         return false;
     }
@@ -588,7 +624,7 @@ static void unlock_thr(gthr *t)
 {
     if (t->locked) {
         t->locked = false;
-        pthread_mutex_unlock(&t->mu);
+        tlock_give(&t->mu);
     }
 }
 
@@ -625,12 +661,12 @@ static uint64_t flush_others(gapi *g, gthr *self)
     for (gthr *x = g->thrs; x; x = x->all_next) {
         if (x == self)
             continue;
-        pthread_mutex_lock(&x->mu);
+        tlock_take(&x->mu);
         if (x->nq && (x->in_frame || x->hold))
             skipped += x->nq;
         if (x->nq && !x->in_frame && !x->hold && x->gen == g->gen && !atomic_load(&g->lost))
             (void)flush_queue(x);
-        pthread_mutex_unlock(&x->mu);
+        tlock_give(&x->mu);
     }
     pthread_mutex_unlock(&g->thr_mu);
     return skipped;
@@ -698,7 +734,7 @@ static void *flusher_main(void *arg)
             return NULL; /* a fork child's copy of the state, or no server */
         pthread_mutex_lock(&g->thr_mu);
         for (gthr *x = g->thrs; x; x = x->all_next) {
-            if (pthread_mutex_trylock(&x->mu) != 0)
+            if (!tlock_try(&x->mu))
                 continue;
             bool full = x->nq && x->q.len && !x->in_frame && !x->hold && x->gen == g->gen;
             if (full && x->seen_full && x->seen_sent == x->nsent) {
@@ -707,7 +743,7 @@ static void *flusher_main(void *arg)
             }
             x->seen_full = full;
             x->seen_sent = x->nsent;
-            pthread_mutex_unlock(&x->mu);
+            tlock_give(&x->mu);
         }
         pthread_mutex_unlock(&g->thr_mu);
     }
@@ -787,7 +823,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         t->hold = true; /* the frame leaves after the wait frame, by this thread */
         unlock_thr(t);
         uint64_t skipped = flush_others(g, t);
-        pthread_mutex_lock(&t->mu);
+        tlock_take(&t->mu);
         t->locked = true;
         t->hold = false;
         if (!send_wait(t, wait_count(n, t->nq, skipped))) {
@@ -920,7 +956,7 @@ apigen_status apigen_call_async(apigen_call *c)
         t->hold = true;
         unlock_thr(t);
         uint64_t skipped = flush_others(g, t);
-        pthread_mutex_lock(&t->mu);
+        tlock_take(&t->mu);
         t->locked = true;
         t->hold = false;
         if (!send_wait(t, wait_count(n, t->nq, skipped))) {
@@ -956,7 +992,7 @@ void apigen_call_end(apigen_call *c)
      * begun and never finished (in_frame: only the owner writes it). */
     if (t->locked || t->in_frame) {
         if (!t->locked) {
-            pthread_mutex_lock(&t->mu);
+            tlock_take(&t->mu);
             t->locked = true;
         }
         if (t->in_frame) { /* begun but neither sent nor queued */
@@ -1008,7 +1044,7 @@ __attribute__((destructor)) static void flush_at_exit(void)
     for (gthr *t = tl_head; t; t = t->next) {
         if (t->locked)
             continue; /* exit() inside a call */
-        pthread_mutex_lock(&t->mu); /* the flusher may be sending it */
+        tlock_take(&t->mu); /* the flusher may be sending it */
         if (!t->in_frame && t->nq && !atomic_load(&t->g->lost) && t->gen == t->g->gen) {
             if (!rt_wr_send(t->conn, &t->q, t->g->connect_ms, err, sizeof err))
                 apigen_log("%s: queued calls lost at exit: %s", t->g->api->name, err);
@@ -1017,7 +1053,7 @@ __attribute__((destructor)) static void flush_at_exit(void)
             rt_wr_truncate(&t->q, 0);
             gids_sent(t);
         }
-        pthread_mutex_unlock(&t->mu);
+        tlock_give(&t->mu);
     }
 }
 
