@@ -34,8 +34,8 @@ typedef struct check_ent {
     uint64_t base, end, removed;
 } check_ent;
 static _Atomic uint64_t g_removed;
-static _Thread_local check_ent tl_check[CHECK_CACHE];
-static _Thread_local unsigned tl_check_next; /* the entry a miss replaces */
+static _Thread_local RT_TLS_HOST check_ent tl_check[CHECK_CACHE];
+static _Thread_local RT_TLS_HOST unsigned tl_check_next; /* the entry a miss replaces */
 
 static void ranges_removed(void) /* caller holds the write lock */
 {

@@ -180,6 +180,16 @@ void (*rt_route_hook(const apigen_api *api))(unsigned server);
 void rt_route_building(int server);
 
 /* ---- server internals shared by server.c, session.c, scratch.c, callbacks.c */
+/* The server half's per-call thread-locals: initial-exec. The library is
+ * built position-independent, so without it the compiler plans a
+ * __tls_get_addr call per access (the linker relaxes it away, but the
+ * registers saved around it stay); the server half is only ever linked
+ * into executables, where initial-exec is always available. */
+#if defined(__GNUC__)
+#define RT_TLS_HOST __attribute__((tls_model("initial-exec")))
+#else
+#define RT_TLS_HOST
+#endif
 struct apigen_session;
 struct rt_server;
 

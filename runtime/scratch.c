@@ -63,7 +63,7 @@ static void small_release(void *unused)
 }
 static void small_init(void) { (void)pthread_key_create(&small_key, small_release); }
 static _Thread_local bool small_keyed; /* small_key set on this thread: its exit frees them */
-static _Thread_local bool cache_held;  /* the cached large block is set on this thread */
+static _Thread_local RT_TLS_HOST bool cache_held;  /* the cached large block is set on this thread */
 
 void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what)
 {
@@ -79,7 +79,19 @@ void apigen_result(apigen_call_ctx *cx, int64_t api_error)
     cx->result_error = api_error;
 }
 
-void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
+/* The first small blocks of a call (most calls' out-parameters) are carved
+ * from a per-thread region that the end of the call gives back whole: no
+ * list to keep, nothing to walk after the reply. A server thread runs one
+ * call at a time, so one region per thread serves every call. */
+#define BUMP_BYTES 512u
+static _Thread_local RT_TLS_HOST _Alignas(16) uint8_t tl_bump[BUMP_BYTES];
+static _Thread_local RT_TLS_HOST size_t tl_bump_used; /* a multiple of 16 */
+
+/* Blocks the region cannot hold: the kept small blocks, the cached large
+ * one, or calloc. Out of line so that the region's path stays a few
+ * instructions (no registers to save). */
+static __attribute__((noinline)) void *scratch_block(apigen_call_ctx *cx, uint64_t count,
+                                                     uint64_t elem)
 {
     uint64_t bytes, total;
     if (!apigen_mul_size(count, elem, &bytes) || bytes > cx->budget ||
@@ -123,7 +135,25 @@ void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
     return s + 1;
 }
 
-void rt_scratch_free_all(apigen_call_ctx *cx)
+void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem)
+{
+    uint64_t bytes;
+    if (apigen_mul_size(count, elem, &bytes) && bytes <= BUMP_BYTES - tl_bump_used &&
+        bytes <= cx->budget) {
+        uint8_t *p = tl_bump + tl_bump_used;
+        size_t span = (size_t)(bytes + 15) & ~(size_t)15; /* stays <= BUMP_BYTES */
+        static const uint8_t zeros[16];
+        for (size_t i = 0; i < span; i += 16) /* whole 16-byte pieces: no memset call */
+            memcpy(p + i, zeros, 16);
+        tl_bump_used += span;
+        cx->budget -= bytes;
+        return p;
+    }
+    return scratch_block(cx, count, elem);
+}
+
+/* The blocks of scratch_block: kept, cached or freed. */
+static __attribute__((noinline)) void free_blocks(apigen_call_ctx *cx)
 {
     scr *s = cx->scratch, *keep = NULL;
     while (s) {
@@ -174,6 +204,13 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
     } else if (!c) {
         cache_held = false;
     }
+}
+
+void rt_scratch_free_all(apigen_call_ctx *cx)
+{
+    tl_bump_used = 0;
+    if (cx->scratch || cache_held)
+        free_blocks(cx); /* else only the region was used (or nothing) */
 }
 
 /* ---- registered host memory ------------------------------------------------------ */

@@ -79,7 +79,7 @@ typedef struct lookup_ent {
     unsigned tag;
     void *real;
 } lookup_ent;
-static _Thread_local lookup_ent tl_lookup[LOOKUP_CACHE];
+static _Thread_local RT_TLS_HOST lookup_ent tl_lookup[LOOKUP_CACHE];
 
 static lookup_ent *lookup_slot(uint64_t id)
 {

@@ -129,6 +129,7 @@ static void h_alloc(apigen_call_ctx *cx)
     uint64_t bytes = n * elem;
     for (uint64_t i = 0; i < bytes; i++)
         if (p[i]) { apigen_reject(cx, APIGEN_BAD_ARGS, "scratch not zeroed"); return; }
+    memset(p, 0xa5, bytes); /* the next call that gets this memory must find it zeroed again */
     if (!apigen_put_u32(cx->wr, 0))
         return;
 }
@@ -329,6 +330,10 @@ static void *basic_thread(void *arg)
     CHECK(r.st == APIGEN_BAD_ARGS);
     r = call2(&tapi, C_ALLOC, 2, 1000, 3, false);
     CHECK(r.st == APIGEN_OK);
+    for (int i = 0; i < 3; i++) { /* small blocks, reused call after call */
+        r = call2(&tapi, C_ALLOC, 2, 40 + 100 * i, 1, false);
+        CHECK(r.st == APIGEN_OK);
+    }
     r = call2(&tapi, C_ALLOC, 2, 0, 3, false);
     CHECK(r.st == APIGEN_OK);
     r = call2(&tapi, C_ALLOC, 2, (1u << 20) + 1, 1, false);
