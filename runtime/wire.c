@@ -255,6 +255,20 @@ static inline bool wr_room(apigen_wr *w, uint64_t extra)
     return wr_fits(w, extra) || wr_grow(w, extra);
 }
 
+/* pad (< 16) zero bytes at p: a few stores instead of a memset call. */
+static inline void zero_pad(uint8_t *p, size_t pad)
+{
+    static const uint8_t zeros[8];
+    if (pad & 8)
+        memcpy(p, zeros, 8), p += 8;
+    if (pad & 4)
+        memcpy(p, zeros, 4), p += 4;
+    if (pad & 2)
+        memcpy(p, zeros, 2), p += 2;
+    if (pad & 1)
+        *p = 0;
+}
+
 bool rt_wr_skip(apigen_wr *w, size_t n)
 {
     if (!wr_room(w, n))
@@ -272,7 +286,10 @@ bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix)
     *frame_off = 0; /* the header is written by rt_wr_end_frame */
     w->len = APIGEN_FRAME_HDR_SIZE;
     w->base = APIGEN_FRAME_HDR_SIZE;
-    memset(w->buf + w->len, 0, prefix);
+    if (prefix < 16)
+        zero_pad(w->buf + w->len, prefix); /* a reply's prefix: a store or two, no memset call */
+    else
+        memset(w->buf + w->len, 0, prefix);
     w->len += prefix;
     return true;
 }
@@ -332,20 +349,6 @@ bool apigen_put_raw(apigen_wr *w, const void *p, size_t n)
         memcpy(w->buf + w->len, p, n);
     w->len += n;
     return true;
-}
-
-/* pad (< 16) zero bytes at p: a few stores instead of a memset call. */
-static inline void zero_pad(uint8_t *p, size_t pad)
-{
-    static const uint8_t zeros[8];
-    if (pad & 8)
-        memcpy(p, zeros, 8), p += 8;
-    if (pad & 4)
-        memcpy(p, zeros, 4), p += 4;
-    if (pad & 2)
-        memcpy(p, zeros, 2), p += 2;
-    if (pad & 1)
-        *p = 0;
 }
 
 /* Whether pad (< 16) bytes at p are all zero: a few loads, no loop. */
