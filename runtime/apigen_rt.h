@@ -370,7 +370,7 @@ typedef struct apigen_api {
 
 /* ---- guest side: calls ----------------------------------------------------- */
 
-typedef struct apigen_call {
+typedef struct apigen_call { /* apigen_call_begin_on sets each field (guest.c): add it there too */
     const apigen_api *api;
     uint32_t call_id;
     apigen_wr *wr;          /* request payload: put arguments here */

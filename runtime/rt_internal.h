@@ -6,8 +6,21 @@
 #include "transport.h"
 
 /* Guard a writer for a frame: reserve the 32-byte header at w->len and start
- * a new payload (alignment is relative to it). Returns the frame's offset. */
-APIGEN_CHECK bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off);
+ * a new payload (alignment is relative to it). Returns the frame's offset.
+ * Inline (every guest call begins one): with room in the buffer it is a few
+ * stores; growing it, or a writer that failed, goes to the _slow version. */
+APIGEN_CHECK bool rt_wr_begin_frame_slow(apigen_wr *w, size_t *frame_off);
+APIGEN_CHECK static inline bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off)
+{
+    size_t off = w->len;
+    if (w->failed || w->cap - off < APIGEN_FRAME_HDR_SIZE ||
+        off + APIGEN_FRAME_HDR_SIZE + w->ext_total - w->base > UINT32_MAX)
+        return rt_wr_begin_frame_slow(w, frame_off);
+    w->len = off + APIGEN_FRAME_HDR_SIZE; /* not zeroed: rt_wr_end_frame writes all of it */
+    *frame_off = off;
+    w->base = w->len + w->ext_total;
+    return true;
+}
 /* Empties w and begins a frame in it (at offset 0) with prefix zero bytes
  * of payload: rt_wr_begin_frame + rt_wr_skip for a reply, in one step. */
 APIGEN_CHECK bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix);

@@ -255,6 +255,18 @@ static inline bool wr_room(apigen_wr *w, uint64_t extra)
     return wr_fits(w, extra) || wr_grow(w, extra);
 }
 
+/* Copies n bytes: the sizes of most out-parameters (a u32, a u64, a
+ * pointer) as one move each, instead of a call into the C library. */
+static inline void copy_bytes(void *dst, const void *src, size_t n)
+{
+    if (n == 8)
+        memcpy(dst, src, 8);
+    else if (n == 4)
+        memcpy(dst, src, 4);
+    else if (n)
+        memcpy(dst, src, n);
+}
+
 /* pad (< 16) zero bytes at p: a few stores instead of a memset call. */
 static inline void zero_pad(uint8_t *p, size_t pad)
 {
@@ -294,7 +306,7 @@ bool rt_wr_begin_reply(apigen_wr *w, size_t *frame_off, size_t prefix)
     return true;
 }
 
-bool rt_wr_begin_frame(apigen_wr *w, size_t *frame_off)
+bool rt_wr_begin_frame_slow(apigen_wr *w, size_t *frame_off)
 {
     size_t off = w->len;
     if (!wr_room(w, APIGEN_FRAME_HDR_SIZE))
@@ -409,8 +421,7 @@ static inline bool put_bytes(apigen_wr *w, const void *p, uint64_t n)
     void *at = reserve_bytes(w, n);
     if (!at)
         return false;
-    if (n)
-        memcpy(at, p, (size_t)n);
+    copy_bytes(at, p, (size_t)n);
     return true;
 }
 
@@ -666,8 +677,7 @@ bool apigen_get_into(apigen_rd *r, void *dst, uint64_t cap, uint64_t *got)
         size_t pad = (APIGEN_BUF_ALIGN - off % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
         if (n <= cap && (n == 0 || dst) && r->left - 8 >= pad && n <= r->left - 8 - pad &&
             zero_bytes(r->p + 8, pad)) {
-            if (n)
-                memcpy(dst, r->p + 8 + pad, (size_t)n);
+            copy_bytes(dst, r->p + 8 + pad, (size_t)n);
             r->p += 8 + pad + (size_t)n;
             r->left -= 8 + pad + (size_t)n;
             if (got)
