@@ -430,7 +430,36 @@ bool apigen_put_bytes(apigen_wr *w, const void *p, uint64_t n) { return put_byte
 bool (*rt_wire_arena_find)(const void *p, uint64_t n, uint64_t *off);
 const void *(*rt_wire_arena_at)(uint64_t off, uint64_t n, bool *bound);
 
+/* The bytes of a small buffer (most out-parameters of a reply) when they
+ * fit as the buffer is: length, padding and data in one pass. false: take
+ * the general path (which also reports the errors). */
+static inline bool put_small(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (n > 64 || (n && !p) || w->failed)
+        return false;
+    size_t at = w->len + w->ext_total - w->base; /* the length's payload offset */
+    size_t pad = (APIGEN_BUF_ALIGN - (at + 8) % APIGEN_BUF_ALIGN) % APIGEN_BUF_ALIGN;
+    size_t need = 8 + pad + (size_t)n;
+    if (need > w->cap - w->len || at + need > UINT32_MAX)
+        return false;
+    uint8_t *o = w->buf + w->len;
+    store_le(o, n, 8);
+    zero_pad(o + 8, pad);
+    copy_bytes(o + 8 + pad, p, (size_t)n);
+    w->len += need;
+    return true;
+}
+
+static __attribute__((noinline)) bool put_bytes_ref_any(apigen_wr *w, const void *p, uint64_t n);
+
 bool apigen_put_bytes_ref(apigen_wr *w, const void *p, uint64_t n)
+{
+    if (!rt_wire_arena_find && put_small(w, p, n)) /* an arena may hold p: not this path */
+        return true;
+    return put_bytes_ref_any(w, p, n); /* out of line: the small path saves no registers */
+}
+
+static bool put_bytes_ref_any(apigen_wr *w, const void *p, uint64_t n)
 {
     uint64_t aoff;
     if (n && p && rt_wire_arena_find && n < RT_ARENA_BIT && rt_wire_arena_find(p, n, &aoff))
