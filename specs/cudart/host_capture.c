@@ -45,17 +45,24 @@ cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *dst, size_t dpitch, cudaArray_
                                             size_t height, enum cudaMemcpyKind kind,
                                             cudaStream_t stream);
 
-/* Whether a copy on stream with host side `host` would be captured with a
- * pointer into the call's own buffers. */
-static bool transient_in_capture(cudaStream_t stream, bool ptsz, const void *host)
+/* Whether work on stream (of a _ptsz entry point: ptsz) is being captured;
+ * an error of the query is the real call's to say. Also host_copy.c's. */
+bool cudart_host_capturing(cudaStream_t stream, bool ptsz)
 {
-    if (!host || stream == cudaStreamLegacy || (!ptsz && !stream))
+    if (stream == cudaStreamLegacy || (!ptsz && !stream))
         return false; /* the legacy stream is never captured */
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     cudaError_t q = ptsz ? cudaStreamIsCapturing_ptsz(stream, &cs)
                          : cudaStreamIsCapturing(stream, &cs);
-    if (q != cudaSuccess || cs == cudaStreamCaptureStatusNone)
-        return false; /* the real copy says what is wrong with the stream */
+    return q == cudaSuccess && cs != cudaStreamCaptureStatusNone;
+}
+
+/* Whether a copy on stream with host side `host` would be captured with a
+ * pointer into the call's own buffers. */
+static bool transient_in_capture(cudaStream_t stream, bool ptsz, const void *host)
+{
+    if (!host || !cudart_host_capturing(stream, ptsz))
+        return false;
     struct cudaPointerAttributes a; /* host memory the runtime does not know: success and
                                        cudaMemoryTypeUnregistered (the last error untouched) */
     return cudaPointerGetAttributes(&a, host) != cudaSuccess || a.type == cudaMemoryTypeUnregistered;

@@ -27,8 +27,8 @@
 
 #define NSTAGE 3
 
-/* declared by the real library's headers only under CUDA_API_PER_THREAD_DEFAULT_STREAM */
-cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status);
+/* host_capture.c: whether work on a stream is being captured */
+bool cudart_host_capturing(cudaStream_t stream, bool ptsz);
 
 /* Per server thread: pinned blocks and their events, kept for the next
  * copy (events belong to the device that was current when they were made). */
@@ -216,19 +216,11 @@ cudaError_t cudart_stream_memcpy_ptds(apigen_call_ctx *cx, apigen_stream *st, vo
 /* A capture would keep the staging blocks in its graph, which later copies
  * reuse: refused (the guest library never streams a captured copy: it
  * names the arena instead, see host_capture.c). */
-static bool capturing(cudaStream_t stream, bool ptsz)
-{
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (stream == cudaStreamLegacy || (!ptsz && !stream)) return false;
-    cudaError_t q = ptsz ? cudaStreamIsCapturing_ptsz(stream, &cs) : cudaStreamIsCapturing(stream, &cs);
-    return q == cudaSuccess && cs != cudaStreamCaptureStatusNone;
-}
-
 cudaError_t cudart_stream_memcpy_async(apigen_call_ctx *cx, apigen_stream *st, void *dst,
                                        const void *src, size_t count, enum cudaMemcpyKind kind,
                                        cudaStream_t stream)
 {
-    if (capturing(stream, false)) return cudaErrorStreamCaptureUnsupported;
+    if (cudart_host_capturing(stream, false)) return cudaErrorStreamCaptureUnsupported;
     return stream_copy(cx, st, dst, src, count, kind, stream);
 }
 
@@ -236,6 +228,6 @@ cudaError_t cudart_stream_memcpy_async_ptsz(apigen_call_ctx *cx, apigen_stream *
                                             const void *src, size_t count,
                                             enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    if (capturing(stream, true)) return cudaErrorStreamCaptureUnsupported;
+    if (cudart_host_capturing(stream, true)) return cudaErrorStreamCaptureUnsupported;
     return stream_copy(cx, st, dst, src, count, kind, stream ? stream : cudaStreamPerThread);
 }
