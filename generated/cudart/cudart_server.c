@@ -61,6 +61,10 @@ cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitc
 cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
 cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
 cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D_ptds */
+cudaError_t cudart_host_begin_capture(apigen_call_ctx *cx, cudaStream_t stream, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCapture */
+cudaError_t cudart_host_begin_capture_to_graph(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph */
+cudaError_t cudart_host_begin_capture_to_graph_ptsz(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph_ptsz */
+cudaError_t cudart_host_begin_capture_ptsz(apigen_call_ctx *cx, cudaStream_t stream, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCapture_ptsz */
 cudaError_t cudart_stream_memcpy(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind); /* hand-written, in the spec's sources: cudaMemcpy's streamed dst */
 cudaError_t cudart_stream_memcpy_async(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: cudaMemcpyAsync's streamed dst */
 cudaError_t cudart_stream_memcpy_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream); /* hand-written, in the spec's sources: cudaMemcpyAsync_ptsz's streamed dst */
@@ -92,8 +96,6 @@ cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStre
 cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count); /* a symbol variant of cudaMemset */
 cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExternalSemaphore_t *extSemArray, const struct cudaExternalSemaphoreSignalParams *paramsArray, unsigned int numExtSems, cudaStream_t stream); /* a symbol variant of cudaSignalExternalSemaphoresAsync */
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags); /* a symbol variant of cudaStreamAttachMemAsync */
-cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* a symbol variant of cudaStreamBeginCaptureToGraph */
-cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode); /* a symbol variant of cudaStreamBeginCapture */
 cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src); /* a symbol variant of cudaStreamCopyAttributes */
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph); /* a symbol variant of cudaStreamEndCapture */
 cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr, cudaLaunchAttributeValue *value_out); /* a symbol variant of cudaStreamGetAttribute */
@@ -11713,7 +11715,7 @@ static void h_cudaStreamBeginCapture(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_mode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
     mode = (enum cudaStreamCaptureMode)v_mode;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaStreamBeginCapture(stream, mode);
+    ret_ = cudart_host_begin_capture(cx, stream, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11771,7 +11773,7 @@ static void h_cudaStreamBeginCaptureToGraph(apigen_call_ctx *cx)
         dependencyData = (const cudaGraphEdgeData *)b_dependencyData;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData, numDependencies, mode);
+    ret_ = cudart_host_begin_capture_to_graph(cx, stream, graph, dependencies, dependencyData, numDependencies, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11829,7 +11831,7 @@ static void h_cudaStreamBeginCaptureToGraph_ptsz(apigen_call_ctx *cx)
         dependencyData = (const cudaGraphEdgeData *)b_dependencyData;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaStreamBeginCaptureToGraph_ptsz(stream, graph, dependencies, dependencyData, numDependencies, mode);
+    ret_ = cudart_host_begin_capture_to_graph_ptsz(cx, stream, graph, dependencies, dependencyData, numDependencies, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11848,7 +11850,7 @@ static void h_cudaStreamBeginCapture_ptsz(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_mode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
     mode = (enum cudaStreamCaptureMode)v_mode;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaStreamBeginCapture_ptsz(stream, mode);
+    ret_ = cudart_host_begin_capture_ptsz(cx, stream, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

@@ -8,8 +8,10 @@
  * copy (specs/cudart/guest.c, capture_before: it names the arena or a
  * shadow in it), so only a client that bypasses it gets here: refused with
  * cudaErrorStreamCaptureUnsupported, where the graph would otherwise write
- * into freed memory of the server at its first launch. (The streamed path
+ * into freed memory of the server at its first launch. Nothing is asked of
+ * the runtime before a session of this server began a capture. (The streamed path
  * of cudaMemcpyAsync refuses a capture in host_copy.c.) */
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -45,12 +47,69 @@ cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *dst, size_t dpitch, cudaArray_
                                             size_t height, enum cudaMemcpyKind kind,
                                             cudaStream_t stream);
 
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
+#if CUDART_VERSION >= 12030
+cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+                                               const cudaGraphNode_t *dependencies,
+                                               const cudaGraphEdgeData *dependencyData,
+                                               size_t numDependencies,
+                                               enum cudaStreamCaptureMode mode);
+#endif
+
+/* Set once a session of this server began a capture (wrap.host of the
+ * cudaStreamBeginCapture* calls, set before the real call): until then no
+ * copy can be captured, and the guards below cost a forwarded copy one
+ * relaxed load, not a query of the runtime. */
+static atomic_bool captured_ever_;
+
+cudaError_t cudart_host_begin_capture(apigen_call_ctx *cx, cudaStream_t stream,
+                                      enum cudaStreamCaptureMode mode)
+{
+    (void)cx;
+    atomic_store(&captured_ever_, true);
+    return cudaStreamBeginCapture(stream, mode);
+}
+cudaError_t cudart_host_begin_capture_ptsz(apigen_call_ctx *cx, cudaStream_t stream,
+                                           enum cudaStreamCaptureMode mode)
+{
+    (void)cx;
+    atomic_store(&captured_ever_, true);
+    return cudaStreamBeginCapture_ptsz(stream, mode);
+}
+#if CUDART_VERSION >= 12030
+cudaError_t cudart_host_begin_capture_to_graph(apigen_call_ctx *cx, cudaStream_t stream,
+                                               cudaGraph_t graph,
+                                               const cudaGraphNode_t *dependencies,
+                                               const cudaGraphEdgeData *dependencyData,
+                                               size_t numDependencies,
+                                               enum cudaStreamCaptureMode mode)
+{
+    (void)cx;
+    atomic_store(&captured_ever_, true);
+    return cudaStreamBeginCaptureToGraph(stream, graph, dependencies, dependencyData,
+                                         numDependencies, mode);
+}
+cudaError_t cudart_host_begin_capture_to_graph_ptsz(apigen_call_ctx *cx, cudaStream_t stream,
+                                                    cudaGraph_t graph,
+                                                    const cudaGraphNode_t *dependencies,
+                                                    const cudaGraphEdgeData *dependencyData,
+                                                    size_t numDependencies,
+                                                    enum cudaStreamCaptureMode mode)
+{
+    (void)cx;
+    atomic_store(&captured_ever_, true);
+    return cudaStreamBeginCaptureToGraph_ptsz(stream, graph, dependencies, dependencyData,
+                                              numDependencies, mode);
+}
+#endif
+
 /* Whether work on stream (of a _ptsz entry point: ptsz) is being captured;
  * an error of the query is the real call's to say. Also host_copy.c's. */
 bool cudart_host_capturing(cudaStream_t stream, bool ptsz)
 {
-    if (stream == cudaStreamLegacy || (!ptsz && !stream))
-        return false; /* the legacy stream is never captured */
+    if (!atomic_load_explicit(&captured_ever_, memory_order_relaxed) || stream == cudaStreamLegacy ||
+        (!ptsz && !stream))
+        return false; /* no capture yet; the legacy stream is never captured */
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     cudaError_t q = ptsz ? cudaStreamIsCapturing_ptsz(stream, &cs)
                          : cudaStreamIsCapturing(stream, &cs);
