@@ -592,7 +592,7 @@ static inline uint64_t rec_max(const struct tp_shm *s)
  * its header, its padding and the next record's zeroed header must fit. */
 static inline uint64_t rec_room(const struct tp_shm *s, uint64_t used)
 {
-    uint64_t room = s->size - used;
+    uint64_t room = used <= s->size ? s->size - used : 0; /* more: a tail the peer scribbled */
     if (room < REC_HDR + REC_ALIGN + REC_HDR)
         return 0;
     return ((room - REC_HDR) & ~(uint64_t)(REC_ALIGN - 1)) - REC_HDR;
@@ -679,7 +679,7 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
         }
         uint64_t want = left < rec_max(s) ? left : rec_max(s);
         uint64_t tail = s->tx_tail; /* at most the real tail: the room it leaves is there */
-        uint64_t room = s->tx_pos - tail > s->size ? 0 : rec_room(s, s->tx_pos - tail);
+        uint64_t room = rec_room(s, s->tx_pos - tail);
         if (room < want) {
             tail = atomic_load_explicit(&r->tail, memory_order_acquire);
             if (s->tx_pos - tail > s->size) {
