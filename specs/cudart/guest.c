@@ -1276,8 +1276,11 @@ typedef struct captured_host {
 static cudaError_t capture_before(captured_host *cap, bool to_device, void *user, size_t pitch,
                                   size_t width, size_t height, cudaStream_t stream, uint32_t flags)
 {
-    size_t span = pitch * (height - 1) + width;
+    uint64_t span;
     memset(cap, 0, sizeof *cap);
+    if (!apigen_mul_size(pitch, height - 1, &span) || !apigen_add_size(span, width, &span) ||
+        span > SIZE_MAX)
+        return cudaErrorInvalidValue; /* no host memory is that large */
     if (apigen_arena_owns(user)) {
         cap->src = user;
         cap->dst = (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, user, span);
