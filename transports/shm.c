@@ -121,6 +121,7 @@ struct tp_shm {
     uint64_t tx_pos;       /* producer: where the next record goes (64-byte aligned) */
     uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
     uint64_t rx_pub;       /* consumer: the tail as last published */
+    uint64_t rx_pf;        /* consumer: read-ahead asked for up to here */
 };
 
 /* ---- settings --------------------------------------------------------------- */
@@ -197,10 +198,13 @@ static int64_t deadline_of(int64_t *dl, int timeout_ms)
 static inline void ring_copy_out(void *dst, const uint8_t *ring, uint64_t size, uint64_t idx,
                                  uint64_t n)
 {
-    uint64_t first = size - idx < n ? size - idx : n;
+    if (__builtin_expect(n <= size - idx, 1)) { /* one piece: a constant n stays inline */
+        memcpy(dst, ring + idx, n);
+        return;
+    }
+    uint64_t first = size - idx;
     memcpy(dst, ring + idx, first);
-    if (n > first)
-        memcpy((uint8_t *)dst + first, ring, n - first);
+    memcpy((uint8_t *)dst + first, ring, n - first);
 }
 
 static void shm_name(const char *name, struct sockaddr_un *sa, socklen_t *sl)
@@ -233,7 +237,7 @@ enum { W_CHANGED, W_TIMEOUT, W_STOP };
 
 /* Waits until *pos is no longer `seen` (the peer moved), the connection stops,
  * or the deadline passes. */
-static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen, _Atomic uint32_t *sleepw,
+__attribute__((noinline)) static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen, _Atomic uint32_t *sleepw,
                        int64_t deadline)
 {
     struct tp_shm *s = c->shm;
@@ -602,10 +606,13 @@ static inline uint64_t rec_room(const struct tp_shm *s, uint64_t used)
 static inline void ring_copy_in(uint8_t *ring, uint64_t size, uint64_t idx, const void *src,
                                 uint64_t n)
 {
-    uint64_t first = size - idx < n ? size - idx : n;
+    if (__builtin_expect(n <= size - idx, 1)) {
+        memcpy(ring + idx, src, n);
+        return;
+    }
+    uint64_t first = size - idx;
     memcpy(ring + idx, src, first);
-    if (n > first)
-        memcpy(ring, (const uint8_t *)src + first, n - first);
+    memcpy(ring, (const uint8_t *)src + first, n - first);
 }
 
 /* Where a send stands in its iovecs. */
@@ -634,18 +641,42 @@ static void copy_from_iovs(struct tp_shm *s, iov_cursor *cur, uint64_t at, uint6
     }
 }
 
-/* One record of k payload bytes at the producer's position (room checked),
- * published: the next header word zeroed, the payload, then the header
- * (sequentially consistent: the store before the read of cons_sleep). */
-static void put_record(struct tp_shm *s, iov_cursor *cur, uint64_t k)
+/* A record of k payload bytes at the producer's position: the next header
+ * word zeroed before the payload goes in (publish_record then makes it
+ * visible). */
+static inline uint64_t begin_record(struct tp_shm *s, uint64_t k)
 {
-    uint64_t p = s->tx_pos, next = p + line_up(REC_HDR + k);
+    uint64_t next = s->tx_pos + line_up(REC_HDR + k);
     atomic_store_explicit(rec_word(s->txd, s->mask, next), 0, memory_order_relaxed);
-    copy_from_iovs(s, cur, p + REC_HDR, k);
+    return next;
+}
+
+/* The header written (sequentially consistent: the store before the read
+ * of cons_sleep), the producer moved on to next. */
+static inline void publish_record(struct tp_shm *s, uint64_t k, uint64_t next)
+{
+    uint64_t p = s->tx_pos;
     atomic_store(rec_word(s->txd, s->mask, p), (uint64_t)rec_stamp(p) << 32 | k);
     s->tx_pos = next;
     atomic_store_explicit(&s->tx->head, next, memory_order_relaxed); /* for an adopter */
     wake(&s->tx->cons_sleep);
+}
+
+/* One record of k payload bytes from the cursor (room checked), published. */
+static void put_record(struct tp_shm *s, iov_cursor *cur, uint64_t k)
+{
+    uint64_t next = begin_record(s, k);
+    copy_from_iovs(s, cur, s->tx_pos + REC_HDR, k);
+    publish_record(s, k, next);
+}
+
+/* Whether a send of total bytes goes out as one record right now: set up,
+ * small enough, room left by the tail as last read, nobody gone. */
+static inline bool one_pass(apigen_conn *c, struct tp_shm *s, uint64_t total)
+{
+    return s->ready && total && total <= rec_max(s) &&
+           total <= rec_room(s, s->tx_pos - s->tx_tail) &&
+           !atomic_load_explicit(&s->shut, memory_order_relaxed) && !peer_gone(c);
 }
 
 bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
@@ -657,9 +688,7 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
         total += iov[i].iov_len <= s->size ? iov[i].iov_len : s->size + 1;
     iov_cursor cur = {iov, iovcnt, 0, 0};
     /* a call's frames: one record, published in one pass, no clock read */
-    if (s->ready && total && total <= rec_max(s) &&
-        total <= rec_room(s, s->tx_pos - s->tx_tail) &&
-        !atomic_load_explicit(&s->shut, memory_order_relaxed) && !peer_gone(c)) {
+    if (one_pass(c, s, total)) {
         put_record(s, &cur, total);
         PREFETCH_W(s->txd + ((s->tx_pos + REC_ALIGN) & s->mask)); /* the line after the next */
         return true;
@@ -702,6 +731,24 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
         left -= k;
     }
     return true;
+}
+
+/* One buffer (a call's frame, a reply): the one-pass path without the
+ * iovec walk; anything else (a setup still to wait for, no room, a large
+ * buffer) is tp_shm_send's. */
+bool tp_shm_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
+                     size_t errlen)
+{
+    struct tp_shm *s = c->shm;
+    if (one_pass(c, s, n)) {
+        uint64_t next = begin_record(s, n);
+        ring_copy_in(s->txd, s->size, (s->tx_pos + REC_HDR) & s->mask, p, n);
+        publish_record(s, n, next);
+        PREFETCH_W(s->txd + ((s->tx_pos + REC_ALIGN) & s->mask)); /* the line after the next */
+        return true;
+    }
+    struct iovec v = {(void *)p, n};
+    return tp_shm_send(c, &v, 1, timeout_ms, err, errlen);
 }
 
 /* The consumer's side: rx_pos is the next byte to read, rx_end the end of
@@ -815,9 +862,23 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
     struct tp_shm *s = c->shm;
     *body_got = 0;
     bool have = false;
-    if (s->ready) { /* the head is in the ring already (queued frames): no wait loop */
-        if (s->rx_pos == s->rx_end)
-            (void)take_header(s); /* a bad one is said by shm_recv below */
+    if (s->ready) { /* the frame's record is the next one, or comes: no general loop */
+        if (s->rx_pos == s->rx_end && take_header(s) == REC_NONE) {
+            /* a call waiting for its reply, a server for the next call */
+            if (s->rx_pos != s->rx_pub)
+                publish_tail(s);
+            int64_t deadline = DL_UNSET;
+            int w = atomic_load(&s->shut) || peer_gone(c)
+                        ? W_STOP
+                        : wait_change(c, next_header(s), 0, &s->rx->cons_sleep,
+                                      deadline_of(&deadline, timeout_ms));
+            if (w == W_TIMEOUT) {
+                tp_err(err, errlen, "no data from %s within %d ms", c->peer, timeout_ms);
+                return APIGEN_TP_TIMEOUT;
+            }
+            if (w == W_CHANGED)
+                (void)take_header(s); /* a bad one, a stop: said by shm_recv below */
+        }
         if (s->rx_end - s->rx_pos >= head_n) {
             ring_copy_out(head, s->rxd, s->size, s->rx_pos & s->mask, head_n);
             s->rx_pos += head_n;
@@ -845,8 +906,11 @@ apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, siz
          * native without, 0.92/0.97/0.95x with 1 KiB ahead (0.93/0.97/0.93x
          * with 256 B). */
         uint64_t ahead = in_rec - len < READ_AHEAD ? in_rec - len : READ_AHEAD;
-        for (uint64_t off = 0; off < ahead; off += 64)
-            PREFETCH_R(s->rxd + ((s->rx_pos + off) & s->mask));
+        uint64_t from = s->rx_pf > s->rx_pos ? s->rx_pf : s->rx_pos; /* the lines not asked yet */
+        for (uint64_t at = from; at < s->rx_pos + ahead; at += 64)
+            PREFETCH_R(s->rxd + (at & s->mask));
+        if (from < s->rx_pos + ahead)
+            s->rx_pf = s->rx_pos + ahead;
     }
     publish_tail_lazily(s);
     return APIGEN_TP_OK;

@@ -264,6 +264,8 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
 bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
                         size_t errlen)
 {
+    if (c->shm)
+        return tp_shm_send_buf(c, p, n, timeout_ms, err, errlen);
     struct iovec v = {(void *)p, n};
     return apigen_tp_send(c, &v, 1, timeout_ms, err, errlen);
 }

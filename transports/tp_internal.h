@@ -55,6 +55,8 @@ bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, 
 bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen);
 bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
                  size_t errlen);
+bool tp_shm_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
+                     size_t errlen);
 apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen);
 apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
