@@ -2,7 +2,7 @@
  *
  *   apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR
  *                [--transports unix,tcp,shm] [--server-arg ARG]... [--worker-arg ARG]...
- *                [--sweep FILE [--sweep-max SIZE]] [--rounds N]
+ *                [--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER]
  *
  * 1. Floors: a 64-byte ping-pong over each transport with the transport
  *    library itself (an echo child process), so the forwarded numbers can be
@@ -24,6 +24,10 @@
  * (the GPU machine's native launch rate moves 220-290 k/s from one minute to
  * the next) a ratio of two single samples is mostly the noise between them.
  *
+ * --cpus GUEST:SERVER: every guest side (worker, the floors' measuring end)
+ * on the CPUs of GUEST, every server side (server, the floors' echo end) on
+ * those of SERVER (bench/cpus.h): runs then compare on the same core pair.
+ *
  * --sweep FILE: instead of 1-3, copy bandwidth against transfer size. The
  * worker (BENCH_SWEEP=1) copies 4 KiB, 8 KiB, ... up to SIZE (K/M/G suffix,
  * default 1G, capped at an eighth of MemAvailable so that guest, server and
@@ -32,6 +36,7 @@
  * series and size (GB/s per column, "-" when missing), which bench/plot.sh
  * turns into a picture. */
 #define _GNU_SOURCE
+#include "cpus.h"
 #include "raw_ring.h"
 #include "transport.h"
 
@@ -104,6 +109,7 @@ static double pingpong(const char *url)
     snprintf(lurl, sizeof lurl, "%s", apigen_tp_listener_url(l));
     pid_t pid = fork();
     if (pid == 0) {
+        cpus_pin_server();
         apigen_conn *c;
         char b[64], e[256];
         if (!apigen_tp_connect(lurl, 5000, &c, e, sizeof e))
@@ -219,10 +225,12 @@ static void parse_line(char *line, int col)
         *cell = v;
 }
 
-static pid_t spawn(char *const argv[], const char *ld, const char *server_url, int out_fd, int err_fd)
+static pid_t spawn(char *const argv[], const char *ld, const char *server_url, int out_fd, int err_fd,
+                   void (*pin)(void))
 {
     pid_t pid = fork();
     if (pid == 0) {
+        pin();
         if (ld && *ld)
             setenv("LD_LIBRARY_PATH", ld, 1);
         else
@@ -247,7 +255,7 @@ static void run_worker(char **wargv, const char *ld, const char *url, int col)
     int p[2];
     if (pipe(p) < 0)
         die("pipe: %s", strerror(errno));
-    pid_t pid = spawn(wargv, ld, url, p[1], -1);
+    pid_t pid = spawn(wargv, ld, url, p[1], -1, cpus_pin_guest);
     close(p[1]);
     FILE *f = fdopen(p[0], "r");
     char line[512];
@@ -271,7 +279,7 @@ static pid_t start_server(char **sargv, char *url_out, size_t cap)
     int p[2];
     if (pipe(p) < 0)
         return -1;
-    pid_t pid = spawn(sargv, NULL, NULL, -1, p[1]);
+    pid_t pid = spawn(sargv, NULL, NULL, -1, p[1], cpus_pin_server);
     close(p[1]);
     FILE *f = fdopen(p[0], "r");
     char line[512];
@@ -401,7 +409,8 @@ static void listen_url(char *url, size_t cap, int t, const char *dir, const char
 static void one_round(const char *dir, char **wargv, const char *server, char **sargs, int nsargs,
                       const char *native_dir, const char *stub_dir, int floors)
 {
-    /* 1. floors */
+    /* 1. floors: this process measures (on the guest CPUs), its child echoes */
+    cpus_pin_guest();
     for (int t = 0; t < nt && floors; t++) {
         char url[128];
         listen_url(url, sizeof url, t, dir, "floor");
@@ -409,11 +418,12 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
         if (f > 0 && (floor_us[t] < 0 || f < floor_us[t]))
             floor_us[t] = f;
         if (!strcmp(tnames[t], "shm")) {
-            double r = raw_ring_pingpong_us(5, 20000);
+            double r = raw_ring_pingpong_us(5, 20000, cpus_pin_server);
             if (r > 0 && (raw_floor_us < 0 || r < raw_floor_us))
                 raw_floor_us = r;
         }
     }
+    cpus_unpin();
 
     /* 2. native, then each transport */
     fprintf(stderr, "apigen-bench: native run (%s)\n", native_dir[0] ? native_dir : "system libraries");
@@ -475,6 +485,13 @@ int main(int argc, char **argv)
             if ((rounds = atoi(v)) < 1 || rounds > 100)
                 die("--rounds %s: want 1 to 100", v);
         }
+        else if (!strcmp(a, "--cpus")) {
+            char why[200], msg[400];
+            if (!cpus_parse(v, why, sizeof why)) {
+                snprintf(msg, sizeof msg, "--cpus %s: %s", v, why);
+                die("%s", msg);
+            }
+        }
         else if (!strcmp(a, "--sweep-max")) {
             if ((sweep_max = parse_size(v)) < 4096)
                 die("--sweep-max %s: want a size of at least 4K (K/M/G suffixes)", v);
@@ -485,7 +502,7 @@ int main(int argc, char **argv)
     if (!worker || !server || !stub_dir)
         die("%s", "usage: apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR "
                   "[--transports unix,tcp,shm] [--server-arg A]... [--worker-arg A]... "
-                  "[--sweep FILE [--sweep-max SIZE]] [--rounds N]");
+                  "[--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER]");
     signal(SIGPIPE, SIG_IGN);
     for (char *save = NULL, *t = strtok_r(tlist, ",", &save); t && nt < MAX_T; t = strtok_r(NULL, ",", &save))
         tnames[nt++] = strdup(t);

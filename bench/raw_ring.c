@@ -69,7 +69,7 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-double raw_ring_pingpong_us(int rounds, int n)
+double raw_ring_pingpong_us(int rounds, int n, void (*echo_setup)(void))
 {
     raw_pair *p = mmap(NULL, sizeof *p, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
@@ -81,6 +81,8 @@ double raw_ring_pingpong_us(int rounds, int n)
         return -1;
     }
     if (pid == 0) { /* echo */
+        if (echo_setup)
+            echo_setup();
         uint8_t m[MSG];
         while (get(&p->ring[0], m, &p->stop))
             put(&p->ring[1], m);

@@ -17,8 +17,9 @@
 # 1G, pageable and cudaMallocHost, natively and over each transport, into
 # SWEEP_OUT, default BUILD/sweep-cuda.tsv, drawn by bench/plot.sh into the
 # same name .svg when gnuplot is installed; give the arena room for the
-# largest pinned buffer, e.g. APIGEN_ARENA=1536M), and any APIGEN_* setting
-# for both sides.
+# largest pinned buffer, e.g. APIGEN_ARENA=1536M), BENCH_CPUS (apigen-bench
+# --cpus GUEST:SERVER, e.g. 2:3: every run on the same two cores; default
+# unpinned), and any APIGEN_* setting for both sides.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -47,7 +48,7 @@ echo "== apigen-bench --worker bench_cuda (BENCH_COPY_MB=${BENCH_COPY_MB:-256}, 
 "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
     --server "$build/examples/cuda/apigen-server-cudart" \
     --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" \
-    --rounds "${ROUNDS:-1}" || exit 1
+    --rounds "${ROUNDS:-1}" ${BENCH_CPUS:+--cpus "$BENCH_CPUS"} || exit 1
 [ "${SWEEP:-0}" = 1 ] || exit 0
 out=${SWEEP_OUT:-$build/sweep-cuda.tsv}
 echo "== apigen-bench --sweep $out (SWEEP_MAX=${SWEEP_MAX:-1G}, APIGEN_ARENA=${APIGEN_ARENA:-default})"
@@ -55,7 +56,7 @@ echo "== apigen-bench --sweep $out (SWEEP_MAX=${SWEEP_MAX:-1G}, APIGEN_ARENA=${A
 "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
     --server "$build/examples/cuda/apigen-server-cudart" \
     --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" \
-    --sweep "$out" --sweep-max "${SWEEP_MAX:-1G}" || exit 1
+    --sweep "$out" --sweep-max "${SWEEP_MAX:-1G}" ${BENCH_CPUS:+--cpus "$BENCH_CPUS"} || exit 1
 if command -v gnuplot >/dev/null 2>&1; then
     "$root/bench/plot.sh" "$out" "${out%.tsv}.svg"
 else
