@@ -213,10 +213,11 @@ static void parse_line(char *line, int col)
         if (nms == MAX_M)
             return;
         m = &ms[nms++];
-        snprintf(m->name, sizeof m->name, "%s", f[0]);
-        snprintf(m->unit, sizeof m->unit, "%s", f[1]);
+        /* cut to their columns on purpose */
+        snprintf(m->name, sizeof m->name, "%.*s", (int)sizeof m->name - 1, f[0]);
+        snprintf(m->unit, sizeof m->unit, "%.*s", (int)sizeof m->unit - 1, f[1]);
         m->hi = strcmp(f[2], "hi") == 0;
-        snprintf(m->desc, sizeof m->desc, "%s", n > 4 ? f[4] : f[0]);
+        snprintf(m->desc, sizeof m->desc, "%.*s", (int)sizeof m->desc - 1, n > 4 ? f[4] : f[0]);
         for (int k = 0; k <= MAX_T; k++)
             m->v[k] = -1;
     }
