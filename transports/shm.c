@@ -21,8 +21,9 @@
  * per 64-byte round trip on the H200 machine, bench/raw_ring.c). The
  * consumer publishes its tail in its own line; the producer keeps the tail
  * it last read and reads that line again only when the room it leaves is
- * too small. After a small send the producer claims the line after the
- * next one for writing (a prefetch) while the peer is busy.
+ * too small. After a send the producer zeroes the header words of the
+ * lines a few records ahead (zero_ahead), so that a small send stores to
+ * no line but its own record's.
  *
  * Waiting: spin (APIGEN_SHM_SPIN_US, default 20 us) on the header word or the tail, then
  * announce sleep in a futex word next to it, re-check, and FUTEX_WAIT in
@@ -70,12 +71,14 @@
 #define READ_AHEAD 1024
 
 #if defined(__GNUC__)
-#define PREFETCH_W(p) __builtin_prefetch((p), 1)
 #define PREFETCH_R(p) __builtin_prefetch((p), 0)
 #else
-#define PREFETCH_W(p) ((void)(p))
 #define PREFETCH_R(p) ((void)(p))
 #endif
+
+/* Header words the producer keeps zeroed ahead of its position, after each
+ * send (see zero_ahead). */
+#define ZERO_AHEAD 256u
 
 typedef struct shm_ring {
     _Alignas(64) _Atomic uint64_t head; /* producer: where its next record goes (only an
@@ -119,6 +122,8 @@ struct tp_shm {
     uint64_t tx_tail;      /* the tx ring's tail as last read: re-read only when the room it
                               leaves is too small (the consumer's line stays where it is) */
     uint64_t tx_pos;       /* producer: where the next record goes (64-byte aligned) */
+    uint64_t tx_zeroed;    /* producer: every line start in [tx_pos, tx_zeroed) holds a zero
+                              header word (a fresh ring is all zero) */
     uint64_t rx_pos, rx_end; /* consumer: next byte to read, end of the current record */
     uint64_t rx_pub;       /* consumer: the tail as last published */
     uint64_t rx_pf;        /* consumer: read-ahead asked for up to here */
@@ -288,7 +293,7 @@ __attribute__((noinline)) static int wait_change(apigen_conn *c, _Atomic uint64_
 }
 
 /* ---- segment ------------------------------------------------------------------ */
-static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
+static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring, bool fresh)
 {
     s->h = map;
     s->map_len = len;
@@ -307,6 +312,7 @@ static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring)
      * lies makes a later send or recv see a corrupted ring. */
     s->tx_tail = atomic_load(&s->tx->tail);
     s->tx_pos = atomic_load(&s->tx->head) & ~(uint64_t)63;
+    s->tx_zeroed = fresh ? s->tx_pos + ring : s->tx_pos; /* an adopted ring: nothing known */
     s->rx_pos = s->rx_pub = atomic_load(&s->rx->tail);
     s->rx_end = atomic_load(&s->rx->rec_end);
     if (s->rx_end < s->rx_pos || s->rx_end - s->rx_pos > ring / 4)
@@ -393,7 +399,7 @@ static bool client_setup(apigen_conn *c, int64_t deadline, char *err, size_t err
         tp_err(err, errlen, "%s: bad shared-memory header", c->peer);
         return false;
     }
-    attach(s, map, m.total, m.ring_size);
+    attach(s, map, m.total, m.ring_size, true); /* only this client writes its tx ring */
     return true;
 }
 
@@ -469,7 +475,7 @@ bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, 
 /* The server's end of a connection over the mapped segment (accepted here
  * or adopted by a session process); on failure everything given is closed. */
 static bool server_conn(int fd, const char *peer, void *map, uint64_t total, int mfd,
-                        uint64_t ring, apigen_conn **out, char *err, size_t errlen)
+                        uint64_t ring, bool fresh, apigen_conn **out, char *err, size_t errlen)
 {
     struct tp_shm *s = calloc(1, sizeof *s);
     apigen_conn *c = s ? tp_conn_new(fd, peer, err, errlen) : NULL;
@@ -486,7 +492,7 @@ static bool server_conn(int fd, const char *peer, void *map, uint64_t total, int
     s->side = SIDE_SERVER;
     s->owner = getpid();
     s->mfd = mfd; /* kept: --isolation process hands it to the session's process */
-    attach(s, map, total, ring);
+    attach(s, map, total, ring, fresh);
     c->shm = s;
     *out = c;
     return true;
@@ -553,7 +559,7 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
     }
     char peer[sizeof((apigen_conn *)0)->peer];
     snprintf(peer, sizeof peer, "client of %s (pid %d)", l->url, (int)cr.pid);
-    return server_conn(fd, peer, map, total, mfd, ring, out, err, errlen);
+    return server_conn(fd, peer, map, total, mfd, ring, true, out, err, errlen);
 }
 
 /* ---- data --------------------------------------------------------------------- */
@@ -563,10 +569,11 @@ bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, s
  * the record it expects, in the line that also holds the record's first 56
  * bytes: a small message crosses as one cache line, where a separate head
  * counter would make it two (the counter's line, then the data's), each a
- * cross-core transfer. Before publishing a record the producer zeroes the
- * header word of the next one, so the word the consumer waits on is either
- * 0 or a header written for that very position, never an old lap's bytes;
- * the stamp is a check on top (a desynchronised or scribbling peer). */
+ * cross-core transfer. Before a record is published the header word of the
+ * next one is zero (zeroed ahead after an earlier send, or by this one), so
+ * the word the consumer waits on is either 0 or a header written for that
+ * very position, never an old lap's bytes; the stamp is a check on top (a
+ * desynchronised or scribbling peer). */
 #define REC_HDR 8u
 #define REC_ALIGN 64u
 
@@ -641,14 +648,39 @@ static void copy_from_iovs(struct tp_shm *s, iov_cursor *cur, uint64_t at, uint6
     }
 }
 
-/* A record of k payload bytes at the producer's position: the next header
- * word zeroed before the payload goes in (publish_record then makes it
- * visible). */
+/* A record of k payload bytes at the producer's position: the next
+ * record's header word must be zero before this one is published. It
+ * normally is already (zero_ahead); a record that reaches past the zeroed
+ * lines (a large one, the first after an adoption) zeroes it here. */
 static inline uint64_t begin_record(struct tp_shm *s, uint64_t k)
 {
     uint64_t next = s->tx_pos + line_up(REC_HDR + k);
-    atomic_store_explicit(rec_word(s->txd, s->mask, next), 0, memory_order_relaxed);
+    if (next >= s->tx_zeroed) {
+        atomic_store_explicit(rec_word(s->txd, s->mask, next), 0, memory_order_relaxed);
+        s->tx_zeroed = next + REC_ALIGN;
+    }
     return next;
+}
+
+/* After a send, the header words of the lines ahead (up to ZERO_AHEAD past
+ * the position, and only in free space: before the tail as last read
+ * comes round) are zeroed, so that the next small send writes no line but
+ * its own record's. A store to a line that the peer touched last costs a
+ * cross-core round trip before the header that follows it can show (H200
+ * machine, rdtsc around the stores: ~110 ns the zeroed line, ~110 ns the
+ * record's own; the 2026-11-22 section of docs/performance.md); here it
+ * drains while the peer works on the message. */
+static inline void zero_ahead(struct tp_shm *s)
+{
+    if (s->tx_tail > s->tx_pos) /* a tail that lies (an adopted segment): no guess */
+        return;
+    uint64_t end = s->tx_pos + ZERO_AHEAD, free_end = s->tx_tail + s->size;
+    if (end > free_end)
+        end = free_end;
+    while (s->tx_zeroed + REC_HDR <= end) {
+        atomic_store_explicit(rec_word(s->txd, s->mask, s->tx_zeroed), 0, memory_order_relaxed);
+        s->tx_zeroed += REC_ALIGN;
+    }
 }
 
 /* The header written (sequentially consistent: the store before the read
@@ -668,6 +700,7 @@ static void put_record(struct tp_shm *s, iov_cursor *cur, uint64_t k)
     uint64_t next = begin_record(s, k);
     copy_from_iovs(s, cur, s->tx_pos + REC_HDR, k);
     publish_record(s, k, next);
+    zero_ahead(s);
 }
 
 /* Whether a send of total bytes goes out as one record right now: set up,
@@ -690,7 +723,6 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
     /* a call's frames: one record, published in one pass, no clock read */
     if (one_pass(c, s, total)) {
         put_record(s, &cur, total);
-        PREFETCH_W(s->txd + ((s->tx_pos + REC_ALIGN) & s->mask)); /* the line after the next */
         return true;
     }
     int64_t deadline = DL_UNSET;
@@ -744,7 +776,7 @@ bool tp_shm_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, ch
         uint64_t next = begin_record(s, n);
         ring_copy_in(s->txd, s->size, (s->tx_pos + REC_HDR) & s->mask, p, n);
         publish_record(s, n, next);
-        PREFETCH_W(s->txd + ((s->tx_pos + REC_ALIGN) & s->mask)); /* the line after the next */
+        zero_ahead(s);
         return true;
     }
     struct iovec v = {(void *)p, n};
@@ -992,5 +1024,5 @@ bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *
         close(sock);
         return false;
     }
-    return server_conn(sock, peer, map, total, mfd, ring, out, err, errlen);
+    return server_conn(sock, peer, map, total, mfd, ring, false, out, err, errlen);
 }
