@@ -242,8 +242,9 @@ enum { W_CHANGED, W_TIMEOUT, W_STOP };
 
 /* Waits until *pos is no longer `seen` (the peer moved), the connection stops,
  * or the deadline passes. */
-__attribute__((noinline)) static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen, _Atomic uint32_t *sleepw,
-                       int64_t deadline)
+__attribute__((noinline)) /* the slow path: kept out of the callers' fast paths */
+static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
+                       _Atomic uint32_t *sleepw, int64_t deadline)
 {
     struct tp_shm *s = c->shm;
     int64_t spin_end = -1; /* the clock is first read after 64 spins: a reply that comes */
