@@ -106,7 +106,9 @@ struct tp_ucx {
     int efd;              /* the worker's event fd */
     int wake;             /* eventfd: apigen_tp_shutdown */
     atomic_bool down;     /* apigen_tp_shutdown was called */
-    ucs_status_t failed;  /* set by the endpoint's error handler (owner thread) */
+    _Atomic(ucs_status_t) failed; /* the first error: the endpoint's error handler (inside a
+                                     progress call) or a failed request; read by any thread
+                                     that sends, receives or closes (ep_status) */
     bool broken;          /* a send failed or timed out half-way */
     void *rdata;          /* received data not yet consumed (ucp_stream_recv_data_nb) */
     size_t rlen, roff;
@@ -133,12 +135,23 @@ static ucp_worker_h worker_new(ucs_thread_mode_t mode, int *efd, char *err, size
     return w;
 }
 
+/* The first error of the connection stays (later ones are its echoes). */
+static void ep_fail(struct tp_ucx *x, ucs_status_t st)
+{
+    ucs_status_t ok = UCS_OK;
+    atomic_compare_exchange_strong_explicit(&x->failed, &ok, st, memory_order_relaxed,
+                                            memory_order_relaxed);
+}
+
+static ucs_status_t ep_status(struct tp_ucx *x)
+{
+    return atomic_load_explicit(&x->failed, memory_order_relaxed);
+}
+
 static void ep_failed(void *arg, ucp_ep_h ep, ucs_status_t st)
 {
     (void)ep;
-    struct tp_ucx *x = arg;
-    if (x->failed == UCS_OK)
-        x->failed = st;
+    ep_fail(arg, st);
 }
 
 static int64_t mono_ns(void)
@@ -265,7 +278,7 @@ static bool ux_establish(struct tp_ucx *x, int timeout_ms, char *err, size_t err
     }
     int64_t deadline = tp_deadline(timeout_ms), spin = 0;
     ucs_status_t st;
-    while ((st = U.ucp_request_check_status(req)) == UCS_INPROGRESS && x->failed == UCS_OK) {
+    while ((st = U.ucp_request_check_status(req)) == UCS_INPROGRESS && ep_status(x) == UCS_OK) {
         if (U.ucp_worker_progress(x->w))
             continue;
         if (!idle_wait(x, deadline, &spin))
@@ -274,8 +287,8 @@ static bool ux_establish(struct tp_ucx *x, int timeout_ms, char *err, size_t err
     U.ucp_request_free(req);
     if (st == UCS_OK)
         return true;
-    if (x->failed != UCS_OK)
-        st = x->failed;
+    if (ep_status(x) != UCS_OK)
+        st = ep_status(x);
     tp_err(err, errlen, "%s", st == UCS_INPROGRESS ? "timed out" : U.ucs_status_string(st));
     x->broken = true;
     return false;
@@ -335,11 +348,11 @@ static bool peer_gone(ucs_status_t st)
 
 static void fail_msg(struct tp_ucx *x, const apigen_conn *c, const char *what, char *err, size_t errlen)
 {
-    if (peer_gone(x->failed))
+    if (peer_gone(ep_status(x)))
         tp_err(err, errlen, "%s %s: %s closed the connection (%s)", what, c->peer, c->peer,
-               U.ucs_status_string(x->failed));
+               U.ucs_status_string(ep_status(x)));
     else
-        tp_err(err, errlen, "%s %s: %s", what, c->peer, U.ucs_status_string(x->failed));
+        tp_err(err, errlen, "%s %s: %s", what, c->peer, U.ucs_status_string(ep_status(x)));
 }
 
 bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
@@ -374,8 +387,7 @@ bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
         return true;
     if (UCS_PTR_IS_ERR(req)) {
         x->broken = true;
-        if (x->failed == UCS_OK)
-            x->failed = UCS_PTR_STATUS(req);
+        ep_fail(x, UCS_PTR_STATUS(req));
         fail_msg(x, c, "send to", err, errlen);
         return false;
     }
@@ -387,8 +399,7 @@ bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
             if (st == UCS_OK)
                 return true;
             x->broken = true;
-            if (x->failed == UCS_OK)
-                x->failed = st;
+            ep_fail(x, st);
             fail_msg(x, c, "send to", err, errlen);
             return false;
         }
@@ -435,8 +446,7 @@ apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
             size_t len = 0;
             ucs_status_ptr_t d = U.ucp_stream_recv_data_nb(x->ep, &len);
             if (UCS_PTR_IS_ERR(d)) {
-                if (x->failed == UCS_OK)
-                    x->failed = UCS_PTR_STATUS(d);
+                ep_fail(x, UCS_PTR_STATUS(d));
             } else if (d) {
                 x->rdata = d;
                 x->rlen = len;
@@ -444,20 +454,20 @@ apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
                 continue;
             }
         }
-        if (x->failed != UCS_OK || x->broken) {
+        if (ep_status(x) != UCS_OK || x->broken) {
             if (got) {
                 tp_err(err, errlen,
                        "%s closed the connection in the middle of a message (%zu of %zu bytes)",
                        c->peer, got, n);
                 return APIGEN_TP_ERROR;
             }
-            if (peer_gone(x->failed)) {
+            if (peer_gone(ep_status(x))) {
                 tp_err(err, errlen, "%s closed the connection", c->peer);
                 return APIGEN_TP_EOF;
             }
             tp_err(err, errlen, "recv from %s: %s", c->peer,
                    x->broken ? "connection unusable after a failed send"
-                             : U.ucs_status_string(x->failed));
+                             : U.ucs_status_string(ep_status(x)));
             return APIGEN_TP_ERROR;
         }
         if (U.ucp_worker_progress(x->w))
@@ -485,7 +495,7 @@ void tp_ucx_close_x(struct tp_ucx *x)
     if (x->ep) {
         ucp_request_param_t p;
         memset(&p, 0, sizeof p);
-        bool force = x->failed != UCS_OK || x->broken || atomic_load(&x->down);
+        bool force = ep_status(x) != UCS_OK || x->broken || atomic_load(&x->down);
         p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
         p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
         ucs_status_ptr_t req = U.ucp_ep_close_nbx(x->ep, &p);
