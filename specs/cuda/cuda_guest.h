@@ -1,0 +1,22 @@
+/* Shared declarations of the CUDA driver stub's hand-written guest code. */
+#ifndef APIGEN_CUDA_GUEST_H
+#define APIGEN_CUDA_GUEST_H
+
+#include <stddef.h>
+
+#include "cuda_wire.h" /* cuda.h with every ABI form declared */
+
+/* The byte size of a module image from its header (image.c): a fat binary
+ * (bare, or a wrapper: then *image becomes the fat binary it points to), an
+ * ELF cubin, or NUL-terminated PTX text. Anything else is
+ * CUDA_ERROR_INVALID_IMAGE with a log line naming `fn`. */
+CUresult apigen_cuda_image(const void **image, size_t *size, const char *fn);
+
+/* The export table the private-interface helper provides (export_tables.c). */
+CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExportTableId);
+
+/* Whether p lies in host memory the guest allocated or registered through
+ * the driver (cuMemAllocHost & co; host_mem.c). */
+int apigen_cuda_is_guest_host(const void *p);
+
+#endif

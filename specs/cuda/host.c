@@ -1,0 +1,305 @@
+/* Host side of the CUDA driver stub's internal calls (apigen_cuda.h) and of
+ * the spec's `wrap: {host:}` functions: runs in apigen-server-cuda over the
+ * real driver. Handles arrive as ids: hand-written code resolves them with
+ * apigen_handle_lookup (a CUkernel may stand where a CUfunction is taken, as
+ * the driver allows). Device ranges a call hands out become the client's
+ * (apigen_dev_add), so later calls may name them. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cuda_wire.h"
+
+static const apigen_handle_type *ht(const char *name)
+{
+    for (unsigned i = 0; i < apigen_api_cuda.nhandle_types; i++)
+        if (strcmp(apigen_api_cuda.handle_types[i]->name, name) == 0)
+            return apigen_api_cuda.handle_types[i];
+    return NULL;
+}
+
+/* A CUfunction or CUkernel id of this client: the real handle as a
+ * CUfunction (the driver takes a CUkernel there too), or NULL. */
+static CUfunction func_of(apigen_call_ctx *cx, uint64_t id, int *is_kernel)
+{
+    void *real = NULL;
+    *is_kernel = 0;
+    if (apigen_handle_lookup(cx->session, ht("CUfunction"), id, &real)) return real;
+    if (apigen_handle_lookup(cx->session, ht("CUkernel"), id, &real)) {
+        *is_kernel = 1;
+        return real;
+    }
+    return NULL;
+}
+
+static CUresult copy_str(const char *s, char *buf, size_t cap, size_t *len)
+{
+    size_t n = strlen(s) + 1;
+    if (n > cap) n = cap;
+    if (n) {
+        memcpy(buf, s, n);
+        buf[n - 1] = 0;
+    }
+    *len = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult apigenCudaErrorString(CUresult error, int which, char *buf, size_t cap, size_t *len)
+{
+    const char *s = NULL;
+    CUresult e = which ? cuGetErrorString(error, &s) : cuGetErrorName(error, &s);
+    *len = 0;
+    if (e != CUDA_SUCCESS || !s) return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    return copy_str(s, buf, cap, len);
+}
+
+/* Internal calls whose handler needs the call context take it through the
+ * spec's wrap (host.c cannot see it otherwise): apigenCudaFuncName,
+ * apigenCudaParamLayout and apigenCudaLaunch are wrapped below. */
+CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf,
+                             size_t cap, size_t *len)
+{
+    int k;
+    CUfunction f = func_of(cx, func, &k);
+    const char *s = NULL;
+    *len = 0;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult e = (isKernel || k) ? cuKernelGetName(&s, (CUkernel)f) : cuFuncGetName(&s, f);
+    if (e != CUDA_SUCCESS || !s) return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    return copy_str(s, buf, cap, len);
+}
+
+CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets,
+                                size_t *sizes, unsigned int *nparams)
+{
+    int k;
+    (void)isKernel;
+    CUfunction f = func_of(cx, func, &k);
+    *nparams = 0;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    for (unsigned i = 0; i < APIGEN_CUDA_MAX_PARAMS; i++) {
+        CUresult e = k ? cuKernelGetParamInfo((CUkernel)f, i, &offsets[i], &sizes[i])
+                       : cuFuncGetParamInfo(f, i, &offsets[i], &sizes[i]);
+        if (e == CUDA_ERROR_INVALID_VALUE) return CUDA_SUCCESS; /* past the last parameter */
+        if (e != CUDA_SUCCESS) return e;
+        *nparams = i + 1;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX,
+                          unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+                          unsigned int blockDimY, unsigned int blockDimZ,
+                          unsigned int sharedMemBytes, CUstream hStream, const void *params,
+                          size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs,
+                          unsigned int flags)
+{
+    int k;
+    (void)isKernel;
+    CUfunction f = func_of(cx, func, &k);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    for (unsigned i = 0; i < numAttrs; i++)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            return CUDA_ERROR_NOT_SUPPORTED; /* an event handle inside: not translated */
+    /* the request's bytes need not be aligned for the kernel's parameters */
+    uint64_t small[128];
+    void *buf = small;
+    if (paramsSize > sizeof small && !(buf = malloc(paramsSize))) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (paramsSize) memcpy(buf, params, paramsSize);
+    size_t size = paramsSize;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CUlaunchConfig c = {gridDimX,  gridDimY,       gridDimZ, blockDimX,           blockDimY,
+                        blockDimZ, sharedMemBytes, hStream,  (CUlaunchAttribute *)attrs, numAttrs};
+    CUresult e = (flags & APIGEN_CUDA_LAUNCH_PTSZ) ? cuLaunchKernelEx_ptsz(&c, f, NULL, extra)
+                                                   : cuLaunchKernelEx(&c, f, NULL, extra);
+    if (buf != small) free(buf);
+    return e;
+}
+
+/* an aligned copy of an image that arrived inside a request */
+static void *aligned_copy(const void *p, size_t n)
+{
+    void *b = NULL;
+    if (posix_memalign(&b, 64, n ? n : 1) != 0) return NULL;
+    memcpy(b, p, n);
+    return b;
+}
+
+static void **values(const uint64_t *v, unsigned n)
+{
+    void **out = calloc(n ? n : 1, sizeof *out);
+    for (unsigned i = 0; out && i < n; i++) out[i] = (void *)(uintptr_t)v[i];
+    return out;
+}
+
+CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize,
+                              unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues)
+{
+    void *img = aligned_copy(image, imageSize);
+    void **vals = values(optionValues, numOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && vals)
+        e = cuModuleLoadDataEx(module, img, numOptions, (CUjit_option *)options,
+                               numOptions ? vals : NULL);
+    free(img); /* the driver copies the image */
+    free(vals);
+    return e;
+}
+
+CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t codeSize,
+                               unsigned int numJitOptions, const CUjit_option *jitOptions,
+                               const uint64_t *jitOptionsValues, unsigned int numLibraryOptions,
+                               const CUlibraryOption *libraryOptions,
+                               const uint64_t *libraryOptionValues)
+{
+    void *img = aligned_copy(code, codeSize);
+    void **jv = values(jitOptionsValues, numJitOptions);
+    void **lv = values(libraryOptionValues, numLibraryOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && jv && lv)
+        e = cuLibraryLoadData(library, img, (CUjit_option *)jitOptions, numJitOptions ? jv : NULL,
+                              numJitOptions, (CUlibraryOption *)libraryOptions,
+                              numLibraryOptions ? lv : NULL, numLibraryOptions);
+    /* CU_LIBRARY_BINARY_IS_PRESERVED would keep a pointer to the image: the
+     * guest refuses nothing here, so keep the copy alive when it is asked */
+    int preserved = 0;
+    for (unsigned i = 0; i < numLibraryOptions; i++)
+        if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED && libraryOptionValues[i])
+            preserved = 1;
+    if (!preserved || e != CUDA_SUCCESS) free(img);
+    free(jv);
+    free(lv);
+    return e;
+}
+
+/* ---- device ranges the driver hands out ------------------------------------------------------- */
+static CUresult add_range(apigen_call_ctx *cx, CUresult e, CUdeviceptr p, size_t bytes)
+{
+    if (e == CUDA_SUCCESS && p && !apigen_dev_add(cx, (uint64_t)p, bytes ? bytes : 1))
+        return CUDA_ERROR_OUT_OF_MEMORY; /* rejected; the runtime logged why */
+    return e;
+}
+
+/* the driver's own extent of the allocation holding p */
+static size_t extent(CUdeviceptr p)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (cuMemGetAddressRange_v2(&base, &size, p) != CUDA_SUCCESS) return 1;
+    return (size_t)(base + size - p);
+}
+
+CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch,
+                                   size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+{
+    CUresult e = cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    return dptr && pPitch ? add_range(cx, e, *dptr, *pPitch * Height) : e;
+}
+
+CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
+                                     CUmodule hmod, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult e = cuModuleGetGlobal_v2(&p, &n, hmod, name);
+    e = add_range(cx, e, p, n);
+    if (e == CUDA_SUCCESS) {
+        if (dptr) *dptr = p;
+        if (bytes) *bytes = n;
+    }
+    return e;
+}
+
+CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
+                                      CUlibrary library, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult e = cuLibraryGetGlobal(&p, &n, library, name);
+    e = add_range(cx, e, p, n);
+    if (e == CUDA_SUCCESS) {
+        if (dptr) *dptr = p;
+        if (bytes) *bytes = n;
+    }
+    return e;
+}
+
+CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                            unsigned int Flags)
+{
+    CUresult e = cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+    return pdptr && e == CUDA_SUCCESS ? add_range(cx, e, *pdptr, extent(*pdptr)) : e;
+}
+
+CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                               unsigned int Flags)
+{
+    CUresult e = cuIpcOpenMemHandle(pdptr, handle, Flags);
+    return pdptr && e == CUDA_SUCCESS ? add_range(cx, e, *pdptr, extent(*pdptr)) : e;
+}
+
+CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool,
+                               CUmemPoolPtrExportData *shareData)
+{
+    CUresult e = cuMemPoolImportPointer(ptr_out, pool, shareData);
+    return ptr_out && e == CUDA_SUCCESS ? add_range(cx, e, *ptr_out, extent(*ptr_out)) : e;
+}
+
+/* ---- resource descriptors: the array handle or device address inside -------------------------- */
+static int to_real(apigen_call_ctx *cx, const char *type, void *field)
+{
+    uint64_t id;
+    void *real = NULL;
+    memcpy(&id, field, sizeof id);
+    if (!id) return 1;
+    if (!apigen_handle_lookup(cx->session, ht(type), id, &real)) return 0;
+    memcpy(field, &real, sizeof real);
+    return 1;
+}
+
+static int res_in(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *r)
+{
+    switch (r->resType) {
+    case CU_RESOURCE_TYPE_ARRAY: return to_real(cx, "CUarray", &r->res.array.hArray);
+    case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+        return to_real(cx, "CUmipmappedArray", &r->res.mipmap.hMipmappedArray);
+    case CU_RESOURCE_TYPE_LINEAR:
+        return !r->res.linear.devPtr ||
+               apigen_dev_owned(cx->session, r->res.linear.devPtr, r->res.linear.sizeInBytes, true);
+    case CU_RESOURCE_TYPE_PITCH2D:
+        return !r->res.pitch2D.devPtr ||
+               apigen_dev_owned(cx->session, r->res.pitch2D.devPtr,
+                                r->res.pitch2D.height ? r->res.pitch2D.pitchInBytes *
+                                                            (r->res.pitch2D.height - 1)
+                                                      : 0,
+                                false);
+    }
+    return 1; /* other types: the driver refuses them */
+}
+
+CUresult cuda_host_tex_object_create(apigen_call_ctx *cx, CUtexObject *pTexObject,
+                                     const CUDA_RESOURCE_DESC *pResDesc,
+                                     const CUDA_TEXTURE_DESC *pTexDesc,
+                                     const CUDA_RESOURCE_VIEW_DESC *pResViewDesc)
+{
+    CUDA_RESOURCE_DESC r;
+    if (!pResDesc) return cuTexObjectCreate(pTexObject, NULL, pTexDesc, pResViewDesc);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return CUDA_ERROR_INVALID_HANDLE;
+    return cuTexObjectCreate(pTexObject, &r, pTexDesc, pResViewDesc);
+}
+
+CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject,
+                                      const CUDA_RESOURCE_DESC *pResDesc)
+{
+    CUDA_RESOURCE_DESC r;
+    if (!pResDesc) return cuSurfObjectCreate(pSurfObject, NULL);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return CUDA_ERROR_INVALID_HANDLE;
+    return cuSurfObjectCreate(pSurfObject, &r);
+}
