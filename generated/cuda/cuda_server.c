@@ -13,6 +13,7 @@
 CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudaFuncName */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
+CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
 CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle */
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle_v2 */
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
@@ -1133,6 +1134,52 @@ static void h_cuCtxCreate_v3(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuCtxCreate_v3(pctx, paramsArray, numParams, flags, dev);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pctx) { /* pctx */
+        k_ = ok_ ? n_pctx : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && pctx[i_] != 0 ? apigen_handle_put(cx, &ht_CUcontext, (void *)(uintptr_t)pctx[i_]) : 0)) return;
+    }
+}
+
+static void h_cuCtxCreate_v4(apigen_call_ctx *cx)
+{
+    CUcontext *pctx = {0};
+    CUctxCreateParams *ctxCreateParams = {0};
+    unsigned int flags = {0};
+    CUdevice dev = {0};
+    CUresult ret_;
+    uint32_t v_flags;
+    uint32_t v_dev;
+    uint8_t p_pctx = 0;
+    uint64_t n_pctx = 0;
+    const void *b_ctxCreateParams = NULL;
+    uint64_t l_ctxCreateParams = 0;
+    uint64_t n_ctxCreateParams = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u32(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+    dev = (CUdevice)(int32_t)v_dev;
+    if (!apigen_get_u8(cx->rd, &p_pctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pctx"); return; }
+    if (p_pctx) {
+        n_pctx = (uint64_t)(1);
+        pctx = apigen_scratch(cx, n_pctx, sizeof(CUcontext));
+        if (pctx == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_ctxCreateParams, &l_ctxCreateParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctxCreateParams"); return; }
+    if (b_ctxCreateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUctxCreateParams), &n_ctxCreateParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ctxCreateParams"); return; }
+        if (l_ctxCreateParams != n_ctxCreateParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctxCreateParams"); return; }
+        ctxCreateParams = (CUctxCreateParams *)b_ctxCreateParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_ctx_create_v4(cx, pctx, ctxCreateParams, flags, dev);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -15647,7 +15694,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[471] = {
+static const char *const call_names_[472] = {
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
@@ -15670,6 +15717,7 @@ static const char *const call_names_[471] = {
     [CUDA_CALL_cuCtxCreate] = "cuCtxCreate",
     [CUDA_CALL_cuCtxCreate_v2] = "cuCtxCreate_v2",
     [CUDA_CALL_cuCtxCreate_v3] = "cuCtxCreate_v3",
+    [CUDA_CALL_cuCtxCreate_v4] = "cuCtxCreate_v4",
     [CUDA_CALL_cuCtxDestroy] = "cuCtxDestroy",
     [CUDA_CALL_cuCtxDestroy_v2] = "cuCtxDestroy_v2",
     [CUDA_CALL_cuCtxDetach] = "cuCtxDetach",
@@ -16119,7 +16167,7 @@ static const char *const call_names_[471] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[471] = {
+static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
@@ -16142,6 +16190,7 @@ static const apigen_handler_fn handlers_[471] = {
     [CUDA_CALL_cuCtxCreate] = h_cuCtxCreate,
     [CUDA_CALL_cuCtxCreate_v2] = h_cuCtxCreate_v2,
     [CUDA_CALL_cuCtxCreate_v3] = h_cuCtxCreate_v3,
+    [CUDA_CALL_cuCtxCreate_v4] = h_cuCtxCreate_v4,
     [CUDA_CALL_cuCtxDestroy] = h_cuCtxDestroy,
     [CUDA_CALL_cuCtxDestroy_v2] = h_cuCtxDestroy_v2,
     [CUDA_CALL_cuCtxDetach] = h_cuCtxDetach,

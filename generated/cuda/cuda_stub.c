@@ -1414,14 +1414,66 @@ done:
 
 APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pctx;
-    (void)ctxCreateParams;
-    (void)flags;
-    (void)dev;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuCtxCreate_v4: not supported: %s", "not implemented yet: CUctxCreateParams points to execution-affinity and CIG parameter arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pctx = 0;
+    uint64_t n_ctxCreateParams = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxCreate_v4))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
+    if (pctx != NULL) {
+        n_pctx = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pctx != NULL)) goto nomem; /* pctx */
+    if (ctxCreateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUctxCreateParams), &n_ctxCreateParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, ctxCreateParams, n_ctxCreateParams)) goto nomem; /* ctxCreateParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pctx != NULL) { /* pctx */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pctx) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pctx[i_] = (CUcontext)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuCtxCreate_v4(pctx=%#llx, ctxCreateParams=%#llx, flags=%llu, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)(uintptr_t)ctxCreateParams, (unsigned long long)flags, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
@@ -25676,7 +25728,7 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[471] = {
+static const char *const call_names_[472] = {
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
@@ -25699,6 +25751,7 @@ static const char *const call_names_[471] = {
     [CUDA_CALL_cuCtxCreate] = "cuCtxCreate",
     [CUDA_CALL_cuCtxCreate_v2] = "cuCtxCreate_v2",
     [CUDA_CALL_cuCtxCreate_v3] = "cuCtxCreate_v3",
+    [CUDA_CALL_cuCtxCreate_v4] = "cuCtxCreate_v4",
     [CUDA_CALL_cuCtxDestroy] = "cuCtxDestroy",
     [CUDA_CALL_cuCtxDestroy_v2] = "cuCtxDestroy_v2",
     [CUDA_CALL_cuCtxDetach] = "cuCtxDetach",

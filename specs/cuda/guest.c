@@ -152,12 +152,11 @@ static CUresult jit_values(unsigned n, const CUjit_option *opts, void **vals, ui
     return CUDA_SUCCESS;
 }
 
-APIGEN_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
-                                          unsigned int numOptions, CUjit_option *options,
-                                          void **optionValues)
+static CUresult load_ex(const char *fn, CUmodule *module, const void *image,
+                        unsigned int numOptions, CUjit_option *options, void **optionValues)
 {
     size_t size;
-    CUresult e = apigen_cuda_image(&image, &size, "cuModuleLoadDataEx");
+    CUresult e = apigen_cuda_image(&image, &size, fn);
     uint64_t *vals = NULL;
     if (e == CUDA_SUCCESS) e = jit_values(numOptions, options, optionValues, &vals);
     if (e != CUDA_SUCCESS) return e;
@@ -166,9 +165,16 @@ APIGEN_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
     return e;
 }
 
+APIGEN_EXPORT CUresult cuModuleLoadDataEx(CUmodule *module, const void *image,
+                                          unsigned int numOptions, CUjit_option *options,
+                                          void **optionValues)
+{
+    return load_ex("cuModuleLoadDataEx", module, image, numOptions, options, optionValues);
+}
+
 APIGEN_EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-    return cuModuleLoadDataEx(module, image, 0, NULL, NULL);
+    return load_ex("cuModuleLoadData", module, image, 0, NULL, NULL);
 }
 
 APIGEN_EXPORT CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
@@ -257,7 +263,7 @@ APIGEN_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
     char *img;
     CUresult e = read_file(fname, "cuModuleLoad", &img);
     if (e != CUDA_SUCCESS) return e;
-    e = cuModuleLoadData(module, img);
+    e = load_ex("cuModuleLoad", module, img, 0, NULL, NULL);
     free(img);
     return e;
 }

@@ -303,3 +303,17 @@ CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfOb
     if (!res_in(cx, &r)) return CUDA_ERROR_INVALID_HANDLE;
     return cuSurfObjectCreate(pSurfObject, &r);
 }
+
+/* cuCtxCreate_v4: CUctxCreateParams arrived as bytes; its pointers are the
+ * guest's. Without them (the common NULL or zeroed parameters) the call is
+ * the driver's; execution-affinity and CIG arrays are not carried yet. */
+CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx,
+                                 CUctxCreateParams *ctxCreateParams, unsigned int flags,
+                                 CUdevice dev)
+{
+    (void)cx;
+    if (ctxCreateParams && (ctxCreateParams->execAffinityParams || ctxCreateParams->cigParams ||
+                            ctxCreateParams->numExecAffinityParams))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
+}

@@ -1,0 +1,191 @@
+/* A CUDA driver API program: the same output natively (NVIDIA's
+ * libcuda.so.1) and over apigen's driver stub. Without a driver (the
+ * toolkit's stubs library as libcuda.so.1) both stop at cuInit with the
+ * same error; on a GPU every step's result is printed and checked.
+ *   driver_basic KERNELS.ptx KERNELS.fatbin */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda.h>
+
+static const char *name_of(CUresult e)
+{
+    const char *s = NULL;
+    return cuGetErrorName(e, &s) == CUDA_SUCCESS && s ? s : "(no name)";
+}
+
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        CUresult e_ = (call);                                                                      \
+        printf("%-28s %d %s\n", #call, (int)e_, e_ == CUDA_SUCCESS ? "" : name_of(e_));           \
+        if (e_ != CUDA_SUCCESS) return 1;                                                          \
+    } while (0)
+#undef CHECK
+#define CHECK(call) if (check(#call, (call))) return 1
+static int check(const char *what, CUresult e)
+{
+    char w[40];
+    snprintf(w, sizeof w, "%.*s", (int)(strchr(what, '(') ? strchr(what, '(') - what : 39), what);
+    printf("%-28s %d %s\n", w, (int)e, e == CUDA_SUCCESS ? "ok" : name_of(e));
+    return e != CUDA_SUCCESS;
+}
+
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s KERNELS.ptx KERNELS.fatbin\n", argv[0]);
+        return 2;
+    }
+    int ver = 0, count = 0;
+    CHECK(cuInit(0));
+    CHECK(cuDriverGetVersion(&ver));
+    printf("driver version >= 13000: %d\n", ver >= 13000);
+    CHECK(cuDeviceGetCount(&count));
+    printf("devices: %d\n", count > 0);
+    CUdevice dev;
+    CHECK(cuDeviceGet(&dev, 0));
+    char name[256];
+    CHECK(cuDeviceGetName(name, sizeof name, dev));
+    printf("name is non-empty: %d\n", name[0] != 0);
+    int major = 0;
+    CHECK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    printf("compute capability major >= 5: %d\n", major >= 5);
+
+    /* contexts: the primary one, then one of our own pushed and popped */
+    CUcontext primary, ctx, cur;
+    CHECK(cuDevicePrimaryCtxRetain(&primary, dev));
+    CHECK(cuCtxSetCurrent(primary));
+    CHECK(cuCtxGetCurrent(&cur));
+    printf("current is primary: %d\n", cur == primary);
+    CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+    CHECK(cuCtxGetCurrent(&cur));
+    printf("current is the new context: %d\n", cur == ctx);
+    CHECK(cuCtxPopCurrent(&cur));
+    printf("popped the new context: %d\n", cur == ctx);
+    CHECK(cuCtxGetCurrent(&cur));
+    printf("current is primary again: %d\n", cur == primary);
+    CHECK(cuCtxDestroy(ctx));
+
+    /* memory */
+    enum { N = 1000 };
+    float hx[N], hy[N], out[N];
+    for (int i = 0; i < N; i++) hx[i] = (float)i, hy[i] = 1.0f;
+    CUdeviceptr dx, dy;
+    CHECK(cuMemAlloc(&dx, N * sizeof(float)));
+    CHECK(cuMemAlloc(&dy, N * sizeof(float)));
+    CHECK(cuMemcpyHtoD(dx, hx, sizeof hx));
+    CHECK(cuMemcpyHtoD(dy, hy, sizeof hy));
+    size_t freeb = 0, total = 0;
+    CHECK(cuMemGetInfo(&freeb, &total));
+    printf("free <= total: %d\n", freeb <= total && total > 0);
+
+    /* a module from PTX text, a launch with kernelParams */
+    char *ptx = read_all(argv[1]);
+    if (!ptx) { printf("cannot read %s\n", argv[1]); return 1; }
+    CUmodule mod;
+    CUfunction axpy, fill, bump;
+    CHECK(cuModuleLoadData(&mod, ptx));
+    CHECK(cuModuleGetFunction(&axpy, mod, "axpy"));
+    float a = 2.0f;
+    int n = N;
+    void *args[] = {&a, &dx, &dy, &n};
+    CHECK(cuLaunchKernel(axpy, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
+    CHECK(cuCtxSynchronize());
+    CHECK(cuMemcpyDtoH(out, dy, sizeof out));
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += out[i] != 2.0f * i + 1.0f;
+    printf("axpy: %d wrong\n", bad);
+
+    /* a module from a fat binary file; the `extra` form with a struct argument */
+    CUmodule mod2;
+    CHECK(cuModuleLoad(&mod2, argv[2]));
+    CHECK(cuModuleGetFunction(&fill, mod2, "fill"));
+    size_t off = 0, sz = 0, total_sz = 0;
+    for (unsigned i = 0; cuFuncGetParamInfo(fill, i, &off, &sz) == CUDA_SUCCESS; i++)
+        total_sz = off + sz;
+    unsigned char buf[64];
+    memset(buf, 0, sizeof buf);
+    struct { int k; double scale; } p = {3, 0.5};
+    char c = 7;
+    CUdeviceptr di;
+    CHECK(cuMemAlloc(&di, N * sizeof(int)));
+    CHECK(cuFuncGetParamInfo(fill, 0, &off, &sz));
+    memcpy(buf + off, &di, sz);
+    CHECK(cuFuncGetParamInfo(fill, 1, &off, &sz));
+    memcpy(buf + off, &c, sz);
+    CHECK(cuFuncGetParamInfo(fill, 2, &off, &sz));
+    memcpy(buf + off, &p, sz);
+    CHECK(cuFuncGetParamInfo(fill, 3, &off, &sz));
+    memcpy(buf + off, &n, sz);
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &total_sz,
+                     CU_LAUNCH_PARAM_END};
+    CHECK(cuLaunchKernel(fill, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, NULL, extra));
+    int iout[N];
+    CHECK(cuMemcpyDtoH(iout, di, sizeof iout));
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += iout[i] != (int)(7 + 3 * i * 0.5);
+    printf("fill: %d wrong\n", bad);
+
+    /* a __device__ variable: cuModuleGetGlobal, then copies to and from it */
+    CHECK(cuModuleGetFunction(&bump, mod2, "bump"));
+    CUdeviceptr counter;
+    size_t csize = 0;
+    int zero = 0, got = 0;
+    CHECK(cuModuleGetGlobal(&counter, &csize, mod2, "counter"));
+    printf("counter size: %zu\n", csize);
+    CHECK(cuMemcpyHtoD(counter, &zero, sizeof zero));
+    CUstream s;
+    CUevent ev;
+    CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&ev, 0));
+    CHECK(cuLaunchKernel(bump, 4, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuEventRecord(ev, s));
+    CHECK(cuEventSynchronize(ev));
+    CHECK(cuMemcpyDtoH(&got, counter, sizeof got));
+    printf("bump: %d\n", got);
+
+    /* pinned host memory and an async copy, memset */
+    int *pinned;
+    CHECK(cuMemAllocHost((void **)&pinned, N * sizeof(int)));
+    CHECK(cuMemsetD32Async(di, 42, N, s));
+    CHECK(cuMemcpyDtoHAsync(pinned, di, N * sizeof(int), s));
+    CHECK(cuStreamSynchronize(s));
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += pinned[i] != 42;
+    printf("memset: %d wrong\n", bad);
+    CHECK(cuMemFreeHost(pinned));
+
+    /* an error the driver reports: an out-of-range memcpy */
+    CUresult e = cuMemcpyHtoD(dx, hx, 1 << 30);
+    printf("oversized copy is an error: %d\n", e != CUDA_SUCCESS);
+
+    CHECK(cuEventDestroy(ev));
+    CHECK(cuStreamDestroy(s));
+    CHECK(cuMemFree(dx));
+    CHECK(cuMemFree(dy));
+    CHECK(cuMemFree(di));
+    CHECK(cuModuleUnload(mod));
+    CHECK(cuModuleUnload(mod2));
+    CHECK(cuDevicePrimaryCtxRelease(dev));
+    free(ptx);
+    printf("done\n");
+    return 0;
+}
