@@ -783,6 +783,22 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         F.main_paths[i] = found;
         sb_printf(&tu_text, "#include \"%s\"\n", found);
     }
+    /* api.proc_table's header: its typedefs are read, its functions not taken */
+    if (s->proc_header) {
+        char *found = NULL;
+        for (size_t j = 0; j < ndirs && !found; j++) {
+            char *p = path_join(dirs[j], s->proc_header);
+            if (file_exists(p)) found = p;
+            else free(p);
+        }
+        if (!found)
+            diag_error(d, s->proc_loc, NULL, NULL,
+                       "api.proc_table.header '%s' not found (searched the headers' folders)",
+                       s->proc_header);
+        else
+            sb_printf(&tu_text, "#include \"%s\"\n", found);
+        free(found);
+    }
     if (d->errors > errors0) goto out;
 
     /* arguments */

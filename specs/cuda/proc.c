@@ -1,8 +1,9 @@
 /* cuGetProcAddress / cuGetProcAddress_v2 of the CUDA driver stub: the
  * stub's own entry point for every (name, version, per-thread) the real
- * driver resolves. The table (proc_table.h) is derived from cudaTypedefs.h's
- * PFN_<name>_v<version>[_ptds|_ptsz] typedefs by gen_proc_table.py; each
- * entry is checked here, at compile time, to have the typedef's type. */
+ * driver resolves. The table is CUDA_PROC_TABLE of cuda_wire.h, which apigen
+ * derives from cudaTypedefs.h's PFN_<name>_v<version>[_ptds|_ptsz] typedefs
+ * (specs/cuda.yaml api.proc_table); each entry is checked here, at compile
+ * time, to have the typedef's type. */
 #include <stdint.h>
 #include <string.h>
 
@@ -12,22 +13,20 @@
 
 #include <cudaTypedefs.h>
 
-#include "proc_table.h"
-
 typedef struct proc {
     const char *name;
     int version;
-    int per_thread; /* the _ptds / _ptsz form */
+    int per_thread; /* the _ptds / _ptsz form (a variant suffix) */
     void *fn;
 } proc;
 
 #define X(name, ver, pt, sym, pfn)                                                                 \
     _Static_assert(__builtin_types_compatible_p(pfn, __typeof__(&sym)), #pfn " is not " #sym);
-APIGEN_CUDA_PROC_ENTRIES
+CUDA_PROC_TABLE(X)
 #undef X
 
-#define X(name, ver, pt, sym, pfn) {#name, ver, pt, (void *)&sym},
-static const proc procs_[] = {APIGEN_CUDA_PROC_ENTRIES};
+#define X(name, ver, pt, sym, pfn) {#name, ver, pt != 0, (void *)&sym},
+static const proc procs_[] = {CUDA_PROC_TABLE(X)};
 #undef X
 #define NPROCS (sizeof procs_ / sizeof procs_[0])
 
