@@ -12,8 +12,11 @@
 /* ---- hand-written handlers ---- */
 CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudaFuncName */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
+CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
+CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams */
+CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams_ptsz */
 CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle */
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle_v2 */
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
@@ -71,6 +74,7 @@ CUresult cuStreamBeginCapture_ptsz(CUstream hStream); /* a symbol variant of cuS
 CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode); /* a symbol variant of cuStreamBeginCapture_v2 */
 CUresult cuStreamCopyAttributes_ptsz(CUstream dst, CUstream src); /* a symbol variant of cuStreamCopyAttributes */
 CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph); /* a symbol variant of cuStreamEndCapture */
+CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out); /* a symbol variant of cuStreamGetAttribute */
 CUresult cuStreamGetCaptureInfo_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out); /* a symbol variant of cuStreamGetCaptureInfo */
 CUresult cuStreamGetCtx_ptsz(CUstream hStream, CUcontext *pctx); /* a symbol variant of cuStreamGetCtx */
 CUresult cuStreamGetCtx_v2_ptsz(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx); /* a symbol variant of cuStreamGetCtx_v2 */
@@ -80,6 +84,7 @@ CUresult cuStreamGetId_ptsz(CUstream hStream, unsigned long long *streamId); /* 
 CUresult cuStreamGetPriority_ptsz(CUstream hStream, int *priority); /* a symbol variant of cuStreamGetPriority */
 CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus); /* a symbol variant of cuStreamIsCapturing */
 CUresult cuStreamQuery_ptsz(CUstream hStream); /* a symbol variant of cuStreamQuery */
+CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value); /* a symbol variant of cuStreamSetAttribute */
 CUresult cuStreamSynchronize_ptsz(CUstream hStream); /* a symbol variant of cuStreamSynchronize */
 CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies, unsigned int flags); /* a symbol variant of cuStreamUpdateCaptureDependencies */
 CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, unsigned int flags); /* a symbol variant of cuStreamUpdateCaptureDependencies_v2 */
@@ -459,6 +464,69 @@ static void h_apigenCudaLibraryLoad(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && library[i_] != 0 ? apigen_handle_put_owned(cx, &ht_CUlibrary, (void *)(uintptr_t)library[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaMemcpy3D(apigen_call_ctx *cx)
+{
+    const CUDA_MEMCPY3D *copy = {0};
+    CUstream hStream = {0};
+    unsigned int kind = {0};
+    void *hostOut = {0};
+    size_t outSize = {0};
+    const void *hostIn = {0};
+    size_t inSize = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_kind;
+    uint64_t v_outSize;
+    uint64_t v_inSize;
+    const void *b_copy = NULL;
+    uint64_t l_copy = 0;
+    uint64_t n_copy = 0;
+    uint8_t p_hostOut = 0;
+    uint64_t n_hostOut = 0;
+    const void *b_hostIn = NULL;
+    uint64_t l_hostIn = 0;
+    uint64_t n_hostIn = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
+    kind = (unsigned int)v_kind;
+    if (!apigen_get_u64(cx->rd, &v_outSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "outSize"); return; }
+    outSize = (size_t)v_outSize;
+    if (!apigen_get_u64(cx->rd, &v_inSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "inSize"); return; }
+    inSize = (size_t)v_inSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_copy, &l_copy, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "copy"); return; }
+    if (b_copy != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copy)) { apigen_reject(cx, APIGEN_TOO_LARGE, "copy"); return; }
+        if (l_copy != n_copy) { apigen_reject(cx, APIGEN_BAD_ARGS, "copy"); return; }
+        copy = (const CUDA_MEMCPY3D *)b_copy;
+    }
+    if (!apigen_get_u8(cx->rd, &p_hostOut)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostOut"); return; }
+    if (p_hostOut) {
+        n_hostOut = (uint64_t)(outSize);
+        hostOut = apigen_scratch(cx, n_hostOut, 1);
+        if (hostOut == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_hostIn, &l_hostIn, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostIn"); return; }
+    if (b_hostIn != NULL) {
+        n_hostIn = (uint64_t)(inSize);
+        if (l_hostIn != n_hostIn) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostIn"); return; }
+        hostIn = (const void *)b_hostIn;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_memcpy3d(cx, copy, hStream, kind, hostOut, outSize, hostIn, inSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_hostOut) { /* hostOut */
+        k_ = ok_ ? n_hostOut : 0;
+        if (!apigen_put_bytes_ref(cx->wr, hostOut, k_)) return;
     }
 }
 
@@ -3615,6 +3683,33 @@ static void h_cuFuncSetAttribute(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cuFuncSetBlockShape(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    int x = {0};
+    int y = {0};
+    int z = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_x;
+    uint32_t v_y;
+    uint32_t v_z;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_x)) { apigen_reject(cx, APIGEN_BAD_ARGS, "x"); return; }
+    x = (int)(int32_t)v_x;
+    if (!apigen_get_u32(cx->rd, &v_y)) { apigen_reject(cx, APIGEN_BAD_ARGS, "y"); return; }
+    y = (int)(int32_t)v_y;
+    if (!apigen_get_u32(cx->rd, &v_z)) { apigen_reject(cx, APIGEN_BAD_ARGS, "z"); return; }
+    z = (int)(int32_t)v_z;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuFuncSetBlockShape(hfunc, x, y, z);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cuFuncSetCacheConfig(apigen_call_ctx *cx)
 {
     CUfunction hfunc = {0};
@@ -3649,6 +3744,25 @@ static void h_cuFuncSetSharedMemConfig(apigen_call_ctx *cx)
     config = (CUsharedconfig)v_config;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuFuncSetSharedMemConfig(hfunc, config);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuFuncSetSharedSize(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    unsigned int bytes = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_bytes;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
+    bytes = (unsigned int)v_bytes;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuFuncSetSharedSize(hfunc, bytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -5040,6 +5154,110 @@ static void h_cuGraphInstantiateWithFlags(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuGraphInstantiateWithParams(apigen_call_ctx *cx)
+{
+    CUgraphExec *phGraphExec = {0};
+    CUgraph hGraph = {0};
+    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams = {0};
+    CUresult ret_;
+    uint64_t v_hGraph;
+    void *r_;
+    uint8_t p_phGraphExec = 0;
+    uint64_t n_phGraphExec = 0;
+    const void *b_instantiateParams = NULL;
+    uint64_t l_instantiateParams = 0;
+    uint64_t n_instantiateParams = 0;
+    uint8_t p_instantiateParams = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_phGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphExec"); return; }
+    if (p_phGraphExec) {
+        n_phGraphExec = (uint64_t)(1);
+        phGraphExec = apigen_scratch(cx, n_phGraphExec, sizeof(CUgraphExec));
+        if (phGraphExec == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_instantiateParams, &l_instantiateParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+    if (b_instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS), &n_instantiateParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "instantiateParams"); return; }
+        if (l_instantiateParams != n_instantiateParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+        instantiateParams = apigen_scratch(cx, n_instantiateParams, 1);
+        if (instantiateParams == NULL) return;
+        memcpy(instantiateParams, b_instantiateParams, n_instantiateParams);
+    }
+    p_instantiateParams = b_instantiateParams != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_graph_instantiate_params(cx, phGraphExec, hGraph, instantiateParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphExec) { /* phGraphExec */
+        k_ = ok_ ? n_phGraphExec : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphExec[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphExec, (void *)(uintptr_t)phGraphExec[i_]) : 0)) return;
+    }
+    if (p_instantiateParams) { /* instantiateParams */
+        k_ = ok_ ? n_instantiateParams : 0;
+        if (!apigen_put_bytes_ref(cx->wr, instantiateParams, k_)) return;
+    }
+}
+
+static void h_cuGraphInstantiateWithParams_ptsz(apigen_call_ctx *cx)
+{
+    CUgraphExec *phGraphExec = {0};
+    CUgraph hGraph = {0};
+    CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams = {0};
+    CUresult ret_;
+    uint64_t v_hGraph;
+    void *r_;
+    uint8_t p_phGraphExec = 0;
+    uint64_t n_phGraphExec = 0;
+    const void *b_instantiateParams = NULL;
+    uint64_t l_instantiateParams = 0;
+    uint64_t n_instantiateParams = 0;
+    uint8_t p_instantiateParams = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_phGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphExec"); return; }
+    if (p_phGraphExec) {
+        n_phGraphExec = (uint64_t)(1);
+        phGraphExec = apigen_scratch(cx, n_phGraphExec, sizeof(CUgraphExec));
+        if (phGraphExec == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_instantiateParams, &l_instantiateParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+    if (b_instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS), &n_instantiateParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "instantiateParams"); return; }
+        if (l_instantiateParams != n_instantiateParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "instantiateParams"); return; }
+        instantiateParams = apigen_scratch(cx, n_instantiateParams, 1);
+        if (instantiateParams == NULL) return;
+        memcpy(instantiateParams, b_instantiateParams, n_instantiateParams);
+    }
+    p_instantiateParams = b_instantiateParams != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_graph_instantiate_params_ptsz(cx, phGraphExec, hGraph, instantiateParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphExec) { /* phGraphExec */
+        k_ = ok_ ? n_phGraphExec : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphExec[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphExec, (void *)(uintptr_t)phGraphExec[i_]) : 0)) return;
+    }
+    if (p_instantiateParams) { /* instantiateParams */
+        k_ = ok_ ? n_instantiateParams : 0;
+        if (!apigen_put_bytes_ref(cx->wr, instantiateParams, k_)) return;
+    }
+}
+
 static void h_cuGraphInstantiate_v2(apigen_call_ctx *cx)
 {
     CUgraphExec *phGraphExec = {0};
@@ -5122,6 +5340,70 @@ static void h_cuGraphKernelNodeCopyAttributes(apigen_call_ctx *cx)
     src = (CUgraphNode)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuGraphKernelNodeCopyAttributes(dst, src);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuGraphKernelNodeGetAttribute(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    CUkernelNodeAttrID attr = {0};
+    CUkernelNodeAttrValue *value_out = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint32_t v_attr;
+    uint8_t p_value_out = 0;
+    uint64_t n_value_out = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUkernelNodeAttrID)v_attr;
+    if (!apigen_get_u8(cx->rd, &p_value_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value_out"); return; }
+    if (p_value_out) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUkernelNodeAttrValue), &n_value_out)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value_out"); return; }
+        value_out = apigen_scratch(cx, n_value_out, 1);
+        if (value_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuGraphKernelNodeGetAttribute(hNode, attr, value_out);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_value_out) { /* value_out */
+        k_ = ok_ ? n_value_out : 0;
+        if (!apigen_put_bytes_ref(cx->wr, value_out, k_)) return;
+    }
+}
+
+static void h_cuGraphKernelNodeSetAttribute(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    CUkernelNodeAttrID attr = {0};
+    const CUkernelNodeAttrValue *value = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint32_t v_attr;
+    const void *b_value = NULL;
+    uint64_t l_value = 0;
+    uint64_t n_value = 0;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUkernelNodeAttrID)v_attr;
+    if (!apigen_get_opt_bytes(cx->rd, &b_value, &l_value, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    if (b_value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUkernelNodeAttrValue), &n_value)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value"); return; }
+        if (l_value != n_value) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+        value = (const CUkernelNodeAttrValue *)b_value;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuGraphKernelNodeSetAttribute(hNode, attr, value);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -6566,6 +6848,72 @@ static void h_cuKernelSetCacheConfig(apigen_call_ctx *cx)
     dev = (CUdevice)(int32_t)v_dev;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuKernelSetCacheConfig(kernel, config, dev);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuLaunch(apigen_call_ctx *cx)
+{
+    CUfunction f = {0};
+    CUresult ret_;
+    uint64_t v_f;
+    void *r_;
+    if (!apigen_get_u64(cx->rd, &v_f)) { apigen_reject(cx, APIGEN_BAD_ARGS, "f"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_f, &r_)) return; /* f */
+    f = (CUfunction)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuLaunch(f);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuLaunchGrid(apigen_call_ctx *cx)
+{
+    CUfunction f = {0};
+    int grid_width = {0};
+    int grid_height = {0};
+    CUresult ret_;
+    uint64_t v_f;
+    void *r_;
+    uint32_t v_grid_width;
+    uint32_t v_grid_height;
+    if (!apigen_get_u64(cx->rd, &v_f)) { apigen_reject(cx, APIGEN_BAD_ARGS, "f"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_f, &r_)) return; /* f */
+    f = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_grid_width)) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid_width"); return; }
+    grid_width = (int)(int32_t)v_grid_width;
+    if (!apigen_get_u32(cx->rd, &v_grid_height)) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid_height"); return; }
+    grid_height = (int)(int32_t)v_grid_height;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuLaunchGrid(f, grid_width, grid_height);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuLaunchGridAsync(apigen_call_ctx *cx)
+{
+    CUfunction f = {0};
+    int grid_width = {0};
+    int grid_height = {0};
+    CUstream hStream = {0};
+    CUresult ret_;
+    uint64_t v_f;
+    void *r_;
+    uint32_t v_grid_width;
+    uint32_t v_grid_height;
+    uint64_t v_hStream;
+    if (!apigen_get_u64(cx->rd, &v_f)) { apigen_reject(cx, APIGEN_BAD_ARGS, "f"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_f, &r_)) return; /* f */
+    f = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_grid_width)) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid_width"); return; }
+    grid_width = (int)(int32_t)v_grid_width;
+    if (!apigen_get_u32(cx->rd, &v_grid_height)) { apigen_reject(cx, APIGEN_BAD_ARGS, "grid_height"); return; }
+    grid_height = (int)(int32_t)v_grid_height;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuLaunchGridAsync(f, grid_width, grid_height, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11919,6 +12267,128 @@ static void h_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(apigen_call_c
     }
 }
 
+static void h_cuParamSetSize(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    unsigned int numbytes = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_numbytes;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numbytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numbytes"); return; }
+    numbytes = (unsigned int)v_numbytes;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuParamSetSize(hfunc, numbytes);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuParamSetTexRef(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    int texunit = {0};
+    CUtexref hTexRef = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_texunit;
+    uint64_t v_hTexRef;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_texunit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "texunit"); return; }
+    texunit = (int)(int32_t)v_texunit;
+    if (!apigen_get_u64(cx->rd, &v_hTexRef)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hTexRef"); return; }
+    if (!apigen_handle_get(cx, &ht_CUtexref, v_hTexRef, &r_)) return; /* hTexRef */
+    hTexRef = (CUtexref)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuParamSetTexRef(hfunc, texunit, hTexRef);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuParamSetf(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    int offset = {0};
+    float value = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_offset;
+    float v_value;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_offset)) { apigen_reject(cx, APIGEN_BAD_ARGS, "offset"); return; }
+    offset = (int)(int32_t)v_offset;
+    if (!apigen_get_f32(cx->rd, &v_value)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    value = (float)v_value;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuParamSetf(hfunc, offset, value);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuParamSeti(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    int offset = {0};
+    unsigned int value = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_offset;
+    uint32_t v_value;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_offset)) { apigen_reject(cx, APIGEN_BAD_ARGS, "offset"); return; }
+    offset = (int)(int32_t)v_offset;
+    if (!apigen_get_u32(cx->rd, &v_value)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    value = (unsigned int)v_value;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuParamSeti(hfunc, offset, value);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuParamSetv(apigen_call_ctx *cx)
+{
+    CUfunction hfunc = {0};
+    int offset = {0};
+    void *ptr = {0};
+    unsigned int numbytes = {0};
+    CUresult ret_;
+    uint64_t v_hfunc;
+    void *r_;
+    uint32_t v_offset;
+    uint32_t v_numbytes;
+    const void *b_ptr = NULL;
+    uint64_t l_ptr = 0;
+    uint64_t n_ptr = 0;
+    if (!apigen_get_u64(cx->rd, &v_hfunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hfunc"); return; }
+    if (!apigen_handle_get(cx, &ht_CUfunction, v_hfunc, &r_)) return; /* hfunc */
+    hfunc = (CUfunction)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_offset)) { apigen_reject(cx, APIGEN_BAD_ARGS, "offset"); return; }
+    offset = (int)(int32_t)v_offset;
+    if (!apigen_get_u32(cx->rd, &v_numbytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numbytes"); return; }
+    numbytes = (unsigned int)v_numbytes;
+    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+    if (b_ptr != NULL) {
+        n_ptr = (uint64_t)(numbytes);
+        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)b_ptr;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuParamSetv(hfunc, offset, ptr, numbytes);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cuPointerGetAttribute(apigen_call_ctx *cx)
 {
     void *data = {0};
@@ -12707,6 +13177,76 @@ static void h_cuStreamEndCapture_ptsz(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuStreamGetAttribute(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    CUstreamAttrID attr = {0};
+    CUstreamAttrValue *value = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_attr;
+    uint8_t p_value = 0;
+    uint64_t n_value = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUstreamAttrID)v_attr;
+    if (!apigen_get_u8(cx->rd, &p_value)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    if (p_value) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value"); return; }
+        value = apigen_scratch(cx, n_value, 1);
+        if (value == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuStreamGetAttribute(hStream, attr, value);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_value) { /* value */
+        k_ = ok_ ? n_value : 0;
+        if (!apigen_put_bytes_ref(cx->wr, value, k_)) return;
+    }
+}
+
+static void h_cuStreamGetAttribute_ptsz(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    CUstreamAttrID attr = {0};
+    CUstreamAttrValue *value_out = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_attr;
+    uint8_t p_value_out = 0;
+    uint64_t n_value_out = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUstreamAttrID)v_attr;
+    if (!apigen_get_u8(cx->rd, &p_value_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value_out"); return; }
+    if (p_value_out) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value_out)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value_out"); return; }
+        value_out = apigen_scratch(cx, n_value_out, 1);
+        if (value_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuStreamGetAttribute_ptsz(hStream, attr, value_out);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_value_out) { /* value_out */
+        k_ = ok_ ? n_value_out : 0;
+        if (!apigen_put_bytes_ref(cx->wr, value_out, k_)) return;
+    }
+}
+
 static void h_cuStreamGetCaptureInfo(apigen_call_ctx *cx)
 {
     CUstream hStream = {0};
@@ -13331,6 +13871,64 @@ static void h_cuStreamQuery_ptsz(apigen_call_ctx *cx)
     hStream = (CUstream)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuStreamQuery_ptsz(hStream);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuStreamSetAttribute(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    CUstreamAttrID attr = {0};
+    const CUstreamAttrValue *param = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_attr;
+    const void *b_param = NULL;
+    uint64_t l_param = 0;
+    uint64_t n_param = 0;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUstreamAttrID)v_attr;
+    if (!apigen_get_opt_bytes(cx->rd, &b_param, &l_param, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
+    if (b_param != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_param)) { apigen_reject(cx, APIGEN_TOO_LARGE, "param"); return; }
+        if (l_param != n_param) { apigen_reject(cx, APIGEN_BAD_ARGS, "param"); return; }
+        param = (const CUstreamAttrValue *)b_param;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuStreamSetAttribute(hStream, attr, param);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuStreamSetAttribute_ptsz(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    CUstreamAttrID attr = {0};
+    const CUstreamAttrValue *value = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_attr;
+    const void *b_value = NULL;
+    uint64_t l_value = 0;
+    uint64_t n_value = 0;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
+    attr = (CUstreamAttrID)v_attr;
+    if (!apigen_get_opt_bytes(cx->rd, &b_value, &l_value, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+    if (b_value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value)) { apigen_reject(cx, APIGEN_TOO_LARGE, "value"); return; }
+        if (l_value != n_value) { apigen_reject(cx, APIGEN_BAD_ARGS, "value"); return; }
+        value = (const CUstreamAttrValue *)b_value;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuStreamSetAttribute_ptsz(hStream, attr, value);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -15694,11 +16292,12 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[472] = {
+static const char *const call_names_[491] = {
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
+    [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
@@ -15809,8 +16408,10 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuFuncIsLoaded] = "cuFuncIsLoaded",
     [CUDA_CALL_cuFuncLoad] = "cuFuncLoad",
     [CUDA_CALL_cuFuncSetAttribute] = "cuFuncSetAttribute",
+    [CUDA_CALL_cuFuncSetBlockShape] = "cuFuncSetBlockShape",
     [CUDA_CALL_cuFuncSetCacheConfig] = "cuFuncSetCacheConfig",
     [CUDA_CALL_cuFuncSetSharedMemConfig] = "cuFuncSetSharedMemConfig",
+    [CUDA_CALL_cuFuncSetSharedSize] = "cuFuncSetSharedSize",
     [CUDA_CALL_cuGraphAddChildGraphNode] = "cuGraphAddChildGraphNode",
     [CUDA_CALL_cuGraphAddDependencies] = "cuGraphAddDependencies",
     [CUDA_CALL_cuGraphAddDependencies_v2] = "cuGraphAddDependencies_v2",
@@ -15843,8 +16444,12 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuGraphGetRootNodes] = "cuGraphGetRootNodes",
     [CUDA_CALL_cuGraphInstantiate] = "cuGraphInstantiate",
     [CUDA_CALL_cuGraphInstantiateWithFlags] = "cuGraphInstantiateWithFlags",
+    [CUDA_CALL_cuGraphInstantiateWithParams] = "cuGraphInstantiateWithParams",
+    [CUDA_CALL_cuGraphInstantiateWithParams_ptsz] = "cuGraphInstantiateWithParams_ptsz",
     [CUDA_CALL_cuGraphInstantiate_v2] = "cuGraphInstantiate_v2",
     [CUDA_CALL_cuGraphKernelNodeCopyAttributes] = "cuGraphKernelNodeCopyAttributes",
+    [CUDA_CALL_cuGraphKernelNodeGetAttribute] = "cuGraphKernelNodeGetAttribute",
+    [CUDA_CALL_cuGraphKernelNodeSetAttribute] = "cuGraphKernelNodeSetAttribute",
     [CUDA_CALL_cuGraphLaunch] = "cuGraphLaunch",
     [CUDA_CALL_cuGraphLaunch_ptsz] = "cuGraphLaunch_ptsz",
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = "cuGraphMemFreeNodeGetParams",
@@ -15889,6 +16494,9 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuKernelGetParamInfo] = "cuKernelGetParamInfo",
     [CUDA_CALL_cuKernelSetAttribute] = "cuKernelSetAttribute",
     [CUDA_CALL_cuKernelSetCacheConfig] = "cuKernelSetCacheConfig",
+    [CUDA_CALL_cuLaunch] = "cuLaunch",
+    [CUDA_CALL_cuLaunchGrid] = "cuLaunchGrid",
+    [CUDA_CALL_cuLaunchGridAsync] = "cuLaunchGridAsync",
     [CUDA_CALL_cuLibraryEnumerateKernels] = "cuLibraryEnumerateKernels",
     [CUDA_CALL_cuLibraryGetGlobal] = "cuLibraryGetGlobal",
     [CUDA_CALL_cuLibraryGetKernel] = "cuLibraryGetKernel",
@@ -16048,6 +16656,11 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuOccupancyAvailableDynamicSMemPerBlock] = "cuOccupancyAvailableDynamicSMemPerBlock",
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessor] = "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags] = "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    [CUDA_CALL_cuParamSetSize] = "cuParamSetSize",
+    [CUDA_CALL_cuParamSetTexRef] = "cuParamSetTexRef",
+    [CUDA_CALL_cuParamSetf] = "cuParamSetf",
+    [CUDA_CALL_cuParamSeti] = "cuParamSeti",
+    [CUDA_CALL_cuParamSetv] = "cuParamSetv",
     [CUDA_CALL_cuPointerGetAttribute] = "cuPointerGetAttribute",
     [CUDA_CALL_cuPointerSetAttribute] = "cuPointerSetAttribute",
     [CUDA_CALL_cuProfilerInitialize] = "cuProfilerInitialize",
@@ -16075,6 +16688,8 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuStreamDestroy_v2] = "cuStreamDestroy_v2",
     [CUDA_CALL_cuStreamEndCapture] = "cuStreamEndCapture",
     [CUDA_CALL_cuStreamEndCapture_ptsz] = "cuStreamEndCapture_ptsz",
+    [CUDA_CALL_cuStreamGetAttribute] = "cuStreamGetAttribute",
+    [CUDA_CALL_cuStreamGetAttribute_ptsz] = "cuStreamGetAttribute_ptsz",
     [CUDA_CALL_cuStreamGetCaptureInfo] = "cuStreamGetCaptureInfo",
     [CUDA_CALL_cuStreamGetCaptureInfo_ptsz] = "cuStreamGetCaptureInfo_ptsz",
     [CUDA_CALL_cuStreamGetCtx] = "cuStreamGetCtx",
@@ -16094,6 +16709,8 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuStreamIsCapturing_ptsz] = "cuStreamIsCapturing_ptsz",
     [CUDA_CALL_cuStreamQuery] = "cuStreamQuery",
     [CUDA_CALL_cuStreamQuery_ptsz] = "cuStreamQuery_ptsz",
+    [CUDA_CALL_cuStreamSetAttribute] = "cuStreamSetAttribute",
+    [CUDA_CALL_cuStreamSetAttribute_ptsz] = "cuStreamSetAttribute_ptsz",
     [CUDA_CALL_cuStreamSynchronize] = "cuStreamSynchronize",
     [CUDA_CALL_cuStreamSynchronize_ptsz] = "cuStreamSynchronize_ptsz",
     [CUDA_CALL_cuStreamUpdateCaptureDependencies] = "cuStreamUpdateCaptureDependencies",
@@ -16167,11 +16784,12 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[472] = {
+static const apigen_handler_fn handlers_[491] = {
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
     [CUDA_CALL_apigenCudaLibraryLoad] = h_apigenCudaLibraryLoad,
+    [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaParamLayout] = h_apigenCudaParamLayout,
     [CUDA_CALL_cuArray3DCreate] = h_cuArray3DCreate,
@@ -16282,8 +16900,10 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuFuncIsLoaded] = h_cuFuncIsLoaded,
     [CUDA_CALL_cuFuncLoad] = h_cuFuncLoad,
     [CUDA_CALL_cuFuncSetAttribute] = h_cuFuncSetAttribute,
+    [CUDA_CALL_cuFuncSetBlockShape] = h_cuFuncSetBlockShape,
     [CUDA_CALL_cuFuncSetCacheConfig] = h_cuFuncSetCacheConfig,
     [CUDA_CALL_cuFuncSetSharedMemConfig] = h_cuFuncSetSharedMemConfig,
+    [CUDA_CALL_cuFuncSetSharedSize] = h_cuFuncSetSharedSize,
     [CUDA_CALL_cuGraphAddChildGraphNode] = h_cuGraphAddChildGraphNode,
     [CUDA_CALL_cuGraphAddDependencies] = h_cuGraphAddDependencies,
     [CUDA_CALL_cuGraphAddDependencies_v2] = h_cuGraphAddDependencies_v2,
@@ -16316,8 +16936,12 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuGraphGetRootNodes] = h_cuGraphGetRootNodes,
     [CUDA_CALL_cuGraphInstantiate] = h_cuGraphInstantiate,
     [CUDA_CALL_cuGraphInstantiateWithFlags] = h_cuGraphInstantiateWithFlags,
+    [CUDA_CALL_cuGraphInstantiateWithParams] = h_cuGraphInstantiateWithParams,
+    [CUDA_CALL_cuGraphInstantiateWithParams_ptsz] = h_cuGraphInstantiateWithParams_ptsz,
     [CUDA_CALL_cuGraphInstantiate_v2] = h_cuGraphInstantiate_v2,
     [CUDA_CALL_cuGraphKernelNodeCopyAttributes] = h_cuGraphKernelNodeCopyAttributes,
+    [CUDA_CALL_cuGraphKernelNodeGetAttribute] = h_cuGraphKernelNodeGetAttribute,
+    [CUDA_CALL_cuGraphKernelNodeSetAttribute] = h_cuGraphKernelNodeSetAttribute,
     [CUDA_CALL_cuGraphLaunch] = h_cuGraphLaunch,
     [CUDA_CALL_cuGraphLaunch_ptsz] = h_cuGraphLaunch_ptsz,
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = h_cuGraphMemFreeNodeGetParams,
@@ -16362,6 +16986,9 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuKernelGetParamInfo] = h_cuKernelGetParamInfo,
     [CUDA_CALL_cuKernelSetAttribute] = h_cuKernelSetAttribute,
     [CUDA_CALL_cuKernelSetCacheConfig] = h_cuKernelSetCacheConfig,
+    [CUDA_CALL_cuLaunch] = h_cuLaunch,
+    [CUDA_CALL_cuLaunchGrid] = h_cuLaunchGrid,
+    [CUDA_CALL_cuLaunchGridAsync] = h_cuLaunchGridAsync,
     [CUDA_CALL_cuLibraryEnumerateKernels] = h_cuLibraryEnumerateKernels,
     [CUDA_CALL_cuLibraryGetGlobal] = h_cuLibraryGetGlobal,
     [CUDA_CALL_cuLibraryGetKernel] = h_cuLibraryGetKernel,
@@ -16521,6 +17148,11 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuOccupancyAvailableDynamicSMemPerBlock] = h_cuOccupancyAvailableDynamicSMemPerBlock,
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessor] = h_cuOccupancyMaxActiveBlocksPerMultiprocessor,
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags] = h_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+    [CUDA_CALL_cuParamSetSize] = h_cuParamSetSize,
+    [CUDA_CALL_cuParamSetTexRef] = h_cuParamSetTexRef,
+    [CUDA_CALL_cuParamSetf] = h_cuParamSetf,
+    [CUDA_CALL_cuParamSeti] = h_cuParamSeti,
+    [CUDA_CALL_cuParamSetv] = h_cuParamSetv,
     [CUDA_CALL_cuPointerGetAttribute] = h_cuPointerGetAttribute,
     [CUDA_CALL_cuPointerSetAttribute] = h_cuPointerSetAttribute,
     [CUDA_CALL_cuProfilerInitialize] = h_cuProfilerInitialize,
@@ -16548,6 +17180,8 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuStreamDestroy_v2] = h_cuStreamDestroy_v2,
     [CUDA_CALL_cuStreamEndCapture] = h_cuStreamEndCapture,
     [CUDA_CALL_cuStreamEndCapture_ptsz] = h_cuStreamEndCapture_ptsz,
+    [CUDA_CALL_cuStreamGetAttribute] = h_cuStreamGetAttribute,
+    [CUDA_CALL_cuStreamGetAttribute_ptsz] = h_cuStreamGetAttribute_ptsz,
     [CUDA_CALL_cuStreamGetCaptureInfo] = h_cuStreamGetCaptureInfo,
     [CUDA_CALL_cuStreamGetCaptureInfo_ptsz] = h_cuStreamGetCaptureInfo_ptsz,
     [CUDA_CALL_cuStreamGetCtx] = h_cuStreamGetCtx,
@@ -16567,6 +17201,8 @@ static const apigen_handler_fn handlers_[472] = {
     [CUDA_CALL_cuStreamIsCapturing_ptsz] = h_cuStreamIsCapturing_ptsz,
     [CUDA_CALL_cuStreamQuery] = h_cuStreamQuery,
     [CUDA_CALL_cuStreamQuery_ptsz] = h_cuStreamQuery_ptsz,
+    [CUDA_CALL_cuStreamSetAttribute] = h_cuStreamSetAttribute,
+    [CUDA_CALL_cuStreamSetAttribute_ptsz] = h_cuStreamSetAttribute_ptsz,
     [CUDA_CALL_cuStreamSynchronize] = h_cuStreamSynchronize,
     [CUDA_CALL_cuStreamSynchronize_ptsz] = h_cuStreamSynchronize_ptsz,
     [CUDA_CALL_cuStreamUpdateCaptureDependencies] = h_cuStreamUpdateCaptureDependencies,

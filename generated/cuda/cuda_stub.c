@@ -273,6 +273,73 @@ done:
     return ret_;
 }
 
+/* apigenCudaMemcpy3D: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_copy = 0;
+    uint64_t n_hostOut = 0;
+    uint64_t n_hostIn = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaMemcpy3D, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
+    if (!apigen_put_u64(call_.wr, (uint64_t)outSize)) goto nomem; /* outSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)inSize)) goto nomem; /* inSize */
+    if (copy != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copy)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, copy, n_copy)) goto nomem; /* copy */
+    if (hostOut != NULL) {
+        n_hostOut = (uint64_t)(outSize);
+    }
+    if (!apigen_put_u8(call_.wr, hostOut != NULL)) goto nomem; /* hostOut */
+    if (hostIn != NULL) {
+        n_hostIn = (uint64_t)(inSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, hostIn, n_hostIn)) goto nomem; /* hostIn */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (hostOut != NULL && !apigen_get_into(&call_.rd, hostOut, n_hostOut, NULL)) goto bad; /* hostOut */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaMemcpy3D(copy=%#llx, hStream=%#llx, kind=%llu, hostOut=%#llx, outSize=%llu, hostIn=%#llx, inSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)copy, (unsigned long long)(uintptr_t)hStream, (unsigned long long)kind, (unsigned long long)(uintptr_t)hostOut, (unsigned long long)outSize, (unsigned long long)(uintptr_t)hostIn, (unsigned long long)inSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaModuleLoad: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize, unsigned int numOptions, const CUjit_option *options, const uint64_t *optionValues)
@@ -5898,14 +5965,48 @@ done:
 
 APIGEN_EXPORT CUresult cuFuncSetBlockShape(CUfunction hfunc, int x, int y, int z)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)x;
-    (void)y;
-    (void)z;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuFuncSetBlockShape: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuFuncSetBlockShape, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)x)) goto nomem; /* x */
+    if (!apigen_put_u32(call_.wr, (uint32_t)y)) goto nomem; /* y */
+    if (!apigen_put_u32(call_.wr, (uint32_t)z)) goto nomem; /* z */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuFuncSetBlockShape(hfunc=%#llx, x=%lld, y=%lld, z=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (long long)x, (long long)y, (long long)z, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
@@ -5998,12 +6099,46 @@ done:
 
 APIGEN_EXPORT CUresult cuFuncSetSharedSize(CUfunction hfunc, unsigned int bytes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)bytes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuFuncSetSharedSize: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuFuncSetSharedSize, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)bytes)) goto nomem; /* bytes */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuFuncSetSharedSize(hfunc=%#llx, bytes=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (unsigned long long)bytes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
@@ -8257,24 +8392,134 @@ done:
 
 APIGEN_EXPORT CUresult cuGraphInstantiateWithParams(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphExec;
-    (void)hGraph;
-    (void)instantiateParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphInstantiateWithParams: not supported: %s", "not implemented yet: CUDA_GRAPH_INSTANTIATE_PARAMS holds a stream handle in and a node handle out");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphExec = 0;
+    uint64_t n_instantiateParams = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphInstantiateWithParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (phGraphExec != NULL) {
+        n_phGraphExec = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphExec != NULL)) goto nomem; /* phGraphExec */
+    if (instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS), &n_instantiateParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphExec != NULL) { /* phGraphExec */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphExec) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphExec[i_] = (CUgraphExec)(uintptr_t)v_;
+        }
+    }
+    if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphInstantiateWithParams(phGraphExec=%#llx, hGraph=%#llx, instantiateParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphExec, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)instantiateParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphExec;
-    (void)hGraph;
-    (void)instantiateParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphInstantiateWithParams_ptsz: not supported: %s", "not implemented yet: CUDA_GRAPH_INSTANTIATE_PARAMS holds a stream handle in and a node handle out");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphExec = 0;
+    uint64_t n_instantiateParams = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphInstantiateWithParams_ptsz, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (phGraphExec != NULL) {
+        n_phGraphExec = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphExec != NULL)) goto nomem; /* phGraphExec */
+    if (instantiateParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_GRAPH_INSTANTIATE_PARAMS), &n_instantiateParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, instantiateParams, n_instantiateParams)) goto nomem; /* instantiateParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphExec != NULL) { /* phGraphExec */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphExec) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphExec[i_] = (CUgraphExec)(uintptr_t)v_;
+        }
+    }
+    if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphInstantiateWithParams_ptsz(phGraphExec=%#llx, hGraph=%#llx, instantiateParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphExec, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)instantiateParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
@@ -8404,13 +8649,55 @@ done:
 
 APIGEN_EXPORT CUresult cuGraphKernelNodeGetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, CUkernelNodeAttrValue *value_out)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)attr;
-    (void)value_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeGetAttribute: not supported: %s", "not implemented yet: CUkernelNodeAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value_out = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphKernelNodeGetAttribute, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (value_out != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUkernelNodeAttrValue), &n_value_out)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, value_out != NULL)) goto nomem; /* value_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphKernelNodeGetAttribute(hNode=%#llx, attr=%llu, value_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)attr, (unsigned long long)(uintptr_t)value_out, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
@@ -8435,13 +8722,54 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KER
 
 APIGEN_EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)attr;
-    (void)value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeSetAttribute: not supported: %s", "not implemented yet: CUkernelNodeAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphKernelNodeSetAttribute, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUkernelNodeAttrValue), &n_value)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphKernelNodeSetAttribute(hNode=%#llx, attr=%llu, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)attr, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
@@ -10919,11 +11247,45 @@ done:
 
 APIGEN_EXPORT CUresult cuLaunch(CUfunction f)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)f;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLaunch: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)f); /* f */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLaunch, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)f)) goto nomem; /* f */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLaunch(f=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)f, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *launchParamsList, unsigned int numDevices, unsigned int flags)
@@ -10939,25 +11301,82 @@ APIGEN_EXPORT CUresult cuLaunchCooperativeKernelMultiDevice(CUDA_LAUNCH_PARAMS *
 
 APIGEN_EXPORT CUresult cuLaunchGrid(CUfunction f, int grid_width, int grid_height)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)f;
-    (void)grid_width;
-    (void)grid_height;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLaunchGrid: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)f); /* f */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLaunchGrid, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)f)) goto nomem; /* f */
+    if (!apigen_put_u32(call_.wr, (uint32_t)grid_width)) goto nomem; /* grid_width */
+    if (!apigen_put_u32(call_.wr, (uint32_t)grid_height)) goto nomem; /* grid_height */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLaunchGrid(f=%#llx, grid_width=%lld, grid_height=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)f, (long long)grid_width, (long long)grid_height, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)f;
-    (void)grid_width;
-    (void)grid_height;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLaunchGridAsync: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)f); /* f */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLaunchGridAsync, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)f)) goto nomem; /* f */
+    if (!apigen_put_u32(call_.wr, (uint32_t)grid_width)) goto nomem; /* grid_width */
+    if (!apigen_put_u32(call_.wr, (uint32_t)grid_height)) goto nomem; /* grid_height */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    st_ = apigen_call_async(&call_);
+    apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
+    goto done;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLaunchGridAsync(f=%#llx, grid_width=%lld, grid_height=%lld, hStream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)f, (long long)grid_width, (long long)grid_height, (unsigned long long)(uintptr_t)hStream, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
@@ -14665,68 +15084,12 @@ APIGEN_EXPORT CUresult cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream h
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2DAsync_v2: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy2DAsync_v2_ptsz(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2DAsync_v2_ptsz: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     (void)pCopy;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cuMemcpy2DUnaligned: not supported: %s", "the CUDA 2 form (32-bit device addresses); use cuMemcpy2DUnaligned_v2");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2DUnaligned_v2: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy2DUnaligned_v2_ptds(const CUDA_MEMCPY2D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2DUnaligned_v2_ptds: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2D_v2: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy2D_v2_ptds(const CUDA_MEMCPY2D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy2D_v2_ptds: not supported: %s", "not implemented yet: CUDA_MEMCPY2D may name guest host memory (srcHost/dstHost)");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -14746,26 +15109,6 @@ APIGEN_EXPORT CUresult cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream h
     (void)hStream;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cuMemcpy3DAsync: not supported: %s", "the CUDA 2 form (32-bit device addresses); use cuMemcpy3DAsync_v2");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DAsync_v2: not supported: %s", "not implemented yet: CUDA_MEMCPY3D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DAsync_v2_ptsz: not supported: %s", "not implemented yet: CUDA_MEMCPY3D may name guest host memory (srcHost/dstHost)");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -14854,24 +15197,6 @@ APIGEN_EXPORT CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
     (void)pCopy;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cuMemcpy3DPeer_ptds: not supported: %s", "not implemented yet: CUDA_MEMCPY3D_PEER holds context handles and guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3D_v2: not supported: %s", "not implemented yet: CUDA_MEMCPY3D may name guest host memory (srcHost/dstHost)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3D_v2_ptds(const CUDA_MEMCPY3D *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3D_v2_ptds: not supported: %s", "not implemented yet: CUDA_MEMCPY3D may name guest host memory (srcHost/dstHost)");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -19445,57 +19770,232 @@ APIGEN_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfu
 
 APIGEN_EXPORT CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)numbytes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuParamSetSize: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuParamSetSize, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numbytes)) goto nomem; /* numbytes */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuParamSetSize(hfunc=%#llx, numbytes=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (unsigned long long)numbytes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)texunit;
-    (void)hTexRef;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuParamSetTexRef: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hTexRef); /* hTexRef */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuParamSetTexRef, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)texunit)) goto nomem; /* texunit */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hTexRef)) goto nomem; /* hTexRef */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuParamSetTexRef(hfunc=%#llx, texunit=%lld, hTexRef=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (long long)texunit, (unsigned long long)(uintptr_t)hTexRef, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuParamSetf(CUfunction hfunc, int offset, float value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)offset;
-    (void)value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuParamSetf: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuParamSetf, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)offset)) goto nomem; /* offset */
+    if (!apigen_put_f32(call_.wr, (float)value)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuParamSetf(hfunc=%#llx, offset=%lld, value=%g) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (long long)offset, (double)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuParamSeti(CUfunction hfunc, int offset, unsigned int value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)offset;
-    (void)value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuParamSeti: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuParamSeti, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)offset)) goto nomem; /* offset */
+    if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuParamSeti(hfunc=%#llx, offset=%lld, value=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (long long)offset, (unsigned long long)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuParamSetv(CUfunction hfunc, int offset, void *ptr, unsigned int numbytes)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hfunc;
-    (void)offset;
-    (void)ptr;
-    (void)numbytes;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuParamSetv: not supported: %s", "deprecated execution-control API (use cuLaunchKernel)");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_ptr = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hfunc); /* hfunc */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuParamSetv, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hfunc)) goto nomem; /* hfunc */
+    if (!apigen_put_u32(call_.wr, (uint32_t)offset)) goto nomem; /* offset */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numbytes)) goto nomem; /* numbytes */
+    if (ptr != NULL) {
+        n_ptr = (uint64_t)(numbytes);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuParamSetv(hfunc=%#llx, offset=%lld, ptr=%#llx, numbytes=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hfunc, (long long)offset, (unsigned long long)(uintptr_t)ptr, (unsigned long long)numbytes, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
@@ -20883,24 +21383,108 @@ done:
 
 APIGEN_EXPORT CUresult cuStreamGetAttribute(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)attr;
-    (void)value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetAttribute: not supported: %s", "not implemented yet: CUstreamAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuStreamGetAttribute, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, value != NULL)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuStreamGetAttribute(hStream=%#llx, attr=%llu, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)attr, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuStreamGetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, CUstreamAttrValue *value_out)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)attr;
-    (void)value_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetAttribute_ptsz: not supported: %s", "not implemented yet: CUstreamAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value_out = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuStreamGetAttribute_ptsz, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (value_out != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value_out)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, value_out != NULL)) goto nomem; /* value_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuStreamGetAttribute_ptsz(hStream=%#llx, attr=%llu, value_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)attr, (unsigned long long)(uintptr_t)value_out, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out)
@@ -21996,24 +22580,106 @@ done:
 
 APIGEN_EXPORT CUresult cuStreamSetAttribute(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *param)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)attr;
-    (void)param;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamSetAttribute: not supported: %s", "not implemented yet: CUstreamAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_param = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuStreamSetAttribute, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (param != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_param)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, param, n_param)) goto nomem; /* param */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuStreamSetAttribute(hStream=%#llx, attr=%llu, param=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)attr, (unsigned long long)(uintptr_t)param, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuStreamSetAttribute_ptsz(CUstream hStream, CUstreamAttrID attr, const CUstreamAttrValue *value)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)attr;
-    (void)value;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamSetAttribute_ptsz: not supported: %s", "not implemented yet: CUstreamAttrValue may hold an event handle");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_value = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuStreamSetAttribute_ptsz, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
+    if (value != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamAttrValue), &n_value)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, value, n_value)) goto nomem; /* value */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuStreamSetAttribute_ptsz(hStream=%#llx, attr=%llu, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)attr, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
@@ -25728,11 +26394,12 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[472] = {
+static const char *const call_names_[491] = {
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
+    [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
@@ -25843,8 +26510,10 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuFuncIsLoaded] = "cuFuncIsLoaded",
     [CUDA_CALL_cuFuncLoad] = "cuFuncLoad",
     [CUDA_CALL_cuFuncSetAttribute] = "cuFuncSetAttribute",
+    [CUDA_CALL_cuFuncSetBlockShape] = "cuFuncSetBlockShape",
     [CUDA_CALL_cuFuncSetCacheConfig] = "cuFuncSetCacheConfig",
     [CUDA_CALL_cuFuncSetSharedMemConfig] = "cuFuncSetSharedMemConfig",
+    [CUDA_CALL_cuFuncSetSharedSize] = "cuFuncSetSharedSize",
     [CUDA_CALL_cuGraphAddChildGraphNode] = "cuGraphAddChildGraphNode",
     [CUDA_CALL_cuGraphAddDependencies] = "cuGraphAddDependencies",
     [CUDA_CALL_cuGraphAddDependencies_v2] = "cuGraphAddDependencies_v2",
@@ -25877,8 +26546,12 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuGraphGetRootNodes] = "cuGraphGetRootNodes",
     [CUDA_CALL_cuGraphInstantiate] = "cuGraphInstantiate",
     [CUDA_CALL_cuGraphInstantiateWithFlags] = "cuGraphInstantiateWithFlags",
+    [CUDA_CALL_cuGraphInstantiateWithParams] = "cuGraphInstantiateWithParams",
+    [CUDA_CALL_cuGraphInstantiateWithParams_ptsz] = "cuGraphInstantiateWithParams_ptsz",
     [CUDA_CALL_cuGraphInstantiate_v2] = "cuGraphInstantiate_v2",
     [CUDA_CALL_cuGraphKernelNodeCopyAttributes] = "cuGraphKernelNodeCopyAttributes",
+    [CUDA_CALL_cuGraphKernelNodeGetAttribute] = "cuGraphKernelNodeGetAttribute",
+    [CUDA_CALL_cuGraphKernelNodeSetAttribute] = "cuGraphKernelNodeSetAttribute",
     [CUDA_CALL_cuGraphLaunch] = "cuGraphLaunch",
     [CUDA_CALL_cuGraphLaunch_ptsz] = "cuGraphLaunch_ptsz",
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = "cuGraphMemFreeNodeGetParams",
@@ -25923,6 +26596,9 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuKernelGetParamInfo] = "cuKernelGetParamInfo",
     [CUDA_CALL_cuKernelSetAttribute] = "cuKernelSetAttribute",
     [CUDA_CALL_cuKernelSetCacheConfig] = "cuKernelSetCacheConfig",
+    [CUDA_CALL_cuLaunch] = "cuLaunch",
+    [CUDA_CALL_cuLaunchGrid] = "cuLaunchGrid",
+    [CUDA_CALL_cuLaunchGridAsync] = "cuLaunchGridAsync",
     [CUDA_CALL_cuLibraryEnumerateKernels] = "cuLibraryEnumerateKernels",
     [CUDA_CALL_cuLibraryGetGlobal] = "cuLibraryGetGlobal",
     [CUDA_CALL_cuLibraryGetKernel] = "cuLibraryGetKernel",
@@ -26082,6 +26758,11 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuOccupancyAvailableDynamicSMemPerBlock] = "cuOccupancyAvailableDynamicSMemPerBlock",
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessor] = "cuOccupancyMaxActiveBlocksPerMultiprocessor",
     [CUDA_CALL_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags] = "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    [CUDA_CALL_cuParamSetSize] = "cuParamSetSize",
+    [CUDA_CALL_cuParamSetTexRef] = "cuParamSetTexRef",
+    [CUDA_CALL_cuParamSetf] = "cuParamSetf",
+    [CUDA_CALL_cuParamSeti] = "cuParamSeti",
+    [CUDA_CALL_cuParamSetv] = "cuParamSetv",
     [CUDA_CALL_cuPointerGetAttribute] = "cuPointerGetAttribute",
     [CUDA_CALL_cuPointerSetAttribute] = "cuPointerSetAttribute",
     [CUDA_CALL_cuProfilerInitialize] = "cuProfilerInitialize",
@@ -26109,6 +26790,8 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuStreamDestroy_v2] = "cuStreamDestroy_v2",
     [CUDA_CALL_cuStreamEndCapture] = "cuStreamEndCapture",
     [CUDA_CALL_cuStreamEndCapture_ptsz] = "cuStreamEndCapture_ptsz",
+    [CUDA_CALL_cuStreamGetAttribute] = "cuStreamGetAttribute",
+    [CUDA_CALL_cuStreamGetAttribute_ptsz] = "cuStreamGetAttribute_ptsz",
     [CUDA_CALL_cuStreamGetCaptureInfo] = "cuStreamGetCaptureInfo",
     [CUDA_CALL_cuStreamGetCaptureInfo_ptsz] = "cuStreamGetCaptureInfo_ptsz",
     [CUDA_CALL_cuStreamGetCtx] = "cuStreamGetCtx",
@@ -26128,6 +26811,8 @@ static const char *const call_names_[472] = {
     [CUDA_CALL_cuStreamIsCapturing_ptsz] = "cuStreamIsCapturing_ptsz",
     [CUDA_CALL_cuStreamQuery] = "cuStreamQuery",
     [CUDA_CALL_cuStreamQuery_ptsz] = "cuStreamQuery_ptsz",
+    [CUDA_CALL_cuStreamSetAttribute] = "cuStreamSetAttribute",
+    [CUDA_CALL_cuStreamSetAttribute_ptsz] = "cuStreamSetAttribute_ptsz",
     [CUDA_CALL_cuStreamSynchronize] = "cuStreamSynchronize",
     [CUDA_CALL_cuStreamSynchronize_ptsz] = "cuStreamSynchronize_ptsz",
     [CUDA_CALL_cuStreamUpdateCaptureDependencies] = "cuStreamUpdateCaptureDependencies",

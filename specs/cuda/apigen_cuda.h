@@ -50,4 +50,19 @@ CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned int gridDimX,
                           size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs,
                           unsigned int flags);
 
+/* apigenCudaMemcpy3D kinds and flags */
+#define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
+#define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */
+#define APIGEN_CUDA_COPY_3D 2u           /* cuMemcpy3D_v2 */
+#define APIGEN_CUDA_COPY_KIND 3u
+#define APIGEN_CUDA_COPY_ASYNC 4u        /* the *Async form, on hStream */
+#define APIGEN_CUDA_COPY_PT 8u           /* the _ptds / _ptsz entry point */
+
+/* A 2D or 3D copy: the guest's host memory on either side travels packed
+ * (rows of WidthInBytes back to back: hostIn for a host source, hostOut
+ * for a host destination); the descriptor's host pointers are set by the
+ * server, its array handles are ids. */
+CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind,
+                            void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
+
 #endif

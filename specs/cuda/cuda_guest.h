@@ -19,4 +19,10 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
  * the driver (cuMemAllocHost & co; host_mem.c). */
 int apigen_cuda_is_guest_host(const void *p);
 
+/* Whether an address of unified addressing is the server's (device memory,
+ * or memory of the server's process the driver knows) rather than the
+ * guest's own host memory (host_mem.c; asks the server unless the guest
+ * allocated or registered it). */
+int apigen_cuda_on_server(CUdeviceptr p);
+
 #endif

@@ -317,3 +317,100 @@ CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx,
         return CUDA_ERROR_NOT_SUPPORTED;
     return cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
 }
+
+/* cuGraphInstantiateWithParams: CUDA_GRAPH_INSTANTIATE_PARAMS arrived as
+ * bytes: the upload stream is an id in, the error node a real handle out. */
+static CUresult instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph,
+                                   CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptsz)
+{
+    uint64_t sid = p ? (uint64_t)(uintptr_t)p->hUploadStream : 0;
+    if (p) {
+        void *real = NULL;
+        /* 0, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD pass as they are */
+        if (sid > 2) {
+            if (!apigen_handle_lookup(cx->session, ht("CUstream"), sid, &real))
+                return CUDA_ERROR_INVALID_HANDLE;
+            p->hUploadStream = real;
+        }
+        p->hErrNode_out = NULL;
+    }
+    CUresult e = ptsz ? cuGraphInstantiateWithParams_ptsz(phGraphExec, hGraph, p)
+                      : cuGraphInstantiateWithParams(phGraphExec, hGraph, p);
+    if (p) {
+        p->hUploadStream = (CUstream)(uintptr_t)sid; /* the guest's id, as it sent it */
+        p->hErrNode_out = p->hErrNode_out
+                              ? (CUgraphNode)(uintptr_t)apigen_handle_put(cx, ht("CUgraphNode"),
+                                                                         p->hErrNode_out)
+                              : NULL;
+    }
+    return e;
+}
+
+CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec,
+                                            CUgraph hGraph,
+                                            CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return instantiate_params(cx, phGraphExec, hGraph, instantiateParams, 0);
+}
+
+CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec,
+                                                 CUgraph hGraph,
+                                                 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return instantiate_params(cx, phGraphExec, hGraph, instantiateParams, 1);
+}
+
+/* ---- 2D and 3D copies (copy3d.c packs the guest's host sides) ------------------------------- */
+static int copy_side(apigen_call_ctx *cx, CUmemorytype t, CUdeviceptr dev, CUarray *arr)
+{
+    switch (t) {
+    case CU_MEMORYTYPE_DEVICE: return !dev || apigen_dev_owned(cx->session, dev, 0, false);
+    case CU_MEMORYTYPE_ARRAY: return to_real(cx, "CUarray", arr);
+    default: return 1; /* host sides are set by the handler; others: the driver's error */
+    }
+}
+
+CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
+                            unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
+                            size_t inSize)
+{
+    if (!copy) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c = *copy;
+    size_t depth = c.Depth ? c.Depth : 1;
+    /* a host side is exactly the packed rows the guest sent or will take */
+    if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
+        if (!hostIn || inSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        c.srcHost = hostIn;
+    }
+    if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
+        if (!hostOut || outSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        c.dstHost = hostOut;
+    }
+    if (!copy_side(cx, c.srcMemoryType, c.srcDevice, &c.srcArray) ||
+        !copy_side(cx, c.dstMemoryType, c.dstDevice, &c.dstArray))
+        return CUDA_ERROR_INVALID_VALUE;
+    int pt = (kind & APIGEN_CUDA_COPY_PT) != 0, async = (kind & APIGEN_CUDA_COPY_ASYNC) != 0;
+    CUresult e;
+    if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_3D) {
+        e = async ? (pt ? cuMemcpy3DAsync_v2_ptsz(&c, hStream) : cuMemcpy3DAsync_v2(&c, hStream))
+                  : (pt ? cuMemcpy3D_v2_ptds(&c) : cuMemcpy3D_v2(&c));
+    } else {
+        CUDA_MEMCPY2D d = {c.srcXInBytes, c.srcY, c.srcMemoryType, c.srcHost, c.srcDevice,
+                           c.srcArray,    c.srcPitch, c.dstXInBytes, c.dstY, c.dstMemoryType,
+                           c.dstHost,     c.dstDevice, c.dstArray, c.dstPitch, c.WidthInBytes,
+                           c.Height};
+        if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_2D_UNALIGNED)
+            e = pt ? cuMemcpy2DUnaligned_v2_ptds(&d) : cuMemcpy2DUnaligned_v2(&d);
+        else if (async)
+            e = pt ? cuMemcpy2DAsync_v2_ptsz(&d, hStream) : cuMemcpy2DAsync_v2(&d, hStream);
+        else
+            e = pt ? cuMemcpy2D_v2_ptds(&d) : cuMemcpy2D_v2(&d);
+    }
+    /* the host sides live in this request and its reply: done before they go */
+    if (e == CUDA_SUCCESS && async &&
+        (c.srcMemoryType == CU_MEMORYTYPE_HOST || c.dstMemoryType == CU_MEMORYTYPE_HOST))
+        e = pt ? cuStreamSynchronize_ptsz(hStream) : cuStreamSynchronize(hStream);
+    return e;
+}

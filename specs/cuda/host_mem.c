@@ -162,7 +162,7 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 
 /* ---- unified copies ---------------------------------------------------------------------------- */
 /* 1: device memory (or memory of the server's process), 0: guest host memory */
-static int on_server(CUdeviceptr p)
+int apigen_cuda_on_server(CUdeviceptr p)
 {
     if (apigen_cuda_is_guest_host((const void *)(uintptr_t)p)) return 0;
     unsigned int type = 0;
@@ -173,7 +173,7 @@ static int on_server(CUdeviceptr p)
 #define UNIFIED(name, sfx)                                                             \
     APIGEN_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n)                       \
     {                                                                                             \
-        int d = on_server(dst), s = on_server(src);                                               \
+        int d = apigen_cuda_on_server(dst), s = apigen_cuda_on_server(src);                                               \
         void *hd = (void *)(uintptr_t)dst;                                                        \
         const void *hs = (const void *)(uintptr_t)src;                                            \
         if (!d && !s) {                                                                           \
@@ -189,7 +189,7 @@ UNIFIED(cuMemcpy_ptds, _ptds)
 #define UNIFIED_ASYNC(name, sfx)                                                                  \
     APIGEN_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream)     \
     {                                                                                             \
-        int d = on_server(dst), s = on_server(src);                                               \
+        int d = apigen_cuda_on_server(dst), s = apigen_cuda_on_server(src);                                               \
         void *hd = (void *)(uintptr_t)dst;                                                        \
         const void *hs = (const void *)(uintptr_t)src;                                            \
         if (!d && !s) {                                                                           \

@@ -132,7 +132,7 @@ for e in $examples; do
 done
 
 # bad input, forwarded (unix): each case's line
-run bad unix "$stub" "$tdir/cuda_driver_bad"
+run bad unix "$stub" "$tdir/cuda_driver_bad" "$dk.ptx"
 printf '\nbad input (forwarded, unix), exit %s:\n' "$(cat "$logs/bad.unix.rc")" >> "$table"
 sed 's/^/  /' "$logs/bad.unix.out" >> "$table"
 

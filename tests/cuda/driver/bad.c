@@ -10,7 +10,7 @@
 
 static void show(const char *what, CUresult e) { printf("%s: %d\n", what, (int)e); }
 
-int main(void)
+int main(int argc, char **argv)
 {
     CUresult e;
     CUresult init = cuInit(0); /* whatever the server's driver answers */
@@ -46,6 +46,31 @@ int main(void)
         /* no driver: every call fails with the driver's own error, which a
          * pending async error never replaces; it waits for a call that succeeds */
         printf("next sync call: the driver's own error %s\n", e == init ? "first" : "LOST");
+    }
+    /* with a driver and a PTX file: a kernel parameter buffer of the wrong size */
+    if (init == CUDA_SUCCESS && argc > 1) {
+        CUdevice dev;
+        CUcontext ctx;
+        CUmodule mod;
+        CUfunction axpy;
+        FILE *f = fopen(argv[1], "rb");
+        static char ptx[1 << 16];
+        size_t n = f ? fread(ptx, 1, sizeof ptx - 1, f) : 0;
+        if (f) fclose(f);
+        ptx[n] = 0;
+        if (cuDeviceGet(&dev, 0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&ctx, dev) == CUDA_SUCCESS &&
+            cuCtxSetCurrent(ctx) == CUDA_SUCCESS && cuModuleLoadData(&mod, ptx) == CUDA_SUCCESS &&
+            cuModuleGetFunction(&axpy, mod, "axpy") == CUDA_SUCCESS) {
+            char small[4] = {0};
+            size_t sz = sizeof small;
+            void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, small, CU_LAUNCH_PARAM_BUFFER_SIZE, &sz,
+                             CU_LAUNCH_PARAM_END};
+            show("wrong parameter buffer size", cuLaunchKernel(axpy, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+            show("no kernelParams", cuLaunchKernel(axpy, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+            show("synchronize after the refused launches", cuCtxSynchronize());
+        } else {
+            printf("wrong parameter buffer size: could not load %s\n", argv[1]);
+        }
     }
     void *pfn = NULL;
     show("cuGetProcAddress unknown", cuGetProcAddress("cuNoSuchThing", &pfn, 13000, 0, NULL));

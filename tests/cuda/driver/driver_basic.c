@@ -175,6 +175,46 @@ int main(int argc, char **argv)
     printf("memset: %d wrong\n", bad);
     CHECK(cuMemFreeHost(pinned));
 
+    /* a pitched allocation and 2D copies from and to host rows of another pitch */
+    enum { W = 37, H = 11, HP = 48 };
+    unsigned char rows[H][HP], back[H][HP];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < HP; x++) rows[y][x] = (unsigned char)(y * 7 + x), back[y][x] = 0xee;
+    CUdeviceptr dp;
+    size_t dpitch = 0;
+    CHECK(cuMemAllocPitch(&dp, &dpitch, W, H, 4));
+    printf("pitch >= width: %d\n", dpitch >= W);
+    CUDA_MEMCPY2D c2;
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c2.srcHost = &rows[0][3];
+    c2.srcPitch = HP;
+    c2.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.dstDevice = dp;
+    c2.dstPitch = dpitch;
+    c2.WidthInBytes = W;
+    c2.Height = H;
+    CHECK(cuMemcpy2D(&c2));
+    memset(&c2, 0, sizeof c2);
+    c2.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    c2.srcDevice = dp;
+    c2.srcPitch = dpitch;
+    c2.dstMemoryType = CU_MEMORYTYPE_UNIFIED; /* a host address, unified addressing */
+    c2.dstDevice = (CUdeviceptr)(uintptr_t)&back[1][0];
+    c2.dstPitch = HP;
+    c2.WidthInBytes = W;
+    c2.Height = H - 1;
+    CHECK(cuMemcpy2DAsync(&c2, s));
+    CHECK(cuStreamSynchronize(s));
+    bad = 0;
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < HP; x++) {
+            int want = (y >= 1 && x < W) ? rows[y - 1][x + 3] : 0xee;
+            bad += back[y][x] != want;
+        }
+    printf("2D copies: %d wrong\n", bad);
+    CHECK(cuMemFree(dp));
+
     /* an error the driver reports: an out-of-range memcpy */
     CUresult e = cuMemcpyHtoD(dx, hx, 1 << 30);
     printf("oversized copy is an error: %d\n", e != CUDA_SUCCESS);
