@@ -10,7 +10,9 @@
 #include "cuda_wire.h"
 
 /* ---- hand-written handlers ---- */
+CUresult cuda_host_enqueue_host_fn(apigen_call_ctx *cx, CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudaEnqueueHostFn */
 CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudaFuncName */
+CUresult cuda_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudaHostFnDone */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
@@ -187,7 +189,62 @@ static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUl
 static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, NULL, 0, 0};
 static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, NULL, 0, 0};
 
+/* ---- callback trampolines ---- */
+/* Callback apigenCudaHostFnCb: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_apigenCudaHostFnCb(unsigned long a0, int a1, void *a2)
+{
+    void *bound_ = a2;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a0); /* a0 */
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
 /* ---- handlers ---- */
+static void h_apigenCudaEnqueueHostFn(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    apigenCudaHostFnCb fn = {0};
+    void *user = {0};
+    uint64_t id = {0};
+    uint32_t isCallback = {0};
+    uint32_t flags = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint64_t v_id;
+    uint32_t v_isCallback;
+    uint32_t v_flags;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_get_u32(cx->rd, &v_isCallback)) { apigen_reject(cx, APIGEN_BAD_ARGS, "isCallback"); return; }
+    isCallback = (uint32_t)v_isCallback;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (uint32_t)v_flags;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDA_CB_TYPE_apigenCudaHostFnCb, cb_fn, (((flags & APIGEN_CUDA_HOSTFN_PERSIST) == 0) != 0));
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudaHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cuda_host_enqueue_host_fn(cx, hStream, fn, user, id, isCallback, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_apigenCudaErrorString(apigen_call_ctx *cx)
 {
     CUresult error = {0};
@@ -292,6 +349,19 @@ static void h_apigenCudaFuncName(apigen_call_ctx *cx)
         k_ = ok_ ? n_len : 0;
         if (!apigen_put_bytes_ref(cx->wr, len, k_)) return;
     }
+}
+
+static void h_apigenCudaHostFnDone(apigen_call_ctx *cx)
+{
+    uint64_t id = {0};
+    CUresult ret_;
+    uint64_t v_id;
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_host_fn_done(cx, id);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudaLaunch(apigen_call_ctx *cx)
@@ -16292,9 +16362,11 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[491] = {
+static const char *const call_names_[493] = {
+    [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
+    [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
@@ -16784,9 +16856,11 @@ static const char *const call_names_[491] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[491] = {
+static const apigen_handler_fn handlers_[493] = {
+    [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
+    [CUDA_CALL_apigenCudaHostFnDone] = h_apigenCudaHostFnDone,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
     [CUDA_CALL_apigenCudaLibraryLoad] = h_apigenCudaLibraryLoad,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,

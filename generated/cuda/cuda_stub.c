@@ -8,6 +8,43 @@
 
 #include "cuda_wire.h"
 
+/* apigenCudaEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaEnqueueHostFn, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cuda_api, CUDA_CB_TYPE_apigenCudaHostFnCb, (void *)fn, user, (((flags & APIGEN_CUDA_HOSTFN_PERSIST) == 0) != 0)) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    st_ = apigen_call_async(&call_);
+    apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
+    goto done;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaEnqueueHostFn(hStream=%#llx, fn=%#llx, user=%#llx, id=%llu, isCallback=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)isCallback, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaErrorString: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaErrorString(CUresult error, int which, char *buf, size_t cap, size_t *len)
@@ -124,6 +161,49 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaFuncName(func=%llu, isKernel=%lld, buf=%#llx, cap=%llu, len=%#llx) = %llu [%s, %llu us]", (unsigned long long)func, (long long)isKernel, (unsigned long long)(uintptr_t)buf, (unsigned long long)cap, (unsigned long long)(uintptr_t)len, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaHostFnDone: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaHostFnDone(uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaHostFnDone))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaHostFnDone(id=%llu) = %llu [%s, %llu us]", (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -11379,28 +11459,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)fn;
-    (void)userData;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLaunchHostFunc: not supported: %s", "not implemented yet: the host function would run on the guest's callback thread while the stream waits");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLaunchHostFunc_ptsz(CUstream hStream, CUhostFn fn, void *userData)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)fn;
-    (void)userData;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLaunchHostFunc_ptsz: not supported: %s", "not implemented yet: the host function would run on the guest's callback thread while the stream waits");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
 {
     apigen_call call_;
@@ -20342,30 +20400,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)callback;
-    (void)userData;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamAddCallback: not supported: %s", "not implemented yet: the callback would run on the guest's callback thread while the stream waits");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)callback;
-    (void)userData;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamAddCallback_ptsz: not supported: %s", "not implemented yet: the callback would run on the guest's callback thread while the stream waits");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuStreamAttachMemAsync(CUstream hStream, CUdeviceptr dptr, size_t length, unsigned int flags)
 {
     apigen_call call_;
@@ -26394,9 +26428,30 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[491] = {
+/* Callback apigenCudaHostFnCb: decodes the arguments the server sent and calls the application. */
+static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
+{
+    unsigned long a0 = {0};
+    int a1 = {0};
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a0 = (unsigned long)v_;
+    }
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a1 = (int)(int32_t)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
+}
+
+static const char *const call_names_[493] = {
+    [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
+    [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
@@ -26886,6 +26941,9 @@ static const char *const call_names_[491] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
+static const apigen_cb_dispatch_fn cb_dispatch_[1] = {
+    [CUDA_CB_TYPE_apigenCudaHostFnCb] = cbd_apigenCudaHostFnCb,
+};
 const apigen_api cuda_api = {
     .name = "cuda",
     .fingerprint = CUDA_FINGERPRINT,
@@ -26906,7 +26964,7 @@ const apigen_api cuda_api = {
         [APIGEN_NO_MEMORY] = CUDA_ERROR_OUT_OF_MEMORY,
         [APIGEN_BAD_DEVPTR] = CUDA_ERROR_INVALID_VALUE,
     },
-    .cb_dispatch = NULL,
+    .cb_dispatch = cb_dispatch_,
     .ncb_types = CUDA_NCB_TYPES,
     .async_errors_next_call = true,
     .api_version = CUDA_API_VERSION,

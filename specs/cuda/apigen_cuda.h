@@ -50,6 +50,17 @@ CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned int gridDimX,
                           size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs,
                           unsigned int flags);
 
+/* Host functions (cuLaunchHostFunc, cuStreamAddCallback): the server's
+ * stream reaches a host function of its own that calls `fn` (a callback to
+ * the guest, which runs the application's function on its callback thread)
+ * and blocks the stream until the guest answers apigenCudaHostFnDone(id). */
+#define APIGEN_CUDA_HOSTFN_PTSZ 1u     /* the _ptsz entry point */
+#define APIGEN_CUDA_HOSTFN_PERSIST 2u  /* captured into a graph: runs at every launch */
+typedef void (*apigenCudaHostFnCb)(uint64_t id, int32_t status, void *user);
+CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id,
+                                 uint32_t isCallback, uint32_t flags);
+CUresult apigenCudaHostFnDone(uint64_t id);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

@@ -33,6 +33,14 @@ static int check(const char *what, CUresult e)
     return e != CUDA_SUCCESS;
 }
 
+static int host_fn_ran;
+static void host_fn(void *user) { host_fn_ran += *(int *)user; }
+static void stream_cb(CUstream s, CUresult status, void *user)
+{
+    (void)s;
+    if (status == CUDA_SUCCESS) host_fn_ran += *(int *)user;
+}
+
 static char *read_all(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -163,6 +171,13 @@ int main(int argc, char **argv)
     CHECK(cuEventSynchronize(ev));
     CHECK(cuMemcpyDtoH(&got, counter, sizeof got));
     printf("bump: %d\n", got);
+
+    /* host functions run in this process, in stream order */
+    int one = 1, ten = 10;
+    CHECK(cuLaunchHostFunc(s, host_fn, &one));
+    CHECK(cuStreamAddCallback(s, stream_cb, &ten, 0));
+    CHECK(cuStreamSynchronize(s));
+    printf("host functions: %d\n", host_fn_ran);
 
     /* pinned host memory and an async copy, memset */
     int *pinned;
