@@ -27,6 +27,12 @@ CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemo
 CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name); /* hand-written, in the spec's sources: wraps cuModuleGetGlobal_v2 */
 CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc); /* hand-written, in the spec's sources: wraps cuSurfObjectCreate */
 CUresult cuda_host_tex_object_create(apigen_call_ctx *cx, CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc, const CUDA_TEXTURE_DESC *pTexDesc, const CUDA_RESOURCE_VIEW_DESC *pResViewDesc); /* hand-written, in the spec's sources: wraps cuTexObjectCreate */
+CUresult cuda_stream_dtoh_async(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyDtoHAsync_v2's streamed dstHost */
+CUresult cuda_stream_dtoh_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyDtoHAsync_v2_ptsz's streamed dstHost */
+CUresult cuda_stream_dtoh(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyDtoH_v2's streamed dstHost */
+CUresult cuda_stream_dtoh_ptds(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyDtoH_v2_ptds's streamed dstHost */
+CUresult cuda_stream_htod(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyHtoD_v2's streamed srcHost */
+CUresult cuda_stream_htod_ptds(apigen_call_ctx *cx, apigen_stream *s, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyHtoD_v2_ptds's streamed srcHost */
 CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags); /* a symbol variant of cuEventRecordWithFlags */
 CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream); /* a symbol variant of cuEventRecord */
 CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream); /* a symbol variant of cuGraphLaunch */
@@ -10026,6 +10032,7 @@ static void h_cuMemcpyDtoHAsync_v2(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_dstHost = 0;
     uint64_t n_dstHost = 0;
+    apigen_stream *s_dstHost = NULL;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_srcDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcDevice"); return; }
@@ -10038,17 +10045,25 @@ static void h_cuMemcpyDtoHAsync_v2(apigen_call_ctx *cx)
     if (!apigen_get_u8(cx->rd, &p_dstHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstHost"); return; }
     if (p_dstHost) {
         n_dstHost = (uint64_t)(ByteCount);
-        dstHost = apigen_scratch(cx, n_dstHost, 1);
-        if (dstHost == NULL) return;
+        s_dstHost = apigen_stream_out(cx, n_dstHost, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cuda_stream_dtoh_async */
+        if (s_dstHost == NULL) {
+            dstHost = apigen_scratch(cx, n_dstHost, 1);
+            if (dstHost == NULL) return;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_srcDevice, ByteCount, true, "srcDevice")) return; /* srcDevice: device memory of this client */
-    ret_ = cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
+    if (s_dstHost != NULL)
+        ret_ = cuda_stream_dtoh_async(cx, s_dstHost, dstHost, srcDevice, ByteCount, hStream);
+    else
+        ret_ = cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dstHost) { /* dstHost */
         k_ = ok_ ? n_dstHost : 0;
+        if (s_dstHost != NULL)
+            k_ = 0; /* its bytes left in chunks ahead of the reply */
         if (!apigen_put_bytes_ref(cx->wr, dstHost, k_)) return;
     }
 }
@@ -10066,6 +10081,7 @@ static void h_cuMemcpyDtoHAsync_v2_ptsz(apigen_call_ctx *cx)
     void *r_;
     uint8_t p_dstHost = 0;
     uint64_t n_dstHost = 0;
+    apigen_stream *s_dstHost = NULL;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_srcDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcDevice"); return; }
@@ -10078,17 +10094,25 @@ static void h_cuMemcpyDtoHAsync_v2_ptsz(apigen_call_ctx *cx)
     if (!apigen_get_u8(cx->rd, &p_dstHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstHost"); return; }
     if (p_dstHost) {
         n_dstHost = (uint64_t)(ByteCount);
-        dstHost = apigen_scratch(cx, n_dstHost, 1);
-        if (dstHost == NULL) return;
+        s_dstHost = apigen_stream_out(cx, n_dstHost, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cuda_stream_dtoh_async_ptsz */
+        if (s_dstHost == NULL) {
+            dstHost = apigen_scratch(cx, n_dstHost, 1);
+            if (dstHost == NULL) return;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_srcDevice, ByteCount, true, "srcDevice")) return; /* srcDevice: device memory of this client */
-    ret_ = cuMemcpyDtoHAsync_v2_ptsz(dstHost, srcDevice, ByteCount, hStream);
+    if (s_dstHost != NULL)
+        ret_ = cuda_stream_dtoh_async_ptsz(cx, s_dstHost, dstHost, srcDevice, ByteCount, hStream);
+    else
+        ret_ = cuMemcpyDtoHAsync_v2_ptsz(dstHost, srcDevice, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dstHost) { /* dstHost */
         k_ = ok_ ? n_dstHost : 0;
+        if (s_dstHost != NULL)
+            k_ = 0; /* its bytes left in chunks ahead of the reply */
         if (!apigen_put_bytes_ref(cx->wr, dstHost, k_)) return;
     }
 }
@@ -10103,6 +10127,7 @@ static void h_cuMemcpyDtoH_v2(apigen_call_ctx *cx)
     uint64_t v_ByteCount;
     uint8_t p_dstHost = 0;
     uint64_t n_dstHost = 0;
+    apigen_stream *s_dstHost = NULL;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_srcDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcDevice"); return; }
@@ -10112,17 +10137,25 @@ static void h_cuMemcpyDtoH_v2(apigen_call_ctx *cx)
     if (!apigen_get_u8(cx->rd, &p_dstHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstHost"); return; }
     if (p_dstHost) {
         n_dstHost = (uint64_t)(ByteCount);
-        dstHost = apigen_scratch(cx, n_dstHost, 1);
-        if (dstHost == NULL) return;
+        s_dstHost = apigen_stream_out(cx, n_dstHost, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cuda_stream_dtoh */
+        if (s_dstHost == NULL) {
+            dstHost = apigen_scratch(cx, n_dstHost, 1);
+            if (dstHost == NULL) return;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_srcDevice, ByteCount, true, "srcDevice")) return; /* srcDevice: device memory of this client */
-    ret_ = cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
+    if (s_dstHost != NULL)
+        ret_ = cuda_stream_dtoh(cx, s_dstHost, dstHost, srcDevice, ByteCount);
+    else
+        ret_ = cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dstHost) { /* dstHost */
         k_ = ok_ ? n_dstHost : 0;
+        if (s_dstHost != NULL)
+            k_ = 0; /* its bytes left in chunks ahead of the reply */
         if (!apigen_put_bytes_ref(cx->wr, dstHost, k_)) return;
     }
 }
@@ -10137,6 +10170,7 @@ static void h_cuMemcpyDtoH_v2_ptds(apigen_call_ctx *cx)
     uint64_t v_ByteCount;
     uint8_t p_dstHost = 0;
     uint64_t n_dstHost = 0;
+    apigen_stream *s_dstHost = NULL;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_srcDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcDevice"); return; }
@@ -10146,17 +10180,25 @@ static void h_cuMemcpyDtoH_v2_ptds(apigen_call_ctx *cx)
     if (!apigen_get_u8(cx->rd, &p_dstHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstHost"); return; }
     if (p_dstHost) {
         n_dstHost = (uint64_t)(ByteCount);
-        dstHost = apigen_scratch(cx, n_dstHost, 1);
-        if (dstHost == NULL) return;
+        s_dstHost = apigen_stream_out(cx, n_dstHost, UINT64_C(4194304), UINT64_C(4194304)); /* streams from cuda_stream_dtoh_ptds */
+        if (s_dstHost == NULL) {
+            dstHost = apigen_scratch(cx, n_dstHost, 1);
+            if (dstHost == NULL) return;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_srcDevice, ByteCount, true, "srcDevice")) return; /* srcDevice: device memory of this client */
-    ret_ = cuMemcpyDtoH_v2_ptds(dstHost, srcDevice, ByteCount);
+    if (s_dstHost != NULL)
+        ret_ = cuda_stream_dtoh_ptds(cx, s_dstHost, dstHost, srcDevice, ByteCount);
+    else
+        ret_ = cuMemcpyDtoH_v2_ptds(dstHost, srcDevice, ByteCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_dstHost) { /* dstHost */
         k_ = ok_ ? n_dstHost : 0;
+        if (s_dstHost != NULL)
+            k_ = 0; /* its bytes left in chunks ahead of the reply */
         if (!apigen_put_bytes_ref(cx->wr, dstHost, k_)) return;
     }
 }
@@ -10513,19 +10555,23 @@ static void h_cuMemcpyHtoD_v2(apigen_call_ctx *cx)
     const void *b_srcHost = NULL;
     uint64_t l_srcHost = 0;
     uint64_t n_srcHost = 0;
+    apigen_stream *s_srcHost = NULL;
     if (!apigen_get_u64(cx->rd, &v_dstDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstDevice"); return; }
     dstDevice = (CUdeviceptr)(uintptr_t)v_dstDevice;
     if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
     ByteCount = (size_t)v_ByteCount;
-    if (!apigen_get_opt_bytes(cx->rd, &b_srcHost, &l_srcHost, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
-    if (b_srcHost != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_srcHost, &l_srcHost, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_srcHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
+    if (b_srcHost != NULL || s_srcHost != NULL) { /* s_srcHost: it streams to cuda_stream_htod */
         n_srcHost = (uint64_t)(ByteCount);
         if (l_srcHost != n_srcHost) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
+    if (s_srcHost != NULL)
+        ret_ = cuda_stream_htod(cx, s_srcHost, dstDevice, srcHost, ByteCount);
+    else
+        ret_ = cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10541,19 +10587,23 @@ static void h_cuMemcpyHtoD_v2_ptds(apigen_call_ctx *cx)
     const void *b_srcHost = NULL;
     uint64_t l_srcHost = 0;
     uint64_t n_srcHost = 0;
+    apigen_stream *s_srcHost = NULL;
     if (!apigen_get_u64(cx->rd, &v_dstDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstDevice"); return; }
     dstDevice = (CUdeviceptr)(uintptr_t)v_dstDevice;
     if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
     ByteCount = (size_t)v_ByteCount;
-    if (!apigen_get_opt_bytes(cx->rd, &b_srcHost, &l_srcHost, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
-    if (b_srcHost != NULL) {
+    if (!apigen_get_opt_bytes_stream(cx, &b_srcHost, &l_srcHost, cx->budget, UINT64_C(4194304), UINT64_C(4194304), &s_srcHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
+    if (b_srcHost != NULL || s_srcHost != NULL) { /* s_srcHost: it streams to cuda_stream_htod_ptds */
         n_srcHost = (uint64_t)(ByteCount);
         if (l_srcHost != n_srcHost) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcHost"); return; }
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemcpyHtoD_v2_ptds(dstDevice, srcHost, ByteCount);
+    if (s_srcHost != NULL)
+        ret_ = cuda_stream_htod_ptds(cx, s_srcHost, dstDevice, srcHost, ByteCount);
+    else
+        ret_ = cuMemcpyHtoD_v2_ptds(dstDevice, srcHost, ByteCount);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -17350,6 +17400,10 @@ static const apigen_handler_fn handlers_[493] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
+static const uint8_t stream_in_calls_[493] = {
+    [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
+    [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
+};
 static const apigen_handle_type *const handle_types_[25] = {
     &ht_CUcontext,
     &ht_CUgreenCtx,
@@ -17403,4 +17457,5 @@ const apigen_api apigen_api_cuda = {
     .device_destroy = destroy_device_,
     .isolate_process = true,
     .api_version = CUDA_API_VERSION,
+    .stream_in_calls = stream_in_calls_,
 };

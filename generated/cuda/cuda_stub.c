@@ -16419,6 +16419,7 @@ APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice
         n_dstHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_u8(call_.wr, dstHost != NULL)) goto nomem; /* dstHost */
+    apigen_call_stream_into(&call_, dstHost, n_dstHost);
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16471,6 +16472,7 @@ APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcD
         n_dstHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_u8(call_.wr, dstHost != NULL)) goto nomem; /* dstHost */
+    apigen_call_stream_into(&call_, dstHost, n_dstHost);
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16521,6 +16523,7 @@ APIGEN_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, siz
         n_dstHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_u8(call_.wr, dstHost != NULL)) goto nomem; /* dstHost */
+    apigen_call_stream_into(&call_, dstHost, n_dstHost);
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16571,6 +16574,7 @@ APIGEN_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice
         n_dstHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_u8(call_.wr, dstHost != NULL)) goto nomem; /* dstHost */
+    apigen_call_stream_into(&call_, dstHost, n_dstHost);
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

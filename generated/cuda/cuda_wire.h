@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0xf1b33bfc665e9fce)
+#define CUDA_FINGERPRINT UINT64_C(0xf20d358fab96812a)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -230,6 +230,25 @@ int main(int argc, char **argv)
     printf("2D copies: %d wrong\n", bad);
     CHECK(cuMemFree(dp));
 
+    /* large pageable copies (the pipelined path over apigen), both ways */
+    size_t big = (size_t)24 << 20;
+    unsigned char *hb = malloc(big), *hb2 = malloc(big);
+    if (!hb || !hb2) { printf("no memory\n"); return 1; }
+    for (size_t i = 0; i < big; i++) hb[i] = (unsigned char)(i * 2654435761u >> 13);
+    memset(hb2, 0, big);
+    CUdeviceptr db;
+    CHECK(cuMemAlloc(&db, big));
+    CHECK(cuMemcpyHtoD(db, hb, big));
+    CHECK(cuMemcpyDtoH(hb2, db, big));
+    printf("24 MiB round trip identical: %d\n", memcmp(hb, hb2, big) == 0);
+    memset(hb2, 0, big);
+    CHECK(cuMemcpyDtoHAsync(hb2, db, big, s));
+    CHECK(cuStreamSynchronize(s));
+    printf("24 MiB async copy back identical: %d\n", memcmp(hb, hb2, big) == 0);
+    CHECK(cuMemFree(db));
+    free(hb);
+    free(hb2);
+
     /* an error the driver reports: an out-of-range memcpy */
     CUresult e = cuMemcpyHtoD(dx, hx, 1 << 30);
     printf("oversized copy is an error: %d\n", e != CUDA_SUCCESS);
