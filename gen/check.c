@@ -24,7 +24,7 @@ static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
-                                          "out_of_memory",  "async",         NULL};
+                                          "out_of_memory",  "async",         "names", NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
@@ -473,6 +473,18 @@ static void check_errors(ck *c, const spec_node *root)
         } else {
             diag_error(c->d, spec_get(er, "type")->loc, NULL, NULL,
                        "api.errors.type '%s' is not a typedef in the headers", s->error_type);
+        }
+        const spec_node *nm = spec_get(er, "names");
+        if (nm) {
+            int on = 0;
+            spec_bool(nm, "api.errors.names", c->d, NULL, NULL, &on);
+            if (on && td && (td->type->kind != TY_ENUM || !td->type->enm))
+                diag_error(c->d, nm->loc, NULL, NULL,
+                           "api.errors.names: the error type '%s' is a %s, not an enum whose "
+                           "constants could be named",
+                           s->error_type, type_kind_name(td->type->kind));
+            else if (on && td)
+                s->error_names = td->type->enm;
         }
     }
     struct {

@@ -132,6 +132,12 @@ int emit_wire(emit_ctx *e, strbuf *out)
         }
         tmpl_put(&e->o, "wire_proc_tail", "API", e->API, NULL);
     }
+    if (m->api.error_names) {
+        tmpl_put(&e->o, "wire_names_head", "API", e->API, NULL);
+        for (size_t i = 0; i < m->api.error_names->nconsts; i++)
+            tmpl_put(&e->o, "wire_names_entry", "name", m->api.error_names->consts[i].name, NULL);
+        tmpl_put(&e->o, "wire_names_tail", "API", e->API, NULL);
+    }
     tmpl_put(&e->o, "wire_pins_layout", NULL);
     if (recs.n) qsort(recs.r, recs.n, sizeof *recs.r, cmp_rec);
     for (size_t i = 0; i < recs.n; i++) {

@@ -332,6 +332,7 @@ typedef struct api_settings {
     char **version_nodes;   /* later nodes, in order (each inherits the one before) */
     size_t nversion_nodes;
     char *error_type;       /* "fooStatus" */
+    struct enum_def *error_names; /* api.errors.names: the error enum, named in <api>_wire.h */
     type_info *error_ty;
     char *success;          /* constant names or integer literals */
     char *unsupported;

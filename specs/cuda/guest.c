@@ -1,6 +1,7 @@
 /* Hand-written guest code of the CUDA driver stub (specs/cuda.yaml):
  * - error strings: asked of the server once per code, kept for the process
- *   (cuGetErrorString hands out pointers that must stay valid);
+ *   (cuGetErrorString hands out pointers that must stay valid); error names
+ *   from the header's enum;
  * - module and library images: their size read from their header (fat
  *   binary, ELF, PTX text), files read here (the server does not share the
  *   guest's file system);
@@ -30,6 +31,7 @@ static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 /* ---- error strings ---------------------------------------------------------------------- */
 #define NERR 1024
 static const char *err_text_[2][NERR]; /* [name=0 / string=1][code], interned for good */
+/* (names are answered from the header's enum below; `which` 0 stays for the wire) */
 
 static CUresult err_text(CUresult error, int which, const char **pStr)
 {
@@ -68,9 +70,26 @@ static CUresult err_text(CUresult error, int which, const char **pStr)
     return CUDA_SUCCESS;
 }
 
+/* The names are the header's (CUDA_ERROR_NAMES, api.errors.names): no
+ * round trip, and they answer with no server, as the driver does. */
 APIGEN_EXPORT CUresult cuGetErrorName(CUresult error, const char **pStr)
 {
-    return err_text(error, 0, pStr);
+    static const struct {
+        CUresult v;
+        const char *n;
+    } names[] = {
+#define X(c) {c, #c},
+        CUDA_ERROR_NAMES(X)
+#undef X
+    };
+    if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].v == error) {
+            *pStr = names[i].n;
+            return CUDA_SUCCESS;
+        }
+    *pStr = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 APIGEN_EXPORT CUresult cuGetErrorString(CUresult error, const char **pStr)

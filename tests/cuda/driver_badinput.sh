@@ -23,7 +23,7 @@ start_server() { # BINARY
 refused() { # WHAT
     [ $rc = 124 ] && fail "hung: $1"
     [ $rc = 1 ] || fail "exit $rc: $1 (want 1: cuInit failed)"
-    grep -q "^cuInit *46 " "$tmp/out" || fail "cuInit did not return CUDA_ERROR_DEVICE_UNAVAILABLE (46): $1"
+    grep -q "^cuInit *46$" "$tmp/out" || fail "cuInit did not return CUDA_ERROR_DEVICE_UNAVAILABLE (46): $1"
     grep -q "apigen" "$tmp/err" || fail "no log line on stderr: $1"
     echo "ok: $1: $(head -n 1 "$tmp/out"); stderr: $(head -n 2 "$tmp/err" | tr '\n' ' ')"
 }

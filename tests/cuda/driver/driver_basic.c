@@ -11,25 +11,14 @@
 
 #include <cuda.h>
 
-static const char *name_of(CUresult e)
-{
-    const char *s = NULL;
-    return cuGetErrorName(e, &s) == CUDA_SUCCESS && s ? s : "(no name)";
-}
-
-#define CHECK(call)                                                                                \
-    do {                                                                                           \
-        CUresult e_ = (call);                                                                      \
-        printf("%-28s %d %s\n", #call, (int)e_, e_ == CUDA_SUCCESS ? "" : name_of(e_));           \
-        if (e_ != CUDA_SUCCESS) return 1;                                                          \
-    } while (0)
-#undef CHECK
+/* the number only: without a driver the toolkit's stubs library names no
+ * error (natively), while the driver (and apigen's stub) does */
 #define CHECK(call) if (check(#call, (call))) return 1
 static int check(const char *what, CUresult e)
 {
     char w[40];
     snprintf(w, sizeof w, "%.*s", (int)(strchr(what, '(') ? strchr(what, '(') - what : 39), what);
-    printf("%-28s %d %s\n", w, (int)e, e == CUDA_SUCCESS ? "ok" : name_of(e));
+    printf("%-28s %d%s\n", w, (int)e, e == CUDA_SUCCESS ? " ok" : "");
     return e != CUDA_SUCCESS;
 }
 
