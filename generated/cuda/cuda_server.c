@@ -16,6 +16,7 @@ CUresult cuda_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-writt
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
+CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
 CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams */
 CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams_ptsz */
@@ -733,6 +734,120 @@ static void h_apigenCudaParamLayout(apigen_call_ctx *cx)
     if (p_nparams) { /* nparams */
         k_ = ok_ ? n_nparams : 0;
         if (!apigen_put_bytes_ref(cx->wr, nparams, k_)) return;
+    }
+}
+
+static void h_apigenCudaStreamGetCaptureInfo(apigen_call_ctx *cx)
+{
+    CUstream hStream = {0};
+    unsigned int ptsz = {0};
+    CUstreamCaptureStatus *status = {0};
+    cuuint64_t *id = {0};
+    CUgraph *graph = {0};
+    CUgraphNode *deps = {0};
+    CUgraphEdgeData *edges = {0};
+    size_t cap = {0};
+    size_t *numDeps = {0};
+    CUresult ret_;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_ptsz;
+    uint64_t v_cap;
+    uint8_t p_status = 0;
+    uint64_t n_status = 0;
+    uint8_t p_id = 0;
+    uint64_t n_id = 0;
+    uint8_t p_graph = 0;
+    uint64_t n_graph = 0;
+    uint8_t p_deps = 0;
+    uint64_t n_deps = 0;
+    uint8_t p_edges = 0;
+    uint64_t n_edges = 0;
+    uint8_t p_numDeps = 0;
+    uint64_t n_numDeps = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_ptsz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptsz"); return; }
+    ptsz = (unsigned int)v_ptsz;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
+    if (p_status) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamCaptureStatus), &n_status)) { apigen_reject(cx, APIGEN_TOO_LARGE, "status"); return; }
+        status = apigen_scratch(cx, n_status, 1);
+        if (status == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    if (p_id) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cuuint64_t), &n_id)) { apigen_reject(cx, APIGEN_TOO_LARGE, "id"); return; }
+        id = apigen_scratch(cx, n_id, 1);
+        if (id == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_graph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "graph"); return; }
+    if (p_graph) {
+        n_graph = (uint64_t)(1);
+        graph = apigen_scratch(cx, n_graph, sizeof(CUgraph));
+        if (graph == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_deps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "deps"); return; }
+    if (p_deps) {
+        n_deps = (uint64_t)(cap);
+        deps = apigen_scratch(cx, n_deps, sizeof(CUgraphNode));
+        if (deps == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_edges)) { apigen_reject(cx, APIGEN_BAD_ARGS, "edges"); return; }
+    if (p_edges) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUgraphEdgeData), &n_edges)) { apigen_reject(cx, APIGEN_TOO_LARGE, "edges"); return; }
+        edges = apigen_scratch(cx, n_edges, 1);
+        if (edges == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_numDeps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDeps"); return; }
+    if (p_numDeps) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numDeps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "numDeps"); return; }
+        numDeps = apigen_scratch(cx, n_numDeps, 1);
+        if (numDeps == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_capture_info(cx, hStream, ptsz, status, id, graph, deps, edges, cap, numDeps);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_status) { /* status */
+        k_ = ok_ ? n_status : 0;
+        if (!apigen_put_bytes_ref(cx->wr, status, k_)) return;
+    }
+    if (p_id) { /* id */
+        k_ = ok_ ? n_id : 0;
+        if (!apigen_put_bytes_ref(cx->wr, id, k_)) return;
+    }
+    if (p_graph) { /* graph */
+        k_ = ok_ ? n_graph : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && graph[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraph, (void *)(uintptr_t)graph[i_]) : 0)) return;
+    }
+    if (p_deps) { /* deps */
+        k_ = ok_ ? n_deps : 0;
+        if (numDeps != NULL && apigen_mul_size((uint64_t)(*numDeps), 1, &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && deps[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)deps[i_]) : 0)) return;
+    }
+    if (p_edges) { /* edges */
+        k_ = ok_ ? n_edges : 0;
+        if (numDeps != NULL && apigen_mul_size((uint64_t)(*numDeps), sizeof(CUgraphEdgeData), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, edges, k_)) return;
+    }
+    if (p_numDeps) { /* numDeps */
+        k_ = ok_ ? n_numDeps : 0;
+        if (!apigen_put_bytes_ref(cx->wr, numDeps, k_)) return;
     }
 }
 
@@ -16412,7 +16527,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[493] = {
+static const char *const call_names_[494] = {
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
@@ -16422,6 +16537,7 @@ static const char *const call_names_[493] = {
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
+    [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
     [CUDA_CALL_cuArray3DCreate_v2] = "cuArray3DCreate_v2",
     [CUDA_CALL_cuArray3DGetDescriptor] = "cuArray3DGetDescriptor",
@@ -16906,7 +17022,7 @@ static const char *const call_names_[493] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[493] = {
+static const apigen_handler_fn handlers_[494] = {
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
@@ -16916,6 +17032,7 @@ static const apigen_handler_fn handlers_[493] = {
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaParamLayout] = h_apigenCudaParamLayout,
+    [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = h_apigenCudaStreamGetCaptureInfo,
     [CUDA_CALL_cuArray3DCreate] = h_cuArray3DCreate,
     [CUDA_CALL_cuArray3DCreate_v2] = h_cuArray3DCreate_v2,
     [CUDA_CALL_cuArray3DGetDescriptor] = h_cuArray3DGetDescriptor,
@@ -17400,7 +17517,7 @@ static const apigen_handler_fn handlers_[493] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[493] = {
+static const uint8_t stream_in_calls_[494] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

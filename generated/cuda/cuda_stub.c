@@ -561,6 +561,107 @@ done:
     return ret_;
 }
 
+/* apigenCudaStreamGetCaptureInfo: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_status = 0;
+    uint64_t n_id = 0;
+    uint64_t n_graph = 0;
+    uint64_t n_deps = 0;
+    uint64_t n_edges = 0;
+    uint64_t n_numDeps = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaStreamGetCaptureInfo, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)ptsz)) goto nomem; /* ptsz */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (status != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUstreamCaptureStatus), &n_status)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, status != NULL)) goto nomem; /* status */
+    if (id != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cuuint64_t), &n_id)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, id != NULL)) goto nomem; /* id */
+    if (graph != NULL) {
+        n_graph = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, graph != NULL)) goto nomem; /* graph */
+    if (deps != NULL) {
+        n_deps = (uint64_t)(cap);
+    }
+    if (!apigen_put_u8(call_.wr, deps != NULL)) goto nomem; /* deps */
+    if (edges != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUgraphEdgeData), &n_edges)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, edges != NULL)) goto nomem; /* edges */
+    if (numDeps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_numDeps)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, numDeps != NULL)) goto nomem; /* numDeps */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (status != NULL && !apigen_get_into(&call_.rd, status, n_status, NULL)) goto bad; /* status */
+    if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
+    if (graph != NULL) { /* graph */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_graph) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            graph[i_] = (CUgraph)(uintptr_t)v_;
+        }
+    }
+    if (deps != NULL) { /* deps */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_deps) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            deps[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (edges != NULL && !apigen_get_into(&call_.rd, edges, n_edges, NULL)) goto bad; /* edges */
+    if (numDeps != NULL && !apigen_get_into(&call_.rd, numDeps, n_numDeps, NULL)) goto bad; /* numDeps */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaStreamGetCaptureInfo(hStream=%#llx, ptsz=%llu, status=%#llx, id=%#llx, graph=%#llx, deps=%#llx, edges=%#llx, cap=%llu, numDeps=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)ptsz, (unsigned long long)(uintptr_t)status, (unsigned long long)(uintptr_t)id, (unsigned long long)(uintptr_t)graph, (unsigned long long)(uintptr_t)deps, (unsigned long long)(uintptr_t)edges, (unsigned long long)cap, (unsigned long long)(uintptr_t)numDeps, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *pAllocateArray)
 {
     apigen_call call_;
@@ -8885,24 +8986,12 @@ APIGEN_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -8930,24 +9019,12 @@ APIGEN_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -9896,24 +9973,12 @@ APIGEN_EXPORT CUresult cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -9941,24 +10006,12 @@ APIGEN_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -20304,24 +20357,12 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20369,24 +20410,12 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSema
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20514,24 +20543,12 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, C
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20567,24 +20584,12 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int cou
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20620,24 +20625,12 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20673,24 +20666,12 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int 
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21639,64 +21620,6 @@ done:
         apigen_trace("cuStreamGetCaptureInfo_ptsz(hStream=%#llx, captureStatus_out=%#llx, id_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hStream, (unsigned long long)(uintptr_t)captureStatus_out, (unsigned long long)(uintptr_t)id_out, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetCaptureInfo_v2: not supported: %s", "not implemented yet: returns a pointer to the driver's dependency array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetCaptureInfo_v2_ptsz: not supported: %s", "not implemented yet: returns a pointer to the driver's dependency array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)edgeData_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetCaptureInfo_v3: not supported: %s", "not implemented yet: returns pointers to the driver's dependency arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hStream;
-    (void)captureStatus_out;
-    (void)id_out;
-    (void)graph_out;
-    (void)dependencies_out;
-    (void)edgeData_out;
-    (void)numDependencies_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuStreamGetCaptureInfo_v3_ptsz: not supported: %s", "not implemented yet: returns pointers to the driver's dependency arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
@@ -23137,24 +23060,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23184,24 +23095,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23231,24 +23130,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23278,24 +23165,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23325,24 +23200,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23372,24 +23235,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23419,24 +23270,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23466,24 +23305,12 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23513,24 +23340,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23560,24 +23375,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23607,24 +23410,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23654,24 +23445,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23701,24 +23480,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23748,24 +23515,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23795,24 +23550,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23842,24 +23585,12 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -26332,24 +26063,12 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -26397,24 +26116,12 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaph
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (CUresult)v_;
-    }
-    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
-        ret_ = (CUresult)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
+    st_ = apigen_call_async(&call_);
     apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = CUDA_SUCCESS;
     goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -26451,7 +26158,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[493] = {
+static const char *const call_names_[494] = {
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
@@ -26461,6 +26168,7 @@ static const char *const call_names_[493] = {
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
+    [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
     [CUDA_CALL_cuArray3DCreate_v2] = "cuArray3DCreate_v2",
     [CUDA_CALL_cuArray3DGetDescriptor] = "cuArray3DGetDescriptor",

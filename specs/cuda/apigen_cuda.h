@@ -61,6 +61,13 @@ CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *
                                  uint32_t isCallback, uint32_t flags);
 CUresult apigenCudaHostFnDone(uint64_t id);
 
+/* cuStreamGetCaptureInfo_v2/_v3: the driver's dependency arrays copied
+ * out (room for cap; *numDeps is the full count); ptsz: the _ptsz form. */
+CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz,
+                                        CUstreamCaptureStatus *status, cuuint64_t *id,
+                                        CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges,
+                                        size_t cap, size_t *numDeps);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

@@ -331,3 +331,80 @@ APIGEN_EXPORT CUresult cuMemRangeGetAttributes(void **data, size_t *dataSizes,
     }
     return CUDA_SUCCESS;
 }
+
+/* ---- capture info: the driver's arrays, copied here ------------------------------------------
+ * The driver hands out pointers to its own arrays, valid until the
+ * stream's next capture call; the guest's copies are the calling thread's,
+ * valid until its next query. */
+static _Thread_local CUgraphNode *cap_deps_;
+static _Thread_local CUgraphEdgeData *cap_edges_;
+static _Thread_local size_t cap_room_;
+
+static CUresult capture_info(CUstream s, unsigned ptsz, CUstreamCaptureStatus *status,
+                             cuuint64_t *id, CUgraph *graph, const CUgraphNode **deps,
+                             const CUgraphEdgeData **edges, size_t *n)
+{
+    for (int tries = 0; tries < 4; tries++) {
+        size_t got = 0;
+        CUresult e = apigenCudaStreamGetCaptureInfo(s, ptsz, status, id, graph,
+                                                    (deps || n) ? cap_deps_ : NULL,
+                                                    edges ? cap_edges_ : NULL, cap_room_, &got);
+        if (e != CUDA_SUCCESS) return e;
+        if (got <= cap_room_) {
+            if (deps) *deps = got ? cap_deps_ : NULL;
+            if (edges) *edges = got ? cap_edges_ : NULL;
+            if (n) *n = got;
+            return CUDA_SUCCESS;
+        }
+        /* more dependencies than room: grow and ask again */
+        CUgraphNode *nd = realloc(cap_deps_, got * sizeof *nd);
+        if (nd) cap_deps_ = nd;
+        CUgraphEdgeData *ne = realloc(cap_edges_, got * sizeof *ne);
+        if (ne) cap_edges_ = ne;
+        if (!nd || !ne) return CUDA_ERROR_OUT_OF_MEMORY;
+        cap_room_ = got;
+    }
+    return CUDA_ERROR_UNKNOWN; /* the capture kept growing under us */
+}
+
+APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v2(CUstream hStream,
+                                                 CUstreamCaptureStatus *captureStatus_out,
+                                                 cuuint64_t *id_out, CUgraph *graph_out,
+                                                 const CUgraphNode **dependencies_out,
+                                                 size_t *numDependencies_out)
+{
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out);
+}
+
+APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v2_ptsz(CUstream hStream,
+                                                      CUstreamCaptureStatus *captureStatus_out,
+                                                      cuuint64_t *id_out, CUgraph *graph_out,
+                                                      const CUgraphNode **dependencies_out,
+                                                      size_t *numDependencies_out)
+{
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, NULL,
+                        numDependencies_out);
+}
+
+APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v3(CUstream hStream,
+                                                 CUstreamCaptureStatus *captureStatus_out,
+                                                 cuuint64_t *id_out, CUgraph *graph_out,
+                                                 const CUgraphNode **dependencies_out,
+                                                 const CUgraphEdgeData **edgeData_out,
+                                                 size_t *numDependencies_out)
+{
+    return capture_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out);
+}
+
+APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
+                                                      CUstreamCaptureStatus *captureStatus_out,
+                                                      cuuint64_t *id_out, CUgraph *graph_out,
+                                                      const CUgraphNode **dependencies_out,
+                                                      const CUgraphEdgeData **edgeData_out,
+                                                      size_t *numDependencies_out)
+{
+    return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out,
+                        edgeData_out, numDependencies_out);
+}

@@ -414,3 +414,27 @@ CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUst
         e = pt ? cuStreamSynchronize_ptsz(hStream) : cuStreamSynchronize(hStream);
     return e;
 }
+
+/* cuStreamGetCaptureInfo_v2/_v3: the driver's arrays copied into the reply
+ * (the generated handler turns the node handles into the client's ids). */
+CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz,
+                                CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap,
+                                size_t *numDeps)
+{
+    (void)cx;
+    const CUgraphNode *d = NULL;
+    const CUgraphEdgeData *ed = NULL;
+    size_t n = 0;
+    CUresult e = ptsz ? cuStreamGetCaptureInfo_v3_ptsz(hStream, status, id, graph, &d, &ed, &n)
+                      : cuStreamGetCaptureInfo_v3(hStream, status, id, graph, &d, &ed, &n);
+    *numDeps = e == CUDA_SUCCESS ? n : 0;
+    for (size_t i = 0; e == CUDA_SUCCESS && i < n && i < cap; i++) {
+        if (deps) deps[i] = d ? d[i] : NULL;
+        if (edges) {
+            if (ed) edges[i] = ed[i];
+            else memset(&edges[i], 0, sizeof edges[i]); /* no edge data: default edges */
+        }
+    }
+    return e;
+}

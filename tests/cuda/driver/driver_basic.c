@@ -161,6 +161,31 @@ int main(int argc, char **argv)
     CHECK(cuMemcpyDtoH(&got, counter, sizeof got));
     printf("bump: %d\n", got);
 
+    /* stream capture into a graph, the capture's info, a graph launch */
+    CUgraph g;
+    CUgraphExec ge;
+    CUstreamCaptureStatus cs;
+    const CUgraphNode *deps = NULL;
+    size_t ndeps = 0;
+    cuuint64_t cid = 0;
+    CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuLaunchKernel(bump, 2, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+    CHECK(cuStreamGetCaptureInfo(s, &cs, &cid, NULL, &deps, NULL, &ndeps));
+    printf("capturing: %d, dependencies: %zu (array %s)\n", cs == CU_STREAM_CAPTURE_STATUS_ACTIVE,
+           ndeps, deps ? "set" : "NULL");
+    CHECK(cuStreamEndCapture(s, &g));
+    size_t nnodes = 0;
+    CHECK(cuGraphGetNodes(g, NULL, &nnodes));
+    printf("graph nodes: %zu\n", nnodes);
+    CHECK(cuGraphInstantiate(&ge, g, 0));
+    CHECK(cuGraphLaunch(ge, s));
+    CHECK(cuGraphLaunch(ge, s));
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuMemcpyDtoH(&got, counter, sizeof got));
+    printf("bump after two graph launches: %d\n", got);
+    CHECK(cuGraphExecDestroy(ge));
+    CHECK(cuGraphDestroy(g));
+
     /* host functions run in this process, in stream order */
     int one = 1, ten = 10;
     CHECK(cuLaunchHostFunc(s, host_fn, &one));
