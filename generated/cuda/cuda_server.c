@@ -10,9 +10,13 @@
 #include "cuda_wire.h"
 
 /* ---- hand-written handlers ---- */
+CUresult cuda_host_add_kernel_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaAddKernelNode */
 CUresult cuda_host_enqueue_host_fn(apigen_call_ctx *cx, CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudaEnqueueHostFn */
+CUresult cuda_host_exec_kernel_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaExecKernelNodeSetParams */
 CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudaFuncName */
 CUresult cuda_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudaHostFnDone */
+CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t *func, uint64_t *kern, CUcontext *ctx, unsigned int *dims, void *params, size_t cap, size_t *paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeGetParams */
+CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeSetParams */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
@@ -119,24 +123,30 @@ static void destroy_CUcontext(void *real)
 {
     (void)cuCtxDestroy_v2((CUcontext)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUcontext = {"CUcontext", 0, destroy_CUcontext, NULL, 0, 0};
+static const uint64_t pt_CUcontext[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUcontext = {"CUcontext", 0, destroy_CUcontext, pt_CUcontext, 1, 0};
 static void destroy_CUgreenCtx(void *real)
 {
     (void)cuGreenCtxDestroy((CUgreenCtx)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 1, destroy_CUgreenCtx, NULL, 0, 0};
+static const uint64_t pt_CUgreenCtx[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 1, destroy_CUgreenCtx, pt_CUgreenCtx, 1, 0};
 static void destroy_CUmodule(void *real)
 {
     (void)cuModuleUnload((CUmodule)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUmodule = {"CUmodule", 2, destroy_CUmodule, NULL, 0, 0};
-static const apigen_handle_type ht_CUfunction = {"CUfunction", 3, NULL, NULL, 0, 0};
+static const uint64_t pt_CUmodule[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUmodule = {"CUmodule", 2, destroy_CUmodule, pt_CUmodule, 1, 0};
+static const uint64_t pt_CUfunction[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUfunction = {"CUfunction", 3, NULL, pt_CUfunction, 1, 0};
 static void destroy_CUlibrary(void *real)
 {
     (void)cuLibraryUnload((CUlibrary)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 4, destroy_CUlibrary, NULL, 0, 0};
-static const apigen_handle_type ht_CUkernel = {"CUkernel", 5, NULL, NULL, 0, 0};
+static const uint64_t pt_CUlibrary[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 4, destroy_CUlibrary, pt_CUlibrary, 1, 0};
+static const uint64_t pt_CUkernel[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUkernel = {"CUkernel", 5, NULL, pt_CUkernel, 1, 0};
 static void destroy_CUarray(void *real)
 {
     (void)cuArrayDestroy((CUarray)(uintptr_t)real);
@@ -147,54 +157,70 @@ static void destroy_CUmipmappedArray(void *real)
 {
     (void)cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 7, destroy_CUmipmappedArray, NULL, 0, 0};
-static const apigen_handle_type ht_CUtexref = {"CUtexref", 8, NULL, NULL, 0, 0};
-static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 9, NULL, NULL, 0, 0};
+static const uint64_t pt_CUmipmappedArray[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 7, destroy_CUmipmappedArray, pt_CUmipmappedArray, 1, 0};
+static const uint64_t pt_CUtexref[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUtexref = {"CUtexref", 8, NULL, pt_CUtexref, 1, 0};
+static const uint64_t pt_CUsurfref[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 9, NULL, pt_CUsurfref, 1, 0};
 static void destroy_CUevent(void *real)
 {
     (void)cuEventDestroy_v2((CUevent)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUevent = {"CUevent", 10, destroy_CUevent, NULL, 0, 0};
+static const uint64_t pt_CUevent[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUevent = {"CUevent", 10, destroy_CUevent, pt_CUevent, 1, 0};
 static void destroy_CUstream(void *real)
 {
     (void)cuStreamDestroy_v2((CUstream)(uintptr_t)real);
 }
 static const uint64_t pt_CUstream[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1), (uint64_t)INT64_C(2)};
 static const apigen_handle_type ht_CUstream = {"CUstream", 11, destroy_CUstream, pt_CUstream, 3, 0};
-static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 12, NULL, NULL, 0, 0};
+static const uint64_t pt_CUgraphicsResource[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 12, NULL, pt_CUgraphicsResource, 1, 0};
 static void destroy_CUexternalMemory(void *real)
 {
     (void)cuDestroyExternalMemory((CUexternalMemory)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 13, destroy_CUexternalMemory, NULL, 0, 0};
+static const uint64_t pt_CUexternalMemory[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 13, destroy_CUexternalMemory, pt_CUexternalMemory, 1, 0};
 static void destroy_CUexternalSemaphore(void *real)
 {
     (void)cuDestroyExternalSemaphore((CUexternalSemaphore)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 14, destroy_CUexternalSemaphore, NULL, 0, 0};
+static const uint64_t pt_CUexternalSemaphore[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 14, destroy_CUexternalSemaphore, pt_CUexternalSemaphore, 1, 0};
 static void destroy_CUgraph(void *real)
 {
     (void)cuGraphDestroy((CUgraph)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUgraph = {"CUgraph", 15, destroy_CUgraph, NULL, 0, 0};
+static const uint64_t pt_CUgraph[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUgraph = {"CUgraph", 15, destroy_CUgraph, pt_CUgraph, 1, 0};
 static const uint64_t pt_CUgraphNode[] = {(uint64_t)INT64_C(0)};
 static const apigen_handle_type ht_CUgraphNode = {"CUgraphNode", 16, NULL, pt_CUgraphNode, 1, 0};
 static void destroy_CUgraphExec(void *real)
 {
     (void)cuGraphExecDestroy((CUgraphExec)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 17, destroy_CUgraphExec, NULL, 0, 0};
-static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 18, NULL, NULL, 0, 0};
-static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 19, NULL, NULL, 0, 0};
-static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 20, NULL, NULL, 0, 0};
-static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 21, NULL, NULL, 0, 0};
+static const uint64_t pt_CUgraphExec[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 17, destroy_CUgraphExec, pt_CUgraphExec, 1, 0};
+static const uint64_t pt_CUmemoryPool[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 18, NULL, pt_CUmemoryPool, 1, 0};
+static const uint64_t pt_CUuserObject[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 19, NULL, pt_CUuserObject, 1, 0};
+static const uint64_t pt_CUgraphDeviceNode[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 20, NULL, pt_CUgraphDeviceNode, 1, 0};
+static const uint64_t pt_CUasyncCallbackHandle[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 21, NULL, pt_CUasyncCallbackHandle, 1, 0};
 static void destroy_CUlinkState(void *real)
 {
     (void)cuLinkDestroy((CUlinkState)(uintptr_t)real);
 }
-static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUlinkState, NULL, 0, 0};
-static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, NULL, 0, 0};
-static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, NULL, 0, 0};
+static const uint64_t pt_CUlinkState[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUlinkState, pt_CUlinkState, 1, 0};
+static const uint64_t pt_CUdevResourceDesc[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, pt_CUdevResourceDesc, 1, 0};
+static const uint64_t pt_CUlogsCallbackHandle[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, pt_CUlogsCallbackHandle, 1, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback apigenCudaHostFnCb: runs on a host thread of the real library; sends the
@@ -214,6 +240,99 @@ static void tramp_apigenCudaHostFnCb(unsigned long a0, int a1, void *a2)
 }
 
 /* ---- handlers ---- */
+static void h_apigenCudaAddKernelNode(apigen_call_ctx *cx)
+{
+    CUgraphNode *phGraphNode = {0};
+    CUgraph hGraph = {0};
+    const CUgraphNode *dependencies = {0};
+    size_t numDependencies = {0};
+    uint64_t func = {0};
+    uint64_t kern = {0};
+    CUcontext ctx = {0};
+    const unsigned int *dims = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    CUresult ret_;
+    uint64_t v_hGraph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_func;
+    uint64_t v_kern;
+    uint64_t v_ctx;
+    uint64_t v_paramsSize;
+    uint8_t p_phGraphNode = 0;
+    uint64_t n_phGraphNode = 0;
+    uint8_t p_dependencies = 0;
+    uint64_t n_dependencies = 0;
+    CUgraphNode *a_dependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_dims = NULL;
+    uint64_t l_dims = 0;
+    uint64_t n_dims = 0;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (uint64_t)v_func;
+    if (!apigen_get_u64(cx->rd, &v_kern)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kern"); return; }
+    kern = (uint64_t)v_kern;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_u8(cx->rd, &p_phGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphNode"); return; }
+    if (p_phGraphNode) {
+        n_phGraphNode = (uint64_t)(1);
+        phGraphNode = apigen_scratch(cx, n_phGraphNode, sizeof(CUgraphNode));
+        if (phGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+    if (p_dependencies) {
+        n_dependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_dependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+        a_dependencies = apigen_scratch(cx, n_dependencies, sizeof(CUgraphNode));
+        if (a_dependencies == NULL) return;
+        for (i_ = 0; i_ < n_dependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_CUgraphNode, v_, &r_)) return; /* dependencies */
+            a_dependencies[i_] = (CUgraphNode)(uintptr_t)r_;
+        }
+        dependencies = a_dependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_dims, &l_dims, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+    if (b_dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dims"); return; }
+        if (l_dims != n_dims) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+        dims = (const unsigned int *)b_dims;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_add_kernel_node(cx, phGraphNode, hGraph, dependencies, numDependencies, func, kern, ctx, dims, params, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphNode) { /* phGraphNode */
+        k_ = ok_ ? n_phGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)phGraphNode[i_]) : 0)) return;
+    }
+}
+
 static void h_apigenCudaEnqueueHostFn(apigen_call_ctx *cx)
 {
     CUstream hStream = {0};
@@ -305,6 +424,63 @@ static void h_apigenCudaErrorString(apigen_call_ctx *cx)
     }
 }
 
+static void h_apigenCudaExecKernelNodeSetParams(apigen_call_ctx *cx)
+{
+    CUgraphExec hGraphExec = {0};
+    CUgraphNode hNode = {0};
+    uint64_t func = {0};
+    uint64_t kern = {0};
+    CUcontext ctx = {0};
+    const unsigned int *dims = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    CUresult ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_hNode;
+    uint64_t v_func;
+    uint64_t v_kern;
+    uint64_t v_ctx;
+    uint64_t v_paramsSize;
+    const void *b_dims = NULL;
+    uint64_t l_dims = 0;
+    uint64_t n_dims = 0;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphExec, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (CUgraphExec)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (uint64_t)v_func;
+    if (!apigen_get_u64(cx->rd, &v_kern)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kern"); return; }
+    kern = (uint64_t)v_kern;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_dims, &l_dims, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+    if (b_dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dims"); return; }
+        if (l_dims != n_dims) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+        dims = (const unsigned int *)b_dims;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_exec_kernel_node_set(cx, hGraphExec, hNode, func, kern, ctx, dims, params, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_apigenCudaFuncName(apigen_call_ctx *cx)
 {
     uint64_t func = {0};
@@ -367,6 +543,164 @@ static void h_apigenCudaHostFnDone(apigen_call_ctx *cx)
     id = (uint64_t)v_id;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuda_host_host_fn_done(cx, id);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudaKernelNodeGetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    uint64_t *func = {0};
+    uint64_t *kern = {0};
+    CUcontext *ctx = {0};
+    unsigned int *dims = {0};
+    void *params = {0};
+    size_t cap = {0};
+    size_t *paramsSize = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint64_t v_cap;
+    uint8_t p_func = 0;
+    uint64_t n_func = 0;
+    uint8_t p_kern = 0;
+    uint64_t n_kern = 0;
+    uint8_t p_ctx = 0;
+    uint64_t n_ctx = 0;
+    uint8_t p_dims = 0;
+    uint64_t n_dims = 0;
+    uint8_t p_params = 0;
+    uint64_t n_params = 0;
+    uint8_t p_paramsSize = 0;
+    uint64_t n_paramsSize = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    if (p_func) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_func)) { apigen_reject(cx, APIGEN_TOO_LARGE, "func"); return; }
+        func = apigen_scratch(cx, n_func, 1);
+        if (func == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_kern)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kern"); return; }
+    if (p_kern) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_kern)) { apigen_reject(cx, APIGEN_TOO_LARGE, "kern"); return; }
+        kern = apigen_scratch(cx, n_kern, 1);
+        if (kern == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (p_ctx) {
+        n_ctx = (uint64_t)(1);
+        ctx = apigen_scratch(cx, n_ctx, sizeof(CUcontext));
+        if (ctx == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dims)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+    if (p_dims) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dims"); return; }
+        dims = apigen_scratch(cx, n_dims, 1);
+        if (dims == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_params)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (p_params) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(unsigned char), &n_params)) { apigen_reject(cx, APIGEN_TOO_LARGE, "params"); return; }
+        params = apigen_scratch(cx, n_params, 1);
+        if (params == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    if (p_paramsSize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_paramsSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramsSize"); return; }
+        paramsSize = apigen_scratch(cx, n_paramsSize, 1);
+        if (paramsSize == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_kernel_node_get(cx, hNode, func, kern, ctx, dims, params, cap, paramsSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_func) { /* func */
+        k_ = ok_ ? n_func : 0;
+        if (!apigen_put_bytes_ref(cx->wr, func, k_)) return;
+    }
+    if (p_kern) { /* kern */
+        k_ = ok_ ? n_kern : 0;
+        if (!apigen_put_bytes_ref(cx->wr, kern, k_)) return;
+    }
+    if (p_ctx) { /* ctx */
+        k_ = ok_ ? n_ctx : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && ctx[i_] != 0 ? apigen_handle_put(cx, &ht_CUcontext, (void *)(uintptr_t)ctx[i_]) : 0)) return;
+    }
+    if (p_dims) { /* dims */
+        k_ = ok_ ? n_dims : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dims, k_)) return;
+    }
+    if (p_params) { /* params */
+        k_ = ok_ ? n_params : 0;
+        if (paramsSize != NULL && apigen_mul_size((uint64_t)(*paramsSize), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, params, k_)) return;
+    }
+    if (p_paramsSize) { /* paramsSize */
+        k_ = ok_ ? n_paramsSize : 0;
+        if (!apigen_put_bytes_ref(cx->wr, paramsSize, k_)) return;
+    }
+}
+
+static void h_apigenCudaKernelNodeSetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    uint64_t func = {0};
+    uint64_t kern = {0};
+    CUcontext ctx = {0};
+    const unsigned int *dims = {0};
+    const void *params = {0};
+    size_t paramsSize = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint64_t v_func;
+    uint64_t v_kern;
+    uint64_t v_ctx;
+    uint64_t v_paramsSize;
+    const void *b_dims = NULL;
+    uint64_t l_dims = 0;
+    uint64_t n_dims = 0;
+    const void *b_params = NULL;
+    uint64_t l_params = 0;
+    uint64_t n_params = 0;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (uint64_t)v_func;
+    if (!apigen_get_u64(cx->rd, &v_kern)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kern"); return; }
+    kern = (uint64_t)v_kern;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_paramsSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramsSize"); return; }
+    paramsSize = (size_t)v_paramsSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_dims, &l_dims, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+    if (b_dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dims"); return; }
+        if (l_dims != n_dims) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+        dims = (const unsigned int *)b_dims;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_params, &l_params, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+    if (b_params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+        if (l_params != n_params) { apigen_reject(cx, APIGEN_BAD_ARGS, "params"); return; }
+        params = (const void *)b_params;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_kernel_node_set(cx, hNode, func, kern, ctx, dims, params, paramsSize);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -16527,11 +16861,15 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[494] = {
+static const char *const call_names_[498] = {
+    [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
+    [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
+    [CUDA_CALL_apigenCudaKernelNodeGetParams] = "apigenCudaKernelNodeGetParams",
+    [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
@@ -17022,11 +17360,15 @@ static const char *const call_names_[494] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[494] = {
+static const apigen_handler_fn handlers_[498] = {
+    [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
+    [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = h_apigenCudaExecKernelNodeSetParams,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
     [CUDA_CALL_apigenCudaHostFnDone] = h_apigenCudaHostFnDone,
+    [CUDA_CALL_apigenCudaKernelNodeGetParams] = h_apigenCudaKernelNodeGetParams,
+    [CUDA_CALL_apigenCudaKernelNodeSetParams] = h_apigenCudaKernelNodeSetParams,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
     [CUDA_CALL_apigenCudaLibraryLoad] = h_apigenCudaLibraryLoad,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
@@ -17517,7 +17859,7 @@ static const apigen_handler_fn handlers_[494] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[494] = {
+static const uint8_t stream_in_calls_[498] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -8,6 +8,96 @@
 
 #include "cuda_wire.h"
 
+/* apigenCudaAddKernelNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphNode = 0;
+    uint64_t n_dependencies = 0;
+    uint64_t n_dims = 0;
+    uint64_t n_params = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaAddKernelNode, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)func)) goto nomem; /* func */
+    if (!apigen_put_u64(call_.wr, (uint64_t)kern)) goto nomem; /* kern */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (phGraphNode != NULL) {
+        n_phGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphNode != NULL)) goto nomem; /* phGraphNode */
+    if (dependencies != NULL) {
+        n_dependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, dependencies != NULL)) goto nomem; /* dependencies */
+    if (dependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_dependencies)) goto nomem;
+        for (i_ = 0; i_ < n_dependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dependencies[i_])) goto nomem;
+    }
+    if (dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dims, n_dims)) goto nomem; /* dims */
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphNode != NULL) { /* phGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaAddKernelNode(phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, func=%llu, kern=%llu, ctx=%#llx, dims=%#llx, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)func, (unsigned long long)kern, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)dims, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
@@ -101,6 +191,71 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaErrorString(error=%llu, which=%lld, buf=%#llx, cap=%llu, len=%#llx) = %llu [%s, %llu us]", (unsigned long long)error, (long long)which, (unsigned long long)(uintptr_t)buf, (unsigned long long)cap, (unsigned long long)(uintptr_t)len, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaExecKernelNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dims = 0;
+    uint64_t n_params = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaExecKernelNodeSetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)func)) goto nomem; /* func */
+    if (!apigen_put_u64(call_.wr, (uint64_t)kern)) goto nomem; /* kern */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dims, n_dims)) goto nomem; /* dims */
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaExecKernelNodeSetParams(hGraphExec=%#llx, hNode=%#llx, func=%llu, kern=%llu, ctx=%#llx, dims=%#llx, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)func, (unsigned long long)kern, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)dims, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -204,6 +359,162 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaHostFnDone(id=%llu) = %llu [%s, %llu us]", (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaKernelNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t *func, uint64_t *kern, CUcontext *ctx, unsigned int *dims, void *params, size_t cap, size_t *paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_func = 0;
+    uint64_t n_kern = 0;
+    uint64_t n_ctx = 0;
+    uint64_t n_dims = 0;
+    uint64_t n_params = 0;
+    uint64_t n_paramsSize = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaKernelNodeGetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (func != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_func)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, func != NULL)) goto nomem; /* func */
+    if (kern != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_kern)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, kern != NULL)) goto nomem; /* kern */
+    if (ctx != NULL) {
+        n_ctx = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, ctx != NULL)) goto nomem; /* ctx */
+    if (dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, dims != NULL)) goto nomem; /* dims */
+    if (params != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(unsigned char), &n_params)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, params != NULL)) goto nomem; /* params */
+    if (paramsSize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_paramsSize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, paramsSize != NULL)) goto nomem; /* paramsSize */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (func != NULL && !apigen_get_into(&call_.rd, func, n_func, NULL)) goto bad; /* func */
+    if (kern != NULL && !apigen_get_into(&call_.rd, kern, n_kern, NULL)) goto bad; /* kern */
+    if (ctx != NULL) { /* ctx */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_ctx) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            ctx[i_] = (CUcontext)(uintptr_t)v_;
+        }
+    }
+    if (dims != NULL && !apigen_get_into(&call_.rd, dims, n_dims, NULL)) goto bad; /* dims */
+    if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
+    if (paramsSize != NULL && !apigen_get_into(&call_.rd, paramsSize, n_paramsSize, NULL)) goto bad; /* paramsSize */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaKernelNodeGetParams(hNode=%#llx, func=%#llx, kern=%#llx, ctx=%#llx, dims=%#llx, params=%#llx, cap=%llu, paramsSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)func, (unsigned long long)(uintptr_t)kern, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)dims, (unsigned long long)(uintptr_t)params, (unsigned long long)cap, (unsigned long long)(uintptr_t)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaKernelNodeSetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaKernelNodeSetParams(CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dims = 0;
+    uint64_t n_params = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaKernelNodeSetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)func)) goto nomem; /* func */
+    if (!apigen_put_u64(call_.wr, (uint64_t)kern)) goto nomem; /* kern */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u64(call_.wr, (uint64_t)paramsSize)) goto nomem; /* paramsSize */
+    if (dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dims, n_dims)) goto nomem; /* dims */
+    if (params != NULL) {
+        n_params = (uint64_t)(paramsSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, params, n_params)) goto nomem; /* params */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaKernelNodeSetParams(hNode=%#llx, func=%llu, kern=%llu, ctx=%#llx, dims=%#llx, params=%#llx, paramsSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)func, (unsigned long long)kern, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)dims, (unsigned long long)(uintptr_t)params, (unsigned long long)paramsSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6806,32 +7117,6 @@ APIGEN_EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGra
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddKernelNode: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddKernelNode_v2: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
@@ -7898,28 +8183,6 @@ APIGEN_EXPORT CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgr
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecKernelNodeSetParams: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecKernelNodeSetParams_v2: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
@@ -8881,26 +9144,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeGetParams: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeGetParams_v2: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphKernelNodeSetAttribute(CUgraphNode hNode, CUkernelNodeAttrID attr, const CUkernelNodeAttrValue *value)
 {
     apigen_call call_;
@@ -8951,26 +9194,6 @@ done:
         apigen_trace("cuGraphKernelNodeSetAttribute(hNode=%#llx, attr=%llu, value=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)attr, (unsigned long long)(uintptr_t)value, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeSetParams: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphKernelNodeSetParams_v2: not supported: %s", "not implemented yet: kernel node parameters are argument pointer arrays");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
@@ -26158,11 +26381,15 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[494] = {
+static const char *const call_names_[498] = {
+    [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
+    [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
+    [CUDA_CALL_apigenCudaKernelNodeGetParams] = "apigenCudaKernelNodeGetParams",
+    [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",

@@ -68,6 +68,26 @@ CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz,
                                         CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges,
                                         size_t cap, size_t *numDeps);
 
+/* Kernel nodes: func (a CUfunction or CUkernel id) or kern (a CUkernel
+ * id), ctx, dims = grid x, y, z, block x, y, z, shared memory bytes, and the
+ * arguments packed at the offsets of the kernel's layout, as a launch's. */
+CUresult apigenCudaAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode *dependencies, size_t numDependencies,
+                                 uint64_t func, uint64_t kern, CUcontext ctx,
+                                 const unsigned int *dims, const void *params, size_t paramsSize);
+CUresult apigenCudaKernelNodeSetParams(CUgraphNode hNode, uint64_t func, uint64_t kern,
+                                       CUcontext ctx, const unsigned int *dims,
+                                       const void *params, size_t paramsSize);
+CUresult apigenCudaExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           uint64_t func, uint64_t kern, CUcontext ctx,
+                                           const unsigned int *dims, const void *params,
+                                           size_t paramsSize);
+/* The node's parameters with its arguments packed (room for cap bytes;
+ * *paramsSize: the packed size). */
+CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t *func, uint64_t *kern,
+                                       CUcontext *ctx, unsigned int *dims, void *params,
+                                       size_t cap, size_t *paramsSize);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

@@ -3,6 +3,7 @@
 #define APIGEN_CUDA_GUEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cuda_wire.h" /* cuda.h with every ABI form declared */
 
@@ -24,5 +25,19 @@ int apigen_cuda_is_guest_host(const void *p);
  * guest's own host memory (host_mem.c; asks the server unless the guest
  * allocated or registered it). */
 int apigen_cuda_on_server(CUdeviceptr p);
+
+/* A kernel's parameter layout, learned once per CUfunction or CUkernel id
+ * from the server (launch.c). */
+struct apigen_cuda_layout {
+    uint64_t id;
+    unsigned n;
+    size_t size; /* bytes of the packed buffer: the end of the last parameter */
+    size_t *offsets, *sizes;
+    struct apigen_cuda_layout *next;
+};
+CUresult apigen_cuda_get_layout(CUfunction f, const struct apigen_cuda_layout **out);
+/* The packed buffer of a launch's `extra` form, checked against the layout. */
+CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **extra,
+                                  const void **buf, size_t *size);
 
 #endif

@@ -438,3 +438,114 @@ CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned 
     }
     return e;
 }
+
+/* ---- kernel nodes (graph_kernel.c packs the arguments) -------------------------------------- */
+typedef struct knode {
+    CUDA_KERNEL_NODE_PARAMS p;
+    void *extra[5];
+    size_t size;
+    void *buf;
+} knode;
+
+/* the driver's node parameters from the guest's ids, dims and packed buffer */
+static CUresult knode_in(apigen_call_ctx *cx, knode *k, uint64_t func, uint64_t kern,
+                         CUcontext ctx, const unsigned int *dims, const void *params, size_t n)
+{
+    int is_k;
+    memset(k, 0, sizeof *k);
+    if (func && !(k->p.func = func_of(cx, func, &is_k))) return CUDA_ERROR_INVALID_HANDLE;
+    if (kern) {
+        void *real = NULL;
+        if (!apigen_handle_lookup(cx->session, ht("CUkernel"), kern, &real))
+            return CUDA_ERROR_INVALID_HANDLE;
+        k->p.kern = real;
+    }
+    k->p.ctx = ctx;
+    k->p.gridDimX = dims[0], k->p.gridDimY = dims[1], k->p.gridDimZ = dims[2];
+    k->p.blockDimX = dims[3], k->p.blockDimY = dims[4], k->p.blockDimZ = dims[5];
+    k->p.sharedMemBytes = dims[6];
+    k->size = n;
+    if (n && !(k->buf = aligned_copy(params, n))) return CUDA_ERROR_OUT_OF_MEMORY;
+    k->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    k->extra[1] = k->buf;
+    k->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    k->extra[3] = &k->size;
+    k->extra[4] = CU_LAUNCH_PARAM_END;
+    k->p.extra = k->extra; /* the driver copies the arguments into the node */
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_add_kernel_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies, size_t numDependencies,
+                                   uint64_t func, uint64_t kern, CUcontext ctx,
+                                   const unsigned int *dims, const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS)
+        e = cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func,
+                                   uint64_t kern, CUcontext ctx, const unsigned int *dims,
+                                   const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS) e = cuGraphKernelNodeSetParams_v2(hNode, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_exec_kernel_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec,
+                                        CUgraphNode hNode, uint64_t func, uint64_t kern,
+                                        CUcontext ctx, const unsigned int *dims,
+                                        const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS) e = cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t *func,
+                                   uint64_t *kern, CUcontext *ctx, unsigned int *dims,
+                                   void *params, size_t cap, size_t *paramsSize)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    *paramsSize = 0;
+    CUresult e = cuGraphKernelNodeGetParams_v2(hNode, &p);
+    if (e != CUDA_SUCCESS) return e;
+    *func = p.func ? apigen_handle_put(cx, ht("CUfunction"), p.func) : 0;
+    *kern = p.kern ? apigen_handle_put(cx, ht("CUkernel"), p.kern) : 0;
+    *ctx = p.ctx; /* the generated handler turns it into the client's id */
+    unsigned d[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
+                     p.blockDimY, p.blockDimZ, p.sharedMemBytes};
+    memcpy(dims, d, sizeof d);
+    /* the arguments, packed at the offsets of the kernel's layout */
+    CUfunction f = p.func ? p.func : (CUfunction)p.kern;
+    int k = !p.func;
+    size_t size = 0;
+    for (unsigned i = 0; f && p.kernelParams && i < APIGEN_CUDA_MAX_PARAMS; i++) {
+        size_t off, sz;
+        CUresult r = k ? cuKernelGetParamInfo((CUkernel)f, i, &off, &sz)
+                       : cuFuncGetParamInfo(f, i, &off, &sz);
+        if (r != CUDA_SUCCESS) break;
+        if (off + sz > size) size = off + sz;
+        if (off + sz <= cap && p.kernelParams[i]) memcpy((char *)params + off, p.kernelParams[i], sz);
+    }
+    if (!p.kernelParams && p.extra) /* the node kept the packed buffer itself */
+        for (size_t i = 0; p.extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2)
+            if (p.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && p.extra[i + 1]) {
+                size = *(size_t *)p.extra[i + 1];
+                for (size_t j = 0; p.extra[j] != CU_LAUNCH_PARAM_END && j < 16; j += 2)
+                    if (p.extra[j] == CU_LAUNCH_PARAM_BUFFER_POINTER && p.extra[j + 1])
+                        memcpy(params, p.extra[j + 1], size < cap ? size : cap);
+            }
+    *paramsSize = size;
+    return CUDA_SUCCESS;
+}

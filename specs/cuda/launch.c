@@ -16,13 +16,7 @@
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
-typedef struct layout {
-    uint64_t id; /* CUfunction or CUkernel id */
-    unsigned n;
-    size_t size; /* bytes of the packed buffer: the end of the last parameter */
-    size_t *offsets, *sizes;
-    struct layout *next;
-} layout;
+typedef struct apigen_cuda_layout layout;
 
 #define NBUCKETS 256
 static layout *layouts_[NBUCKETS];
@@ -36,7 +30,7 @@ static layout *find(uint64_t id)
 }
 
 /* The layout of f (one round trip the first time). */
-static CUresult get_layout(CUfunction f, const layout **out)
+CUresult apigen_cuda_get_layout(CUfunction f, const layout **out)
 {
     uint64_t id = (uint64_t)(uintptr_t)f;
     pthread_mutex_lock(&lock_);
@@ -79,7 +73,7 @@ static CUresult get_layout(CUfunction f, const layout **out)
 }
 
 /* The packed buffer of the `extra` form, checked against the layout. */
-static CUresult extra_buffer(const layout *l, void **extra, const void **buf, size_t *size)
+CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **buf, size_t *size)
 {
     const void *p = NULL;
     size_t n = 0;
@@ -121,12 +115,12 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     const layout *l;
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     if (params && extra) return CUDA_ERROR_INVALID_VALUE; /* the driver takes one form */
-    CUresult e = get_layout(f, &l);
+    CUresult e = apigen_cuda_get_layout(f, &l);
     if (e != CUDA_SUCCESS) return e;
     if (extra) {
         const void *buf;
         size_t n;
-        e = extra_buffer(l, extra, &buf, &n);
+        e = apigen_cuda_extra_buffer(l, extra, &buf, &n);
         if (e != CUDA_SUCCESS) return e;
         return apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
                                 n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);

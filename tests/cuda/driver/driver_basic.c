@@ -186,6 +186,37 @@ int main(int argc, char **argv)
     CHECK(cuGraphExecDestroy(ge));
     CHECK(cuGraphDestroy(g));
 
+    /* a graph built by hand: a kernel node with arguments, read back and changed */
+    CUgraph g2;
+    CUgraphNode kn;
+    CUgraphExec ge2;
+    CHECK(cuGraphCreate(&g2, 0));
+    float a2 = 3.0f;
+    void *args2[] = {&a2, &dx, &dy, &n};
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = axpy;
+    kp.gridDimX = (N + 127) / 128, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = 128, kp.blockDimY = 1, kp.blockDimZ = 1;
+    kp.kernelParams = args2;
+    CHECK(cuGraphAddKernelNode(&kn, g2, NULL, 0, &kp));
+    CUDA_KERNEL_NODE_PARAMS kq;
+    CHECK(cuGraphKernelNodeGetParams(kn, &kq));
+    printf("kernel node: same function %d, grid %u, block %u, a = %g, n = %d\n", kq.func == axpy,
+           kq.gridDimX, kq.blockDimX, *(float *)kq.kernelParams[0], *(int *)kq.kernelParams[3]);
+    a2 = -1.0f; /* the node now computes y = -x + y (SetParams copies the arguments) */
+    CHECK(cuGraphKernelNodeSetParams(kn, &kp));
+    CHECK(cuMemcpyHtoD(dy, hy, sizeof hy));
+    CHECK(cuGraphInstantiate(&ge2, g2, 0));
+    CHECK(cuGraphLaunch(ge2, s));
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuMemcpyDtoH(out, dy, sizeof out));
+    bad = 0;
+    for (int i = 0; i < N; i++) bad += out[i] != -1.0f * i + 1.0f;
+    printf("kernel node launch: %d wrong\n", bad);
+    CHECK(cuGraphExecDestroy(ge2));
+    CHECK(cuGraphDestroy(g2));
+
     /* host functions run in this process, in stream order */
     int one = 1, ten = 10;
     CHECK(cuLaunchHostFunc(s, host_fn, &one));
