@@ -27,6 +27,7 @@ CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExe
 CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle */
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle_v2 */
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
+CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name); /* hand-written, in the spec's sources: wraps cuModuleGetGlobal_v2 */
@@ -875,6 +876,178 @@ static void h_apigenCudaLibraryLoad(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && library[i_] != 0 ? apigen_handle_put_owned(cx, &ht_CUlibrary, (void *)(uintptr_t)library[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaLinkAddData(apigen_call_ctx *cx)
+{
+    CUlinkState state = {0};
+    CUjitInputType type = {0};
+    const void *data = {0};
+    size_t size = {0};
+    const char *name = {0};
+    unsigned int numOptions = {0};
+    const CUjit_option *options = {0};
+    const uint64_t *optionValues = {0};
+    unsigned int v2 = {0};
+    CUresult ret_;
+    uint64_t v_state;
+    void *r_;
+    uint32_t v_type;
+    uint64_t v_size;
+    uint32_t v_numOptions;
+    uint32_t v_v2;
+    const void *b_data = NULL;
+    uint64_t l_data = 0;
+    uint64_t n_data = 0;
+    const char *s_;
+    const void *b_options = NULL;
+    uint64_t l_options = 0;
+    uint64_t n_options = 0;
+    const void *b_optionValues = NULL;
+    uint64_t l_optionValues = 0;
+    uint64_t n_optionValues = 0;
+    if (!apigen_get_u64(cx->rd, &v_state)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
+    if (!apigen_handle_get(cx, &ht_CUlinkState, v_state, &r_)) return; /* state */
+    state = (CUlinkState)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_type)) { apigen_reject(cx, APIGEN_BAD_ARGS, "type"); return; }
+    type = (CUjitInputType)v_type;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_u32(cx->rd, &v_numOptions)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numOptions"); return; }
+    numOptions = (unsigned int)v_numOptions;
+    if (!apigen_get_u32(cx->rd, &v_v2)) { apigen_reject(cx, APIGEN_BAD_ARGS, "v2"); return; }
+    v2 = (unsigned int)v_v2;
+    if (!apigen_get_opt_bytes(cx->rd, &b_data, &l_data, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+    if (b_data != NULL) {
+        n_data = (uint64_t)(size);
+        if (l_data != n_data) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+        data = (const void *)b_data;
+    }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
+    name = (const char *)s_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_options, &l_options, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "options"); return; }
+    if (b_options != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(CUjit_option), &n_options)) { apigen_reject(cx, APIGEN_TOO_LARGE, "options"); return; }
+        if (l_options != n_options) { apigen_reject(cx, APIGEN_BAD_ARGS, "options"); return; }
+        options = (const CUjit_option *)b_options;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_optionValues, &l_optionValues, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "optionValues"); return; }
+    if (b_optionValues != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(uint64_t), &n_optionValues)) { apigen_reject(cx, APIGEN_TOO_LARGE, "optionValues"); return; }
+        if (l_optionValues != n_optionValues) { apigen_reject(cx, APIGEN_BAD_ARGS, "optionValues"); return; }
+        optionValues = (const uint64_t *)b_optionValues;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaLinkAddData(state, type, data, size, name, numOptions, options, optionValues, v2);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudaLinkComplete(apigen_call_ctx *cx)
+{
+    CUlinkState state = {0};
+    void *cubin = {0};
+    size_t cap = {0};
+    size_t *size = {0};
+    CUresult ret_;
+    uint64_t v_state;
+    void *r_;
+    uint64_t v_cap;
+    uint8_t p_cubin = 0;
+    uint64_t n_cubin = 0;
+    uint8_t p_size = 0;
+    uint64_t n_size = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_state)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
+    if (!apigen_handle_get(cx, &ht_CUlinkState, v_state, &r_)) return; /* state */
+    state = (CUlinkState)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_cubin)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cubin"); return; }
+    if (p_cubin) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(unsigned char), &n_cubin)) { apigen_reject(cx, APIGEN_TOO_LARGE, "cubin"); return; }
+        cubin = apigen_scratch(cx, n_cubin, 1);
+        if (cubin == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    if (p_size) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "size"); return; }
+        size = apigen_scratch(cx, n_size, 1);
+        if (size == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaLinkComplete(state, cubin, cap, size);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_cubin) { /* cubin */
+        k_ = ok_ ? n_cubin : 0;
+        if (size != NULL && apigen_mul_size((uint64_t)(*size), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, cubin, k_)) return;
+    }
+    if (p_size) { /* size */
+        k_ = ok_ ? n_size : 0;
+        if (!apigen_put_bytes_ref(cx->wr, size, k_)) return;
+    }
+}
+
+static void h_apigenCudaLinkCreate(apigen_call_ctx *cx)
+{
+    unsigned int numOptions = {0};
+    const CUjit_option *options = {0};
+    const uint64_t *optionValues = {0};
+    CUlinkState *stateOut = {0};
+    unsigned int v2 = {0};
+    CUresult ret_;
+    uint32_t v_numOptions;
+    uint32_t v_v2;
+    const void *b_options = NULL;
+    uint64_t l_options = 0;
+    uint64_t n_options = 0;
+    const void *b_optionValues = NULL;
+    uint64_t l_optionValues = 0;
+    uint64_t n_optionValues = 0;
+    uint8_t p_stateOut = 0;
+    uint64_t n_stateOut = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u32(cx->rd, &v_numOptions)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numOptions"); return; }
+    numOptions = (unsigned int)v_numOptions;
+    if (!apigen_get_u32(cx->rd, &v_v2)) { apigen_reject(cx, APIGEN_BAD_ARGS, "v2"); return; }
+    v2 = (unsigned int)v_v2;
+    if (!apigen_get_opt_bytes(cx->rd, &b_options, &l_options, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "options"); return; }
+    if (b_options != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(CUjit_option), &n_options)) { apigen_reject(cx, APIGEN_TOO_LARGE, "options"); return; }
+        if (l_options != n_options) { apigen_reject(cx, APIGEN_BAD_ARGS, "options"); return; }
+        options = (const CUjit_option *)b_options;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_optionValues, &l_optionValues, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "optionValues"); return; }
+    if (b_optionValues != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(uint64_t), &n_optionValues)) { apigen_reject(cx, APIGEN_TOO_LARGE, "optionValues"); return; }
+        if (l_optionValues != n_optionValues) { apigen_reject(cx, APIGEN_BAD_ARGS, "optionValues"); return; }
+        optionValues = (const uint64_t *)b_optionValues;
+    }
+    if (!apigen_get_u8(cx->rd, &p_stateOut)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stateOut"); return; }
+    if (p_stateOut) {
+        n_stateOut = (uint64_t)(1);
+        stateOut = apigen_scratch(cx, n_stateOut, sizeof(CUlinkState));
+        if (stateOut == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaLinkCreate(numOptions, options, optionValues, stateOut, v2);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_stateOut) { /* stateOut */
+        k_ = ok_ ? n_stateOut : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && stateOut[i_] != 0 ? apigen_handle_put(cx, &ht_CUlinkState, (void *)(uintptr_t)stateOut[i_]) : 0)) return;
     }
 }
 
@@ -7662,7 +7835,7 @@ static void h_cuLinkDestroy(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_CUlinkState, v_state, &r_)) return; /* state */
     state = (CUlinkState)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuLinkDestroy(state);
+    ret_ = cuda_host_link_destroy(cx, state);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_)
@@ -16861,7 +17034,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[498] = {
+static const char *const call_names_[501] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -16872,6 +17045,9 @@ static const char *const call_names_[498] = {
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
+    [CUDA_CALL_apigenCudaLinkAddData] = "apigenCudaLinkAddData",
+    [CUDA_CALL_apigenCudaLinkComplete] = "apigenCudaLinkComplete",
+    [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
@@ -17360,7 +17536,7 @@ static const char *const call_names_[498] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[498] = {
+static const apigen_handler_fn handlers_[501] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
@@ -17371,6 +17547,9 @@ static const apigen_handler_fn handlers_[498] = {
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = h_apigenCudaKernelNodeSetParams,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
     [CUDA_CALL_apigenCudaLibraryLoad] = h_apigenCudaLibraryLoad,
+    [CUDA_CALL_apigenCudaLinkAddData] = h_apigenCudaLinkAddData,
+    [CUDA_CALL_apigenCudaLinkComplete] = h_apigenCudaLinkComplete,
+    [CUDA_CALL_apigenCudaLinkCreate] = h_apigenCudaLinkCreate,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaParamLayout] = h_apigenCudaParamLayout,
@@ -17859,7 +18038,7 @@ static const apigen_handler_fn handlers_[498] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[498] = {
+static const uint8_t stream_in_calls_[501] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -664,6 +664,206 @@ done:
     return ret_;
 }
 
+/* apigenCudaLinkAddData: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const void *data, size_t size, const char *name, unsigned int numOptions, const CUjit_option *options, const uint64_t *optionValues, unsigned int v2)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_data = 0;
+    uint64_t n_options = 0;
+    uint64_t n_optionValues = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)state); /* state */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaLinkAddData, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)state)) goto nomem; /* state */
+    if (!apigen_put_u32(call_.wr, (uint32_t)type)) goto nomem; /* type */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numOptions)) goto nomem; /* numOptions */
+    if (!apigen_put_u32(call_.wr, (uint32_t)v2)) goto nomem; /* v2 */
+    if (data != NULL) {
+        n_data = (uint64_t)(size);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, data, n_data)) goto nomem; /* data */
+    if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
+    if (options != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(CUjit_option), &n_options)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, options, n_options)) goto nomem; /* options */
+    if (optionValues != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(uint64_t), &n_optionValues)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, optionValues, n_optionValues)) goto nomem; /* optionValues */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaLinkAddData(state=%#llx, type=%llu, data=%#llx, size=%llu, name=\"%s\", numOptions=%llu, options=%#llx, optionValues=%#llx, v2=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)state, (unsigned long long)type, (unsigned long long)(uintptr_t)data, (unsigned long long)size, name ? (const char *)name : "(null)", (unsigned long long)numOptions, (unsigned long long)(uintptr_t)options, (unsigned long long)(uintptr_t)optionValues, (unsigned long long)v2, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaLinkComplete: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_cubin = 0;
+    uint64_t n_size = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)state); /* state */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaLinkComplete, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)state)) goto nomem; /* state */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (cubin != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(unsigned char), &n_cubin)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, cubin != NULL)) goto nomem; /* cubin */
+    if (size != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_size)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, size != NULL)) goto nomem; /* size */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (cubin != NULL && !apigen_get_into(&call_.rd, cubin, n_cubin, NULL)) goto bad; /* cubin */
+    if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaLinkComplete(state=%#llx, cubin=%#llx, cap=%llu, size=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)state, (unsigned long long)(uintptr_t)cubin, (unsigned long long)cap, (unsigned long long)(uintptr_t)size, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaLinkCreate: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit_option *options, const uint64_t *optionValues, CUlinkState *stateOut, unsigned int v2)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_options = 0;
+    uint64_t n_optionValues = 0;
+    uint64_t n_stateOut = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaLinkCreate))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)numOptions)) goto nomem; /* numOptions */
+    if (!apigen_put_u32(call_.wr, (uint32_t)v2)) goto nomem; /* v2 */
+    if (options != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(CUjit_option), &n_options)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, options, n_options)) goto nomem; /* options */
+    if (optionValues != NULL) {
+        if (!apigen_mul_size((uint64_t)(numOptions), sizeof(uint64_t), &n_optionValues)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, optionValues, n_optionValues)) goto nomem; /* optionValues */
+    if (stateOut != NULL) {
+        n_stateOut = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, stateOut != NULL)) goto nomem; /* stateOut */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (stateOut != NULL) { /* stateOut */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_stateOut) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            stateOut[i_] = (CUlinkState)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaLinkCreate(numOptions=%llu, options=%#llx, optionValues=%#llx, stateOut=%#llx, v2=%llu) = %llu [%s, %llu us]", (unsigned long long)numOptions, (unsigned long long)(uintptr_t)options, (unsigned long long)(uintptr_t)optionValues, (unsigned long long)(uintptr_t)stateOut, (unsigned long long)v2, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaMemcpy3D: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize)
@@ -12085,102 +12285,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)state;
-    (void)type;
-    (void)data;
-    (void)size;
-    (void)name;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkAddData: not supported: %s", "not implemented yet: JIT linking (see cuLinkCreate)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name, unsigned int numOptions, CUjit_option *options, void **optionValues)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)state;
-    (void)type;
-    (void)data;
-    (void)size;
-    (void)name;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkAddData_v2: not supported: %s", "not implemented yet: JIT linking (see cuLinkCreate)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)state;
-    (void)type;
-    (void)path;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkAddFile: not supported: %s", "not implemented yet: JIT linking (see cuLinkCreate)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions, CUjit_option *options, void **optionValues)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)state;
-    (void)type;
-    (void)path;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkAddFile_v2: not supported: %s", "not implemented yet: JIT linking (see cuLinkCreate)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)state;
-    (void)cubinOut;
-    (void)sizeOut;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkComplete: not supported: %s", "not implemented yet: JIT linking (see cuLinkCreate)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    (void)stateOut;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkCreate: not supported: %s", "not implemented yet: JIT linking (option values point into the guest, the output image must come back)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numOptions;
-    (void)options;
-    (void)optionValues;
-    (void)stateOut;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLinkCreate_v2: not supported: %s", "not implemented yet: JIT linking (option values point into the guest, the output image must come back)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuLinkDestroy(CUlinkState state)
+/* The forwarder of cuLinkDestroy: the spec's hand-written guest code exports cuLinkDestroy and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuLinkDestroy(CUlinkState state)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -26381,7 +26487,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[498] = {
+static const char *const call_names_[501] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -26392,6 +26498,9 @@ static const char *const call_names_[498] = {
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
     [CUDA_CALL_apigenCudaLibraryLoad] = "apigenCudaLibraryLoad",
+    [CUDA_CALL_apigenCudaLinkAddData] = "apigenCudaLinkAddData",
+    [CUDA_CALL_apigenCudaLinkComplete] = "apigenCudaLinkComplete",
+    [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",

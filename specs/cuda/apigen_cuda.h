@@ -88,6 +88,19 @@ CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t *func, uint64
                                        CUcontext *ctx, unsigned int *dims, void *params,
                                        size_t cap, size_t *paramsSize);
 
+/* JIT linking (cuLinkCreate, cuLinkAddData and their _v2 forms; v2
+ * selects the form): option values as 64-bit integers, as for module loads.
+ * apigenCudaLinkComplete copies the linked image out (room for cap bytes;
+ * *size: its size; asking again answers from the first completion). */
+CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues, CUlinkState *stateOut,
+                              unsigned int v2);
+CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const void *data,
+                               size_t size, const char *name, unsigned int numOptions,
+                               const CUjit_option *options, const uint64_t *optionValues,
+                               unsigned int v2);
+CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

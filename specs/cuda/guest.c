@@ -244,7 +244,7 @@ APIGEN_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
 }
 
 /* The whole file, NUL-terminated (PTX text is loaded as a string). */
-static CUresult read_file(const char *fname, const char *fn, char **out)
+static CUresult read_file_n(const char *fname, const char *fn, char **out, size_t *len)
 {
     *out = NULL;
     if (!fname) return CUDA_ERROR_INVALID_VALUE;
@@ -274,7 +274,13 @@ static CUresult read_file(const char *fname, const char *fn, char **out)
     }
     b[n] = 0;
     *out = b;
+    if (len) *len = n;
     return CUDA_SUCCESS;
+}
+
+static CUresult read_file(const char *fname, const char *fn, char **out)
+{
+    return read_file_n(fname, fn, out, NULL);
 }
 
 APIGEN_EXPORT CUresult cuModuleLoad(CUmodule *module, const char *fname)
@@ -407,4 +413,147 @@ APIGEN_EXPORT CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
 {
     return capture_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out,
                         edgeData_out, numDependencies_out);
+}
+
+/* ---- JIT linking -------------------------------------------------------------------------------
+ * Option values travel by value (jit_values refuses the log buffers, which
+ * the server's JIT would write into); a file is read here; the linked image
+ * is copied into the guest and kept until cuLinkDestroy, as the driver
+ * keeps its own. */
+typedef struct linked {
+    CUlinkState state;
+    void *image;
+    struct linked *next;
+} linked;
+static linked *linked_;
+
+static CUresult link_create(unsigned n, CUjit_option *opts, void **vals, CUlinkState *out,
+                            unsigned v2)
+{
+    uint64_t *v = NULL;
+    CUresult e = jit_values(n, opts, vals, &v);
+    if (e != CUDA_SUCCESS) return e;
+    e = apigenCudaLinkCreate(n, n ? opts : NULL, v, out, v2);
+    free(v);
+    return e;
+}
+
+APIGEN_EXPORT CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options,
+                                    void **optionValues, CUlinkState *stateOut)
+{
+    return link_create(numOptions, options, optionValues, stateOut, 0);
+}
+
+APIGEN_EXPORT CUresult cuLinkCreate_v2(unsigned int numOptions, CUjit_option *options,
+                                       void **optionValues, CUlinkState *stateOut)
+{
+    return link_create(numOptions, options, optionValues, stateOut, 1);
+}
+
+static CUresult link_add(CUlinkState state, CUjitInputType type, void *data, size_t size,
+                         const char *name, unsigned n, CUjit_option *opts, void **vals,
+                         unsigned v2)
+{
+    uint64_t *v = NULL;
+    if (!data && size) return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = jit_values(n, opts, vals, &v);
+    if (e != CUDA_SUCCESS) return e;
+    e = apigenCudaLinkAddData(state, type, data, size, name, n, n ? opts : NULL, v, v2);
+    free(v);
+    return e;
+}
+
+APIGEN_EXPORT CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data,
+                                     size_t size, const char *name, unsigned int numOptions,
+                                     CUjit_option *options, void **optionValues)
+{
+    return link_add(state, type, data, size, name, numOptions, options, optionValues, 0);
+}
+
+APIGEN_EXPORT CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void *data,
+                                        size_t size, const char *name, unsigned int numOptions,
+                                        CUjit_option *options, void **optionValues)
+{
+    return link_add(state, type, data, size, name, numOptions, options, optionValues, 1);
+}
+
+static CUresult link_file(CUlinkState state, CUjitInputType type, const char *path, unsigned n,
+                          CUjit_option *opts, void **vals, unsigned v2, const char *fn)
+{
+    char *img;
+    size_t size = 0;
+    CUresult e = read_file_n(path, fn, &img, &size);
+    if (e != CUDA_SUCCESS) return e;
+    /* PTX is text: with the NUL the driver reads up to; anything else (cubin,
+     * fat binary, object, library archive, LTO IR) is the file's bytes */
+    if (type == CU_JIT_INPUT_PTX) size = strlen(img) + 1;
+    e = link_add(state, type, img, size, path, n, opts, vals, v2);
+    free(img);
+    return e;
+}
+
+APIGEN_EXPORT CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
+                                     unsigned int numOptions, CUjit_option *options,
+                                     void **optionValues)
+{
+    return link_file(state, type, path, numOptions, options, optionValues, 0, "cuLinkAddFile");
+}
+
+APIGEN_EXPORT CUresult cuLinkAddFile_v2(CUlinkState state, CUjitInputType type, const char *path,
+                                        unsigned int numOptions, CUjit_option *options,
+                                        void **optionValues)
+{
+    return link_file(state, type, path, numOptions, options, optionValues, 1, "cuLinkAddFile_v2");
+}
+
+APIGEN_EXPORT CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
+    if (!cubinOut || !sizeOut) return CUDA_ERROR_INVALID_VALUE;
+    size_t cap = 1 << 20, n = 0;
+    void *buf = NULL;
+    CUresult e;
+    for (int tries = 0; tries < 3; tries++) {
+        void *nb = realloc(buf, cap);
+        if (!nb) {
+            free(buf);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        buf = nb;
+        e = apigenCudaLinkComplete(state, buf, cap, &n);
+        if (e != CUDA_SUCCESS || n <= cap) break;
+        cap = n; /* the server kept the image: ask again with room for it */
+    }
+    linked *l = e == CUDA_SUCCESS && n <= cap ? calloc(1, sizeof *l) : NULL;
+    if (!l) {
+        free(buf);
+        return e != CUDA_SUCCESS ? e : CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *l = (linked){state, buf, NULL};
+    pthread_mutex_lock(&lock_);
+    l->next = linked_;
+    linked_ = l;
+    pthread_mutex_unlock(&lock_);
+    *cubinOut = buf;
+    *sizeOut = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_fwd_cuLinkDestroy(CUlinkState state);
+
+APIGEN_EXPORT CUresult cuLinkDestroy(CUlinkState state)
+{
+    CUresult e = cuda_fwd_cuLinkDestroy(state);
+    if (e != CUDA_SUCCESS) return e;
+    pthread_mutex_lock(&lock_);
+    for (linked **pp = &linked_; *pp;)
+        if ((*pp)->state == state) {
+            linked *l = *pp;
+            *pp = l->next;
+            free(l->image);
+            free(l);
+        } else {
+            pp = &(*pp)->next;
+        }
+    pthread_mutex_unlock(&lock_);
+    return e;
 }

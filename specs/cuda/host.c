@@ -5,6 +5,7 @@
  * the driver allows). Device ranges a call hands out become the client's
  * (apigen_dev_add), so later calls may name them. */
 #define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,4 +549,91 @@ CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint6
             }
     *paramsSize = size;
     return CUDA_SUCCESS;
+}
+
+/* ---- JIT linking ------------------------------------------------------------------------------ */
+CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues, CUlinkState *stateOut,
+                              unsigned int v2)
+{
+    void **vals = values(optionValues, numOptions);
+    if (!vals) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult e = v2 ? cuLinkCreate_v2(numOptions, (CUjit_option *)options, numOptions ? vals : NULL,
+                                      stateOut)
+                    : cuLinkCreate(numOptions, (CUjit_option *)options, numOptions ? vals : NULL,
+                                   stateOut);
+    free(vals); /* the driver copies the options */
+    return e;
+}
+
+CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const void *data,
+                               size_t size, const char *name, unsigned int numOptions,
+                               const CUjit_option *options, const uint64_t *optionValues,
+                               unsigned int v2)
+{
+    void *img = aligned_copy(data, size);
+    void **vals = values(optionValues, numOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && vals)
+        e = v2 ? cuLinkAddData_v2(state, type, img, size, name, numOptions,
+                                  (CUjit_option *)options, numOptions ? vals : NULL)
+               : cuLinkAddData(state, type, img, size, name, numOptions, (CUjit_option *)options,
+                               numOptions ? vals : NULL);
+    free(img);
+    free(vals);
+    return e;
+}
+
+/* The driver's linked image, kept per state until cuLinkDestroy: the guest
+ * may ask again with more room (completing twice is an error). */
+typedef struct done_link {
+    CUlinkState state;
+    void *image;
+    size_t size;
+    struct done_link *next;
+} done_link;
+static done_link *done_;
+static pthread_mutex_t link_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size)
+{
+    void *img = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&link_lock_);
+    done_link *d = done_;
+    while (d && d->state != state) d = d->next;
+    if (d) img = d->image, n = d->size;
+    pthread_mutex_unlock(&link_lock_);
+    if (!d) {
+        CUresult e = cuLinkComplete(state, &img, &n);
+        if (e != CUDA_SUCCESS) return e;
+        if ((d = calloc(1, sizeof *d))) {
+            *d = (done_link){state, img, n, NULL};
+            pthread_mutex_lock(&link_lock_);
+            d->next = done_;
+            done_ = d;
+            pthread_mutex_unlock(&link_lock_);
+        }
+    }
+    if (cubin && img) memcpy(cubin, img, n < cap ? n : cap);
+    *size = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state)
+{
+    (void)cx;
+    CUresult e = cuLinkDestroy(state);
+    if (e != CUDA_SUCCESS) return e;
+    pthread_mutex_lock(&link_lock_);
+    for (done_link **pp = &done_; *pp;)
+        if ((*pp)->state == state) {
+            done_link *d = *pp;
+            *pp = d->next;
+            free(d);
+        } else {
+            pp = &(*pp)->next;
+        }
+    pthread_mutex_unlock(&link_lock_);
+    return e;
 }

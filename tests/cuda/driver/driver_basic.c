@@ -113,6 +113,21 @@ int main(int argc, char **argv)
     for (int i = 0; i < N; i++) bad += out[i] != 2.0f * i + 1.0f;
     printf("axpy: %d wrong\n", bad);
 
+    /* JIT linking: PTX from a file, the linked cubin (an ELF image) loaded */
+    CUlinkState ls;
+    void *cubin = NULL;
+    size_t cubin_size = 0;
+    CUmodule mod3;
+    CUfunction axpy3;
+    CHECK(cuLinkCreate(0, NULL, NULL, &ls));
+    CHECK(cuLinkAddFile(ls, CU_JIT_INPUT_PTX, argv[1], 0, NULL, NULL));
+    CHECK(cuLinkComplete(ls, &cubin, &cubin_size));
+    printf("linked image is ELF: %d\n", cubin_size > 4 && memcmp(cubin, "\177ELF", 4) == 0);
+    CHECK(cuModuleLoadData(&mod3, cubin));
+    CHECK(cuModuleGetFunction(&axpy3, mod3, "axpy"));
+    CHECK(cuLinkDestroy(ls));
+    CHECK(cuModuleUnload(mod3));
+
     /* a module from a fat binary file; the `extra` form with a struct argument */
     CUmodule mod2;
     CHECK(cuModuleLoad(&mod2, argv[2]));
