@@ -19,6 +19,8 @@ CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint6
 CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeSetParams */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
+CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
+CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
@@ -32,7 +34,9 @@ CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name); /* hand-written, in the spec's sources: wraps cuModuleGetGlobal_v2 */
 CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc); /* hand-written, in the spec's sources: wraps cuSurfObjectCreate */
+CUresult cuda_host_surf_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject); /* hand-written, in the spec's sources: wraps cuSurfObjectGetResourceDesc */
 CUresult cuda_host_tex_object_create(apigen_call_ctx *cx, CUtexObject *pTexObject, const CUDA_RESOURCE_DESC *pResDesc, const CUDA_TEXTURE_DESC *pTexDesc, const CUDA_RESOURCE_VIEW_DESC *pResViewDesc); /* hand-written, in the spec's sources: wraps cuTexObjectCreate */
+CUresult cuda_host_tex_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject); /* hand-written, in the spec's sources: wraps cuTexObjectGetResourceDesc */
 CUresult cuda_stream_dtoh_async(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyDtoHAsync_v2's streamed dstHost */
 CUresult cuda_stream_dtoh_async_ptsz(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: cuMemcpyDtoHAsync_v2_ptsz's streamed dstHost */
 CUresult cuda_stream_dtoh(apigen_call_ctx *cx, apigen_stream *s, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* hand-written, in the spec's sources: cuMemcpyDtoH_v2's streamed dstHost */
@@ -224,6 +228,20 @@ static const uint64_t pt_CUlogsCallbackHandle[] = {(uint64_t)INT64_C(0)};
 static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, pt_CUlogsCallbackHandle, 1, 0};
 
 /* ---- callback trampolines ---- */
+/* Callback CUhostFn: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_CUhostFn(void *a0)
+{
+    void *bound_ = a0;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
 /* Callback apigenCudaHostFnCb: runs on a host thread of the real library; sends the
  * arguments to the guest that registered it. */
 static void tramp_apigenCudaHostFnCb(unsigned long a0, int a1, void *a2)
@@ -1177,6 +1195,127 @@ static void h_apigenCudaModuleLoad(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && module[i_] != 0 ? apigen_handle_put_owned(cx, &ht_CUmodule, (void *)(uintptr_t)module[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaOccupancyBlockSize(apigen_call_ctx *cx)
+{
+    int *minGridSize = {0};
+    int *blockSize = {0};
+    uint64_t func = {0};
+    size_t dynamicSMemSize = {0};
+    int blockSizeLimit = {0};
+    unsigned int flags = {0};
+    int withFlags = {0};
+    CUresult ret_;
+    uint64_t v_func;
+    uint64_t v_dynamicSMemSize;
+    uint32_t v_blockSizeLimit;
+    uint32_t v_flags;
+    uint32_t v_withFlags;
+    uint8_t p_minGridSize = 0;
+    uint64_t n_minGridSize = 0;
+    uint8_t p_blockSize = 0;
+    uint64_t n_blockSize = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (uint64_t)v_func;
+    if (!apigen_get_u64(cx->rd, &v_dynamicSMemSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dynamicSMemSize"); return; }
+    dynamicSMemSize = (size_t)v_dynamicSMemSize;
+    if (!apigen_get_u32(cx->rd, &v_blockSizeLimit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSizeLimit"); return; }
+    blockSizeLimit = (int)(int32_t)v_blockSizeLimit;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u32(cx->rd, &v_withFlags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "withFlags"); return; }
+    withFlags = (int)(int32_t)v_withFlags;
+    if (!apigen_get_u8(cx->rd, &p_minGridSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "minGridSize"); return; }
+    if (p_minGridSize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minGridSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "minGridSize"); return; }
+        minGridSize = apigen_scratch(cx, n_minGridSize, 1);
+        if (minGridSize == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
+    if (p_blockSize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_blockSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "blockSize"); return; }
+        blockSize = apigen_scratch(cx, n_blockSize, 1);
+        if (blockSize == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_occupancy_block_size(cx, minGridSize, blockSize, func, dynamicSMemSize, blockSizeLimit, flags, withFlags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_minGridSize) { /* minGridSize */
+        k_ = ok_ ? n_minGridSize : 0;
+        if (!apigen_put_bytes_ref(cx->wr, minGridSize, k_)) return;
+    }
+    if (p_blockSize) { /* blockSize */
+        k_ = ok_ ? n_blockSize : 0;
+        if (!apigen_put_bytes_ref(cx->wr, blockSize, k_)) return;
+    }
+}
+
+static void h_apigenCudaOccupancyCluster(apigen_call_ctx *cx)
+{
+    int which = {0};
+    int *out = {0};
+    uint64_t func = {0};
+    const unsigned int *dims = {0};
+    CUstream hStream = {0};
+    const CUlaunchAttribute *attrs = {0};
+    unsigned int numAttrs = {0};
+    CUresult ret_;
+    uint32_t v_which;
+    uint64_t v_func;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_numAttrs;
+    uint8_t p_out = 0;
+    uint64_t n_out = 0;
+    const void *b_dims = NULL;
+    uint64_t l_dims = 0;
+    uint64_t n_dims = 0;
+    const void *b_attrs = NULL;
+    uint64_t l_attrs = 0;
+    uint64_t n_attrs = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_which)) { apigen_reject(cx, APIGEN_BAD_ARGS, "which"); return; }
+    which = (int)(int32_t)v_which;
+    if (!apigen_get_u64(cx->rd, &v_func)) { apigen_reject(cx, APIGEN_BAD_ARGS, "func"); return; }
+    func = (uint64_t)v_func;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numAttrs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numAttrs"); return; }
+    numAttrs = (unsigned int)v_numAttrs;
+    if (!apigen_get_u8(cx->rd, &p_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "out"); return; }
+    if (p_out) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_out)) { apigen_reject(cx, APIGEN_TOO_LARGE, "out"); return; }
+        out = apigen_scratch(cx, n_out, 1);
+        if (out == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_dims, &l_dims, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+    if (b_dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dims"); return; }
+        if (l_dims != n_dims) { apigen_reject(cx, APIGEN_BAD_ARGS, "dims"); return; }
+        dims = (const unsigned int *)b_dims;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_attrs, &l_attrs, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attrs"); return; }
+    if (b_attrs != NULL) {
+        if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(CUlaunchAttribute), &n_attrs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "attrs"); return; }
+        if (l_attrs != n_attrs) { apigen_reject(cx, APIGEN_BAD_ARGS, "attrs"); return; }
+        attrs = (const CUlaunchAttribute *)b_attrs;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_occupancy_cluster(cx, which, out, func, dims, hStream, attrs, numAttrs);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_out) { /* out */
+        k_ = ok_ ? n_out : 0;
+        if (!apigen_put_bytes_ref(cx->wr, out, k_)) return;
     }
 }
 
@@ -15441,6 +15580,35 @@ static void h_cuSurfObjectDestroy(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cuSurfObjectGetResourceDesc(apigen_call_ctx *cx)
+{
+    CUDA_RESOURCE_DESC *pResDesc = {0};
+    CUsurfObject surfObject = {0};
+    CUresult ret_;
+    uint64_t v_surfObject;
+    uint8_t p_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_surfObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "surfObject"); return; }
+    surfObject = (CUsurfObject)v_surfObject;
+    if (!apigen_get_u8(cx->rd, &p_pResDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (p_pResDesc) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_RESOURCE_DESC), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        pResDesc = apigen_scratch(cx, n_pResDesc, 1);
+        if (pResDesc == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_surf_resource_desc(cx, pResDesc, surfObject);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pResDesc) { /* pResDesc */
+        k_ = ok_ ? n_pResDesc : 0;
+        if (!apigen_put_bytes_ref(cx->wr, pResDesc, k_)) return;
+    }
+}
+
 static void h_cuSurfRefGetArray(apigen_call_ctx *cx)
 {
     CUarray *phArray = {0};
@@ -15910,6 +16078,35 @@ static void h_cuTexObjectDestroy(apigen_call_ctx *cx)
     ret_ = cuTexObjectDestroy(texObject);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_cuTexObjectGetResourceDesc(apigen_call_ctx *cx)
+{
+    CUDA_RESOURCE_DESC *pResDesc = {0};
+    CUtexObject texObject = {0};
+    CUresult ret_;
+    uint64_t v_texObject;
+    uint8_t p_pResDesc = 0;
+    uint64_t n_pResDesc = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_texObject)) { apigen_reject(cx, APIGEN_BAD_ARGS, "texObject"); return; }
+    texObject = (CUtexObject)v_texObject;
+    if (!apigen_get_u8(cx->rd, &p_pResDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pResDesc"); return; }
+    if (p_pResDesc) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_RESOURCE_DESC), &n_pResDesc)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pResDesc"); return; }
+        pResDesc = apigen_scratch(cx, n_pResDesc, 1);
+        if (pResDesc == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_tex_resource_desc(cx, pResDesc, texObject);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pResDesc) { /* pResDesc */
+        k_ = ok_ ? n_pResDesc : 0;
+        if (!apigen_put_bytes_ref(cx->wr, pResDesc, k_)) return;
+    }
 }
 
 static void h_cuTexObjectGetResourceViewDesc(apigen_call_ctx *cx)
@@ -16897,6 +17094,53 @@ static void h_cuThreadExchangeStreamCaptureMode(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuUserObjectCreate(apigen_call_ctx *cx)
+{
+    CUuserObject *object_out = {0};
+    void *ptr = {0};
+    CUhostFn destroy = {0};
+    unsigned int initialRefcount = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint64_t cb_destroy = 0;
+    void *k_destroy = NULL;
+    uint32_t v_initialRefcount;
+    uint32_t v_flags;
+    uint8_t p_object_out = 0;
+    uint64_t n_object_out = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &cb_destroy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "destroy"); return; }
+    if (!apigen_get_u32(cx->rd, &v_initialRefcount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "initialRefcount"); return; }
+    initialRefcount = (unsigned int)v_initialRefcount;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_object_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "object_out"); return; }
+    if (p_object_out) {
+        n_object_out = (uint64_t)(1);
+        object_out = apigen_scratch(cx, n_object_out, sizeof(CUuserObject));
+        if (object_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_destroy != 0) { /* destroy */
+        k_destroy = apigen_cb_bind(cx, CUDA_CB_TYPE_CUhostFn, cb_destroy, true);
+        if (k_destroy == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "destroy"); return; }
+        destroy = tramp_CUhostFn;
+    }
+    ptr = k_destroy;
+    ret_ = cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_object_out) { /* object_out */
+        k_ = ok_ ? n_object_out : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && object_out[i_] != 0 ? apigen_handle_put(cx, &ht_CUuserObject, (void *)(uintptr_t)object_out[i_]) : 0)) return;
+    }
+}
+
 static void h_cuUserObjectRelease(apigen_call_ctx *cx)
 {
     CUuserObject object = {0};
@@ -17034,7 +17278,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[501] = {
+static const char *const call_names_[506] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -17050,6 +17294,8 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
+    [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
+    [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
@@ -17489,6 +17735,7 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuStreamWriteValue64_v2_ptsz] = "cuStreamWriteValue64_v2_ptsz",
     [CUDA_CALL_cuSurfObjectCreate] = "cuSurfObjectCreate",
     [CUDA_CALL_cuSurfObjectDestroy] = "cuSurfObjectDestroy",
+    [CUDA_CALL_cuSurfObjectGetResourceDesc] = "cuSurfObjectGetResourceDesc",
     [CUDA_CALL_cuSurfRefGetArray] = "cuSurfRefGetArray",
     [CUDA_CALL_cuSurfRefSetArray] = "cuSurfRefSetArray",
     [CUDA_CALL_cuTensorMapEncodeIm2col] = "cuTensorMapEncodeIm2col",
@@ -17497,6 +17744,7 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuTensorMapReplaceAddress] = "cuTensorMapReplaceAddress",
     [CUDA_CALL_cuTexObjectCreate] = "cuTexObjectCreate",
     [CUDA_CALL_cuTexObjectDestroy] = "cuTexObjectDestroy",
+    [CUDA_CALL_cuTexObjectGetResourceDesc] = "cuTexObjectGetResourceDesc",
     [CUDA_CALL_cuTexObjectGetResourceViewDesc] = "cuTexObjectGetResourceViewDesc",
     [CUDA_CALL_cuTexObjectGetTextureDesc] = "cuTexObjectGetTextureDesc",
     [CUDA_CALL_cuTexRefCreate] = "cuTexRefCreate",
@@ -17531,12 +17779,13 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuTexRefSetMipmapLevelClamp] = "cuTexRefSetMipmapLevelClamp",
     [CUDA_CALL_cuTexRefSetMipmappedArray] = "cuTexRefSetMipmappedArray",
     [CUDA_CALL_cuThreadExchangeStreamCaptureMode] = "cuThreadExchangeStreamCaptureMode",
+    [CUDA_CALL_cuUserObjectCreate] = "cuUserObjectCreate",
     [CUDA_CALL_cuUserObjectRelease] = "cuUserObjectRelease",
     [CUDA_CALL_cuUserObjectRetain] = "cuUserObjectRetain",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[501] = {
+static const apigen_handler_fn handlers_[506] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
@@ -17552,6 +17801,8 @@ static const apigen_handler_fn handlers_[501] = {
     [CUDA_CALL_apigenCudaLinkCreate] = h_apigenCudaLinkCreate,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
+    [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
+    [CUDA_CALL_apigenCudaOccupancyCluster] = h_apigenCudaOccupancyCluster,
     [CUDA_CALL_apigenCudaParamLayout] = h_apigenCudaParamLayout,
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = h_apigenCudaStreamGetCaptureInfo,
     [CUDA_CALL_cuArray3DCreate] = h_cuArray3DCreate,
@@ -17991,6 +18242,7 @@ static const apigen_handler_fn handlers_[501] = {
     [CUDA_CALL_cuStreamWriteValue64_v2_ptsz] = h_cuStreamWriteValue64_v2_ptsz,
     [CUDA_CALL_cuSurfObjectCreate] = h_cuSurfObjectCreate,
     [CUDA_CALL_cuSurfObjectDestroy] = h_cuSurfObjectDestroy,
+    [CUDA_CALL_cuSurfObjectGetResourceDesc] = h_cuSurfObjectGetResourceDesc,
     [CUDA_CALL_cuSurfRefGetArray] = h_cuSurfRefGetArray,
     [CUDA_CALL_cuSurfRefSetArray] = h_cuSurfRefSetArray,
     [CUDA_CALL_cuTensorMapEncodeIm2col] = h_cuTensorMapEncodeIm2col,
@@ -17999,6 +18251,7 @@ static const apigen_handler_fn handlers_[501] = {
     [CUDA_CALL_cuTensorMapReplaceAddress] = h_cuTensorMapReplaceAddress,
     [CUDA_CALL_cuTexObjectCreate] = h_cuTexObjectCreate,
     [CUDA_CALL_cuTexObjectDestroy] = h_cuTexObjectDestroy,
+    [CUDA_CALL_cuTexObjectGetResourceDesc] = h_cuTexObjectGetResourceDesc,
     [CUDA_CALL_cuTexObjectGetResourceViewDesc] = h_cuTexObjectGetResourceViewDesc,
     [CUDA_CALL_cuTexObjectGetTextureDesc] = h_cuTexObjectGetTextureDesc,
     [CUDA_CALL_cuTexRefCreate] = h_cuTexRefCreate,
@@ -18033,12 +18286,13 @@ static const apigen_handler_fn handlers_[501] = {
     [CUDA_CALL_cuTexRefSetMipmapLevelClamp] = h_cuTexRefSetMipmapLevelClamp,
     [CUDA_CALL_cuTexRefSetMipmappedArray] = h_cuTexRefSetMipmappedArray,
     [CUDA_CALL_cuThreadExchangeStreamCaptureMode] = h_cuThreadExchangeStreamCaptureMode,
+    [CUDA_CALL_cuUserObjectCreate] = h_cuUserObjectCreate,
     [CUDA_CALL_cuUserObjectRelease] = h_cuUserObjectRelease,
     [CUDA_CALL_cuUserObjectRetain] = h_cuUserObjectRetain,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[501] = {
+static const uint8_t stream_in_calls_[506] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -1007,6 +1007,135 @@ done:
     return ret_;
 }
 
+/* apigenCudaOccupancyBlockSize: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaOccupancyBlockSize(int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_minGridSize = 0;
+    uint64_t n_blockSize = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_apigenCudaOccupancyBlockSize))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)func)) goto nomem; /* func */
+    if (!apigen_put_u64(call_.wr, (uint64_t)dynamicSMemSize)) goto nomem; /* dynamicSMemSize */
+    if (!apigen_put_u32(call_.wr, (uint32_t)blockSizeLimit)) goto nomem; /* blockSizeLimit */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (!apigen_put_u32(call_.wr, (uint32_t)withFlags)) goto nomem; /* withFlags */
+    if (minGridSize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minGridSize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, minGridSize != NULL)) goto nomem; /* minGridSize */
+    if (blockSize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_blockSize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, blockSize != NULL)) goto nomem; /* blockSize */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (minGridSize != NULL && !apigen_get_into(&call_.rd, minGridSize, n_minGridSize, NULL)) goto bad; /* minGridSize */
+    if (blockSize != NULL && !apigen_get_into(&call_.rd, blockSize, n_blockSize, NULL)) goto bad; /* blockSize */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaOccupancyBlockSize(minGridSize=%#llx, blockSize=%#llx, func=%llu, dynamicSMemSize=%llu, blockSizeLimit=%lld, flags=%llu, withFlags=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)minGridSize, (unsigned long long)(uintptr_t)blockSize, (unsigned long long)func, (unsigned long long)dynamicSMemSize, (long long)blockSizeLimit, (unsigned long long)flags, (long long)withFlags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaOccupancyCluster: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaOccupancyCluster(int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_out = 0;
+    uint64_t n_dims = 0;
+    uint64_t n_attrs = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaOccupancyCluster, srv_))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)which)) goto nomem; /* which */
+    if (!apigen_put_u64(call_.wr, (uint64_t)func)) goto nomem; /* func */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numAttrs)) goto nomem; /* numAttrs */
+    if (out != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_out)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, out != NULL)) goto nomem; /* out */
+    if (dims != NULL) {
+        if (!apigen_mul_size((uint64_t)(7), sizeof(unsigned int), &n_dims)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, dims, n_dims)) goto nomem; /* dims */
+    if (attrs != NULL) {
+        if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(CUlaunchAttribute), &n_attrs)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (out != NULL && !apigen_get_into(&call_.rd, out, n_out, NULL)) goto bad; /* out */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaOccupancyCluster(which=%lld, out=%#llx, func=%llu, dims=%#llx, hStream=%#llx, attrs=%#llx, numAttrs=%llu) = %llu [%s, %llu us]", (long long)which, (unsigned long long)(uintptr_t)out, (unsigned long long)func, (unsigned long long)(uintptr_t)dims, (unsigned long long)(uintptr_t)hStream, (unsigned long long)(uintptr_t)attrs, (unsigned long long)numAttrs, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaParamLayout: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaParamLayout(uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams)
@@ -16236,72 +16365,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyBatchAsync(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)failIdx;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpyBatchAsync: not supported: %s", "not implemented yet: a batch's addresses may be guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpyBatchAsync_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, size_t *failIdx, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)failIdx;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpyBatchAsync_ptsz: not supported: %s", "not implemented yet: a batch's addresses may be guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpyBatchAsync_v2(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpyBatchAsync_v2: not supported: %s", "not implemented yet: a batch's addresses may be guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count, CUmemcpyAttributes *attrs, size_t *attrsIdxs, size_t numAttrs, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dsts;
-    (void)srcs;
-    (void)sizes;
-    (void)count;
-    (void)attrs;
-    (void)attrsIdxs;
-    (void)numAttrs;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpyBatchAsync_v2_ptsz: not supported: %s", "not implemented yet: a batch's addresses may be guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuMemcpyDtoA(CUarray dstArray, unsigned int dstOffset, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
     apigen_call call_;
@@ -20161,57 +20224,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)numClusters;
-    (void)func;
-    (void)config;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuOccupancyMaxActiveClusters: not supported: %s", "not implemented yet: CUlaunchConfig holds a stream handle and an attribute array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)minGridSize;
-    (void)blockSize;
-    (void)func;
-    (void)blockSizeToDynamicSMemSize;
-    (void)dynamicSMemSize;
-    (void)blockSizeLimit;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuOccupancyMaxPotentialBlockSize: not supported: %s", "not implemented yet: blockSizeToDynamicSMemSize is a guest function the server's driver would call");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func, CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)minGridSize;
-    (void)blockSize;
-    (void)func;
-    (void)blockSizeToDynamicSMemSize;
-    (void)dynamicSMemSize;
-    (void)blockSizeLimit;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuOccupancyMaxPotentialBlockSizeWithFlags: not supported: %s", "not implemented yet: blockSizeToDynamicSMemSize is a guest function the server's driver would call");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)clusterSize;
-    (void)func;
-    (void)config;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuOccupancyMaxPotentialClusterSize: not supported: %s", "not implemented yet: CUlaunchConfig holds a stream handle and an attribute array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuParamSetSize(CUfunction hfunc, unsigned int numbytes)
 {
     apigen_call call_;
@@ -24031,12 +24043,52 @@ done:
 
 APIGEN_EXPORT CUresult cuSurfObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pResDesc;
-    (void)surfObject;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuSurfObjectGetResourceDesc: not supported: %s", "not implemented yet: CUDA_RESOURCE_DESC holds array handles");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pResDesc = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuSurfObjectGetResourceDesc))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)surfObject)) goto nomem; /* surfObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_RESOURCE_DESC), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pResDesc != NULL)) goto nomem; /* pResDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuSurfObjectGetResourceDesc(pResDesc=%#llx, surfObject=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)surfObject, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuSurfRefGetArray(CUarray *phArray, CUsurfref hSurfRef)
@@ -24542,12 +24594,52 @@ done:
 
 APIGEN_EXPORT CUresult cuTexObjectGetResourceDesc(CUDA_RESOURCE_DESC *pResDesc, CUtexObject texObject)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pResDesc;
-    (void)texObject;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuTexObjectGetResourceDesc: not supported: %s", "not implemented yet: CUDA_RESOURCE_DESC holds array handles");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pResDesc = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuTexObjectGetResourceDesc))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)texObject)) goto nomem; /* texObject */
+    if (pResDesc != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_RESOURCE_DESC), &n_pResDesc)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pResDesc != NULL)) goto nomem; /* pResDesc */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuTexObjectGetResourceDesc(pResDesc=%#llx, texObject=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pResDesc, (unsigned long long)texObject, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuTexObjectGetResourceViewDesc(CUDA_RESOURCE_VIEW_DESC *pResViewDesc, CUtexObject texObject)
@@ -26263,15 +26355,59 @@ done:
 
 APIGEN_EXPORT CUresult cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostFn destroy, unsigned int initialRefcount, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)object_out;
-    (void)ptr;
-    (void)destroy;
-    (void)initialRefcount;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuUserObjectCreate: not supported: %s", "not implemented yet: the destructor would run on the guest's callback thread");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_object_out = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuUserObjectCreate))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, destroy ? apigen_cb_register(&cuda_api, CUDA_CB_TYPE_CUhostFn, (void *)destroy, ptr, true) : 0)) goto nomem; /* destroy */
+    if (!apigen_put_u32(call_.wr, (uint32_t)initialRefcount)) goto nomem; /* initialRefcount */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (object_out != NULL) {
+        n_object_out = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, object_out != NULL)) goto nomem; /* object_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (object_out != NULL) { /* object_out */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_object_out) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            object_out[i_] = (CUuserObject)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuUserObjectCreate(object_out=%#llx, ptr=%#llx, destroy=%#llx, initialRefcount=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)object_out, (unsigned long long)(uintptr_t)ptr, (unsigned long long)(uintptr_t)destroy, (unsigned long long)initialRefcount, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuUserObjectRelease(CUuserObject object, unsigned int count)
@@ -26468,6 +26604,13 @@ done:
     return ret_;
 }
 
+/* Callback CUhostFn: decodes the arguments the server sent and calls the application. */
+static void cbd_CUhostFn(apigen_rd *args, void *fn, void *user_data)
+{
+    if (!apigen_rd_done(args)) return;
+    ((CUhostFn)fn)(user_data);
+}
+
 /* Callback apigenCudaHostFnCb: decodes the arguments the server sent and calls the application. */
 static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
 {
@@ -26487,7 +26630,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[501] = {
+static const char *const call_names_[506] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -26503,6 +26646,8 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
+    [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
+    [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
     [CUDA_CALL_apigenCudaParamLayout] = "apigenCudaParamLayout",
     [CUDA_CALL_apigenCudaStreamGetCaptureInfo] = "apigenCudaStreamGetCaptureInfo",
     [CUDA_CALL_cuArray3DCreate] = "cuArray3DCreate",
@@ -26942,6 +27087,7 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuStreamWriteValue64_v2_ptsz] = "cuStreamWriteValue64_v2_ptsz",
     [CUDA_CALL_cuSurfObjectCreate] = "cuSurfObjectCreate",
     [CUDA_CALL_cuSurfObjectDestroy] = "cuSurfObjectDestroy",
+    [CUDA_CALL_cuSurfObjectGetResourceDesc] = "cuSurfObjectGetResourceDesc",
     [CUDA_CALL_cuSurfRefGetArray] = "cuSurfRefGetArray",
     [CUDA_CALL_cuSurfRefSetArray] = "cuSurfRefSetArray",
     [CUDA_CALL_cuTensorMapEncodeIm2col] = "cuTensorMapEncodeIm2col",
@@ -26950,6 +27096,7 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuTensorMapReplaceAddress] = "cuTensorMapReplaceAddress",
     [CUDA_CALL_cuTexObjectCreate] = "cuTexObjectCreate",
     [CUDA_CALL_cuTexObjectDestroy] = "cuTexObjectDestroy",
+    [CUDA_CALL_cuTexObjectGetResourceDesc] = "cuTexObjectGetResourceDesc",
     [CUDA_CALL_cuTexObjectGetResourceViewDesc] = "cuTexObjectGetResourceViewDesc",
     [CUDA_CALL_cuTexObjectGetTextureDesc] = "cuTexObjectGetTextureDesc",
     [CUDA_CALL_cuTexRefCreate] = "cuTexRefCreate",
@@ -26984,12 +27131,14 @@ static const char *const call_names_[501] = {
     [CUDA_CALL_cuTexRefSetMipmapLevelClamp] = "cuTexRefSetMipmapLevelClamp",
     [CUDA_CALL_cuTexRefSetMipmappedArray] = "cuTexRefSetMipmappedArray",
     [CUDA_CALL_cuThreadExchangeStreamCaptureMode] = "cuThreadExchangeStreamCaptureMode",
+    [CUDA_CALL_cuUserObjectCreate] = "cuUserObjectCreate",
     [CUDA_CALL_cuUserObjectRelease] = "cuUserObjectRelease",
     [CUDA_CALL_cuUserObjectRetain] = "cuUserObjectRetain",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_cb_dispatch_fn cb_dispatch_[1] = {
+static const apigen_cb_dispatch_fn cb_dispatch_[2] = {
+    [CUDA_CB_TYPE_CUhostFn] = cbd_CUhostFn,
     [CUDA_CB_TYPE_apigenCudaHostFnCb] = cbd_apigenCudaHostFnCb,
 };
 const apigen_api cuda_api = {

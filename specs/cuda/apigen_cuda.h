@@ -101,6 +101,17 @@ CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const voi
                                unsigned int v2);
 CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size);
 
+/* Occupancy: cuOccupancyMaxPotentialBlockSize(WithFlags) without a
+ * dynamic shared memory callback; the cluster queries with the launch
+ * configuration's fields (dims: grid x, y, z, block x, y, z, shared memory
+ * bytes) and attributes (which: 0 potential cluster size, 1 active clusters). */
+CUresult apigenCudaOccupancyBlockSize(int *minGridSize, int *blockSize, uint64_t func,
+                                      size_t dynamicSMemSize, int blockSizeLimit,
+                                      unsigned int flags, int withFlags);
+CUresult apigenCudaOccupancyCluster(int which, int *out, uint64_t func, const unsigned int *dims,
+                                    CUstream hStream, const CUlaunchAttribute *attrs,
+                                    unsigned int numAttrs);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

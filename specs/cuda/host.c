@@ -637,3 +637,62 @@ CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state)
     pthread_mutex_unlock(&link_lock_);
     return e;
 }
+
+/* ---- resource descriptors out: array handles become ids ----------------------------------------- */
+static void res_out(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *r)
+{
+    if (r->resType == CU_RESOURCE_TYPE_ARRAY && r->res.array.hArray)
+        r->res.array.hArray =
+            (CUarray)(uintptr_t)apigen_handle_put(cx, ht("CUarray"), r->res.array.hArray);
+    else if (r->resType == CU_RESOURCE_TYPE_MIPMAPPED_ARRAY && r->res.mipmap.hMipmappedArray)
+        r->res.mipmap.hMipmappedArray = (CUmipmappedArray)(uintptr_t)apigen_handle_put(
+            cx, ht("CUmipmappedArray"), r->res.mipmap.hMipmappedArray);
+}
+
+CUresult cuda_host_tex_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc,
+                                     CUtexObject texObject)
+{
+    CUresult e = cuTexObjectGetResourceDesc(pResDesc, texObject);
+    if (e == CUDA_SUCCESS && pResDesc) res_out(cx, pResDesc);
+    return e;
+}
+
+CUresult cuda_host_surf_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc,
+                                      CUsurfObject surfObject)
+{
+    CUresult e = cuSurfObjectGetResourceDesc(pResDesc, surfObject);
+    if (e == CUDA_SUCCESS && pResDesc) res_out(cx, pResDesc);
+    return e;
+}
+
+/* ---- occupancy (occupancy.c) ------------------------------------------------------------------- */
+CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize,
+                                        uint64_t func, size_t dynamicSMemSize, int blockSizeLimit,
+                                        unsigned int flags, int withFlags)
+{
+    int k;
+    CUfunction f = func_of(cx, func, &k);
+    if (!f && func) return CUDA_ERROR_INVALID_HANDLE;
+    return withFlags ? cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, f, NULL,
+                                                                 dynamicSMemSize, blockSizeLimit,
+                                                                 flags)
+                     : cuOccupancyMaxPotentialBlockSize(minGridSize, blockSize, f, NULL,
+                                                        dynamicSMemSize, blockSizeLimit);
+}
+
+CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func,
+                                     const unsigned int *dims, CUstream hStream,
+                                     const CUlaunchAttribute *attrs, unsigned int numAttrs)
+{
+    int k;
+    CUfunction f = func_of(cx, func, &k);
+    if (!f && func) return CUDA_ERROR_INVALID_HANDLE;
+    for (unsigned i = 0; i < numAttrs; i++)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            return CUDA_ERROR_NOT_SUPPORTED;
+    CUlaunchConfig c = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6],
+                        hStream, (CUlaunchAttribute *)attrs, numAttrs};
+    return which ? cuOccupancyMaxActiveClusters(out, f, &c)
+                 : cuOccupancyMaxPotentialClusterSize(out, f, &c);
+}
