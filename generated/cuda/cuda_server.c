@@ -24,8 +24,12 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
+CUresult cuda_host_add_memcpy_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphAddMemcpyNode */
+CUresult cuda_host_exec_memcpy_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphExecMemcpyNodeSetParams */
 CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams */
 CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams_ptsz */
+CUresult cuda_host_memcpy_node_get(apigen_call_ctx *cx, CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams); /* hand-written, in the spec's sources: wraps cuGraphMemcpyNodeGetParams */
+CUresult cuda_host_memcpy_node_set(apigen_call_ctx *cx, CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams); /* hand-written, in the spec's sources: wraps cuGraphMemcpyNodeSetParams */
 CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle */
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle_v2 */
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
@@ -5026,6 +5030,77 @@ static void h_cuGraphAddMemFreeNode(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuGraphAddMemcpyNode(apigen_call_ctx *cx)
+{
+    CUgraphNode *phGraphNode = {0};
+    CUgraph hGraph = {0};
+    const CUgraphNode *dependencies = {0};
+    size_t numDependencies = {0};
+    const CUDA_MEMCPY3D *copyParams = {0};
+    CUcontext ctx = {0};
+    CUresult ret_;
+    uint64_t v_hGraph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_ctx;
+    uint8_t p_phGraphNode = 0;
+    uint64_t n_phGraphNode = 0;
+    uint8_t p_dependencies = 0;
+    uint64_t n_dependencies = 0;
+    CUgraphNode *a_dependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_copyParams = NULL;
+    uint64_t l_copyParams = 0;
+    uint64_t n_copyParams = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_phGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphNode"); return; }
+    if (p_phGraphNode) {
+        n_phGraphNode = (uint64_t)(1);
+        phGraphNode = apigen_scratch(cx, n_phGraphNode, sizeof(CUgraphNode));
+        if (phGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+    if (p_dependencies) {
+        n_dependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_dependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+        a_dependencies = apigen_scratch(cx, n_dependencies, sizeof(CUgraphNode));
+        if (a_dependencies == NULL) return;
+        for (i_ = 0; i_ < n_dependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_CUgraphNode, v_, &r_)) return; /* dependencies */
+            a_dependencies[i_] = (CUgraphNode)(uintptr_t)r_;
+        }
+        dependencies = a_dependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_copyParams, &l_copyParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "copyParams"); return; }
+    if (b_copyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copyParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "copyParams"); return; }
+        if (l_copyParams != n_copyParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "copyParams"); return; }
+        copyParams = (const CUDA_MEMCPY3D *)b_copyParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_add_memcpy_node(cx, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphNode) { /* phGraphNode */
+        k_ = ok_ ? n_phGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)phGraphNode[i_]) : 0)) return;
+    }
+}
+
 static void h_cuGraphAddMemsetNode(apigen_call_ctx *cx)
 {
     CUgraphNode *phGraphNode = {0};
@@ -5529,6 +5604,41 @@ static void h_cuGraphExecGetFlags(apigen_call_ctx *cx)
         k_ = ok_ ? n_flags : 0;
         if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
     }
+}
+
+static void h_cuGraphExecMemcpyNodeSetParams(apigen_call_ctx *cx)
+{
+    CUgraphExec hGraphExec = {0};
+    CUgraphNode hNode = {0};
+    const CUDA_MEMCPY3D *copyParams = {0};
+    CUcontext ctx = {0};
+    CUresult ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_hNode;
+    uint64_t v_ctx;
+    const void *b_copyParams = NULL;
+    uint64_t l_copyParams = 0;
+    uint64_t n_copyParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphExec, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (CUgraphExec)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_copyParams, &l_copyParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "copyParams"); return; }
+    if (b_copyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copyParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "copyParams"); return; }
+        if (l_copyParams != n_copyParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "copyParams"); return; }
+        copyParams = (const CUDA_MEMCPY3D *)b_copyParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_exec_memcpy_node_set(cx, hGraphExec, hNode, copyParams, ctx);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_cuGraphExecMemsetNodeSetParams(apigen_call_ctx *cx)
@@ -6314,6 +6424,62 @@ static void h_cuGraphMemFreeNodeGetParams(apigen_call_ctx *cx)
         k_ = ok_ ? n_dptr_out : 0;
         if (!apigen_put_bytes_ref(cx->wr, dptr_out, k_)) return;
     }
+}
+
+static void h_cuGraphMemcpyNodeGetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    CUDA_MEMCPY3D *nodeParams = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint8_t p_nodeParams = 0;
+    uint64_t n_nodeParams = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_nodeParams)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nodeParams"); return; }
+    if (p_nodeParams) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_nodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "nodeParams"); return; }
+        nodeParams = apigen_scratch(cx, n_nodeParams, 1);
+        if (nodeParams == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_memcpy_node_get(cx, hNode, nodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_nodeParams) { /* nodeParams */
+        k_ = ok_ ? n_nodeParams : 0;
+        if (!apigen_put_bytes_ref(cx->wr, nodeParams, k_)) return;
+    }
+}
+
+static void h_cuGraphMemcpyNodeSetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    const CUDA_MEMCPY3D *nodeParams = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    const void *b_nodeParams = NULL;
+    uint64_t l_nodeParams = 0;
+    uint64_t n_nodeParams = 0;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_opt_bytes(cx->rd, &b_nodeParams, &l_nodeParams, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nodeParams"); return; }
+    if (b_nodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_nodeParams)) { apigen_reject(cx, APIGEN_TOO_LARGE, "nodeParams"); return; }
+        if (l_nodeParams != n_nodeParams) { apigen_reject(cx, APIGEN_BAD_ARGS, "nodeParams"); return; }
+        nodeParams = (const CUDA_MEMCPY3D *)b_nodeParams;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_memcpy_node_set(cx, hNode, nodeParams);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_cuGraphMemsetNodeGetParams(apigen_call_ctx *cx)
@@ -17278,7 +17444,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[506] = {
+static const char *const call_names_[510] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -17417,6 +17583,7 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphAddEventRecordNode] = "cuGraphAddEventRecordNode",
     [CUDA_CALL_cuGraphAddEventWaitNode] = "cuGraphAddEventWaitNode",
     [CUDA_CALL_cuGraphAddMemFreeNode] = "cuGraphAddMemFreeNode",
+    [CUDA_CALL_cuGraphAddMemcpyNode] = "cuGraphAddMemcpyNode",
     [CUDA_CALL_cuGraphAddMemsetNode] = "cuGraphAddMemsetNode",
     [CUDA_CALL_cuGraphChildGraphNodeGetGraph] = "cuGraphChildGraphNodeGetGraph",
     [CUDA_CALL_cuGraphClone] = "cuGraphClone",
@@ -17434,6 +17601,7 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphExecEventRecordNodeSetEvent] = "cuGraphExecEventRecordNodeSetEvent",
     [CUDA_CALL_cuGraphExecEventWaitNodeSetEvent] = "cuGraphExecEventWaitNodeSetEvent",
     [CUDA_CALL_cuGraphExecGetFlags] = "cuGraphExecGetFlags",
+    [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = "cuGraphExecMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = "cuGraphExecMemsetNodeSetParams",
     [CUDA_CALL_cuGraphExecUpdate] = "cuGraphExecUpdate",
     [CUDA_CALL_cuGraphGetEdges] = "cuGraphGetEdges",
@@ -17451,6 +17619,8 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphLaunch] = "cuGraphLaunch",
     [CUDA_CALL_cuGraphLaunch_ptsz] = "cuGraphLaunch_ptsz",
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = "cuGraphMemFreeNodeGetParams",
+    [CUDA_CALL_cuGraphMemcpyNodeGetParams] = "cuGraphMemcpyNodeGetParams",
+    [CUDA_CALL_cuGraphMemcpyNodeSetParams] = "cuGraphMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphMemsetNodeGetParams] = "cuGraphMemsetNodeGetParams",
     [CUDA_CALL_cuGraphMemsetNodeSetParams] = "cuGraphMemsetNodeSetParams",
     [CUDA_CALL_cuGraphNodeFindInClone] = "cuGraphNodeFindInClone",
@@ -17785,7 +17955,7 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[506] = {
+static const apigen_handler_fn handlers_[510] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
@@ -17924,6 +18094,7 @@ static const apigen_handler_fn handlers_[506] = {
     [CUDA_CALL_cuGraphAddEventRecordNode] = h_cuGraphAddEventRecordNode,
     [CUDA_CALL_cuGraphAddEventWaitNode] = h_cuGraphAddEventWaitNode,
     [CUDA_CALL_cuGraphAddMemFreeNode] = h_cuGraphAddMemFreeNode,
+    [CUDA_CALL_cuGraphAddMemcpyNode] = h_cuGraphAddMemcpyNode,
     [CUDA_CALL_cuGraphAddMemsetNode] = h_cuGraphAddMemsetNode,
     [CUDA_CALL_cuGraphChildGraphNodeGetGraph] = h_cuGraphChildGraphNodeGetGraph,
     [CUDA_CALL_cuGraphClone] = h_cuGraphClone,
@@ -17941,6 +18112,7 @@ static const apigen_handler_fn handlers_[506] = {
     [CUDA_CALL_cuGraphExecEventRecordNodeSetEvent] = h_cuGraphExecEventRecordNodeSetEvent,
     [CUDA_CALL_cuGraphExecEventWaitNodeSetEvent] = h_cuGraphExecEventWaitNodeSetEvent,
     [CUDA_CALL_cuGraphExecGetFlags] = h_cuGraphExecGetFlags,
+    [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = h_cuGraphExecMemcpyNodeSetParams,
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = h_cuGraphExecMemsetNodeSetParams,
     [CUDA_CALL_cuGraphExecUpdate] = h_cuGraphExecUpdate,
     [CUDA_CALL_cuGraphGetEdges] = h_cuGraphGetEdges,
@@ -17958,6 +18130,8 @@ static const apigen_handler_fn handlers_[506] = {
     [CUDA_CALL_cuGraphLaunch] = h_cuGraphLaunch,
     [CUDA_CALL_cuGraphLaunch_ptsz] = h_cuGraphLaunch_ptsz,
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = h_cuGraphMemFreeNodeGetParams,
+    [CUDA_CALL_cuGraphMemcpyNodeGetParams] = h_cuGraphMemcpyNodeGetParams,
+    [CUDA_CALL_cuGraphMemcpyNodeSetParams] = h_cuGraphMemcpyNodeSetParams,
     [CUDA_CALL_cuGraphMemsetNodeGetParams] = h_cuGraphMemsetNodeGetParams,
     [CUDA_CALL_cuGraphMemsetNodeSetParams] = h_cuGraphMemsetNodeSetParams,
     [CUDA_CALL_cuGraphNodeFindInClone] = h_cuGraphNodeFindInClone,
@@ -18292,7 +18466,7 @@ static const apigen_handler_fn handlers_[506] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[506] = {
+static const uint8_t stream_in_calls_[510] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -7533,16 +7533,82 @@ done:
 
 APIGEN_EXPORT CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)copyParams;
-    (void)ctx;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddMemcpyNode: not supported: %s", "not implemented yet: CUDA_MEMCPY3D holds array handles and may name guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphNode = 0;
+    uint64_t n_dependencies = 0;
+    uint64_t n_copyParams = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphAddMemcpyNode, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (phGraphNode != NULL) {
+        n_phGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphNode != NULL)) goto nomem; /* phGraphNode */
+    if (dependencies != NULL) {
+        n_dependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, dependencies != NULL)) goto nomem; /* dependencies */
+    if (dependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_dependencies)) goto nomem;
+        for (i_ = 0; i_ < n_dependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dependencies[i_])) goto nomem;
+    }
+    if (copyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copyParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, copyParams, n_copyParams)) goto nomem; /* copyParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphNode != NULL) { /* phGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphAddMemcpyNode(phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, copyParams=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)copyParams, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
@@ -8514,14 +8580,57 @@ APIGEN_EXPORT CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgr
 
 APIGEN_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)copyParams;
-    (void)ctx;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecMemcpyNodeSetParams: not supported: %s", "not implemented yet: CUDA_MEMCPY3D holds array handles and may name guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_copyParams = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphExecMemcpyNodeSetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (copyParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_copyParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, copyParams, n_copyParams)) goto nomem; /* copyParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphExecMemcpyNodeSetParams(hGraphExec=%#llx, hNode=%#llx, copyParams=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)copyParams, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
@@ -9655,22 +9764,105 @@ done:
 
 APIGEN_EXPORT CUresult cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphMemcpyNodeGetParams: not supported: %s", "not implemented yet: CUDA_MEMCPY3D holds array handles and may name guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_nodeParams = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphMemcpyNodeGetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (nodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_nodeParams)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, nodeParams != NULL)) goto nomem; /* nodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (nodeParams != NULL && !apigen_get_into(&call_.rd, nodeParams, n_nodeParams, NULL)) goto bad; /* nodeParams */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphMemcpyNodeGetParams(hNode=%#llx, nodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)nodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D *nodeParams)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphMemcpyNodeSetParams: not supported: %s", "not implemented yet: CUDA_MEMCPY3D holds array handles and may name guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_nodeParams = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphMemcpyNodeSetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (nodeParams != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D), &n_nodeParams)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, nodeParams, n_nodeParams)) goto nomem; /* nodeParams */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphMemcpyNodeSetParams(hNode=%#llx, nodeParams=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)nodeParams, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS *nodeParams)
@@ -26630,7 +26822,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[506] = {
+static const char *const call_names_[510] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
@@ -26769,6 +26961,7 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphAddEventRecordNode] = "cuGraphAddEventRecordNode",
     [CUDA_CALL_cuGraphAddEventWaitNode] = "cuGraphAddEventWaitNode",
     [CUDA_CALL_cuGraphAddMemFreeNode] = "cuGraphAddMemFreeNode",
+    [CUDA_CALL_cuGraphAddMemcpyNode] = "cuGraphAddMemcpyNode",
     [CUDA_CALL_cuGraphAddMemsetNode] = "cuGraphAddMemsetNode",
     [CUDA_CALL_cuGraphChildGraphNodeGetGraph] = "cuGraphChildGraphNodeGetGraph",
     [CUDA_CALL_cuGraphClone] = "cuGraphClone",
@@ -26786,6 +26979,7 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphExecEventRecordNodeSetEvent] = "cuGraphExecEventRecordNodeSetEvent",
     [CUDA_CALL_cuGraphExecEventWaitNodeSetEvent] = "cuGraphExecEventWaitNodeSetEvent",
     [CUDA_CALL_cuGraphExecGetFlags] = "cuGraphExecGetFlags",
+    [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = "cuGraphExecMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = "cuGraphExecMemsetNodeSetParams",
     [CUDA_CALL_cuGraphExecUpdate] = "cuGraphExecUpdate",
     [CUDA_CALL_cuGraphGetEdges] = "cuGraphGetEdges",
@@ -26803,6 +26997,8 @@ static const char *const call_names_[506] = {
     [CUDA_CALL_cuGraphLaunch] = "cuGraphLaunch",
     [CUDA_CALL_cuGraphLaunch_ptsz] = "cuGraphLaunch_ptsz",
     [CUDA_CALL_cuGraphMemFreeNodeGetParams] = "cuGraphMemFreeNodeGetParams",
+    [CUDA_CALL_cuGraphMemcpyNodeGetParams] = "cuGraphMemcpyNodeGetParams",
+    [CUDA_CALL_cuGraphMemcpyNodeSetParams] = "cuGraphMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphMemsetNodeGetParams] = "cuGraphMemsetNodeGetParams",
     [CUDA_CALL_cuGraphMemsetNodeSetParams] = "cuGraphMemsetNodeSetParams",
     [CUDA_CALL_cuGraphNodeFindInClone] = "cuGraphNodeFindInClone",

@@ -696,3 +696,79 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
     return which ? cuOccupancyMaxActiveClusters(out, f, &c)
                  : cuOccupancyMaxPotentialClusterSize(out, f, &c);
 }
+
+/* ---- memcpy nodes: both sides on the server ------------------------------------------------------ */
+static CUresult node_side(apigen_call_ctx *cx, CUmemorytype *t, CUdeviceptr dev, CUarray *arr,
+                          const void **host)
+{
+    switch (*t) {
+    case CU_MEMORYTYPE_ARRAY: return to_real(cx, "CUarray", arr) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED:
+        if (dev && apigen_dev_owned(cx->session, dev, 0, false)) return CUDA_SUCCESS;
+        if (*t == CU_MEMORYTYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+        break; /* a unified address that is no device memory: the guest's host memory */
+    case CU_MEMORYTYPE_HOST: break;
+    default: return CUDA_SUCCESS; /* the driver's own error */
+    }
+    (void)host;
+    apigen_log("cuda: a graph memcpy node names host memory of the guest, which a graph run by "
+               "the server cannot reach: not supported (copy from or to device memory)");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static CUresult node_copy_in(apigen_call_ctx *cx, const CUDA_MEMCPY3D *in, CUDA_MEMCPY3D *c)
+{
+    if (!in) return CUDA_ERROR_INVALID_VALUE;
+    *c = *in;
+    CUresult e = node_side(cx, &c->srcMemoryType, c->srcDevice, &c->srcArray, &c->srcHost);
+    if (e == CUDA_SUCCESS)
+        e = node_side(cx, &c->dstMemoryType, c->dstDevice, &c->dstArray, (const void **)&c->dstHost);
+    c->srcHost = NULL; /* guest pointers: never the server's */
+    c->dstHost = NULL;
+    return e;
+}
+
+CUresult cuda_host_add_memcpy_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies, size_t numDependencies,
+                                   const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
+{
+    CUDA_MEMCPY3D c;
+    CUresult e = node_copy_in(cx, copyParams, &c);
+    return e != CUDA_SUCCESS ? e
+                             : cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies,
+                                                    numDependencies, &c, ctx);
+}
+
+CUresult cuda_host_memcpy_node_set(apigen_call_ctx *cx, CUgraphNode hNode,
+                                   const CUDA_MEMCPY3D *nodeParams)
+{
+    CUDA_MEMCPY3D c;
+    CUresult e = node_copy_in(cx, nodeParams, &c);
+    return e != CUDA_SUCCESS ? e : cuGraphMemcpyNodeSetParams(hNode, &c);
+}
+
+CUresult cuda_host_exec_memcpy_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec,
+                                        CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams,
+                                        CUcontext ctx)
+{
+    CUDA_MEMCPY3D c;
+    CUresult e = node_copy_in(cx, copyParams, &c);
+    return e != CUDA_SUCCESS ? e : cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, &c, ctx);
+}
+
+CUresult cuda_host_memcpy_node_get(apigen_call_ctx *cx, CUgraphNode hNode,
+                                   CUDA_MEMCPY3D *nodeParams)
+{
+    CUresult e = cuGraphMemcpyNodeGetParams(hNode, nodeParams);
+    if (e != CUDA_SUCCESS || !nodeParams) return e;
+    if (nodeParams->srcArray)
+        nodeParams->srcArray =
+            (CUarray)(uintptr_t)apigen_handle_put(cx, ht("CUarray"), nodeParams->srcArray);
+    if (nodeParams->dstArray)
+        nodeParams->dstArray =
+            (CUarray)(uintptr_t)apigen_handle_put(cx, ht("CUarray"), nodeParams->dstArray);
+    nodeParams->srcHost = NULL; /* none: host sides are refused */
+    nodeParams->dstHost = NULL;
+    return e;
+}
