@@ -356,6 +356,281 @@ static void h_apigenCudaAddKernelNode(apigen_call_ctx *cx)
     }
 }
 
+static void h_apigenCudaAddMemAllocNode(apigen_call_ctx *cx)
+{
+    CUgraphNode *phGraphNode = {0};
+    CUgraph hGraph = {0};
+    const CUgraphNode *dependencies = {0};
+    size_t numDependencies = {0};
+    const CUmemPoolProps *poolProps = {0};
+    const CUmemAccessDesc *accessDescs = {0};
+    size_t accessDescCount = {0};
+    size_t bytesize = {0};
+    CUdeviceptr *dptr = {0};
+    CUresult ret_;
+    uint64_t v_hGraph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_accessDescCount;
+    uint64_t v_bytesize;
+    uint8_t p_phGraphNode = 0;
+    uint64_t n_phGraphNode = 0;
+    uint8_t p_dependencies = 0;
+    uint64_t n_dependencies = 0;
+    CUgraphNode *a_dependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_poolProps = NULL;
+    uint64_t l_poolProps = 0;
+    uint64_t n_poolProps = 0;
+    const void *b_accessDescs = NULL;
+    uint64_t l_accessDescs = 0;
+    uint64_t n_accessDescs = 0;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_accessDescCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescCount"); return; }
+    accessDescCount = (size_t)v_accessDescCount;
+    if (!apigen_get_u64(cx->rd, &v_bytesize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytesize"); return; }
+    bytesize = (size_t)v_bytesize;
+    if (!apigen_get_u8(cx->rd, &p_phGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphNode"); return; }
+    if (p_phGraphNode) {
+        n_phGraphNode = (uint64_t)(1);
+        phGraphNode = apigen_scratch(cx, n_phGraphNode, sizeof(CUgraphNode));
+        if (phGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+    if (p_dependencies) {
+        n_dependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_dependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+        a_dependencies = apigen_scratch(cx, n_dependencies, sizeof(CUgraphNode));
+        if (a_dependencies == NULL) return;
+        for (i_ = 0; i_ < n_dependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_CUgraphNode, v_, &r_)) return; /* dependencies */
+            a_dependencies[i_] = (CUgraphNode)(uintptr_t)r_;
+        }
+        dependencies = a_dependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_poolProps, &l_poolProps, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+    if (b_poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemPoolProps), &n_poolProps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "poolProps"); return; }
+        if (l_poolProps != n_poolProps) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+        poolProps = (const CUmemPoolProps *)b_poolProps;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_accessDescs, &l_accessDescs, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+    if (b_accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(accessDescCount), sizeof(CUmemAccessDesc), &n_accessDescs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescs"); return; }
+        if (l_accessDescs != n_accessDescs) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+        accessDescs = (const CUmemAccessDesc *)b_accessDescs;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(CUdeviceptr));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, poolProps, accessDescs, accessDescCount, bytesize, dptr);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (ok_ && p_dptr) /* dptr: new device ranges of this client */
+        for (i_ = 0; i_ < n_dptr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)dptr[i_], (uint64_t)(bytesize))) return;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphNode) { /* phGraphNode */
+        k_ = ok_ ? n_phGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)phGraphNode[i_]) : 0)) return;
+    }
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+}
+
+static void h_apigenCudaBatchMemOpNode(apigen_call_ctx *cx)
+{
+    unsigned int op = {0};
+    CUgraphNode *phGraphNode = {0};
+    CUgraph hGraph = {0};
+    const CUgraphNode *dependencies = {0};
+    size_t numDependencies = {0};
+    CUgraphExec hGraphExec = {0};
+    CUgraphNode hNode = {0};
+    CUcontext ctx = {0};
+    const CUstreamBatchMemOpParams *paramArray = {0};
+    unsigned int count = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint32_t v_op;
+    uint64_t v_hGraph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_hGraphExec;
+    uint64_t v_hNode;
+    uint64_t v_ctx;
+    uint32_t v_count;
+    uint32_t v_flags;
+    uint8_t p_phGraphNode = 0;
+    uint64_t n_phGraphNode = 0;
+    uint8_t p_dependencies = 0;
+    uint64_t n_dependencies = 0;
+    CUgraphNode *a_dependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    const void *b_paramArray = NULL;
+    uint64_t l_paramArray = 0;
+    uint64_t n_paramArray = 0;
+    int ok_;
+    if (!apigen_get_u32(cx->rd, &v_op)) { apigen_reject(cx, APIGEN_BAD_ARGS, "op"); return; }
+    op = (unsigned int)v_op;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphExec, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (CUgraphExec)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_ctx, &r_)) return; /* ctx */
+    ctx = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+    count = (unsigned int)v_count;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_phGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphNode"); return; }
+    if (p_phGraphNode) {
+        n_phGraphNode = (uint64_t)(1);
+        phGraphNode = apigen_scratch(cx, n_phGraphNode, sizeof(CUgraphNode));
+        if (phGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+    if (p_dependencies) {
+        n_dependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_dependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+        a_dependencies = apigen_scratch(cx, n_dependencies, sizeof(CUgraphNode));
+        if (a_dependencies == NULL) return;
+        for (i_ = 0; i_ < n_dependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_CUgraphNode, v_, &r_)) return; /* dependencies */
+            a_dependencies[i_] = (CUgraphNode)(uintptr_t)r_;
+        }
+        dependencies = a_dependencies;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_paramArray, &l_paramArray, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramArray"); return; }
+    if (b_paramArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramArray"); return; }
+        if (l_paramArray != n_paramArray) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramArray"); return; }
+        paramArray = (const CUstreamBatchMemOpParams *)b_paramArray;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaBatchMemOpNode(op, phGraphNode, hGraph, dependencies, numDependencies, hGraphExec, hNode, ctx, paramArray, count, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphNode) { /* phGraphNode */
+        k_ = ok_ ? n_phGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)phGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaBatchMemOpNodeGetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    CUcontext *ctx = {0};
+    CUstreamBatchMemOpParams *paramArray = {0};
+    unsigned int cap = {0};
+    unsigned int *count = {0};
+    unsigned int *flags = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint32_t v_cap;
+    uint8_t p_ctx = 0;
+    uint64_t n_ctx = 0;
+    uint8_t p_paramArray = 0;
+    uint64_t n_paramArray = 0;
+    uint8_t p_count = 0;
+    uint64_t n_count = 0;
+    uint8_t p_flags = 0;
+    uint64_t n_flags = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (unsigned int)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_ctx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ctx"); return; }
+    if (p_ctx) {
+        n_ctx = (uint64_t)(1);
+        ctx = apigen_scratch(cx, n_ctx, sizeof(CUcontext));
+        if (ctx == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_paramArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paramArray"); return; }
+    if (p_paramArray) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) { apigen_reject(cx, APIGEN_TOO_LARGE, "paramArray"); return; }
+        paramArray = apigen_scratch(cx, n_paramArray, 1);
+        if (paramArray == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+    if (p_count) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) { apigen_reject(cx, APIGEN_TOO_LARGE, "count"); return; }
+        count = apigen_scratch(cx, n_count, 1);
+        if (count == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    if (p_flags) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_flags)) { apigen_reject(cx, APIGEN_TOO_LARGE, "flags"); return; }
+        flags = apigen_scratch(cx, n_flags, 1);
+        if (flags == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaBatchMemOpNodeGetParams(hNode, ctx, paramArray, cap, count, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_ctx) { /* ctx */
+        k_ = ok_ ? n_ctx : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && ctx[i_] != 0 ? apigen_handle_put(cx, &ht_CUcontext, (void *)(uintptr_t)ctx[i_]) : 0)) return;
+    }
+    if (p_paramArray) { /* paramArray */
+        k_ = ok_ ? n_paramArray : 0;
+        if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(CUstreamBatchMemOpParams), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, paramArray, k_)) return;
+    }
+    if (p_count) { /* count */
+        k_ = ok_ ? n_count : 0;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
+    }
+    if (p_flags) { /* flags */
+        k_ = ok_ ? n_flags : 0;
+        if (!apigen_put_bytes_ref(cx->wr, flags, k_)) return;
+    }
+}
+
 static void h_apigenCudaEnqueueHostFn(apigen_call_ctx *cx)
 {
     CUstream hStream = {0};
@@ -1070,6 +1345,96 @@ static void h_apigenCudaLinkCreate(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && stateOut[i_] != 0 ? apigen_handle_put(cx, &ht_CUlinkState, (void *)(uintptr_t)stateOut[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaMemAllocNodeGetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    CUmemPoolProps *poolProps = {0};
+    CUmemAccessDesc *accessDescs = {0};
+    size_t cap = {0};
+    size_t *accessDescCount = {0};
+    size_t *bytesize = {0};
+    CUdeviceptr *dptr = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint64_t v_cap;
+    uint8_t p_poolProps = 0;
+    uint64_t n_poolProps = 0;
+    uint8_t p_accessDescs = 0;
+    uint64_t n_accessDescs = 0;
+    uint8_t p_accessDescCount = 0;
+    uint64_t n_accessDescCount = 0;
+    uint8_t p_bytesize = 0;
+    uint64_t n_bytesize = 0;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_cap)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cap"); return; }
+    cap = (size_t)v_cap;
+    if (!apigen_get_u8(cx->rd, &p_poolProps)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolProps"); return; }
+    if (p_poolProps) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemPoolProps), &n_poolProps)) { apigen_reject(cx, APIGEN_TOO_LARGE, "poolProps"); return; }
+        poolProps = apigen_scratch(cx, n_poolProps, 1);
+        if (poolProps == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_accessDescs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescs"); return; }
+    if (p_accessDescs) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUmemAccessDesc), &n_accessDescs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescs"); return; }
+        accessDescs = apigen_scratch(cx, n_accessDescs, 1);
+        if (accessDescs == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_accessDescCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "accessDescCount"); return; }
+    if (p_accessDescCount) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_accessDescCount)) { apigen_reject(cx, APIGEN_TOO_LARGE, "accessDescCount"); return; }
+        accessDescCount = apigen_scratch(cx, n_accessDescCount, 1);
+        if (accessDescCount == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_bytesize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytesize"); return; }
+    if (p_bytesize) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytesize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bytesize"); return; }
+        bytesize = apigen_scratch(cx, n_bytesize, 1);
+        if (bytesize == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_dptr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dptr"); return; }
+        dptr = apigen_scratch(cx, n_dptr, 1);
+        if (dptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenCudaMemAllocNodeGetParams(hNode, poolProps, accessDescs, cap, accessDescCount, bytesize, dptr);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_poolProps) { /* poolProps */
+        k_ = ok_ ? n_poolProps : 0;
+        if (!apigen_put_bytes_ref(cx->wr, poolProps, k_)) return;
+    }
+    if (p_accessDescs) { /* accessDescs */
+        k_ = ok_ ? n_accessDescs : 0;
+        if (accessDescCount != NULL && apigen_mul_size((uint64_t)(*accessDescCount), sizeof(CUmemAccessDesc), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, accessDescs, k_)) return;
+    }
+    if (p_accessDescCount) { /* accessDescCount */
+        k_ = ok_ ? n_accessDescCount : 0;
+        if (!apigen_put_bytes_ref(cx->wr, accessDescCount, k_)) return;
+    }
+    if (p_bytesize) { /* bytesize */
+        k_ = ok_ ? n_bytesize : 0;
+        if (!apigen_put_bytes_ref(cx->wr, bytesize, k_)) return;
+    }
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dptr, k_)) return;
     }
 }
 
@@ -17444,8 +17809,11 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[510] = {
+static const char *const call_names_[514] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
+    [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
+    [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
+    [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = "apigenCudaBatchMemOpNodeGetParams",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
@@ -17458,6 +17826,7 @@ static const char *const call_names_[510] = {
     [CUDA_CALL_apigenCudaLinkAddData] = "apigenCudaLinkAddData",
     [CUDA_CALL_apigenCudaLinkComplete] = "apigenCudaLinkComplete",
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
+    [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
@@ -17955,8 +18324,11 @@ static const char *const call_names_[510] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[510] = {
+static const apigen_handler_fn handlers_[514] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
+    [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
+    [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
+    [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = h_apigenCudaBatchMemOpNodeGetParams,
     [CUDA_CALL_apigenCudaEnqueueHostFn] = h_apigenCudaEnqueueHostFn,
     [CUDA_CALL_apigenCudaErrorString] = h_apigenCudaErrorString,
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = h_apigenCudaExecKernelNodeSetParams,
@@ -17969,6 +18341,7 @@ static const apigen_handler_fn handlers_[510] = {
     [CUDA_CALL_apigenCudaLinkAddData] = h_apigenCudaLinkAddData,
     [CUDA_CALL_apigenCudaLinkComplete] = h_apigenCudaLinkComplete,
     [CUDA_CALL_apigenCudaLinkCreate] = h_apigenCudaLinkCreate,
+    [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = h_apigenCudaMemAllocNodeGetParams,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
@@ -18466,7 +18839,7 @@ static const apigen_handler_fn handlers_[510] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[510] = {
+static const uint8_t stream_in_calls_[514] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

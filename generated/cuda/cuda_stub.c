@@ -98,6 +98,278 @@ done:
     return ret_;
 }
 
+/* apigenCudaAddMemAllocNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUmemPoolProps *poolProps, const CUmemAccessDesc *accessDescs, size_t accessDescCount, size_t bytesize, CUdeviceptr *dptr)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphNode = 0;
+    uint64_t n_dependencies = 0;
+    uint64_t n_poolProps = 0;
+    uint64_t n_accessDescs = 0;
+    uint64_t n_dptr = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaAddMemAllocNode, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)accessDescCount)) goto nomem; /* accessDescCount */
+    if (!apigen_put_u64(call_.wr, (uint64_t)bytesize)) goto nomem; /* bytesize */
+    if (phGraphNode != NULL) {
+        n_phGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphNode != NULL)) goto nomem; /* phGraphNode */
+    if (dependencies != NULL) {
+        n_dependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, dependencies != NULL)) goto nomem; /* dependencies */
+    if (dependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_dependencies)) goto nomem;
+        for (i_ = 0; i_ < n_dependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dependencies[i_])) goto nomem;
+    }
+    if (poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemPoolProps), &n_poolProps)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, poolProps, n_poolProps)) goto nomem; /* poolProps */
+    if (accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(accessDescCount), sizeof(CUmemAccessDesc), &n_accessDescs)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, accessDescs, n_accessDescs)) goto nomem; /* accessDescs */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphNode != NULL) { /* phGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (CUdeviceptr)(uintptr_t)v_;
+        }
+    }
+    if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
+        apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaAddMemAllocNode(phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, poolProps=%#llx, accessDescs=%#llx, accessDescCount=%llu, bytesize=%llu, dptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)poolProps, (unsigned long long)(uintptr_t)accessDescs, (unsigned long long)accessDescCount, (unsigned long long)bytesize, (unsigned long long)(uintptr_t)dptr, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaBatchMemOpNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaBatchMemOpNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphExec hGraphExec, CUgraphNode hNode, CUcontext ctx, const CUstreamBatchMemOpParams *paramArray, unsigned int count, unsigned int flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphNode = 0;
+    uint64_t n_dependencies = 0;
+    uint64_t n_paramArray = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaBatchMemOpNode, srv_))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ctx)) goto nomem; /* ctx */
+    if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (phGraphNode != NULL) {
+        n_phGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphNode != NULL)) goto nomem; /* phGraphNode */
+    if (dependencies != NULL) {
+        n_dependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, dependencies != NULL)) goto nomem; /* dependencies */
+    if (dependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_dependencies)) goto nomem;
+        for (i_ = 0; i_ < n_dependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dependencies[i_])) goto nomem;
+    }
+    if (paramArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphNode != NULL) { /* phGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaBatchMemOpNode(op=%llu, phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, hGraphExec=%#llx, hNode=%#llx, ctx=%#llx, paramArray=%#llx, count=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)op, (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)paramArray, (unsigned long long)count, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaBatchMemOpNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx, CUstreamBatchMemOpParams *paramArray, unsigned int cap, unsigned int *count, unsigned int *flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_ctx = 0;
+    uint64_t n_paramArray = 0;
+    uint64_t n_count = 0;
+    uint64_t n_flags = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaBatchMemOpNodeGetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u32(call_.wr, (uint32_t)cap)) goto nomem; /* cap */
+    if (ctx != NULL) {
+        n_ctx = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, ctx != NULL)) goto nomem; /* ctx */
+    if (paramArray != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, paramArray != NULL)) goto nomem; /* paramArray */
+    if (count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
+    if (flags != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_flags)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, flags != NULL)) goto nomem; /* flags */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (ctx != NULL) { /* ctx */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_ctx) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            ctx[i_] = (CUcontext)(uintptr_t)v_;
+        }
+    }
+    if (paramArray != NULL && !apigen_get_into(&call_.rd, paramArray, n_paramArray, NULL)) goto bad; /* paramArray */
+    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaBatchMemOpNodeGetParams(hNode=%#llx, ctx=%#llx, paramArray=%#llx, cap=%llu, count=%#llx, flags=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)ctx, (unsigned long long)(uintptr_t)paramArray, (unsigned long long)cap, (unsigned long long)(uintptr_t)count, (unsigned long long)(uintptr_t)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaEnqueueHostFn: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id, uint32_t isCallback, uint32_t flags)
@@ -860,6 +1132,85 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaLinkCreate(numOptions=%llu, options=%#llx, optionValues=%#llx, stateOut=%#llx, v2=%llu) = %llu [%s, %llu us]", (unsigned long long)numOptions, (unsigned long long)(uintptr_t)options, (unsigned long long)(uintptr_t)optionValues, (unsigned long long)(uintptr_t)stateOut, (unsigned long long)v2, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaMemAllocNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaMemAllocNodeGetParams(CUgraphNode hNode, CUmemPoolProps *poolProps, CUmemAccessDesc *accessDescs, size_t cap, size_t *accessDescCount, size_t *bytesize, CUdeviceptr *dptr)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_poolProps = 0;
+    uint64_t n_accessDescs = 0;
+    uint64_t n_accessDescCount = 0;
+    uint64_t n_bytesize = 0;
+    uint64_t n_dptr = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaMemAllocNodeGetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)cap)) goto nomem; /* cap */
+    if (poolProps != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUmemPoolProps), &n_poolProps)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, poolProps != NULL)) goto nomem; /* poolProps */
+    if (accessDescs != NULL) {
+        if (!apigen_mul_size((uint64_t)(cap), sizeof(CUmemAccessDesc), &n_accessDescs)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, accessDescs != NULL)) goto nomem; /* accessDescs */
+    if (accessDescCount != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_accessDescCount)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, accessDescCount != NULL)) goto nomem; /* accessDescCount */
+    if (bytesize != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytesize)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, bytesize != NULL)) goto nomem; /* bytesize */
+    if (dptr != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_dptr)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (poolProps != NULL && !apigen_get_into(&call_.rd, poolProps, n_poolProps, NULL)) goto bad; /* poolProps */
+    if (accessDescs != NULL && !apigen_get_into(&call_.rd, accessDescs, n_accessDescs, NULL)) goto bad; /* accessDescs */
+    if (accessDescCount != NULL && !apigen_get_into(&call_.rd, accessDescCount, n_accessDescCount, NULL)) goto bad; /* accessDescCount */
+    if (bytesize != NULL && !apigen_get_into(&call_.rd, bytesize, n_bytesize, NULL)) goto bad; /* bytesize */
+    if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaMemAllocNodeGetParams(hNode=%#llx, poolProps=%#llx, accessDescs=%#llx, cap=%llu, accessDescCount=%#llx, bytesize=%#llx, dptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)poolProps, (unsigned long long)(uintptr_t)accessDescs, (unsigned long long)cap, (unsigned long long)(uintptr_t)accessDescCount, (unsigned long long)(uintptr_t)bytesize, (unsigned long long)(uintptr_t)dptr, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6962,19 +7313,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuGraphAddBatchMemOpNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddBatchMemOpNode: not supported: %s", "not implemented yet: node parameters point to an operation array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphAddChildGraphNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraph childGraph)
 {
     apigen_call call_;
@@ -7446,19 +7784,6 @@ APIGEN_EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGra
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuGraphAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUDA_MEM_ALLOC_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddMemAllocNode: not supported: %s", "not implemented yet: node parameters point to an access descriptor array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
 {
     apigen_call call_;
@@ -7715,26 +8040,6 @@ APIGEN_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGrap
     (void)nodeParams;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cuGraphAddNode_v2: not supported: %s", "not implemented yet: CUgraphNodeParams is a union of every node kind's parameters");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphBatchMemOpNodeGetParams(CUgraphNode hNode, CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphBatchMemOpNodeGetParams: not supported: %s", "not implemented yet: node parameters point to an operation array");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphBatchMemOpNodeSetParams(CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphBatchMemOpNodeSetParams: not supported: %s", "not implemented yet: node parameters point to an operation array");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -8296,17 +8601,6 @@ done:
         apigen_trace("cuGraphEventWaitNodeSetEvent(hNode=%#llx, event=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)event, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphExecBatchMemOpNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_BATCH_MEM_OP_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecBatchMemOpNodeSetParams: not supported: %s", "not implemented yet: node parameters point to an operation array");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraph childGraph)
@@ -9698,16 +9992,6 @@ done:
         apigen_trace("cuGraphLaunch_ptsz(hGraphExec=%#llx, hStream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hStream, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS *params_out)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)params_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphMemAllocNodeGetParams: not supported: %s", "not implemented yet: node parameters point to an access descriptor array");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr *dptr_out)
@@ -26822,8 +27106,11 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[510] = {
+static const char *const call_names_[514] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
+    [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
+    [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
+    [CUDA_CALL_apigenCudaBatchMemOpNodeGetParams] = "apigenCudaBatchMemOpNodeGetParams",
     [CUDA_CALL_apigenCudaEnqueueHostFn] = "apigenCudaEnqueueHostFn",
     [CUDA_CALL_apigenCudaErrorString] = "apigenCudaErrorString",
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
@@ -26836,6 +27123,7 @@ static const char *const call_names_[510] = {
     [CUDA_CALL_apigenCudaLinkAddData] = "apigenCudaLinkAddData",
     [CUDA_CALL_apigenCudaLinkComplete] = "apigenCudaLinkComplete",
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
+    [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",

@@ -112,6 +112,28 @@ CUresult apigenCudaOccupancyCluster(int which, int *out, uint64_t func, const un
                                     CUstream hStream, const CUlaunchAttribute *attrs,
                                     unsigned int numAttrs);
 
+/* Memory allocation nodes: the node's allocation becomes the client's. */
+CUresult apigenCudaAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies, size_t numDependencies,
+                                   const CUmemPoolProps *poolProps,
+                                   const CUmemAccessDesc *accessDescs, size_t accessDescCount,
+                                   size_t bytesize, CUdeviceptr *dptr);
+CUresult apigenCudaMemAllocNodeGetParams(CUgraphNode hNode, CUmemPoolProps *poolProps,
+                                         CUmemAccessDesc *accessDescs, size_t cap,
+                                         size_t *accessDescCount, size_t *bytesize,
+                                         CUdeviceptr *dptr);
+
+/* Batch memory operation nodes: op 0 add (phGraphNode, hGraph, deps), 1
+ * set (hNode), 2 exec set (hGraphExec, hNode). */
+CUresult apigenCudaBatchMemOpNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies, size_t numDependencies,
+                                  CUgraphExec hGraphExec, CUgraphNode hNode, CUcontext ctx,
+                                  const CUstreamBatchMemOpParams *paramArray, unsigned int count,
+                                  unsigned int flags);
+CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
+                                           CUstreamBatchMemOpParams *paramArray, unsigned int cap,
+                                           unsigned int *count, unsigned int *flags);
+
 /* apigenCudaMemcpy3D kinds and flags */
 #define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
 #define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */

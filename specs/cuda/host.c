@@ -772,3 +772,70 @@ CUresult cuda_host_memcpy_node_get(apigen_call_ctx *cx, CUgraphNode hNode,
     nodeParams->dstHost = NULL;
     return e;
 }
+
+/* ---- memory allocation and batch memory operation nodes (graph_nodes.c) -------------------------- */
+CUresult apigenCudaAddMemAllocNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies, size_t numDependencies,
+                                   const CUmemPoolProps *poolProps,
+                                   const CUmemAccessDesc *accessDescs, size_t accessDescCount,
+                                   size_t bytesize, CUdeviceptr *dptr)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    if (poolProps) p.poolProps = *poolProps;
+    p.accessDescs = accessDescs;
+    p.accessDescCount = accessDescCount;
+    p.bytesize = bytesize;
+    CUresult e = cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, &p);
+    if (dptr) *dptr = e == CUDA_SUCCESS ? p.dptr : 0;
+    return e;
+}
+
+CUresult apigenCudaMemAllocNodeGetParams(CUgraphNode hNode, CUmemPoolProps *poolProps,
+                                         CUmemAccessDesc *accessDescs, size_t cap,
+                                         size_t *accessDescCount, size_t *bytesize,
+                                         CUdeviceptr *dptr)
+{
+    CUDA_MEM_ALLOC_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    CUresult e = cuGraphMemAllocNodeGetParams(hNode, &p);
+    if (e != CUDA_SUCCESS) return e;
+    *poolProps = p.poolProps;
+    *accessDescCount = p.accessDescCount;
+    for (size_t i = 0; accessDescs && p.accessDescs && i < p.accessDescCount && i < cap; i++)
+        accessDescs[i] = p.accessDescs[i];
+    *bytesize = p.bytesize;
+    *dptr = p.dptr;
+    return e;
+}
+
+CUresult apigenCudaBatchMemOpNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph,
+                                  const CUgraphNode *dependencies, size_t numDependencies,
+                                  CUgraphExec hGraphExec, CUgraphNode hNode, CUcontext ctx,
+                                  const CUstreamBatchMemOpParams *paramArray, unsigned int count,
+                                  unsigned int flags)
+{
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p = {ctx, count, (CUstreamBatchMemOpParams *)paramArray, flags};
+    switch (op) {
+    case 0: return cuGraphAddBatchMemOpNode(phGraphNode, hGraph, dependencies, numDependencies, &p);
+    case 1: return cuGraphBatchMemOpNodeSetParams(hNode, &p);
+    case 2: return cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, &p);
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
+                                           CUstreamBatchMemOpParams *paramArray, unsigned int cap,
+                                           unsigned int *count, unsigned int *flags)
+{
+    CUDA_BATCH_MEM_OP_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    CUresult e = cuGraphBatchMemOpNodeGetParams(hNode, &p);
+    if (e != CUDA_SUCCESS) return e;
+    *ctx = p.ctx;
+    *count = p.count;
+    *flags = p.flags;
+    for (unsigned i = 0; paramArray && p.paramArray && i < p.count && i < cap; i++)
+        paramArray[i] = p.paramArray[i];
+    return e;
+}
