@@ -19,6 +19,7 @@ CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint6
 CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeSetParams */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
+CUresult cuda_host_memcpy3d_peer(apigen_call_ctx *cx, const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext, CUcontext dstContext, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3DPeer */
 CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
 CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
@@ -1492,6 +1493,79 @@ static void h_apigenCudaMemcpy3D(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuda_host_memcpy3d(cx, copy, hStream, kind, hostOut, outSize, hostIn, inSize);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_hostOut) { /* hostOut */
+        k_ = ok_ ? n_hostOut : 0;
+        if (!apigen_put_bytes_ref(cx->wr, hostOut, k_)) return;
+    }
+}
+
+static void h_apigenCudaMemcpy3DPeer(apigen_call_ctx *cx)
+{
+    const CUDA_MEMCPY3D_PEER *copy = {0};
+    CUcontext srcContext = {0};
+    CUcontext dstContext = {0};
+    CUstream hStream = {0};
+    unsigned int kind = {0};
+    void *hostOut = {0};
+    size_t outSize = {0};
+    const void *hostIn = {0};
+    size_t inSize = {0};
+    CUresult ret_;
+    uint64_t v_srcContext;
+    void *r_;
+    uint64_t v_dstContext;
+    uint64_t v_hStream;
+    uint32_t v_kind;
+    uint64_t v_outSize;
+    uint64_t v_inSize;
+    const void *b_copy = NULL;
+    uint64_t l_copy = 0;
+    uint64_t n_copy = 0;
+    uint8_t p_hostOut = 0;
+    uint64_t n_hostOut = 0;
+    const void *b_hostIn = NULL;
+    uint64_t l_hostIn = 0;
+    uint64_t n_hostIn = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_srcContext)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcContext"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_srcContext, &r_)) return; /* srcContext */
+    srcContext = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_dstContext)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstContext"); return; }
+    if (!apigen_handle_get(cx, &ht_CUcontext, v_dstContext, &r_)) return; /* dstContext */
+    dstContext = (CUcontext)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_kind)) { apigen_reject(cx, APIGEN_BAD_ARGS, "kind"); return; }
+    kind = (unsigned int)v_kind;
+    if (!apigen_get_u64(cx->rd, &v_outSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "outSize"); return; }
+    outSize = (size_t)v_outSize;
+    if (!apigen_get_u64(cx->rd, &v_inSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "inSize"); return; }
+    inSize = (size_t)v_inSize;
+    if (!apigen_get_opt_bytes(cx->rd, &b_copy, &l_copy, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "copy"); return; }
+    if (b_copy != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D_PEER), &n_copy)) { apigen_reject(cx, APIGEN_TOO_LARGE, "copy"); return; }
+        if (l_copy != n_copy) { apigen_reject(cx, APIGEN_BAD_ARGS, "copy"); return; }
+        copy = (const CUDA_MEMCPY3D_PEER *)b_copy;
+    }
+    if (!apigen_get_u8(cx->rd, &p_hostOut)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostOut"); return; }
+    if (p_hostOut) {
+        n_hostOut = (uint64_t)(outSize);
+        hostOut = apigen_scratch(cx, n_hostOut, 1);
+        if (hostOut == NULL) return;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_hostIn, &l_hostIn, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostIn"); return; }
+    if (b_hostIn != NULL) {
+        n_hostIn = (uint64_t)(inSize);
+        if (l_hostIn != n_hostIn) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostIn"); return; }
+        hostIn = (const void *)b_hostIn;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_memcpy3d_peer(cx, copy, srcContext, dstContext, hStream, kind, hostOut, outSize, hostIn, inSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -17809,7 +17883,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[514] = {
+static const char *const call_names_[515] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -17828,6 +17902,7 @@ static const char *const call_names_[514] = {
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
+    [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
@@ -18324,7 +18399,7 @@ static const char *const call_names_[514] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[514] = {
+static const apigen_handler_fn handlers_[515] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18343,6 +18418,7 @@ static const apigen_handler_fn handlers_[514] = {
     [CUDA_CALL_apigenCudaLinkCreate] = h_apigenCudaLinkCreate,
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = h_apigenCudaMemAllocNodeGetParams,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
+    [CUDA_CALL_apigenCudaMemcpy3DPeer] = h_apigenCudaMemcpy3DPeer,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
     [CUDA_CALL_apigenCudaOccupancyCluster] = h_apigenCudaOccupancyCluster,
@@ -18839,7 +18915,7 @@ static const apigen_handler_fn handlers_[514] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[514] = {
+static const uint8_t stream_in_calls_[515] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -1282,6 +1282,77 @@ done:
     return ret_;
 }
 
+/* apigenCudaMemcpy3DPeer: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext, CUcontext dstContext, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_copy = 0;
+    uint64_t n_hostOut = 0;
+    uint64_t n_hostIn = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)srcContext); /* srcContext */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dstContext); /* dstContext */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaMemcpy3DPeer, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcContext)) goto nomem; /* srcContext */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstContext)) goto nomem; /* dstContext */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)kind)) goto nomem; /* kind */
+    if (!apigen_put_u64(call_.wr, (uint64_t)outSize)) goto nomem; /* outSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)inSize)) goto nomem; /* inSize */
+    if (copy != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUDA_MEMCPY3D_PEER), &n_copy)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, copy, n_copy)) goto nomem; /* copy */
+    if (hostOut != NULL) {
+        n_hostOut = (uint64_t)(outSize);
+    }
+    if (!apigen_put_u8(call_.wr, hostOut != NULL)) goto nomem; /* hostOut */
+    if (hostIn != NULL) {
+        n_hostIn = (uint64_t)(inSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, hostIn, n_hostIn)) goto nomem; /* hostIn */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (hostOut != NULL && !apigen_get_into(&call_.rd, hostOut, n_hostOut, NULL)) goto bad; /* hostOut */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaMemcpy3DPeer(copy=%#llx, srcContext=%#llx, dstContext=%#llx, hStream=%#llx, kind=%llu, hostOut=%#llx, outSize=%llu, hostIn=%#llx, inSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)copy, (unsigned long long)(uintptr_t)srcContext, (unsigned long long)(uintptr_t)dstContext, (unsigned long long)(uintptr_t)hStream, (unsigned long long)kind, (unsigned long long)(uintptr_t)hostOut, (unsigned long long)outSize, (unsigned long long)(uintptr_t)hostIn, (unsigned long long)inSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaModuleLoad: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize, unsigned int numOptions, const CUjit_option *options, const uint64_t *optionValues)
@@ -16207,44 +16278,6 @@ APIGEN_EXPORT CUresult cuMemcpy3DBatchAsync_v2_ptsz(size_t numOps, CUDA_MEMCPY3D
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DPeer: not supported: %s", "not implemented yet: CUDA_MEMCPY3D_PEER holds context handles and guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DPeerAsync: not supported: %s", "not implemented yet: CUDA_MEMCPY3D_PEER holds context handles and guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *pCopy, CUstream hStream)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    (void)hStream;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DPeerAsync_ptsz: not supported: %s", "not implemented yet: CUDA_MEMCPY3D_PEER holds context handles and guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *pCopy)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pCopy;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemcpy3DPeer_ptds: not supported: %s", "not implemented yet: CUDA_MEMCPY3D_PEER holds context handles and guest host memory");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuMemcpyAtoA(CUarray dstArray, unsigned int dstOffset, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount)
 {
     apigen_call call_;
@@ -27106,7 +27139,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[514] = {
+static const char *const call_names_[515] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -27125,6 +27158,7 @@ static const char *const call_names_[514] = {
     [CUDA_CALL_apigenCudaLinkCreate] = "apigenCudaLinkCreate",
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
+    [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",

@@ -148,5 +148,10 @@ CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
  * server, its array handles are ids. */
 CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind,
                             void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
+/* cuMemcpy3DPeer(Async): the same, the contexts as handles beside the
+ * descriptor (whose own context fields the server replaces). */
+CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext,
+                                CUcontext dstContext, CUstream hStream, unsigned int kind,
+                                void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
 
 #endif

@@ -5,8 +5,9 @@
  * apigenCudaMemcpy3D sends, and a host destination's rows come back in the
  * reply and are spread to their pitch here. A unified address
  * (CU_MEMORYTYPE_UNIFIED) is the guest's host memory or the server's.
- * 2D copies travel as a 3D descriptor of depth 1; the server calls the
- * function the application called. */
+ * 2D copies travel as a 3D descriptor of depth 1, peer copies as a
+ * CUDA_MEMCPY3D_PEER with their contexts; the server calls the function the
+ * application called. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,9 @@ static CUmemorytype side(CUmemorytype t, CUdeviceptr dev, const void **host)
     return CU_MEMORYTYPE_HOST;
 }
 
-static CUresult copy3d(CUDA_MEMCPY3D c, CUstream stream, unsigned kind)
+/* peer: a CUDA_MEMCPY3D_PEER copy (the contexts travel with it) */
+static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int peer,
+                           CUcontext sctx, CUcontext dctx)
 {
     const void *sh = c.srcHost, *dh = c.dstHost;
     c.srcMemoryType = side(c.srcMemoryType, c.srcDevice, &sh);
@@ -68,7 +71,24 @@ static CUresult copy3d(CUDA_MEMCPY3D c, CUstream stream, unsigned kind)
         sent.dstPitch = c.WidthInBytes;
         sent.dstHeight = c.Height;
     }
-    CUresult e = apigenCudaMemcpy3D(&sent, stream, kind, out, out ? bytes : 0, in, in ? bytes : 0);
+    CUresult e;
+    if (peer) {
+        CUDA_MEMCPY3D_PEER pp;
+        memset(&pp, 0, sizeof pp);
+        pp.srcXInBytes = sent.srcXInBytes, pp.srcY = sent.srcY, pp.srcZ = sent.srcZ;
+        pp.srcLOD = sent.srcLOD, pp.srcMemoryType = sent.srcMemoryType;
+        pp.srcDevice = sent.srcDevice, pp.srcArray = sent.srcArray, pp.srcContext = sctx;
+        pp.srcPitch = sent.srcPitch, pp.srcHeight = sent.srcHeight;
+        pp.dstXInBytes = sent.dstXInBytes, pp.dstY = sent.dstY, pp.dstZ = sent.dstZ;
+        pp.dstLOD = sent.dstLOD, pp.dstMemoryType = sent.dstMemoryType;
+        pp.dstDevice = sent.dstDevice, pp.dstArray = sent.dstArray, pp.dstContext = dctx;
+        pp.dstPitch = sent.dstPitch, pp.dstHeight = sent.dstHeight;
+        pp.WidthInBytes = sent.WidthInBytes, pp.Height = sent.Height, pp.Depth = sent.Depth;
+        e = apigenCudaMemcpy3DPeer(&pp, sctx, dctx, stream, kind, out, out ? bytes : 0, in,
+                                   in ? bytes : 0);
+    } else {
+        e = apigenCudaMemcpy3D(&sent, stream, kind, out, out ? bytes : 0, in, in ? bytes : 0);
+    }
     if (e == CUDA_SUCCESS && out)
         for (size_t z = 0; z < depth; z++)
             for (size_t y = 0; y < c.Height; y++)
@@ -78,6 +98,26 @@ static CUresult copy3d(CUDA_MEMCPY3D c, CUstream stream, unsigned kind)
     free(in);
     free(out);
     return e;
+}
+
+static CUresult copy3d(CUDA_MEMCPY3D c, CUstream stream, unsigned kind)
+{
+    return copy3d_ctx(c, stream, kind, 0, NULL, NULL);
+}
+
+static CUresult copy_peer(const CUDA_MEMCPY3D_PEER *p, CUstream stream, unsigned kind)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcXInBytes = p->srcXInBytes, c.srcY = p->srcY, c.srcZ = p->srcZ, c.srcLOD = p->srcLOD;
+    c.srcMemoryType = p->srcMemoryType, c.srcHost = p->srcHost, c.srcDevice = p->srcDevice;
+    c.srcArray = p->srcArray, c.srcPitch = p->srcPitch, c.srcHeight = p->srcHeight;
+    c.dstXInBytes = p->dstXInBytes, c.dstY = p->dstY, c.dstZ = p->dstZ, c.dstLOD = p->dstLOD;
+    c.dstMemoryType = p->dstMemoryType, c.dstHost = p->dstHost, c.dstDevice = p->dstDevice;
+    c.dstArray = p->dstArray, c.dstPitch = p->dstPitch, c.dstHeight = p->dstHeight;
+    c.WidthInBytes = p->WidthInBytes, c.Height = p->Height, c.Depth = p->Depth;
+    return copy3d_ctx(c, stream, kind, 1, p->srcContext, p->dstContext);
 }
 
 static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream stream, unsigned kind)
@@ -141,4 +181,18 @@ APIGEN_EXPORT CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *p, CUstream s)
 APIGEN_EXPORT CUresult cuMemcpy3DAsync_v2_ptsz(const CUDA_MEMCPY3D *p, CUstream s)
 {
     return p ? copy3d(*p, s, K3D | ASYNC | PT) : CUDA_ERROR_INVALID_VALUE;
+}
+
+APIGEN_EXPORT CUresult cuMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *p) { return copy_peer(p, NULL, K3D); }
+APIGEN_EXPORT CUresult cuMemcpy3DPeer_ptds(const CUDA_MEMCPY3D_PEER *p)
+{
+    return copy_peer(p, NULL, K3D | PT);
+}
+APIGEN_EXPORT CUresult cuMemcpy3DPeerAsync(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return copy_peer(p, s, K3D | ASYNC);
+}
+APIGEN_EXPORT CUresult cuMemcpy3DPeerAsync_ptsz(const CUDA_MEMCPY3D_PEER *p, CUstream s)
+{
+    return copy_peer(p, s, K3D | ASYNC | PT);
 }

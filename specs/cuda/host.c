@@ -371,9 +371,44 @@ static int copy_side(apigen_call_ctx *cx, CUmemorytype t, CUdeviceptr dev, CUarr
     }
 }
 
+static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
+                         unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
+                         size_t inSize, const CUDA_MEMCPY3D_PEER *peer, CUcontext sctx,
+                         CUcontext dctx);
+
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
                             unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
                             size_t inSize)
+{
+    return memcpy3d(cx, copy, hStream, kind, hostOut, outSize, hostIn, inSize, NULL, NULL, NULL);
+}
+
+/* the peer form: its fields as a CUDA_MEMCPY3D, the contexts apart */
+CUresult cuda_host_memcpy3d_peer(apigen_call_ctx *cx, const CUDA_MEMCPY3D_PEER *copy,
+                                 CUcontext srcContext, CUcontext dstContext, CUstream hStream,
+                                 unsigned int kind, void *hostOut, size_t outSize,
+                                 const void *hostIn, size_t inSize)
+{
+    if (!copy) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcXInBytes = copy->srcXInBytes, c.srcY = copy->srcY, c.srcZ = copy->srcZ;
+    c.srcLOD = copy->srcLOD, c.srcMemoryType = copy->srcMemoryType;
+    c.srcDevice = copy->srcDevice, c.srcArray = copy->srcArray;
+    c.srcPitch = copy->srcPitch, c.srcHeight = copy->srcHeight;
+    c.dstXInBytes = copy->dstXInBytes, c.dstY = copy->dstY, c.dstZ = copy->dstZ;
+    c.dstLOD = copy->dstLOD, c.dstMemoryType = copy->dstMemoryType;
+    c.dstDevice = copy->dstDevice, c.dstArray = copy->dstArray;
+    c.dstPitch = copy->dstPitch, c.dstHeight = copy->dstHeight;
+    c.WidthInBytes = copy->WidthInBytes, c.Height = copy->Height, c.Depth = copy->Depth;
+    return memcpy3d(cx, &c, hStream, kind, hostOut, outSize, hostIn, inSize, copy, srcContext,
+                    dstContext);
+}
+
+static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
+                         unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
+                         size_t inSize, const CUDA_MEMCPY3D_PEER *peer, CUcontext sctx,
+                         CUcontext dctx)
 {
     if (!copy) return CUDA_ERROR_INVALID_VALUE;
     CUDA_MEMCPY3D c = *copy;
@@ -394,7 +429,14 @@ CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUst
         return CUDA_ERROR_INVALID_VALUE;
     int pt = (kind & APIGEN_CUDA_COPY_PT) != 0, async = (kind & APIGEN_CUDA_COPY_ASYNC) != 0;
     CUresult e;
-    if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_3D) {
+    if (peer) {
+        CUDA_MEMCPY3D_PEER p = *peer;
+        p.srcHost = c.srcHost, p.dstHost = c.dstHost;
+        p.srcArray = c.srcArray, p.dstArray = c.dstArray;
+        p.srcContext = sctx, p.dstContext = dctx;
+        e = async ? (pt ? cuMemcpy3DPeerAsync_ptsz(&p, hStream) : cuMemcpy3DPeerAsync(&p, hStream))
+                  : (pt ? cuMemcpy3DPeer_ptds(&p) : cuMemcpy3DPeer(&p));
+    } else if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_3D) {
         e = async ? (pt ? cuMemcpy3DAsync_v2_ptsz(&c, hStream) : cuMemcpy3DAsync_v2(&c, hStream))
                   : (pt ? cuMemcpy3D_v2_ptds(&c) : cuMemcpy3D_v2(&c));
     } else {
