@@ -27,6 +27,7 @@ CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned 
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
 CUresult cuda_host_add_memcpy_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphAddMemcpyNode */
 CUresult cuda_host_exec_memcpy_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphExecMemcpyNodeSetParams */
+CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo); /* hand-written, in the spec's sources: wraps cuGraphExecUpdate_v2 */
 CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams */
 CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph, CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams); /* hand-written, in the spec's sources: wraps cuGraphInstantiateWithParams_ptsz */
 CUresult cuda_host_memcpy_node_get(apigen_call_ctx *cx, CUgraphNode hNode, CUDA_MEMCPY3D *nodeParams); /* hand-written, in the spec's sources: wraps cuGraphMemcpyNodeGetParams */
@@ -6164,6 +6165,42 @@ static void h_cuGraphExecUpdate(apigen_call_ctx *cx)
     if (p_updateResult_out) { /* updateResult_out */
         k_ = ok_ ? n_updateResult_out : 0;
         if (!apigen_put_bytes_ref(cx->wr, updateResult_out, k_)) return;
+    }
+}
+
+static void h_cuGraphExecUpdate_v2(apigen_call_ctx *cx)
+{
+    CUgraphExec hGraphExec = {0};
+    CUgraph hGraph = {0};
+    CUgraphExecUpdateResultInfo *resultInfo = {0};
+    CUresult ret_;
+    uint64_t v_hGraphExec;
+    void *r_;
+    uint64_t v_hGraph;
+    uint8_t p_resultInfo = 0;
+    uint64_t n_resultInfo = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphExec, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (CUgraphExec)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_resultInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "resultInfo"); return; }
+    if (p_resultInfo) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUgraphExecUpdateResultInfo), &n_resultInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "resultInfo"); return; }
+        resultInfo = apigen_scratch(cx, n_resultInfo, 1);
+        if (resultInfo == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_exec_update(cx, hGraphExec, hGraph, resultInfo);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_resultInfo) { /* resultInfo */
+        k_ = ok_ ? n_resultInfo : 0;
+        if (!apigen_put_bytes_ref(cx->wr, resultInfo, k_)) return;
     }
 }
 
@@ -17883,7 +17920,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[515] = {
+static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18048,6 +18085,7 @@ static const char *const call_names_[515] = {
     [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = "cuGraphExecMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = "cuGraphExecMemsetNodeSetParams",
     [CUDA_CALL_cuGraphExecUpdate] = "cuGraphExecUpdate",
+    [CUDA_CALL_cuGraphExecUpdate_v2] = "cuGraphExecUpdate_v2",
     [CUDA_CALL_cuGraphGetEdges] = "cuGraphGetEdges",
     [CUDA_CALL_cuGraphGetEdges_v2] = "cuGraphGetEdges_v2",
     [CUDA_CALL_cuGraphGetNodes] = "cuGraphGetNodes",
@@ -18399,7 +18437,7 @@ static const char *const call_names_[515] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[515] = {
+static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18564,6 +18602,7 @@ static const apigen_handler_fn handlers_[515] = {
     [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = h_cuGraphExecMemcpyNodeSetParams,
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = h_cuGraphExecMemsetNodeSetParams,
     [CUDA_CALL_cuGraphExecUpdate] = h_cuGraphExecUpdate,
+    [CUDA_CALL_cuGraphExecUpdate_v2] = h_cuGraphExecUpdate_v2,
     [CUDA_CALL_cuGraphGetEdges] = h_cuGraphGetEdges,
     [CUDA_CALL_cuGraphGetEdges_v2] = h_cuGraphGetEdges_v2,
     [CUDA_CALL_cuGraphGetNodes] = h_cuGraphGetNodes,
@@ -18915,7 +18954,7 @@ static const apigen_handler_fn handlers_[515] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[515] = {
+static const uint8_t stream_in_calls_[516] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

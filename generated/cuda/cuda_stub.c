@@ -9134,13 +9134,56 @@ done:
 
 APIGEN_EXPORT CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hGraph;
-    (void)resultInfo;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecUpdate_v2: not supported: %s", "not implemented yet: CUgraphExecUpdateResultInfo holds node handles");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_resultInfo = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuGraphExecUpdate_v2, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (resultInfo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUgraphExecUpdateResultInfo), &n_resultInfo)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, resultInfo != NULL)) goto nomem; /* resultInfo */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (resultInfo != NULL && !apigen_get_into(&call_.rd, resultInfo, n_resultInfo, NULL)) goto bad; /* resultInfo */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuGraphExecUpdate_v2(hGraphExec=%#llx, hGraph=%#llx, resultInfo=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)resultInfo, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuGraphExternalSemaphoresSignalNodeGetParams(CUgraphNode hNode, CUDA_EXT_SEM_SIGNAL_NODE_PARAMS *params_out)
@@ -27139,7 +27182,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[515] = {
+static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -27304,6 +27347,7 @@ static const char *const call_names_[515] = {
     [CUDA_CALL_cuGraphExecMemcpyNodeSetParams] = "cuGraphExecMemcpyNodeSetParams",
     [CUDA_CALL_cuGraphExecMemsetNodeSetParams] = "cuGraphExecMemsetNodeSetParams",
     [CUDA_CALL_cuGraphExecUpdate] = "cuGraphExecUpdate",
+    [CUDA_CALL_cuGraphExecUpdate_v2] = "cuGraphExecUpdate_v2",
     [CUDA_CALL_cuGraphGetEdges] = "cuGraphGetEdges",
     [CUDA_CALL_cuGraphGetEdges_v2] = "cuGraphGetEdges_v2",
     [CUDA_CALL_cuGraphGetNodes] = "cuGraphGetNodes",

@@ -881,3 +881,17 @@ CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
         paramArray[i] = p.paramArray[i];
     return e;
 }
+
+/* cuGraphExecUpdate_v2: the nodes named in resultInfo, as the client's ids */
+CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraph hGraph,
+                               CUgraphExecUpdateResultInfo *resultInfo)
+{
+    CUresult e = cuGraphExecUpdate_v2(hGraphExec, hGraph, resultInfo);
+    if (resultInfo) {
+        CUgraphNode *n[2] = {&resultInfo->errorNode, &resultInfo->errorFromNode};
+        for (int i = 0; i < 2; i++)
+            *n[i] = *n[i] ? (CUgraphNode)(uintptr_t)apigen_handle_put(cx, ht("CUgraphNode"), *n[i])
+                          : NULL;
+    }
+    return e;
+}
