@@ -412,18 +412,32 @@ static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstrea
 {
     if (!copy) return CUDA_ERROR_INVALID_VALUE;
     CUDA_MEMCPY3D c = *copy;
-    size_t depth = c.Depth ? c.Depth : 1;
-    /* a host side is exactly the packed rows the guest sent or will take */
+    /* a host side is exactly the packed rows the guest sent or will take:
+     * no offset, the width as pitch, and room for every row (the driver
+     * must not reach past the request's or the reply's buffer) */
+    uint64_t rows, need;
+    if (!apigen_mul_size(c.Height, c.Depth ? c.Depth : 1, &rows) ||
+        !apigen_mul_size(rows, c.WidthInBytes, &need))
+        return CUDA_ERROR_INVALID_VALUE;
+    static unsigned char none[1]; /* an empty copy's host side (the guest sent no bytes) */
+    if (!need && !hostIn) hostIn = none;
+    if (!need && !hostOut) hostOut = none;
     if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
-        if (!hostIn || inSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+        if (!hostIn || inSize < need || c.srcXInBytes || c.srcY || c.srcZ ||
+            c.srcPitch != c.WidthInBytes || (c.srcHeight && c.srcHeight != c.Height))
             return CUDA_ERROR_INVALID_VALUE;
         c.srcHost = hostIn;
     }
     if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
-        if (!hostOut || outSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+        if (!hostOut || outSize < need || c.dstXInBytes || c.dstY || c.dstZ ||
+            c.dstPitch != c.WidthInBytes || (c.dstHeight && c.dstHeight != c.Height))
             return CUDA_ERROR_INVALID_VALUE;
         c.dstHost = hostOut;
     }
+    /* unified addresses the guest resolved to its host memory came as HOST;
+     * any other host pointer is the guest's, never the server's */
+    if (c.srcMemoryType != CU_MEMORYTYPE_HOST) c.srcHost = NULL;
+    if (c.dstMemoryType != CU_MEMORYTYPE_HOST) c.dstHost = NULL;
     if (!copy_side(cx, c.srcMemoryType, c.srcDevice, &c.srcArray) ||
         !copy_side(cx, c.dstMemoryType, c.dstDevice, &c.dstArray))
         return CUDA_ERROR_INVALID_VALUE;
