@@ -31,6 +31,7 @@
 #define MAX_TABLES 64
 #define MAX_TABLE_WORDS 256
 #define SHADOW_DEPTH 128
+#define SCAN_WORDS 32
 
 struct regs { /* layout written by SAVE_ARGS in tramp.S */
     uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, pad;
@@ -220,7 +221,7 @@ static int read_maps(struct map *m, int max)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0;
-    static char buf[1 << 20];
+    static char buf[4 << 20]; /* a big process has thousands of mappings */
     size_t len = 0;
     ssize_t k;
     while (len < sizeof buf - 1 && (k = read(fd, buf + len, sizeof buf - 1 - len)) > 0) len += k;
@@ -346,15 +347,17 @@ static void fmt_uuid(const unsigned char *u, char *out) /* as CUDA prints it */
 }
 
 /* Copy the table; each word pointing into executable memory becomes a
- * logging trampoline. The first word is the size in bytes when it is small;
- * otherwise up to MAX_TABLE_WORDS readable words are copied. */
+ * logging trampoline. The first word is the size in bytes when it is small,
+ * but some tables hold several sections, each with its own size word, so at
+ * least SCAN_WORDS words are scanned; MAX_TABLE_WORDS readable words are
+ * copied, the rest as they are. */
 static void *wrap_table(const void *orig, const char *uuid)
 {
     for (int i = 0; i < ntables; i++)
         if (tables[i].orig == orig) return tables[i].copy;
     if (ntables >= MAX_TABLES) return NULL;
-    static struct map maps[8192];
-    int nm = read_maps(maps, 8192);
+    static struct map maps[32768];
+    int nm = read_maps(maps, 32768);
     const uint64_t *w = orig;
     const struct map *m = find_map(maps, nm, (uintptr_t)w);
     if (!m || !m->r) {
@@ -368,6 +371,8 @@ static void *wrap_table(const void *orig, const char *uuid)
     size_t n = sized ? size / 8 : 0;
     if (!sized) /* no size word: the leading run of code pointers */
         while (n < ncopy && find_map(maps, nm, (uintptr_t)w[n]) && find_map(maps, nm, (uintptr_t)w[n])->x) n++;
+    size_t declared = n;
+    if (n < SCAN_WORDS) n = SCAN_WORDS;
     if (n > ncopy) n = ncopy;
     uint64_t *copy = calloc(MAX_TABLE_WORDS, 8);
     if (!copy) return NULL;
@@ -389,7 +394,7 @@ static void *wrap_table(const void *orig, const char *uuid)
         if (i == 0 && sized) continue;
         if (!mm || !mm->x) continue;
         char name[96];
-        snprintf(name, sizeof name, "ET %s [%zu]", uuid, i);
+        snprintf(name, sizeof name, "ET %s [%zu]%s", uuid, i, i >= declared ? "+" : "");
         int s = new_slot((void *)w[i], name);
         if (s < 0) continue;
         copy[i] = (uint64_t)(uintptr_t)slot_addr(s);
@@ -400,7 +405,8 @@ static void *wrap_table(const void *orig, const char *uuid)
               di.dli_fname ? di.dli_fname : "?",
               di.dli_fbase ? (unsigned long)((uintptr_t)w[i] - (uintptr_t)di.dli_fbase) : 0UL, sname, s);
     }
-    logf_("table %s: %zu words (%s), %d wrapped", uuid, n, sized ? "size from word 0" : "no size word", t->wrapped);
+    logf_("table %s: %zu words (%s), %d wrapped, %zu scanned", uuid, declared,
+          sized ? "size from word 0" : "no size word", t->wrapped, n);
     ntables++;
     return copy;
 }

@@ -83,7 +83,7 @@ def show(path, short):
             out.append("    table %s %s status=%s%s" % (u, KNOWN.get(u, "?"), ",".join(map(str, sorted(st))), tinfo))
             ents = []
             for name, n in a["slots"].items():
-                m = re.match(r"ET (\S+) \[(\d+)\]", name)
+                m = re.match(r"ET (\S+) \[(\d+)\]\+?", name)
                 if m and m.group(1) == u and n:
                     ents.append("[%s]=%d" % (m.group(2), n))
             if ents:
