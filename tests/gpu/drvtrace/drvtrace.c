@@ -31,7 +31,7 @@
 #define MAX_TABLES 64
 #define MAX_TABLE_WORDS 256
 #define SHADOW_DEPTH 128
-#define SCAN_WORDS 32
+#define SCAN_WORDS 64 /* f8cff951 holds 37 words in six sections (CUDA 13.2) */
 
 struct regs { /* layout written by SAVE_ARGS in tramp.S */
     uint64_t rdi, rsi, rdx, rcx, r8, r9, rax, pad;
@@ -48,6 +48,7 @@ HIDDEN void *drvtrace_ret_leave(uint64_t rax);
 
 /* ---- state ---- */
 static int log_fd = 2;
+static int mem_fd = -1; /* /proc/self/mem: reads that fail instead of faulting */
 static void *real_handle;
 static char real_path[4096];
 static void *real_fn[DRVTRACE_NSYMS];          /* resolved at init */
@@ -124,6 +125,7 @@ static void do_init(void)
         int fd = open(e, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd >= 0) log_fd = fd;
     }
+    mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
     if ((e = getenv("DRVTRACE_N"))) verbatim_limit = atol(e);
     if ((e = getenv("DRVTRACE_SLOT_N"))) slot_limit = atol(e);
     if ((e = getenv("DRVTRACE_RET"))) trace_ret = atoi(e) != 0;
@@ -187,7 +189,7 @@ static void ensure_init(void)
 __attribute__((constructor)) static void drvtrace_ctor(void) { ensure_init(); }
 
 /* ---- return tracing: a per-thread stack of swapped return addresses ---- */
-struct frame { void *ret; int kind, idx; };
+struct frame { void *ret; int kind, idx; uint64_t arg[6]; };
 static __thread struct frame shadow[SHADOW_DEPTH];
 static __thread int shadow_n;
 
@@ -196,11 +198,30 @@ static const char *name_of(int kind, int idx)
     return kind == 0 ? sym_names[idx] : slots[idx].name;
 }
 
-static void hook_return(void **retslot, int kind, int idx)
+static void hook_return(void **retslot, int kind, int idx, const struct regs *r)
 {
     if (!trace_ret || shadow_n >= SHADOW_DEPTH) return;
-    shadow[shadow_n++] = (struct frame){ *retslot, kind, idx };
+    shadow[shadow_n++] = (struct frame){ *retslot, kind, idx, { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 } };
     *retslot = (void *)drvtrace_ret_thunk;
+}
+
+/* The 16 bytes at each pointer-like argument, read through /proc/self/mem so
+ * that a non-pointer costs an error, not a fault: what private functions read
+ * (before the call) and write (after it). */
+static void log_pointees(const char *when, const char *name, const uint64_t *arg)
+{
+    if (mem_fd < 0) return;
+    char line[512];
+    int k = 0;
+    for (int i = 0; i < 6; i++) {
+        unsigned char b[16];
+        if (arg[i] < 0x10000 || arg[i] >> 47) continue;
+        if (pread(mem_fd, b, sizeof b, (off_t)arg[i]) != (ssize_t)sizeof b) continue;
+        k += snprintf(line + k, sizeof line - k, " a%d=[", i);
+        for (int j = 0; j < 16; j++) k += snprintf(line + k, sizeof line - k, "%02x", b[j]);
+        k += snprintf(line + k, sizeof line - k, "]");
+    }
+    if (k) logf_("%s %s%s", when, name, line);
 }
 
 void *drvtrace_ret_leave(uint64_t rax)
@@ -211,6 +232,7 @@ void *drvtrace_ret_leave(uint64_t rax)
     }
     struct frame f = shadow[--shadow_n];
     logf_("ret %s = 0x%llx", name_of(f.kind, f.idx), (unsigned long long)rax);
+    if (f.kind == 1) log_pointees("mem-after", name_of(f.kind, f.idx), f.arg);
     return f.ret;
 }
 
@@ -453,7 +475,7 @@ void *drvtrace_sym_enter(uint64_t idx, struct regs *r, void **retslot)
     }
     if (atomic_fetch_add(&verbatim_used, 1) < verbatim_limit) {
         log_call("call", sym_names[idx], n, r);
-        if (!special) hook_return(retslot, 0, (int)idx);
+        if (!special) hook_return(retslot, 0, (int)idx, r);
     }
     return target;
 }
@@ -463,7 +485,9 @@ void *drvtrace_dyn_enter(uint64_t s, struct regs *r, void **retslot)
     uint64_t n = atomic_fetch_add(&slots[s].calls, 1) + 1;
     if ((long)n <= slot_limit) {
         log_call("dcall", slots[s].name, n, r);
-        hook_return(retslot, 1, (int)s);
+        uint64_t arg[6] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
+        log_pointees("mem-before", slots[s].name, arg);
+        hook_return(retslot, 1, (int)s, r);
     }
     return slots[s].orig;
 }

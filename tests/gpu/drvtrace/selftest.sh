@@ -22,13 +22,14 @@ for pat in "gpa_v2 sym=cuInit ver=12000 .*status=0 .*via=cuInit" \
            "gpa_v2 sym=cuHidden .*anonymous trampoline" \
            "gpa_v2 sym=cuNothing .*status=500" \
            "export_table uuid=ab010203-0405-0607-0809-0a0b0c0d0e0f .*status=0" \
-           "table ab010203-0405-0607-0809-0a0b0c0d0e0f: 5 words (size from word 0), [0-9]* wrapped" \
+           "table ab010203-0405-0607-0809-0a0b0c0d0e0f: 6 words (size from word 0), [0-9]* wrapped" \
            "dcall ET ab010203-0405-0607-0809-0a0b0c0d0e0f \[2\] #1 (0x1, 0x2, 0x3, 0x4, 0x5, 0x6)" \
            "ret ET ab010203-0405-0607-0809-0a0b0c0d0e0f \[2\] = 0xfffffffffffffffd$" \
            "dcall cuHidden@12000/0x0 #1" \
            "summary slot ET ab010203-0405-0607-0809-0a0b0c0d0e0f \[1\] 100" \
            "table ac010203-0405-0607-0809-0a0b0c0d0e0f: 2 words (no size word), [0-9]* wrapped" \
            "summary slot ET ac010203-0405-0607-0809-0a0b0c0d0e0f \[0\] 1" \
+           "mem-after ET ab010203-0405-0607-0809-0a0b0c0d0e0f \[5\] a0=\[8877665544332211" \
            "summary sym cuInit 3"; do
     grep -q "$pat" "$log" || fail "no line matching '$pat' in $log"
 done

@@ -40,7 +40,9 @@ int main(int argc, char **argv)
     CHECK(get((const void **)&t, id) == 0 && t);
     const void *const *t2 = NULL;
     CHECK(get((const void **)&t2, id) == 0 && t2 == t); /* the same copy each time */
-    CHECK((uintptr_t)t[0] == 5 * sizeof(void *));
+    CHECK((uintptr_t)t[0] == 6 * sizeof(void *));
+    uint64_t out = 0;
+    CHECK(((int (*)(uint64_t *))t[5])(&out) == 7 && out == 0x1122334455667788ull);
     CHECK(*(const int *)t[3] == 42 && (uintptr_t)t[4] == 0x1234); /* data words untouched */
     double (*e1)(double, long, double) = (double (*)(double, long, double))t[1];
     long (*e2)(long, long, long, long, long, long, long) = (long (*)(long, long, long, long, long, long, long))t[2];

@@ -31,8 +31,10 @@ int cuGetProcAddress_v2(const char *sym, void **pfn, int ver, uint64_t flags, in
 
 static double entry1(double a, long b, double c) { return a * b + c; }
 static long entry2(long a, long b, long c, long d, long e, long f, long g) { return a - b + c - d + e - f + g * 1000; }
+static int entry3(uint64_t *out) { *out = 0x1122334455667788ull; return 7; } /* an out parameter */
 static int data_word = 42;
-static const void *table[] = { (void *)(5 * sizeof(void *)), (void *)entry1, (void *)entry2, &data_word, (void *)0x1234 };
+static const void *table[] = { (void *)(6 * sizeof(void *)), (void *)entry1, (void *)entry2, &data_word, (void *)0x1234,
+                               (void *)entry3 };
 
 static const void *table_nosize[] = { (void *)entry2, (void *)entry1, 0, 0 }; /* no size word */
 

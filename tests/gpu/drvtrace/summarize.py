@@ -14,7 +14,15 @@ KNOWN = {  # from public reverse engineering; see docs/export-tables.md
     "195bcbf4-d67d-024a-acc5-1d29cea631ae": "HEAP_ACCESS",
     "b10541e1-f7c7-c74a-9f64-f223be99f1e2": "DEVICE_EXTENDED_RT",
     "d4082055-bde6-704b-8d34-ba123c66e1f2": "INTEGRITY_CHECK",
-    "263e8860-7cd2-6143-92f6-bbd5006dfa7e": "UNKNOWN_CHECKS (context_check)",
+    "263e8860-7cd2-6143-92f6-bbd5006dfa7e": "CONTEXT_CHECKS/CONTEXT_WRAPPER",
+    "f8cff951-2146-8b4e-b9e2-fb469e7c0dd9": "CUDA13_REQUIREMENTS (sectioned)",
+    "21318c60-9714-3248-8ca6-41ff7324c8f2": "CONTEXT_IDENTITY (cuexpContext)",
+    "6e163fbe-b958-444d-835c-e182aff1991e": "?(wine Relay9)",
+    "127d4831-ee33-5744-9742-b8447b7a2364": "CUEXP_127d4831",
+    "2c8e0ad8-0710-ab4e-90dd-54719fe5f74b": "CUEXP_2c8e0ad8",
+    "7f9212d6-261d-dd4d-8af6-38dd1aeb10ae": "DLSS",
+    "9af0707b-8e2d-d84c-8e4e-b994c82ddc35": "OPTICAL_FLOW",
+    "dd9e98a4-f410-4844-99b0-e2aeb7b432b5": "?(wine Relay13)",
 }
 
 def opener(p):
