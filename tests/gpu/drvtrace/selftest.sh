@@ -4,6 +4,11 @@
 # argument and result goes through, then the log is checked for the events.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+# The trampolines are x86-64 asm; the symbol list comes from the toolkit's stub.
+[ "$(uname -m)" = x86_64 ] || { echo "selftest: not x86-64: skipped"; exit 77; }
+export DRVTRACE_STUB=${DRVTRACE_STUB:-${CUDA_HOME:-/usr/local/cuda}/lib64/stubs/libcuda.so}
+[ -e "$DRVTRACE_STUB" ] || { echo "selftest: no $DRVTRACE_STUB (set CUDA_HOME): skipped"; exit 77; }
+command -v gcc >/dev/null 2>&1 || { echo "selftest: no gcc: skipped"; exit 77; }
 work=${1:-$(mktemp -d)}
 mkdir -p "$work"
 DRVTRACE_REAL=/nonexistent "$here/build.sh" "$work/shim" >/dev/null
