@@ -108,12 +108,21 @@ print("conv out %.6e wgrad %.6e xgrad %.6e" % (y.double().sum().item(), conv.wei
 evidence()
 PYEOF
 
+# joinpath A B ...: the non-empty arguments joined with ':' (an empty
+# LD_LIBRARY_PATH element would mean the current directory).
+joinpath() {
+    jp=
+    for e in "$@"; do [ -n "$e" ] && jp=${jp:+$jp:}$e; done
+    echo "$jp"
+}
+same() { [ "$(cat "$1")" = "$(cat "$2")" ]; }
+
 # run_case NAME LIBPATH CMD...: native once, then traced (with fallbacks).
 run_case() {
     name=$1; libpath=$2; shift 2
     log=$OUT/$name.log
     : > "$log"
-    ( cd "$work" && LD_LIBRARY_PATH="$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 120 "$@" ) \
+    ( cd "$work" && LD_LIBRARY_PATH=$(joinpath "$libpath" "${LD_LIBRARY_PATH:-}") timeout 120 "$@" ) \
         > "$work/$name.native.out" 2> "$work/$name.native.err"
     nrc=$?
     attempt=0
@@ -126,16 +135,16 @@ run_case() {
         esac
         attempt=$((attempt + 1))
         echo "# attempt $attempt $mode $envs" >> "$log"
-        ( cd "$work" && env $envs DRVTRACE_LOG="$log" LD_LIBRARY_PATH="$shim:$libpath${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ( cd "$work" && env $envs DRVTRACE_LOG="$log" LD_LIBRARY_PATH=$(joinpath "$shim" "$libpath" "${LD_LIBRARY_PATH:-}") \
             timeout 120 "$@" ) > "$work/$name.out" 2> "$work/$name.err"
         rc=$?
         echo "# rc=$rc (native $nrc)" >> "$log"
         sed 's/^/# app: /' "$work/$name.out" "$work/$name.err" | head -60 >> "$log"
-        if [ "$rc" = "$nrc" ] && cmp -s "$work/$name.out" "$work/$name.native.out"; then
+        if [ "$rc" = "$nrc" ] && same "$work/$name.out" "$work/$name.native.out"; then
             say "$name: attempt $attempt ($mode) matches native (rc $rc)"
             break
         fi
-        say "$name: attempt $attempt ($mode) rc=$rc native rc=$nrc; output $(cmp -s "$work/$name.out" "$work/$name.native.out" && echo same || echo differs)"
+        say "$name: attempt $attempt ($mode) rc=$rc native rc=$nrc; output $(same "$work/$name.out" "$work/$name.native.out" && echo same || echo differs)"
         { echo "  native: $(head -c 600 "$work/$name.native.out" | tr '\n' '|') $(tail -c 300 "$work/$name.native.err" | tr '\n' '|')"
           echo "  traced: $(head -c 600 "$work/$name.out" | tr '\n' '|') $(tail -c 300 "$work/$name.err" | tr '\n' '|')"; } | tee -a "$summary"
         [ $(( $(date +%s) - start )) -lt "$budget" ] || { say "$name: time budget spent, no more fallbacks"; break; }
@@ -160,7 +169,7 @@ fi
 "$py" tests/gpu/drvtrace/summarize.py "$OUT"/*.log >> "$summary" 2>&1 ||
     python3 tests/gpu/drvtrace/summarize.py "$OUT"/*.log >> "$summary" 2>&1
 for f in "$OUT"/*.log; do
-    [ "$(stat -c %s "$f")" -gt 1000000 ] && gzip -9 "$f"
+    [ "$(wc -c < "$f")" -gt 1000000 ] && command -v gzip >/dev/null 2>&1 && gzip -9 "$f"
 done
 ls -la "$OUT" | tail -n +2 >> "$summary"
 echo "== summary (full: $summary; logs: $OUT) $(( $(date +%s) - start ))s"

@@ -6,7 +6,9 @@
  * Env: DRVTRACE_LOG (file, appended; default stderr), DRVTRACE_REAL (the real
  * driver), DRVTRACE_N (verbatim calls logged, default 2000), DRVTRACE_SLOT_N
  * (verbatim calls logged per table entry / anonymous function, default 64),
- * DRVTRACE_RET (0: do not log return values), DRVTRACE_NOWRAP ("all" or a
+ * DRVTRACE_GPA_SLOT_N (the same for functions that cuGetProcAddress returns
+ * but the driver does not export, default 8), DRVTRACE_RET (0: do not log
+ * return values), DRVTRACE_NOWRAP ("all" or a
  * list of table UUIDs returned as they are: the runtime's integrity check
  * hashes some table addresses, so a copy may fail it), DRVTRACE_GPA_WRAP (0:
  * cuGetProcAddress answers are logged but returned as they are).
@@ -53,13 +55,15 @@ static void *real_handle;
 static char real_path[4096];
 static void *real_fn[DRVTRACE_NSYMS];          /* resolved at init */
 static _Atomic uint64_t sym_calls[DRVTRACE_NSYMS];
-static long verbatim_limit = 2000, slot_limit = 64;
+static long verbatim_limit = 2000, slot_limit = 64, gpa_slot_limit = 8;
+static uintptr_t real_base; /* load address of the real driver, for offsets */
 static int trace_ret = 1, gpa_wrap = 1;
 static char nowrap[1024];
 static _Atomic long verbatim_used;
 
 struct slot { /* one anonymous trampoline of the pool */
     void *orig;
+    int is_table_entry; /* else a cuGetProcAddress answer */
     char name[96];
     _Atomic uint64_t calls;
 };
@@ -128,6 +132,7 @@ static void do_init(void)
     mem_fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
     if ((e = getenv("DRVTRACE_N"))) verbatim_limit = atol(e);
     if ((e = getenv("DRVTRACE_SLOT_N"))) slot_limit = atol(e);
+    if ((e = getenv("DRVTRACE_GPA_SLOT_N"))) gpa_slot_limit = atol(e);
     if ((e = getenv("DRVTRACE_RET"))) trace_ret = atoi(e) != 0;
     if ((e = getenv("DRVTRACE_GPA_WRAP"))) gpa_wrap = atoi(e) != 0;
     if ((e = getenv("DRVTRACE_NOWRAP"))) snprintf(nowrap, sizeof nowrap, "%s", e);
@@ -169,6 +174,8 @@ static void do_init(void)
         if (p) rev_map[nrev++] = (struct rev){ p, i };
     }
     qsort(rev_map, nrev, sizeof *rev_map, rev_cmp);
+    Dl_info ri;
+    if (nrev && dladdr(rev_map[0].addr, &ri)) real_base = (uintptr_t)ri.dli_fbase;
     if (real_handle) logf_("resolved %d of %d symbols (%d missing)", nrev, DRVTRACE_NSYMS, missing);
 }
 
@@ -232,7 +239,7 @@ void *drvtrace_ret_leave(uint64_t rax)
     }
     struct frame f = shadow[--shadow_n];
     logf_("ret %s = 0x%llx", name_of(f.kind, f.idx), (unsigned long long)rax);
-    if (f.kind == 1) log_pointees("mem-after", name_of(f.kind, f.idx), f.arg);
+    if (f.kind == 1 && slots[f.idx].is_table_entry) log_pointees("mem-after", name_of(f.kind, f.idx), f.arg);
     return f.ret;
 }
 
@@ -273,11 +280,12 @@ static const struct map *find_map(const struct map *m, int n, uintptr_t a)
 static void *slot_addr(int s) { return drvtrace_dyn_pool + 16 * (size_t)s; }
 static void *sym_addr(int i) { return drvtrace_sym_base + 16 * (size_t)i; }
 
-static int new_slot(void *orig, const char *name) /* lock held; -1 when full */
+static int new_slot(void *orig, const char *name, int is_table_entry) /* lock held; -1 when full */
 {
     int s = atomic_load(&nslots);
     if (s >= DRVTRACE_POOL) return -1;
     slots[s].orig = orig;
+    slots[s].is_table_entry = is_table_entry;
     snprintf(slots[s].name, sizeof slots[s].name, "%s", name);
     atomic_store(&nslots, s + 1);
     return s;
@@ -317,7 +325,7 @@ static void *own_pointer(void *p, const char *sym, int ver, uint64_t flags, cons
     if (s < 0) {
         char name[96];
         snprintf(name, sizeof name, "%s@%d/0x%llx", sym, ver, (unsigned long long)flags);
-        s = new_slot(p, name);
+        s = new_slot(p, name, 0);
     }
     pthread_mutex_unlock(&lock);
     if (s < 0) {
@@ -417,15 +425,16 @@ static void *wrap_table(const void *orig, const char *uuid)
         if (!mm || !mm->x) continue;
         char name[96];
         snprintf(name, sizeof name, "ET %s [%zu]%s", uuid, i, i >= declared ? "+" : "");
-        int s = new_slot((void *)w[i], name);
+        int s = new_slot((void *)w[i], name, 1);
         if (s < 0) continue;
         copy[i] = (uint64_t)(uintptr_t)slot_addr(s);
         t->wrapped++;
-        Dl_info di;
-        const char *sname = dladdr((void *)w[i], &di) && di.dli_sname ? di.dli_sname : "-";
-        logf_("table %s entry %zu code %p (%s+0x%lx, %s) -> slot %d", uuid, i, (void *)w[i],
-              di.dli_fname ? di.dli_fname : "?",
-              di.dli_fbase ? (unsigned long)((uintptr_t)w[i] - (uintptr_t)di.dli_fbase) : 0UL, sname, s);
+        /* no dladdr here: it takes the loader's lock while we hold ours */
+        uintptr_t off = (uintptr_t)w[i] - real_base;
+        if (real_base && (uintptr_t)w[i] >= real_base && off < ((uintptr_t)1 << 30))
+            logf_("table %s entry %zu code %p (driver+0x%lx) -> slot %d", uuid, i, (void *)w[i], (unsigned long)off, s);
+        else
+            logf_("table %s entry %zu code %p (outside the driver) -> slot %d", uuid, i, (void *)w[i], s);
     }
     logf_("table %s: %zu words (%s), %d wrapped, %zu scanned", uuid, declared,
           sized ? "size from word 0" : "no size word", t->wrapped, n);
@@ -483,10 +492,10 @@ void *drvtrace_sym_enter(uint64_t idx, struct regs *r, void **retslot)
 void *drvtrace_dyn_enter(uint64_t s, struct regs *r, void **retslot)
 {
     uint64_t n = atomic_fetch_add(&slots[s].calls, 1) + 1;
-    if ((long)n <= slot_limit) {
+    if ((long)n <= (slots[s].is_table_entry ? slot_limit : gpa_slot_limit)) {
         log_call("dcall", slots[s].name, n, r);
         uint64_t arg[6] = { r->rdi, r->rsi, r->rdx, r->rcx, r->r8, r->r9 };
-        log_pointees("mem-before", slots[s].name, arg);
+        if (slots[s].is_table_entry) log_pointees("mem-before", slots[s].name, arg);
         hook_return(retslot, 1, (int)s, r);
     }
     return slots[s].orig;
