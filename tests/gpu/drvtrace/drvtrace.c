@@ -11,7 +11,10 @@
  * return values), DRVTRACE_NOWRAP ("all" or a
  * list of table UUIDs returned as they are: the runtime's integrity check
  * hashes some table addresses, so a copy may fail it), DRVTRACE_GPA_WRAP (0:
- * cuGetProcAddress answers are logged but returned as they are).
+ * cuGetProcAddress answers are logged but returned as they are),
+ * DRVTRACE_EXPTAB (a shared library whose apigen_cuda_export_table answers
+ * cuGetExportTable instead of the real driver: apigen's tables tried with
+ * NVIDIA's runtime over the real driver, tests/gpu/exptab-check.sh).
  * Log lines: "pid tid event ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -442,17 +445,34 @@ static void *wrap_table(const void *orig, const char *uuid)
     return copy;
 }
 
+/* DRVTRACE_EXPTAB: loaded at the first cuGetExportTable (it needs this
+ * library, libcuda.so.1, fully initialized). */
+typedef int (*exptab_fn)(const void **, const void *);
+static exptab_fn exptab;
+static pthread_once_t exptab_once = PTHREAD_ONCE_INIT;
+static void exptab_load(void)
+{
+    const char *e = getenv("DRVTRACE_EXPTAB");
+    if (!e || !*e) return;
+    void *h = dlopen(e, RTLD_NOW | RTLD_LOCAL);
+    if (h) exptab = (exptab_fn)dlsym(h, "apigen_cuda_export_table");
+    logf_("exptab %s: %s", e, exptab ? "apigen_cuda_export_table answers cuGetExportTable" : dlerror());
+}
+
 static int w_get_export_table(const void **table, const void *id)
 {
+    pthread_once(&exptab_once, exptab_load);
     char uuid[40] = "(null)", raw[64] = "";
     if (id) {
         const unsigned char *u = id;
         fmt_uuid(u, uuid);
         for (int i = 0; i < 16; i++) sprintf(raw + 3 * i, "%02x ", u[i]);
     }
-    int st = (idx_get >= 0 && real_fn[idx_get]) ? ((get_fn)real_fn[idx_get])(table, id) : NO_DEVICE;
+    int st = exptab ? exptab(table, id)
+             : (idx_get >= 0 && real_fn[idx_get]) ? ((get_fn)real_fn[idx_get])(table, id) : NO_DEVICE;
     const void *orig = table ? *table : NULL;
-    logf_("export_table uuid=%s raw=[%s] status=%d table=%p", uuid, raw, st, orig);
+    logf_("export_table uuid=%s raw=[%s] status=%d table=%p%s", uuid, raw, st, orig,
+          exptab ? " served=apigen" : "");
     if (st == 0 && orig && (!strcmp(nowrap, "all") || strstr(nowrap, uuid))) {
         logf_("table %s returned as is (DRVTRACE_NOWRAP)", uuid);
         const uint64_t *w = orig;

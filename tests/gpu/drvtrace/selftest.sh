@@ -46,4 +46,12 @@ LD_LIBRARY_PATH="$work/shim" DRVTRACE_REAL="$work/libfake.so" DRVTRACE_LOG="$wor
 grep -q "table ab010203-0405-0607-0809-0a0b0c0d0e0f returned as is" "$work/nowrap.log" || fail "DRVTRACE_NOWRAP ignored"
 LD_LIBRARY_PATH="$work/shim" DRVTRACE_REAL="$work/libfake.so" DRVTRACE_LOG="$work/nowrap.log" \
     DRVTRACE_GPA_WRAP=0 "$work/app" 1 2>/dev/null && fail "with DRVTRACE_GPA_WRAP=0 the app should see the real cuInit"
+# DRVTRACE_EXPTAB: another library answers cuGetExportTable (apigen's tables).
+gcc -std=c11 -O1 -fPIC -shared -Wall -Wextra -o "$work/libexptab.so" "$here/selftest_exptab.c"
+rm -f "$work/exptab.log"
+LD_LIBRARY_PATH="$work/shim" DRVTRACE_REAL="$work/libfake.so" DRVTRACE_LOG="$work/exptab.log" \
+    DRVTRACE_EXPTAB="$work/libexptab.so" "$work/app" 1 >/dev/null 2>&1 || :
+grep -q "exptab .*apigen_cuda_export_table answers" "$work/exptab.log" || fail "DRVTRACE_EXPTAB not loaded"
+grep -q "export_table uuid=ab010203-0405-0607-0809-0a0b0c0d0e0f .*status=0 .*served=apigen" "$work/exptab.log" ||
+    fail "DRVTRACE_EXPTAB did not answer cuGetExportTable"
 echo "selftest: PASS ($work)"
