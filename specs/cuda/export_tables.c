@@ -231,34 +231,22 @@ static CUresult cudart_module_from_fatbin_ex(const void *fatbin, CUmodule *modul
 }
 
 /* [2] the device's primary context, called once per device at start-up.
- * The real driver hands it out without a reference (the runtime retains it
- * later itself); through the forwarded API the handle only exists while
- * retained, so the stub retains it once per device and keeps that
- * reference for the life of the process. */
-#define MAX_DEVICES 64
-static CUcontext primary_[MAX_DEVICES];
-
+ * The real driver hands out its handle without a reference and without
+ * making it active (the runtime retains it later itself, when it needs
+ * it). The forwarded API has no such call: retain and release at once. The
+ * handle stays the same (the stub maps the server's context to one id, and
+ * the server's primary context keeps its address), and the context is as
+ * active as it was before: a process that only counts devices keeps no
+ * context (and no GPU memory), flags can still be set. The price is one
+ * context creation and destruction on the server when none was active. */
 static CUresult cudart_primary_context(CUcontext *pctx, CUdevice dev)
 {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0 || dev >= MAX_DEVICES) return CUDA_ERROR_INVALID_DEVICE;
-    pthread_mutex_lock(&lock_);
-    CUcontext ctx = primary_[dev];
-    pthread_mutex_unlock(&lock_);
-    if (!ctx) {
-        CUresult e = cuDevicePrimaryCtxRetain(&ctx, dev);
-        if (e != CUDA_SUCCESS) return e;
-        pthread_mutex_lock(&lock_);
-        if (primary_[dev]) { /* another thread won: keep one reference */
-            CUcontext kept = primary_[dev];
-            pthread_mutex_unlock(&lock_);
-            cuDevicePrimaryCtxRelease_v2(dev);
-            ctx = kept;
-        } else {
-            primary_[dev] = ctx;
-            pthread_mutex_unlock(&lock_);
-        }
-    }
+    CUcontext ctx = NULL;
+    CUresult e = cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (e != CUDA_SUCCESS) return e;
+    e = cuDevicePrimaryCtxRelease_v2(dev);
+    if (e != CUDA_SUCCESS) return e;
     *pctx = ctx;
     return CUDA_SUCCESS;
 }
@@ -413,10 +401,6 @@ CUresult apigen_cuda_cls_get(void **value, CUcontext ctx, void *key)
 void apigen_cuda_export_context_gone(CUcontext ctx)
 {
     if (!ctx) return;
-    pthread_mutex_lock(&lock_);
-    for (int d = 0; d < MAX_DEVICES; d++) /* the next start-up retains it anew */
-        if (primary_[d] == ctx) primary_[d] = NULL;
-    pthread_mutex_unlock(&lock_);
     for (;;) { /* one at a time: a destructor may call back into the storage */
         struct cls_entry gone = {0};
         int found = 0;

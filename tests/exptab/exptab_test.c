@@ -90,6 +90,7 @@ CUresult cuCtxGetId(CUcontext c, unsigned long long *id)
 }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+    if (d < 0 || d >= 2) return CUDA_ERROR_INVALID_DEVICE;
     retains_++;
     *c = (CUcontext)(uintptr_t)(0x1000 + d);
     return CUDA_SUCCESS;
@@ -403,19 +404,20 @@ static void test_context_local_storage(void)
 
 static void test_entries(void)
 {
-    /* CUDART_INTERFACE [2]: the primary context, retained once per device */
+    /* CUDART_INTERFACE [2]: the primary context's handle, its reference
+     * count as it was (retained and released at once) */
     const void *const *c = table(UUID_CUDART);
     CUresult (*primary)(CUcontext *, CUdevice) = (CUresult(*)(CUcontext *, CUdevice))c[2];
     CUcontext p1 = NULL, p2 = NULL;
     retains_ = releases_ = 0;
     CHECK(primary(&p1, 0) == CUDA_SUCCESS && p1 == (CUcontext)(uintptr_t)0x1000);
-    CHECK(primary(&p2, 0) == CUDA_SUCCESS && p2 == p1);
-    CHECK(retains_ == 1);
-    CHECK(primary(NULL, 0) == CUDA_ERROR_INVALID_VALUE);
-    CHECK(primary(&p1, -1) == CUDA_ERROR_INVALID_DEVICE);
-    /* once the context is gone, the next start-up retains it anew */
-    apigen_cuda_export_context_gone(p2);
-    CHECK(primary(&p1, 0) == CUDA_SUCCESS && retains_ == 2);
+    CHECK(retains_ == 1 && releases_ == 1);
+    CHECK(primary(&p2, 1) == CUDA_SUCCESS && p2 == (CUcontext)(uintptr_t)0x1001);
+    CHECK(retains_ == 2 && releases_ == 2);
+    CHECK(primary(NULL, 0) == CUDA_ERROR_INVALID_VALUE && retains_ == 2);
+    p1 = (CUcontext)(uintptr_t)1;
+    CHECK(primary(&p1, 7) == CUDA_ERROR_INVALID_DEVICE && p1 == (CUcontext)(uintptr_t)1);
+    CHECK(retains_ == releases_);
 
     /* CUDART_INTERFACE [1]: the fat binary behind a registration wrapper */
     CUresult (*load)(CUmodule *, const void *) = (CUresult(*)(CUmodule *, const void *))c[1];
