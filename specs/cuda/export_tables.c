@@ -760,6 +760,6 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
         return CUDA_ERROR_NOT_FOUND;
     }
     if (first_time(u))
-        apigen_log("cuda: cuGetExportTable: unknown table %s: CUDA_ERROR_INVALID_VALUE", text);
+        apigen_log("cuda: cuGetExportTable: no table for %s: CUDA_ERROR_INVALID_VALUE", text);
     return CUDA_ERROR_INVALID_VALUE;
 }

@@ -295,7 +295,7 @@ static void test_unknown_uuid(void)
     CHECK(apigen_cuda_export_table(&t, &u) == CUDA_ERROR_INVALID_VALUE);
     CHECK(t == NULL);
     CHECK(nlog_ == before + 1);
-    CHECK(strstr(log_[before], "00112233-4455-6677-8899-aabbccddeeff") != NULL);
+    CHECK(strstr(log_[before], "no table for 00112233-4455-6677-8899-aabbccddeeff") != NULL);
     CHECK(strstr(log_[before], "CUDA_ERROR_INVALID_VALUE") != NULL);
     /* asked again: no second line */
     CHECK(apigen_cuda_export_table(&t, &u) == CUDA_ERROR_INVALID_VALUE);
