@@ -5,6 +5,7 @@
  * The integrity answers and table sizes are checked against what the real
  * driver gave in the phase-1 trace (H100, driver 580.159.04, CUDA 13.0;
  * /work/team/trace1, copied as docs/driver-trace-2026-11-25.txt). */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,6 +228,16 @@ static void test_integrity_fixed_answers(void)
  * answers for 13002 (e.g. e1c63c72671008f382d634ff1c27f2ad in
  * vector_add_shared) need the GPU's UUID and PCI ids, which the trace does
  * not hold: tests/gpu/exptab-integrity.sh compares with the real driver. */
+static unsigned char other_answer_[16];
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    const void *const *t = table(UUID_INTEGRITY);
+    CHECK(apigen_cuda_integrity_answer(13002, 0x6b074560, table(UUID_CUDART), t, t[1],
+                                       other_answer_) == CUDA_SUCCESS);
+    return NULL;
+}
+
 static void test_integrity_hash_inputs(void)
 {
     const void *const *cudart = table(UUID_CUDART);
@@ -257,6 +268,11 @@ static void test_integrity_hash_inputs(void)
     CHECK(apigen_cuda_integrity_answer(13002, 0x6b074560, cudart, t, t[1], b) == CUDA_SUCCESS);
     CHECK(memcmp(a, b, 16) != 0);
     ndev_ = 1;
+    /* the thread id is an input: another thread gets another answer */
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, other_thread, NULL) == 0);
+    CHECK(pthread_join(th, NULL) == 0);
+    CHECK(memcmp(a, other_answer_, 16) != 0);
     /* deterministic */
     CHECK(apigen_cuda_integrity_answer(13002, 0x6b074560, cudart, t, t[1], b) == CUDA_SUCCESS);
     CHECK(memcmp(a, b, 16) == 0);
