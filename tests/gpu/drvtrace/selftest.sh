@@ -54,4 +54,10 @@ LD_LIBRARY_PATH="$work/shim" DRVTRACE_REAL="$work/libfake.so" DRVTRACE_LOG="$wor
 grep -q "exptab .*apigen_cuda_export_table answers" "$work/exptab.log" || fail "DRVTRACE_EXPTAB not loaded"
 grep -q "export_table uuid=ab010203-0405-0607-0809-0a0b0c0d0e0f .*status=0 .*served=apigen" "$work/exptab.log" ||
     fail "DRVTRACE_EXPTAB did not answer cuGetExportTable"
+rm -f "$work/exptab.log"
+LD_LIBRARY_PATH="$work/shim" DRVTRACE_REAL="$work/libfake.so" DRVTRACE_LOG="$work/exptab.log" \
+    DRVTRACE_EXPTAB="$work/libexptab.so" DRVTRACE_EXPTAB_REAL=ab010203-0405-0607-0809-0a0b0c0d0e0f \
+    "$work/app" 1 >/dev/null 2>&1 || :
+grep -q "export_table uuid=ab010203-0405-0607-0809-0a0b0c0d0e0f .*status=0 .*served=real" "$work/exptab.log" ||
+    fail "DRVTRACE_EXPTAB_REAL did not hand the table to the real driver"
 echo "selftest: PASS ($work)"
