@@ -131,13 +131,14 @@ run_case() {
             real69a2) envs="DRVTRACE_NOWRAP=all DRVTRACE_RET=0 DRVTRACE_EXPTAB_REAL=69a28e9f-2449-8b47-b030-c5da330ea4e9" ;;
         esac
         echo "# mode $mode $envs" >> "$log"
+        from=$(wc -l < "$log")
         ( cd "$work" && env $envs DRVTRACE_EXPTAB="$work/libexptab.so" DRVTRACE_LOG="$log" \
             LD_LIBRARY_PATH=$(joinpath "$shim" "$libpath" "${LD_LIBRARY_PATH:-}") timeout 180 "$@" ) \
             > "$work/$name.out" 2> "$work/$name.err"
         rc=$?
         echo "# rc=$rc (native $nrc)" >> "$log"
         sed 's/^/# app: /' "$work/$name.out" "$work/$name.err" | head -80 >> "$log"
-        served=$(grep -o 'export_table uuid=[0-9a-f-]* .*status=[0-9]*' "$log" | sed -n 's/.*uuid=\([0-9a-f]\{8\}\)[^ ]* .*status=\([0-9]*\).*/\1=\2/p' | sort -u | tr '\n' ' ')
+        served=$(tail -n +"$from" "$log" | grep -o 'export_table uuid=[0-9a-f-]* .*status=[0-9]*' | sed -n 's/.*uuid=\([0-9a-f]\{8\}\)[^ ]* .*status=\([0-9]*\).*/\1=\2/p' | sort -u | tr '\n' ' ')
         apigen_lines=$(grep -c '^apigen:' "$work/$name.err")
         if [ "$rc" = "$nrc" ] && cmp -s "$work/$name.out" "$work/$name.native.out"; then verdict=SAME; else verdict=DIFFERS; fi
         printf '%-18s %-8s native=%-3s apigen=%-3s %-8s apigen-log-lines=%s tables: %s\n' \
