@@ -14,13 +14,12 @@
  * once by name and return CUDA_ERROR_NOT_SUPPORTED: a caller gets an error,
  * never a silent success. */
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE 1 /* syscall(SYS_gettid) */
+#define _GNU_SOURCE 1
 #endif
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "export_tables.h"
@@ -613,7 +612,10 @@ CUresult apigen_cuda_integrity_answer(unsigned int version, uint64_t unix_second
     put32(rec + 0, (uint32_t)driver);
     put32(rec + 4, version);
     put32(rec + 8, (uint32_t)getpid());
-    put32(rec + 12, (uint32_t)syscall(SYS_gettid));
+    /* The thread's pthread_t, cut to 32 bits, not its kernel tid: checked
+     * against the real driver on the H100 (tests/gpu/exptab-check.sh,
+     * 2026-11-25: only this variant matched for version 13002). */
+    put32(rec + 12, (uint32_t)(uintptr_t)pthread_self());
     put64(rec + 16, (uint64_t)(uintptr_t)cudart_table);
     put64(rec + 24, (uint64_t)(uintptr_t)integrity_table);
     put64(rec + 32, (uint64_t)(uintptr_t)integrity_fn);

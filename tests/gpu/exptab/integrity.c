@@ -62,7 +62,7 @@ static void variants(unsigned v, unsigned long long t, const unsigned char real[
         const void *t1, *t2;
         int devices;
     } var[] = {
-        {"as implemented", (unsigned)syscall(SYS_gettid), cudart_, integrity_, 1},
+        {"as implemented", (unsigned)(uintptr_t)pthread_self(), cudart_, integrity_, 1},
         {"tables swapped", (unsigned)syscall(SYS_gettid), integrity_, cudart_, 1},
         {"no devices", (unsigned)syscall(SYS_gettid), cudart_, integrity_, 0},
         {"thread id = pid", (unsigned)getpid(), cudart_, integrity_, 1},
