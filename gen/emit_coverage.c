@@ -107,6 +107,8 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             if (f->wrap_host) sb_printf(&notes, "host wrapper %s; ", f->wrap_host);
             if (f->async) sb_puts(&notes, "async");
             if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
+            if (f->privileged)
+                sb_printf(&notes, "privileged (--%s): %s; ", e->m->api.priv_option, f->privileged);
             break;
         case FN_LOCAL:
             sb_puts(&notes, "in the spec's sources");

@@ -368,7 +368,19 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
     /* outputs are sent only when the call succeeded (the caller's memory is
      * left as it was otherwise), except the error_out parameter */
     int is_error_out = s->f->error_out && p->name && strcmp(s->f->error_out, p->name) == 0;
-    PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
+    if (a->nout_on_error && !is_error_out) {
+        /* out_on_error: the answer of some errors travels too (a size query) */
+        strbuf ob = {0};
+        sb_puts(&ob, "(ok_");
+        for (size_t i = 0; i < a->nout_on_error; i++)
+            sb_printf(&ob, " || ret_ == %s", a->out_on_error[i]);
+        sb_putc(&ob, ')');
+        char *okx = sb_take(&ob);
+        PUT("srv_reply_open", "name", name, "ok", okx);
+        free(okx);
+    } else {
+        PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
+    }
     if (a->stream_host && a->kind == PK_OUT) PUT("srv_reply_streamed", "name", name);
     if (a->count_after) {
         char *g = deref_guard(s, a->count_after->text);
@@ -527,6 +539,16 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         PUT("srv_else_plain");
         e->o.indent += 4;
     }
+    /* privileged: refused (the spec's error, one log line) unless the server
+     * was started with the API's privileged option */
+    if (f->privileged) {
+        char *why = c_string(f->privileged);
+        char *ty = c_decl(f->sig.ret, "", 1);
+        PUT("srv_privileged", "fn", f->name, "reason", why, "type", ty, "err", m->api.priv_error);
+        free(why);
+        free(ty);
+        e->o.indent += 4;
+    }
     if (f->wrap_host) {
         char *as2 = xasprintf("cx%s%s", f->sig.nparams ? ", " : "", as);
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->wrap_host, "args", as2);
@@ -535,6 +557,7 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
     }
     if (nstream) e->o.indent -= 4;
+    if (f->privileged) e->o.indent -= 4;
     free(as);
     if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
@@ -858,6 +881,11 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
+    if (m->api.priv_option) {
+        char *o = c_string(m->api.priv_option);
+        PUT("srv_api_privileged", "option", o);
+        free(o);
+    }
     if (any_stream_in) PUT("srv_api_stream_in", NULL);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;

@@ -218,6 +218,11 @@ typedef struct param_ann {
      * F(apigen_stream *, params...) in chunks of N bytes */
     char *stream_host;
     uint64_t stream_chunk, stream_min;
+    /* PK_OUT/INOUT plain data, `out_on_error: [E, ...]`: also sent back when the
+     * call returns one of these errors (NVML's size query answers
+     * NVML_ERROR_INSUFFICIENT_SIZE with the count it needs) */
+    char **out_on_error;
+    size_t nout_on_error;
     /* PK_COND */
     expr *cond;
     struct param_ann *then_ann, *else_ann;
@@ -288,6 +293,9 @@ typedef struct function_def {
                             no server go to the server of its ordinal argument */
     char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide
                             this unannotated function (it became FN_UNSUPPORTED) */
+    char *privileged;    /* `privileged: "reason"` (needs api.privileged): the server runs it
+                            only when started with --<api.privileged.option>, else returns
+                            api.privileged.error and logs the reason once */
 } function_def;
 
 /* Whether a function has a call id and a handler on the server: forwarded,
@@ -361,6 +369,11 @@ typedef struct api_settings {
                                (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */
     int64_t version;        /* ... and its value (0 when the spec names none) */
+    char *priv_option;      /* api.privileged.option: the server flag (without "--") that
+                               lets `privileged:` functions run ... */
+    char *priv_error;       /* ... and the error they return without it */
+    int64_t priv_error_v;
+    src_loc priv_loc;       /* api.privileged, {0} when absent */
 } api_settings;
 
 typedef struct api_model {

@@ -1,0 +1,44 @@
+/* Hand-written guest code for specs/nvml.yaml.
+ *
+ * nvmlErrorString returns a string the caller never frees: the stub asks the
+ * server's library once per error value (apigenNvmlErrorString) and keeps the
+ * answer for the life of the process, so the text is exactly NVML's. Without
+ * a server it says so instead of inventing NVML's wording. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "nvml_wire.h"
+
+#define KNOWN 1024 /* NVML's codes are 0..999 (NVML_ERROR_UNKNOWN) */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *known[KNOWN];
+static _Thread_local char odd[256]; /* a value past KNOWN: this thread's last */
+
+APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
+{
+    unsigned k = (unsigned)result;
+    pthread_mutex_lock(&mu);
+    const char *s = k < KNOWN ? known[k] : NULL;
+    pthread_mutex_unlock(&mu);
+    if (s) return s;
+    char buf[256] = {0};
+    if (apigenNvmlErrorString(result, buf, sizeof buf) != NVML_SUCCESS)
+        return "apigen: no NVML server to ask for this error's text";
+    buf[sizeof buf - 1] = 0;
+    size_t len = strlen(buf) + 1;
+    char *d = k < KNOWN ? malloc(len) : NULL;
+    if (d) memcpy(d, buf, len);
+    if (!d) {
+        memcpy(odd, buf, sizeof odd);
+        return odd;
+    }
+    pthread_mutex_lock(&mu);
+    if (!known[k]) known[k] = d;
+    else free(d);
+    s = known[k];
+    pthread_mutex_unlock(&mu);
+    return s;
+}
