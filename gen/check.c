@@ -1210,8 +1210,8 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         const type_info *et = c->m->api.error_ty;
         if ((a->kind != PK_OUT && a->kind != PK_INOUT) || a->elem != EK_BYTES)
             perr_note(x, oe->loc,
-                      "`out_on_error:` applies to out/inout pointers to plain data, not to a %s "
-                      "parameter%s", param_kind_name(a->kind), "");
+                      "`out_on_error:` applies to out/inout pointers to plain data, not to a "
+                      "parameter of kind '%s'%s", param_kind_name(a->kind), "");
         else if (!et || strcmp(x->fn->sig.ret->canonical_unqual, et->canonical_unqual) != 0)
             perr_note(x, oe->loc, "`out_on_error:` needs a function that returns the error type "
                       "'%s'%s", c->m->api.error_type ? c->m->api.error_type : "?", "");

@@ -1,0 +1,30 @@
+/* admin: the server's gate on writes that change the GPU, and the stub's
+ * answer to an unsupported call. Prints what it saw; tests/nvml/run.sh
+ * decides what must be seen.
+ *   admin   set GPU 0's power limit to 500 W, read it back; call
+ *           nvmlDeviceSetCpuAffinity (unsupported) twice */
+#include <nvml.h>
+#include <stdio.h>
+
+int main(void)
+{
+    nvmlReturn_t r = nvmlInit();
+    printf("init: %d\n", (int)r);
+    if (r != NVML_SUCCESS) return 1;
+    nvmlDevice_t d;
+    r = nvmlDeviceGetHandleByIndex(0, &d);
+    if (r != NVML_SUCCESS) return printf("handle: %d\n", (int)r), 1;
+    unsigned mw = 0;
+    r = nvmlDeviceGetPowerManagementLimit(d, &mw);
+    printf("limit before: %d %u\n", (int)r, mw);
+    r = nvmlDeviceSetPowerManagementLimit(d, 500000);
+    printf("set limit: %d (%s)\n", (int)r, nvmlErrorString(r));
+    r = nvmlDeviceGetPowerManagementLimit(d, &mw);
+    printf("limit after: %d %u\n", (int)r, mw);
+    for (int i = 0; i < 2; i++) {
+        r = nvmlDeviceSetCpuAffinity(d);
+        printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));
+    }
+    nvmlShutdown();
+    return 0;
+}
