@@ -44,3 +44,16 @@ if [ "$(cat "$NVML_PREFIX/VERSION" 2>/dev/null)" != "$NVML_VERSION" ]; then
     echo "$NVML_VERSION" | $SUDO tee "$NVML_PREFIX/VERSION" >/dev/null
     rm -rf "$tmp"
 fi
+
+# pynvml (NVIDIA's nvidia-ml-py, of the same driver line) for the test that
+# runs it natively and through the stub (nvml.pynvml.*): a pure Python
+# module, kept out of the system's Python in /opt/apigen/python (the tests
+# put it on PYTHONPATH).
+PYNVML_VERSION=${PYNVML_VERSION:-13.580.82}
+PYNVML_PREFIX=${PYNVML_PREFIX:-/opt/apigen/python}
+if [ "$(cat "$PYNVML_PREFIX/PYNVML_VERSION" 2>/dev/null)" != "$PYNVML_VERSION" ]; then
+    $SUDO mkdir -p "$PYNVML_PREFIX"
+    $SUDO ${PIP:-pip3} install --quiet --disable-pip-version-check --no-deps --upgrade \
+        --target "$PYNVML_PREFIX" "nvidia-ml-py==$PYNVML_VERSION"
+    echo "$PYNVML_VERSION" | $SUDO tee "$PYNVML_PREFIX/PYNVML_VERSION" >/dev/null
+fi
