@@ -673,7 +673,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, uns
     if (stats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, stats != NULL)) goto nomem; /* stats */
+    if (!apigen_put_opt_bytes_ref(call_.wr, stats, n_stats)) goto nomem; /* stats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -968,7 +968,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAttributes(nvmlDevice_t device, nvmlDevi
     if (attributes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, attributes != NULL)) goto nomem; /* attributes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, attributes, n_attributes)) goto nomem; /* attributes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1016,7 +1016,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlD
     if (attributes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, attributes != NULL)) goto nomem; /* attributes */
+    if (!apigen_put_opt_bytes_ref(call_.wr, attributes, n_attributes)) goto nomem; /* attributes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1118,7 +1118,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvml
     if (bar1Memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBAR1Memory_t), &n_bar1Memory)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, bar1Memory != NULL)) goto nomem; /* bar1Memory */
+    if (!apigen_put_opt_bytes_ref(call_.wr, bar1Memory, n_bar1Memory)) goto nomem; /* bar1Memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1311,7 +1311,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvml
     if (bridgeHierarchy != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBridgeChipHierarchy_t), &n_bridgeHierarchy)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, bridgeHierarchy != NULL)) goto nomem; /* bridgeHierarchy */
+    if (!apigen_put_opt_bytes_ref(call_.wr, bridgeHierarchy, n_bridgeHierarchy)) goto nomem; /* bridgeHierarchy */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1407,7 +1407,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2
     if (c2cModeInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlC2cModeInfo_v1_t), &n_c2cModeInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, c2cModeInfo != NULL)) goto nomem; /* c2cModeInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, c2cModeInfo, n_c2cModeInfo)) goto nomem; /* c2cModeInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1503,7 +1503,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlCl
     if (status != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlClkMonStatus_t), &n_status)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, status != NULL)) goto nomem; /* status */
+    if (!apigen_put_opt_bytes_ref(call_.wr, status, n_status)) goto nomem; /* status */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1956,7 +1956,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeGpuAttestationReport(nvmlDevi
     if (gpuAtstReport != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeGpuAttestationReport_t), &n_gpuAtstReport)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, gpuAtstReport != NULL)) goto nomem; /* gpuAtstReport */
+    if (!apigen_put_opt_bytes_ref(call_.wr, gpuAtstReport, n_gpuAtstReport)) goto nomem; /* gpuAtstReport */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2004,7 +2004,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t d
     if (gpuCert != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeGpuCertificate_t), &n_gpuCert)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, gpuCert != NULL)) goto nomem; /* gpuCert */
+    if (!apigen_put_opt_bytes_ref(call_.wr, gpuCert, n_gpuCert)) goto nomem; /* gpuCert */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2052,7 +2052,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t devi
     if (memInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeMemSizeInfo_t), &n_memInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, memInfo != NULL)) goto nomem; /* memInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, memInfo, n_memInfo)) goto nomem; /* memInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2100,7 +2100,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevi
     if (memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, memory != NULL)) goto nomem; /* memory */
+    if (!apigen_put_opt_bytes_ref(call_.wr, memory, n_memory)) goto nomem; /* memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2956,7 +2956,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, n
     if (eccCounts != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEccErrorCounts_t), &n_eccCounts)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, eccCounts != NULL)) goto nomem; /* eccCounts */
+    if (!apigen_put_opt_bytes_ref(call_.wr, eccCounts, n_eccCounts)) goto nomem; /* eccCounts */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3315,7 +3315,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, 
     if (pDynamicPstatesInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuDynamicPstatesInfo_t), &n_pDynamicPstatesInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pDynamicPstatesInfo != NULL)) goto nomem; /* pDynamicPstatesInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pDynamicPstatesInfo, n_pDynamicPstatesInfo)) goto nomem; /* pDynamicPstatesInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3736,7 +3736,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCSta
     if (fbcStats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, fbcStats != NULL)) goto nomem; /* fbcStats */
+    if (!apigen_put_opt_bytes_ref(call_.wr, fbcStats, n_fbcStats)) goto nomem; /* fbcStats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4129,7 +4129,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlG
     if (gpuFabricInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuFabricInfo_t), &n_gpuFabricInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, gpuFabricInfo != NULL)) goto nomem; /* gpuFabricInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, gpuFabricInfo, n_gpuFabricInfo)) goto nomem; /* gpuFabricInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4352,7 +4352,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t devi
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuInstanceProfileInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4823,7 +4823,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures(nvmlDevice_t devi
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4871,7 +4871,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v2(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4919,7 +4919,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4967,7 +4967,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5543,7 +5543,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHos
     if (hostname != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlHostname_v1_t), &n_hostname)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, hostname != NULL)) goto nomem; /* hostname */
+    if (!apigen_put_opt_bytes_ref(call_.wr, hostname, n_hostname)) goto nomem; /* hostname */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6645,7 +6645,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemo
     if (memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, memory != NULL)) goto nomem; /* memory */
+    if (!apigen_put_opt_bytes_ref(call_.wr, memory, n_memory)) goto nomem; /* memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7494,7 +7494,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device,
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7543,7 +7543,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t devi
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7642,7 +7642,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t de
     if (control != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlNvLinkUtilizationControl_t), &n_control)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, control != NULL)) goto nomem; /* control */
+    if (!apigen_put_opt_bytes_ref(call_.wr, control, n_control)) goto nomem; /* control */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7996,7 +7996,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8092,7 +8092,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciI
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8140,7 +8140,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciI
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8873,7 +8873,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, n
     if (powerMizerMode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDevicePowerMizerModes_v1_t), &n_powerMizerMode)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, powerMizerMode != NULL)) goto nomem; /* powerMizerMode */
+    if (!apigen_put_opt_bytes_ref(call_.wr, powerMizerMode, n_powerMizerMode)) goto nomem; /* powerMizerMode */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9408,7 +9408,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device
     if (values != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlRowRemapperHistogramValues_t), &n_values)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, values != NULL)) goto nomem; /* values */
+    if (!apigen_put_opt_bytes_ref(call_.wr, values, n_values)) goto nomem; /* values */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10187,7 +10187,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, uns
     if (pThermalSettings != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuThermalSettings_t), &n_pThermalSettings)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pThermalSettings != NULL)) goto nomem; /* pThermalSettings */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pThermalSettings, n_pThermalSettings)) goto nomem; /* pThermalSettings */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10495,7 +10495,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nv
     if (utilization != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUtilization_t), &n_utilization)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, utilization != NULL)) goto nomem; /* utilization */
+    if (!apigen_put_opt_bytes_ref(call_.wr, utilization, n_utilization)) goto nomem; /* utilization */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10818,7 +10818,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t d
     if (pCapabilities != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerCapabilities_t), &n_pCapabilities)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pCapabilities != NULL)) goto nomem; /* pCapabilities */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pCapabilities, n_pCapabilities)) goto nomem; /* pCapabilities */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10866,7 +10866,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nv
     if (pSchedulerLog != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerLog_t), &n_pSchedulerLog)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pSchedulerLog != NULL)) goto nomem; /* pSchedulerLog */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pSchedulerLog, n_pSchedulerLog)) goto nomem; /* pSchedulerLog */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10914,7 +10914,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, 
     if (pSchedulerState != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerGetState_t), &n_pSchedulerState)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pSchedulerState != NULL)) goto nomem; /* pSchedulerState */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pSchedulerState, n_pSchedulerState)) goto nomem; /* pSchedulerState */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11046,7 +11046,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvm
     if (violTime != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlViolationTime_t), &n_violTime)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, violTime != NULL)) goto nomem; /* violTime */
+    if (!apigen_put_opt_bytes_ref(call_.wr, violTime, n_violTime)) goto nomem; /* violTime */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12746,7 +12746,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceSetNvLinkDeviceLowPowerThreshold(nvmlDevice
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlNvLinkPowerThres_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12797,7 +12797,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceSetNvLinkUtilizationControl(nvmlDevice_t de
     if (control != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlNvLinkUtilizationControl_t), &n_control)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, control != NULL)) goto nomem; /* control */
+    if (!apigen_put_opt_bytes_ref(call_.wr, control, n_control)) goto nomem; /* control */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13206,7 +13206,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceSetVgpuSchedulerState(nvmlDevice_t device, 
     if (pSchedulerState != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerSetState_t), &n_pSchedulerState)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, pSchedulerState != NULL)) goto nomem; /* pSchedulerState */
+    if (!apigen_put_opt_bytes_ref(call_.wr, pSchedulerState, n_pSchedulerState)) goto nomem; /* pSchedulerState */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13679,7 +13679,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, 
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlExcludedDeviceInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13734,7 +13734,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t *vgpuMeta
     if (compatibilityInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuPgpuCompatibility_t), &n_compatibilityInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, compatibilityInfo != NULL)) goto nomem; /* compatibilityInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, compatibilityInfo, n_compatibilityInfo)) goto nomem; /* compatibilityInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13828,11 +13828,11 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t *supported, nvml
     if (supported != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_supported)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, supported != NULL)) goto nomem; /* supported */
+    if (!apigen_put_opt_bytes_ref(call_.wr, supported, n_supported)) goto nomem; /* supported */
     if (current != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_current)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, current != NULL)) goto nomem; /* current */
+    if (!apigen_put_opt_bytes_ref(call_.wr, current, n_current)) goto nomem; /* current */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14431,7 +14431,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuI
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceProfileInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14959,7 +14959,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t *vgpuVersion)
     if (vgpuVersion != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_vgpuVersion)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, vgpuVersion != NULL)) goto nomem; /* vgpuVersion */
+    if (!apigen_put_opt_bytes_ref(call_.wr, vgpuVersion, n_vgpuVersion)) goto nomem; /* vgpuVersion */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15064,7 +15064,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeS
     if (capabilities != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemCaps_t), &n_capabilities)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, capabilities != NULL)) goto nomem; /* capabilities */
+    if (!apigen_put_opt_bytes_ref(call_.wr, capabilities, n_capabilities)) goto nomem; /* capabilities */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15244,7 +15244,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemSt
     if (state != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemState_t), &n_state)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, state != NULL)) goto nomem; /* state */
+    if (!apigen_put_opt_bytes_ref(call_.wr, state, n_state)) goto nomem; /* state */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15958,7 +15958,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanS
     if (fanSpeeds != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitFanSpeeds_t), &n_fanSpeeds)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, fanSpeeds != NULL)) goto nomem; /* fanSpeeds */
+    if (!apigen_put_opt_bytes_ref(call_.wr, fanSpeeds, n_fanSpeeds)) goto nomem; /* fanSpeeds */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16057,7 +16057,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t *
     if (state != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlLedState_t), &n_state)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, state != NULL)) goto nomem; /* state */
+    if (!apigen_put_opt_bytes_ref(call_.wr, state, n_state)) goto nomem; /* state */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16105,7 +16105,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t *ps
     if (psu != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPSUInfo_t), &n_psu)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, psu != NULL)) goto nomem; /* psu */
+    if (!apigen_put_opt_bytes_ref(call_.wr, psu, n_psu)) goto nomem; /* psu */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16202,7 +16202,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t *
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16424,7 +16424,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t
     if (stats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, stats != NULL)) goto nomem; /* stats */
+    if (!apigen_put_opt_bytes_ref(call_.wr, stats, n_stats)) goto nomem; /* stats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16724,7 +16724,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuIn
     if (fbcStats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, fbcStats != NULL)) goto nomem; /* fbcStats */
+    if (!apigen_put_opt_bytes_ref(call_.wr, fbcStats, n_fbcStats)) goto nomem; /* fbcStats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16960,7 +16960,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo(nvmlVgpuInstance_t vgp
     if (licenseInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, licenseInfo != NULL)) goto nomem; /* licenseInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, licenseInfo, n_licenseInfo)) goto nomem; /* licenseInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17006,7 +17006,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t 
     if (licenseInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) goto badargs;
     }
-    if (!apigen_put_u8(call_.wr, licenseInfo != NULL)) goto nomem; /* licenseInfo */
+    if (!apigen_put_opt_bytes_ref(call_.wr, licenseInfo, n_licenseInfo)) goto nomem; /* licenseInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

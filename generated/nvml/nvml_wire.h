@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVML_FINGERPRINT UINT64_C(0x0a47c247ab6662a7)
+#define NVML_FINGERPRINT UINT64_C(0x6717dc892e71b1d2)
 
 /* Call ids: forwarded and custom functions. */
 enum {
