@@ -100,9 +100,15 @@ static void check_gather(api_model *m, function_def *f, const spec_node *E, diag
     }
     const char *cn = NULL, *ln = NULL, *capn = NULL;
     const spec_node *c = spec_get(g, "count"), *l = spec_get(g, "list"), *k = spec_get(g, "capacity");
+    if (!c && !l && !k) {
+        /* gather: {}: every server is asked, nothing is summed */
+        f->gather_all = 1;
+        return;
+    }
     if (!c) {
         diag_error(d, g->loc, f->name, NULL,
-                   "`gather` needs `count: PARAM`, the out pointer to the number of items");
+                   "`gather` needs `count: PARAM`, the out pointer to the number of items "
+                   "(or nothing at all, `gather: {}`, to ask every server)");
         return;
     }
     if (!spec_string(c, "gather.count", d, f->name, NULL, &cn) ||
@@ -158,7 +164,7 @@ void check_servers(api_model *m, const spec_node *root, const spec_node *const *
         check_gather(m, &m->functions[i], entries[i], d);
     if (m->api.ordinals) {
         function_def *f = model_find_function(m, m->api.ordinals);
-        if (!f || !f->gather_count || f->gather_list || f->sig.nparams != 1)
+        if (!f || !f->gather_count || f->gather_list || f->sig.nparams != 1 || f->gather_all)
             diag_error(d, on->loc, NULL, NULL,
                        "api.ordinals: '%s' is not a function of one parameter with `gather: "
                        "{count: PARAM}` (the number of devices of one server)",

@@ -5601,6 +5601,8 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int 
         ret_ = (nvmlReturn_t)v_;
     }
     if (index != NULL && !apigen_get_into(&call_.rd, index, n_index, NULL)) goto bad; /* index */
+    if (index != NULL && ret_ == NVML_SUCCESS) /* index: the server's device ordinal -> the guest's */
+        *index = (unsigned int)apigen_ordinal_global(&nvml_api, nvml_ordinals_, call_.server, (int64_t)*index);
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14844,13 +14846,14 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlInit(void)
+/* nvmlInit on one server (srv_); the exported nvmlInit asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlInit(int srv_)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     nvmlReturn_t ret_ = {0};
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlInit))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlInit, srv_))
         goto fail;
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -14877,13 +14880,35 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+/* nvmlInit on every server (spec `gather: {}`), in order: success when one
+ * succeeds, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlInit(void)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlInit(0);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    int ok_ = 0, failed_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlInit((int)s_);
+        if (r_ == NVML_SUCCESS)
+            ok_ = 1;
+        else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+        }
+    }
+    return ok_ ? (nvmlReturn_t)NVML_SUCCESS : first_;
+}
+
+/* nvmlInitWithFlags on one server (srv_); the exported nvmlInitWithFlags asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlInitWithFlags(int srv_, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     nvmlReturn_t ret_ = {0};
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlInitWithFlags))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlInitWithFlags, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     st_ = apigen_call_sync(&call_);
@@ -14914,13 +14939,35 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlInit_v2(void)
+/* nvmlInitWithFlags on every server (spec `gather: {}`), in order: success when one
+ * succeeds, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlInitWithFlags(0, flags);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    int ok_ = 0, failed_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlInitWithFlags((int)s_, flags);
+        if (r_ == NVML_SUCCESS)
+            ok_ = 1;
+        else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+        }
+    }
+    return ok_ ? (nvmlReturn_t)NVML_SUCCESS : first_;
+}
+
+/* nvmlInit_v2 on one server (srv_); the exported nvmlInit_v2 asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlInit_v2(int srv_)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     nvmlReturn_t ret_ = {0};
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlInit_v2))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlInit_v2, srv_))
         goto fail;
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -14945,6 +14992,27 @@ done:
         apigen_trace("nvmlInit_v2() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
+}
+
+/* nvmlInit_v2 on every server (spec `gather: {}`), in order: success when one
+ * succeeds, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlInit_v2(0);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    int ok_ = 0, failed_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlInit_v2((int)s_);
+        if (r_ == NVML_SUCCESS)
+            ok_ = 1;
+        else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+        }
+    }
+    return ok_ ? (nvmlReturn_t)NVML_SUCCESS : first_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlSetVgpuVersion(nvmlVgpuVersion_t *vgpuVersion)
@@ -14992,13 +15060,14 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlShutdown(void)
+/* nvmlShutdown on one server (srv_); the exported nvmlShutdown asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlShutdown(int srv_)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     nvmlReturn_t ret_ = {0};
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlShutdown))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlShutdown, srv_))
         goto fail;
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
@@ -15023,6 +15092,27 @@ done:
         apigen_trace("nvmlShutdown() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
+}
+
+/* nvmlShutdown on every server (spec `gather: {}`), in order: success when one
+ * succeeds, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlShutdown(void)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlShutdown(0);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    int ok_ = 0, failed_ = 0;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlShutdown((int)s_);
+        if (r_ == NVML_SUCCESS)
+            ok_ = 1;
+        else if (!failed_) {
+            failed_ = 1;
+            first_ = r_;
+        }
+    }
+    return ok_ ? (nvmlReturn_t)NVML_SUCCESS : first_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlSystemEventSetCreate(nvmlSystemEventSetCreateRequest_t *request)

@@ -9,6 +9,10 @@
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
 #       limit unchanged, one log line on the server) and then done; an
 #       unsupported call answers NVML_ERROR_NOT_SUPPORTED with one log line
+#   run.sh servers SERVER STUB_DIR PROGRAM
+#       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
+#       example sees 4 GPUs, server 0's first, with global indexes, and the
+#       index past the last is NVML's invalid-argument error
 #   run.sh noserver STUB_DIR PROGRAM
 #       no server listening: nvmlInit is NVML_ERROR_DRIVER_NOT_LOADED, no hang
 set -u
@@ -82,6 +86,25 @@ admin)
     LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" > "$tmp/native.out" 2>&1 || fail "native admin run failed"
     grep -q "^limit after: 0 500000$" "$tmp/native.out" || fail "the fake library did not take the write"
     echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once"
+    ;;
+servers)
+    server=$1 stubdir=$2 prog=$3
+    "$server" --listen "unix://$tmp/s1.sock" > "$tmp/server1.log" 2>&1 &
+    spid1=$!
+    start "$server" unix
+    i=0
+    while [ $i -lt 200 ] && ! grep -q listening "$tmp/server1.log"; do sleep 0.05; i=$((i + 1)); done
+    APIGEN_SERVER="$url,unix://$tmp/s1.sock" LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    rc=$?
+    kill $spid1 2>/dev/null; wait $spid1 2>/dev/null
+    [ $rc = 0 ] || fail "exit $rc with two servers"
+    grep -q "^count: 0 4$" "$tmp/fwd.out" || fail "two servers of 2 GPUs each are not 4 GPUs"
+    for g in 0 1 2 3; do grep -q "^device $g: handle ok$" "$tmp/fwd.out" || fail "no handle for GPU $g"; done
+    [ "$(grep -c '^  index: 0 [0-3]$' "$tmp/fwd.out")" = 4 ] && grep -q '^  index: 0 3$' "$tmp/fwd.out" ||
+        fail "the indexes are not the global ones"
+    [ "$(grep -c 'uuid: GPU-00000000-1111' "$tmp/fwd.out")" = 2 ] || fail "server 1's GPU 0 is not GPU 2"
+    grep -q "^handle past the last: 2 (Invalid Argument)$" "$tmp/fwd.out" || fail "index 4 is not NVML_ERROR_INVALID_ARGUMENT"
+    echo "PASS: two servers: 4 GPUs, global indexes, init and shutdown on both"
     ;;
 noserver)
     stubdir=$1 prog=$2
