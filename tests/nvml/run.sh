@@ -13,6 +13,9 @@
 #       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
 #       example sees 4 GPUs, server 0's first, with global indexes, and the
 #       index past the last is NVML's invalid-argument error
+#   run.sh wrongserver OTHER_SERVER STUB_DIR PROGRAM
+#       a server of another API: nvmlInit is NVML_ERROR_DRIVER_NOT_LOADED and
+#       both sides say why (the API is not served there)
 #   run.sh noserver STUB_DIR PROGRAM
 #       no server listening: nvmlInit is NVML_ERROR_DRIVER_NOT_LOADED, no hang
 set -u
@@ -105,6 +108,18 @@ servers)
     [ "$(grep -c 'uuid: GPU-00000000-1111' "$tmp/fwd.out")" = 2 ] || fail "server 1's GPU 0 is not GPU 2"
     grep -q "^handle past the last: 2 (Invalid Argument)$" "$tmp/fwd.out" || fail "index 4 is not NVML_ERROR_INVALID_ARGUMENT"
     echo "PASS: two servers: 4 GPUs, global indexes, init and shutdown on both"
+    ;;
+wrongserver)
+    other=$1 stubdir=$2 prog=$3
+    start "$other" unix
+    APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    rc=$?
+    stop
+    [ $rc = 1 ] || fail "exit $rc (want 1: nvmlInit failed)"
+    grep -q "^init: 9 " "$tmp/fwd.out" || fail "nvmlInit against another API's server is not NVML_ERROR_DRIVER_NOT_LOADED (9)"
+    grep -q "API 'nvml' is not served here" "$tmp/fwd.err" || fail "the guest does not say why"
+    grep -q "API 'nvml' is not served here" "$tmp/server.log" || fail "the server does not say why"
+    echo "PASS: another API's server: nvmlInit = NVML_ERROR_DRIVER_NOT_LOADED, both sides name the API"
     ;;
 noserver)
     stubdir=$1 prog=$2
