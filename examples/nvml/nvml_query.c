@@ -122,6 +122,26 @@ int main(int argc, char **argv)
     r = nvmlDeviceGetCount(&n);
     printf("count: %d %u\n", (int)r, n);
     for (unsigned i = 0; r == NVML_SUCCESS && i < n; i++) device(i);
+    /* events: one XID watch on the last GPU, what a health monitor does */
+    nvmlEventSet_t set;
+    r = nvmlEventSetCreate(&set);
+    printf("event set: %d (%s)\n", (int)r, nvmlErrorString(r));
+    if (r == NVML_SUCCESS && n > 0) {
+        nvmlDevice_t last;
+        r = nvmlDeviceGetHandleByIndex(n - 1, &last);
+        if (r == NVML_SUCCESS) r = nvmlDeviceRegisterEvents(last, nvmlEventTypeXidCriticalError, set);
+        printf("register xid events: %d (%s)\n", (int)r, nvmlErrorString(r));
+        nvmlEventData_t ev;
+        r = nvmlEventSetWait(set, &ev, 10);
+        printf("wait: %d (%s)\n", (int)r, nvmlErrorString(r));
+        if (r == NVML_SUCCESS) {
+            unsigned ei = 99;
+            nvmlReturn_t ri = nvmlDeviceGetIndex(ev.device, &ei);
+            printf("  event on device index %d %u type %llu data %llu\n", (int)ri, ei, ev.eventType,
+                   ev.eventData);
+        }
+        nvmlEventSetFree(set);
+    }
     nvmlDevice_t d;
     r = nvmlDeviceGetHandleByIndex(n, &d);
     printf("handle past the last: %d (%s)\n", (int)r, nvmlErrorString(r));

@@ -9,6 +9,13 @@
 
 #include "nvml_wire.h"
 
+/* ---- hand-written handlers ---- */
+nvmlReturn_t nvml_host_compute_instance_get_info(apigen_call_ctx *cx, nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlComputeInstanceGetInfo */
+nvmlReturn_t nvml_host_compute_instance_get_info_v2(apigen_call_ctx *cx, nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlComputeInstanceGetInfo_v2 */
+nvmlReturn_t nvml_host_event_set_wait(apigen_call_ctx *cx, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* hand-written, in the spec's sources: wraps nvmlEventSetWait */
+nvmlReturn_t nvml_host_event_set_wait_v2(apigen_call_ctx *cx, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* hand-written, in the spec's sources: wraps nvmlEventSetWait_v2 */
+nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlGpuInstanceGetInfo */
+
 /* ---- handle types ---- */
 static const apigen_handle_type ht_nvmlDevice_t = {"nvmlDevice_t", 0, NULL, NULL, 0, 0};
 static const apigen_handle_type ht_nvmlUnit_t = {"nvmlUnit_t", 1, NULL, NULL, 0, 0};
@@ -88,6 +95,68 @@ static void h_nvmlComputeInstanceDestroy(apigen_call_ctx *cx)
     if (ok_)
         apigen_handle_drop(cx, &ht_nvmlComputeInstance_t, v_computeInstance); /* computeInstance destroyed */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_nvmlComputeInstanceGetInfo(apigen_call_ctx *cx)
+{
+    nvmlComputeInstance_t computeInstance = {0};
+    nvmlComputeInstanceInfo_t *info = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_computeInstance;
+    void *r_;
+    uint8_t p_info = 0;
+    uint64_t n_info = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_computeInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "computeInstance"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlComputeInstance_t, v_computeInstance, &r_)) return; /* computeInstance */
+    computeInstance = (nvmlComputeInstance_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
+        info = apigen_scratch(cx, n_info, 1);
+        if (info == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nvml_host_compute_instance_get_info(cx, computeInstance, info);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_info) { /* info */
+        k_ = ok_ ? n_info : 0;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
+    }
+}
+
+static void h_nvmlComputeInstanceGetInfo_v2(apigen_call_ctx *cx)
+{
+    nvmlComputeInstance_t computeInstance = {0};
+    nvmlComputeInstanceInfo_t *info = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_computeInstance;
+    void *r_;
+    uint8_t p_info = 0;
+    uint64_t n_info = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_computeInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "computeInstance"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlComputeInstance_t, v_computeInstance, &r_)) return; /* computeInstance */
+    computeInstance = (nvmlComputeInstance_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
+        info = apigen_scratch(cx, n_info, 1);
+        if (info == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nvml_host_compute_instance_get_info_v2(cx, computeInstance, info);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_info) { /* info */
+        k_ = ok_ ? n_info : 0;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
+    }
 }
 
 static void h_nvmlDeviceClearAccountingPids(apigen_call_ctx *cx)
@@ -9943,6 +10012,76 @@ static void h_nvmlEventSetFree(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_nvmlEventSetWait(apigen_call_ctx *cx)
+{
+    nvmlEventSet_t set = {0};
+    nvmlEventData_t *data = {0};
+    unsigned int timeoutms = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_set;
+    void *r_;
+    uint32_t v_timeoutms;
+    uint8_t p_data = 0;
+    uint64_t n_data = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_set)) { apigen_reject(cx, APIGEN_BAD_ARGS, "set"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlEventSet_t, v_set, &r_)) return; /* set */
+    set = (nvmlEventSet_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_timeoutms)) { apigen_reject(cx, APIGEN_BAD_ARGS, "timeoutms"); return; }
+    timeoutms = (unsigned int)v_timeoutms;
+    if (!apigen_get_u8(cx->rd, &p_data)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+    if (p_data) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEventData_t), &n_data)) { apigen_reject(cx, APIGEN_TOO_LARGE, "data"); return; }
+        data = apigen_scratch(cx, n_data, 1);
+        if (data == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nvml_host_event_set_wait(cx, set, data, timeoutms);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_data) { /* data */
+        k_ = ok_ ? n_data : 0;
+        if (!apigen_put_bytes_ref(cx->wr, data, k_)) return;
+    }
+}
+
+static void h_nvmlEventSetWait_v2(apigen_call_ctx *cx)
+{
+    nvmlEventSet_t set = {0};
+    nvmlEventData_t *data = {0};
+    unsigned int timeoutms = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_set;
+    void *r_;
+    uint32_t v_timeoutms;
+    uint8_t p_data = 0;
+    uint64_t n_data = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_set)) { apigen_reject(cx, APIGEN_BAD_ARGS, "set"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlEventSet_t, v_set, &r_)) return; /* set */
+    set = (nvmlEventSet_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_timeoutms)) { apigen_reject(cx, APIGEN_BAD_ARGS, "timeoutms"); return; }
+    timeoutms = (unsigned int)v_timeoutms;
+    if (!apigen_get_u8(cx->rd, &p_data)) { apigen_reject(cx, APIGEN_BAD_ARGS, "data"); return; }
+    if (p_data) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEventData_t), &n_data)) { apigen_reject(cx, APIGEN_TOO_LARGE, "data"); return; }
+        data = apigen_scratch(cx, n_data, 1);
+        if (data == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nvml_host_event_set_wait_v2(cx, set, data, timeoutms);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_data) { /* data */
+        k_ = ok_ ? n_data : 0;
+        if (!apigen_put_bytes_ref(cx->wr, data, k_)) return;
+    }
+}
+
 static void h_nvmlGetExcludedDeviceCount(apigen_call_ctx *cx)
 {
     unsigned int *deviceCount = {0};
@@ -10597,6 +10736,37 @@ static void h_nvmlGpuInstanceGetComputeInstanceRemainingCapacity(apigen_call_ctx
     if (p_count) { /* count */
         k_ = ok_ ? n_count : 0;
         if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
+    }
+}
+
+static void h_nvmlGpuInstanceGetInfo(apigen_call_ctx *cx)
+{
+    nvmlGpuInstance_t gpuInstance = {0};
+    nvmlGpuInstanceInfo_t *info = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_gpuInstance;
+    void *r_;
+    uint8_t p_info = 0;
+    uint64_t n_info = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_gpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuInstance"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlGpuInstance_t, v_gpuInstance, &r_)) return; /* gpuInstance */
+    gpuInstance = (nvmlGpuInstance_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuInstanceInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
+        info = apigen_scratch(cx, n_info, 1);
+        if (info == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = nvml_host_gpu_instance_get_info(cx, gpuInstance, info);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_info) { /* info */
+        k_ = ok_ ? n_info : 0;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
     }
 }
 
@@ -13141,9 +13311,11 @@ static void h_nvmlVgpuTypeGetResolution(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[372] = {
+static const char *const call_names_[377] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
+    [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
+    [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
     [NVML_CALL_nvmlDeviceClearAccountingPids] = "nvmlDeviceClearAccountingPids",
     [NVML_CALL_nvmlDeviceClearEccErrorCounts] = "nvmlDeviceClearEccErrorCounts",
     [NVML_CALL_nvmlDeviceClearFieldValues] = "nvmlDeviceClearFieldValues",
@@ -13416,6 +13588,8 @@ static const char *const call_names_[372] = {
     [NVML_CALL_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles] = "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles",
     [NVML_CALL_nvmlEventSetCreate] = "nvmlEventSetCreate",
     [NVML_CALL_nvmlEventSetFree] = "nvmlEventSetFree",
+    [NVML_CALL_nvmlEventSetWait] = "nvmlEventSetWait",
+    [NVML_CALL_nvmlEventSetWait_v2] = "nvmlEventSetWait_v2",
     [NVML_CALL_nvmlGetExcludedDeviceCount] = "nvmlGetExcludedDeviceCount",
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = "nvmlGetExcludedDeviceInfoByIndex",
     [NVML_CALL_nvmlGetVgpuCompatibility] = "nvmlGetVgpuCompatibility",
@@ -13435,6 +13609,7 @@ static const char *const call_names_[372] = {
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfo] = "nvmlGpuInstanceGetComputeInstanceProfileInfo",
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfoV] = "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceRemainingCapacity] = "nvmlGpuInstanceGetComputeInstanceRemainingCapacity",
+    [NVML_CALL_nvmlGpuInstanceGetInfo] = "nvmlGpuInstanceGetInfo",
     [NVML_CALL_nvmlGpuInstanceGetVgpuHeterogeneousMode] = "nvmlGpuInstanceGetVgpuHeterogeneousMode",
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerLog] = "nvmlGpuInstanceGetVgpuSchedulerLog",
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerState] = "nvmlGpuInstanceGetVgpuSchedulerState",
@@ -13514,9 +13689,11 @@ static const char *const call_names_[372] = {
     [NVML_CALL_nvmlVgpuTypeGetNumDisplayHeads] = "nvmlVgpuTypeGetNumDisplayHeads",
     [NVML_CALL_nvmlVgpuTypeGetResolution] = "nvmlVgpuTypeGetResolution",
 };
-static const apigen_handler_fn handlers_[372] = {
+static const apigen_handler_fn handlers_[377] = {
     [NVML_CALL_apigenNvmlErrorString] = h_apigenNvmlErrorString,
     [NVML_CALL_nvmlComputeInstanceDestroy] = h_nvmlComputeInstanceDestroy,
+    [NVML_CALL_nvmlComputeInstanceGetInfo] = h_nvmlComputeInstanceGetInfo,
+    [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = h_nvmlComputeInstanceGetInfo_v2,
     [NVML_CALL_nvmlDeviceClearAccountingPids] = h_nvmlDeviceClearAccountingPids,
     [NVML_CALL_nvmlDeviceClearEccErrorCounts] = h_nvmlDeviceClearEccErrorCounts,
     [NVML_CALL_nvmlDeviceClearFieldValues] = h_nvmlDeviceClearFieldValues,
@@ -13789,6 +13966,8 @@ static const apigen_handler_fn handlers_[372] = {
     [NVML_CALL_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles] = h_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles,
     [NVML_CALL_nvmlEventSetCreate] = h_nvmlEventSetCreate,
     [NVML_CALL_nvmlEventSetFree] = h_nvmlEventSetFree,
+    [NVML_CALL_nvmlEventSetWait] = h_nvmlEventSetWait,
+    [NVML_CALL_nvmlEventSetWait_v2] = h_nvmlEventSetWait_v2,
     [NVML_CALL_nvmlGetExcludedDeviceCount] = h_nvmlGetExcludedDeviceCount,
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = h_nvmlGetExcludedDeviceInfoByIndex,
     [NVML_CALL_nvmlGetVgpuCompatibility] = h_nvmlGetVgpuCompatibility,
@@ -13808,6 +13987,7 @@ static const apigen_handler_fn handlers_[372] = {
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfo] = h_nvmlGpuInstanceGetComputeInstanceProfileInfo,
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfoV] = h_nvmlGpuInstanceGetComputeInstanceProfileInfoV,
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceRemainingCapacity] = h_nvmlGpuInstanceGetComputeInstanceRemainingCapacity,
+    [NVML_CALL_nvmlGpuInstanceGetInfo] = h_nvmlGpuInstanceGetInfo,
     [NVML_CALL_nvmlGpuInstanceGetVgpuHeterogeneousMode] = h_nvmlGpuInstanceGetVgpuHeterogeneousMode,
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerLog] = h_nvmlGpuInstanceGetVgpuSchedulerLog,
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerState] = h_nvmlGpuInstanceGetVgpuSchedulerState,

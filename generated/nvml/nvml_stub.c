@@ -101,22 +101,98 @@ done:
 
 APIGEN_EXPORT nvmlReturn_t nvmlComputeInstanceGetInfo(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)computeInstance;
-    (void)info;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlComputeInstanceGetInfo: not supported: %s", "the info struct carries device/instance handles: needs a handle-translating host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_info = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)computeInstance); /* computeInstance */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlComputeInstanceGetInfo, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)computeInstance)) goto nomem; /* computeInstance */
+    if (info != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceInfo_t), &n_info)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlComputeInstanceGetInfo(computeInstance=%#llx, info=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)computeInstance, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlComputeInstanceGetInfo_v2(nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)computeInstance;
-    (void)info;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlComputeInstanceGetInfo_v2: not supported: %s", "the info struct carries device/instance handles: needs a handle-translating host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_info = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)computeInstance); /* computeInstance */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlComputeInstanceGetInfo_v2, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)computeInstance)) goto nomem; /* computeInstance */
+    if (info != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceInfo_t), &n_info)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlComputeInstanceGetInfo_v2(computeInstance=%#llx, info=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)computeInstance, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceClearAccountingPids(nvmlDevice_t device)
@@ -13603,24 +13679,100 @@ done:
 
 APIGEN_EXPORT nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)set;
-    (void)data;
-    (void)timeoutms;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlEventSetWait: not supported: %s", "nvmlEventData_t carries a device handle: needs a handle-translating host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_data = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)set); /* set */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlEventSetWait, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)set)) goto nomem; /* set */
+    if (!apigen_put_u32(call_.wr, (uint32_t)timeoutms)) goto nomem; /* timeoutms */
+    if (data != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEventData_t), &n_data)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, data != NULL)) goto nomem; /* data */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlEventSetWait(set=%#llx, data=%#llx, timeoutms=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)set, (unsigned long long)(uintptr_t)data, (unsigned long long)timeoutms, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)set;
-    (void)data;
-    (void)timeoutms;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlEventSetWait_v2: not supported: %s", "nvmlEventData_t carries a device handle: needs a handle-translating host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_data = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)set); /* set */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlEventSetWait_v2, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)set)) goto nomem; /* set */
+    if (!apigen_put_u32(call_.wr, (uint32_t)timeoutms)) goto nomem; /* timeoutms */
+    if (data != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEventData_t), &n_data)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, data != NULL)) goto nomem; /* data */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlEventSetWait_v2(set=%#llx, data=%#llx, timeoutms=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)set, (unsigned long long)(uintptr_t)data, (unsigned long long)timeoutms, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *deviceCount)
@@ -14589,12 +14741,50 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gp
 
 APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)gpuInstance;
-    (void)info;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlGpuInstanceGetInfo: not supported: %s", "the info struct carries device/instance handles: needs a handle-translating host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_info = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)gpuInstance); /* gpuInstance */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlGpuInstanceGetInfo, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)gpuInstance)) goto nomem; /* gpuInstance */
+    if (info != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuInstanceInfo_t), &n_info)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlGpuInstanceGetInfo(gpuInstance=%#llx, info=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)gpuInstance, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetVgpuHeterogeneousMode(nvmlGpuInstance_t gpuInstance, nvmlVgpuHeterogeneousMode_t *pHeterogeneousMode)
@@ -18362,9 +18552,11 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[372] = {
+static const char *const call_names_[377] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
+    [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
+    [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
     [NVML_CALL_nvmlDeviceClearAccountingPids] = "nvmlDeviceClearAccountingPids",
     [NVML_CALL_nvmlDeviceClearEccErrorCounts] = "nvmlDeviceClearEccErrorCounts",
     [NVML_CALL_nvmlDeviceClearFieldValues] = "nvmlDeviceClearFieldValues",
@@ -18637,6 +18829,8 @@ static const char *const call_names_[372] = {
     [NVML_CALL_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles] = "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles",
     [NVML_CALL_nvmlEventSetCreate] = "nvmlEventSetCreate",
     [NVML_CALL_nvmlEventSetFree] = "nvmlEventSetFree",
+    [NVML_CALL_nvmlEventSetWait] = "nvmlEventSetWait",
+    [NVML_CALL_nvmlEventSetWait_v2] = "nvmlEventSetWait_v2",
     [NVML_CALL_nvmlGetExcludedDeviceCount] = "nvmlGetExcludedDeviceCount",
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = "nvmlGetExcludedDeviceInfoByIndex",
     [NVML_CALL_nvmlGetVgpuCompatibility] = "nvmlGetVgpuCompatibility",
@@ -18656,6 +18850,7 @@ static const char *const call_names_[372] = {
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfo] = "nvmlGpuInstanceGetComputeInstanceProfileInfo",
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceProfileInfoV] = "nvmlGpuInstanceGetComputeInstanceProfileInfoV",
     [NVML_CALL_nvmlGpuInstanceGetComputeInstanceRemainingCapacity] = "nvmlGpuInstanceGetComputeInstanceRemainingCapacity",
+    [NVML_CALL_nvmlGpuInstanceGetInfo] = "nvmlGpuInstanceGetInfo",
     [NVML_CALL_nvmlGpuInstanceGetVgpuHeterogeneousMode] = "nvmlGpuInstanceGetVgpuHeterogeneousMode",
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerLog] = "nvmlGpuInstanceGetVgpuSchedulerLog",
     [NVML_CALL_nvmlGpuInstanceGetVgpuSchedulerState] = "nvmlGpuInstanceGetVgpuSchedulerState",

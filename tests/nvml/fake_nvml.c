@@ -243,3 +243,51 @@ EXPORT nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t d, nvmlEnableState
     if (r == NVML_SUCCESS) d->persistence = m == NVML_FEATURE_ENABLED;
     return r;
 }
+
+/* Events: a set remembers the devices registered on it; a wait returns one
+ * XID 79 on the last device registered, then NVML_ERROR_TIMEOUT. */
+struct nvmlEventSet_st {
+    nvmlDevice_t dev;
+    int pending;
+};
+static struct nvmlEventSet_st sets[4];
+
+EXPORT nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
+{
+    if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (!set) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < 4; i++)
+        if (!sets[i].pending && !sets[i].dev) {
+            sets[i].pending = -1; /* in use, nothing registered */
+            *set = &sets[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_MEMORY;
+}
+EXPORT nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && (!set || !(types & nvmlEventTypeXidCriticalError))) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r == NVML_SUCCESS) set->dev = d, set->pending = 1;
+    return r;
+}
+EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int ms)
+{
+    (void)ms;
+    if (!set || !data) return NVML_ERROR_INVALID_ARGUMENT;
+    if (set->pending != 1) return NVML_ERROR_TIMEOUT;
+    set->pending = 0;
+    memset(data, 0, sizeof *data);
+    data->device = set->dev;
+    data->eventType = nvmlEventTypeXidCriticalError;
+    data->eventData = 79;
+    data->gpuInstanceId = data->computeInstanceId = 0xFFFFFFFF;
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
+{
+    if (!set) return NVML_ERROR_INVALID_ARGUMENT;
+    set->dev = NULL;
+    set->pending = 0;
+    return NVML_SUCCESS;
+}
