@@ -291,6 +291,8 @@ typedef struct function_def {
     char *gather_cap;    /* ... with room for this integer parameter's value */
     int gather_all;      /* `gather: {}`: asked of every server, no items (an init or a
                             shutdown): success when one succeeds */
+    int gather_first;    /* `gather: {first: true}`: asked of each server in order until one
+                            succeeds (a lookup by name): that answer */
     int selects;         /* `selects: true`: on success the calling thread's calls that name
                             no server go to the server of its ordinal argument */
     char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide

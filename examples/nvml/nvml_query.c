@@ -36,6 +36,13 @@ static void device(unsigned i)
     printf("  name in 4 bytes: %d (%s)\n", (int)r, nvmlErrorString(r));
     r = nvmlDeviceGetUUID(d, s, sizeof s);
     printf("  uuid: %s\n", r == NVML_SUCCESS ? s : nvmlErrorString(r));
+    if (r == NVML_SUCCESS) { /* and back: the handle of that UUID names this GPU */
+        nvmlDevice_t again;
+        unsigned ai = 99;
+        r = nvmlDeviceGetHandleByUUID(s, &again);
+        if (r == NVML_SUCCESS) r = nvmlDeviceGetIndex(again, &ai);
+        printf("  by uuid: %d index %u\n", (int)r, ai);
+    }
     unsigned idx = 99;
     r = nvmlDeviceGetIndex(d, &idx);
     printf("  index: %d %u\n", (int)r, idx);
@@ -143,6 +150,8 @@ int main(int argc, char **argv)
         nvmlEventSetFree(set);
     }
     nvmlDevice_t d;
+    r = nvmlDeviceGetHandleByUUID("GPU-no-such-gpu", &d);
+    printf("unknown uuid: %d (%s)\n", (int)r, nvmlErrorString(r));
     r = nvmlDeviceGetHandleByIndex(n, &d);
     printf("handle past the last: %d (%s)\n", (int)r, nvmlErrorString(r));
     /* a handle no one handed out: NVML's own error, not a crash */

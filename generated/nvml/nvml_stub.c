@@ -5294,7 +5294,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvmlDevice_t *device)
+/* nvmlDeviceGetHandleByPciBusId on one server (srv_); the exported nvmlDeviceGetHandleByPciBusId asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlDeviceGetHandleByPciBusId(int srv_, const char *pciBusId, nvmlDevice_t *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5302,7 +5303,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, n
     nvmlReturn_t ret_ = {0};
     uint64_t n_device = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByPciBusId))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByPciBusId, srv_))
         goto fail;
     if (!apigen_put_str(call_.wr, pciBusId)) goto nomem; /* pciBusId */
     if (device != NULL) {
@@ -5345,7 +5346,26 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device)
+/* nvmlDeviceGetHandleByPciBusId asked of each server in order until one succeeds (spec `gather:
+ * {first: true}`): that server's answer, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvmlDevice_t *device)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlDeviceGetHandleByPciBusId(0, pciBusId, device);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlDeviceGetHandleByPciBusId((int)s_, pciBusId, device);
+        if (r_ == NVML_SUCCESS)
+            return r_;
+        if (s_ == 0)
+            first_ = r_;
+    }
+    return first_;
+}
+
+/* nvmlDeviceGetHandleByPciBusId_v2 on one server (srv_); the exported nvmlDeviceGetHandleByPciBusId_v2 asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlDeviceGetHandleByPciBusId_v2(int srv_, const char *pciBusId, nvmlDevice_t *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5353,7 +5373,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId
     nvmlReturn_t ret_ = {0};
     uint64_t n_device = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByPciBusId_v2))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByPciBusId_v2, srv_))
         goto fail;
     if (!apigen_put_str(call_.wr, pciBusId)) goto nomem; /* pciBusId */
     if (device != NULL) {
@@ -5396,7 +5416,26 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlDevice_t *device)
+/* nvmlDeviceGetHandleByPciBusId_v2 asked of each server in order until one succeeds (spec `gather:
+ * {first: true}`): that server's answer, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlDeviceGetHandleByPciBusId_v2(0, pciBusId, device);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlDeviceGetHandleByPciBusId_v2((int)s_, pciBusId, device);
+        if (r_ == NVML_SUCCESS)
+            return r_;
+        if (s_ == 0)
+            first_ = r_;
+    }
+    return first_;
+}
+
+/* nvmlDeviceGetHandleBySerial on one server (srv_); the exported nvmlDeviceGetHandleBySerial asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlDeviceGetHandleBySerial(int srv_, const char *serial, nvmlDevice_t *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5404,7 +5443,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlD
     nvmlReturn_t ret_ = {0};
     uint64_t n_device = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleBySerial))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleBySerial, srv_))
         goto fail;
     if (!apigen_put_str(call_.wr, serial)) goto nomem; /* serial */
     if (device != NULL) {
@@ -5447,7 +5486,26 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+/* nvmlDeviceGetHandleBySerial asked of each server in order until one succeeds (spec `gather:
+ * {first: true}`): that server's answer, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleBySerial(const char *serial, nvmlDevice_t *device)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlDeviceGetHandleBySerial(0, serial, device);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlDeviceGetHandleBySerial((int)s_, serial, device);
+        if (r_ == NVML_SUCCESS)
+            return r_;
+        if (s_ == 0)
+            first_ = r_;
+    }
+    return first_;
+}
+
+/* nvmlDeviceGetHandleByUUID on one server (srv_); the exported nvmlDeviceGetHandleByUUID asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlDeviceGetHandleByUUID(int srv_, const char *uuid, nvmlDevice_t *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5455,7 +5513,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevic
     nvmlReturn_t ret_ = {0};
     uint64_t n_device = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByUUID))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByUUID, srv_))
         goto fail;
     if (!apigen_put_str(call_.wr, uuid)) goto nomem; /* uuid */
     if (device != NULL) {
@@ -5498,7 +5556,26 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t *uuid, nvmlDevice_t *device)
+/* nvmlDeviceGetHandleByUUID asked of each server in order until one succeeds (spec `gather:
+ * {first: true}`): that server's answer, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlDeviceGetHandleByUUID(0, uuid, device);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlDeviceGetHandleByUUID((int)s_, uuid, device);
+        if (r_ == NVML_SUCCESS)
+            return r_;
+        if (s_ == 0)
+            first_ = r_;
+    }
+    return first_;
+}
+
+/* nvmlDeviceGetHandleByUUIDV on one server (srv_); the exported nvmlDeviceGetHandleByUUIDV asks each (spec `gather:`). */
+static nvmlReturn_t nvml_on_nvmlDeviceGetHandleByUUIDV(int srv_, const nvmlUUID_t *uuid, nvmlDevice_t *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5507,7 +5584,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t *uuid, nv
     uint64_t n_uuid = 0;
     uint64_t n_device = 0;
     uint64_t i_;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByUUIDV))
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetHandleByUUIDV, srv_))
         goto fail;
     if (uuid != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUUID_t), &n_uuid)) goto badargs;
@@ -5554,6 +5631,24 @@ done:
         apigen_trace("nvmlDeviceGetHandleByUUIDV(uuid=%#llx, device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
+}
+
+/* nvmlDeviceGetHandleByUUIDV asked of each server in order until one succeeds (spec `gather:
+ * {first: true}`): that server's answer, else the first server's error. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUIDV(const nvmlUUID_t *uuid, nvmlDevice_t *device)
+{
+    unsigned n_ = apigen_server_count(&nvml_api);
+    if (n_ <= 1)
+        return nvml_on_nvmlDeviceGetHandleByUUIDV(0, uuid, device);
+    nvmlReturn_t first_ = NVML_SUCCESS;
+    for (unsigned s_ = 0; s_ < n_; s_++) {
+        nvmlReturn_t r_ = nvml_on_nvmlDeviceGetHandleByUUIDV((int)s_, uuid, device);
+        if (r_ == NVML_SUCCESS)
+            return r_;
+        if (s_ == 0)
+            first_ = r_;
+    }
+    return first_;
 }
 
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHostVgpuMode(nvmlDevice_t device, nvmlHostVgpuMode_t *pHostVgpuMode)

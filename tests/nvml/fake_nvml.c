@@ -5,6 +5,7 @@
  * NVML_ERROR_NOT_SUPPORTED (fake_weak.c, generated from generated/nvml/nvml.map).
  * The values are invented; only their equality natively and forwarded counts. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,18 +17,28 @@
 
 struct nvmlDevice_st {
     unsigned index;
-    const char *name, *uuid, *bus_id;
+    const char *name, *bus_id;
+    char uuid[48];
     unsigned long long total, used;
     unsigned gpu_util, mem_util, power_limit_mw, persistence;
 };
 
 static struct nvmlDevice_st gpus[NGPU] = {
-    {0, "Fake GPU 80GB HBM3", "GPU-00000000-1111-2222-3333-444444444444", "00000000:19:00.0",
-     80ull << 30, 1ull << 30, 7, 3, 700000, 1},
-    {1, "Fake GPU 80GB HBM3", "GPU-55555555-6666-7777-8888-999999999999", "00000000:3B:00.0",
-     80ull << 30, 0, 0, 0, 700000, 0},
+    {0, "Fake GPU 80GB HBM3", "00000000:19:00.0", "", 80ull << 30, 1ull << 30, 7, 3, 700000, 1},
+    {1, "Fake GPU 80GB HBM3", "00000000:3B:00.0", "", 80ull << 30, 0, 0, 0, 700000, 0},
 };
 static int inits; /* nvmlInit minus nvmlShutdown */
+
+/* UUIDs: GPU i of fake machine k (APIGEN_FAKE_NVML_MACHINE=k, default 0), so
+ * that two servers of the fake show different GPUs */
+static void name_gpus(void)
+{
+    const char *k = getenv("APIGEN_FAKE_NVML_MACHINE");
+    unsigned m = k ? (unsigned)strtoul(k, NULL, 10) : 0;
+    for (unsigned i = 0; i < NGPU; i++)
+        snprintf(gpus[i].uuid, sizeof gpus[i].uuid, "GPU-%08x-1111-2222-3333-%012x",
+                 i * 0x55555555u, m);
+}
 
 static nvmlReturn_t check(nvmlDevice_t d)
 {
@@ -45,7 +56,11 @@ static nvmlReturn_t copy_str(char *dst, unsigned len, const char *s)
     return NVML_SUCCESS;
 }
 
-EXPORT nvmlReturn_t nvmlInit_v2(void) { inits++; return NVML_SUCCESS; }
+EXPORT nvmlReturn_t nvmlInit_v2(void)
+{
+    if (inits++ == 0) name_gpus();
+    return NVML_SUCCESS;
+}
 EXPORT nvmlReturn_t nvmlInit(void) { return nvmlInit_v2(); }
 EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void)flags; return nvmlInit_v2(); }
 EXPORT nvmlReturn_t nvmlShutdown(void)
@@ -110,6 +125,17 @@ EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *
 EXPORT nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d)
 {
     return nvmlDeviceGetHandleByIndex_v2(i, d);
+}
+EXPORT nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *d)
+{
+    if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (!uuid || !d) return NVML_ERROR_INVALID_ARGUMENT;
+    for (int i = 0; i < NGPU; i++)
+        if (strcmp(uuid, gpus[i].uuid) == 0) {
+            *d = &gpus[i];
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
 }
 EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t d, unsigned int *i)
 {

@@ -92,7 +92,7 @@ admin)
     ;;
 servers)
     server=$1 stubdir=$2 prog=$3
-    "$server" --listen "unix://$tmp/s1.sock" > "$tmp/server1.log" 2>&1 &
+    APIGEN_FAKE_NVML_MACHINE=1 "$server" --listen "unix://$tmp/s1.sock" > "$tmp/server1.log" 2>&1 &
     spid1=$!
     start "$server" unix
     i=0
@@ -105,7 +105,10 @@ servers)
     for g in 0 1 2 3; do grep -q "^device $g: handle ok$" "$tmp/fwd.out" || fail "no handle for GPU $g"; done
     [ "$(grep -c '^  index: 0 [0-3]$' "$tmp/fwd.out")" = 4 ] && grep -q '^  index: 0 3$' "$tmp/fwd.out" ||
         fail "the indexes are not the global ones"
-    [ "$(grep -c 'uuid: GPU-00000000-1111' "$tmp/fwd.out")" = 2 ] || fail "server 1's GPU 0 is not GPU 2"
+    grep -q "uuid: GPU-00000000-1111-2222-3333-000000000001" "$tmp/fwd.out" || fail "server 1's GPUs are not shown"
+    [ "$(sed -n 's/^  by uuid: 0 index //p' "$tmp/fwd.out" | tr '\n' ' ')" = "0 1 2 3 " ] ||
+        fail "a lookup by UUID does not find each GPU on its own server"
+    grep -q "^unknown uuid: 6 (Not Found)$" "$tmp/fwd.out" || fail "an unknown UUID is not NVML_ERROR_NOT_FOUND"
     grep -q "^handle past the last: 2 (Invalid Argument)$" "$tmp/fwd.out" || fail "index 4 is not NVML_ERROR_INVALID_ARGUMENT"
     echo "PASS: two servers: 4 GPUs, global indexes, init and shutdown on both"
     ;;
