@@ -74,7 +74,7 @@ query=$build/examples/nvml/nvml_query
     echo "# nm -D --defined-only of $lib (driver $driver, $gpu), $(date -u +%Y-%m-%d) by tests/gpu/nvml.sh"
     nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u
 } > "$logs/libnvidia-ml.exports"
-sh tests/nvml/parity.sh "$inc/nvml.h" "$stub/libnvidia-ml.so.1" "$logs/libnvidia-ml.exports" > "$logs/parity.txt" 2>&1
+sh tests/nvml/parity.sh "$inc/nvml.h" "$stub/libnvidia-ml.so.1" generated/nvml/nvml_coverage.md "$logs/libnvidia-ml.exports" > "$logs/parity.txt" 2>&1
 head -n 3 "$logs/parity.txt"
 nm -D --defined-only "$stub/libnvidia-ml.so.1" | awk '{print $3}' | sed 's/@.*//' | sort -u > "$logs/stub.exports"
 
