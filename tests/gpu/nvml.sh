@@ -24,8 +24,9 @@
 #   tests/gpu/nvml.sh          (from the repository root)
 #
 # Environment: BUILD (default build-gpu-nvml), NVML_INCLUDE (folder of nvml.h;
-# default: /opt/apigen/nvml/include, $CUDA_HOME/include, /usr/local/cuda/include,
-# /usr/include), NVML_LIB (default: ldconfig's libnvidia-ml.so.1), OUT (when
+# default: /opt/apigen/nvml/include, then the nvidia-nvml-dev 13.0.87 wheel in
+# .whl/ of the checkout, then $CUDA_HOME/include, /usr/local/cuda/include,
+# /usr/include: a header of another version may not compile with generated/nvml), NVML_LIB (default: ldconfig's libnvidia-ml.so.1), OUT (when
 # set, the logs and the table go to $OUT/nvml), KEEP=1 keeps the logs folder.
 # Exit status: 0 when nvml_query and pynvml are identical or same shape on
 # every transport, 1 otherwise. The nvidia-smi rows are reported, not judged:
@@ -36,10 +37,27 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 build=${BUILD:-build-gpu-nvml}
 case $build in /*) ;; *) build=$root/$build ;; esac
+mkdir -p "$build"
 
+# nvml.h: the header generated/nvml was made from (nvidia-nvml-dev 13.0.87)
+# first: installed by scripts/install-deps.sh, or its wheel carried in .whl/
+# (the GPU machine has no network), then the toolkit's
 inc=${NVML_INCLUDE:-}
+if [ -z "$inc" ] && [ -f /opt/apigen/nvml/include/nvml.h ]; then inc=/opt/apigen/nvml/include; fi
 if [ -z "$inc" ]; then
-    for d in /opt/apigen/nvml/include "${CUDA_HOME:-/usr/local/cuda}/include" /usr/local/cuda/include /usr/include; do
+    whl=$(ls "$root"/.whl/nvidia_nvml_dev-13.0.87-*.whl 2>/dev/null | head -n 1)
+    if [ -n "$whl" ] && command -v unzip >/dev/null 2>&1; then
+        mkdir -p "$build/nvml-wheel" &&
+            unzip -q -o "$whl" '*/include/nvml.h' -d "$build/nvml-wheel" &&
+            inc=$(dirname "$(find "$build/nvml-wheel" -name nvml.h | head -n 1)")
+    elif [ -n "$whl" ]; then
+        mkdir -p "$build/nvml-wheel" &&
+            python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$whl" "$build/nvml-wheel" &&
+            inc=$(dirname "$(find "$build/nvml-wheel" -name nvml.h | head -n 1)")
+    fi
+fi
+if [ -z "$inc" ]; then
+    for d in "${CUDA_HOME:-/usr/local/cuda}/include" /usr/local/cuda/include /usr/include; do
         [ -f "$d/nvml.h" ] && { inc=$d; break; }
     done
 fi
@@ -122,6 +140,13 @@ verdict() {
     echo "differs (exit $ra), $(grep -c '^[-+][^-+]' "$logs/$1.$2.diff") lines"
     return 1
 }
+
+# pynvml: installed, or nvidia-ml-py's wheel carried in .whl/ (a pure Python
+# wheel imports from the zip itself)
+if ! python3 -c 'import pynvml' 2>/dev/null; then
+    pw=$(ls "$root"/.whl/nvidia_ml_py-*.whl 2>/dev/null | head -n 1)
+    [ -n "$pw" ] && PYTHONPATH=$pw${PYTHONPATH:+:$PYTHONPATH} && export PYTHONPATH
+fi
 
 fails=0
 table=$logs/table.txt
