@@ -103,6 +103,30 @@ static void device(unsigned i)
     n = 0;
     r = nvmlDeviceGetGraphicsRunningProcesses(d, &n, NULL);
     printf("  graphics processes size query: %d count %u\n", (int)r, n);
+
+    /* the newer list (a struct pointing to the caller's array) */
+    nvmlProcessDetailList_t l = {.version = nvmlProcessDetailList_v1,
+                                 .mode = 0}; /* compute: nvml.h names no constant */
+    r = nvmlDeviceGetRunningProcessDetailList(d, &l);
+    printf("  process detail list size query: %d (%s) count %u\n", (int)r, nvmlErrorString(r),
+           l.numProcArrayEntries);
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE && l.numProcArrayEntries > 0) {
+        nvmlProcessDetail_v1_t pd[8];
+        l.procArray = pd;
+        l.numProcArrayEntries = 8;
+        r = nvmlDeviceGetRunningProcessDetailList(d, &l);
+        printf("  process detail list: %d count %u\n", (int)r, l.numProcArrayEntries);
+        for (unsigned k = 0; r == NVML_SUCCESS && k < l.numProcArrayEntries && k < 8; k++)
+            printf("    pid %u\n", pd[k].pid);
+    }
+    nvmlProcessUtilizationInfo_v1_t pu[8];
+    nvmlProcessesUtilizationInfo_t ui = {.version = nvmlProcessesUtilizationInfo_v1,
+                                         .processSamplesCount = 8, .procUtilArray = pu};
+    r = nvmlDeviceGetProcessesUtilizationInfo(d, &ui);
+    printf("  process utilization: %d (%s) count %u\n", (int)r, nvmlErrorString(r),
+           r == NVML_SUCCESS ? ui.processSamplesCount : 0);
+    for (unsigned k = 0; r == NVML_SUCCESS && k < ui.processSamplesCount && k < 8; k++)
+        printf("    pid %u sm %s\n", pu[k].pid, show_volatile ? "" : "present");
 }
 
 int main(int argc, char **argv)

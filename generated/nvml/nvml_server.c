@@ -75,6 +75,140 @@ static void h_apigenNvmlErrorString(apigen_call_ctx *cx)
     }
 }
 
+static void h_apigenNvmlProcessDetailList(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    unsigned int version = {0};
+    unsigned int mode = {0};
+    unsigned int *count = {0};
+    nvmlProcessDetail_v1_t *procs = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint32_t v_version;
+    uint32_t v_mode;
+    const void *b_count = NULL;
+    uint64_t l_count = 0;
+    uint64_t n_count = 0;
+    uint8_t p_count = 0;
+    uint8_t p_procs = 0;
+    uint64_t n_procs = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_version)) { apigen_reject(cx, APIGEN_BAD_ARGS, "version"); return; }
+    version = (unsigned int)v_version;
+    if (!apigen_get_u32(cx->rd, &v_mode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mode"); return; }
+    mode = (unsigned int)v_mode;
+    if (!apigen_get_opt_bytes(cx->rd, &b_count, &l_count, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+    if (b_count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) { apigen_reject(cx, APIGEN_TOO_LARGE, "count"); return; }
+        if (l_count != n_count) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+        count = apigen_scratch(cx, n_count, 1);
+        if (count == NULL) return;
+        memcpy(count, b_count, n_count);
+    }
+    p_count = b_count != NULL;
+    if (!apigen_get_u8(cx->rd, &p_procs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "procs"); return; }
+    if (p_procs) {
+        if (!apigen_mul_size((uint64_t)((count != NULL ? *count : 0)), sizeof(nvmlProcessDetail_v1_t), &n_procs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "procs"); return; }
+        procs = apigen_scratch(cx, n_procs, 1);
+        if (procs == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenNvmlProcessDetailList(device, version, mode, count, procs);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_count) { /* count */
+        k_ = (ok_ || ret_ == NVML_ERROR_INSUFFICIENT_SIZE) ? n_count : 0;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
+    }
+    if (p_procs) { /* procs */
+        k_ = ok_ ? n_procs : 0;
+        if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(nvmlProcessDetail_v1_t), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, procs, k_)) return;
+    }
+}
+
+static void h_apigenNvmlProcessesUtilization(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    unsigned int version = {0};
+    unsigned long long *lastSeenTimeStamp = {0};
+    unsigned int *count = {0};
+    nvmlProcessUtilizationInfo_v1_t *procs = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint32_t v_version;
+    const void *b_lastSeenTimeStamp = NULL;
+    uint64_t l_lastSeenTimeStamp = 0;
+    uint64_t n_lastSeenTimeStamp = 0;
+    uint8_t p_lastSeenTimeStamp = 0;
+    const void *b_count = NULL;
+    uint64_t l_count = 0;
+    uint64_t n_count = 0;
+    uint8_t p_count = 0;
+    uint8_t p_procs = 0;
+    uint64_t n_procs = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t v_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_version)) { apigen_reject(cx, APIGEN_BAD_ARGS, "version"); return; }
+    version = (unsigned int)v_version;
+    if (!apigen_get_opt_bytes(cx->rd, &b_lastSeenTimeStamp, &l_lastSeenTimeStamp, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lastSeenTimeStamp"); return; }
+    if (b_lastSeenTimeStamp != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_lastSeenTimeStamp)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lastSeenTimeStamp"); return; }
+        if (l_lastSeenTimeStamp != n_lastSeenTimeStamp) { apigen_reject(cx, APIGEN_BAD_ARGS, "lastSeenTimeStamp"); return; }
+        lastSeenTimeStamp = apigen_scratch(cx, n_lastSeenTimeStamp, 1);
+        if (lastSeenTimeStamp == NULL) return;
+        memcpy(lastSeenTimeStamp, b_lastSeenTimeStamp, n_lastSeenTimeStamp);
+    }
+    p_lastSeenTimeStamp = b_lastSeenTimeStamp != NULL;
+    if (!apigen_get_opt_bytes(cx->rd, &b_count, &l_count, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+    if (b_count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) { apigen_reject(cx, APIGEN_TOO_LARGE, "count"); return; }
+        if (l_count != n_count) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+        count = apigen_scratch(cx, n_count, 1);
+        if (count == NULL) return;
+        memcpy(count, b_count, n_count);
+    }
+    p_count = b_count != NULL;
+    if (!apigen_get_u8(cx->rd, &p_procs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "procs"); return; }
+    if (p_procs) {
+        if (!apigen_mul_size((uint64_t)((count != NULL ? *count : 0)), sizeof(nvmlProcessUtilizationInfo_v1_t), &n_procs)) { apigen_reject(cx, APIGEN_TOO_LARGE, "procs"); return; }
+        procs = apigen_scratch(cx, n_procs, 1);
+        if (procs == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenNvmlProcessesUtilization(device, version, lastSeenTimeStamp, count, procs);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_lastSeenTimeStamp) { /* lastSeenTimeStamp */
+        k_ = ok_ ? n_lastSeenTimeStamp : 0;
+        if (!apigen_put_bytes_ref(cx->wr, lastSeenTimeStamp, k_)) return;
+    }
+    if (p_count) { /* count */
+        k_ = (ok_ || ret_ == NVML_ERROR_INSUFFICIENT_SIZE) ? n_count : 0;
+        if (!apigen_put_bytes_ref(cx->wr, count, k_)) return;
+    }
+    if (p_procs) { /* procs */
+        k_ = ok_ ? n_procs : 0;
+        if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(nvmlProcessUtilizationInfo_v1_t), &v_) && v_ < k_)
+            k_ = v_;
+        if (!apigen_put_bytes_ref(cx->wr, procs, k_)) return;
+    }
+}
+
 static void h_nvmlComputeInstanceDestroy(apigen_call_ctx *cx)
 {
     nvmlComputeInstance_t computeInstance = {0};
@@ -13311,8 +13445,10 @@ static void h_nvmlVgpuTypeGetResolution(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[377] = {
+static const char *const call_names_[379] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
+    [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
+    [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
     [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
@@ -13689,8 +13825,10 @@ static const char *const call_names_[377] = {
     [NVML_CALL_nvmlVgpuTypeGetNumDisplayHeads] = "nvmlVgpuTypeGetNumDisplayHeads",
     [NVML_CALL_nvmlVgpuTypeGetResolution] = "nvmlVgpuTypeGetResolution",
 };
-static const apigen_handler_fn handlers_[377] = {
+static const apigen_handler_fn handlers_[379] = {
     [NVML_CALL_apigenNvmlErrorString] = h_apigenNvmlErrorString,
+    [NVML_CALL_apigenNvmlProcessDetailList] = h_apigenNvmlProcessDetailList,
+    [NVML_CALL_apigenNvmlProcessesUtilization] = h_apigenNvmlProcessesUtilization,
     [NVML_CALL_nvmlComputeInstanceDestroy] = h_nvmlComputeInstanceDestroy,
     [NVML_CALL_nvmlComputeInstanceGetInfo] = h_nvmlComputeInstanceGetInfo,
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = h_nvmlComputeInstanceGetInfo_v2,

@@ -60,6 +60,127 @@ done:
     return ret_;
 }
 
+/* apigenNvmlProcessDetailList: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version, unsigned int mode, unsigned int *count, nvmlProcessDetail_v1_t *procs)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_count = 0;
+    uint64_t n_procs = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)device); /* device */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_apigenNvmlProcessDetailList, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u32(call_.wr, (uint32_t)version)) goto nomem; /* version */
+    if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
+    if (count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, count, n_count)) goto nomem; /* count */
+    if (procs != NULL) {
+        if (!apigen_mul_size((uint64_t)((count != NULL ? *count : 0)), sizeof(nvmlProcessDetail_v1_t), &n_procs)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, procs != NULL)) goto nomem; /* procs */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (procs != NULL && !apigen_get_into(&call_.rd, procs, n_procs, NULL)) goto bad; /* procs */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenNvmlProcessDetailList(device=%#llx, version=%llu, mode=%llu, count=%#llx, procs=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)version, (unsigned long long)mode, (unsigned long long)(uintptr_t)count, (unsigned long long)(uintptr_t)procs, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenNvmlProcessesUtilization: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version, unsigned long long *lastSeenTimeStamp, unsigned int *count, nvmlProcessUtilizationInfo_v1_t *procs)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_lastSeenTimeStamp = 0;
+    uint64_t n_count = 0;
+    uint64_t n_procs = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)device); /* device */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_apigenNvmlProcessesUtilization, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u32(call_.wr, (uint32_t)version)) goto nomem; /* version */
+    if (lastSeenTimeStamp != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned long long), &n_lastSeenTimeStamp)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, lastSeenTimeStamp, n_lastSeenTimeStamp)) goto nomem; /* lastSeenTimeStamp */
+    if (count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_count)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, count, n_count)) goto nomem; /* count */
+    if (procs != NULL) {
+        if (!apigen_mul_size((uint64_t)((count != NULL ? *count : 0)), sizeof(nvmlProcessUtilizationInfo_v1_t), &n_procs)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, procs != NULL)) goto nomem; /* procs */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (lastSeenTimeStamp != NULL && !apigen_get_into(&call_.rd, lastSeenTimeStamp, n_lastSeenTimeStamp, NULL)) goto bad; /* lastSeenTimeStamp */
+    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (procs != NULL && !apigen_get_into(&call_.rd, procs, n_procs, NULL)) goto bad; /* procs */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenNvmlProcessesUtilization(device=%#llx, version=%llu, lastSeenTimeStamp=%#llx, count=%#llx, procs=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)version, (unsigned long long)(uintptr_t)lastSeenTimeStamp, (unsigned long long)(uintptr_t)count, (unsigned long long)(uintptr_t)procs, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance)
 {
     apigen_call call_;
@@ -9278,16 +9399,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device, nvmlProcessesUtilizationInfo_t *procesesUtilInfo)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)device;
-    (void)procesesUtilInfo;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetProcessesUtilizationInfo: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows, unsigned int *isPending, unsigned int *failureOccurred)
 {
     apigen_call call_;
@@ -9614,16 +9725,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)device;
-    (void)plist;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetRunningProcessDetailList: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type, unsigned long long lastSeenTimeStamp, nvmlValueType_t *sampleValType, unsigned int *sampleCount, nvmlSample_t *samples)
 {
     apigen_call call_;
@@ -9789,7 +9890,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts(nvml
     (void)device;
     (void)errorCounts;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlDeviceGetSramUniqueUncorrectedEccErrorCounts: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -10853,7 +10954,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuInstancesUtilizationInfo(nvmlDevice_
     (void)device;
     (void)vgpuUtilInfo;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetVgpuInstancesUtilizationInfo: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlDeviceGetVgpuInstancesUtilizationInfo: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -10972,7 +11073,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuProcessesUtilizationInfo(nvmlDevice_
     (void)device;
     (void)vgpuProcUtilInfo;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetVgpuProcessesUtilizationInfo: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlDeviceGetVgpuProcessesUtilizationInfo: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -11127,7 +11228,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuTypeCreatablePlacements(nvmlDevice_t
     (void)vgpuTypeId;
     (void)pPlacementList;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetVgpuTypeCreatablePlacements: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlDeviceGetVgpuTypeCreatablePlacements: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -11138,7 +11239,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuTypeSupportedPlacements(nvmlDevice_t
     (void)vgpuTypeId;
     (void)pPlacementList;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceGetVgpuTypeSupportedPlacements: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlDeviceGetVgpuTypeSupportedPlacements: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -14593,7 +14694,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetActiveVgpus(nvmlGpuInstance_t gpuIn
     (void)gpuInstance;
     (void)pVgpuInstanceInfo;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlGpuInstanceGetActiveVgpus: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlGpuInstanceGetActiveVgpus: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -14830,7 +14931,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetCreatableVgpus(nvmlGpuInstance_t gp
     (void)gpuInstance;
     (void)pVgpus;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlGpuInstanceGetCreatableVgpus: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlGpuInstanceGetCreatableVgpus: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -15032,7 +15133,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetVgpuTypeCreatablePlacements(nvmlGpu
     (void)gpuInstance;
     (void)pCreatablePlacementInfo;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlGpuInstanceGetVgpuTypeCreatablePlacements: not supported: %s", "the struct points to a caller's array: needs a host wrapper (not written yet)");
+        apigen_log("nvmlGpuInstanceGetVgpuTypeCreatablePlacements: not supported: %s", "the struct points to a caller's array: needs guest and host code (not written yet)");
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
@@ -18647,8 +18748,10 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[377] = {
+static const char *const call_names_[379] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
+    [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
+    [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
     [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",

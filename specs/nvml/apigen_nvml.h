@@ -10,4 +10,17 @@
  * (length bytes, NUL-terminated). */
 nvmlReturn_t apigenNvmlErrorString(nvmlReturn_t result, char *buf, unsigned int length);
 
+/* The process lists whose struct points to the caller's array
+ * (nvmlProcessDetailList_t, nvmlProcessesUtilizationInfo_t), with the
+ * struct's fields as arguments: *count is the room in the array in and the
+ * number of entries out (also with NVML_ERROR_INSUFFICIENT_SIZE); the host
+ * rebuilds the struct around its own array. */
+nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version,
+                                         unsigned int mode, unsigned int *count,
+                                         nvmlProcessDetail_v1_t *procs);
+nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version,
+                                            unsigned long long *lastSeenTimeStamp,
+                                            unsigned int *count,
+                                            nvmlProcessUtilizationInfo_v1_t *procs);
+
 #endif

@@ -57,3 +57,24 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(void *a, void *b)
                    "not forwarded; the caller gets NVML_ERROR_NOT_SUPPORTED");
     return NVML_ERROR_NOT_SUPPORTED;
 }
+
+/* Structs that point to the caller's array: their fields travel as the
+ * arguments of an internal call (apigen_nvml.h), the array as an array. The
+ * stub knows version 1 of each only (the header it was made from). */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
+                                                                 nvmlProcessDetailList_t *plist)
+{
+    if (!plist) return NVML_ERROR_INVALID_ARGUMENT;
+    if (plist->version != nvmlProcessDetailList_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    return apigenNvmlProcessDetailList(device, plist->version, plist->mode,
+                                       &plist->numProcArrayEntries, plist->procArray);
+}
+
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
+                                                                 nvmlProcessesUtilizationInfo_t *info)
+{
+    if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+    if (info->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    return apigenNvmlProcessesUtilization(device, info->version, &info->lastSeenTimeStamp,
+                                          &info->processSamplesCount, info->procUtilArray);
+}

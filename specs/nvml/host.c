@@ -87,3 +87,31 @@ nvmlReturn_t nvml_host_compute_instance_get_info_v2(apigen_call_ctx *cx,
 {
     return ci_info_ids(cx, nvmlComputeInstanceGetInfo_v2(ci, info), info);
 }
+
+/* ---- process lists behind a struct's pointer (apigen_nvml.h) ----------------- */
+
+nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version,
+                                         unsigned int mode, unsigned int *count,
+                                         nvmlProcessDetail_v1_t *procs)
+{
+    nvmlProcessDetailList_t l = {.version = version, .mode = mode,
+                                 .numProcArrayEntries = count ? *count : 0, .procArray = procs};
+    nvmlReturn_t r = nvmlDeviceGetRunningProcessDetailList(device, &l);
+    if (count) *count = l.numProcArrayEntries;
+    return r;
+}
+
+nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version,
+                                            unsigned long long *lastSeenTimeStamp,
+                                            unsigned int *count,
+                                            nvmlProcessUtilizationInfo_v1_t *procs)
+{
+    nvmlProcessesUtilizationInfo_t u = {.version = version,
+                                        .processSamplesCount = count ? *count : 0,
+                                        .lastSeenTimeStamp = lastSeenTimeStamp ? *lastSeenTimeStamp : 0,
+                                        .procUtilArray = procs};
+    nvmlReturn_t r = nvmlDeviceGetProcessesUtilizationInfo(device, &u);
+    if (count) *count = u.processSamplesCount;
+    if (lastSeenTimeStamp) *lastSeenTimeStamp = u.lastSeenTimeStamp;
+    return r;
+}

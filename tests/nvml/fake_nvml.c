@@ -317,3 +317,43 @@ EXPORT nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
     set->pending = 0;
     return NVML_SUCCESS;
 }
+
+/* The process lists behind a struct's pointer (version 1 only), as NVML
+ * answers them: INSUFFICIENT_SIZE with the count needed when the array is
+ * NULL or too small. */
+EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t d, nvmlProcessDetailList_t *l)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !l) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    if (l->version != nvmlProcessDetailList_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    unsigned have = d->index == 0 && l->mode == 0 ? 1 : 0; /* mode 0: compute (nvml.h names no constant) */
+    unsigned cap = l->numProcArrayEntries;
+    l->numProcArrayEntries = have;
+    if (have && (!l->procArray || cap < have)) return NVML_ERROR_INSUFFICIENT_SIZE;
+    if (have) {
+        memset(&l->procArray[0], 0, sizeof l->procArray[0]);
+        l->procArray[0].pid = 4242;
+        l->procArray[0].usedGpuMemory = d->used;
+        l->procArray[0].gpuInstanceId = l->procArray[0].computeInstanceId = 0xFFFFFFFF;
+    }
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlProcessesUtilizationInfo_t *u)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !u) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    if (u->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    unsigned have = d->index == 0 && u->lastSeenTimeStamp < 1000 ? 1 : 0;
+    if (!have) return NVML_ERROR_NOT_FOUND;
+    unsigned cap = u->processSamplesCount;
+    u->processSamplesCount = have;
+    if (!u->procUtilArray || cap < have) return NVML_ERROR_INSUFFICIENT_SIZE;
+    memset(&u->procUtilArray[0], 0, sizeof u->procUtilArray[0]);
+    u->procUtilArray[0].timeStamp = 1000;
+    u->procUtilArray[0].pid = 4242;
+    u->procUtilArray[0].smUtil = 5;
+    u->procUtilArray[0].memUtil = 2;
+    return NVML_SUCCESS;
+}
