@@ -2,9 +2,13 @@
  * answer to an unsupported call. Prints what it saw; tests/nvml/run.sh
  * decides what must be seen.
  *   admin   set GPU 0's power limit to 500 W, read it back; call
- *           nvmlDeviceSetCpuAffinity (unsupported) twice */
+ *           nvmlDeviceSetCpuAffinity (unsupported) and nvmlInternalGetExportTable
+ *           (private) twice each */
 #include <nvml.h>
 #include <stdio.h>
+
+/* exported by libnvidia-ml.so.1, declared in no header (nvidia-smi uses it) */
+nvmlReturn_t nvmlInternalGetExportTable(void *a, void *b);
 
 int main(void)
 {
@@ -24,6 +28,10 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         r = nvmlDeviceSetCpuAffinity(d);
         printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));
+    }
+    for (int i = 0; i < 2; i++) {
+        r = nvmlInternalGetExportTable(NULL, NULL);
+        printf("private export table: %d\n", (int)r);
     }
     nvmlShutdown();
     return 0;

@@ -8,7 +8,8 @@
 #       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
 #       limit unchanged, one log line on the server) and then done; an
-#       unsupported call answers NVML_ERROR_NOT_SUPPORTED with one log line
+#       unsupported call (and the private nvmlInternalGetExportTable) answers
+#       NVML_ERROR_NOT_SUPPORTED with one log line
 #   run.sh servers SERVER STUB_DIR PROGRAM
 #       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
 #       example sees 4 GPUs, server 0's first, with global indexes, and the
@@ -77,6 +78,8 @@ admin)
         fail "the server did not log the refusal once"
     [ "$(grep -c '^set cpu affinity: 3 (Not Supported)$' "$tmp/refused.out")" = 2 ] || fail "the unsupported call did not answer NVML_ERROR_NOT_SUPPORTED"
     [ "$(grep -c 'nvmlDeviceSetCpuAffinity' "$tmp/refused.err")" = 1 ] || fail "the stub did not log the unsupported call once by name"
+    [ "$(grep -c '^private export table: 3$' "$tmp/refused.out")" = 2 ] || fail "nvmlInternalGetExportTable is not NVML_ERROR_NOT_SUPPORTED"
+    [ "$(grep -c 'nvmlInternalGetExportTable: not supported' "$tmp/refused.err")" = 1 ] || fail "the stub did not log nvmlInternalGetExportTable once"
     mv "$tmp/server.log" "$tmp/refused-server.log"
     start "$server" unix --allow-gpu-admin
     APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/allowed.out" 2> "$tmp/allowed.err" ||
