@@ -12,7 +12,8 @@ $SUDO apt-get install -y --no-install-recommends \
     libclang-dev libyaml-dev \
     clang libclang-rt-14-dev valgrind \
     pocl-opencl-icd ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo \
-    libssl-dev openssl libucx-dev
+    libssl-dev openssl libucx-dev \
+    python3 python3-pip unzip
 # BENCH=1: also gnuplot, which bench/plot.sh uses to draw apigen-bench --sweep
 # data (copy bandwidth against size); nothing in the build or the tests needs it.
 if [ "${BENCH:-0}" = 1 ]; then
@@ -28,7 +29,6 @@ fi
 NVML_VERSION=${NVML_VERSION:-13.0.87}
 NVML_PREFIX=${NVML_PREFIX:-/opt/apigen/nvml}
 if [ "$(cat "$NVML_PREFIX/VERSION" 2>/dev/null)" != "$NVML_VERSION" ]; then
-    $SUDO apt-get install -y --no-install-recommends python3-pip unzip
     cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
     mkdir -p "$cache"
     whl=$(ls "$cache"/nvidia_nvml_dev-"$NVML_VERSION"-*.whl 2>/dev/null | head -n 1 || true)
