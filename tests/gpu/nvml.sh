@@ -96,14 +96,16 @@ sh tests/nvml/parity.sh "$inc/nvml.h" "$stub/libnvidia-ml.so.1" generated/nvml/n
 head -n 3 "$logs/parity.txt"
 nm -D --defined-only "$stub/libnvidia-ml.so.1" | awk '{print $3}' | sed 's/@.*//' | sort -u > "$logs/stub.exports"
 
+sockdir=$(mktemp -d "${TMPDIR:-/tmp}/apigen-nvml-sock.XXXXXX") # short path, out of $OUT
 port=$(( 30000 + ($$ % 20000) ))
 shmname=apigen-nvml-$$
-"$server" --listen "unix://$logs/nvml.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
+"$server" --listen "unix://$sockdir/nvml.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
 spid=$!
 "$server" --listen "shm://$shmname" --isolation thread > "$logs/server-shm.log" 2>&1 &
 spid2=$!
 cleanup() {
     kill "$spid" "$spid2" 2>/dev/null; wait "$spid" "$spid2" 2>/dev/null
+    rm -rf "$sockdir"
     if [ -z "${OUT:-}" ]; then [ "${KEEP:-0}" = 1 ] && echo "logs: $logs" || rm -rf "$logs"; fi
 }
 trap cleanup EXIT INT TERM
@@ -114,7 +116,7 @@ done
 
 url_of() {
     case $1 in
-    unix) echo "unix://$logs/nvml.sock" ;; tcp) echo "tcp://127.0.0.1:$port" ;; shm) echo "shm://$shmname" ;;
+    unix) echo "unix://$sockdir/nvml.sock" ;; tcp) echo "tcp://127.0.0.1:$port" ;; shm) echo "shm://$shmname" ;;
     esac
 }
 # run TAG MODE CMD...: $logs/TAG.MODE.{out,err,rc}
