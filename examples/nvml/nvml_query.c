@@ -68,6 +68,15 @@ static void device(unsigned i)
     r = nvmlDeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &t);
     val("temperature", r, t);
 
+    /* field values: ids in, values out, each with its own result */
+    nvmlFieldValue_t fv[2] = {{.fieldId = NVML_FI_DEV_MEMORY_TEMP}, {.fieldId = NVML_FI_DEV_POWER_INSTANT}};
+    r = nvmlDeviceGetFieldValues(d, 2, fv);
+    printf("  field values: %d", (int)r);
+    for (int k = 0; r == NVML_SUCCESS && k < 2; k++)
+        printf(" [field %u: %d%s]", fv[k].fieldId, (int)fv[k].nvmlReturn,
+               fv[k].nvmlReturn == NVML_SUCCESS ? " present" : "");
+    printf("\n");
+
     nvmlPciInfo_t p;
     r = nvmlDeviceGetPciInfo(d, &p);
     if (r == NVML_SUCCESS)
