@@ -522,6 +522,17 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     for (size_t i = 0; m->api.device_checked && i < f->sig.nparams; i++)
         if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
             PUT("srv_dev_take", "name", s.names[i]);
+    /* privileged: refused (the spec's error, one log line) unless the server
+     * was started with the API's privileged option; the gate comes before
+     * any call, streamed or not */
+    if (f->privileged) {
+        char *why = c_string(f->privileged);
+        char *ty = c_decl(f->sig.ret, "", 1);
+        PUT("srv_privileged", "fn", f->name, "reason", why, "type", ty, "err", m->api.priv_error);
+        free(why);
+        free(ty);
+        e->o.indent += 4;
+    }
     /* a streamed buffer goes to its host hook instead of the real function */
     int nstream = 0;
     for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -537,16 +548,6 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     }
     if (nstream) {
         PUT("srv_else_plain");
-        e->o.indent += 4;
-    }
-    /* privileged: refused (the spec's error, one log line) unless the server
-     * was started with the API's privileged option */
-    if (f->privileged) {
-        char *why = c_string(f->privileged);
-        char *ty = c_decl(f->sig.ret, "", 1);
-        PUT("srv_privileged", "fn", f->name, "reason", why, "type", ty, "err", m->api.priv_error);
-        free(why);
-        free(ty);
         e->o.indent += 4;
     }
     if (f->wrap_host) {
