@@ -13,7 +13,7 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
-                                       NULL};
+                                       "private_symbols", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     NULL};
@@ -243,6 +243,24 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+    spec_string_list(spec_get(api, "private_symbols"), "api.private_symbols", d, m->arena,
+                     &s->private_symbols, &s->nprivate_symbols);
+    for (size_t i = 0; i < s->nprivate_symbols; i++) {
+        const char *ps = s->private_symbols[i];
+        int dup = 0;
+        for (size_t k = 0; k < s->nextra_symbols; k++) dup |= strcmp(ps, s->extra_symbols[k]) == 0;
+        if (!is_c_identifier(ps))
+            diag_error(d, spec_key_loc(api, "private_symbols"), NULL, NULL,
+                       "api.private_symbols: '%s' is not a C identifier", ps);
+        else if (model_find_function(m, ps))
+            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+                       "api.private_symbols: '%s' is declared in the headers: annotate it under "
+                       "functions: instead (private symbols are the ones no header declares)", ps);
+        else if (dup)
+            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+                       "api.private_symbols: '%s' is also in api.extra_symbols: the spec's "
+                       "sources define it, or the stub does, not both", ps);
+    }
     const spec_node *vm = spec_get(api, "version_macro");
     const char *vname;
     if (vm && spec_string(vm, "api.version_macro", d, NULL, NULL, &vname)) {

@@ -140,6 +140,11 @@ int emit_coverage(emit_ctx *e, strbuf *out)
         free(where);
     }
     free(dir);
+    if (m->api.nprivate_symbols) {
+        tmpl_put(&e->o, "cov_private_head", NULL);
+        for (size_t i = 0; i < m->api.nprivate_symbols; i++)
+            tmpl_put(&e->o, "cov_extra", "name", m->api.private_symbols[i], NULL);
+    }
     if (m->api.nextra_symbols) {
         tmpl_put(&e->o, "cov_extra_head", NULL);
         for (size_t i = 0; i < m->api.nextra_symbols; i++)

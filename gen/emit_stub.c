@@ -922,6 +922,13 @@ int emit_stub(emit_ctx *e, strbuf *out)
             break;
         }
     }
+    /* private symbols: signature unknown, so no argument is read */
+    for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
+        PUT("stub_blank");
+        PUT("stub_private", "fn", m->api.private_symbols[i], "rtype",
+            m->api.error_type ? m->api.error_type : "int", "value",
+            m->api.unsupported ? m->api.unsupported : "0");
+    }
     /* callbacks */
     for (size_t c = 0; c < e->ncbs; c++) {
         PUT("stub_blank");

@@ -43,21 +43,6 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
     return s;
 }
 
-/* nvmlInternalGetExportTable: NVML's private interface, which nvidia-smi
- * looks up with dlsym next to the public functions (its tables are not
- * documented; this stub has none yet). Answered NOT_SUPPORTED, once logged;
- * neither argument is touched, since its declaration is not public. */
-APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(void *a, void *b)
-{
-    static int logged;
-    (void)a;
-    (void)b;
-    if (!__atomic_exchange_n(&logged, 1, __ATOMIC_RELAXED))
-        apigen_log("nvmlInternalGetExportTable: not supported: NVML's private export tables are "
-                   "not forwarded; the caller gets NVML_ERROR_NOT_SUPPORTED");
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
 /* Structs that point to the caller's array: their fields travel as the
  * arguments of an internal call (apigen_nvml.h), the array as an array. The
  * stub knows version 1 of each only (the header it was made from). */
