@@ -18748,17 +18748,6 @@ done:
     return ret_;
 }
 
-/* nvmlInternalGetExportTable: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlInternalGetExportTable: not supported: %s",
-                   "a private entry point of the vendor's library (declared in no header)");
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
 static const char *const call_names_[379] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",

@@ -43,6 +43,39 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
     return s;
 }
 
+/* nvmlInternalGetExportTable(table, id): NVML's private tables of internal
+ * entry points, asked by a 16-byte id (nvidia-smi asks one; its tables are
+ * not documented and this stub has none). Each id asked is logged once, so a
+ * run shows which tables a tool needs; the answer is NVML_ERROR_NOT_SUPPORTED
+ * and *table NULL. APIGEN_NVML_EXPORT_TABLE=empty (an experiment for
+ * tests/gpu/nvml.sh) answers success with a table whose entries are all NULL
+ * instead: whether a tool copes with that is what the experiment shows. */
+APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id)
+{
+    static const void *empty[512];
+    static unsigned char seen[8][16];
+    static unsigned nseen;
+    if (!table || !id) return NVML_ERROR_INVALID_ARGUMENT;
+    *table = NULL;
+    const unsigned char *u = id;
+    int fresh = 1;
+    pthread_mutex_lock(&mu);
+    for (unsigned i = 0; i < nseen && fresh; i++) fresh = memcmp(seen[i], u, 16) != 0;
+    if (fresh && nseen < 8) memcpy(seen[nseen++], u, 16);
+    pthread_mutex_unlock(&mu);
+    const char *mode = getenv("APIGEN_NVML_EXPORT_TABLE");
+    int give_empty = mode && strcmp(mode, "empty") == 0;
+    if (fresh)
+        apigen_log("nvmlInternalGetExportTable: not supported: NVML's private table "
+                   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
+                   "is not forwarded%s", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+                   u[10], u[11], u[12], u[13], u[14], u[15],
+                   give_empty ? " (APIGEN_NVML_EXPORT_TABLE=empty: an empty table instead)" : "");
+    if (!give_empty) return NVML_ERROR_NOT_SUPPORTED;
+    *table = empty;
+    return NVML_SUCCESS;
+}
+
 /* Structs that point to the caller's array: their fields travel as the
  * arguments of an internal call (apigen_nvml.h), the array as an array. The
  * stub knows version 1 of each only (the header it was made from). */

@@ -12,6 +12,9 @@
 # temperatures, power draw, clocks, utilization, used memory and the
 # timestamp, compare as present and well-formed), or "differs" (the diff is
 # in the logs). It also records:
+#   - nvidia-smi and nvidia-smi -q once more with APIGEN_NVML_EXPORT_TABLE=empty
+#     (the stub's nvmlInternalGetExportTable answers an empty table instead of
+#     NVML_ERROR_NOT_SUPPORTED), and the table ids it asked (stub log),
 #   - which libnvidia-ml.so.1 nvidia-smi loaded (LD_DEBUG=libs: does it honour
 #     LD_LIBRARY_PATH?),
 #   - the nvml* names nvidia-smi and pynvml look up that the stub does not
@@ -183,6 +186,18 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     row smi_csv "nvidia-smi --query-gpu=name,uuid,memory.* --format=csv" 0 \
         "$smi" --query-gpu=name,uuid,memory.total,memory.used,utilization.gpu --format=csv
     row smi_topo "nvidia-smi topo -m" 0 "$smi" topo -m
+    # the experiment: nvmlInternalGetExportTable answering an empty table
+    # instead of NVML_ERROR_NOT_SUPPORTED (specs/nvml/guest.c)
+    export APIGEN_NVML_EXPORT_TABLE=empty
+    for t in "smi_e:" "smi_qe:-q"; do
+        tag=${t%%:*} arg=${t#*:}
+        # shellcheck disable=SC2086
+        run "$tag" native "$smi" $arg
+        # shellcheck disable=SC2086
+        run "$tag" unix "$smi" $arg
+        printf '%-58s | %-28s\n' "nvidia-smi${arg:+ $arg}, empty export table" "$(verdict "$tag" unix)" >> "$table"
+    done
+    unset APIGEN_NVML_EXPORT_TABLE
     # which libnvidia-ml.so.1 did it load with LD_LIBRARY_PATH at the stub?
     APIGEN_SERVER=$(url_of unix) LD_LIBRARY_PATH="$stub" LD_DEBUG=libs "$smi" -L 2>&1 > /dev/null |
         grep -E 'libnvidia-ml|error' > "$logs/smi.ld_libs.txt"

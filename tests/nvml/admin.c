@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 /* exported by libnvidia-ml.so.1, declared in no header (nvidia-smi uses it) */
-nvmlReturn_t nvmlInternalGetExportTable(void *a, void *b);
+nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id);
 
 int main(void)
 {
@@ -30,8 +30,10 @@ int main(void)
         printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));
     }
     for (int i = 0; i < 2; i++) {
-        r = nvmlInternalGetExportTable(NULL, NULL);
-        printf("private export table: %d\n", (int)r);
+        static const unsigned char id[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+        const void *table = &id;
+        r = nvmlInternalGetExportTable(&table, id);
+        printf("private export table: %d%s\n", (int)r, table ? " (a table)" : "");
     }
     nvmlShutdown();
     return 0;
