@@ -22,7 +22,8 @@ static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
-                                          "out_of_memory",  "async",         NULL};
+                                          "out_of_memory",  "async",         "missing",
+                                          NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
@@ -181,6 +182,7 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
             dup_str(m, spec_get(er, "invalid_handle"), "api.errors.invalid_handle", d);
         s->invalid_value = dup_str(m, spec_get(er, "invalid_value"), "api.errors.invalid_value", d);
         s->out_of_memory = dup_str(m, spec_get(er, "out_of_memory"), "api.errors.out_of_memory", d);
+        s->missing = dup_str(m, spec_get(er, "missing"), "api.errors.missing", d);
         static const char *const need[] = {"type", "success", "unsupported", "connection_lost",
                                            NULL};
         for (int i = 0; need[i]; i++)
@@ -497,7 +499,8 @@ static void check_errors(ck *c, const spec_node *root)
               {"connection_lost", s->connection_lost, &s->connection_lost_v},
               {"invalid_handle", s->invalid_handle, &s->invalid_handle_v},
               {"invalid_value", s->invalid_value, &s->invalid_value_v},
-              {"out_of_memory", s->out_of_memory, &s->out_of_memory_v}};
+              {"out_of_memory", s->out_of_memory, &s->out_of_memory_v},
+              {"missing", s->missing, &s->missing_v}};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         if (!cs[i].name) continue;
         if (!resolve_const(c, cs[i].name, cs[i].v))

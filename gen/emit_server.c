@@ -453,6 +453,16 @@ static void dev_checks(srv_fn *s, const char *name, const param_ann *a)
     free(nc);
 }
 
+/* errors.missing: the handler calls the real function through a weak
+ * reference, so a server built against newer headers links and runs with an
+ * older library, and a function that library lacks answers the error.
+ * Functions that return the error type and that the handler calls itself. */
+static int weak_real(const emit_ctx *e, const function_def *f)
+{
+    return e->m->api.missing && f->mode == FN_FORWARD && !f->internal && !f->wrap_host &&
+           returns_error(e, f);
+}
+
 static void emit_handler(emit_ctx *e, const function_def *f)
 {
     const api_model *m = e->m;
@@ -533,6 +543,13 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         free(ty);
         e->o.indent += 4;
     }
+    /* errors.missing: the installed library may lack the function */
+    if (weak_real(e, f)) {
+        char *ty = c_decl(f->sig.ret, "", 1);
+        PUT("srv_missing", "fn", f->name, "type", ty, "err", m->api.missing);
+        free(ty);
+        e->o.indent += 4;
+    }
     /* a streamed buffer goes to its host hook instead of the real function */
     int nstream = 0;
     for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -558,6 +575,7 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
     }
     if (nstream) e->o.indent -= 4;
+    if (weak_real(e, f)) e->o.indent -= 4;
     if (f->privileged) e->o.indent -= 4;
     free(as);
     if (is_err) PUT("srv_result");
@@ -767,6 +785,16 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(inner);
         free(pr);
     }
+    /* errors.missing: weak references to the real functions the handlers call */
+    int nweak = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (!weak_real(e, f)) continue;
+        if (!nweak++)
+            PUT("srv_section", "what",
+                "functions the real library may lack (errors.missing): weak references");
+        PUT("srv_weak", "fn", f->name);
+    }
     const function_def *ddf =
         m->api.device_checked && m->api.device_destroy ? model_find_function((api_model *)m, m->api.device_destroy) : NULL;
     if (ddf && ddf->sig.nparams >= 1) {
@@ -780,7 +808,9 @@ int emit_server(emit_ctx *e, strbuf *out)
         const handle_type_def *h = &m->handles[i];
         char *destroy = xstrdup("NULL"), *pt = xstrdup("NULL");
         if (h->destroy_fn) {
-            PUT("srv_destroy", "name", h->name, "fn", h->destroy_fn, "type", h->name);
+            const function_def *df = model_find_function((api_model *)m, h->destroy_fn);
+            PUT(df && weak_real(e, df) ? "srv_destroy_weak" : "srv_destroy", "name", h->name,
+                "fn", h->destroy_fn, "type", h->name);
             free(destroy);
             destroy = xasprintf("destroy_%s", h->name);
         }

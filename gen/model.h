@@ -351,8 +351,10 @@ typedef struct api_settings {
     char *invalid_handle;
     char *invalid_value;
     char *out_of_memory;
+    char *missing;          /* errors.missing: a function the server's real library lacks
+                               answers this (the server references them weakly); NULL: none */
     int64_t success_v, unsupported_v, connection_lost_v, invalid_handle_v,
-        invalid_value_v, out_of_memory_v;
+        invalid_value_v, out_of_memory_v, missing_v;
     int async_errors_next_call; /* deferred async errors are returned by the next sync call */
     char **sources;         /* hand-written C in specs/<api>/ compiled into the stub/server */
     size_t nsources;

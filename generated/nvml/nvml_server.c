@@ -16,28 +16,404 @@ nvmlReturn_t nvml_host_event_set_wait(apigen_call_ctx *cx, nvmlEventSet_t set, n
 nvmlReturn_t nvml_host_event_set_wait_v2(apigen_call_ctx *cx, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* hand-written, in the spec's sources: wraps nvmlEventSetWait_v2 */
 nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlGpuInstanceGetInfo */
 
+/* ---- functions the real library may lack (errors.missing): weak references ---- */
+#pragma weak nvmlComputeInstanceDestroy
+#pragma weak nvmlDeviceClearAccountingPids
+#pragma weak nvmlDeviceClearEccErrorCounts
+#pragma weak nvmlDeviceClearFieldValues
+#pragma weak nvmlDeviceCreateGpuInstance
+#pragma weak nvmlDeviceCreateGpuInstanceWithPlacement
+#pragma weak nvmlDeviceDiscoverGpus
+#pragma weak nvmlDeviceFreezeNvLinkUtilizationCounter
+#pragma weak nvmlDeviceGetAPIRestriction
+#pragma weak nvmlDeviceGetAccountingBufferSize
+#pragma weak nvmlDeviceGetAccountingMode
+#pragma weak nvmlDeviceGetAccountingPids
+#pragma weak nvmlDeviceGetAccountingStats
+#pragma weak nvmlDeviceGetActiveVgpus
+#pragma weak nvmlDeviceGetAdaptiveClockInfoStatus
+#pragma weak nvmlDeviceGetAddressingMode
+#pragma weak nvmlDeviceGetApplicationsClock
+#pragma weak nvmlDeviceGetArchitecture
+#pragma weak nvmlDeviceGetAttributes
+#pragma weak nvmlDeviceGetAttributes_v2
+#pragma weak nvmlDeviceGetAutoBoostedClocksEnabled
+#pragma weak nvmlDeviceGetBAR1MemoryInfo
+#pragma weak nvmlDeviceGetBoardId
+#pragma weak nvmlDeviceGetBoardPartNumber
+#pragma weak nvmlDeviceGetBrand
+#pragma weak nvmlDeviceGetBridgeChipInfo
+#pragma weak nvmlDeviceGetBusType
+#pragma weak nvmlDeviceGetC2cModeInfoV
+#pragma weak nvmlDeviceGetCapabilities
+#pragma weak nvmlDeviceGetClkMonStatus
+#pragma weak nvmlDeviceGetClock
+#pragma weak nvmlDeviceGetClockInfo
+#pragma weak nvmlDeviceGetClockOffsets
+#pragma weak nvmlDeviceGetComputeInstanceId
+#pragma weak nvmlDeviceGetComputeMode
+#pragma weak nvmlDeviceGetComputeRunningProcesses
+#pragma weak nvmlDeviceGetComputeRunningProcesses_v2
+#pragma weak nvmlDeviceGetComputeRunningProcesses_v3
+#pragma weak nvmlDeviceGetConfComputeGpuAttestationReport
+#pragma weak nvmlDeviceGetConfComputeGpuCertificate
+#pragma weak nvmlDeviceGetConfComputeMemSizeInfo
+#pragma weak nvmlDeviceGetConfComputeProtectedMemoryUsage
+#pragma weak nvmlDeviceGetCoolerInfo
+#pragma weak nvmlDeviceGetCount
+#pragma weak nvmlDeviceGetCount_v2
+#pragma weak nvmlDeviceGetCpuAffinity
+#pragma weak nvmlDeviceGetCpuAffinityWithinScope
+#pragma weak nvmlDeviceGetCreatableVgpus
+#pragma weak nvmlDeviceGetCudaComputeCapability
+#pragma weak nvmlDeviceGetCurrPcieLinkGeneration
+#pragma weak nvmlDeviceGetCurrPcieLinkWidth
+#pragma weak nvmlDeviceGetCurrentClockFreqs
+#pragma weak nvmlDeviceGetCurrentClocksEventReasons
+#pragma weak nvmlDeviceGetCurrentClocksThrottleReasons
+#pragma weak nvmlDeviceGetDecoderUtilization
+#pragma weak nvmlDeviceGetDefaultApplicationsClock
+#pragma weak nvmlDeviceGetDefaultEccMode
+#pragma weak nvmlDeviceGetDetailedEccErrors
+#pragma weak nvmlDeviceGetDeviceHandleFromMigDeviceHandle
+#pragma weak nvmlDeviceGetDisplayActive
+#pragma weak nvmlDeviceGetDisplayMode
+#pragma weak nvmlDeviceGetDramEncryptionMode
+#pragma weak nvmlDeviceGetDriverModel
+#pragma weak nvmlDeviceGetDriverModel_v2
+#pragma weak nvmlDeviceGetDynamicPstatesInfo
+#pragma weak nvmlDeviceGetEccMode
+#pragma weak nvmlDeviceGetEncoderCapacity
+#pragma weak nvmlDeviceGetEncoderSessions
+#pragma weak nvmlDeviceGetEncoderStats
+#pragma weak nvmlDeviceGetEncoderUtilization
+#pragma weak nvmlDeviceGetEnforcedPowerLimit
+#pragma weak nvmlDeviceGetFBCSessions
+#pragma weak nvmlDeviceGetFBCStats
+#pragma weak nvmlDeviceGetFanControlPolicy_v2
+#pragma weak nvmlDeviceGetFanSpeed
+#pragma weak nvmlDeviceGetFanSpeedRPM
+#pragma weak nvmlDeviceGetFanSpeed_v2
+#pragma weak nvmlDeviceGetFieldValues
+#pragma weak nvmlDeviceGetGpcClkMinMaxVfOffset
+#pragma weak nvmlDeviceGetGpcClkVfOffset
+#pragma weak nvmlDeviceGetGpuFabricInfo
+#pragma weak nvmlDeviceGetGpuFabricInfoV
+#pragma weak nvmlDeviceGetGpuInstanceById
+#pragma weak nvmlDeviceGetGpuInstanceId
+#pragma weak nvmlDeviceGetGpuInstanceProfileInfo
+#pragma weak nvmlDeviceGetGpuInstanceProfileInfoByIdV
+#pragma weak nvmlDeviceGetGpuInstanceProfileInfoV
+#pragma weak nvmlDeviceGetGpuInstanceRemainingCapacity
+#pragma weak nvmlDeviceGetGpuMaxPcieLinkGeneration
+#pragma weak nvmlDeviceGetGpuOperationMode
+#pragma weak nvmlDeviceGetGraphicsRunningProcesses
+#pragma weak nvmlDeviceGetGraphicsRunningProcesses_v2
+#pragma weak nvmlDeviceGetGraphicsRunningProcesses_v3
+#pragma weak nvmlDeviceGetGridLicensableFeatures
+#pragma weak nvmlDeviceGetGridLicensableFeatures_v2
+#pragma weak nvmlDeviceGetGridLicensableFeatures_v3
+#pragma weak nvmlDeviceGetGridLicensableFeatures_v4
+#pragma weak nvmlDeviceGetGspFirmwareMode
+#pragma weak nvmlDeviceGetGspFirmwareVersion
+#pragma weak nvmlDeviceGetHandleByIndex
+#pragma weak nvmlDeviceGetHandleByIndex_v2
+#pragma weak nvmlDeviceGetHandleByPciBusId
+#pragma weak nvmlDeviceGetHandleByPciBusId_v2
+#pragma weak nvmlDeviceGetHandleBySerial
+#pragma weak nvmlDeviceGetHandleByUUID
+#pragma weak nvmlDeviceGetHandleByUUIDV
+#pragma weak nvmlDeviceGetHostVgpuMode
+#pragma weak nvmlDeviceGetHostname_v1
+#pragma weak nvmlDeviceGetIndex
+#pragma weak nvmlDeviceGetInforomConfigurationChecksum
+#pragma weak nvmlDeviceGetInforomImageVersion
+#pragma weak nvmlDeviceGetInforomVersion
+#pragma weak nvmlDeviceGetIrqNum
+#pragma weak nvmlDeviceGetJpgUtilization
+#pragma weak nvmlDeviceGetLastBBXFlushTime
+#pragma weak nvmlDeviceGetMPSComputeRunningProcesses
+#pragma weak nvmlDeviceGetMPSComputeRunningProcesses_v2
+#pragma weak nvmlDeviceGetMPSComputeRunningProcesses_v3
+#pragma weak nvmlDeviceGetMarginTemperature
+#pragma weak nvmlDeviceGetMaxClockInfo
+#pragma weak nvmlDeviceGetMaxCustomerBoostClock
+#pragma weak nvmlDeviceGetMaxMigDeviceCount
+#pragma weak nvmlDeviceGetMaxPcieLinkGeneration
+#pragma weak nvmlDeviceGetMaxPcieLinkWidth
+#pragma weak nvmlDeviceGetMemClkMinMaxVfOffset
+#pragma weak nvmlDeviceGetMemClkVfOffset
+#pragma weak nvmlDeviceGetMemoryAffinity
+#pragma weak nvmlDeviceGetMemoryBusWidth
+#pragma weak nvmlDeviceGetMemoryErrorCounter
+#pragma weak nvmlDeviceGetMemoryInfo
+#pragma weak nvmlDeviceGetMemoryInfo_v2
+#pragma weak nvmlDeviceGetMigDeviceHandleByIndex
+#pragma weak nvmlDeviceGetMigMode
+#pragma weak nvmlDeviceGetMinMaxClockOfPState
+#pragma weak nvmlDeviceGetMinMaxFanSpeed
+#pragma weak nvmlDeviceGetMinorNumber
+#pragma weak nvmlDeviceGetModuleId
+#pragma weak nvmlDeviceGetMultiGpuBoard
+#pragma weak nvmlDeviceGetName
+#pragma weak nvmlDeviceGetNumFans
+#pragma weak nvmlDeviceGetNumGpuCores
+#pragma weak nvmlDeviceGetNumaNodeId
+#pragma weak nvmlDeviceGetNvLinkCapability
+#pragma weak nvmlDeviceGetNvLinkErrorCounter
+#pragma weak nvmlDeviceGetNvLinkInfo
+#pragma weak nvmlDeviceGetNvLinkRemoteDeviceType
+#pragma weak nvmlDeviceGetNvLinkRemotePciInfo
+#pragma weak nvmlDeviceGetNvLinkRemotePciInfo_v2
+#pragma weak nvmlDeviceGetNvLinkState
+#pragma weak nvmlDeviceGetNvLinkUtilizationControl
+#pragma weak nvmlDeviceGetNvLinkUtilizationCounter
+#pragma weak nvmlDeviceGetNvLinkVersion
+#pragma weak nvmlDeviceGetNvlinkBwMode
+#pragma weak nvmlDeviceGetNvlinkSupportedBwModes
+#pragma weak nvmlDeviceGetOfaUtilization
+#pragma weak nvmlDeviceGetP2PStatus
+#pragma weak nvmlDeviceGetPciInfo
+#pragma weak nvmlDeviceGetPciInfoExt
+#pragma weak nvmlDeviceGetPciInfo_v2
+#pragma weak nvmlDeviceGetPciInfo_v3
+#pragma weak nvmlDeviceGetPcieLinkMaxSpeed
+#pragma weak nvmlDeviceGetPcieReplayCounter
+#pragma weak nvmlDeviceGetPcieSpeed
+#pragma weak nvmlDeviceGetPcieThroughput
+#pragma weak nvmlDeviceGetPdi
+#pragma weak nvmlDeviceGetPerformanceModes
+#pragma weak nvmlDeviceGetPerformanceState
+#pragma weak nvmlDeviceGetPersistenceMode
+#pragma weak nvmlDeviceGetPgpuMetadataString
+#pragma weak nvmlDeviceGetPlatformInfo
+#pragma weak nvmlDeviceGetPowerManagementDefaultLimit
+#pragma weak nvmlDeviceGetPowerManagementLimit
+#pragma weak nvmlDeviceGetPowerManagementLimitConstraints
+#pragma weak nvmlDeviceGetPowerManagementMode
+#pragma weak nvmlDeviceGetPowerMizerMode_v1
+#pragma weak nvmlDeviceGetPowerSource
+#pragma weak nvmlDeviceGetPowerState
+#pragma weak nvmlDeviceGetPowerUsage
+#pragma weak nvmlDeviceGetProcessUtilization
+#pragma weak nvmlDeviceGetRemappedRows
+#pragma weak nvmlDeviceGetRepairStatus
+#pragma weak nvmlDeviceGetRetiredPages
+#pragma weak nvmlDeviceGetRetiredPagesPendingStatus
+#pragma weak nvmlDeviceGetRetiredPages_v2
+#pragma weak nvmlDeviceGetRowRemapperHistogram
+#pragma weak nvmlDeviceGetSamples
+#pragma weak nvmlDeviceGetSerial
+#pragma weak nvmlDeviceGetSramEccErrorStatus
+#pragma weak nvmlDeviceGetSupportedClocksEventReasons
+#pragma weak nvmlDeviceGetSupportedClocksThrottleReasons
+#pragma weak nvmlDeviceGetSupportedEventTypes
+#pragma weak nvmlDeviceGetSupportedGraphicsClocks
+#pragma weak nvmlDeviceGetSupportedMemoryClocks
+#pragma weak nvmlDeviceGetSupportedPerformanceStates
+#pragma weak nvmlDeviceGetSupportedVgpus
+#pragma weak nvmlDeviceGetTargetFanSpeed
+#pragma weak nvmlDeviceGetTemperature
+#pragma weak nvmlDeviceGetTemperatureThreshold
+#pragma weak nvmlDeviceGetTemperatureV
+#pragma weak nvmlDeviceGetThermalSettings
+#pragma weak nvmlDeviceGetTopologyCommonAncestor
+#pragma weak nvmlDeviceGetTopologyNearestGpus
+#pragma weak nvmlDeviceGetTotalEccErrors
+#pragma weak nvmlDeviceGetTotalEnergyConsumption
+#pragma weak nvmlDeviceGetUUID
+#pragma weak nvmlDeviceGetUtilizationRates
+#pragma weak nvmlDeviceGetVbiosVersion
+#pragma weak nvmlDeviceGetVgpuCapabilities
+#pragma weak nvmlDeviceGetVgpuHeterogeneousMode
+#pragma weak nvmlDeviceGetVgpuMetadata
+#pragma weak nvmlDeviceGetVgpuProcessUtilization
+#pragma weak nvmlDeviceGetVgpuSchedulerCapabilities
+#pragma weak nvmlDeviceGetVgpuSchedulerLog
+#pragma weak nvmlDeviceGetVgpuSchedulerState
+#pragma weak nvmlDeviceGetVgpuUtilization
+#pragma weak nvmlDeviceGetViolationStatus
+#pragma weak nvmlDeviceGetVirtualizationMode
+#pragma weak nvmlDeviceIsMigDeviceHandle
+#pragma weak nvmlDeviceModifyDrainState
+#pragma weak nvmlDeviceOnSameBoard
+#pragma weak nvmlDevicePowerSmoothingActivatePresetProfile
+#pragma weak nvmlDevicePowerSmoothingSetState
+#pragma weak nvmlDevicePowerSmoothingUpdatePresetProfileParam
+#pragma weak nvmlDeviceQueryDrainState
+#pragma weak nvmlDeviceReadWritePRM_v1
+#pragma weak nvmlDeviceRegisterEvents
+#pragma weak nvmlDeviceRemoveGpu
+#pragma weak nvmlDeviceRemoveGpu_v2
+#pragma weak nvmlDeviceResetApplicationsClocks
+#pragma weak nvmlDeviceResetGpuLockedClocks
+#pragma weak nvmlDeviceResetMemoryLockedClocks
+#pragma weak nvmlDeviceResetNvLinkErrorCounters
+#pragma weak nvmlDeviceResetNvLinkUtilizationCounter
+#pragma weak nvmlDeviceSetAPIRestriction
+#pragma weak nvmlDeviceSetAccountingMode
+#pragma weak nvmlDeviceSetApplicationsClocks
+#pragma weak nvmlDeviceSetAutoBoostedClocksEnabled
+#pragma weak nvmlDeviceSetClockOffsets
+#pragma weak nvmlDeviceSetComputeMode
+#pragma weak nvmlDeviceSetConfComputeUnprotectedMemSize
+#pragma weak nvmlDeviceSetDefaultAutoBoostedClocksEnabled
+#pragma weak nvmlDeviceSetDefaultFanSpeed_v2
+#pragma weak nvmlDeviceSetDramEncryptionMode
+#pragma weak nvmlDeviceSetDriverModel
+#pragma weak nvmlDeviceSetEccMode
+#pragma weak nvmlDeviceSetFanControlPolicy
+#pragma weak nvmlDeviceSetFanSpeed_v2
+#pragma weak nvmlDeviceSetGpcClkVfOffset
+#pragma weak nvmlDeviceSetGpuLockedClocks
+#pragma weak nvmlDeviceSetGpuOperationMode
+#pragma weak nvmlDeviceSetHostname_v1
+#pragma weak nvmlDeviceSetMemClkVfOffset
+#pragma weak nvmlDeviceSetMemoryLockedClocks
+#pragma weak nvmlDeviceSetMigMode
+#pragma weak nvmlDeviceSetNvLinkDeviceLowPowerThreshold
+#pragma weak nvmlDeviceSetNvLinkUtilizationControl
+#pragma weak nvmlDeviceSetNvlinkBwMode
+#pragma weak nvmlDeviceSetPersistenceMode
+#pragma weak nvmlDeviceSetPowerManagementLimit
+#pragma weak nvmlDeviceSetPowerManagementLimit_v2
+#pragma weak nvmlDeviceSetPowerMizerMode_v1
+#pragma weak nvmlDeviceSetTemperatureThreshold
+#pragma weak nvmlDeviceSetVgpuCapabilities
+#pragma weak nvmlDeviceSetVgpuHeterogeneousMode
+#pragma weak nvmlDeviceSetVgpuSchedulerState
+#pragma weak nvmlDeviceSetVirtualizationMode
+#pragma weak nvmlDeviceValidateInforom
+#pragma weak nvmlDeviceWorkloadPowerProfileClearRequestedProfiles
+#pragma weak nvmlDeviceWorkloadPowerProfileGetCurrentProfiles
+#pragma weak nvmlDeviceWorkloadPowerProfileGetProfilesInfo
+#pragma weak nvmlDeviceWorkloadPowerProfileSetRequestedProfiles
+#pragma weak nvmlEventSetCreate
+#pragma weak nvmlEventSetFree
+#pragma weak nvmlGetExcludedDeviceCount
+#pragma weak nvmlGetExcludedDeviceInfoByIndex
+#pragma weak nvmlGetVgpuCompatibility
+#pragma weak nvmlGetVgpuDriverCapabilities
+#pragma weak nvmlGetVgpuVersion
+#pragma weak nvmlGpmMigSampleGet
+#pragma weak nvmlGpmQueryDeviceSupport
+#pragma weak nvmlGpmQueryIfStreamingEnabled
+#pragma weak nvmlGpmSampleAlloc
+#pragma weak nvmlGpmSampleFree
+#pragma weak nvmlGpmSampleGet
+#pragma weak nvmlGpmSetStreamingEnabled
+#pragma weak nvmlGpuInstanceCreateComputeInstance
+#pragma weak nvmlGpuInstanceCreateComputeInstanceWithPlacement
+#pragma weak nvmlGpuInstanceDestroy
+#pragma weak nvmlGpuInstanceGetComputeInstanceById
+#pragma weak nvmlGpuInstanceGetComputeInstanceProfileInfo
+#pragma weak nvmlGpuInstanceGetComputeInstanceProfileInfoV
+#pragma weak nvmlGpuInstanceGetComputeInstanceRemainingCapacity
+#pragma weak nvmlGpuInstanceGetVgpuHeterogeneousMode
+#pragma weak nvmlGpuInstanceGetVgpuSchedulerLog
+#pragma weak nvmlGpuInstanceGetVgpuSchedulerState
+#pragma weak nvmlGpuInstanceSetVgpuHeterogeneousMode
+#pragma weak nvmlGpuInstanceSetVgpuSchedulerState
+#pragma weak nvmlInit
+#pragma weak nvmlInitWithFlags
+#pragma weak nvmlInit_v2
+#pragma weak nvmlSetVgpuVersion
+#pragma weak nvmlShutdown
+#pragma weak nvmlSystemGetConfComputeCapabilities
+#pragma weak nvmlSystemGetConfComputeGpusReadyState
+#pragma weak nvmlSystemGetConfComputeKeyRotationThresholdInfo
+#pragma weak nvmlSystemGetConfComputeSettings
+#pragma weak nvmlSystemGetConfComputeState
+#pragma weak nvmlSystemGetCudaDriverVersion
+#pragma weak nvmlSystemGetCudaDriverVersion_v2
+#pragma weak nvmlSystemGetDriverBranch
+#pragma weak nvmlSystemGetDriverVersion
+#pragma weak nvmlSystemGetHicVersion
+#pragma weak nvmlSystemGetNVMLVersion
+#pragma weak nvmlSystemGetNvlinkBwMode
+#pragma weak nvmlSystemGetProcessName
+#pragma weak nvmlSystemGetTopologyGpuSet
+#pragma weak nvmlSystemSetConfComputeGpusReadyState
+#pragma weak nvmlSystemSetConfComputeKeyRotationThresholdInfo
+#pragma weak nvmlSystemSetNvlinkBwMode
+#pragma weak nvmlUnitGetCount
+#pragma weak nvmlUnitGetDevices
+#pragma weak nvmlUnitGetFanSpeedInfo
+#pragma weak nvmlUnitGetHandleByIndex
+#pragma weak nvmlUnitGetLedState
+#pragma weak nvmlUnitGetPsuInfo
+#pragma weak nvmlUnitGetTemperature
+#pragma weak nvmlUnitGetUnitInfo
+#pragma weak nvmlUnitSetLedState
+#pragma weak nvmlVgpuInstanceClearAccountingPids
+#pragma weak nvmlVgpuInstanceGetAccountingMode
+#pragma weak nvmlVgpuInstanceGetAccountingPids
+#pragma weak nvmlVgpuInstanceGetAccountingStats
+#pragma weak nvmlVgpuInstanceGetEccMode
+#pragma weak nvmlVgpuInstanceGetEncoderCapacity
+#pragma weak nvmlVgpuInstanceGetEncoderSessions
+#pragma weak nvmlVgpuInstanceGetEncoderStats
+#pragma weak nvmlVgpuInstanceGetFBCSessions
+#pragma weak nvmlVgpuInstanceGetFBCStats
+#pragma weak nvmlVgpuInstanceGetFbUsage
+#pragma weak nvmlVgpuInstanceGetFrameRateLimit
+#pragma weak nvmlVgpuInstanceGetGpuInstanceId
+#pragma weak nvmlVgpuInstanceGetGpuPciId
+#pragma weak nvmlVgpuInstanceGetLicenseInfo
+#pragma weak nvmlVgpuInstanceGetLicenseInfo_v2
+#pragma weak nvmlVgpuInstanceGetLicenseStatus
+#pragma weak nvmlVgpuInstanceGetMdevUUID
+#pragma weak nvmlVgpuInstanceGetMetadata
+#pragma weak nvmlVgpuInstanceGetPlacementId
+#pragma weak nvmlVgpuInstanceGetRuntimeStateSize
+#pragma weak nvmlVgpuInstanceGetType
+#pragma weak nvmlVgpuInstanceGetUUID
+#pragma weak nvmlVgpuInstanceGetVmDriverVersion
+#pragma weak nvmlVgpuInstanceGetVmID
+#pragma weak nvmlVgpuInstanceSetEncoderCapacity
+#pragma weak nvmlVgpuTypeGetBAR1Info
+#pragma weak nvmlVgpuTypeGetCapabilities
+#pragma weak nvmlVgpuTypeGetClass
+#pragma weak nvmlVgpuTypeGetDeviceID
+#pragma weak nvmlVgpuTypeGetFbReservation
+#pragma weak nvmlVgpuTypeGetFrameRateLimit
+#pragma weak nvmlVgpuTypeGetFramebufferSize
+#pragma weak nvmlVgpuTypeGetGpuInstanceProfileId
+#pragma weak nvmlVgpuTypeGetGspHeapSize
+#pragma weak nvmlVgpuTypeGetLicense
+#pragma weak nvmlVgpuTypeGetMaxInstances
+#pragma weak nvmlVgpuTypeGetMaxInstancesPerGpuInstance
+#pragma weak nvmlVgpuTypeGetMaxInstancesPerVm
+#pragma weak nvmlVgpuTypeGetName
+#pragma weak nvmlVgpuTypeGetNumDisplayHeads
+#pragma weak nvmlVgpuTypeGetResolution
+
 /* ---- handle types ---- */
 static const apigen_handle_type ht_nvmlDevice_t = {"nvmlDevice_t", 0, NULL, NULL, 0, 0};
 static const apigen_handle_type ht_nvmlUnit_t = {"nvmlUnit_t", 1, NULL, NULL, 0, 0};
 static void destroy_nvmlGpuInstance_t(void *real)
 {
-    (void)nvmlGpuInstanceDestroy((nvmlGpuInstance_t)(uintptr_t)real);
+    if (nvmlGpuInstanceDestroy != NULL) /* errors.missing: the library may lack it */
+        (void)nvmlGpuInstanceDestroy((nvmlGpuInstance_t)(uintptr_t)real);
 }
 static const apigen_handle_type ht_nvmlGpuInstance_t = {"nvmlGpuInstance_t", 2, destroy_nvmlGpuInstance_t, NULL, 0, 0};
 static void destroy_nvmlComputeInstance_t(void *real)
 {
-    (void)nvmlComputeInstanceDestroy((nvmlComputeInstance_t)(uintptr_t)real);
+    if (nvmlComputeInstanceDestroy != NULL) /* errors.missing: the library may lack it */
+        (void)nvmlComputeInstanceDestroy((nvmlComputeInstance_t)(uintptr_t)real);
 }
 static const apigen_handle_type ht_nvmlComputeInstance_t = {"nvmlComputeInstance_t", 3, destroy_nvmlComputeInstance_t, NULL, 0, 0};
 static void destroy_nvmlEventSet_t(void *real)
 {
-    (void)nvmlEventSetFree((nvmlEventSet_t)(uintptr_t)real);
+    if (nvmlEventSetFree != NULL) /* errors.missing: the library may lack it */
+        (void)nvmlEventSetFree((nvmlEventSet_t)(uintptr_t)real);
 }
 static const apigen_handle_type ht_nvmlEventSet_t = {"nvmlEventSet_t", 4, destroy_nvmlEventSet_t, NULL, 0, 0};
 static const apigen_handle_type ht_nvmlSystemEventSet_t = {"nvmlSystemEventSet_t", 5, NULL, NULL, 0, 0};
 static void destroy_nvmlGpmSample_t(void *real)
 {
-    (void)nvmlGpmSampleFree((nvmlGpmSample_t)(uintptr_t)real);
+    if (nvmlGpmSampleFree != NULL) /* errors.missing: the library may lack it */
+        (void)nvmlGpmSampleFree((nvmlGpmSample_t)(uintptr_t)real);
 }
 static const apigen_handle_type ht_nvmlGpmSample_t = {"nvmlGpmSample_t", 6, destroy_nvmlGpmSample_t, NULL, 0, 0};
 
@@ -223,7 +599,10 @@ static void h_nvmlComputeInstanceDestroy(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlComputeInstanceDestroy", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlComputeInstanceDestroy(computeInstance);
+        if (nvmlComputeInstanceDestroy == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlComputeInstanceDestroy(computeInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (ok_)
@@ -306,7 +685,10 @@ static void h_nvmlDeviceClearAccountingPids(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceClearAccountingPids", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceClearAccountingPids(device);
+        if (nvmlDeviceClearAccountingPids == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceClearAccountingPids(device);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -328,7 +710,10 @@ static void h_nvmlDeviceClearEccErrorCounts(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceClearEccErrorCounts", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceClearEccErrorCounts(device, counterType);
+        if (nvmlDeviceClearEccErrorCounts == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceClearEccErrorCounts(device, counterType);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -366,7 +751,10 @@ static void h_nvmlDeviceClearFieldValues(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceClearFieldValues", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceClearFieldValues(device, valuesCount, values);
+        if (nvmlDeviceClearFieldValues == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceClearFieldValues(device, valuesCount, values);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -405,7 +793,10 @@ static void h_nvmlDeviceCreateGpuInstance(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceCreateGpuInstance", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceCreateGpuInstance(device, profileId, gpuInstance);
+        if (nvmlDeviceCreateGpuInstance == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceCreateGpuInstance(device, profileId, gpuInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -456,7 +847,10 @@ static void h_nvmlDeviceCreateGpuInstanceWithPlacement(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceCreateGpuInstanceWithPlacement", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceCreateGpuInstanceWithPlacement(device, profileId, placement, gpuInstance);
+        if (nvmlDeviceCreateGpuInstanceWithPlacement == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceCreateGpuInstanceWithPlacement(device, profileId, placement, gpuInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -485,7 +879,10 @@ static void h_nvmlDeviceDiscoverGpus(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceDiscoverGpus", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceDiscoverGpus(pciInfo);
+        if (nvmlDeviceDiscoverGpus == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceDiscoverGpus(pciInfo);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -515,7 +912,10 @@ static void h_nvmlDeviceFreezeNvLinkUtilizationCounter(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceFreezeNvLinkUtilizationCounter", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceFreezeNvLinkUtilizationCounter(device, link, counter, freeze);
+        if (nvmlDeviceFreezeNvLinkUtilizationCounter == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceFreezeNvLinkUtilizationCounter(device, link, counter, freeze);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -545,7 +945,10 @@ static void h_nvmlDeviceGetAPIRestriction(apigen_call_ctx *cx)
         if (isRestricted == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAPIRestriction(device, apiType, isRestricted);
+    if (nvmlDeviceGetAPIRestriction == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAPIRestriction(device, apiType, isRestricted);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -576,7 +979,10 @@ static void h_nvmlDeviceGetAccountingBufferSize(apigen_call_ctx *cx)
         if (bufferSize == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAccountingBufferSize(device, bufferSize);
+    if (nvmlDeviceGetAccountingBufferSize == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAccountingBufferSize(device, bufferSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -607,7 +1013,10 @@ static void h_nvmlDeviceGetAccountingMode(apigen_call_ctx *cx)
         if (mode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAccountingMode(device, mode);
+    if (nvmlDeviceGetAccountingMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAccountingMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -653,7 +1062,10 @@ static void h_nvmlDeviceGetAccountingPids(apigen_call_ctx *cx)
         if (pids == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAccountingPids(device, count, pids);
+    if (nvmlDeviceGetAccountingPids == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAccountingPids(device, count, pids);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -699,7 +1111,10 @@ static void h_nvmlDeviceGetAccountingStats(apigen_call_ctx *cx)
     }
     p_stats = b_stats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAccountingStats(device, pid, stats);
+    if (nvmlDeviceGetAccountingStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAccountingStats(device, pid, stats);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -745,7 +1160,10 @@ static void h_nvmlDeviceGetActiveVgpus(apigen_call_ctx *cx)
         if (vgpuInstances == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetActiveVgpus(device, vgpuCount, vgpuInstances);
+    if (nvmlDeviceGetActiveVgpus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetActiveVgpus(device, vgpuCount, vgpuInstances);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -782,7 +1200,10 @@ static void h_nvmlDeviceGetAdaptiveClockInfoStatus(apigen_call_ctx *cx)
         if (adaptiveClockStatus == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAdaptiveClockInfoStatus(device, adaptiveClockStatus);
+    if (nvmlDeviceGetAdaptiveClockInfoStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAdaptiveClockInfoStatus(device, adaptiveClockStatus);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -818,7 +1239,10 @@ static void h_nvmlDeviceGetAddressingMode(apigen_call_ctx *cx)
     }
     p_mode = b_mode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAddressingMode(device, mode);
+    if (nvmlDeviceGetAddressingMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAddressingMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -853,7 +1277,10 @@ static void h_nvmlDeviceGetApplicationsClock(apigen_call_ctx *cx)
         if (clockMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetApplicationsClock(device, clockType, clockMHz);
+    if (nvmlDeviceGetApplicationsClock == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetApplicationsClock(device, clockType, clockMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -884,7 +1311,10 @@ static void h_nvmlDeviceGetArchitecture(apigen_call_ctx *cx)
         if (arch == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetArchitecture(device, arch);
+    if (nvmlDeviceGetArchitecture == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetArchitecture(device, arch);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -920,7 +1350,10 @@ static void h_nvmlDeviceGetAttributes(apigen_call_ctx *cx)
     }
     p_attributes = b_attributes != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAttributes(device, attributes);
+    if (nvmlDeviceGetAttributes == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAttributes(device, attributes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -956,7 +1389,10 @@ static void h_nvmlDeviceGetAttributes_v2(apigen_call_ctx *cx)
     }
     p_attributes = b_attributes != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAttributes_v2(device, attributes);
+    if (nvmlDeviceGetAttributes_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAttributes_v2(device, attributes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -996,7 +1432,10 @@ static void h_nvmlDeviceGetAutoBoostedClocksEnabled(apigen_call_ctx *cx)
         if (defaultIsEnabled == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetAutoBoostedClocksEnabled(device, isEnabled, defaultIsEnabled);
+    if (nvmlDeviceGetAutoBoostedClocksEnabled == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetAutoBoostedClocksEnabled(device, isEnabled, defaultIsEnabled);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1036,7 +1475,10 @@ static void h_nvmlDeviceGetBAR1MemoryInfo(apigen_call_ctx *cx)
     }
     p_bar1Memory = b_bar1Memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBAR1MemoryInfo(device, bar1Memory);
+    if (nvmlDeviceGetBAR1MemoryInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBAR1MemoryInfo(device, bar1Memory);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1067,7 +1509,10 @@ static void h_nvmlDeviceGetBoardId(apigen_call_ctx *cx)
         if (boardId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBoardId(device, boardId);
+    if (nvmlDeviceGetBoardId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBoardId(device, boardId);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1102,7 +1547,10 @@ static void h_nvmlDeviceGetBoardPartNumber(apigen_call_ctx *cx)
         if (partNumber == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBoardPartNumber(device, partNumber, length);
+    if (nvmlDeviceGetBoardPartNumber == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBoardPartNumber(device, partNumber, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1133,7 +1581,10 @@ static void h_nvmlDeviceGetBrand(apigen_call_ctx *cx)
         if (type == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBrand(device, type);
+    if (nvmlDeviceGetBrand == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBrand(device, type);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1169,7 +1620,10 @@ static void h_nvmlDeviceGetBridgeChipInfo(apigen_call_ctx *cx)
     }
     p_bridgeHierarchy = b_bridgeHierarchy != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBridgeChipInfo(device, bridgeHierarchy);
+    if (nvmlDeviceGetBridgeChipInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBridgeChipInfo(device, bridgeHierarchy);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1200,7 +1654,10 @@ static void h_nvmlDeviceGetBusType(apigen_call_ctx *cx)
         if (type == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetBusType(device, type);
+    if (nvmlDeviceGetBusType == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetBusType(device, type);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1236,7 +1693,10 @@ static void h_nvmlDeviceGetC2cModeInfoV(apigen_call_ctx *cx)
     }
     p_c2cModeInfo = b_c2cModeInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetC2cModeInfoV(device, c2cModeInfo);
+    if (nvmlDeviceGetC2cModeInfoV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetC2cModeInfoV(device, c2cModeInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1272,7 +1732,10 @@ static void h_nvmlDeviceGetCapabilities(apigen_call_ctx *cx)
     }
     p_caps = b_caps != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCapabilities(device, caps);
+    if (nvmlDeviceGetCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCapabilities(device, caps);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1308,7 +1771,10 @@ static void h_nvmlDeviceGetClkMonStatus(apigen_call_ctx *cx)
     }
     p_status = b_status != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetClkMonStatus(device, status);
+    if (nvmlDeviceGetClkMonStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetClkMonStatus(device, status);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1347,7 +1813,10 @@ static void h_nvmlDeviceGetClock(apigen_call_ctx *cx)
         if (clockMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetClock(device, clockType, clockId, clockMHz);
+    if (nvmlDeviceGetClock == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetClock(device, clockType, clockId, clockMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1382,7 +1851,10 @@ static void h_nvmlDeviceGetClockInfo(apigen_call_ctx *cx)
         if (clock == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetClockInfo(device, type, clock);
+    if (nvmlDeviceGetClockInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetClockInfo(device, type, clock);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1418,7 +1890,10 @@ static void h_nvmlDeviceGetClockOffsets(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetClockOffsets(device, info);
+    if (nvmlDeviceGetClockOffsets == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetClockOffsets(device, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1449,7 +1924,10 @@ static void h_nvmlDeviceGetComputeInstanceId(apigen_call_ctx *cx)
         if (id == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetComputeInstanceId(device, id);
+    if (nvmlDeviceGetComputeInstanceId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetComputeInstanceId(device, id);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1480,7 +1958,10 @@ static void h_nvmlDeviceGetComputeMode(apigen_call_ctx *cx)
         if (mode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetComputeMode(device, mode);
+    if (nvmlDeviceGetComputeMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetComputeMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1526,7 +2007,10 @@ static void h_nvmlDeviceGetComputeRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetComputeRunningProcesses(device, infoCount, infos);
+    if (nvmlDeviceGetComputeRunningProcesses == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetComputeRunningProcesses(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1578,7 +2062,10 @@ static void h_nvmlDeviceGetComputeRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetComputeRunningProcesses_v2(device, infoCount, infos);
+    if (nvmlDeviceGetComputeRunningProcesses_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetComputeRunningProcesses_v2(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1630,7 +2117,10 @@ static void h_nvmlDeviceGetComputeRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetComputeRunningProcesses_v3(device, infoCount, infos);
+    if (nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetComputeRunningProcesses_v3(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1672,7 +2162,10 @@ static void h_nvmlDeviceGetConfComputeGpuAttestationReport(apigen_call_ctx *cx)
     }
     p_gpuAtstReport = b_gpuAtstReport != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetConfComputeGpuAttestationReport(device, gpuAtstReport);
+    if (nvmlDeviceGetConfComputeGpuAttestationReport == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetConfComputeGpuAttestationReport(device, gpuAtstReport);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1708,7 +2201,10 @@ static void h_nvmlDeviceGetConfComputeGpuCertificate(apigen_call_ctx *cx)
     }
     p_gpuCert = b_gpuCert != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetConfComputeGpuCertificate(device, gpuCert);
+    if (nvmlDeviceGetConfComputeGpuCertificate == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetConfComputeGpuCertificate(device, gpuCert);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1744,7 +2240,10 @@ static void h_nvmlDeviceGetConfComputeMemSizeInfo(apigen_call_ctx *cx)
     }
     p_memInfo = b_memInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetConfComputeMemSizeInfo(device, memInfo);
+    if (nvmlDeviceGetConfComputeMemSizeInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetConfComputeMemSizeInfo(device, memInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1780,7 +2279,10 @@ static void h_nvmlDeviceGetConfComputeProtectedMemoryUsage(apigen_call_ctx *cx)
     }
     p_memory = b_memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetConfComputeProtectedMemoryUsage(device, memory);
+    if (nvmlDeviceGetConfComputeProtectedMemoryUsage == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetConfComputeProtectedMemoryUsage(device, memory);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1816,7 +2318,10 @@ static void h_nvmlDeviceGetCoolerInfo(apigen_call_ctx *cx)
     }
     p_coolerInfo = b_coolerInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCoolerInfo(device, coolerInfo);
+    if (nvmlDeviceGetCoolerInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCoolerInfo(device, coolerInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1841,7 +2346,10 @@ static void h_nvmlDeviceGetCount(apigen_call_ctx *cx)
         if (deviceCount == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCount(deviceCount);
+    if (nvmlDeviceGetCount == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCount(deviceCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1866,7 +2374,10 @@ static void h_nvmlDeviceGetCount_v2(apigen_call_ctx *cx)
         if (deviceCount == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCount_v2(deviceCount);
+    if (nvmlDeviceGetCount_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCount_v2(deviceCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1901,7 +2412,10 @@ static void h_nvmlDeviceGetCpuAffinity(apigen_call_ctx *cx)
         if (cpuSet == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCpuAffinity(device, cpuSetSize, cpuSet);
+    if (nvmlDeviceGetCpuAffinity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCpuAffinity(device, cpuSetSize, cpuSet);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1940,7 +2454,10 @@ static void h_nvmlDeviceGetCpuAffinityWithinScope(apigen_call_ctx *cx)
         if (cpuSet == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCpuAffinityWithinScope(device, cpuSetSize, cpuSet, scope);
+    if (nvmlDeviceGetCpuAffinityWithinScope == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCpuAffinityWithinScope(device, cpuSetSize, cpuSet, scope);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1986,7 +2503,10 @@ static void h_nvmlDeviceGetCreatableVgpus(apigen_call_ctx *cx)
         if (vgpuTypeIds == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCreatableVgpus(device, vgpuCount, vgpuTypeIds);
+    if (nvmlDeviceGetCreatableVgpus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCreatableVgpus(device, vgpuCount, vgpuTypeIds);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2032,7 +2552,10 @@ static void h_nvmlDeviceGetCudaComputeCapability(apigen_call_ctx *cx)
         if (minor == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCudaComputeCapability(device, major, minor);
+    if (nvmlDeviceGetCudaComputeCapability == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCudaComputeCapability(device, major, minor);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2067,7 +2590,10 @@ static void h_nvmlDeviceGetCurrPcieLinkGeneration(apigen_call_ctx *cx)
         if (currLinkGen == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCurrPcieLinkGeneration(device, currLinkGen);
+    if (nvmlDeviceGetCurrPcieLinkGeneration == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCurrPcieLinkGeneration(device, currLinkGen);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2098,7 +2624,10 @@ static void h_nvmlDeviceGetCurrPcieLinkWidth(apigen_call_ctx *cx)
         if (currLinkWidth == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCurrPcieLinkWidth(device, currLinkWidth);
+    if (nvmlDeviceGetCurrPcieLinkWidth == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCurrPcieLinkWidth(device, currLinkWidth);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2134,7 +2663,10 @@ static void h_nvmlDeviceGetCurrentClockFreqs(apigen_call_ctx *cx)
     }
     p_currentClockFreqs = b_currentClockFreqs != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCurrentClockFreqs(device, currentClockFreqs);
+    if (nvmlDeviceGetCurrentClockFreqs == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCurrentClockFreqs(device, currentClockFreqs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2165,7 +2697,10 @@ static void h_nvmlDeviceGetCurrentClocksEventReasons(apigen_call_ctx *cx)
         if (clocksEventReasons == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCurrentClocksEventReasons(device, clocksEventReasons);
+    if (nvmlDeviceGetCurrentClocksEventReasons == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCurrentClocksEventReasons(device, clocksEventReasons);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2196,7 +2731,10 @@ static void h_nvmlDeviceGetCurrentClocksThrottleReasons(apigen_call_ctx *cx)
         if (clocksThrottleReasons == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetCurrentClocksThrottleReasons(device, clocksThrottleReasons);
+    if (nvmlDeviceGetCurrentClocksThrottleReasons == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetCurrentClocksThrottleReasons(device, clocksThrottleReasons);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2236,7 +2774,10 @@ static void h_nvmlDeviceGetDecoderUtilization(apigen_call_ctx *cx)
         if (samplingPeriodUs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDecoderUtilization(device, utilization, samplingPeriodUs);
+    if (nvmlDeviceGetDecoderUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDecoderUtilization(device, utilization, samplingPeriodUs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2275,7 +2816,10 @@ static void h_nvmlDeviceGetDefaultApplicationsClock(apigen_call_ctx *cx)
         if (clockMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDefaultApplicationsClock(device, clockType, clockMHz);
+    if (nvmlDeviceGetDefaultApplicationsClock == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDefaultApplicationsClock(device, clockType, clockMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2306,7 +2850,10 @@ static void h_nvmlDeviceGetDefaultEccMode(apigen_call_ctx *cx)
         if (defaultMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDefaultEccMode(device, defaultMode);
+    if (nvmlDeviceGetDefaultEccMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDefaultEccMode(device, defaultMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2350,7 +2897,10 @@ static void h_nvmlDeviceGetDetailedEccErrors(apigen_call_ctx *cx)
     }
     p_eccCounts = b_eccCounts != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDetailedEccErrors(device, errorType, counterType, eccCounts);
+    if (nvmlDeviceGetDetailedEccErrors == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDetailedEccErrors(device, errorType, counterType, eccCounts);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2382,7 +2932,10 @@ static void h_nvmlDeviceGetDeviceHandleFromMigDeviceHandle(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice, device);
+    if (nvmlDeviceGetDeviceHandleFromMigDeviceHandle == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDeviceHandleFromMigDeviceHandle(migDevice, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2415,7 +2968,10 @@ static void h_nvmlDeviceGetDisplayActive(apigen_call_ctx *cx)
         if (isActive == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDisplayActive(device, isActive);
+    if (nvmlDeviceGetDisplayActive == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDisplayActive(device, isActive);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2446,7 +3002,10 @@ static void h_nvmlDeviceGetDisplayMode(apigen_call_ctx *cx)
         if (display == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDisplayMode(device, display);
+    if (nvmlDeviceGetDisplayMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDisplayMode(device, display);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2496,7 +3055,10 @@ static void h_nvmlDeviceGetDramEncryptionMode(apigen_call_ctx *cx)
     }
     p_pending = b_pending != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDramEncryptionMode(device, current, pending);
+    if (nvmlDeviceGetDramEncryptionMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDramEncryptionMode(device, current, pending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2540,7 +3102,10 @@ static void h_nvmlDeviceGetDriverModel(apigen_call_ctx *cx)
         if (pending == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDriverModel(device, current, pending);
+    if (nvmlDeviceGetDriverModel == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDriverModel(device, current, pending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2584,7 +3149,10 @@ static void h_nvmlDeviceGetDriverModel_v2(apigen_call_ctx *cx)
         if (pending == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDriverModel_v2(device, current, pending);
+    if (nvmlDeviceGetDriverModel_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDriverModel_v2(device, current, pending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2624,7 +3192,10 @@ static void h_nvmlDeviceGetDynamicPstatesInfo(apigen_call_ctx *cx)
     }
     p_pDynamicPstatesInfo = b_pDynamicPstatesInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetDynamicPstatesInfo(device, pDynamicPstatesInfo);
+    if (nvmlDeviceGetDynamicPstatesInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetDynamicPstatesInfo(device, pDynamicPstatesInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2664,7 +3235,10 @@ static void h_nvmlDeviceGetEccMode(apigen_call_ctx *cx)
         if (pending == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEccMode(device, current, pending);
+    if (nvmlDeviceGetEccMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEccMode(device, current, pending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2703,7 +3277,10 @@ static void h_nvmlDeviceGetEncoderCapacity(apigen_call_ctx *cx)
         if (encoderCapacity == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEncoderCapacity(device, encoderQueryType, encoderCapacity);
+    if (nvmlDeviceGetEncoderCapacity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEncoderCapacity(device, encoderQueryType, encoderCapacity);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2749,7 +3326,10 @@ static void h_nvmlDeviceGetEncoderSessions(apigen_call_ctx *cx)
         if (sessionInfos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEncoderSessions(device, sessionCount, sessionInfos);
+    if (nvmlDeviceGetEncoderSessions == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEncoderSessions(device, sessionCount, sessionInfos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2804,7 +3384,10 @@ static void h_nvmlDeviceGetEncoderStats(apigen_call_ctx *cx)
         if (averageLatency == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEncoderStats(device, sessionCount, averageFps, averageLatency);
+    if (nvmlDeviceGetEncoderStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEncoderStats(device, sessionCount, averageFps, averageLatency);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2852,7 +3435,10 @@ static void h_nvmlDeviceGetEncoderUtilization(apigen_call_ctx *cx)
         if (samplingPeriodUs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
+    if (nvmlDeviceGetEncoderUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEncoderUtilization(device, utilization, samplingPeriodUs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2887,7 +3473,10 @@ static void h_nvmlDeviceGetEnforcedPowerLimit(apigen_call_ctx *cx)
         if (limit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetEnforcedPowerLimit(device, limit);
+    if (nvmlDeviceGetEnforcedPowerLimit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetEnforcedPowerLimit(device, limit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2933,7 +3522,10 @@ static void h_nvmlDeviceGetFBCSessions(apigen_call_ctx *cx)
         if (sessionInfo == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFBCSessions(device, sessionCount, sessionInfo);
+    if (nvmlDeviceGetFBCSessions == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFBCSessions(device, sessionCount, sessionInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2975,7 +3567,10 @@ static void h_nvmlDeviceGetFBCStats(apigen_call_ctx *cx)
     }
     p_fbcStats = b_fbcStats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFBCStats(device, fbcStats);
+    if (nvmlDeviceGetFBCStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFBCStats(device, fbcStats);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3010,7 +3605,10 @@ static void h_nvmlDeviceGetFanControlPolicy_v2(apigen_call_ctx *cx)
         if (policy == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFanControlPolicy_v2(device, fan, policy);
+    if (nvmlDeviceGetFanControlPolicy_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFanControlPolicy_v2(device, fan, policy);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3041,7 +3639,10 @@ static void h_nvmlDeviceGetFanSpeed(apigen_call_ctx *cx)
         if (speed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFanSpeed(device, speed);
+    if (nvmlDeviceGetFanSpeed == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFanSpeed(device, speed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3077,7 +3678,10 @@ static void h_nvmlDeviceGetFanSpeedRPM(apigen_call_ctx *cx)
     }
     p_fanSpeed = b_fanSpeed != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFanSpeedRPM(device, fanSpeed);
+    if (nvmlDeviceGetFanSpeedRPM == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFanSpeedRPM(device, fanSpeed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3112,7 +3716,10 @@ static void h_nvmlDeviceGetFanSpeed_v2(apigen_call_ctx *cx)
         if (speed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFanSpeed_v2(device, fan, speed);
+    if (nvmlDeviceGetFanSpeed_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFanSpeed_v2(device, fan, speed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3152,7 +3759,10 @@ static void h_nvmlDeviceGetFieldValues(apigen_call_ctx *cx)
     }
     p_values = b_values != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetFieldValues(device, valuesCount, values);
+    if (nvmlDeviceGetFieldValues == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetFieldValues(device, valuesCount, values);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3192,7 +3802,10 @@ static void h_nvmlDeviceGetGpcClkMinMaxVfOffset(apigen_call_ctx *cx)
         if (maxOffset == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpcClkMinMaxVfOffset(device, minOffset, maxOffset);
+    if (nvmlDeviceGetGpcClkMinMaxVfOffset == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpcClkMinMaxVfOffset(device, minOffset, maxOffset);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3227,7 +3840,10 @@ static void h_nvmlDeviceGetGpcClkVfOffset(apigen_call_ctx *cx)
         if (offset == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpcClkVfOffset(device, offset);
+    if (nvmlDeviceGetGpcClkVfOffset == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpcClkVfOffset(device, offset);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3263,7 +3879,10 @@ static void h_nvmlDeviceGetGpuFabricInfo(apigen_call_ctx *cx)
     }
     p_gpuFabricInfo = b_gpuFabricInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuFabricInfo(device, gpuFabricInfo);
+    if (nvmlDeviceGetGpuFabricInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuFabricInfo(device, gpuFabricInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3299,7 +3918,10 @@ static void h_nvmlDeviceGetGpuFabricInfoV(apigen_call_ctx *cx)
     }
     p_gpuFabricInfo = b_gpuFabricInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuFabricInfoV(device, gpuFabricInfo);
+    if (nvmlDeviceGetGpuFabricInfoV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuFabricInfoV(device, gpuFabricInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3335,7 +3957,10 @@ static void h_nvmlDeviceGetGpuInstanceById(apigen_call_ctx *cx)
         if (gpuInstance == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceById(device, id, gpuInstance);
+    if (nvmlDeviceGetGpuInstanceById == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceById(device, id, gpuInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3368,7 +3993,10 @@ static void h_nvmlDeviceGetGpuInstanceId(apigen_call_ctx *cx)
         if (id == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceId(device, id);
+    if (nvmlDeviceGetGpuInstanceId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceId(device, id);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3408,7 +4036,10 @@ static void h_nvmlDeviceGetGpuInstanceProfileInfo(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceProfileInfo(device, profile, info);
+    if (nvmlDeviceGetGpuInstanceProfileInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceProfileInfo(device, profile, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3448,7 +4079,10 @@ static void h_nvmlDeviceGetGpuInstanceProfileInfoByIdV(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceProfileInfoByIdV(device, profileId, info);
+    if (nvmlDeviceGetGpuInstanceProfileInfoByIdV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceProfileInfoByIdV(device, profileId, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3488,7 +4122,10 @@ static void h_nvmlDeviceGetGpuInstanceProfileInfoV(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceProfileInfoV(device, profile, info);
+    if (nvmlDeviceGetGpuInstanceProfileInfoV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceProfileInfoV(device, profile, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3523,7 +4160,10 @@ static void h_nvmlDeviceGetGpuInstanceRemainingCapacity(apigen_call_ctx *cx)
         if (count == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuInstanceRemainingCapacity(device, profileId, count);
+    if (nvmlDeviceGetGpuInstanceRemainingCapacity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuInstanceRemainingCapacity(device, profileId, count);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3554,7 +4194,10 @@ static void h_nvmlDeviceGetGpuMaxPcieLinkGeneration(apigen_call_ctx *cx)
         if (maxLinkGenDevice == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuMaxPcieLinkGeneration(device, maxLinkGenDevice);
+    if (nvmlDeviceGetGpuMaxPcieLinkGeneration == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuMaxPcieLinkGeneration(device, maxLinkGenDevice);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3594,7 +4237,10 @@ static void h_nvmlDeviceGetGpuOperationMode(apigen_call_ctx *cx)
         if (pending == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGpuOperationMode(device, current, pending);
+    if (nvmlDeviceGetGpuOperationMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGpuOperationMode(device, current, pending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3644,7 +4290,10 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGraphicsRunningProcesses(device, infoCount, infos);
+    if (nvmlDeviceGetGraphicsRunningProcesses == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGraphicsRunningProcesses(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3696,7 +4345,10 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGraphicsRunningProcesses_v2(device, infoCount, infos);
+    if (nvmlDeviceGetGraphicsRunningProcesses_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGraphicsRunningProcesses_v2(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3748,7 +4400,10 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGraphicsRunningProcesses_v3(device, infoCount, infos);
+    if (nvmlDeviceGetGraphicsRunningProcesses_v3 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGraphicsRunningProcesses_v3(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3790,7 +4445,10 @@ static void h_nvmlDeviceGetGridLicensableFeatures(apigen_call_ctx *cx)
     }
     p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGridLicensableFeatures(device, pGridLicensableFeatures);
+    if (nvmlDeviceGetGridLicensableFeatures == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGridLicensableFeatures(device, pGridLicensableFeatures);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3826,7 +4484,10 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v2(apigen_call_ctx *cx)
     }
     p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGridLicensableFeatures_v2(device, pGridLicensableFeatures);
+    if (nvmlDeviceGetGridLicensableFeatures_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGridLicensableFeatures_v2(device, pGridLicensableFeatures);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3862,7 +4523,10 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v3(apigen_call_ctx *cx)
     }
     p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGridLicensableFeatures_v3(device, pGridLicensableFeatures);
+    if (nvmlDeviceGetGridLicensableFeatures_v3 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGridLicensableFeatures_v3(device, pGridLicensableFeatures);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3898,7 +4562,10 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v4(apigen_call_ctx *cx)
     }
     p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGridLicensableFeatures_v4(device, pGridLicensableFeatures);
+    if (nvmlDeviceGetGridLicensableFeatures_v4 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGridLicensableFeatures_v4(device, pGridLicensableFeatures);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3938,7 +4605,10 @@ static void h_nvmlDeviceGetGspFirmwareMode(apigen_call_ctx *cx)
         if (defaultMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGspFirmwareMode(device, isEnabled, defaultMode);
+    if (nvmlDeviceGetGspFirmwareMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGspFirmwareMode(device, isEnabled, defaultMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3973,7 +4643,10 @@ static void h_nvmlDeviceGetGspFirmwareVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetGspFirmwareVersion(device, version);
+    if (nvmlDeviceGetGspFirmwareVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetGspFirmwareVersion(device, version);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4003,7 +4676,10 @@ static void h_nvmlDeviceGetHandleByIndex(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByIndex(index, device);
+    if (nvmlDeviceGetHandleByIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByIndex(index, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4035,7 +4711,10 @@ static void h_nvmlDeviceGetHandleByIndex_v2(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByIndex_v2(index, device);
+    if (nvmlDeviceGetHandleByIndex_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByIndex_v2(index, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4067,7 +4746,10 @@ static void h_nvmlDeviceGetHandleByPciBusId(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByPciBusId(pciBusId, device);
+    if (nvmlDeviceGetHandleByPciBusId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByPciBusId(pciBusId, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4099,7 +4781,10 @@ static void h_nvmlDeviceGetHandleByPciBusId_v2(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByPciBusId_v2(pciBusId, device);
+    if (nvmlDeviceGetHandleByPciBusId_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByPciBusId_v2(pciBusId, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4131,7 +4816,10 @@ static void h_nvmlDeviceGetHandleBySerial(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleBySerial(serial, device);
+    if (nvmlDeviceGetHandleBySerial == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleBySerial(serial, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4163,7 +4851,10 @@ static void h_nvmlDeviceGetHandleByUUID(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByUUID(uuid, device);
+    if (nvmlDeviceGetHandleByUUID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByUUID(uuid, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4201,7 +4892,10 @@ static void h_nvmlDeviceGetHandleByUUIDV(apigen_call_ctx *cx)
         if (device == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHandleByUUIDV(uuid, device);
+    if (nvmlDeviceGetHandleByUUIDV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHandleByUUIDV(uuid, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4234,7 +4928,10 @@ static void h_nvmlDeviceGetHostVgpuMode(apigen_call_ctx *cx)
         if (pHostVgpuMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHostVgpuMode(device, pHostVgpuMode);
+    if (nvmlDeviceGetHostVgpuMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHostVgpuMode(device, pHostVgpuMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4270,7 +4967,10 @@ static void h_nvmlDeviceGetHostname_v1(apigen_call_ctx *cx)
     }
     p_hostname = b_hostname != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetHostname_v1(device, hostname);
+    if (nvmlDeviceGetHostname_v1 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetHostname_v1(device, hostname);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4301,7 +5001,10 @@ static void h_nvmlDeviceGetIndex(apigen_call_ctx *cx)
         if (index == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetIndex(device, index);
+    if (nvmlDeviceGetIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetIndex(device, index);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4332,7 +5035,10 @@ static void h_nvmlDeviceGetInforomConfigurationChecksum(apigen_call_ctx *cx)
         if (checksum == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetInforomConfigurationChecksum(device, checksum);
+    if (nvmlDeviceGetInforomConfigurationChecksum == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetInforomConfigurationChecksum(device, checksum);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4367,7 +5073,10 @@ static void h_nvmlDeviceGetInforomImageVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetInforomImageVersion(device, version, length);
+    if (nvmlDeviceGetInforomImageVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetInforomImageVersion(device, version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4406,7 +5115,10 @@ static void h_nvmlDeviceGetInforomVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetInforomVersion(device, object, version, length);
+    if (nvmlDeviceGetInforomVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetInforomVersion(device, object, version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4437,7 +5149,10 @@ static void h_nvmlDeviceGetIrqNum(apigen_call_ctx *cx)
         if (irqNum == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetIrqNum(device, irqNum);
+    if (nvmlDeviceGetIrqNum == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetIrqNum(device, irqNum);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4477,7 +5192,10 @@ static void h_nvmlDeviceGetJpgUtilization(apigen_call_ctx *cx)
         if (samplingPeriodUs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetJpgUtilization(device, utilization, samplingPeriodUs);
+    if (nvmlDeviceGetJpgUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetJpgUtilization(device, utilization, samplingPeriodUs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4521,7 +5239,10 @@ static void h_nvmlDeviceGetLastBBXFlushTime(apigen_call_ctx *cx)
         if (durationUs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetLastBBXFlushTime(device, timestamp, durationUs);
+    if (nvmlDeviceGetLastBBXFlushTime == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetLastBBXFlushTime(device, timestamp, durationUs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4571,7 +5292,10 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMPSComputeRunningProcesses(device, infoCount, infos);
+    if (nvmlDeviceGetMPSComputeRunningProcesses == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMPSComputeRunningProcesses(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4623,7 +5347,10 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v2(device, infoCount, infos);
+    if (nvmlDeviceGetMPSComputeRunningProcesses_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v2(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4675,7 +5402,10 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v3(device, infoCount, infos);
+    if (nvmlDeviceGetMPSComputeRunningProcesses_v3 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v3(device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4717,7 +5447,10 @@ static void h_nvmlDeviceGetMarginTemperature(apigen_call_ctx *cx)
     }
     p_marginTempInfo = b_marginTempInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMarginTemperature(device, marginTempInfo);
+    if (nvmlDeviceGetMarginTemperature == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMarginTemperature(device, marginTempInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4752,7 +5485,10 @@ static void h_nvmlDeviceGetMaxClockInfo(apigen_call_ctx *cx)
         if (clock == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMaxClockInfo(device, type, clock);
+    if (nvmlDeviceGetMaxClockInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMaxClockInfo(device, type, clock);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4787,7 +5523,10 @@ static void h_nvmlDeviceGetMaxCustomerBoostClock(apigen_call_ctx *cx)
         if (clockMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMaxCustomerBoostClock(device, clockType, clockMHz);
+    if (nvmlDeviceGetMaxCustomerBoostClock == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMaxCustomerBoostClock(device, clockType, clockMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4818,7 +5557,10 @@ static void h_nvmlDeviceGetMaxMigDeviceCount(apigen_call_ctx *cx)
         if (count == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMaxMigDeviceCount(device, count);
+    if (nvmlDeviceGetMaxMigDeviceCount == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMaxMigDeviceCount(device, count);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4849,7 +5591,10 @@ static void h_nvmlDeviceGetMaxPcieLinkGeneration(apigen_call_ctx *cx)
         if (maxLinkGen == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMaxPcieLinkGeneration(device, maxLinkGen);
+    if (nvmlDeviceGetMaxPcieLinkGeneration == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMaxPcieLinkGeneration(device, maxLinkGen);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4880,7 +5625,10 @@ static void h_nvmlDeviceGetMaxPcieLinkWidth(apigen_call_ctx *cx)
         if (maxLinkWidth == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMaxPcieLinkWidth(device, maxLinkWidth);
+    if (nvmlDeviceGetMaxPcieLinkWidth == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMaxPcieLinkWidth(device, maxLinkWidth);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4920,7 +5668,10 @@ static void h_nvmlDeviceGetMemClkMinMaxVfOffset(apigen_call_ctx *cx)
         if (maxOffset == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemClkMinMaxVfOffset(device, minOffset, maxOffset);
+    if (nvmlDeviceGetMemClkMinMaxVfOffset == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemClkMinMaxVfOffset(device, minOffset, maxOffset);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4955,7 +5706,10 @@ static void h_nvmlDeviceGetMemClkVfOffset(apigen_call_ctx *cx)
         if (offset == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemClkVfOffset(device, offset);
+    if (nvmlDeviceGetMemClkVfOffset == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemClkVfOffset(device, offset);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4994,7 +5748,10 @@ static void h_nvmlDeviceGetMemoryAffinity(apigen_call_ctx *cx)
         if (nodeSet == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemoryAffinity(device, nodeSetSize, nodeSet, scope);
+    if (nvmlDeviceGetMemoryAffinity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemoryAffinity(device, nodeSetSize, nodeSet, scope);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5025,7 +5782,10 @@ static void h_nvmlDeviceGetMemoryBusWidth(apigen_call_ctx *cx)
         if (busWidth == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemoryBusWidth(device, busWidth);
+    if (nvmlDeviceGetMemoryBusWidth == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemoryBusWidth(device, busWidth);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5068,7 +5828,10 @@ static void h_nvmlDeviceGetMemoryErrorCounter(apigen_call_ctx *cx)
         if (count == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemoryErrorCounter(device, errorType, counterType, locationType, count);
+    if (nvmlDeviceGetMemoryErrorCounter == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemoryErrorCounter(device, errorType, counterType, locationType, count);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5104,7 +5867,10 @@ static void h_nvmlDeviceGetMemoryInfo(apigen_call_ctx *cx)
     }
     p_memory = b_memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemoryInfo(device, memory);
+    if (nvmlDeviceGetMemoryInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemoryInfo(device, memory);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5140,7 +5906,10 @@ static void h_nvmlDeviceGetMemoryInfo_v2(apigen_call_ctx *cx)
     }
     p_memory = b_memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMemoryInfo_v2(device, memory);
+    if (nvmlDeviceGetMemoryInfo_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMemoryInfo_v2(device, memory);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5176,7 +5945,10 @@ static void h_nvmlDeviceGetMigDeviceHandleByIndex(apigen_call_ctx *cx)
         if (migDevice == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMigDeviceHandleByIndex(device, index, migDevice);
+    if (nvmlDeviceGetMigDeviceHandleByIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMigDeviceHandleByIndex(device, index, migDevice);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5218,7 +5990,10 @@ static void h_nvmlDeviceGetMigMode(apigen_call_ctx *cx)
         if (pendingMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMigMode(device, currentMode, pendingMode);
+    if (nvmlDeviceGetMigMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMigMode(device, currentMode, pendingMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5270,7 +6045,10 @@ static void h_nvmlDeviceGetMinMaxClockOfPState(apigen_call_ctx *cx)
         if (maxClockMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMinMaxClockOfPState(device, type, pstate, minClockMHz, maxClockMHz);
+    if (nvmlDeviceGetMinMaxClockOfPState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMinMaxClockOfPState(device, type, pstate, minClockMHz, maxClockMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5314,7 +6092,10 @@ static void h_nvmlDeviceGetMinMaxFanSpeed(apigen_call_ctx *cx)
         if (maxSpeed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMinMaxFanSpeed(device, minSpeed, maxSpeed);
+    if (nvmlDeviceGetMinMaxFanSpeed == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMinMaxFanSpeed(device, minSpeed, maxSpeed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5349,7 +6130,10 @@ static void h_nvmlDeviceGetMinorNumber(apigen_call_ctx *cx)
         if (minorNumber == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMinorNumber(device, minorNumber);
+    if (nvmlDeviceGetMinorNumber == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMinorNumber(device, minorNumber);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5380,7 +6164,10 @@ static void h_nvmlDeviceGetModuleId(apigen_call_ctx *cx)
         if (moduleId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetModuleId(device, moduleId);
+    if (nvmlDeviceGetModuleId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetModuleId(device, moduleId);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5411,7 +6198,10 @@ static void h_nvmlDeviceGetMultiGpuBoard(apigen_call_ctx *cx)
         if (multiGpuBool == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetMultiGpuBoard(device, multiGpuBool);
+    if (nvmlDeviceGetMultiGpuBoard == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetMultiGpuBoard(device, multiGpuBool);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5446,7 +6236,10 @@ static void h_nvmlDeviceGetName(apigen_call_ctx *cx)
         if (name == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetName(device, name, length);
+    if (nvmlDeviceGetName == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetName(device, name, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5477,7 +6270,10 @@ static void h_nvmlDeviceGetNumFans(apigen_call_ctx *cx)
         if (numFans == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNumFans(device, numFans);
+    if (nvmlDeviceGetNumFans == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNumFans(device, numFans);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5508,7 +6304,10 @@ static void h_nvmlDeviceGetNumGpuCores(apigen_call_ctx *cx)
         if (numCores == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNumGpuCores(device, numCores);
+    if (nvmlDeviceGetNumGpuCores == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNumGpuCores(device, numCores);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5539,7 +6338,10 @@ static void h_nvmlDeviceGetNumaNodeId(apigen_call_ctx *cx)
         if (node == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNumaNodeId(device, node);
+    if (nvmlDeviceGetNumaNodeId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNumaNodeId(device, node);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5578,7 +6380,10 @@ static void h_nvmlDeviceGetNvLinkCapability(apigen_call_ctx *cx)
         if (capResult == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkCapability(device, link, capability, capResult);
+    if (nvmlDeviceGetNvLinkCapability == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkCapability(device, link, capability, capResult);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5617,7 +6422,10 @@ static void h_nvmlDeviceGetNvLinkErrorCounter(apigen_call_ctx *cx)
         if (counterValue == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkErrorCounter(device, link, counter, counterValue);
+    if (nvmlDeviceGetNvLinkErrorCounter == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkErrorCounter(device, link, counter, counterValue);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5653,7 +6461,10 @@ static void h_nvmlDeviceGetNvLinkInfo(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkInfo(device, info);
+    if (nvmlDeviceGetNvLinkInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkInfo(device, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5688,7 +6499,10 @@ static void h_nvmlDeviceGetNvLinkRemoteDeviceType(apigen_call_ctx *cx)
         if (pNvLinkDeviceType == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkRemoteDeviceType(device, link, pNvLinkDeviceType);
+    if (nvmlDeviceGetNvLinkRemoteDeviceType == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkRemoteDeviceType(device, link, pNvLinkDeviceType);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5728,7 +6542,10 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkRemotePciInfo(device, link, pci);
+    if (nvmlDeviceGetNvLinkRemotePciInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkRemotePciInfo(device, link, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5768,7 +6585,10 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo_v2(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci);
+    if (nvmlDeviceGetNvLinkRemotePciInfo_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5803,7 +6623,10 @@ static void h_nvmlDeviceGetNvLinkState(apigen_call_ctx *cx)
         if (isActive == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkState(device, link, isActive);
+    if (nvmlDeviceGetNvLinkState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkState(device, link, isActive);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5847,7 +6670,10 @@ static void h_nvmlDeviceGetNvLinkUtilizationControl(apigen_call_ctx *cx)
     }
     p_control = b_control != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkUtilizationControl(device, link, counter, control);
+    if (nvmlDeviceGetNvLinkUtilizationControl == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkUtilizationControl(device, link, counter, control);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5895,7 +6721,10 @@ static void h_nvmlDeviceGetNvLinkUtilizationCounter(apigen_call_ctx *cx)
         if (txcounter == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkUtilizationCounter(device, link, counter, rxcounter, txcounter);
+    if (nvmlDeviceGetNvLinkUtilizationCounter == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkUtilizationCounter(device, link, counter, rxcounter, txcounter);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5934,7 +6763,10 @@ static void h_nvmlDeviceGetNvLinkVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvLinkVersion(device, link, version);
+    if (nvmlDeviceGetNvLinkVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvLinkVersion(device, link, version);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5970,7 +6802,10 @@ static void h_nvmlDeviceGetNvlinkBwMode(apigen_call_ctx *cx)
     }
     p_getBwMode = b_getBwMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvlinkBwMode(device, getBwMode);
+    if (nvmlDeviceGetNvlinkBwMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvlinkBwMode(device, getBwMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6006,7 +6841,10 @@ static void h_nvmlDeviceGetNvlinkSupportedBwModes(apigen_call_ctx *cx)
     }
     p_supportedBwMode = b_supportedBwMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetNvlinkSupportedBwModes(device, supportedBwMode);
+    if (nvmlDeviceGetNvlinkSupportedBwModes == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetNvlinkSupportedBwModes(device, supportedBwMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6046,7 +6884,10 @@ static void h_nvmlDeviceGetOfaUtilization(apigen_call_ctx *cx)
         if (samplingPeriodUs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetOfaUtilization(device, utilization, samplingPeriodUs);
+    if (nvmlDeviceGetOfaUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetOfaUtilization(device, utilization, samplingPeriodUs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6090,7 +6931,10 @@ static void h_nvmlDeviceGetP2PStatus(apigen_call_ctx *cx)
         if (p2pStatus == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetP2PStatus(device1, device2, p2pIndex, p2pStatus);
+    if (nvmlDeviceGetP2PStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetP2PStatus(device1, device2, p2pIndex, p2pStatus);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6126,7 +6970,10 @@ static void h_nvmlDeviceGetPciInfo(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPciInfo(device, pci);
+    if (nvmlDeviceGetPciInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPciInfo(device, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6162,7 +7009,10 @@ static void h_nvmlDeviceGetPciInfoExt(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPciInfoExt(device, pci);
+    if (nvmlDeviceGetPciInfoExt == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPciInfoExt(device, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6198,7 +7048,10 @@ static void h_nvmlDeviceGetPciInfo_v2(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPciInfo_v2(device, pci);
+    if (nvmlDeviceGetPciInfo_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPciInfo_v2(device, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6234,7 +7087,10 @@ static void h_nvmlDeviceGetPciInfo_v3(apigen_call_ctx *cx)
     }
     p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPciInfo_v3(device, pci);
+    if (nvmlDeviceGetPciInfo_v3 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPciInfo_v3(device, pci);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6265,7 +7121,10 @@ static void h_nvmlDeviceGetPcieLinkMaxSpeed(apigen_call_ctx *cx)
         if (maxSpeed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPcieLinkMaxSpeed(device, maxSpeed);
+    if (nvmlDeviceGetPcieLinkMaxSpeed == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPcieLinkMaxSpeed(device, maxSpeed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6296,7 +7155,10 @@ static void h_nvmlDeviceGetPcieReplayCounter(apigen_call_ctx *cx)
         if (value == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPcieReplayCounter(device, value);
+    if (nvmlDeviceGetPcieReplayCounter == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPcieReplayCounter(device, value);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6327,7 +7189,10 @@ static void h_nvmlDeviceGetPcieSpeed(apigen_call_ctx *cx)
         if (pcieSpeed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPcieSpeed(device, pcieSpeed);
+    if (nvmlDeviceGetPcieSpeed == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPcieSpeed(device, pcieSpeed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6362,7 +7227,10 @@ static void h_nvmlDeviceGetPcieThroughput(apigen_call_ctx *cx)
         if (value == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPcieThroughput(device, counter, value);
+    if (nvmlDeviceGetPcieThroughput == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPcieThroughput(device, counter, value);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6398,7 +7266,10 @@ static void h_nvmlDeviceGetPdi(apigen_call_ctx *cx)
     }
     p_pdi = b_pdi != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPdi(device, pdi);
+    if (nvmlDeviceGetPdi == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPdi(device, pdi);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6434,7 +7305,10 @@ static void h_nvmlDeviceGetPerformanceModes(apigen_call_ctx *cx)
     }
     p_perfModes = b_perfModes != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPerformanceModes(device, perfModes);
+    if (nvmlDeviceGetPerformanceModes == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPerformanceModes(device, perfModes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6465,7 +7339,10 @@ static void h_nvmlDeviceGetPerformanceState(apigen_call_ctx *cx)
         if (pState == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPerformanceState(device, pState);
+    if (nvmlDeviceGetPerformanceState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPerformanceState(device, pState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6496,7 +7373,10 @@ static void h_nvmlDeviceGetPersistenceMode(apigen_call_ctx *cx)
         if (mode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPersistenceMode(device, mode);
+    if (nvmlDeviceGetPersistenceMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPersistenceMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6541,7 +7421,10 @@ static void h_nvmlDeviceGetPgpuMetadataString(apigen_call_ctx *cx)
         if (pgpuMetadata == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPgpuMetadataString(device, pgpuMetadata, bufferSize);
+    if (nvmlDeviceGetPgpuMetadataString == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPgpuMetadataString(device, pgpuMetadata, bufferSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6581,7 +7464,10 @@ static void h_nvmlDeviceGetPlatformInfo(apigen_call_ctx *cx)
     }
     p_platformInfo = b_platformInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPlatformInfo(device, platformInfo);
+    if (nvmlDeviceGetPlatformInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPlatformInfo(device, platformInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6612,7 +7498,10 @@ static void h_nvmlDeviceGetPowerManagementDefaultLimit(apigen_call_ctx *cx)
         if (defaultLimit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerManagementDefaultLimit(device, defaultLimit);
+    if (nvmlDeviceGetPowerManagementDefaultLimit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerManagementDefaultLimit(device, defaultLimit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6643,7 +7532,10 @@ static void h_nvmlDeviceGetPowerManagementLimit(apigen_call_ctx *cx)
         if (limit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerManagementLimit(device, limit);
+    if (nvmlDeviceGetPowerManagementLimit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerManagementLimit(device, limit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6683,7 +7575,10 @@ static void h_nvmlDeviceGetPowerManagementLimitConstraints(apigen_call_ctx *cx)
         if (maxLimit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerManagementLimitConstraints(device, minLimit, maxLimit);
+    if (nvmlDeviceGetPowerManagementLimitConstraints == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerManagementLimitConstraints(device, minLimit, maxLimit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6718,7 +7613,10 @@ static void h_nvmlDeviceGetPowerManagementMode(apigen_call_ctx *cx)
         if (mode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerManagementMode(device, mode);
+    if (nvmlDeviceGetPowerManagementMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerManagementMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6754,7 +7652,10 @@ static void h_nvmlDeviceGetPowerMizerMode_v1(apigen_call_ctx *cx)
     }
     p_powerMizerMode = b_powerMizerMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerMizerMode_v1(device, powerMizerMode);
+    if (nvmlDeviceGetPowerMizerMode_v1 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerMizerMode_v1(device, powerMizerMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6785,7 +7686,10 @@ static void h_nvmlDeviceGetPowerSource(apigen_call_ctx *cx)
         if (powerSource == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerSource(device, powerSource);
+    if (nvmlDeviceGetPowerSource == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerSource(device, powerSource);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6816,7 +7720,10 @@ static void h_nvmlDeviceGetPowerState(apigen_call_ctx *cx)
         if (pState == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerState(device, pState);
+    if (nvmlDeviceGetPowerState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerState(device, pState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6847,7 +7754,10 @@ static void h_nvmlDeviceGetPowerUsage(apigen_call_ctx *cx)
         if (power == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetPowerUsage(device, power);
+    if (nvmlDeviceGetPowerUsage == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetPowerUsage(device, power);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6897,7 +7807,10 @@ static void h_nvmlDeviceGetProcessUtilization(apigen_call_ctx *cx)
         if (utilization == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetProcessUtilization(device, utilization, processSamplesCount, lastSeenTimeStamp);
+    if (nvmlDeviceGetProcessUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetProcessUtilization(device, utilization, processSamplesCount, lastSeenTimeStamp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -6961,7 +7874,10 @@ static void h_nvmlDeviceGetRemappedRows(apigen_call_ctx *cx)
         if (failureOccurred == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRemappedRows(device, corrRows, uncRows, isPending, failureOccurred);
+    if (nvmlDeviceGetRemappedRows == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRemappedRows(device, corrRows, uncRows, isPending, failureOccurred);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7009,7 +7925,10 @@ static void h_nvmlDeviceGetRepairStatus(apigen_call_ctx *cx)
     }
     p_repairStatus = b_repairStatus != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRepairStatus(device, repairStatus);
+    if (nvmlDeviceGetRepairStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRepairStatus(device, repairStatus);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7059,7 +7978,10 @@ static void h_nvmlDeviceGetRetiredPages(apigen_call_ctx *cx)
         if (addresses == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRetiredPages(device, cause, pageCount, addresses);
+    if (nvmlDeviceGetRetiredPages == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRetiredPages(device, cause, pageCount, addresses);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7096,7 +8018,10 @@ static void h_nvmlDeviceGetRetiredPagesPendingStatus(apigen_call_ctx *cx)
         if (isPending == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRetiredPagesPendingStatus(device, isPending);
+    if (nvmlDeviceGetRetiredPagesPendingStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRetiredPagesPendingStatus(device, isPending);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7155,7 +8080,10 @@ static void h_nvmlDeviceGetRetiredPages_v2(apigen_call_ctx *cx)
         if (timestamps == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRetiredPages_v2(device, cause, pageCount, addresses, timestamps);
+    if (nvmlDeviceGetRetiredPages_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRetiredPages_v2(device, cause, pageCount, addresses, timestamps);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7203,7 +8131,10 @@ static void h_nvmlDeviceGetRowRemapperHistogram(apigen_call_ctx *cx)
     }
     p_values = b_values != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetRowRemapperHistogram(device, values);
+    if (nvmlDeviceGetRowRemapperHistogram == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRowRemapperHistogram(device, values);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7266,7 +8197,10 @@ static void h_nvmlDeviceGetSamples(apigen_call_ctx *cx)
         if (samples == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSamples(device, type, lastSeenTimeStamp, sampleValType, sampleCount, samples);
+    if (nvmlDeviceGetSamples == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSamples(device, type, lastSeenTimeStamp, sampleValType, sampleCount, samples);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7311,7 +8245,10 @@ static void h_nvmlDeviceGetSerial(apigen_call_ctx *cx)
         if (serial == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSerial(device, serial, length);
+    if (nvmlDeviceGetSerial == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSerial(device, serial, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7347,7 +8284,10 @@ static void h_nvmlDeviceGetSramEccErrorStatus(apigen_call_ctx *cx)
     }
     p_status = b_status != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSramEccErrorStatus(device, status);
+    if (nvmlDeviceGetSramEccErrorStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSramEccErrorStatus(device, status);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7378,7 +8318,10 @@ static void h_nvmlDeviceGetSupportedClocksEventReasons(apigen_call_ctx *cx)
         if (supportedClocksEventReasons == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedClocksEventReasons(device, supportedClocksEventReasons);
+    if (nvmlDeviceGetSupportedClocksEventReasons == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedClocksEventReasons(device, supportedClocksEventReasons);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7409,7 +8352,10 @@ static void h_nvmlDeviceGetSupportedClocksThrottleReasons(apigen_call_ctx *cx)
         if (supportedClocksThrottleReasons == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedClocksThrottleReasons(device, supportedClocksThrottleReasons);
+    if (nvmlDeviceGetSupportedClocksThrottleReasons == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedClocksThrottleReasons(device, supportedClocksThrottleReasons);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7440,7 +8386,10 @@ static void h_nvmlDeviceGetSupportedEventTypes(apigen_call_ctx *cx)
         if (eventTypes == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedEventTypes(device, eventTypes);
+    if (nvmlDeviceGetSupportedEventTypes == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedEventTypes(device, eventTypes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7490,7 +8439,10 @@ static void h_nvmlDeviceGetSupportedGraphicsClocks(apigen_call_ctx *cx)
         if (clocksMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedGraphicsClocks(device, memoryClockMHz, count, clocksMHz);
+    if (nvmlDeviceGetSupportedGraphicsClocks == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedGraphicsClocks(device, memoryClockMHz, count, clocksMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7542,7 +8494,10 @@ static void h_nvmlDeviceGetSupportedMemoryClocks(apigen_call_ctx *cx)
         if (clocksMHz == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedMemoryClocks(device, count, clocksMHz);
+    if (nvmlDeviceGetSupportedMemoryClocks == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedMemoryClocks(device, count, clocksMHz);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7583,7 +8538,10 @@ static void h_nvmlDeviceGetSupportedPerformanceStates(apigen_call_ctx *cx)
         if (pstates == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedPerformanceStates(device, pstates, size);
+    if (nvmlDeviceGetSupportedPerformanceStates == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedPerformanceStates(device, pstates, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7629,7 +8587,10 @@ static void h_nvmlDeviceGetSupportedVgpus(apigen_call_ctx *cx)
         if (vgpuTypeIds == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetSupportedVgpus(device, vgpuCount, vgpuTypeIds);
+    if (nvmlDeviceGetSupportedVgpus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetSupportedVgpus(device, vgpuCount, vgpuTypeIds);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7670,7 +8631,10 @@ static void h_nvmlDeviceGetTargetFanSpeed(apigen_call_ctx *cx)
         if (targetSpeed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTargetFanSpeed(device, fan, targetSpeed);
+    if (nvmlDeviceGetTargetFanSpeed == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTargetFanSpeed(device, fan, targetSpeed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7705,7 +8669,10 @@ static void h_nvmlDeviceGetTemperature(apigen_call_ctx *cx)
         if (temp == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTemperature(device, sensorType, temp);
+    if (nvmlDeviceGetTemperature == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTemperature(device, sensorType, temp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7740,7 +8707,10 @@ static void h_nvmlDeviceGetTemperatureThreshold(apigen_call_ctx *cx)
         if (temp == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTemperatureThreshold(device, thresholdType, temp);
+    if (nvmlDeviceGetTemperatureThreshold == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTemperatureThreshold(device, thresholdType, temp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7776,7 +8746,10 @@ static void h_nvmlDeviceGetTemperatureV(apigen_call_ctx *cx)
     }
     p_temperature = b_temperature != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTemperatureV(device, temperature);
+    if (nvmlDeviceGetTemperatureV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTemperatureV(device, temperature);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7816,7 +8789,10 @@ static void h_nvmlDeviceGetThermalSettings(apigen_call_ctx *cx)
     }
     p_pThermalSettings = b_pThermalSettings != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetThermalSettings(device, sensorIndex, pThermalSettings);
+    if (nvmlDeviceGetThermalSettings == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetThermalSettings(device, sensorIndex, pThermalSettings);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7852,7 +8828,10 @@ static void h_nvmlDeviceGetTopologyCommonAncestor(apigen_call_ctx *cx)
         if (pathInfo == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTopologyCommonAncestor(device1, device2, pathInfo);
+    if (nvmlDeviceGetTopologyCommonAncestor == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTopologyCommonAncestor(device1, device2, pathInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7903,7 +8882,10 @@ static void h_nvmlDeviceGetTopologyNearestGpus(apigen_call_ctx *cx)
         if (deviceArray == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTopologyNearestGpus(device, level, count, deviceArray);
+    if (nvmlDeviceGetTopologyNearestGpus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTopologyNearestGpus(device, level, count, deviceArray);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7950,7 +8932,10 @@ static void h_nvmlDeviceGetTotalEccErrors(apigen_call_ctx *cx)
         if (eccCounts == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTotalEccErrors(device, errorType, counterType, eccCounts);
+    if (nvmlDeviceGetTotalEccErrors == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTotalEccErrors(device, errorType, counterType, eccCounts);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7981,7 +8966,10 @@ static void h_nvmlDeviceGetTotalEnergyConsumption(apigen_call_ctx *cx)
         if (energy == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetTotalEnergyConsumption(device, energy);
+    if (nvmlDeviceGetTotalEnergyConsumption == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetTotalEnergyConsumption(device, energy);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8016,7 +9004,10 @@ static void h_nvmlDeviceGetUUID(apigen_call_ctx *cx)
         if (uuid == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetUUID(device, uuid, length);
+    if (nvmlDeviceGetUUID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetUUID(device, uuid, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8052,7 +9043,10 @@ static void h_nvmlDeviceGetUtilizationRates(apigen_call_ctx *cx)
     }
     p_utilization = b_utilization != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetUtilizationRates(device, utilization);
+    if (nvmlDeviceGetUtilizationRates == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetUtilizationRates(device, utilization);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8087,7 +9081,10 @@ static void h_nvmlDeviceGetVbiosVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVbiosVersion(device, version, length);
+    if (nvmlDeviceGetVbiosVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVbiosVersion(device, version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8122,7 +9119,10 @@ static void h_nvmlDeviceGetVgpuCapabilities(apigen_call_ctx *cx)
         if (capResult == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuCapabilities(device, capability, capResult);
+    if (nvmlDeviceGetVgpuCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuCapabilities(device, capability, capResult);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8158,7 +9158,10 @@ static void h_nvmlDeviceGetVgpuHeterogeneousMode(apigen_call_ctx *cx)
     }
     p_pHeterogeneousMode = b_pHeterogeneousMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuHeterogeneousMode(device, pHeterogeneousMode);
+    if (nvmlDeviceGetVgpuHeterogeneousMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuHeterogeneousMode(device, pHeterogeneousMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8203,7 +9206,10 @@ static void h_nvmlDeviceGetVgpuMetadata(apigen_call_ctx *cx)
         if (pgpuMetadata == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuMetadata(device, pgpuMetadata, bufferSize);
+    if (nvmlDeviceGetVgpuMetadata == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuMetadata(device, pgpuMetadata, bufferSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8257,7 +9263,10 @@ static void h_nvmlDeviceGetVgpuProcessUtilization(apigen_call_ctx *cx)
         if (utilizationSamples == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuProcessUtilization(device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples);
+    if (nvmlDeviceGetVgpuProcessUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuProcessUtilization(device, lastSeenTimeStamp, vgpuProcessSamplesCount, utilizationSamples);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8299,7 +9308,10 @@ static void h_nvmlDeviceGetVgpuSchedulerCapabilities(apigen_call_ctx *cx)
     }
     p_pCapabilities = b_pCapabilities != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuSchedulerCapabilities(device, pCapabilities);
+    if (nvmlDeviceGetVgpuSchedulerCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuSchedulerCapabilities(device, pCapabilities);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8335,7 +9347,10 @@ static void h_nvmlDeviceGetVgpuSchedulerLog(apigen_call_ctx *cx)
     }
     p_pSchedulerLog = b_pSchedulerLog != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuSchedulerLog(device, pSchedulerLog);
+    if (nvmlDeviceGetVgpuSchedulerLog == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuSchedulerLog(device, pSchedulerLog);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8371,7 +9386,10 @@ static void h_nvmlDeviceGetVgpuSchedulerState(apigen_call_ctx *cx)
     }
     p_pSchedulerState = b_pSchedulerState != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuSchedulerState(device, pSchedulerState);
+    if (nvmlDeviceGetVgpuSchedulerState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuSchedulerState(device, pSchedulerState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8430,7 +9448,10 @@ static void h_nvmlDeviceGetVgpuUtilization(apigen_call_ctx *cx)
         if (utilizationSamples == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVgpuUtilization(device, lastSeenTimeStamp, sampleValType, vgpuInstanceSamplesCount, utilizationSamples);
+    if (nvmlDeviceGetVgpuUtilization == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVgpuUtilization(device, lastSeenTimeStamp, sampleValType, vgpuInstanceSamplesCount, utilizationSamples);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8480,7 +9501,10 @@ static void h_nvmlDeviceGetViolationStatus(apigen_call_ctx *cx)
     }
     p_violTime = b_violTime != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetViolationStatus(device, perfPolicyType, violTime);
+    if (nvmlDeviceGetViolationStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetViolationStatus(device, perfPolicyType, violTime);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8511,7 +9535,10 @@ static void h_nvmlDeviceGetVirtualizationMode(apigen_call_ctx *cx)
         if (pVirtualMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceGetVirtualizationMode(device, pVirtualMode);
+    if (nvmlDeviceGetVirtualizationMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetVirtualizationMode(device, pVirtualMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8542,7 +9569,10 @@ static void h_nvmlDeviceIsMigDeviceHandle(apigen_call_ctx *cx)
         if (isMigDevice == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceIsMigDeviceHandle(device, isMigDevice);
+    if (nvmlDeviceIsMigDeviceHandle == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceIsMigDeviceHandle(device, isMigDevice);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8573,7 +9603,10 @@ static void h_nvmlDeviceModifyDrainState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceModifyDrainState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceModifyDrainState(pciInfo, newState);
+        if (nvmlDeviceModifyDrainState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceModifyDrainState(pciInfo, newState);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8604,7 +9637,10 @@ static void h_nvmlDeviceOnSameBoard(apigen_call_ctx *cx)
         if (onSameBoard == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceOnSameBoard(device1, device2, onSameBoard);
+    if (nvmlDeviceOnSameBoard == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceOnSameBoard(device1, device2, onSameBoard);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8643,7 +9679,10 @@ static void h_nvmlDevicePowerSmoothingActivatePresetProfile(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDevicePowerSmoothingActivatePresetProfile", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDevicePowerSmoothingActivatePresetProfile(device, profile);
+        if (nvmlDevicePowerSmoothingActivatePresetProfile == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDevicePowerSmoothingActivatePresetProfile(device, profile);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8682,7 +9721,10 @@ static void h_nvmlDevicePowerSmoothingSetState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDevicePowerSmoothingSetState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDevicePowerSmoothingSetState(device, state);
+        if (nvmlDevicePowerSmoothingSetState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDevicePowerSmoothingSetState(device, state);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8721,7 +9763,10 @@ static void h_nvmlDevicePowerSmoothingUpdatePresetProfileParam(apigen_call_ctx *
     if (!apigen_privileged(cx, "nvmlDevicePowerSmoothingUpdatePresetProfileParam", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDevicePowerSmoothingUpdatePresetProfileParam(device, profile);
+        if (nvmlDevicePowerSmoothingUpdatePresetProfileParam == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDevicePowerSmoothingUpdatePresetProfileParam(device, profile);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8756,7 +9801,10 @@ static void h_nvmlDeviceQueryDrainState(apigen_call_ctx *cx)
         if (currentState == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceQueryDrainState(pciInfo, currentState);
+    if (nvmlDeviceQueryDrainState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceQueryDrainState(pciInfo, currentState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8792,7 +9840,10 @@ static void h_nvmlDeviceReadWritePRM_v1(apigen_call_ctx *cx)
     }
     p_buffer = b_buffer != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceReadWritePRM_v1(device, buffer);
+    if (nvmlDeviceReadWritePRM_v1 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceReadWritePRM_v1(device, buffer);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8821,7 +9872,10 @@ static void h_nvmlDeviceRegisterEvents(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlEventSet_t, v_set, &r_)) return; /* set */
     set = (nvmlEventSet_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceRegisterEvents(device, eventTypes, set);
+    if (nvmlDeviceRegisterEvents == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceRegisterEvents(device, eventTypes, set);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8843,7 +9897,10 @@ static void h_nvmlDeviceRemoveGpu(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceRemoveGpu", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceRemoveGpu(pciInfo);
+        if (nvmlDeviceRemoveGpu == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceRemoveGpu(pciInfo);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8873,7 +9930,10 @@ static void h_nvmlDeviceRemoveGpu_v2(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceRemoveGpu_v2", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceRemoveGpu_v2(pciInfo, gpuState, linkState);
+        if (nvmlDeviceRemoveGpu_v2 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceRemoveGpu_v2(pciInfo, gpuState, linkState);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8891,7 +9951,10 @@ static void h_nvmlDeviceResetApplicationsClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceResetApplicationsClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceResetApplicationsClocks(device);
+        if (nvmlDeviceResetApplicationsClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceResetApplicationsClocks(device);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8909,7 +9972,10 @@ static void h_nvmlDeviceResetGpuLockedClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceResetGpuLockedClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceResetGpuLockedClocks(device);
+        if (nvmlDeviceResetGpuLockedClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceResetGpuLockedClocks(device);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8927,7 +9993,10 @@ static void h_nvmlDeviceResetMemoryLockedClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceResetMemoryLockedClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceResetMemoryLockedClocks(device);
+        if (nvmlDeviceResetMemoryLockedClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceResetMemoryLockedClocks(device);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8949,7 +10018,10 @@ static void h_nvmlDeviceResetNvLinkErrorCounters(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceResetNvLinkErrorCounters", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceResetNvLinkErrorCounters(device, link);
+        if (nvmlDeviceResetNvLinkErrorCounters == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceResetNvLinkErrorCounters(device, link);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -8975,7 +10047,10 @@ static void h_nvmlDeviceResetNvLinkUtilizationCounter(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceResetNvLinkUtilizationCounter", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceResetNvLinkUtilizationCounter(device, link, counter);
+        if (nvmlDeviceResetNvLinkUtilizationCounter == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceResetNvLinkUtilizationCounter(device, link, counter);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9001,7 +10076,10 @@ static void h_nvmlDeviceSetAPIRestriction(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetAPIRestriction", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetAPIRestriction(device, apiType, isRestricted);
+        if (nvmlDeviceSetAPIRestriction == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetAPIRestriction(device, apiType, isRestricted);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9023,7 +10101,10 @@ static void h_nvmlDeviceSetAccountingMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetAccountingMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetAccountingMode(device, mode);
+        if (nvmlDeviceSetAccountingMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetAccountingMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9049,7 +10130,10 @@ static void h_nvmlDeviceSetApplicationsClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetApplicationsClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetApplicationsClocks(device, memClockMHz, graphicsClockMHz);
+        if (nvmlDeviceSetApplicationsClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetApplicationsClocks(device, memClockMHz, graphicsClockMHz);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9071,7 +10155,10 @@ static void h_nvmlDeviceSetAutoBoostedClocksEnabled(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetAutoBoostedClocksEnabled", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetAutoBoostedClocksEnabled(device, enabled);
+        if (nvmlDeviceSetAutoBoostedClocksEnabled == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetAutoBoostedClocksEnabled(device, enabled);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9105,7 +10192,10 @@ static void h_nvmlDeviceSetClockOffsets(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetClockOffsets", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetClockOffsets(device, info);
+        if (nvmlDeviceSetClockOffsets == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetClockOffsets(device, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9132,7 +10222,10 @@ static void h_nvmlDeviceSetComputeMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetComputeMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetComputeMode(device, mode);
+        if (nvmlDeviceSetComputeMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetComputeMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9154,7 +10247,10 @@ static void h_nvmlDeviceSetConfComputeUnprotectedMemSize(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetConfComputeUnprotectedMemSize", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetConfComputeUnprotectedMemSize(device, sizeKiB);
+        if (nvmlDeviceSetConfComputeUnprotectedMemSize == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetConfComputeUnprotectedMemSize(device, sizeKiB);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9180,7 +10276,10 @@ static void h_nvmlDeviceSetDefaultAutoBoostedClocksEnabled(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetDefaultAutoBoostedClocksEnabled", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetDefaultAutoBoostedClocksEnabled(device, enabled, flags);
+        if (nvmlDeviceSetDefaultAutoBoostedClocksEnabled == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetDefaultAutoBoostedClocksEnabled(device, enabled, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9202,7 +10301,10 @@ static void h_nvmlDeviceSetDefaultFanSpeed_v2(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetDefaultFanSpeed_v2", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetDefaultFanSpeed_v2(device, fan);
+        if (nvmlDeviceSetDefaultFanSpeed_v2 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetDefaultFanSpeed_v2(device, fan);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9230,7 +10332,10 @@ static void h_nvmlDeviceSetDramEncryptionMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetDramEncryptionMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetDramEncryptionMode(device, dramEncryption);
+        if (nvmlDeviceSetDramEncryptionMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetDramEncryptionMode(device, dramEncryption);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9256,7 +10361,10 @@ static void h_nvmlDeviceSetDriverModel(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetDriverModel", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetDriverModel(device, driverModel, flags);
+        if (nvmlDeviceSetDriverModel == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetDriverModel(device, driverModel, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9278,7 +10386,10 @@ static void h_nvmlDeviceSetEccMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetEccMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetEccMode(device, ecc);
+        if (nvmlDeviceSetEccMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetEccMode(device, ecc);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9304,7 +10415,10 @@ static void h_nvmlDeviceSetFanControlPolicy(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetFanControlPolicy", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetFanControlPolicy(device, fan, policy);
+        if (nvmlDeviceSetFanControlPolicy == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetFanControlPolicy(device, fan, policy);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9330,7 +10444,10 @@ static void h_nvmlDeviceSetFanSpeed_v2(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetFanSpeed_v2", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetFanSpeed_v2(device, fan, speed);
+        if (nvmlDeviceSetFanSpeed_v2 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetFanSpeed_v2(device, fan, speed);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9352,7 +10469,10 @@ static void h_nvmlDeviceSetGpcClkVfOffset(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetGpcClkVfOffset", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetGpcClkVfOffset(device, offset);
+        if (nvmlDeviceSetGpcClkVfOffset == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetGpcClkVfOffset(device, offset);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9378,7 +10498,10 @@ static void h_nvmlDeviceSetGpuLockedClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetGpuLockedClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetGpuLockedClocks(device, minGpuClockMHz, maxGpuClockMHz);
+        if (nvmlDeviceSetGpuLockedClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetGpuLockedClocks(device, minGpuClockMHz, maxGpuClockMHz);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9400,7 +10523,10 @@ static void h_nvmlDeviceSetGpuOperationMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetGpuOperationMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetGpuOperationMode(device, mode);
+        if (nvmlDeviceSetGpuOperationMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetGpuOperationMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9434,7 +10560,10 @@ static void h_nvmlDeviceSetHostname_v1(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetHostname_v1", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetHostname_v1(device, hostname);
+        if (nvmlDeviceSetHostname_v1 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetHostname_v1(device, hostname);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9461,7 +10590,10 @@ static void h_nvmlDeviceSetMemClkVfOffset(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetMemClkVfOffset", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetMemClkVfOffset(device, offset);
+        if (nvmlDeviceSetMemClkVfOffset == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetMemClkVfOffset(device, offset);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9487,7 +10619,10 @@ static void h_nvmlDeviceSetMemoryLockedClocks(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetMemoryLockedClocks", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetMemoryLockedClocks(device, minMemClockMHz, maxMemClockMHz);
+        if (nvmlDeviceSetMemoryLockedClocks == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetMemoryLockedClocks(device, minMemClockMHz, maxMemClockMHz);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9520,7 +10655,10 @@ static void h_nvmlDeviceSetMigMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetMigMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetMigMode(device, mode, activationStatus);
+        if (nvmlDeviceSetMigMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetMigMode(device, mode, activationStatus);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9559,7 +10697,10 @@ static void h_nvmlDeviceSetNvLinkDeviceLowPowerThreshold(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetNvLinkDeviceLowPowerThreshold", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device, info);
+        if (nvmlDeviceSetNvLinkDeviceLowPowerThreshold == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetNvLinkDeviceLowPowerThreshold(device, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9610,7 +10751,10 @@ static void h_nvmlDeviceSetNvLinkUtilizationControl(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetNvLinkUtilizationControl", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetNvLinkUtilizationControl(device, link, counter, control, reset);
+        if (nvmlDeviceSetNvLinkUtilizationControl == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetNvLinkUtilizationControl(device, link, counter, control, reset);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9649,7 +10793,10 @@ static void h_nvmlDeviceSetNvlinkBwMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetNvlinkBwMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetNvlinkBwMode(device, setBwMode);
+        if (nvmlDeviceSetNvlinkBwMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetNvlinkBwMode(device, setBwMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9676,7 +10823,10 @@ static void h_nvmlDeviceSetPersistenceMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetPersistenceMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetPersistenceMode(device, mode);
+        if (nvmlDeviceSetPersistenceMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetPersistenceMode(device, mode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9698,7 +10848,10 @@ static void h_nvmlDeviceSetPowerManagementLimit(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetPowerManagementLimit", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetPowerManagementLimit(device, limit);
+        if (nvmlDeviceSetPowerManagementLimit == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetPowerManagementLimit(device, limit);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9732,7 +10885,10 @@ static void h_nvmlDeviceSetPowerManagementLimit_v2(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetPowerManagementLimit_v2", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetPowerManagementLimit_v2(device, powerValue);
+        if (nvmlDeviceSetPowerManagementLimit_v2 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetPowerManagementLimit_v2(device, powerValue);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9771,7 +10927,10 @@ static void h_nvmlDeviceSetPowerMizerMode_v1(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetPowerMizerMode_v1", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetPowerMizerMode_v1(device, powerMizerMode);
+        if (nvmlDeviceSetPowerMizerMode_v1 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetPowerMizerMode_v1(device, powerMizerMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9809,7 +10968,10 @@ static void h_nvmlDeviceSetTemperatureThreshold(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetTemperatureThreshold", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetTemperatureThreshold(device, thresholdType, temp);
+        if (nvmlDeviceSetTemperatureThreshold == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetTemperatureThreshold(device, thresholdType, temp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9840,7 +11002,10 @@ static void h_nvmlDeviceSetVgpuCapabilities(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetVgpuCapabilities", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetVgpuCapabilities(device, capability, state);
+        if (nvmlDeviceSetVgpuCapabilities == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetVgpuCapabilities(device, capability, state);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9868,7 +11033,10 @@ static void h_nvmlDeviceSetVgpuHeterogeneousMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetVgpuHeterogeneousMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetVgpuHeterogeneousMode(device, pHeterogeneousMode);
+        if (nvmlDeviceSetVgpuHeterogeneousMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetVgpuHeterogeneousMode(device, pHeterogeneousMode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9902,7 +11070,10 @@ static void h_nvmlDeviceSetVgpuSchedulerState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetVgpuSchedulerState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetVgpuSchedulerState(device, pSchedulerState);
+        if (nvmlDeviceSetVgpuSchedulerState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetVgpuSchedulerState(device, pSchedulerState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9929,7 +11100,10 @@ static void h_nvmlDeviceSetVirtualizationMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlDeviceSetVirtualizationMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceSetVirtualizationMode(device, virtualMode);
+        if (nvmlDeviceSetVirtualizationMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceSetVirtualizationMode(device, virtualMode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9944,7 +11118,10 @@ static void h_nvmlDeviceValidateInforom(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceValidateInforom(device);
+    if (nvmlDeviceValidateInforom == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceValidateInforom(device);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -9978,7 +11155,10 @@ static void h_nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(apigen_call_c
     if (!apigen_privileged(cx, "nvmlDeviceWorkloadPowerProfileClearRequestedProfiles", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device, requestedProfiles);
+        if (nvmlDeviceWorkloadPowerProfileClearRequestedProfiles == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceWorkloadPowerProfileClearRequestedProfiles(device, requestedProfiles);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10014,7 +11194,10 @@ static void h_nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(apigen_call_ctx *
     }
     p_currentProfiles = b_currentProfiles != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device, currentProfiles);
+    if (nvmlDeviceWorkloadPowerProfileGetCurrentProfiles == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceWorkloadPowerProfileGetCurrentProfiles(device, currentProfiles);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10050,7 +11233,10 @@ static void h_nvmlDeviceWorkloadPowerProfileGetProfilesInfo(apigen_call_ctx *cx)
     }
     p_profilesInfo = b_profilesInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device, profilesInfo);
+    if (nvmlDeviceWorkloadPowerProfileGetProfilesInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceWorkloadPowerProfileGetProfilesInfo(device, profilesInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10089,7 +11275,10 @@ static void h_nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(apigen_call_ctx
     if (!apigen_privileged(cx, "nvmlDeviceWorkloadPowerProfileSetRequestedProfiles", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device, requestedProfiles);
+        if (nvmlDeviceWorkloadPowerProfileSetRequestedProfiles == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceWorkloadPowerProfileSetRequestedProfiles(device, requestedProfiles);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10115,7 +11304,10 @@ static void h_nvmlEventSetCreate(apigen_call_ctx *cx)
         if (set == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlEventSetCreate(set);
+    if (nvmlEventSetCreate == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlEventSetCreate(set);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10138,7 +11330,10 @@ static void h_nvmlEventSetFree(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlEventSet_t, v_set, &r_)) return; /* set */
     set = (nvmlEventSet_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlEventSetFree(set);
+    if (nvmlEventSetFree == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlEventSetFree(set);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (ok_)
@@ -10231,7 +11426,10 @@ static void h_nvmlGetExcludedDeviceCount(apigen_call_ctx *cx)
         if (deviceCount == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGetExcludedDeviceCount(deviceCount);
+    if (nvmlGetExcludedDeviceCount == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetExcludedDeviceCount(deviceCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10265,7 +11463,10 @@ static void h_nvmlGetExcludedDeviceInfoByIndex(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGetExcludedDeviceInfoByIndex(index, info);
+    if (nvmlGetExcludedDeviceInfoByIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetExcludedDeviceInfoByIndex(index, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10323,7 +11524,10 @@ static void h_nvmlGetVgpuCompatibility(apigen_call_ctx *cx)
     }
     p_compatibilityInfo = b_compatibilityInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGetVgpuCompatibility(vgpuMetadata, pgpuMetadata, compatibilityInfo);
+    if (nvmlGetVgpuCompatibility == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetVgpuCompatibility(vgpuMetadata, pgpuMetadata, compatibilityInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10360,7 +11564,10 @@ static void h_nvmlGetVgpuDriverCapabilities(apigen_call_ctx *cx)
         if (capResult == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGetVgpuDriverCapabilities(capability, capResult);
+    if (nvmlGetVgpuDriverCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetVgpuDriverCapabilities(capability, capResult);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10404,7 +11611,10 @@ static void h_nvmlGetVgpuVersion(apigen_call_ctx *cx)
     }
     p_current = b_current != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGetVgpuVersion(supported, current);
+    if (nvmlGetVgpuVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetVgpuVersion(supported, current);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10437,7 +11647,10 @@ static void h_nvmlGpmMigSampleGet(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlGpmSample_t, v_gpmSample, &r_)) return; /* gpmSample */
     gpmSample = (nvmlGpmSample_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmMigSampleGet(device, gpuInstanceId, gpmSample);
+    if (nvmlGpmMigSampleGet == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmMigSampleGet(device, gpuInstanceId, gpmSample);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10468,7 +11681,10 @@ static void h_nvmlGpmQueryDeviceSupport(apigen_call_ctx *cx)
     }
     p_gpmSupport = b_gpmSupport != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmQueryDeviceSupport(device, gpmSupport);
+    if (nvmlGpmQueryDeviceSupport == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmQueryDeviceSupport(device, gpmSupport);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10499,7 +11715,10 @@ static void h_nvmlGpmQueryIfStreamingEnabled(apigen_call_ctx *cx)
         if (state == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmQueryIfStreamingEnabled(device, state);
+    if (nvmlGpmQueryIfStreamingEnabled == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmQueryIfStreamingEnabled(device, state);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10525,7 +11744,10 @@ static void h_nvmlGpmSampleAlloc(apigen_call_ctx *cx)
         if (gpmSample == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmSampleAlloc(gpmSample);
+    if (nvmlGpmSampleAlloc == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmSampleAlloc(gpmSample);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10548,7 +11770,10 @@ static void h_nvmlGpmSampleFree(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlGpmSample_t, v_gpmSample, &r_)) return; /* gpmSample */
     gpmSample = (nvmlGpmSample_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmSampleFree(gpmSample);
+    if (nvmlGpmSampleFree == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmSampleFree(gpmSample);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (ok_)
@@ -10571,7 +11796,10 @@ static void h_nvmlGpmSampleGet(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_nvmlGpmSample_t, v_gpmSample, &r_)) return; /* gpmSample */
     gpmSample = (nvmlGpmSample_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpmSampleGet(device, gpmSample);
+    if (nvmlGpmSampleGet == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpmSampleGet(device, gpmSample);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10593,7 +11821,10 @@ static void h_nvmlGpmSetStreamingEnabled(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlGpmSetStreamingEnabled", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpmSetStreamingEnabled(device, state);
+        if (nvmlGpmSetStreamingEnabled == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpmSetStreamingEnabled(device, state);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -10627,7 +11858,10 @@ static void h_nvmlGpuInstanceCreateComputeInstance(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlGpuInstanceCreateComputeInstance", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpuInstanceCreateComputeInstance(gpuInstance, profileId, computeInstance);
+        if (nvmlGpuInstanceCreateComputeInstance == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpuInstanceCreateComputeInstance(gpuInstance, profileId, computeInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10678,7 +11912,10 @@ static void h_nvmlGpuInstanceCreateComputeInstanceWithPlacement(apigen_call_ctx 
     if (!apigen_privileged(cx, "nvmlGpuInstanceCreateComputeInstanceWithPlacement", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance, profileId, placement, computeInstance);
+        if (nvmlGpuInstanceCreateComputeInstanceWithPlacement == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpuInstanceCreateComputeInstanceWithPlacement(gpuInstance, profileId, placement, computeInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10704,7 +11941,10 @@ static void h_nvmlGpuInstanceDestroy(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlGpuInstanceDestroy", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpuInstanceDestroy(gpuInstance);
+        if (nvmlGpuInstanceDestroy == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpuInstanceDestroy(gpuInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (ok_)
@@ -10738,7 +11978,10 @@ static void h_nvmlGpuInstanceGetComputeInstanceById(apigen_call_ctx *cx)
         if (computeInstance == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetComputeInstanceById(gpuInstance, id, computeInstance);
+    if (nvmlGpuInstanceGetComputeInstanceById == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetComputeInstanceById(gpuInstance, id, computeInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10784,7 +12027,10 @@ static void h_nvmlGpuInstanceGetComputeInstanceProfileInfo(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance, profile, engProfile, info);
+    if (nvmlGpuInstanceGetComputeInstanceProfileInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetComputeInstanceProfileInfo(gpuInstance, profile, engProfile, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10828,7 +12074,10 @@ static void h_nvmlGpuInstanceGetComputeInstanceProfileInfoV(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance, profile, engProfile, info);
+    if (nvmlGpuInstanceGetComputeInstanceProfileInfoV == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetComputeInstanceProfileInfoV(gpuInstance, profile, engProfile, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10863,7 +12112,10 @@ static void h_nvmlGpuInstanceGetComputeInstanceRemainingCapacity(apigen_call_ctx
         if (count == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance, profileId, count);
+    if (nvmlGpuInstanceGetComputeInstanceRemainingCapacity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetComputeInstanceRemainingCapacity(gpuInstance, profileId, count);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10930,7 +12182,10 @@ static void h_nvmlGpuInstanceGetVgpuHeterogeneousMode(apigen_call_ctx *cx)
     }
     p_pHeterogeneousMode = b_pHeterogeneousMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance, pHeterogeneousMode);
+    if (nvmlGpuInstanceGetVgpuHeterogeneousMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetVgpuHeterogeneousMode(gpuInstance, pHeterogeneousMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10966,7 +12221,10 @@ static void h_nvmlGpuInstanceGetVgpuSchedulerLog(apigen_call_ctx *cx)
     }
     p_pSchedulerLogInfo = b_pSchedulerLogInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance, pSchedulerLogInfo);
+    if (nvmlGpuInstanceGetVgpuSchedulerLog == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetVgpuSchedulerLog(gpuInstance, pSchedulerLogInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11002,7 +12260,10 @@ static void h_nvmlGpuInstanceGetVgpuSchedulerState(apigen_call_ctx *cx)
     }
     p_pSchedulerStateInfo = b_pSchedulerStateInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance, pSchedulerStateInfo);
+    if (nvmlGpuInstanceGetVgpuSchedulerState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGpuInstanceGetVgpuSchedulerState(gpuInstance, pSchedulerStateInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11035,7 +12296,10 @@ static void h_nvmlGpuInstanceSetVgpuHeterogeneousMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlGpuInstanceSetVgpuHeterogeneousMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance, pHeterogeneousMode);
+        if (nvmlGpuInstanceSetVgpuHeterogeneousMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpuInstanceSetVgpuHeterogeneousMode(gpuInstance, pHeterogeneousMode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11069,7 +12333,10 @@ static void h_nvmlGpuInstanceSetVgpuSchedulerState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlGpuInstanceSetVgpuSchedulerState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance, pScheduler);
+        if (nvmlGpuInstanceSetVgpuSchedulerState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlGpuInstanceSetVgpuSchedulerState(gpuInstance, pScheduler);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11083,7 +12350,10 @@ static void h_nvmlInit(apigen_call_ctx *cx)
 {
     nvmlReturn_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlInit();
+    if (nvmlInit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlInit();
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11096,7 +12366,10 @@ static void h_nvmlInitWithFlags(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
     flags = (unsigned int)v_flags;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlInitWithFlags(flags);
+    if (nvmlInitWithFlags == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlInitWithFlags(flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11105,7 +12378,10 @@ static void h_nvmlInit_v2(apigen_call_ctx *cx)
 {
     nvmlReturn_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlInit_v2();
+    if (nvmlInit_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlInit_v2();
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11133,7 +12409,10 @@ static void h_nvmlSetVgpuVersion(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlSetVgpuVersion", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlSetVgpuVersion(vgpuVersion);
+        if (nvmlSetVgpuVersion == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlSetVgpuVersion(vgpuVersion);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11147,7 +12426,10 @@ static void h_nvmlShutdown(apigen_call_ctx *cx)
 {
     nvmlReturn_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlShutdown();
+    if (nvmlShutdown == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlShutdown();
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11172,7 +12454,10 @@ static void h_nvmlSystemGetConfComputeCapabilities(apigen_call_ctx *cx)
     }
     p_capabilities = b_capabilities != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetConfComputeCapabilities(capabilities);
+    if (nvmlSystemGetConfComputeCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetConfComputeCapabilities(capabilities);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11197,7 +12482,10 @@ static void h_nvmlSystemGetConfComputeGpusReadyState(apigen_call_ctx *cx)
         if (isAcceptingWork == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetConfComputeGpusReadyState(isAcceptingWork);
+    if (nvmlSystemGetConfComputeGpusReadyState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetConfComputeGpusReadyState(isAcceptingWork);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11227,7 +12515,10 @@ static void h_nvmlSystemGetConfComputeKeyRotationThresholdInfo(apigen_call_ctx *
     }
     p_pKeyRotationThrInfo = b_pKeyRotationThrInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo);
+    if (nvmlSystemGetConfComputeKeyRotationThresholdInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11257,7 +12548,10 @@ static void h_nvmlSystemGetConfComputeSettings(apigen_call_ctx *cx)
     }
     p_settings = b_settings != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetConfComputeSettings(settings);
+    if (nvmlSystemGetConfComputeSettings == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetConfComputeSettings(settings);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11287,7 +12581,10 @@ static void h_nvmlSystemGetConfComputeState(apigen_call_ctx *cx)
     }
     p_state = b_state != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetConfComputeState(state);
+    if (nvmlSystemGetConfComputeState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetConfComputeState(state);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11312,7 +12609,10 @@ static void h_nvmlSystemGetCudaDriverVersion(apigen_call_ctx *cx)
         if (cudaDriverVersion == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetCudaDriverVersion(cudaDriverVersion);
+    if (nvmlSystemGetCudaDriverVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetCudaDriverVersion(cudaDriverVersion);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11337,7 +12637,10 @@ static void h_nvmlSystemGetCudaDriverVersion_v2(apigen_call_ctx *cx)
         if (cudaDriverVersion == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetCudaDriverVersion_v2(cudaDriverVersion);
+    if (nvmlSystemGetCudaDriverVersion_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetCudaDriverVersion_v2(cudaDriverVersion);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11371,7 +12674,10 @@ static void h_nvmlSystemGetDriverBranch(apigen_call_ctx *cx)
     }
     p_branchInfo = b_branchInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetDriverBranch(branchInfo, length);
+    if (nvmlSystemGetDriverBranch == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetDriverBranch(branchInfo, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11400,7 +12706,10 @@ static void h_nvmlSystemGetDriverVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetDriverVersion(version, length);
+    if (nvmlSystemGetDriverVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetDriverVersion(version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11440,7 +12749,10 @@ static void h_nvmlSystemGetHicVersion(apigen_call_ctx *cx)
         if (hwbcEntries == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetHicVersion(hwbcCount, hwbcEntries);
+    if (nvmlSystemGetHicVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetHicVersion(hwbcCount, hwbcEntries);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11475,7 +12787,10 @@ static void h_nvmlSystemGetNVMLVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetNVMLVersion(version, length);
+    if (nvmlSystemGetNVMLVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetNVMLVersion(version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11500,7 +12815,10 @@ static void h_nvmlSystemGetNvlinkBwMode(apigen_call_ctx *cx)
         if (nvlinkBwMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetNvlinkBwMode(nvlinkBwMode);
+    if (nvmlSystemGetNvlinkBwMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetNvlinkBwMode(nvlinkBwMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11533,7 +12851,10 @@ static void h_nvmlSystemGetProcessName(apigen_call_ctx *cx)
         if (name == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetProcessName(pid, name, length);
+    if (nvmlSystemGetProcessName == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetProcessName(pid, name, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11578,7 +12899,10 @@ static void h_nvmlSystemGetTopologyGpuSet(apigen_call_ctx *cx)
         if (deviceArray == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlSystemGetTopologyGpuSet(cpuNumber, count, deviceArray);
+    if (nvmlSystemGetTopologyGpuSet == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlSystemGetTopologyGpuSet(cpuNumber, count, deviceArray);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11607,7 +12931,10 @@ static void h_nvmlSystemSetConfComputeGpusReadyState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlSystemSetConfComputeGpusReadyState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork);
+        if (nvmlSystemSetConfComputeGpusReadyState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlSystemSetConfComputeGpusReadyState(isAcceptingWork);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11635,7 +12962,10 @@ static void h_nvmlSystemSetConfComputeKeyRotationThresholdInfo(apigen_call_ctx *
     if (!apigen_privileged(cx, "nvmlSystemSetConfComputeKeyRotationThresholdInfo", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo);
+        if (nvmlSystemSetConfComputeKeyRotationThresholdInfo == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlSystemSetConfComputeKeyRotationThresholdInfo(pKeyRotationThrInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11656,7 +12986,10 @@ static void h_nvmlSystemSetNvlinkBwMode(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlSystemSetNvlinkBwMode", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlSystemSetNvlinkBwMode(nvlinkBwMode);
+        if (nvmlSystemSetNvlinkBwMode == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlSystemSetNvlinkBwMode(nvlinkBwMode);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11676,7 +13009,10 @@ static void h_nvmlUnitGetCount(apigen_call_ctx *cx)
         if (unitCount == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetCount(unitCount);
+    if (nvmlUnitGetCount == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetCount(unitCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11723,7 +13059,10 @@ static void h_nvmlUnitGetDevices(apigen_call_ctx *cx)
         if (devices == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetDevices(unit, deviceCount, devices);
+    if (nvmlUnitGetDevices == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetDevices(unit, deviceCount, devices);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11767,7 +13106,10 @@ static void h_nvmlUnitGetFanSpeedInfo(apigen_call_ctx *cx)
     }
     p_fanSpeeds = b_fanSpeeds != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetFanSpeedInfo(unit, fanSpeeds);
+    if (nvmlUnitGetFanSpeedInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetFanSpeedInfo(unit, fanSpeeds);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11797,7 +13139,10 @@ static void h_nvmlUnitGetHandleByIndex(apigen_call_ctx *cx)
         if (unit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetHandleByIndex(index, unit);
+    if (nvmlUnitGetHandleByIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetHandleByIndex(index, unit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11835,7 +13180,10 @@ static void h_nvmlUnitGetLedState(apigen_call_ctx *cx)
     }
     p_state = b_state != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetLedState(unit, state);
+    if (nvmlUnitGetLedState == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetLedState(unit, state);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11871,7 +13219,10 @@ static void h_nvmlUnitGetPsuInfo(apigen_call_ctx *cx)
     }
     p_psu = b_psu != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetPsuInfo(unit, psu);
+    if (nvmlUnitGetPsuInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetPsuInfo(unit, psu);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11906,7 +13257,10 @@ static void h_nvmlUnitGetTemperature(apigen_call_ctx *cx)
         if (temp == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetTemperature(unit, type, temp);
+    if (nvmlUnitGetTemperature == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetTemperature(unit, type, temp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11942,7 +13296,10 @@ static void h_nvmlUnitGetUnitInfo(apigen_call_ctx *cx)
     }
     p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlUnitGetUnitInfo(unit, info);
+    if (nvmlUnitGetUnitInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlUnitGetUnitInfo(unit, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11969,7 +13326,10 @@ static void h_nvmlUnitSetLedState(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlUnitSetLedState", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlUnitSetLedState(unit, color);
+        if (nvmlUnitSetLedState == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlUnitSetLedState(unit, color);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11985,7 +13345,10 @@ static void h_nvmlVgpuInstanceClearAccountingPids(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlVgpuInstanceClearAccountingPids", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlVgpuInstanceClearAccountingPids(vgpuInstance);
+        if (nvmlVgpuInstanceClearAccountingPids == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlVgpuInstanceClearAccountingPids(vgpuInstance);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12009,7 +13372,10 @@ static void h_nvmlVgpuInstanceGetAccountingMode(apigen_call_ctx *cx)
         if (mode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetAccountingMode(vgpuInstance, mode);
+    if (nvmlVgpuInstanceGetAccountingMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetAccountingMode(vgpuInstance, mode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12053,7 +13419,10 @@ static void h_nvmlVgpuInstanceGetAccountingPids(apigen_call_ctx *cx)
         if (pids == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetAccountingPids(vgpuInstance, count, pids);
+    if (nvmlVgpuInstanceGetAccountingPids == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetAccountingPids(vgpuInstance, count, pids);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12097,7 +13466,10 @@ static void h_nvmlVgpuInstanceGetAccountingStats(apigen_call_ctx *cx)
     }
     p_stats = b_stats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetAccountingStats(vgpuInstance, pid, stats);
+    if (nvmlVgpuInstanceGetAccountingStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetAccountingStats(vgpuInstance, pid, stats);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12126,7 +13498,10 @@ static void h_nvmlVgpuInstanceGetEccMode(apigen_call_ctx *cx)
         if (eccMode == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetEccMode(vgpuInstance, eccMode);
+    if (nvmlVgpuInstanceGetEccMode == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetEccMode(vgpuInstance, eccMode);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12155,7 +13530,10 @@ static void h_nvmlVgpuInstanceGetEncoderCapacity(apigen_call_ctx *cx)
         if (encoderCapacity == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance, encoderCapacity);
+    if (nvmlVgpuInstanceGetEncoderCapacity == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetEncoderCapacity(vgpuInstance, encoderCapacity);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12199,7 +13577,10 @@ static void h_nvmlVgpuInstanceGetEncoderSessions(apigen_call_ctx *cx)
         if (sessionInfo == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetEncoderSessions(vgpuInstance, sessionCount, sessionInfo);
+    if (nvmlVgpuInstanceGetEncoderSessions == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetEncoderSessions(vgpuInstance, sessionCount, sessionInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12252,7 +13633,10 @@ static void h_nvmlVgpuInstanceGetEncoderStats(apigen_call_ctx *cx)
         if (averageLatency == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetEncoderStats(vgpuInstance, sessionCount, averageFps, averageLatency);
+    if (nvmlVgpuInstanceGetEncoderStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetEncoderStats(vgpuInstance, sessionCount, averageFps, averageLatency);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12304,7 +13688,10 @@ static void h_nvmlVgpuInstanceGetFBCSessions(apigen_call_ctx *cx)
         if (sessionInfo == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetFBCSessions(vgpuInstance, sessionCount, sessionInfo);
+    if (nvmlVgpuInstanceGetFBCSessions == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetFBCSessions(vgpuInstance, sessionCount, sessionInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12344,7 +13731,10 @@ static void h_nvmlVgpuInstanceGetFBCStats(apigen_call_ctx *cx)
     }
     p_fbcStats = b_fbcStats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetFBCStats(vgpuInstance, fbcStats);
+    if (nvmlVgpuInstanceGetFBCStats == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetFBCStats(vgpuInstance, fbcStats);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12373,7 +13763,10 @@ static void h_nvmlVgpuInstanceGetFbUsage(apigen_call_ctx *cx)
         if (fbUsage == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetFbUsage(vgpuInstance, fbUsage);
+    if (nvmlVgpuInstanceGetFbUsage == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetFbUsage(vgpuInstance, fbUsage);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12402,7 +13795,10 @@ static void h_nvmlVgpuInstanceGetFrameRateLimit(apigen_call_ctx *cx)
         if (frameRateLimit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance, frameRateLimit);
+    if (nvmlVgpuInstanceGetFrameRateLimit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetFrameRateLimit(vgpuInstance, frameRateLimit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12431,7 +13827,10 @@ static void h_nvmlVgpuInstanceGetGpuInstanceId(apigen_call_ctx *cx)
         if (gpuInstanceId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance, gpuInstanceId);
+    if (nvmlVgpuInstanceGetGpuInstanceId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetGpuInstanceId(vgpuInstance, gpuInstanceId);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12474,7 +13873,10 @@ static void h_nvmlVgpuInstanceGetGpuPciId(apigen_call_ctx *cx)
         if (vgpuPciId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetGpuPciId(vgpuInstance, vgpuPciId, length);
+    if (nvmlVgpuInstanceGetGpuPciId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetGpuPciId(vgpuInstance, vgpuPciId, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12512,7 +13914,10 @@ static void h_nvmlVgpuInstanceGetLicenseInfo(apigen_call_ctx *cx)
     }
     p_licenseInfo = b_licenseInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetLicenseInfo(vgpuInstance, licenseInfo);
+    if (nvmlVgpuInstanceGetLicenseInfo == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetLicenseInfo(vgpuInstance, licenseInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12546,7 +13951,10 @@ static void h_nvmlVgpuInstanceGetLicenseInfo_v2(apigen_call_ctx *cx)
     }
     p_licenseInfo = b_licenseInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetLicenseInfo_v2(vgpuInstance, licenseInfo);
+    if (nvmlVgpuInstanceGetLicenseInfo_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetLicenseInfo_v2(vgpuInstance, licenseInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12575,7 +13983,10 @@ static void h_nvmlVgpuInstanceGetLicenseStatus(apigen_call_ctx *cx)
         if (licensed == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetLicenseStatus(vgpuInstance, licensed);
+    if (nvmlVgpuInstanceGetLicenseStatus == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetLicenseStatus(vgpuInstance, licensed);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12608,7 +14019,10 @@ static void h_nvmlVgpuInstanceGetMdevUUID(apigen_call_ctx *cx)
         if (mdevUuid == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetMdevUUID(vgpuInstance, mdevUuid, size);
+    if (nvmlVgpuInstanceGetMdevUUID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetMdevUUID(vgpuInstance, mdevUuid, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12651,7 +14065,10 @@ static void h_nvmlVgpuInstanceGetMetadata(apigen_call_ctx *cx)
         if (vgpuMetadata == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetMetadata(vgpuInstance, vgpuMetadata, bufferSize);
+    if (nvmlVgpuInstanceGetMetadata == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetMetadata(vgpuInstance, vgpuMetadata, bufferSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12689,7 +14106,10 @@ static void h_nvmlVgpuInstanceGetPlacementId(apigen_call_ctx *cx)
     }
     p_pPlacement = b_pPlacement != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetPlacementId(vgpuInstance, pPlacement);
+    if (nvmlVgpuInstanceGetPlacementId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetPlacementId(vgpuInstance, pPlacement);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12723,7 +14143,10 @@ static void h_nvmlVgpuInstanceGetRuntimeStateSize(apigen_call_ctx *cx)
     }
     p_pState = b_pState != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance, pState);
+    if (nvmlVgpuInstanceGetRuntimeStateSize == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetRuntimeStateSize(vgpuInstance, pState);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12752,7 +14175,10 @@ static void h_nvmlVgpuInstanceGetType(apigen_call_ctx *cx)
         if (vgpuTypeId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetType(vgpuInstance, vgpuTypeId);
+    if (nvmlVgpuInstanceGetType == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetType(vgpuInstance, vgpuTypeId);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12785,7 +14211,10 @@ static void h_nvmlVgpuInstanceGetUUID(apigen_call_ctx *cx)
         if (uuid == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetUUID(vgpuInstance, uuid, size);
+    if (nvmlVgpuInstanceGetUUID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetUUID(vgpuInstance, uuid, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12818,7 +14247,10 @@ static void h_nvmlVgpuInstanceGetVmDriverVersion(apigen_call_ctx *cx)
         if (version == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance, version, length);
+    if (nvmlVgpuInstanceGetVmDriverVersion == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetVmDriverVersion(vgpuInstance, version, length);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12860,7 +14292,10 @@ static void h_nvmlVgpuInstanceGetVmID(apigen_call_ctx *cx)
         if (vmIdType == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuInstanceGetVmID(vgpuInstance, vmId, size, vmIdType);
+    if (nvmlVgpuInstanceGetVmID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuInstanceGetVmID(vgpuInstance, vmId, size, vmIdType);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12889,7 +14324,10 @@ static void h_nvmlVgpuInstanceSetEncoderCapacity(apigen_call_ctx *cx)
     if (!apigen_privileged(cx, "nvmlVgpuInstanceSetEncoderCapacity", "changes the GPU for every user of the server"))
         ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance, encoderCapacity);
+        if (nvmlVgpuInstanceSetEncoderCapacity == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlVgpuInstanceSetEncoderCapacity(vgpuInstance, encoderCapacity);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -12918,7 +14356,10 @@ static void h_nvmlVgpuTypeGetBAR1Info(apigen_call_ctx *cx)
     }
     p_bar1Info = b_bar1Info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetBAR1Info(vgpuTypeId, bar1Info);
+    if (nvmlVgpuTypeGetBAR1Info == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetBAR1Info(vgpuTypeId, bar1Info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12951,7 +14392,10 @@ static void h_nvmlVgpuTypeGetCapabilities(apigen_call_ctx *cx)
         if (capResult == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetCapabilities(vgpuTypeId, capability, capResult);
+    if (nvmlVgpuTypeGetCapabilities == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetCapabilities(vgpuTypeId, capability, capResult);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12994,7 +14438,10 @@ static void h_nvmlVgpuTypeGetClass(apigen_call_ctx *cx)
         if (vgpuTypeClass == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetClass(vgpuTypeId, vgpuTypeClass, size);
+    if (nvmlVgpuTypeGetClass == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetClass(vgpuTypeId, vgpuTypeClass, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13036,7 +14483,10 @@ static void h_nvmlVgpuTypeGetDeviceID(apigen_call_ctx *cx)
         if (subsystemID == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetDeviceID(vgpuTypeId, deviceID, subsystemID);
+    if (nvmlVgpuTypeGetDeviceID == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetDeviceID(vgpuTypeId, deviceID, subsystemID);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13069,7 +14519,10 @@ static void h_nvmlVgpuTypeGetFbReservation(apigen_call_ctx *cx)
         if (fbReservation == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetFbReservation(vgpuTypeId, fbReservation);
+    if (nvmlVgpuTypeGetFbReservation == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetFbReservation(vgpuTypeId, fbReservation);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13098,7 +14551,10 @@ static void h_nvmlVgpuTypeGetFrameRateLimit(apigen_call_ctx *cx)
         if (frameRateLimit == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId, frameRateLimit);
+    if (nvmlVgpuTypeGetFrameRateLimit == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetFrameRateLimit(vgpuTypeId, frameRateLimit);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13127,7 +14583,10 @@ static void h_nvmlVgpuTypeGetFramebufferSize(apigen_call_ctx *cx)
         if (fbSize == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetFramebufferSize(vgpuTypeId, fbSize);
+    if (nvmlVgpuTypeGetFramebufferSize == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetFramebufferSize(vgpuTypeId, fbSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13156,7 +14615,10 @@ static void h_nvmlVgpuTypeGetGpuInstanceProfileId(apigen_call_ctx *cx)
         if (gpuInstanceProfileId == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId, gpuInstanceProfileId);
+    if (nvmlVgpuTypeGetGpuInstanceProfileId == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetGpuInstanceProfileId(vgpuTypeId, gpuInstanceProfileId);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13185,7 +14647,10 @@ static void h_nvmlVgpuTypeGetGspHeapSize(apigen_call_ctx *cx)
         if (gspHeapSize == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetGspHeapSize(vgpuTypeId, gspHeapSize);
+    if (nvmlVgpuTypeGetGspHeapSize == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetGspHeapSize(vgpuTypeId, gspHeapSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13218,7 +14683,10 @@ static void h_nvmlVgpuTypeGetLicense(apigen_call_ctx *cx)
         if (vgpuTypeLicenseString == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetLicense(vgpuTypeId, vgpuTypeLicenseString, size);
+    if (nvmlVgpuTypeGetLicense == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetLicense(vgpuTypeId, vgpuTypeLicenseString, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13253,7 +14721,10 @@ static void h_nvmlVgpuTypeGetMaxInstances(apigen_call_ctx *cx)
         if (vgpuInstanceCount == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetMaxInstances(device, vgpuTypeId, vgpuInstanceCount);
+    if (nvmlVgpuTypeGetMaxInstances == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetMaxInstances(device, vgpuTypeId, vgpuInstanceCount);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13283,7 +14754,10 @@ static void h_nvmlVgpuTypeGetMaxInstancesPerGpuInstance(apigen_call_ctx *cx)
     }
     p_pMaxInstance = b_pMaxInstance != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance);
+    if (nvmlVgpuTypeGetMaxInstancesPerGpuInstance == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetMaxInstancesPerGpuInstance(pMaxInstance);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13312,7 +14786,10 @@ static void h_nvmlVgpuTypeGetMaxInstancesPerVm(apigen_call_ctx *cx)
         if (vgpuInstanceCountPerVm == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId, vgpuInstanceCountPerVm);
+    if (nvmlVgpuTypeGetMaxInstancesPerVm == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetMaxInstancesPerVm(vgpuTypeId, vgpuInstanceCountPerVm);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13355,7 +14832,10 @@ static void h_nvmlVgpuTypeGetName(apigen_call_ctx *cx)
         if (vgpuTypeName == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetName(vgpuTypeId, vgpuTypeName, size);
+    if (nvmlVgpuTypeGetName == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetName(vgpuTypeId, vgpuTypeName, size);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13388,7 +14868,10 @@ static void h_nvmlVgpuTypeGetNumDisplayHeads(apigen_call_ctx *cx)
         if (numDisplayHeads == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId, numDisplayHeads);
+    if (nvmlVgpuTypeGetNumDisplayHeads == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetNumDisplayHeads(vgpuTypeId, numDisplayHeads);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -13430,7 +14913,10 @@ static void h_nvmlVgpuTypeGetResolution(apigen_call_ctx *cx)
         if (ydim == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = nvmlVgpuTypeGetResolution(vgpuTypeId, displayIndex, xdim, ydim);
+    if (nvmlVgpuTypeGetResolution == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlVgpuTypeGetResolution(vgpuTypeId, displayIndex, xdim, ydim);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

@@ -7,6 +7,10 @@
 #include <nvml.h>
 #include <stdio.h>
 
+/* the fake library lacks it, as an older driver's does: natively it is
+ * absent, forwarded the server answers NVML_ERROR_FUNCTION_NOT_FOUND */
+#pragma weak nvmlDeviceGetHostname_v1
+
 /* exported by libnvidia-ml.so.1, declared in no header (nvidia-smi uses it) */
 nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id);
 
@@ -28,6 +32,13 @@ int main(void)
     for (int i = 0; i < 2; i++) {
         r = nvmlDeviceSetCpuAffinity(d);
         printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));
+    }
+    if (nvmlDeviceGetHostname_v1 != NULL) {
+        nvmlHostname_v1_t h;
+        r = nvmlDeviceGetHostname_v1(d, &h);
+        printf("hostname: %d (%s)\n", (int)r, nvmlErrorString(r));
+    } else {
+        printf("hostname: absent\n");
     }
     for (int i = 0; i < 2; i++) {
         static const unsigned char id[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};

@@ -81,6 +81,7 @@ EXPORT const char *nvmlErrorString(nvmlReturn_t r)
     case NVML_ERROR_INSUFFICIENT_SIZE: return "Insufficient Size";
     case NVML_ERROR_DRIVER_NOT_LOADED: return "Driver Not Loaded";
     case NVML_ERROR_NOT_FOUND: return "Not Found";
+    case NVML_ERROR_FUNCTION_NOT_FOUND: return "Function Not Found";
     default: return "Unknown Error";
     }
 }

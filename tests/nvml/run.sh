@@ -9,7 +9,8 @@
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
 #       limit unchanged, one log line on the server) and then done; an
 #       unsupported call (and the private nvmlInternalGetExportTable) answers
-#       NVML_ERROR_NOT_SUPPORTED with one log line
+#       NVML_ERROR_NOT_SUPPORTED with one log line; a function the server's
+#       library lacks answers NVML_ERROR_FUNCTION_NOT_FOUND
 #   run.sh servers SERVER STUB_DIR PROGRAM
 #       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
 #       example sees 4 GPUs, server 0's first, with global indexes, and the
@@ -79,6 +80,8 @@ admin)
     [ "$(grep -c '^set cpu affinity: 3 (Not Supported)$' "$tmp/refused.out")" = 2 ] || fail "the unsupported call did not answer NVML_ERROR_NOT_SUPPORTED"
     [ "$(grep -c 'nvmlDeviceSetCpuAffinity' "$tmp/refused.err")" = 1 ] || fail "the stub did not log the unsupported call once by name"
     [ "$(grep -c '^private export table: 3$' "$tmp/refused.out")" = 2 ] || fail "nvmlInternalGetExportTable is not NVML_ERROR_NOT_SUPPORTED"
+    grep -q "^hostname: 13 (Function Not Found)$" "$tmp/refused.out" ||
+        fail "a function the server's library lacks is not NVML_ERROR_FUNCTION_NOT_FOUND"
     [ "$(grep -c 'nvmlInternalGetExportTable: not supported: .* 01020304-0506-0708-090a-0b0c0d0e0f10 ' "$tmp/refused.err")" = 1 ] ||
         fail "the stub did not log nvmlInternalGetExportTable's table id once"
     mv "$tmp/server.log" "$tmp/refused-server.log"
@@ -92,7 +95,8 @@ admin)
     # and natively the fake does it too (the gate is the server's, not the library's)
     LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" > "$tmp/native.out" 2>&1 || fail "native admin run failed"
     grep -q "^limit after: 0 500000$" "$tmp/native.out" || fail "the fake library did not take the write"
-    echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once"
+    grep -q "^hostname: absent$" "$tmp/native.out" || fail "the fake library has nvmlDeviceGetHostname_v1"
+    echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once; a function the library lacks is NVML_ERROR_FUNCTION_NOT_FOUND"
     ;;
 servers)
     server=$1 stubdir=$2 prog=$3
