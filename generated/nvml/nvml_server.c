@@ -391,18 +391,8 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 /* ---- handle types ---- */
 static const apigen_handle_type ht_nvmlDevice_t = {"nvmlDevice_t", 0, NULL, NULL, 0, 0};
 static const apigen_handle_type ht_nvmlUnit_t = {"nvmlUnit_t", 1, NULL, NULL, 0, 0};
-static void destroy_nvmlGpuInstance_t(void *real)
-{
-    if (nvmlGpuInstanceDestroy != NULL) /* errors.missing: the library may lack it */
-        (void)nvmlGpuInstanceDestroy((nvmlGpuInstance_t)(uintptr_t)real);
-}
-static const apigen_handle_type ht_nvmlGpuInstance_t = {"nvmlGpuInstance_t", 2, destroy_nvmlGpuInstance_t, NULL, 0, 0};
-static void destroy_nvmlComputeInstance_t(void *real)
-{
-    if (nvmlComputeInstanceDestroy != NULL) /* errors.missing: the library may lack it */
-        (void)nvmlComputeInstanceDestroy((nvmlComputeInstance_t)(uintptr_t)real);
-}
-static const apigen_handle_type ht_nvmlComputeInstance_t = {"nvmlComputeInstance_t", 3, destroy_nvmlComputeInstance_t, NULL, 0, 0};
+static const apigen_handle_type ht_nvmlGpuInstance_t = {"nvmlGpuInstance_t", 2, NULL, NULL, 0, 0};
+static const apigen_handle_type ht_nvmlComputeInstance_t = {"nvmlComputeInstance_t", 3, NULL, NULL, 0, 0};
 static void destroy_nvmlEventSet_t(void *real)
 {
     if (nvmlEventSetFree != NULL) /* errors.missing: the library may lack it */

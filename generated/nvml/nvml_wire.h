@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVML_FINGERPRINT UINT64_C(0xdea8dc463182a877)
+#define NVML_FINGERPRINT UINT64_C(0x3824d9a13b59684c)
 
 /* Call ids: forwarded and custom functions. */
 enum {
