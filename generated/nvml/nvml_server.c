@@ -9830,10 +9830,13 @@ static void h_nvmlDeviceReadWritePRM_v1(apigen_call_ctx *cx)
     }
     p_buffer = b_buffer != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceReadWritePRM_v1 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    if (!apigen_privileged(cx, "nvmlDeviceReadWritePRM_v1", "changes the GPU for every user of the server"))
+        ret_ = (nvmlReturn_t)(NVML_ERROR_NO_PERMISSION);
     else
-        ret_ = nvmlDeviceReadWritePRM_v1(device, buffer);
+        if (nvmlDeviceReadWritePRM_v1 == NULL)
+            ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+        else
+            ret_ = nvmlDeviceReadWritePRM_v1(device, buffer);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
