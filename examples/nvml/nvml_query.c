@@ -135,7 +135,8 @@ static void device(unsigned i)
     printf("  process utilization: %d (%s) count %u\n", (int)r, nvmlErrorString(r),
            r == NVML_SUCCESS ? ui.processSamplesCount : 0);
     for (unsigned k = 0; r == NVML_SUCCESS && k < ui.processSamplesCount && k < 8; k++)
-        printf("    pid %u sm %s\n", pu[k].pid, show_volatile ? "" : "present");
+        if (show_volatile) printf("    pid %u sm %u mem %u\n", pu[k].pid, pu[k].smUtil, pu[k].memUtil);
+        else printf("    pid %u sm present\n", pu[k].pid);
 }
 
 int main(int argc, char **argv)
