@@ -13,17 +13,19 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
-                                       "private_symbols", NULL};
+                                       "private_symbols", "proc_table", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
-                                             "clang_args", "select",  "variants",     NULL};
+                                             "clang_args", "select",  "variants",     "proc_table",
+                                             NULL};
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
+static const char *const proc_table_keys[] = {"header", "typedef", NULL};
 static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
                                           "out_of_memory",  "async",         "missing",
-                                          NULL};
+                                          "names",          NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
@@ -138,6 +140,25 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
                 diag_error(d, spec_key_loc(vn, "suffixes"), NULL, NULL,
                            "api.variants.suffixes: '%s' is not an identifier suffix",
                            s->variant_suffixes[i]);
+    }
+    const spec_node *pt = spec_get(api, "proc_table");
+    if (pt && spec_want_map(pt, "api.proc_table", d, NULL, NULL)) {
+        spec_check_keys(pt, proc_table_keys, "api.proc_table", d, NULL, NULL);
+        s->proc_loc = spec_key_loc(api, "proc_table");
+        s->proc_header = dup_str(m, spec_get(pt, "header"), "api.proc_table.header", d);
+        s->proc_pattern = dup_str(m, spec_get(pt, "typedef"), "api.proc_table.typedef", d);
+        const char *pn = s->proc_pattern ? strstr(s->proc_pattern, "{name}") : NULL;
+        const char *pv = s->proc_pattern ? strstr(s->proc_pattern, "{version}") : NULL;
+        if (!s->proc_header || !s->proc_pattern)
+            diag_error(d, pt->loc, NULL, NULL,
+                       "api.proc_table needs `header:` (the header of function-pointer typedefs) "
+                       "and `typedef:` (their names, e.g. \"PFN_{name}_v{version}\")");
+        else if (!pn || !pv || pv < pn + 6 || strcmp(pv, "{version}") != 0 ||
+                 strstr(pn + 1, "{name}"))
+            diag_error(d, spec_get(pt, "typedef")->loc, NULL, NULL,
+                       "api.proc_table.typedef '%s' must hold {name} once, then {version} at its "
+                       "end (a variant suffix may follow the version in the typedefs' names)",
+                       s->proc_pattern);
     }
     for (int i = 0; api_early_keys[i]; i++) {
         const spec_node *w = spec_find_conditional(spec_get(api, api_early_keys[i]));
@@ -489,6 +510,18 @@ static void check_errors(ck *c, const spec_node *root)
         } else {
             diag_error(c->d, spec_get(er, "type")->loc, NULL, NULL,
                        "api.errors.type '%s' is not a typedef in the headers", s->error_type);
+        }
+        const spec_node *nm = spec_get(er, "names");
+        if (nm) {
+            int on = 0;
+            spec_bool(nm, "api.errors.names", c->d, NULL, NULL, &on);
+            if (on && td && (td->type->kind != TY_ENUM || !td->type->enm))
+                diag_error(c->d, nm->loc, NULL, NULL,
+                           "api.errors.names: the error type '%s' is a %s, not an enum whose "
+                           "constants could be named",
+                           s->error_type, type_kind_name(td->type->kind));
+            else if (on && td)
+                s->error_names = td->type->enm;
         }
     }
     struct {
@@ -2028,6 +2061,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         check_stream_order(&c, f);
     }
     check_symbol_versions(&c, root);
+    build_proc_table(m, d);
     default_destroys(&c);
 
     /* pass 2: expressions, now that every parameter has its kind */

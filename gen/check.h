@@ -29,6 +29,10 @@ const spec_node *spec_find_conditional(const spec_node *n);
  * sorts functions by name. Returns 0 when no error was reported. */
 int check_model(api_model *m, const spec_node *root, diag_sink *d);
 
+/* api.proc_table: fills m->procs from the typedefs and the exported
+ * functions (proc_table.c); warnings for typedefs that pair with nothing. */
+void build_proc_table(api_model *m, diag_sink *d);
+
 /* check_servers.c, at the end of check_model: the several-servers
  * vocabulary (`api.ordinals`, `gather:`, `selects:`, `ordinal:`) over the
  * decided parameters; entries[i] is functions[i]'s spec entry (or NULL). */

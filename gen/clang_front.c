@@ -698,6 +698,42 @@ static void find_variants(front *F, CXIndex idx, const char *tu_name, struct CXU
     free(w.names);
 }
 
+/* api.variants without `defines:`: the headers declare the variants
+ * themselves (cuda.h under __CUDA_API_VERSION_INTERNAL declares cuMemcpy_ptds
+ * next to cuMemcpy). A function named <base><suffix> whose <base> is a
+ * function of the same canonical signature becomes <base>'s variant, so it
+ * takes <base>'s annotations unless it has an entry of its own. */
+static int same_sig(const fn_sig *a, const fn_sig *b)
+{
+    if (a->nparams != b->nparams || a->variadic != b->variadic ||
+        strcmp(a->ret->canonical, b->ret->canonical) != 0)
+        return 0;
+    for (size_t i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].type->canonical, b->params[i].type->canonical) != 0) return 0;
+    return 1;
+}
+
+static void mark_declared_variants(front *F)
+{
+    api_settings *s = &F->m->api;
+    for (size_t i = 0; i < F->m->nfunctions; i++) {
+        function_def *fd = &F->m->functions[i];
+        size_t nl = strlen(fd->name);
+        for (size_t j = 0; j < s->nvariant_suffixes && !fd->variant_of; j++) {
+            const char *suf = s->variant_suffixes[j];
+            size_t sl = strlen(suf);
+            if (nl <= sl || strcmp(fd->name + nl - sl, suf) != 0) continue;
+            char *base = xstrdup(fd->name);
+            base[nl - sl] = 0;
+            uintptr_t bi = (uintptr_t)strmap_get(&F->fns, base);
+            free(base);
+            if (!bi || !same_sig(&F->m->functions[bi - 1].sig, &fd->sig)) continue;
+            fd->variant_of = F->m->functions[bi - 1].name;
+            fd->variant_suffix = arena_strdup(F->a, suf);
+        }
+    }
+}
+
 int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_dir,
                       const src_loc *header_locs, const src_loc *api_loc, diag_sink *d)
 {
@@ -746,6 +782,22 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         }
         F.main_paths[i] = found;
         sb_printf(&tu_text, "#include \"%s\"\n", found);
+    }
+    /* api.proc_table's header: its typedefs are read, its functions not taken */
+    if (s->proc_header) {
+        char *found = NULL;
+        for (size_t j = 0; j < ndirs && !found; j++) {
+            char *p = path_join(dirs[j], s->proc_header);
+            if (file_exists(p)) found = p;
+            else free(p);
+        }
+        if (!found)
+            diag_error(d, s->proc_loc, NULL, NULL,
+                       "api.proc_table.header '%s' not found (searched the headers' folders)",
+                       s->proc_header);
+        else
+            sb_printf(&tu_text, "#include \"%s\"\n", found);
+        free(found);
     }
     if (d->errors > errors0) goto out;
 
@@ -821,8 +873,10 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
     }
     clang_visitChildren(clang_getTranslationUnitCursor(F.tu), visit_top, &F);
     clang_disposeTranslationUnit(F.tu);
-    if (s->nvariant_suffixes)
+    if (s->nvariant_suffixes && s->nvariant_defines)
         find_variants(&F, idx, tu_name, &uf, args, nargs, api_loc);
+    else if (s->nvariant_suffixes)
+        mark_declared_variants(&F);
     if (F.have_re) regfree(&F.re);
     clang_disposeIndex(idx);
 

@@ -120,6 +120,25 @@ int emit_wire(emit_ctx *e, strbuf *out)
     }
     snprintf(buf, sizeof buf, "%zu", e->ncbs);
     tmpl_put(&e->o, "wire_cbs_end", "API", e->API, "n", buf, NULL);
+    if (m->nprocs) {
+        tmpl_put(&e->o, "wire_proc_head", "API", e->API, "header", m->api.proc_header, NULL);
+        for (size_t i = 0; i < m->nprocs; i++) {
+            const proc_entry *p = &m->procs[i];
+            char ver[24], var[16];
+            snprintf(ver, sizeof ver, "%ld", p->version);
+            snprintf(var, sizeof var, "%u", p->suffix);
+            tmpl_put(&e->o, "wire_proc_entry", "name", p->name, "version", ver, "variant", var,
+                     "fn", p->symbol, "typedef", p->typedef_name, NULL);
+        }
+        tmpl_put(&e->o, "wire_proc_tail", "API", e->API, NULL);
+    }
+    if (m->api.error_names) {
+        tmpl_put(&e->o, "wire_names_head", "API", e->API, NULL);
+        for (size_t i = 0; i < m->api.error_names->nconsts; i++)
+            tmpl_put(&e->o, "wire_names_entry", "name", m->api.error_names->consts[i].name, NULL);
+        tmpl_put(&e->o, "wire_names_tail", "API", e->API, NULL);
+    }
+    tmpl_put(&e->o, "wire_pins_layout", NULL);
     if (recs.n) qsort(recs.r, recs.n, sizeof *recs.r, cmp_rec);
     for (size_t i = 0; i < recs.n; i++) {
         const record_def *r = recs.r[i];

@@ -344,6 +344,7 @@ typedef struct api_settings {
     char **version_nodes;   /* later nodes, in order (each inherits the one before) */
     size_t nversion_nodes;
     char *error_type;       /* "fooStatus" */
+    struct enum_def *error_names; /* api.errors.names: the error enum, named in <api>_wire.h */
     type_info *error_ty;
     char *success;          /* constant names or integer literals */
     char *unsupported;
@@ -374,6 +375,9 @@ typedef struct api_settings {
     size_t nvariant_defines;
     char **variant_suffixes;/* ... declare <fn><suffix> for some functions: symbol variants */
     size_t nvariant_suffixes;
+    char *proc_header;      /* api.proc_table: a header of function-pointer typedefs ... */
+    char *proc_pattern;     /* ... named like "PFN_{name}_v{version}" (+ a variant suffix) */
+    src_loc proc_loc;
     char *ordinals;         /* api.ordinals: the function that counts one server's devices
                                (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */
@@ -385,6 +389,16 @@ typedef struct api_settings {
     src_loc priv_loc;       /* api.privileged, {0} when absent */
 } api_settings;
 
+/* api.proc_table: one typedef of the header names (name, version, variant)
+ * and the function that has its type (gen/proc_table.c). */
+typedef struct proc_entry {
+    char *name;          /* the name an application asks for: "cuMemAlloc" */
+    long version;        /* from the typedef's name */
+    unsigned suffix;     /* 0, or 1 + the index of its api.variants suffix */
+    char *symbol;        /* the function: "cuMemAlloc_v2" */
+    char *typedef_name;  /* "PFN_cuMemAlloc_v3020" */
+} proc_entry;
+
 typedef struct api_model {
     api_settings api;
     function_def *functions;   /* every selected function, sorted by name */
@@ -395,6 +409,8 @@ typedef struct api_model {
     size_t nenums;
     typedef_def *typedefs;
     size_t ntypedefs;
+    proc_entry *procs;         /* api.proc_table, by name then version */
+    size_t nprocs;
     macro_def *macros;
     size_t nmacros;
     handle_type_def *handles;

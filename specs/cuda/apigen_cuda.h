@@ -1,0 +1,119 @@
+/* Internal calls of the CUDA driver stub (specs/cuda.yaml, `internal: true`):
+ * wire messages between the hand-written guest code (guest.c) and host code
+ * (host.c), never exported. apigen generates their encoding and checks. */
+#ifndef APIGEN_CUDA_H
+#define APIGEN_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+/* kernel parameters the layout query reports at most */
+#define APIGEN_CUDA_MAX_PARAMS 512
+
+/* apigenCudaLaunch flags */
+#define APIGEN_CUDA_LAUNCH_PTSZ 1u   /* the per-thread default stream entry point */
+
+/* The error's name (which == 0) or description (which == 1), as the
+ * server's driver says it; *len: bytes written including the NUL. */
+CUresult apigenCudaErrorString(CUresult error, int which, char *buf, size_t cap, size_t *len);
+
+/* cuFuncGetName (isKernel == 0) / cuKernelGetName (1) of a handle id. */
+CUresult apigenCudaFuncName(uint64_t func, int isKernel, char *buf, size_t cap, size_t *len);
+
+/* cuModuleLoadDataEx with the image's size (read from its header by the
+ * guest) and the option values as 64-bit integers. */
+CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize,
+                              unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues);
+
+/* cuLibraryLoadData likewise. */
+CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t codeSize,
+                               unsigned int numJitOptions, const CUjit_option *jitOptions,
+                               const uint64_t *jitOptionsValues, unsigned int numLibraryOptions,
+                               const CUlibraryOption *libraryOptions,
+                               const uint64_t *libraryOptionValues);
+
+/* The parameter layout of a CUfunction (isKernel == 0) or CUkernel (1) id:
+ * offsets and sizes of its parameters in order (cuFuncGetParamInfo). */
+CUresult apigenCudaParamLayout(uint64_t func, int isKernel, size_t *offsets, size_t *sizes,
+                               unsigned int *nparams);
+
+/* One launch: the packed parameter buffer (the layout's offsets), the
+ * launch attributes (CU_LAUNCH_ATTRIBUTE_COOPERATIVE for cooperative
+ * launches), flags APIGEN_CUDA_LAUNCH_*. */
+CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned int gridDimX,
+                          unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+                          unsigned int blockDimY, unsigned int blockDimZ,
+                          unsigned int sharedMemBytes, CUstream hStream, const void *params,
+                          size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs,
+                          unsigned int flags);
+
+/* Host functions (cuLaunchHostFunc, cuStreamAddCallback): the server's
+ * stream reaches a host function of its own that calls `fn` (a callback to
+ * the guest, which runs the application's function on its callback thread)
+ * and blocks the stream until the guest answers apigenCudaHostFnDone(id). */
+#define APIGEN_CUDA_HOSTFN_PTSZ 1u     /* the _ptsz entry point */
+#define APIGEN_CUDA_HOSTFN_PERSIST 2u  /* captured into a graph: runs at every launch */
+typedef void (*apigenCudaHostFnCb)(uint64_t id, int32_t status, void *user);
+CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *user, uint64_t id,
+                                 uint32_t isCallback, uint32_t flags);
+CUresult apigenCudaHostFnDone(uint64_t id);
+
+/* cuStreamGetCaptureInfo_v2/_v3: the driver's dependency arrays copied
+ * out (room for cap; *numDeps is the full count); ptsz: the _ptsz form. */
+CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz,
+                                        CUstreamCaptureStatus *status, cuuint64_t *id,
+                                        CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges,
+                                        size_t cap, size_t *numDeps);
+
+/* Kernel nodes: func (a CUfunction or CUkernel id) or kern (a CUkernel
+ * id), ctx, dims = grid x, y, z, block x, y, z, shared memory bytes, and the
+ * arguments packed at the offsets of the kernel's layout, as a launch's. */
+CUresult apigenCudaAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                 const CUgraphNode *dependencies, size_t numDependencies,
+                                 uint64_t func, uint64_t kern, CUcontext ctx,
+                                 const unsigned int *dims, const void *params, size_t paramsSize);
+CUresult apigenCudaKernelNodeSetParams(CUgraphNode hNode, uint64_t func, uint64_t kern,
+                                       CUcontext ctx, const unsigned int *dims,
+                                       const void *params, size_t paramsSize);
+CUresult apigenCudaExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                           uint64_t func, uint64_t kern, CUcontext ctx,
+                                           const unsigned int *dims, const void *params,
+                                           size_t paramsSize);
+/* The node's parameters with its arguments packed (room for cap bytes;
+ * *paramsSize: the packed size). */
+CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t *func, uint64_t *kern,
+                                       CUcontext *ctx, unsigned int *dims, void *params,
+                                       size_t cap, size_t *paramsSize);
+
+/* JIT linking (cuLinkCreate, cuLinkAddData and their _v2 forms; v2
+ * selects the form): option values as 64-bit integers, as for module loads.
+ * apigenCudaLinkComplete copies the linked image out (room for cap bytes;
+ * *size: its size; asking again answers from the first completion). */
+CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues, CUlinkState *stateOut,
+                              unsigned int v2);
+CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const void *data,
+                               size_t size, const char *name, unsigned int numOptions,
+                               const CUjit_option *options, const uint64_t *optionValues,
+                               unsigned int v2);
+CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size);
+
+/* apigenCudaMemcpy3D kinds and flags */
+#define APIGEN_CUDA_COPY_2D 0u           /* cuMemcpy2D_v2 (Depth 1) */
+#define APIGEN_CUDA_COPY_2D_UNALIGNED 1u /* cuMemcpy2DUnaligned_v2 */
+#define APIGEN_CUDA_COPY_3D 2u           /* cuMemcpy3D_v2 */
+#define APIGEN_CUDA_COPY_KIND 3u
+#define APIGEN_CUDA_COPY_ASYNC 4u        /* the *Async form, on hStream */
+#define APIGEN_CUDA_COPY_PT 8u           /* the _ptds / _ptsz entry point */
+
+/* A 2D or 3D copy: the guest's host memory on either side travels packed
+ * (rows of WidthInBytes back to back: hostIn for a host source, hostOut
+ * for a host destination); the descriptor's host pointers are set by the
+ * server, its array handles are ids. */
+CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind,
+                            void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
+
+#endif

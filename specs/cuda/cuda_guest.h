@@ -1,0 +1,43 @@
+/* Shared declarations of the CUDA driver stub's hand-written guest code. */
+#ifndef APIGEN_CUDA_GUEST_H
+#define APIGEN_CUDA_GUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_wire.h" /* cuda.h with every ABI form declared */
+
+/* The byte size of a module image from its header (image.c): a fat binary
+ * (bare, or a wrapper: then *image becomes the fat binary it points to), an
+ * ELF cubin, or NUL-terminated PTX text. Anything else is
+ * CUDA_ERROR_INVALID_IMAGE with a log line naming `fn`. */
+CUresult apigen_cuda_image(const void **image, size_t *size, const char *fn);
+
+/* The export table the private-interface helper provides (export_tables.c). */
+CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExportTableId);
+
+/* Whether p lies in host memory the guest allocated or registered through
+ * the driver (cuMemAllocHost & co; host_mem.c). */
+int apigen_cuda_is_guest_host(const void *p);
+
+/* Whether an address of unified addressing is the server's (device memory,
+ * or memory of the server's process the driver knows) rather than the
+ * guest's own host memory (host_mem.c; asks the server unless the guest
+ * allocated or registered it). */
+int apigen_cuda_on_server(CUdeviceptr p);
+
+/* A kernel's parameter layout, learned once per CUfunction or CUkernel id
+ * from the server (launch.c). */
+struct apigen_cuda_layout {
+    uint64_t id;
+    unsigned n;
+    size_t size; /* bytes of the packed buffer: the end of the last parameter */
+    size_t *offsets, *sizes;
+    struct apigen_cuda_layout *next;
+};
+CUresult apigen_cuda_get_layout(CUfunction f, const struct apigen_cuda_layout **out);
+/* The packed buffer of a launch's `extra` form, checked against the layout. */
+CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **extra,
+                                  const void **buf, size_t *size);
+
+#endif

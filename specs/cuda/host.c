@@ -1,0 +1,639 @@
+/* Host side of the CUDA driver stub's internal calls (apigen_cuda.h) and of
+ * the spec's `wrap: {host:}` functions: runs in apigen-server-cuda over the
+ * real driver. Handles arrive as ids: hand-written code resolves them with
+ * apigen_handle_lookup (a CUkernel may stand where a CUfunction is taken, as
+ * the driver allows). Device ranges a call hands out become the client's
+ * (apigen_dev_add), so later calls may name them. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cuda_wire.h"
+
+static const apigen_handle_type *ht(const char *name)
+{
+    for (unsigned i = 0; i < apigen_api_cuda.nhandle_types; i++)
+        if (strcmp(apigen_api_cuda.handle_types[i]->name, name) == 0)
+            return apigen_api_cuda.handle_types[i];
+    return NULL;
+}
+
+/* A CUfunction or CUkernel id of this client: the real handle as a
+ * CUfunction (the driver takes a CUkernel there too), or NULL. */
+static CUfunction func_of(apigen_call_ctx *cx, uint64_t id, int *is_kernel)
+{
+    void *real = NULL;
+    *is_kernel = 0;
+    if (apigen_handle_lookup(cx->session, ht("CUfunction"), id, &real)) return real;
+    if (apigen_handle_lookup(cx->session, ht("CUkernel"), id, &real)) {
+        *is_kernel = 1;
+        return real;
+    }
+    return NULL;
+}
+
+static CUresult copy_str(const char *s, char *buf, size_t cap, size_t *len)
+{
+    size_t n = strlen(s) + 1;
+    if (n > cap) n = cap;
+    if (n) {
+        memcpy(buf, s, n);
+        buf[n - 1] = 0;
+    }
+    *len = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult apigenCudaErrorString(CUresult error, int which, char *buf, size_t cap, size_t *len)
+{
+    const char *s = NULL;
+    CUresult e = which ? cuGetErrorString(error, &s) : cuGetErrorName(error, &s);
+    *len = 0;
+    if (e != CUDA_SUCCESS || !s) return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    return copy_str(s, buf, cap, len);
+}
+
+/* Internal calls whose handler needs the call context take it through the
+ * spec's wrap (host.c cannot see it otherwise): apigenCudaFuncName,
+ * apigenCudaParamLayout and apigenCudaLaunch are wrapped below. */
+CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf,
+                             size_t cap, size_t *len)
+{
+    int k;
+    CUfunction f = func_of(cx, func, &k);
+    const char *s = NULL;
+    *len = 0;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult e = (isKernel || k) ? cuKernelGetName(&s, (CUkernel)f) : cuFuncGetName(&s, f);
+    if (e != CUDA_SUCCESS || !s) return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    return copy_str(s, buf, cap, len);
+}
+
+CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets,
+                                size_t *sizes, unsigned int *nparams)
+{
+    int k;
+    (void)isKernel;
+    CUfunction f = func_of(cx, func, &k);
+    *nparams = 0;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    for (unsigned i = 0; i < APIGEN_CUDA_MAX_PARAMS; i++) {
+        CUresult e = k ? cuKernelGetParamInfo((CUkernel)f, i, &offsets[i], &sizes[i])
+                       : cuFuncGetParamInfo(f, i, &offsets[i], &sizes[i]);
+        if (e == CUDA_ERROR_INVALID_VALUE) return CUDA_SUCCESS; /* past the last parameter */
+        if (e != CUDA_SUCCESS) return e;
+        *nparams = i + 1;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX,
+                          unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
+                          unsigned int blockDimY, unsigned int blockDimZ,
+                          unsigned int sharedMemBytes, CUstream hStream, const void *params,
+                          size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs,
+                          unsigned int flags)
+{
+    int k;
+    (void)isKernel;
+    CUfunction f = func_of(cx, func, &k);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    for (unsigned i = 0; i < numAttrs; i++)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            return CUDA_ERROR_NOT_SUPPORTED; /* an event handle inside: not translated */
+    /* the request's bytes need not be aligned for the kernel's parameters */
+    uint64_t small[128];
+    void *buf = small;
+    if (paramsSize > sizeof small && !(buf = malloc(paramsSize))) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (paramsSize) memcpy(buf, params, paramsSize);
+    size_t size = paramsSize;
+    void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+                     CU_LAUNCH_PARAM_END};
+    CUlaunchConfig c = {gridDimX,  gridDimY,       gridDimZ, blockDimX,           blockDimY,
+                        blockDimZ, sharedMemBytes, hStream,  (CUlaunchAttribute *)attrs, numAttrs};
+    CUresult e = (flags & APIGEN_CUDA_LAUNCH_PTSZ) ? cuLaunchKernelEx_ptsz(&c, f, NULL, extra)
+                                                   : cuLaunchKernelEx(&c, f, NULL, extra);
+    if (buf != small) free(buf);
+    return e;
+}
+
+/* an aligned copy of an image that arrived inside a request */
+static void *aligned_copy(const void *p, size_t n)
+{
+    void *b = NULL;
+    if (posix_memalign(&b, 64, n ? n : 1) != 0) return NULL;
+    memcpy(b, p, n);
+    return b;
+}
+
+static void **values(const uint64_t *v, unsigned n)
+{
+    void **out = calloc(n ? n : 1, sizeof *out);
+    for (unsigned i = 0; out && i < n; i++) out[i] = (void *)(uintptr_t)v[i];
+    return out;
+}
+
+CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize,
+                              unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues)
+{
+    void *img = aligned_copy(image, imageSize);
+    void **vals = values(optionValues, numOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && vals)
+        e = cuModuleLoadDataEx(module, img, numOptions, (CUjit_option *)options,
+                               numOptions ? vals : NULL);
+    free(img); /* the driver copies the image */
+    free(vals);
+    return e;
+}
+
+CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t codeSize,
+                               unsigned int numJitOptions, const CUjit_option *jitOptions,
+                               const uint64_t *jitOptionsValues, unsigned int numLibraryOptions,
+                               const CUlibraryOption *libraryOptions,
+                               const uint64_t *libraryOptionValues)
+{
+    void *img = aligned_copy(code, codeSize);
+    void **jv = values(jitOptionsValues, numJitOptions);
+    void **lv = values(libraryOptionValues, numLibraryOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && jv && lv)
+        e = cuLibraryLoadData(library, img, (CUjit_option *)jitOptions, numJitOptions ? jv : NULL,
+                              numJitOptions, (CUlibraryOption *)libraryOptions,
+                              numLibraryOptions ? lv : NULL, numLibraryOptions);
+    /* CU_LIBRARY_BINARY_IS_PRESERVED would keep a pointer to the image: the
+     * guest refuses nothing here, so keep the copy alive when it is asked */
+    int preserved = 0;
+    for (unsigned i = 0; i < numLibraryOptions; i++)
+        if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED && libraryOptionValues[i])
+            preserved = 1;
+    if (!preserved || e != CUDA_SUCCESS) free(img);
+    free(jv);
+    free(lv);
+    return e;
+}
+
+/* ---- device ranges the driver hands out ------------------------------------------------------- */
+static CUresult add_range(apigen_call_ctx *cx, CUresult e, CUdeviceptr p, size_t bytes)
+{
+    if (e == CUDA_SUCCESS && p && !apigen_dev_add(cx, (uint64_t)p, bytes ? bytes : 1))
+        return CUDA_ERROR_OUT_OF_MEMORY; /* rejected; the runtime logged why */
+    return e;
+}
+
+/* the driver's own extent of the allocation holding p */
+static size_t extent(CUdeviceptr p)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    if (cuMemGetAddressRange_v2(&base, &size, p) != CUDA_SUCCESS) return 1;
+    return (size_t)(base + size - p);
+}
+
+CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch,
+                                   size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+{
+    CUresult e = cuMemAllocPitch_v2(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    return dptr && pPitch ? add_range(cx, e, *dptr, *pPitch * Height) : e;
+}
+
+CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
+                                     CUmodule hmod, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult e = cuModuleGetGlobal_v2(&p, &n, hmod, name);
+    e = add_range(cx, e, p, n);
+    if (e == CUDA_SUCCESS) {
+        if (dptr) *dptr = p;
+        if (bytes) *bytes = n;
+    }
+    return e;
+}
+
+CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
+                                      CUlibrary library, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult e = cuLibraryGetGlobal(&p, &n, library, name);
+    e = add_range(cx, e, p, n);
+    if (e == CUDA_SUCCESS) {
+        if (dptr) *dptr = p;
+        if (bytes) *bytes = n;
+    }
+    return e;
+}
+
+CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                            unsigned int Flags)
+{
+    CUresult e = cuIpcOpenMemHandle_v2(pdptr, handle, Flags);
+    return pdptr && e == CUDA_SUCCESS ? add_range(cx, e, *pdptr, extent(*pdptr)) : e;
+}
+
+CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle,
+                               unsigned int Flags)
+{
+    CUresult e = cuIpcOpenMemHandle(pdptr, handle, Flags);
+    return pdptr && e == CUDA_SUCCESS ? add_range(cx, e, *pdptr, extent(*pdptr)) : e;
+}
+
+CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool,
+                               CUmemPoolPtrExportData *shareData)
+{
+    CUresult e = cuMemPoolImportPointer(ptr_out, pool, shareData);
+    return ptr_out && e == CUDA_SUCCESS ? add_range(cx, e, *ptr_out, extent(*ptr_out)) : e;
+}
+
+/* ---- resource descriptors: the array handle or device address inside -------------------------- */
+static int to_real(apigen_call_ctx *cx, const char *type, void *field)
+{
+    uint64_t id;
+    void *real = NULL;
+    memcpy(&id, field, sizeof id);
+    if (!id) return 1;
+    if (!apigen_handle_lookup(cx->session, ht(type), id, &real)) return 0;
+    memcpy(field, &real, sizeof real);
+    return 1;
+}
+
+static int res_in(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *r)
+{
+    switch (r->resType) {
+    case CU_RESOURCE_TYPE_ARRAY: return to_real(cx, "CUarray", &r->res.array.hArray);
+    case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:
+        return to_real(cx, "CUmipmappedArray", &r->res.mipmap.hMipmappedArray);
+    case CU_RESOURCE_TYPE_LINEAR:
+        return !r->res.linear.devPtr ||
+               apigen_dev_owned(cx->session, r->res.linear.devPtr, r->res.linear.sizeInBytes, true);
+    case CU_RESOURCE_TYPE_PITCH2D:
+        return !r->res.pitch2D.devPtr ||
+               apigen_dev_owned(cx->session, r->res.pitch2D.devPtr,
+                                r->res.pitch2D.height ? r->res.pitch2D.pitchInBytes *
+                                                            (r->res.pitch2D.height - 1)
+                                                      : 0,
+                                false);
+    }
+    return 1; /* other types: the driver refuses them */
+}
+
+CUresult cuda_host_tex_object_create(apigen_call_ctx *cx, CUtexObject *pTexObject,
+                                     const CUDA_RESOURCE_DESC *pResDesc,
+                                     const CUDA_TEXTURE_DESC *pTexDesc,
+                                     const CUDA_RESOURCE_VIEW_DESC *pResViewDesc)
+{
+    CUDA_RESOURCE_DESC r;
+    if (!pResDesc) return cuTexObjectCreate(pTexObject, NULL, pTexDesc, pResViewDesc);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return CUDA_ERROR_INVALID_HANDLE;
+    return cuTexObjectCreate(pTexObject, &r, pTexDesc, pResViewDesc);
+}
+
+CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject,
+                                      const CUDA_RESOURCE_DESC *pResDesc)
+{
+    CUDA_RESOURCE_DESC r;
+    if (!pResDesc) return cuSurfObjectCreate(pSurfObject, NULL);
+    r = *pResDesc;
+    if (!res_in(cx, &r)) return CUDA_ERROR_INVALID_HANDLE;
+    return cuSurfObjectCreate(pSurfObject, &r);
+}
+
+/* cuCtxCreate_v4: CUctxCreateParams arrived as bytes; its pointers are the
+ * guest's. Without them (the common NULL or zeroed parameters) the call is
+ * the driver's; execution-affinity and CIG arrays are not carried yet. */
+CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx,
+                                 CUctxCreateParams *ctxCreateParams, unsigned int flags,
+                                 CUdevice dev)
+{
+    (void)cx;
+    if (ctxCreateParams && (ctxCreateParams->execAffinityParams || ctxCreateParams->cigParams ||
+                            ctxCreateParams->numExecAffinityParams))
+        return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
+}
+
+/* cuGraphInstantiateWithParams: CUDA_GRAPH_INSTANTIATE_PARAMS arrived as
+ * bytes: the upload stream is an id in, the error node a real handle out. */
+static CUresult instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph,
+                                   CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptsz)
+{
+    uint64_t sid = p ? (uint64_t)(uintptr_t)p->hUploadStream : 0;
+    if (p) {
+        void *real = NULL;
+        /* 0, CU_STREAM_LEGACY and CU_STREAM_PER_THREAD pass as they are */
+        if (sid > 2) {
+            if (!apigen_handle_lookup(cx->session, ht("CUstream"), sid, &real))
+                return CUDA_ERROR_INVALID_HANDLE;
+            p->hUploadStream = real;
+        }
+        p->hErrNode_out = NULL;
+    }
+    CUresult e = ptsz ? cuGraphInstantiateWithParams_ptsz(phGraphExec, hGraph, p)
+                      : cuGraphInstantiateWithParams(phGraphExec, hGraph, p);
+    if (p) {
+        p->hUploadStream = (CUstream)(uintptr_t)sid; /* the guest's id, as it sent it */
+        p->hErrNode_out = p->hErrNode_out
+                              ? (CUgraphNode)(uintptr_t)apigen_handle_put(cx, ht("CUgraphNode"),
+                                                                         p->hErrNode_out)
+                              : NULL;
+    }
+    return e;
+}
+
+CUresult cuda_host_graph_instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec,
+                                            CUgraph hGraph,
+                                            CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return instantiate_params(cx, phGraphExec, hGraph, instantiateParams, 0);
+}
+
+CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExec *phGraphExec,
+                                                 CUgraph hGraph,
+                                                 CUDA_GRAPH_INSTANTIATE_PARAMS *instantiateParams)
+{
+    return instantiate_params(cx, phGraphExec, hGraph, instantiateParams, 1);
+}
+
+/* ---- 2D and 3D copies (copy3d.c packs the guest's host sides) ------------------------------- */
+static int copy_side(apigen_call_ctx *cx, CUmemorytype t, CUdeviceptr dev, CUarray *arr)
+{
+    switch (t) {
+    case CU_MEMORYTYPE_DEVICE: return !dev || apigen_dev_owned(cx->session, dev, 0, false);
+    case CU_MEMORYTYPE_ARRAY: return to_real(cx, "CUarray", arr);
+    default: return 1; /* host sides are set by the handler; others: the driver's error */
+    }
+}
+
+CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
+                            unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
+                            size_t inSize)
+{
+    if (!copy) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c = *copy;
+    size_t depth = c.Depth ? c.Depth : 1;
+    /* a host side is exactly the packed rows the guest sent or will take */
+    if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
+        if (!hostIn || inSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        c.srcHost = hostIn;
+    }
+    if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
+        if (!hostOut || outSize / depth / (c.Height ? c.Height : 1) < c.WidthInBytes)
+            return CUDA_ERROR_INVALID_VALUE;
+        c.dstHost = hostOut;
+    }
+    if (!copy_side(cx, c.srcMemoryType, c.srcDevice, &c.srcArray) ||
+        !copy_side(cx, c.dstMemoryType, c.dstDevice, &c.dstArray))
+        return CUDA_ERROR_INVALID_VALUE;
+    int pt = (kind & APIGEN_CUDA_COPY_PT) != 0, async = (kind & APIGEN_CUDA_COPY_ASYNC) != 0;
+    CUresult e;
+    if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_3D) {
+        e = async ? (pt ? cuMemcpy3DAsync_v2_ptsz(&c, hStream) : cuMemcpy3DAsync_v2(&c, hStream))
+                  : (pt ? cuMemcpy3D_v2_ptds(&c) : cuMemcpy3D_v2(&c));
+    } else {
+        CUDA_MEMCPY2D d = {c.srcXInBytes, c.srcY, c.srcMemoryType, c.srcHost, c.srcDevice,
+                           c.srcArray,    c.srcPitch, c.dstXInBytes, c.dstY, c.dstMemoryType,
+                           c.dstHost,     c.dstDevice, c.dstArray, c.dstPitch, c.WidthInBytes,
+                           c.Height};
+        if ((kind & APIGEN_CUDA_COPY_KIND) == APIGEN_CUDA_COPY_2D_UNALIGNED)
+            e = pt ? cuMemcpy2DUnaligned_v2_ptds(&d) : cuMemcpy2DUnaligned_v2(&d);
+        else if (async)
+            e = pt ? cuMemcpy2DAsync_v2_ptsz(&d, hStream) : cuMemcpy2DAsync_v2(&d, hStream);
+        else
+            e = pt ? cuMemcpy2D_v2_ptds(&d) : cuMemcpy2D_v2(&d);
+    }
+    /* the host sides live in this request and its reply: done before they go */
+    if (e == CUDA_SUCCESS && async &&
+        (c.srcMemoryType == CU_MEMORYTYPE_HOST || c.dstMemoryType == CU_MEMORYTYPE_HOST))
+        e = pt ? cuStreamSynchronize_ptsz(hStream) : cuStreamSynchronize(hStream);
+    return e;
+}
+
+/* cuStreamGetCaptureInfo_v2/_v3: the driver's arrays copied into the reply
+ * (the generated handler turns the node handles into the client's ids). */
+CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz,
+                                CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap,
+                                size_t *numDeps)
+{
+    (void)cx;
+    const CUgraphNode *d = NULL;
+    const CUgraphEdgeData *ed = NULL;
+    size_t n = 0;
+    CUresult e = ptsz ? cuStreamGetCaptureInfo_v3_ptsz(hStream, status, id, graph, &d, &ed, &n)
+                      : cuStreamGetCaptureInfo_v3(hStream, status, id, graph, &d, &ed, &n);
+    *numDeps = e == CUDA_SUCCESS ? n : 0;
+    for (size_t i = 0; e == CUDA_SUCCESS && i < n && i < cap; i++) {
+        if (deps) deps[i] = d ? d[i] : NULL;
+        if (edges) {
+            if (ed) edges[i] = ed[i];
+            else memset(&edges[i], 0, sizeof edges[i]); /* no edge data: default edges */
+        }
+    }
+    return e;
+}
+
+/* ---- kernel nodes (graph_kernel.c packs the arguments) -------------------------------------- */
+typedef struct knode {
+    CUDA_KERNEL_NODE_PARAMS p;
+    void *extra[5];
+    size_t size;
+    void *buf;
+} knode;
+
+/* the driver's node parameters from the guest's ids, dims and packed buffer */
+static CUresult knode_in(apigen_call_ctx *cx, knode *k, uint64_t func, uint64_t kern,
+                         CUcontext ctx, const unsigned int *dims, const void *params, size_t n)
+{
+    int is_k;
+    memset(k, 0, sizeof *k);
+    if (func && !(k->p.func = func_of(cx, func, &is_k))) return CUDA_ERROR_INVALID_HANDLE;
+    if (kern) {
+        void *real = NULL;
+        if (!apigen_handle_lookup(cx->session, ht("CUkernel"), kern, &real))
+            return CUDA_ERROR_INVALID_HANDLE;
+        k->p.kern = real;
+    }
+    k->p.ctx = ctx;
+    k->p.gridDimX = dims[0], k->p.gridDimY = dims[1], k->p.gridDimZ = dims[2];
+    k->p.blockDimX = dims[3], k->p.blockDimY = dims[4], k->p.blockDimZ = dims[5];
+    k->p.sharedMemBytes = dims[6];
+    k->size = n;
+    if (n && !(k->buf = aligned_copy(params, n))) return CUDA_ERROR_OUT_OF_MEMORY;
+    k->extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+    k->extra[1] = k->buf;
+    k->extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+    k->extra[3] = &k->size;
+    k->extra[4] = CU_LAUNCH_PARAM_END;
+    k->p.extra = k->extra; /* the driver copies the arguments into the node */
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_add_kernel_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph,
+                                   const CUgraphNode *dependencies, size_t numDependencies,
+                                   uint64_t func, uint64_t kern, CUcontext ctx,
+                                   const unsigned int *dims, const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS)
+        e = cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func,
+                                   uint64_t kern, CUcontext ctx, const unsigned int *dims,
+                                   const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS) e = cuGraphKernelNodeSetParams_v2(hNode, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_exec_kernel_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec,
+                                        CUgraphNode hNode, uint64_t func, uint64_t kern,
+                                        CUcontext ctx, const unsigned int *dims,
+                                        const void *params, size_t paramsSize)
+{
+    knode k;
+    CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
+    if (e == CUDA_SUCCESS) e = cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &k.p);
+    free(k.buf);
+    return e;
+}
+
+CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t *func,
+                                   uint64_t *kern, CUcontext *ctx, unsigned int *dims,
+                                   void *params, size_t cap, size_t *paramsSize)
+{
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    *paramsSize = 0;
+    CUresult e = cuGraphKernelNodeGetParams_v2(hNode, &p);
+    if (e != CUDA_SUCCESS) return e;
+    *func = p.func ? apigen_handle_put(cx, ht("CUfunction"), p.func) : 0;
+    *kern = p.kern ? apigen_handle_put(cx, ht("CUkernel"), p.kern) : 0;
+    *ctx = p.ctx; /* the generated handler turns it into the client's id */
+    unsigned d[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
+                     p.blockDimY, p.blockDimZ, p.sharedMemBytes};
+    memcpy(dims, d, sizeof d);
+    /* the arguments, packed at the offsets of the kernel's layout */
+    CUfunction f = p.func ? p.func : (CUfunction)p.kern;
+    int k = !p.func;
+    size_t size = 0;
+    for (unsigned i = 0; f && p.kernelParams && i < APIGEN_CUDA_MAX_PARAMS; i++) {
+        size_t off, sz;
+        CUresult r = k ? cuKernelGetParamInfo((CUkernel)f, i, &off, &sz)
+                       : cuFuncGetParamInfo(f, i, &off, &sz);
+        if (r != CUDA_SUCCESS) break;
+        if (off + sz > size) size = off + sz;
+        if (off + sz <= cap && p.kernelParams[i]) memcpy((char *)params + off, p.kernelParams[i], sz);
+    }
+    if (!p.kernelParams && p.extra) /* the node kept the packed buffer itself */
+        for (size_t i = 0; p.extra[i] != CU_LAUNCH_PARAM_END && i < 16; i += 2)
+            if (p.extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && p.extra[i + 1]) {
+                size = *(size_t *)p.extra[i + 1];
+                for (size_t j = 0; p.extra[j] != CU_LAUNCH_PARAM_END && j < 16; j += 2)
+                    if (p.extra[j] == CU_LAUNCH_PARAM_BUFFER_POINTER && p.extra[j + 1])
+                        memcpy(params, p.extra[j + 1], size < cap ? size : cap);
+            }
+    *paramsSize = size;
+    return CUDA_SUCCESS;
+}
+
+/* ---- JIT linking ------------------------------------------------------------------------------ */
+CUresult apigenCudaLinkCreate(unsigned int numOptions, const CUjit_option *options,
+                              const uint64_t *optionValues, CUlinkState *stateOut,
+                              unsigned int v2)
+{
+    void **vals = values(optionValues, numOptions);
+    if (!vals) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUresult e = v2 ? cuLinkCreate_v2(numOptions, (CUjit_option *)options, numOptions ? vals : NULL,
+                                      stateOut)
+                    : cuLinkCreate(numOptions, (CUjit_option *)options, numOptions ? vals : NULL,
+                                   stateOut);
+    free(vals); /* the driver copies the options */
+    return e;
+}
+
+CUresult apigenCudaLinkAddData(CUlinkState state, CUjitInputType type, const void *data,
+                               size_t size, const char *name, unsigned int numOptions,
+                               const CUjit_option *options, const uint64_t *optionValues,
+                               unsigned int v2)
+{
+    void *img = aligned_copy(data, size);
+    void **vals = values(optionValues, numOptions);
+    CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
+    if (img && vals)
+        e = v2 ? cuLinkAddData_v2(state, type, img, size, name, numOptions,
+                                  (CUjit_option *)options, numOptions ? vals : NULL)
+               : cuLinkAddData(state, type, img, size, name, numOptions, (CUjit_option *)options,
+                               numOptions ? vals : NULL);
+    free(img);
+    free(vals);
+    return e;
+}
+
+/* The driver's linked image, kept per state until cuLinkDestroy: the guest
+ * may ask again with more room (completing twice is an error). */
+typedef struct done_link {
+    CUlinkState state;
+    void *image;
+    size_t size;
+    struct done_link *next;
+} done_link;
+static done_link *done_;
+static pthread_mutex_t link_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+CUresult apigenCudaLinkComplete(CUlinkState state, void *cubin, size_t cap, size_t *size)
+{
+    void *img = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&link_lock_);
+    done_link *d = done_;
+    while (d && d->state != state) d = d->next;
+    if (d) img = d->image, n = d->size;
+    pthread_mutex_unlock(&link_lock_);
+    if (!d) {
+        CUresult e = cuLinkComplete(state, &img, &n);
+        if (e != CUDA_SUCCESS) return e;
+        if ((d = calloc(1, sizeof *d))) {
+            *d = (done_link){state, img, n, NULL};
+            pthread_mutex_lock(&link_lock_);
+            d->next = done_;
+            done_ = d;
+            pthread_mutex_unlock(&link_lock_);
+        }
+    }
+    if (cubin && img) memcpy(cubin, img, n < cap ? n : cap);
+    *size = n;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state)
+{
+    (void)cx;
+    CUresult e = cuLinkDestroy(state);
+    if (e != CUDA_SUCCESS) return e;
+    pthread_mutex_lock(&link_lock_);
+    for (done_link **pp = &done_; *pp;)
+        if ((*pp)->state == state) {
+            done_link *d = *pp;
+            *pp = d->next;
+            free(d);
+        } else {
+            pp = &(*pp)->next;
+        }
+    pthread_mutex_unlock(&link_lock_);
+    return e;
+}

@@ -1,0 +1,205 @@
+/* Pinned host memory and unified copies of the CUDA driver stub.
+ * cuMemAllocHost / cuMemHostAlloc memory is guest memory, carved from the
+ * shared arena when the transport has one (the server registered it with
+ * the GPU: copies from it are zero-copy), else plain memory; registering
+ * memory (cuMemHostRegister) records the range. The device cannot address
+ * the guest's RAM, so mapped pointers (cuMemHostGetDevicePointer) are
+ * unsupported. cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
+ * host memory, else the server's answer to cuPointerGetAttribute. */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cuda_guest.h"
+#include "cuda_wire.h"
+
+typedef struct hrange {
+    uintptr_t base;
+    size_t size;
+    unsigned flags;
+    int owned; /* allocated here (cuMemAllocHost, cuMemHostAlloc) */
+} hrange;
+
+static hrange *ranges_;
+static size_t nranges_, cap_;
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+/* index of the range holding p, or -1; under lock_ */
+static long find(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (size_t i = 0; i < nranges_; i++)
+        if (a >= ranges_[i].base && a - ranges_[i].base < ranges_[i].size) return (long)i;
+    return -1;
+}
+
+static int add(void *p, size_t size, unsigned flags, int owned)
+{
+    pthread_mutex_lock(&lock_);
+    if (nranges_ == cap_) {
+        size_t nc = cap_ ? cap_ * 2 : 64;
+        hrange *nr = realloc(ranges_, nc * sizeof *nr);
+        if (!nr) {
+            pthread_mutex_unlock(&lock_);
+            return 0;
+        }
+        ranges_ = nr;
+        cap_ = nc;
+    }
+    ranges_[nranges_++] = (hrange){(uintptr_t)p, size ? size : 1, flags, owned};
+    pthread_mutex_unlock(&lock_);
+    return 1;
+}
+
+int apigen_cuda_is_guest_host(const void *p)
+{
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    pthread_mutex_unlock(&lock_);
+    return i >= 0;
+}
+
+/* The driver needs a current context for host allocations. */
+static CUresult need_context(void)
+{
+    CUcontext c = NULL;
+    CUresult e = cuCtxGetCurrent(&c);
+    if (e != CUDA_SUCCESS) return e;
+    return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+    if (!pp) return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = need_context();
+    if (e != CUDA_SUCCESS) return e;
+    if (!bytesize) return CUDA_ERROR_INVALID_VALUE;
+    void *p = apigen_arena_alloc(bytesize);
+    if (!p && posix_memalign(&p, 4096, bytesize) != 0) p = NULL;
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!add(p, bytesize, Flags, 1)) {
+        if (!apigen_arena_free(p)) free(p);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pp = p;
+    return CUDA_SUCCESS;
+}
+
+APIGEN_EXPORT CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+APIGEN_EXPORT CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
+{
+    return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+APIGEN_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    if (i < 0 || !ranges_[i].owned || ranges_[i].base != (uintptr_t)p) {
+        pthread_mutex_unlock(&lock_);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    ranges_[i] = ranges_[--nranges_];
+    pthread_mutex_unlock(&lock_);
+    if (!apigen_arena_free(p)) free(p);
+    return CUDA_SUCCESS;
+}
+
+APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+    if (!p || !bytesize) return CUDA_ERROR_INVALID_VALUE;
+    CUresult e = need_context();
+    if (e != CUDA_SUCCESS) return e;
+    if (Flags & (CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)) {
+        apigen_log("cuda: cuMemHostRegister: flags 0x%x (I/O or read-only memory of the GPU's "
+                   "machine) cannot apply to guest memory",
+                   Flags);
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    pthread_mutex_unlock(&lock_);
+    if (i >= 0) return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    return add(p, bytesize, Flags, 0) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+APIGEN_EXPORT CUresult cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
+{
+    return cuMemHostRegister_v2(p, bytesize, Flags);
+}
+
+APIGEN_EXPORT CUresult cuMemHostUnregister(void *p)
+{
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    if (i < 0 || ranges_[i].owned || ranges_[i].base != (uintptr_t)p) {
+        pthread_mutex_unlock(&lock_);
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    }
+    ranges_[i] = ranges_[--nranges_];
+    pthread_mutex_unlock(&lock_);
+    return CUDA_SUCCESS;
+}
+
+APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+    if (!pFlags) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    unsigned f = i >= 0 ? ranges_[i].flags : 0;
+    pthread_mutex_unlock(&lock_);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    *pFlags = f;
+    return CUDA_SUCCESS;
+}
+
+/* ---- unified copies ---------------------------------------------------------------------------- */
+/* 1: device memory (or memory of the server's process), 0: guest host memory */
+int apigen_cuda_on_server(CUdeviceptr p)
+{
+    if (apigen_cuda_is_guest_host((const void *)(uintptr_t)p)) return 0;
+    unsigned int type = 0;
+    CUresult e = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
+    return e == CUDA_SUCCESS; /* the driver knows it: device, array or the server's host memory */
+}
+
+#define UNIFIED(name, sfx)                                                             \
+    APIGEN_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n)                       \
+    {                                                                                             \
+        int d = apigen_cuda_on_server(dst), s = apigen_cuda_on_server(src);                                               \
+        void *hd = (void *)(uintptr_t)dst;                                                        \
+        const void *hs = (const void *)(uintptr_t)src;                                            \
+        if (!d && !s) {                                                                           \
+            if (n) memmove(hd, hs, n);                                                            \
+            return CUDA_SUCCESS;                                                                  \
+        }                                                                                         \
+        if (d && s) return cuMemcpyDtoD_v2##sfx(dst, src, n);                                     \
+        return d ? cuMemcpyHtoD_v2##sfx(dst, hs, n) : cuMemcpyDtoH_v2##sfx(hd, src, n);           \
+    }
+UNIFIED(cuMemcpy, )
+UNIFIED(cuMemcpy_ptds, _ptds)
+
+#define UNIFIED_ASYNC(name, sfx)                                                                  \
+    APIGEN_EXPORT CUresult name(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream hStream)     \
+    {                                                                                             \
+        int d = apigen_cuda_on_server(dst), s = apigen_cuda_on_server(src);                                               \
+        void *hd = (void *)(uintptr_t)dst;                                                        \
+        const void *hs = (const void *)(uintptr_t)src;                                            \
+        if (!d && !s) {                                                                           \
+            CUresult e = cuStreamSynchronize##sfx(hStream);                                       \
+            if (e == CUDA_SUCCESS && n) memmove(hd, hs, n);                                       \
+            return e;                                                                             \
+        }                                                                                         \
+        if (d && s) return cuMemcpyDtoDAsync_v2##sfx(dst, src, n, hStream);                       \
+        return d ? cuMemcpyHtoDAsync_v2##sfx(dst, hs, n, hStream)                                 \
+                 : cuMemcpyDtoHAsync_v2##sfx(hd, src, n, hStream);                                \
+    }
+UNIFIED_ASYNC(cuMemcpyAsync, )
+UNIFIED_ASYNC(cuMemcpyAsync_ptsz, _ptsz)

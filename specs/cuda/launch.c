@@ -1,0 +1,235 @@
+/* Kernel launches of the CUDA driver stub: cuLaunchKernel, cuLaunchKernelEx
+ * and cuLaunchCooperativeKernel (and their _ptsz forms). The driver takes
+ * the arguments as `void **kernelParams` with no sizes, or as one packed
+ * buffer in `extra`. The guest learns each function's parameter layout once
+ * from the server (apigenCudaParamLayout: cuFuncGetParamInfo there), packs
+ * the arguments into one buffer at the layout's offsets, and sends one async
+ * apigenCudaLaunch; its error, if any, comes back at the thread's next
+ * synchronous call (api.errors.async: next_call). */
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cuda_guest.h"
+#include "cuda_wire.h"
+
+typedef struct apigen_cuda_layout layout;
+
+#define NBUCKETS 256
+static layout *layouts_[NBUCKETS];
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+static layout *find(uint64_t id)
+{
+    for (layout *l = layouts_[(id * 0x9E3779B97F4A7C15ull) >> 56]; l; l = l->next)
+        if (l->id == id) return l;
+    return NULL;
+}
+
+/* The layout of f (one round trip the first time). */
+CUresult apigen_cuda_get_layout(CUfunction f, const layout **out)
+{
+    uint64_t id = (uint64_t)(uintptr_t)f;
+    pthread_mutex_lock(&lock_);
+    layout *l = find(id);
+    pthread_mutex_unlock(&lock_);
+    if (l) {
+        *out = l;
+        return CUDA_SUCCESS;
+    }
+    l = calloc(1, sizeof *l);
+    size_t *offs = calloc(APIGEN_CUDA_MAX_PARAMS, sizeof *offs);
+    size_t *sizes = calloc(APIGEN_CUDA_MAX_PARAMS, sizeof *sizes);
+    if (!l || !offs || !sizes) {
+        free(l), free(offs), free(sizes);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    unsigned n = 0;
+    CUresult e = apigenCudaParamLayout(id, 0, offs, sizes, &n);
+    if (e != CUDA_SUCCESS || n > APIGEN_CUDA_MAX_PARAMS) {
+        free(l), free(offs), free(sizes);
+        return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    }
+    *l = (layout){id, n, 0, offs, sizes, NULL};
+    for (unsigned i = 0; i < n; i++)
+        if (offs[i] + sizes[i] > l->size) l->size = offs[i] + sizes[i];
+    pthread_mutex_lock(&lock_);
+    layout *had = find(id);
+    if (had) { /* another thread was first */
+        pthread_mutex_unlock(&lock_);
+        free(l), free(offs), free(sizes);
+        *out = had;
+        return CUDA_SUCCESS;
+    }
+    unsigned b = (unsigned)((id * 0x9E3779B97F4A7C15ull) >> 56);
+    l->next = layouts_[b];
+    layouts_[b] = l;
+    pthread_mutex_unlock(&lock_);
+    *out = l;
+    return CUDA_SUCCESS;
+}
+
+/* The packed buffer of the `extra` form, checked against the layout. */
+CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **buf, size_t *size)
+{
+    const void *p = NULL;
+    size_t n = 0;
+    int have_n = 0;
+    for (size_t i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (i > 64) break; /* no terminator: refuse below */
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+            p = extra[i + 1];
+        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+            if (!extra[i + 1]) return CUDA_ERROR_INVALID_VALUE;
+            n = *(const size_t *)extra[i + 1];
+            have_n = 1;
+        } else {
+            apigen_log("cuda: cuLaunchKernel: unknown `extra` key %p", extra[i]);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    if (!have_n || (n && !p)) {
+        apigen_log("cuda: cuLaunchKernel: `extra` needs CU_LAUNCH_PARAM_BUFFER_POINTER and "
+                   "CU_LAUNCH_PARAM_BUFFER_SIZE before CU_LAUNCH_PARAM_END");
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (n < l->size) {
+        apigen_log("cuda: cuLaunchKernel: the parameter buffer holds %zu bytes; the kernel's "
+                   "%u parameters take %zu: refused",
+                   n, l->n, l->size);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *buf = p;
+    *size = l->size; /* padding past the last parameter is not the kernel's */
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
+                       void **extra, const CUlaunchAttribute *attrs, unsigned nattrs,
+                       unsigned flags)
+{
+    const layout *l;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (params && extra) return CUDA_ERROR_INVALID_VALUE; /* the driver takes one form */
+    CUresult e = apigen_cuda_get_layout(f, &l);
+    if (e != CUDA_SUCCESS) return e;
+    if (extra) {
+        const void *buf;
+        size_t n;
+        e = apigen_cuda_extra_buffer(l, extra, &buf, &n);
+        if (e != CUDA_SUCCESS) return e;
+        return apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
+                                n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
+    }
+    if (l->n && !params) {
+        apigen_log("cuda: cuLaunchKernel: the kernel takes %u parameters and kernelParams is "
+                   "NULL",
+                   l->n);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned char small[1024], *buf = small;
+    if (l->size > sizeof small && !(buf = malloc(l->size))) return CUDA_ERROR_OUT_OF_MEMORY;
+    memset(buf, 0, l->size);
+    for (unsigned i = 0; i < l->n; i++) {
+        if (!params[i]) {
+            if (buf != small) free(buf);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        memcpy(buf + l->offsets[i], params[i], l->sizes[i]);
+    }
+    e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
+                         l->size ? buf : NULL, l->size, nattrs ? attrs : NULL, nattrs, flags);
+    if (buf != small) free(buf);
+    return e;
+}
+
+static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
+                          unsigned flags)
+{
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (c->numAttrs && !c->attrs) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        CUlaunchAttributeID id = c->attrs[i].id;
+        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+            id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
+            apigen_log("cuda: cuLaunchKernelEx: launch attribute %d (an event to record) is not "
+                       "supported over apigen yet",
+                       (int)id);
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                  c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, c->attrs,
+                  c->numAttrs, flags);
+}
+
+static CUresult launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shmem, CUstream stream,
+                            void **params, unsigned flags)
+{
+    CUlaunchAttribute a;
+    memset(&a, 0, sizeof a);
+    a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    a.value.cooperative = 1;
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL, &a, 1, flags);
+}
+
+APIGEN_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+                                      unsigned int gridDimZ, unsigned int blockDimX,
+                                      unsigned int blockDimY, unsigned int blockDimZ,
+                                      unsigned int sharedMemBytes, CUstream hStream,
+                                      void **kernelParams, void **extra)
+{
+    return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                  sharedMemBytes, hStream, kernelParams, extra, NULL, 0, 0);
+}
+
+APIGEN_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                           unsigned int gridDimY, unsigned int gridDimZ,
+                                           unsigned int blockDimX, unsigned int blockDimY,
+                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                           CUstream hStream, void **kernelParams, void **extra)
+{
+    return launch(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                  sharedMemBytes, hStream, kernelParams, extra, NULL, 0, APIGEN_CUDA_LAUNCH_PTSZ);
+}
+
+APIGEN_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
+                                        void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, 0);
+}
+
+APIGEN_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
+                                             void **kernelParams, void **extra)
+{
+    return launch_ex(config, f, kernelParams, extra, APIGEN_CUDA_LAUNCH_PTSZ);
+}
+
+APIGEN_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
+                                                 unsigned int gridDimY, unsigned int gridDimZ,
+                                                 unsigned int blockDimX, unsigned int blockDimY,
+                                                 unsigned int blockDimZ,
+                                                 unsigned int sharedMemBytes, CUstream hStream,
+                                                 void **kernelParams)
+{
+    return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                       sharedMemBytes, hStream, kernelParams, 0);
+}
+
+APIGEN_EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
+                                                      unsigned int gridDimY,
+                                                      unsigned int gridDimZ,
+                                                      unsigned int blockDimX,
+                                                      unsigned int blockDimY,
+                                                      unsigned int blockDimZ,
+                                                      unsigned int sharedMemBytes,
+                                                      CUstream hStream, void **kernelParams)
+{
+    return launch_coop(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                       sharedMemBytes, hStream, kernelParams, APIGEN_CUDA_LAUNCH_PTSZ);
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# One differential run of a program over the CUDA driver: natively (the
+# machine's libcuda.so.1; on a machine without a driver, NODRIVER_DIR's
+# libcuda.so.1, the toolkit's stubs library, for the program and the server
+# alike) and through build/stub/libcuda.so.1 to a fresh apigen-server-cuda
+# over TRANSPORT (unix|tcp|shm). stdout and the exit status must match.
+#   driver_diff.sh SERVER STUB_DIR NODRIVER_DIR TRANSPORT PROGRAM [ARGS...]
+set -u
+server=$1 stubdir=$2 nodriver=$3 transport=$4
+shift 4
+prog=$1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-diff.XXXXXX")
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+drv=
+ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' || drv=$nodriver
+LD_LIBRARY_PATH="$drv" timeout 120 "$@" > "$tmp/native.out" 2> "$tmp/native.err"
+nrc=$?
+case "$transport" in
+unix) url="unix://$tmp/s.sock" ;;
+tcp) url="tcp://127.0.0.1:0" ;;
+shm) url="shm://apigen-cuda-$$" ;;
+*) echo "unknown transport $transport"; exit 2 ;;
+esac
+iso=
+[ "$transport" = shm ] && iso="--isolation thread"   # shm:// sessions cannot move to a session process yet
+# shellcheck disable=SC2086
+LD_LIBRARY_PATH="$drv" "$server" --listen "$url" $iso > "$tmp/server.log" 2>&1 &
+spid=$!
+i=0
+while [ $i -lt 100 ]; do
+    grep -q "listening" "$tmp/server.log" 2>/dev/null && break
+    sleep 0.05; i=$((i + 1))
+done
+[ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
+APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$@" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+frc=$?
+name=$(basename "$prog")
+if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
+    echo "FAIL: $name over $transport: native exit $nrc, forwarded exit $frc"
+    diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
+    echo "  native stderr:"; sed 's/^/    /' "$tmp/native.err"
+    echo "  forwarded stderr:"; sed 's/^/    /' "$tmp/fwd.err"
+    echo "  server log:"; sed 's/^/    /' "$tmp/server.log"
+    exit 1
+fi
+echo "PASS: $name over $transport: identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc${drv:+ (no driver here: the toolkit's stubs library on both sides)}"
+sed 's/^/  | /' "$tmp/native.out"
+echo "  forwarded stderr:"; sed 's/^/    /' "$tmp/fwd.err"
+exit 0
