@@ -536,7 +536,11 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     }
     if (nstream) e->o.indent -= 4;
     free(as);
-    if (is_err) PUT("srv_result");
+    if (f->last_error) {
+        char *rt = c_type(f->sig.ret);
+        PUT("srv_last_error", "type", rt, "clear", f->last_error == 1 ? "true" : "false");
+        free(rt);
+    } else if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
         PUT("srv_result_error_out", "name", name_of(&s, f->error_out));
     /* success decides handle bookkeeping */

@@ -20,6 +20,7 @@ cudaError_t cudart_host_host_node_set(apigen_call_ctx *cx, cudaGraphNode_t node,
 cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsRegister */
 cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudartLogsTake */
 cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsUnregister */
+cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error); /* hand-written, in the spec's sources: wraps apigenCudartNoteError */
 cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
 cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
@@ -1463,6 +1464,19 @@ static void h_apigenCudartMemAllocNodeGetParams(apigen_call_ctx *cx)
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
     }
+}
+
+static void h_apigenCudartNoteError(apigen_call_ctx *cx)
+{
+    cudaError_t error = {0};
+    cudaError_t ret_;
+    uint32_t v_error;
+    if (!apigen_get_u32(cx->rd, &v_error)) { apigen_reject(cx, APIGEN_BAD_ARGS, "error"); return; }
+    error = (cudaError_t)v_error;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_note_error(cx, error);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudartOccupancyCluster(apigen_call_ctx *cx)
@@ -3708,7 +3722,9 @@ static void h_cudaGetLastError(apigen_call_ctx *cx)
     cudaError_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaGetLastError();
-    apigen_result(cx, (int64_t)ret_);
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (cudaError_t)apigen_last_error(cx, (int64_t)ret_, true);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -11416,7 +11432,9 @@ static void h_cudaPeekAtLastError(apigen_call_ctx *cx)
     cudaError_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaPeekAtLastError();
-    apigen_result(cx, (int64_t)ret_);
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (cudaError_t)apigen_last_error(cx, (int64_t)ret_, false);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -12939,7 +12957,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[333] = {
+static const char *const call_names_[334] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -12961,6 +12979,7 @@ static const char *const call_names_[333] = {
     [CUDART_CALL_apigenCudartLogsTake] = "apigenCudartLogsTake",
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
+    [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
     [CUDART_CALL_apigenCudartRegisterAsyncNotification] = "apigenCudartRegisterAsyncNotification",
@@ -13273,7 +13292,7 @@ static const char *const call_names_[333] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[333] = {
+static const apigen_handler_fn handlers_[334] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13295,6 +13314,7 @@ static const apigen_handler_fn handlers_[333] = {
     [CUDART_CALL_apigenCudartLogsTake] = h_apigenCudartLogsTake,
     [CUDART_CALL_apigenCudartLogsUnregister] = h_apigenCudartLogsUnregister,
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = h_apigenCudartMemAllocNodeGetParams,
+    [CUDART_CALL_apigenCudartNoteError] = h_apigenCudartNoteError,
     [CUDART_CALL_apigenCudartOccupancyCluster] = h_apigenCudartOccupancyCluster,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
     [CUDART_CALL_apigenCudartRegisterAsyncNotification] = h_apigenCudartRegisterAsyncNotification,
@@ -13607,7 +13627,7 @@ static const apigen_handler_fn handlers_[333] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[333] = {
+static const uint8_t stream_in_calls_[334] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,
@@ -13653,7 +13673,7 @@ const apigen_api apigen_api_cudart = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUDART_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
     .api_version = CUDART_API_VERSION,

@@ -267,7 +267,9 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         n_src = (uint64_t)(bytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
-    if (blocking == 0) {
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((blocking == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)buffer))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -721,12 +723,35 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_f32(call_.wr, (float)value)) goto nomem; /* value */
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dst)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = EXA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = EXA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -759,12 +784,36 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = EXA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = EXA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;

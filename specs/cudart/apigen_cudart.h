@@ -151,6 +151,12 @@ cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb 
                                       uint64_t id, uint32_t isCallback, uint32_t flags);
 cudaError_t apigenCudartHostFnDone(uint64_t id);
 
+/* An error the guest decided without the server (invalid flags, a pointer
+ * it never handed out): queued, so that it becomes the thread's last error
+ * (cudaGetLastError / cudaPeekAtLastError) in order with the calls around
+ * it. The server sets it with apigen_set_last_error and returns success. */
+cudaError_t apigenCudartNoteError(cudaError_t error);
+
 /* ---- graph nodes, capture info, occupancy, libraries, notifications ------------------------
  * Guest code in specs/cudart/guest.c, host code in specs/cudart/host_nodes.c. */
 

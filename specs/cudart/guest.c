@@ -181,6 +181,8 @@ static bool map_get(const u64map *m, uint64_t k, uint64_t *v)
     return false;
 }
 
+static cudaError_t local_error(cudaError_t e);
+
 /* ---- address ranges: device allocations and pinned host memory ----------------- */
 typedef struct range {
     uintptr_t base;
@@ -753,8 +755,10 @@ static bool stream_captures(cudaStream_t stream, uint32_t flags)
         (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
         return false;
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    apigen_hold_deferred(true); /* an async error is the application's next call's */
     cudaError_t q = flags & APIGEN_CUDART_PTSZ ? cudaStreamIsCapturing_ptsz(stream, &cs)
                                                : cudaStreamIsCapturing(stream, &cs);
+    apigen_hold_deferred(false);
     return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
 }
 
@@ -787,9 +791,9 @@ static void host_fn_reached(uint64_t id, int32_t status, void *user)
 static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStreamCallback_t cb,
                                    void *user, uint32_t flags)
 {
-    if (!fn && !cb) return cudaErrorInvalidValue;
+    if (!fn && !cb) return local_error(cudaErrorInvalidValue);
     host_fn *h = malloc(sizeof *h);
-    if (!h) return cudaErrorMemoryAllocation;
+    if (!h) return local_error(cudaErrorMemoryAllocation);
     *h = (host_fn){cb != NULL, fn, cb, user, stream, false};
     /* Captured into a graph, the host function runs at every launch of the
      * graph, so neither side may free its record after the first run. */
@@ -817,7 +821,7 @@ APIGEN_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostF
 APIGEN_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
                                                 void *userData, unsigned int flags)
 {
-    if (flags != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return local_error(cudaErrorInvalidValue);
     return enqueue_host_fn(stream, NULL, callback, userData, 0);
 }
 
@@ -825,7 +829,7 @@ APIGEN_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
                                                      cudaStreamCallback_t callback, void *userData,
                                                      unsigned int flags)
 {
-    if (flags != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return local_error(cudaErrorInvalidValue);
     return enqueue_host_fn(stream, NULL, callback, userData, APIGEN_CUDART_PTSZ);
 }
 
@@ -854,18 +858,24 @@ APIGEN_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 APIGEN_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
     cudaError_t e = cudart_fwd_cudaMallocPitch(devPtr, pitch, width, height);
-    if (e == cudaSuccess && devPtr && pitch)
+    if (e == cudaSuccess && devPtr && pitch) {
         ranges_add(&dev_ranges_, *devPtr, *pitch * height, 0, false);
+        /* async calls on it are queued without a round trip (apigen_vouch_dev) */
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)*devPtr, (uint64_t)*pitch * height);
+    }
     return e;
 }
 
 APIGEN_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
 {
     cudaError_t e = cudart_fwd_cudaMalloc3D(pitchedDevPtr, extent);
-    if (e == cudaSuccess && pitchedDevPtr)
-        ranges_add(&dev_ranges_, pitchedDevPtr->ptr,
-                   pitchedDevPtr->pitch * extent.height * (extent.depth ? extent.depth : 1), 0,
-                   false);
+    if (e == cudaSuccess && pitchedDevPtr) {
+        size_t n = pitchedDevPtr->pitch * extent.height * (extent.depth ? extent.depth : 1);
+        ranges_add(&dev_ranges_, pitchedDevPtr->ptr, n, 0, false);
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)pitchedDevPtr->ptr, (uint64_t)n);
+    }
     return e;
 }
 
@@ -915,7 +925,11 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol
     size_t size = 0;
     cudaError_t e = cudart_fwd_cudaGetSymbolAddress(devPtr, symbol);
     if (e != cudaSuccess || !devPtr || !*devPtr || ranges_find(&dev_ranges_, *devPtr, &r)) return e;
-    if (cudaGetSymbolSize(&size, symbol) == cudaSuccess) ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+    if (cudaGetSymbolSize(&size, symbol) == cudaSuccess) {
+        ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)*devPtr, (uint64_t)size);
+    }
     return e;
 }
 
@@ -927,15 +941,44 @@ static cudaError_t runtime_ready(void)
     return cudart_fwd_cudaFree(NULL);
 }
 
+/* An error the guest decided itself: natively the runtime would have set it
+ * as the thread's last error, so the server is told (queued, in order with
+ * the thread's calls: apigenCudartNoteError). A lost connection is not. */
+static cudaError_t local_error(cudaError_t e)
+{
+    if (e != cudaSuccess && e != cudaErrorDevicesUnavailable) (void)apigenCudartNoteError(e);
+    return e;
+}
+
+/* Pinned host memory is the guest's own (the arena, which the server
+ * registered as portable pinned memory; plain memory without an arena).
+ * Flags the stub cannot honour are refused, never accepted and echoed:
+ * mapped memory would need the device to reach the guest's pages through an
+ * address of the server's (the fidelity issue), write-combined memory a
+ * mapping the guest cannot make. Portable is what every pinned block here is. */
+#define HOST_ALLOC_FLAGS (cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)
+#define HOST_ALLOC_UNSUPPORTED (cudaHostAllocMapped | cudaHostAllocWriteCombined)
+#define HOST_REGISTER_FLAGS                                                                        \
+    (cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |                \
+     cudaHostRegisterReadOnly)
+#define HOST_REGISTER_UNSUPPORTED (cudaHostRegisterMapped | cudaHostRegisterIoMemory)
+
 APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-    if (!pHost) return cudaErrorInvalidValue;
+    if (!pHost) return local_error(cudaErrorInvalidValue);
     cudaError_t e = runtime_ready();
     if (e != cudaSuccess) return e;
+    if (flags & ~(unsigned)HOST_ALLOC_FLAGS) return local_error(cudaErrorInvalidValue);
+    if (flags & HOST_ALLOC_UNSUPPORTED) {
+        apigen_log("cudaHostAlloc: flags 0x%x: mapped and write-combined host memory are not "
+                   "supported remotely (cudaErrorNotSupported)", flags);
+        return local_error(cudaErrorNotSupported);
+    }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
     void *p = apigen_arena_alloc(size ? size : 1);
-    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0) return cudaErrorMemoryAllocation;
+    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
+        return local_error(cudaErrorMemoryAllocation);
     ranges_add(&host_ranges_, p, size, flags, true);
     *pHost = p;
     return cudaSuccess;
@@ -950,7 +993,9 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
     range r;
     if (!ptr) return cudaSuccess;
-    if (!ranges_remove(&host_ranges_, ptr, &r) || !r.owned) return cudaErrorInvalidValue;
+    if (!ranges_find(&host_ranges_, ptr, &r) || !r.owned || r.base != (uintptr_t)ptr)
+        return local_error(cudaErrorInvalidValue);
+    (void)ranges_remove(&host_ranges_, ptr, NULL);
     if (!apigen_arena_free(ptr)) free(ptr);
     return cudaSuccess;
 }
@@ -958,10 +1003,17 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
 APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
     range r;
-    if (!ptr || !size) return cudaErrorInvalidValue;
+    if (!ptr || !size) return local_error(cudaErrorInvalidValue);
     cudaError_t e = runtime_ready();
     if (e != cudaSuccess) return e;
-    if (ranges_find(&host_ranges_, ptr, &r)) return cudaErrorHostMemoryAlreadyRegistered;
+    if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
+    if (flags & HOST_REGISTER_UNSUPPORTED) {
+        apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
+                   "supported remotely (cudaErrorNotSupported)", flags);
+        return local_error(cudaErrorNotSupported);
+    }
+    if (ranges_find(&host_ranges_, ptr, &r))
+        return local_error(cudaErrorHostMemoryAlreadyRegistered);
     ranges_add(&host_ranges_, ptr, size, flags, false);
     return cudaSuccess;
 }
@@ -970,7 +1022,7 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 {
     range r;
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
-        return cudaErrorHostMemoryNotRegistered;
+        return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
     return cudaSuccess;
 }
@@ -978,8 +1030,9 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
     range r;
-    if (!pFlags || !ranges_find(&host_ranges_, pHost, &r)) return cudaErrorInvalidValue;
-    *pFlags = r.flags;
+    if (!pFlags || !ranges_find(&host_ranges_, pHost, &r))
+        return local_error(cudaErrorInvalidValue);
+    *pFlags = r.flags; /* only flags the allocation honours are ever accepted */
     return cudaSuccess;
 }
 
@@ -988,12 +1041,28 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
 {
     range r;
     if (attributes && ptr && ranges_find(&host_ranges_, ptr, &r)) {
+        /* In the arena the server's runtime answers for its own address of
+         * the bytes (registered there: the device pointer is the one a kernel
+         * can use); the host pointer is the guest's. */
+        uint64_t peer = apigen_arena_peer_addr(&cudart_api, ptr, 1);
+        if (peer) {
+            cudaError_t e = cudart_fwd_cudaPointerGetAttributes(attributes, (const void *)(uintptr_t)peer);
+            if (e == cudaSuccess) attributes->hostPointer = (void *)ptr;
+            return e;
+        }
+        /* Outside the arena (cudaHostRegister, or no arena): the memory is
+         * the guest's only; no device can reach it, so there is no device
+         * pointer to give (a documented limit: natively there is one). */
         int dev = 0;
-        (void)cudaGetDevice(&dev);
+        apigen_hold_deferred(true);
+        cudaError_t e = cudaGetDevice(&dev);
+        apigen_hold_deferred(false);
+        if (e != cudaSuccess) return e;
         memset(attributes, 0, sizeof *attributes);
         attributes->type = cudaMemoryTypeHost;
         attributes->device = dev;
         attributes->hostPointer = (void *)ptr;
+        attributes->devicePointer = NULL;
         return cudaSuccess;
     }
     return cudart_fwd_cudaPointerGetAttributes(attributes, ptr);
@@ -1175,8 +1244,11 @@ static bool stream_on_current_device(cudaStream_t stream)
     if (stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
 #if CUDART_VERSION >= 12080
     int sd = -1, cd = -2;
-    return cudaStreamGetDevice(stream, &sd) == cudaSuccess && cudaGetDevice(&cd) == cudaSuccess &&
-           sd == cd;
+    apigen_hold_deferred(true); /* a query of the stub's own: it reports no async error */
+    bool same = cudaStreamGetDevice(stream, &sd) == cudaSuccess &&
+                cudaGetDevice(&cd) == cudaSuccess && sd == cd;
+    apigen_hold_deferred(false);
+    return same;
 #else
     return false;
 #endif
@@ -1731,7 +1803,7 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSiz
 static cudaError_t bad_args(void)
 {
     cudaError_t e = runtime_ready();
-    return e != cudaSuccess ? e : cudaErrorInvalidValue;
+    return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
 }
 
 /* ---- per-object storage the runtime hands out by pointer ------------------------------- */
@@ -1996,15 +2068,22 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
     capture_store *cs = NULL;
     cudaError_t e;
     if (!status_out) return bad_args();
+    /* until the list fits (it can grow between two queries while another
+     * thread captures into the stream); never a list cut short */
     for (int round = 0;; round++) {
+        if (round == 64) {
+            apigen_log("cudaStreamGetCaptureInfo: the dependency list kept growing over 64 "
+                       "queries; failing with cudaErrorUnknown rather than returning part of it");
+            return local_error(cudaErrorUnknown);
+        }
         capture_store *c = calloc(1, sizeof *c + cap * (sizeof *c->deps + sizeof *c->edges));
-        if (!c) return cudaErrorMemoryAllocation;
+        if (!c) return local_error(cudaErrorMemoryAllocation);
         c->cap = cap;
         c->deps = (cudaGraphNode_t *)(c + 1);
         c->edges = (cudaGraphEdgeData *)(c->deps + cap);
         e = apigenCudartStreamGetCaptureInfo(stream, &st, &id, &g, c->deps, c->edges, cap, &n,
                                              flags);
-        if (e != cudaSuccess || n <= cap || round == 2) {
+        if (e != cudaSuccess || n <= cap) {
             cs = c;
             break;
         }
@@ -2015,7 +2094,6 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
         free(cs);
         return e;
     }
-    if (n > cs->cap) n = cs->cap;
     /* the arrays stay valid until the stream's next query */
     uint64_t key = (uint64_t)(uintptr_t)stream ^ 0x5a5a000000000000ull;
     if (!store_replace(key, cs)) return cudaErrorMemoryAllocation;

@@ -522,13 +522,25 @@ static void CUDART_CB on_callback(cudaStream_t stream, cudaError_t status, void 
     run_rec(user, status);
 }
 
+cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error)
+{
+    apigen_set_last_error(cx, (int64_t)error);
+    return cudaSuccess;
+}
+
 cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream,
                                         apigenCudartHostFnCb fn, void *user, uint64_t id,
                                         uint32_t isCallback, uint32_t flags)
 {
     if (!fn || !user) return cudaErrorInvalidValue;
     hostfn_rec *r = calloc(1, sizeof *r);
-    if (!r) return cudaErrorMemoryAllocation;
+    if (!r) {
+        /* never skipped in silence: the error of the stream's host function,
+         * reported at the thread's next call and as its last error */
+        apigen_log("cudart: no memory for a host function's record; the call fails");
+        apigen_result_own(cx);
+        return cudaErrorMemoryAllocation;
+    }
     r->session = cx->session;
     r->id = id;
     r->fn = fn;
