@@ -653,6 +653,40 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT exaStatus exaGetLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
 {
     apigen_call call_;
@@ -956,6 +990,40 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("exaMemcpy(dst=%#llx, src=%#llx, bytes=%llu, kind=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dst, (unsigned long long)(uintptr_t)src, (unsigned long long)bytes, (unsigned long long)kind, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT exaStatus exaPeekAtLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaPeekAtLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1287,7 +1355,7 @@ static void cbd_exaNotifyFn(apigen_rd *args, void *fn, void *user_data)
     ((exaNotifyFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[23] = {
+static const char *const call_names_[25] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -1299,11 +1367,13 @@ static const char *const call_names_[23] = {
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
+    [EXA_CALL_exaGetLastError] = "exaGetLastError",
     [EXA_CALL_exaGetVersion] = "exaGetVersion",
     [EXA_CALL_exaLaunchFill] = "exaLaunchFill",
     [EXA_CALL_exaLaunchSaxpy] = "exaLaunchSaxpy",
     [EXA_CALL_exaMalloc] = "exaMalloc",
     [EXA_CALL_exaMemcpy] = "exaMemcpy",
+    [EXA_CALL_exaPeekAtLastError] = "exaPeekAtLastError",
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",
