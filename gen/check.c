@@ -31,7 +31,7 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", NULL};
+                                      "gather", "selects", "limits", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -1518,6 +1518,16 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             f->reason = arena_strdup(c->a, r);
             modes++;
         }
+    }
+    if ((n = spec_get(E, "limits"))) {
+        const char *r;
+        if (spec_string(n, "limits (what does not work, or what a no-op leaves undone)", d,
+                        f->name, NULL, &r))
+            f->limits = arena_strdup(c->a, r);
+        if (f->limits && f->mode == FN_UNSUPPORTED)
+            diag_error(d, n->loc, f->name, NULL,
+                       "`limits` on an unsupported function: nothing of it works, and "
+                       "`unsupported` already says why; drop one of them");
     }
     if ((n = spec_get(E, "custom"))) {
         const char *g = NULL, *h = NULL;

@@ -277,6 +277,7 @@ typedef struct function_def {
     char *wrap_host;     /* FN_FORWARD: the handler calls this (cx, args...) instead of <name> */
     int internal;        /* a call of the spec's own headers: forwarded, never exported */
     int last_error;      /* api.errors.last_error: 1 its `get`, 2 its `peek` */
+    char *limits;        /* `limits:` what of it does not work (coverage report) */
     char *variant_of;    /* a symbol variant (api.variants) of this function ... */
     char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
