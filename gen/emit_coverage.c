@@ -134,6 +134,8 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             sb_puts(&notes, f->reason ? f->reason : "");
             break;
         }
+        while (notes.len >= 2 && notes.s[notes.len - 2] == ';' && notes.s[notes.len - 1] == ' ')
+            notes.s[notes.len -= 2] = 0;
         if (f->variant_of) sb_printf(&notes, "%svariant of `%s`", notes.len ? "; " : "", f->variant_of);
         if (f->limits && f->mode != FN_UNSUPPORTED)
             sb_printf(&notes, "%s**limits:** %s", notes.len ? "; " : "", f->limits);

@@ -151,6 +151,15 @@ cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb 
                                       uint64_t id, uint32_t isCallback, uint32_t flags);
 cudaError_t apigenCudartHostFnDone(uint64_t id);
 
+/* cudaMemcpy3D(Async) with a CUDA array on either side (guest.c
+ * memcpy3d_array): the server translates the array handles, checks device
+ * sides, and points a host side (src or dst, a dense buffer of
+ * p->srcPtr.pitch * ysize * depth bytes) at the bytes that travel. flags:
+ * APIGEN_CUDART_ASYNC, APIGEN_CUDART_PTSZ. */
+cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p, const void *src,
+                                 size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream,
+                                 uint32_t flags);
+
 /* An error the guest decided without the server (invalid flags, a pointer
  * it never handed out): queued, so that it becomes the thread's last error
  * (cudaGetLastError / cudaPeekAtLastError) in order with the calls around

@@ -399,21 +399,39 @@ APIGEN_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVa
                    deviceName ? deviceName : "?");
 }
 
+/* A no-op, said once: the real runtime ties a host variable of the program
+ * to a symbol of its module so that device code can name it; the module
+ * lives in the server's process, which cannot reach the guest's memory, so
+ * nothing is registered there (a symbol query on it fails there). */
 APIGEN_EXPORT void __cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
                                          char *hostVar, size_t size)
 {
-    (void)fatCubinHandle, (void)deviceName, (void)hostVar, (void)size;
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    (void)fatCubinHandle, (void)hostVar, (void)size;
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("cudart: __cudaRegisterHostVar '%s': host variables are not registered "
+                   "remotely (the server cannot reach the guest's memory)",
+                   deviceName ? deviceName : "?");
 }
 
+/* A no-op, said once: the table holds host function pointers of this
+ * process (what cudaLibraryGetUnifiedFunction would hand out, unsupported
+ * here); the server's process cannot call them. */
 APIGEN_EXPORT void __cudaRegisterUnifiedTable(void *table)
 {
-    (void)table;
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    if (table && !atomic_flag_test_and_set(&logged))
+        apigen_log("cudart: __cudaRegisterUnifiedTable: unified function tables are not "
+                   "registered remotely (host function pointers of this process)");
 }
 
+/* The module was shipped to the server at __cudaRegisterFatBinaryEnd (to a
+ * further server when its session starts): nothing is left to load. 1 for a
+ * fat binary that was registered, 0 for a handle that holds none. */
 APIGEN_EXPORT char __cudaInitModule(void **fatCubinHandle)
 {
-    (void)fatCubinHandle;
-    return 1;
+    const module *m = (const module *)fatCubinHandle;
+    return m && m->image ? 1 : 0;
 }
 
 /* Ships module m to server srv (the caller claimed it in m->shipped_on; no
@@ -1689,19 +1707,70 @@ FROM2DARR(cudaMemcpy2DFromArray_ptds)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync, 0)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 
-/* 3D copies between pitched pointers: one 2D copy per slice. Arrays in a
- * 3D copy are not supported yet (cudaErrorNotSupported, logged once). */
+static cudaError_t array_elem(cudaArray_t a, size_t *elem);
+static cudaError_t bad_args(void);
+
+/* Packs (to_buf) or unpacks the host side of a 3D copy with an array: the
+ * region of a pitched host pointer, row by row, to or from a dense buffer
+ * of `row` bytes per row. */
+static void host_region(const struct cudaPitchedPtr *hp, struct cudaPos pos, size_t row,
+                        size_t height, size_t depth, unsigned char *buf, bool to_buf)
+{
+    for (size_t z = 0; z < depth; z++)
+        for (size_t y = 0; y < height; y++) {
+            unsigned char *h = (unsigned char *)hp->ptr +
+                               ((pos.z + z) * hp->ysize + pos.y + y) * hp->pitch + pos.x;
+            unsigned char *b = buf + (z * height + y) * row;
+            if (to_buf) memcpy(b, h, row);
+            else memcpy(h, b, row);
+        }
+}
+
+/* A 3D copy with a CUDA array on either side: one internal call, the server's
+ * cudaMemcpy3D(Async) with the array handles translated. A host side
+ * travels as a dense buffer (extent.width is in the array's elements). */
+static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
+                                  bool async, bool ptds)
+{
+    struct cudaMemcpy3DParms q = *p;
+    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
+    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
+    if (e != cudaSuccess) return e;
+    bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
+    bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
+    size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
+    if (row && n / row != p->extent.height * depth) return local_error(cudaErrorInvalidValue);
+    if ((host_src || host_dst) && async &&
+        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
+        return local_error(cudaErrorStreamCaptureUnsupported);
+    unsigned char *buf = NULL;
+    if ((host_src || host_dst) && !(buf = malloc(n ? n : 1)))
+        return local_error(cudaErrorMemoryAllocation);
+    if (host_src) {
+        host_region(&p->srcPtr, p->srcPos, row, p->extent.height, depth, buf, true);
+        q.srcPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
+        q.srcPos = (struct cudaPos){0, 0, 0};
+    }
+    if (host_dst) {
+        q.dstPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
+        q.dstPos = (struct cudaPos){0, 0, 0};
+    }
+    uint32_t fl = (async ? APIGEN_CUDART_ASYNC : 0) | (ptds ? APIGEN_CUDART_PTSZ : 0);
+    e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0, host_dst ? buf : NULL,
+                             host_dst ? n : 0, stream, fl);
+    if (e == cudaSuccess && host_dst)
+        host_region(&p->dstPtr, p->dstPos, row, p->extent.height, depth, buf, false);
+    free(buf);
+    return e;
+}
+
+/* 3D copies between pitched pointers: one 2D copy per slice; with an array
+ * on either side: memcpy3d_array. */
 static cudaError_t memcpy3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
                             bool ptds)
 {
-    static atomic_flag logged = ATOMIC_FLAG_INIT;
-    if (!p) return cudaErrorInvalidValue;
-    if (p->srcArray || p->dstArray) {
-        if (!atomic_flag_test_and_set(&logged))
-            apigen_log("cudaMemcpy3D: copies to or from CUDA arrays are not supported remotely; "
-                       "use cudaMemcpy2DToArray / cudaMemcpy2DFromArray");
-        return cudaErrorNotSupported;
-    }
+    if (!p) return bad_args();
+    if (p->srcArray || p->dstArray) return memcpy3d_array(p, stream, async, ptds);
     const struct cudaPitchedPtr *s = &p->srcPtr, *d = &p->dstPtr;
     enum cudaMemcpyKind kind = resolve_kind(d->ptr, s->ptr, p->kind);
     size_t depth = p->extent.depth ? p->extent.depth : 1;
@@ -2221,10 +2290,10 @@ static cudaError_t array_elem(cudaArray_t a, size_t *elem)
 
 /* One 3D batch operation: pointer to pointer (bytes) as a cudaMemcpy3DAsync;
  * a pointer and an array (one layer) as a 2D array copy in the array's
- * elements; array to array is not supported (logged once). */
+ * elements; array to array and several layers as one 3D copy with arrays
+ * (memcpy3d_array). */
 static cudaError_t batch_op3d(const struct cudaMemcpy3DBatchOp *op, cudaStream_t s, bool ptsz)
 {
-    static atomic_flag logged = ATOMIC_FLAG_INIT;
     const struct cudaMemcpy3DOperand *src = &op->src, *dst = &op->dst;
     struct cudaExtent x = op->extent;
     if (!x.width || !x.height || !x.depth) return bad_args();
@@ -2266,10 +2335,31 @@ static cudaError_t batch_op3d(const struct cudaMemcpy3DBatchOp *op, cudaStream_t
                     : cudaMemcpy2DFromArrayAsync(ptr->op.ptr.ptr, pitch, arr->op.array.array, wo, ho,
                                                  x.width * elem, x.height, cudaMemcpyDefault, s);
     }
-    if (!atomic_flag_test_and_set(&logged))
-        apigen_log("cudaMemcpy3DBatchAsync: array-to-array and multi-layer array copies are not "
-                   "supported remotely");
-    return cudaErrorNotSupported;
+    /* array to array, or several layers of an array: one 3D copy */
+    size_t elem = 0;
+    cudaError_t e = array_elem(sp ? dst->op.array.array : src->op.array.array, &elem);
+    if (e != cudaSuccess) return e;
+    struct cudaMemcpy3DParms q;
+    memset(&q, 0, sizeof q);
+    const struct cudaMemcpy3DOperand *o[2] = {src, dst};
+    for (int k = 0; k < 2; k++) {
+        cudaArray_t *a = k ? &q.dstArray : &q.srcArray;
+        struct cudaPitchedPtr *pp = k ? &q.dstPtr : &q.srcPtr;
+        struct cudaPos *pos = k ? &q.dstPos : &q.srcPos;
+        if (o[k]->type == cudaMemcpyOperandTypeArray) {
+            *a = o[k]->op.array.array;
+            *pos = (struct cudaPos){o[k]->op.array.offset.x, o[k]->op.array.offset.y,
+                                    o[k]->op.array.offset.z};
+        } else {
+            size_t rl = o[k]->op.ptr.rowLength ? o[k]->op.ptr.rowLength : x.width;
+            *pp = (struct cudaPitchedPtr){o[k]->op.ptr.ptr, rl * elem, rl,
+                                          o[k]->op.ptr.layerHeight ? o[k]->op.ptr.layerHeight
+                                                                   : x.height};
+        }
+    }
+    q.extent = x;
+    q.kind = cudaMemcpyDefault;
+    return memcpy3d_array(&q, s, true, ptsz);
 }
 
 static cudaError_t memcpy3d_batch(size_t numOps, const struct cudaMemcpy3DBatchOp *ops,

@@ -912,6 +912,60 @@ static bool copy_in(apigen_call_ctx *cx, struct cudaMemcpy3DParms *p)
     return true;
 }
 
+cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p);
+cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p, cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+
+/* One side of a 3D copy with an array: the bytes that came (host, dense), an
+ * array of this client, or its device memory. */
+static bool copy3d_side(apigen_call_ctx *cx, cudaArray_t *arr, struct cudaPitchedPtr *pp,
+                        struct cudaPos *pos, void *host, size_t size, struct cudaExtent x)
+{
+    size_t depth = x.depth ? x.depth : 1;
+    if (host) {
+        if (*arr || pp->pitch != x.width || size / pp->pitch != pp->ysize * depth ||
+            size % pp->pitch || pp->ysize != x.height)
+            return false;
+        pp->ptr = host;
+        *pos = (struct cudaPos){0, 0, 0};
+        return true;
+    }
+    if (*arr) return to_real(cx, "cudaArray_t", arr);
+    return pp->ptr && pitched_ok(cx, *pp, x);
+}
+
+cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *pp,
+                                 const void *src, size_t srcSize, void *dst, size_t dstSize,
+                                 cudaStream_t stream, uint32_t flags)
+{
+    if (!pp) return cudaErrorInvalidValue;
+    struct cudaMemcpy3DParms p = *pp;
+    /* extent.width counts the array's elements: the pitched side's bytes */
+    struct cudaExtent xb = p.extent;
+    if (p.srcArray || p.dstArray) {
+        struct cudaChannelFormatDesc d;
+        struct cudaExtent ax;
+        unsigned int af;
+        cudaArray_t a = p.srcArray ? p.srcArray : p.dstArray;
+        if (!to_real(cx, "cudaArray_t", &a)) return cudaErrorInvalidResourceHandle;
+        cudaError_t e = cudaArrayGetInfo(&d, &ax, &af, a);
+        if (e != cudaSuccess) return e;
+        xb.width *= (size_t)(d.x + d.y + d.z + d.w) / 8;
+    }
+    if (!copy3d_side(cx, &p.srcArray, &p.srcPtr, &p.srcPos, (void *)src, srcSize, xb) ||
+        !copy3d_side(cx, &p.dstArray, &p.dstPtr, &p.dstPos, dst, dstSize, xb))
+        return cudaErrorInvalidValue;
+    if (src || dst) p.kind = cudaMemcpyDefault; /* the host side is this process's memory now */
+    bool ptsz = flags & APIGEN_CUDART_PTSZ;
+    if (!(flags & APIGEN_CUDART_ASYNC)) return ptsz ? cudaMemcpy3D_ptds(&p) : cudaMemcpy3D(&p);
+    cudaError_t e = ptsz ? cudaMemcpy3DAsync_ptsz(&p, stream) : cudaMemcpy3DAsync(&p, stream);
+    /* the call's buffers are freed after the reply: a copy to or from them
+     * is done before it (natively a pageable copy is synchronous too) */
+    if (e == cudaSuccess && (src || dst))
+        e = ptsz ? cudaStreamSynchronize_ptsz(stream) : cudaStreamSynchronize(stream);
+    return e;
+}
+
 cudaError_t cudart_host_add_memcpy_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode,
                                         cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                         size_t numDependencies,
