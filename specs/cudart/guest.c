@@ -1707,7 +1707,17 @@ FROM2DARR(cudaMemcpy2DFromArray_ptds)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync, 0)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 
-static cudaError_t array_elem(cudaArray_t a, size_t *elem);
+/* A CUDA array's element size in bytes. */
+static cudaError_t array_elem(cudaArray_t a, size_t *elem)
+{
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    unsigned int flags;
+    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
+    if (e != cudaSuccess) return e;
+    *elem = (size_t)(d.x + d.y + d.z + d.w) / 8;
+    return *elem ? cudaSuccess : cudaErrorInvalidValue;
+}
 static cudaError_t bad_args(void);
 
 /* Packs (to_buf) or unpacks the host side of a 3D copy with an array: the
@@ -2277,16 +2287,6 @@ APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const voi
 }
 
 /* The bytes per element of an array (its channel bits). */
-static cudaError_t array_elem(cudaArray_t a, size_t *elem)
-{
-    struct cudaChannelFormatDesc d;
-    struct cudaExtent x;
-    unsigned int flags;
-    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
-    if (e != cudaSuccess) return e;
-    *elem = (size_t)(d.x + d.y + d.z + d.w) / 8;
-    return *elem ? cudaSuccess : cudaErrorInvalidValue;
-}
 
 /* One 3D batch operation: pointer to pointer (bytes) as a cudaMemcpy3DAsync;
  * a pointer and an array (one layer) as a 2D array copy in the array's
