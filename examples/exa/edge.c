@@ -3,9 +3,10 @@
  * demo, its transcript must be the same natively and forwarded.
  *
  * Left out on purpose, because forwarding changes them by design:
- * argument errors of asynchronous calls (natively immediate; forwarded they
- * surface at the next synchronous call) and sizes over the server's per-call
- * limit (forwarded: EXA_ERROR_OUT_OF_MEMORY before the real library sees them). */
+ * argument errors of asynchronous calls that the guest cannot see (natively
+ * immediate; forwarded they surface at the next synchronous call and in
+ * exaGetLastError: --async-errors, --last-error) and sizes over the server's
+ * per-call limit (forwarded: EXA_ERROR_OUT_OF_MEMORY before the real library sees them). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "exa.h"
