@@ -845,6 +845,10 @@ int emit_server(emit_ctx *e, strbuf *out)
         }
         PUT("srv_table_close");
     }
+    /* api.errors.last_error.peek: the runtime asks the library whether an
+     * error a call returned is in its own state (hand-written host code
+     * makes some up) */
+    if (m->api.last_error_peek) PUT("srv_last_error_peek_fn", "fn", m->api.last_error_peek);
     snprintf(n, sizeof n, "%zu", m->nhandles);
     PUT("srv_api_open", "api", m->api.name, "API", e->API, "call_names",
         e->ncalls ? "call_names_" : "NULL", "handlers", e->ncalls ? "handlers_" : "NULL",
@@ -863,6 +867,7 @@ int emit_server(emit_ctx *e, strbuf *out)
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
     if (any_stream_in) PUT("srv_api_stream_in", NULL);
+    if (m->api.last_error_peek) PUT("srv_api_last_error_peek", NULL);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -366,6 +366,11 @@ typedef struct apigen_api {
      * streamed to its handler (spec `stream:`); NULL: no such call. Only
      * these calls' requests are received head first (APIGEN_F_BULK). */
     const uint8_t *stream_in_calls;
+    /* server side, spec `api.errors.last_error.peek`: the library's last
+     * error of the calling thread, unchanged (NULL: none). An error a call
+     * returned that this does not hold was decided outside the library
+     * (hand-written host code): the thread's last error is then the runtime's. */
+    int64_t (*last_error_peek)(void);
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */

@@ -353,7 +353,10 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->own.has = true;
             sc->own.err = api->status_error[cx.status];
         } else if (cx.has_result && cx.result_error != api->success_value) {
-            sc->own.has = rtd.result_own;
+            /* the library's own state is the newer, unless the error never
+             * reached it (apigen_result_own, or its peek says otherwise) */
+            sc->own.has = rtd.result_own ||
+                          (api->last_error_peek && api->last_error_peek() != cx.result_error);
             sc->own.err = cx.result_error;
         }
     }

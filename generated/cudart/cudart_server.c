@@ -17,6 +17,7 @@ cudaError_t cudart_host_exec_host_node_set(apigen_call_ctx *cx, cudaGraphExec_t 
 cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostFnDone */
 cudaError_t cudart_host_host_node_get(apigen_call_ctx *cx, cudaGraphNode_t node, uint64_t *id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeGetParams */
 cudaError_t cudart_host_host_node_set(apigen_call_ctx *cx, cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeSetParams */
+cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream, const void *params, size_t paramsSize, const cudaLaunchAttribute *attrs, uint32_t numAttrs, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartLaunch */
 cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsRegister */
 cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudartLogsTake */
 cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsUnregister */
@@ -1168,7 +1169,7 @@ static void h_apigenCudartLaunch(apigen_call_ctx *cx)
         attrs = (const cudaLaunchAttribute *)b_attrs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCudartLaunch(func, kernel, grid, block, sharedMem, stream, params, paramsSize, attrs, numAttrs, flags);
+    ret_ = cudart_host_launch(cx, func, kernel, grid, block, sharedMem, stream, params, paramsSize, attrs, numAttrs, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -13717,6 +13718,13 @@ static const apigen_handle_type *const handle_types_[16] = {
     &ht_cudaGraphicsResource_t,
     &ht_apigenCudartModule,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)cudaPeekAtLastError();
+}
+
 const apigen_api apigen_api_cudart = {
     .name = "cudart",
     .fingerprint = CUDART_FINGERPRINT,
@@ -13744,4 +13752,5 @@ const apigen_api apigen_api_cudart = {
     .isolate_process = true,
     .api_version = CUDART_API_VERSION,
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };

@@ -893,6 +893,13 @@ static const apigen_handle_type *const handle_types_[2] = {
     &ht_exaContext,
     &ht_exaBuffer,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)exaPeekAtLastError();
+}
+
 const apigen_api apigen_api_exa = {
     .name = "exa",
     .fingerprint = EXA_FINGERPRINT,
@@ -918,4 +925,5 @@ const apigen_api apigen_api_exa = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };

@@ -412,19 +412,29 @@ static bool launch_fast(layout *l, const void *f, dim3 grid, dim3 block, size_t 
     return true;
 }
 
-cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block,
-                               size_t sharedMem, cudaStream_t stream, const void *params,
-                               size_t paramsSize, const cudaLaunchAttribute *attrs,
-                               uint32_t numAttrs, uint32_t flags)
+/* A launch this code refuses before the runtime sees it: the thread's last
+ * error must still say so (the runtime's own state does not). */
+static cudaError_t refused(apigen_call_ctx *cx, cudaError_t e)
+{
+    apigen_result_own(cx);
+    return e;
+}
+
+cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel_t kernel,
+                               dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream,
+                               const void *params, size_t paramsSize,
+                               const cudaLaunchAttribute *attrs, uint32_t numAttrs,
+                               uint32_t flags)
 {
     const void *f = func ? func : (const void *)kernel;
     const layout *l;
     void *argv_small[64], **argv = argv_small;
-    if (!f) return cudaErrorInvalidDeviceFunction;
-    cudaError_t e = server_layout(f, &l);
-    if (e != cudaSuccess) return e;
-    if (paramsSize != l->size || (l->size && !params)) return cudaErrorInvalidValue;
-    if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv))) return cudaErrorMemoryAllocation;
+    if (!f) return refused(cx, cudaErrorInvalidDeviceFunction);
+    cudaError_t e = server_layout(f, &l); /* asked on a thread apart: not this one's error */
+    if (e != cudaSuccess) return refused(cx, e);
+    if (paramsSize != l->size || (l->size && !params)) return refused(cx, cudaErrorInvalidValue);
+    if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv)))
+        return refused(cx, cudaErrorMemoryAllocation);
     for (uint32_t i = 0; i < l->n; i++) argv[i] = (char *)(uintptr_t)params + l->offsets[i];
     bool ptsz = flags & APIGEN_CUDART_PTSZ;
     if (numAttrs) {

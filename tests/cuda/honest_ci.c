@@ -103,6 +103,14 @@ int main(void)
     P("cudaMemsetAsync(refused by the device)", cudaMemsetAsync(d, 0x7e, 16, 0));
     P("cudaDeviceSynchronize (the first of them)", cudaDeviceSynchronize());
     last("then (the newest of them)");
+    printf("-- errors the server's own code decides (the runtime never sees them)\n");
+    struct cudaPitchedPtr bogus = {(void *)(uintptr_t)0x1000, 64, 64, 1};
+    struct cudaExtent ext = {16, 1, 1};
+    P("cudaMemset3D(memory not the client's)", cudaMemset3D(bogus, 0, ext));
+    last("then");
+    P("cudaMemset3DAsync(memory not the client's)", cudaMemset3DAsync(bogus, 0, ext, 0));
+    P("next synchronous call", cudaGetDevice(&dev));
+    last("then");
     P("cudaFree", cudaFree(d));
     last("end");
     return 0;

@@ -846,6 +846,13 @@ static const apigen_handle_type *const handle_types_[3] = {
     &ht_goldObj,
     &ht_goldQueue,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)goldPeekAtLastError();
+}
+
 const apigen_api apigen_api_gold = {
     .name = "gold",
     .fingerprint = GOLD_FINGERPRINT,
@@ -871,4 +878,5 @@ const apigen_api apigen_api_gold = {
     .async_errors_next_call = true,
     .device_destroy = NULL,
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };
