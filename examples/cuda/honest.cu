@@ -179,11 +179,13 @@ static void capture_info()
     CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
     int *d = nullptr;
     CHECK(cudaMalloc(&d, n * 32 * sizeof(int)));
+    for (int i = 0; i < n; i++) {
+        CHECK(cudaStreamCreateWithFlags(&s[i], cudaStreamNonBlocking));
+        CHECK(cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming));
+    }
     CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
     CHECK(cudaEventRecord(fork, s0));
     for (int i = 0; i < n; i++) {
-        CHECK(cudaStreamCreate(&s[i]));
-        CHECK(cudaEventCreateWithFlags(&join[i], cudaEventDisableTiming));
         CHECK(cudaStreamWaitEvent(s[i], fork, 0));
         touch<<<1, 32, 0, s[i]>>>(d + 32 * i);
         CHECK(cudaEventRecord(join[i], s[i]));
