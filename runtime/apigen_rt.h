@@ -593,6 +593,10 @@ void apigen_dev_end(apigen_call_ctx *cx, bool ok);
 /* For hand-written host code (kernel arguments, structs with addresses):
  * whether [addr, addr + extent) lies in a range of session s. */
 bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, bool has_extent);
+/* Whether [addr, addr + n) lies in the calling client's shared-memory arena
+ * (the server's mapping of it), which is then registered with the accelerator
+ * if it was not yet: a query about it gets the registered memory's answer. */
+bool apigen_arena_holds(apigen_call_ctx *cx, uint64_t addr, uint64_t n);
 
 /* Callbacks, server side. bind returns the user_data to give the real
  * library; the generated trampoline receives it back. */

@@ -64,6 +64,7 @@ cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitc
 cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
 cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
 cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D_ptds */
+cudaError_t cudart_host_pointer_attributes(apigen_call_ctx *cx, struct cudaPointerAttributes *attributes, const void *ptr); /* hand-written, in the spec's sources: wraps cudaPointerGetAttributes */
 cudaError_t cudart_host_begin_capture(apigen_call_ctx *cx, cudaStream_t stream, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCapture */
 cudaError_t cudart_host_begin_capture_to_graph(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph */
 cudaError_t cudart_host_begin_capture_to_graph_ptsz(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph_ptsz */
@@ -11522,7 +11523,7 @@ static void h_cudaPointerGetAttributes(apigen_call_ctx *cx)
         if (attributes == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaPointerGetAttributes(attributes, ptr);
+    ret_ = cudart_host_pointer_attributes(cx, attributes, ptr);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

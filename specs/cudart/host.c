@@ -532,6 +532,16 @@ static void CUDART_CB on_callback(cudaStream_t stream, cudaError_t status, void 
     run_rec(user, status);
 }
 
+/* The arena (the guest's pinned memory) is registered with the runtime when
+ * a call first uses it: a query about it must find it registered. */
+cudaError_t cudart_host_pointer_attributes(apigen_call_ctx *cx,
+                                           struct cudaPointerAttributes *attributes,
+                                           const void *ptr)
+{
+    (void)apigen_arena_holds(cx, (uint64_t)(uintptr_t)ptr, 1);
+    return cudaPointerGetAttributes(attributes, ptr);
+}
+
 cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error)
 {
     apigen_set_last_error(cx, (int64_t)error);
