@@ -71,6 +71,10 @@ static void async_errors()
     std::printf("cudaStreamWaitEvent(destroyed event): %s\n",
                 name(now_or_next(cudaStreamWaitEvent(s, dead_ev, 0), s)));
     last("after it");
+    std::printf("cudaStreamWaitEvent(flags 0x80): %s\n", name(cudaStreamWaitEvent(s, ev, 0x80)));
+    std::printf("cudaEventRecordWithFlags(flags 0x80): %s\n",
+                name(cudaEventRecordWithFlags(ev, s, 0x80)));
+    last("after them");
     std::printf("cudaEventRecord(on a destroyed stream): %s\n",
                 name(now_or_next(cudaEventRecord(ev, dead_s), s)));
     last("after it");

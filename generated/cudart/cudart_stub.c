@@ -4490,7 +4490,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4547,7 +4547,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -18891,7 +18891,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+    if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
             && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -18948,7 +18948,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+    if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
             && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);

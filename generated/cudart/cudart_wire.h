@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x82a781edf8a399e5)
+#define CUDART_FINGERPRINT UINT64_C(0xe5ffcdc205142711)
 
 /* Call ids: forwarded and custom functions. */
 enum {

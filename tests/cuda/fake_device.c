@@ -84,7 +84,15 @@ FAKE cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 }
 FAKE cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
-    (void)stream, (void)flags;
+    (void)stream;
+    if (flags & ~cudaEventWaitExternal) return fail(cudaErrorInvalidValue);
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+FAKE cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                          unsigned int flags)
+{
+    (void)stream;
+    if (flags & ~cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
     return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }
 FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)

@@ -80,6 +80,12 @@ int main(void)
     P("cudaEventRecord(forged event)", cudaEventRecord(forged, 0));
     P("cudaStreamWaitEvent(forged event)", cudaStreamWaitEvent(0, forged, 0));
     last("after them");
+    cudaEvent_t ev0 = NULL;
+    P("cudaEventCreate", cudaEventCreate(&ev0));
+    P("cudaStreamWaitEvent(flags 0x80)", cudaStreamWaitEvent(0, ev0, 0x80));
+    P("cudaEventRecordWithFlags(flags 0x80)", cudaEventRecordWithFlags(ev0, 0, 0x80));
+    last("after them");
+    P("cudaEventDestroy", cudaEventDestroy(ev0));
 
     printf("-- async calls refused after they were queued: the next call and the last error\n");
     cudaEvent_t ev = NULL;
