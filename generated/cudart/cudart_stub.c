@@ -1072,7 +1072,7 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)kernel == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)kernel))
+    if (((flags & APIGEN_CUDART_SYNC) == 0) && ((uint64_t)(uintptr_t)kernel == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)kernel))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);

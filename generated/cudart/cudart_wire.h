@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0xe5ffcdc205142711)
+#define CUDART_FINGERPRINT UINT64_C(0xdff33ea3895a71e3)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -133,6 +133,7 @@ cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint3
 #define APIGEN_CUDART_PTSZ 1u        /* the _ptsz / _ptds entry point */
 #define APIGEN_CUDART_COOPERATIVE 2u /* cudaLaunchCooperativeKernel */
 #define APIGEN_CUDART_ASYNC 4u       /* the ...Async copy on `stream` */
+#define APIGEN_CUDART_SYNC 8u        /* a launch sent synchronously: the runtime will refuse it */
 
 /* One launch: the arguments packed at the offsets of the kernel's layout;
  * attrs: cudaLaunchKernelExC's attributes. */

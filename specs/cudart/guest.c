@@ -641,22 +641,34 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
     return cudaSuccess;
 }
 
+/* A launch configuration no device accepts (an empty or too large grid or
+ * block): the launch runs synchronously, so the runtime's refusal is the
+ * launch's own error, as natively, not the next call's. */
+static bool config_refused(dim3 grid, dim3 block)
+{
+    return !grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z ||
+           grid.y > 65535 || grid.z > 65535 || block.z > 64 ||
+           (uint64_t)block.x * block.y * block.z > 1024;
+}
+
 static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim3 block,
                           void **args, size_t shmem, cudaStream_t stream,
                           const cudaLaunchAttribute *attrs, unsigned nattrs, uint32_t flags)
 {
     const layout *l;
-    if (!proxy && !kernel) return cudaErrorInvalidDeviceFunction;
+    if (!proxy && !kernel) return local_error(cudaErrorInvalidDeviceFunction);
     cudaError_t e = get_layout(proxy, kernel, &l);
     if (e != cudaSuccess) return e;
     unsigned char small[512], *buf = small;
-    if (l->size > sizeof small && !(buf = malloc(l->size))) return cudaErrorMemoryAllocation;
+    if (l->size > sizeof small && !(buf = malloc(l->size)))
+        return local_error(cudaErrorMemoryAllocation);
     if (l->n && !args) {
         if (buf != small) free(buf);
-        return cudaErrorInvalidValue;
+        return local_error(cudaErrorInvalidValue);
     }
     memset(buf, 0, l->size);
     for (uint32_t i = 0; i < l->n; i++) memcpy(buf + l->offsets[i], args[i], l->sizes[i]);
+    if (config_refused(grid, block)) flags |= APIGEN_CUDART_SYNC;
     e = apigenCudartLaunch(proxy, kernel, grid, block, shmem, stream, l->size ? buf : NULL,
                            l->size, nattrs ? attrs : NULL, nattrs, flags);
     if (buf != small) free(buf);
