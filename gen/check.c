@@ -25,7 +25,8 @@ static const char *const library_keys[] = {"soname", "symbol_version", "symbol_v
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
                                           "out_of_memory",  "async",         "missing",
-                                          "names",          NULL};
+                                          "names",          "last_error",    NULL};
+static const char *const last_error_keys[] = {"get", "peek", NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
@@ -34,7 +35,7 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", NULL};
+                                      "gather", "selects", "privileged", "limits", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -220,6 +221,16 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                     diag_error(d, as->loc, NULL, NULL,
                                "api.errors.async must be next_call or none, not '%s'", v);
             }
+        }
+        const spec_node *le = spec_get(er, "last_error");
+        if (le && spec_want_map(le, "api.errors.last_error", d, NULL, NULL)) {
+            spec_check_keys(le, last_error_keys, "api.errors.last_error", d, NULL, NULL);
+            s->last_error_loc = spec_key_loc(er, "last_error");
+            s->last_error_get = dup_str(m, spec_get(le, "get"), "api.errors.last_error.get", d);
+            s->last_error_peek = dup_str(m, spec_get(le, "peek"), "api.errors.last_error.peek", d);
+            if (!s->last_error_get && !s->last_error_peek)
+                diag_error(d, le->loc, NULL, NULL,
+                           "api.errors.last_error names no function: give get:, peek: or both");
         }
     }
     const spec_node *iso = spec_get(api, "isolation");
@@ -549,6 +560,41 @@ static void check_errors(ck *c, const spec_node *root)
     if (!s->invalid_handle) s->invalid_handle_v = s->unsupported_v;
     if (!s->invalid_value) s->invalid_value_v = s->unsupported_v;
     if (!s->out_of_memory) s->out_of_memory_v = s->unsupported_v;
+}
+
+/* api.errors.last_error: each named function is forwarded, takes nothing and
+ * returns the error type (the server folds its own errors into its answer). */
+static void check_last_error(ck *c)
+{
+    api_settings *s = &c->m->api;
+    const char *names[2] = {s->last_error_get, s->last_error_peek};
+    static const char *const keys[2] = {"get", "peek"};
+    for (int k = 0; k < 2; k++) {
+        if (!names[k]) continue;
+        function_def *f = model_find_function(c->m, names[k]);
+        if (!f) {
+            diag_error(c->d, s->last_error_loc, NULL, NULL,
+                       "api.errors.last_error.%s: '%s' is not a selected function of the headers",
+                       keys[k], names[k]);
+            continue;
+        }
+        const char *why = NULL;
+        if (f->mode != FN_FORWARD) why = "it is not forwarded (local, custom or unsupported)";
+        else if (f->sig.nparams != 0) why = "it takes parameters";
+        else if (!s->error_ty || !f->sig.ret ||
+                 strcmp(f->sig.ret->canonical, s->error_ty->canonical) != 0)
+            why = "it does not return the API's error type";
+        else if (f->async || f->async_if) why = "it is async";
+        if (why) {
+            diag_error(c->d, s->last_error_loc, f->name, NULL,
+                       "api.errors.last_error.%s: '%s' cannot report the last error: %s; name a "
+                       "forwarded function of no parameters that returns %s",
+                       keys[k], f->name, why, s->error_type ? s->error_type : "the error type");
+            diag_note(c->d, f->loc, "declared here");
+            continue;
+        }
+        f->last_error = k + 1;
+    }
 }
 
 static void check_handles(ck *c, const spec_node *root)
@@ -1567,6 +1613,16 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             modes++;
         }
     }
+    if ((n = spec_get(E, "limits"))) {
+        const char *r;
+        if (spec_string(n, "limits (what does not work, or what a no-op leaves undone)", d,
+                        f->name, NULL, &r))
+            f->limits = arena_strdup(c->a, r);
+        if (f->limits && f->mode == FN_UNSUPPORTED)
+            diag_error(d, n->loc, f->name, NULL,
+                       "`limits` on an unsupported function: nothing of it works, and "
+                       "`unsupported` already says why; drop one of them");
+    }
     if ((n = spec_get(E, "custom"))) {
         const char *g = NULL, *h = NULL;
         if (n->kind == SN_SCALAR) {
@@ -2062,6 +2118,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     }
     check_symbol_versions(&c, root);
     build_proc_table(m, d);
+    check_last_error(&c);
     default_destroys(&c);
 
     /* pass 2: expressions, now that every parameter has its kind */

@@ -578,7 +578,11 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     if (weak_real(e, f)) e->o.indent -= 4;
     if (f->privileged) e->o.indent -= 4;
     free(as);
-    if (is_err) PUT("srv_result");
+    if (f->last_error) {
+        char *rt = c_type(f->sig.ret);
+        PUT("srv_last_error", "type", rt, "clear", f->last_error == 1 ? "true" : "false");
+        free(rt);
+    } else if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
         PUT("srv_result_error_out", "name", name_of(&s, f->error_out));
     /* success decides handle bookkeeping */
@@ -895,6 +899,10 @@ int emit_server(emit_ctx *e, strbuf *out)
         }
         PUT("srv_table_close");
     }
+    /* api.errors.last_error.peek: the runtime asks the library whether an
+     * error a call returned is in its own state (hand-written host code
+     * makes some up) */
+    if (m->api.last_error_peek) PUT("srv_last_error_peek_fn", "fn", m->api.last_error_peek);
     snprintf(n, sizeof n, "%zu", m->nhandles);
     PUT("srv_api_open", "api", m->api.name, "API", e->API, "call_names",
         e->ncalls ? "call_names_" : "NULL", "handlers", e->ncalls ? "handlers_" : "NULL",
@@ -918,6 +926,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(o);
     }
     if (any_stream_in) PUT("srv_api_stream_in", NULL);
+    if (m->api.last_error_peek) PUT("srv_api_last_error_peek", NULL);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -2,6 +2,7 @@
  * function (forwarded, custom, unsupported; local ones come from the spec's
  * sources), callback dispatchers and the guest half of the API descriptor.
  * Wire order: docs/internals.md. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -585,6 +586,43 @@ static void emit_gather(emit_ctx *e, const function_def *f)
     free_names(names, f->sig.nparams);
 }
 
+/* What the guest can check of an async call's arguments before it queues
+ * the call (apigen_vouch_*): handles of types the server would refuse when
+ * unknown, and range-checked device addresses. NULL: nothing to check. */
+static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
+{
+    const api_model *m = e->m;
+    strbuf b = {0};
+    sb_puts(&b, "");
+    int n = 0;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_HANDLE && a->handle_type) {
+            const handle_type_def *h = NULL;
+            for (size_t k = 0; k < m->nhandles; k++)
+                if (strcmp(m->handles[k].name, a->handle_type) == 0) h = &m->handles[k];
+            if (!h || h->unknown_as_null) continue; /* the library answers those itself */
+            char *id = hobj(e) ? xasprintf("APIGEN_H2ID(%s)", names[i])
+                               : xasprintf("(uint64_t)(uintptr_t)%s", names[i]);
+            sb_printf(&b, "%s(", n++ ? "\n        && " : "");
+            for (size_t k = 0; k < h->npassthrough; k++)
+                sb_printf(&b, "%s == (uint64_t)%" PRId64 " || ", id, h->passthrough[k]);
+            sb_printf(&b, "apigen_vouch_id(&call_, %s))", id);
+            free(id);
+        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
+                   !a->map_fn) {
+            sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",
+                      n++ ? "\n        && " : "", names[i]);
+        }
+    }
+    char *r = sb_take(&b);
+    if (!n) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
 static void emit_forwarded(emit_ctx *e, const function_def *f)
 {
     stub_fn s = {e, f, param_names(f), 0, 0, 0};
@@ -649,11 +687,19 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             put_phase2(&s, &f->sig.params[i], s.names[i], a);
     }
     char *success = xstrdup(m->api.success ? m->api.success : "0");
+    char *vouch = (f->async || f->async_if) ? vouch_cond(e, f, s.names) : NULL;
     if (f->async || f->async_if) {
-        if (f->async_if) {
-            PUT("stub_if", "cond", f->async_if->text);
+        char *cond = f->async_if && vouch ? xasprintf("(%s) && %s", f->async_if->text, vouch)
+                     : f->async_if        ? xstrdup(f->async_if->text)
+                     : vouch              ? xstrdup(vouch)
+                                          : NULL;
+        if (vouch) PUT("stub_vouch_note");
+        if (cond) {
+            PUT("stub_if", "cond", cond);
             e->o.indent += 4;
         }
+        int had_cond = cond != NULL;
+        free(cond);
         PUT("stub_async");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
@@ -668,12 +714,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         }
         if (is_err) PUT("stub_set_ret", "value", success);
         PUT("stub_goto_done");
-        if (f->async_if) {
+        if (had_cond) {
             e->o.indent -= 4;
             PUT("stub_close_brace");
         }
     }
-    int has_sync = !f->async;
+    int has_sync = !f->async || vouch != NULL;
+    free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
         for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -725,7 +772,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_href_if", "success", success, "name", s.names[i], "delta",
                 a->retains ? "1" : "-1", "owned", "false");
         }
-        if (is_err && m->api.async_errors_next_call)
+        if (f->last_error)
+            PUT("stub_deferred_in_last_error");
+        else if (is_err && m->api.async_errors_next_call)
             PUT("stub_deferred", "success", success, "type", rtype);
         PUT("stub_success_end");
     }

@@ -281,6 +281,8 @@ typedef struct function_def {
                             spec's sources export <name> and call it */
     char *wrap_host;     /* FN_FORWARD: the handler calls this (cx, args...) instead of <name> */
     int internal;        /* a call of the spec's own headers: forwarded, never exported */
+    int last_error;      /* api.errors.last_error: 1 its `get`, 2 its `peek` */
+    char *limits;        /* `limits:` what of it does not work (coverage report) */
     char *variant_of;    /* a symbol variant (api.variants) of this function ... */
     char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
@@ -357,6 +359,9 @@ typedef struct api_settings {
     int64_t success_v, unsupported_v, connection_lost_v, invalid_handle_v,
         invalid_value_v, out_of_memory_v, missing_v;
     int async_errors_next_call; /* deferred async errors are returned by the next sync call */
+    char *last_error_get;   /* api.errors.last_error: reads and clears the thread's last error */
+    char *last_error_peek;  /* ... reads it only */
+    src_loc last_error_loc;
     char **sources;         /* hand-written C in specs/<api>/ compiled into the stub/server */
     size_t nsources;
     char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */

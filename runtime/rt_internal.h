@@ -241,7 +241,19 @@ typedef struct rt_dispatch {
     const apigen_frame_hdr *h;
     rt_pull *pull; /* the request's bulk, when it came head first */
     struct apigen_stream in, out;
+    /* api.errors.last_error: the connection's error that the library's own
+     * last-error state lacks (NULL: none kept); set by server.c's dispatch */
+    struct rt_own_error *own;
+    bool last_error_call; /* the handler asked apigen_last_error */
+    bool result_own;      /* apigen_result_own: its error is not the library's */
 } rt_dispatch;
+/* Per connection (one guest thread): the newest error the runtime decided
+ * for it (a rejection, an error hand-written host code made up) that is
+ * newer than any error the library returned since. */
+typedef struct rt_own_error {
+    bool has;
+    int64_t err;
+} rt_own_error;
 /* After the handler: discards what an in-stream (or a bulk the handler never
  * reached) left unread, so the next frame starts where it should. false:
  * the connection failed or an out-stream did (close it). */

@@ -76,6 +76,7 @@ typedef struct sconn {
     rt_warm r_warm, out_warm;
     bool has_deferred;
     int64_t deferred;
+    rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
     unsigned nrejected;
     bool pre_hello;         /* session child: the handshake frame is already in rbuf */
     apigen_frame_hdr pre_h;
@@ -303,7 +304,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     size_t off;
     char err[256];
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
-    rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}};
+    rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
     size_t prefix = !is_async && sc->has_deferred ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
     if (!rt_wr_begin_reply(&sc->out, &off, prefix)) {
@@ -344,6 +345,21 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
                    cx.reject_what ? cx.reject_what : "-",
                    sc->nrejected == REJECT_LOG_CAP ? "; further rejections not logged" : "");
 
+    /* The thread's last error, in call order: what the runtime refused (or
+     * hand-written host code decided) is newer than the library's own until
+     * the library returns an error again. */
+    if (!rtd.last_error_call) {
+        if (cx.status != APIGEN_OK) {
+            sc->own.has = true;
+            sc->own.err = api->status_error[cx.status];
+        } else if (cx.has_result && cx.result_error != api->success_value) {
+            /* the library's own state is the newer, unless the error never
+             * reached it (apigen_result_own, or its peek says otherwise) */
+            sc->own.has = rtd.result_own ||
+                          (api->last_error_peek && api->last_error_peek() != cx.result_error);
+            sc->own.err = cx.result_error;
+        }
+    }
     bool ok = true;
     if (is_async) {
         /* No reply: the first failure is reported with the next sync reply. */
@@ -357,7 +373,13 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             }
         }
     } else {
-        bool report = cx.status == APIGEN_OK && sc->has_deferred;
+        bool report = cx.status == APIGEN_OK && sc->has_deferred && !rtd.last_error_call;
+        if (rtd.last_error_call && cx.status == APIGEN_OK) {
+            /* the last error it returned includes the held async error (or a
+             * newer one): reported */
+            sc->has_deferred = false;
+            sc->deferred = 0;
+        }
         if (cx.status != APIGEN_OK) {
             /* drop whatever the handler wrote before it rejected */
             rt_wr_truncate(&sc->out, sc->out.base + prefix);

@@ -115,12 +115,34 @@ APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostF
     if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
     if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -554,12 +576,34 @@ APIGEN_HIDDEN CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned in
         if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(CUlaunchAttribute), &n_attrs)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -6018,12 +6062,35 @@ APIGEN_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6052,12 +6119,35 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6086,12 +6176,35 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6119,12 +6232,35 @@ APIGEN_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -9409,12 +9545,35 @@ APIGEN_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraph == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraph))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -9442,12 +9601,35 @@ APIGEN_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraphExec == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraphExec))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -10396,12 +10578,35 @@ APIGEN_EXPORT CUresult cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraph == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraph))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -10429,12 +10634,35 @@ APIGEN_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraphExec == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraphExec))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -11915,12 +12143,35 @@ APIGEN_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_
     if (!apigen_put_u32(call_.wr, (uint32_t)grid_width)) goto nomem; /* grid_width */
     if (!apigen_put_u32(call_.wr, (uint32_t)grid_height)) goto nomem; /* grid_height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)f == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)f))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -16499,12 +16750,34 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v
     if (!apigen_put_u32(call_.wr, (uint32_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u32(call_.wr, (uint32_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -16535,12 +16808,36 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr s
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -16571,12 +16868,36 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdevice
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17060,12 +17381,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffse
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17100,12 +17444,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, 
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17140,12 +17507,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOff
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17325,12 +17715,34 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *s
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17364,12 +17776,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *s
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17403,12 +17838,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const vo
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17591,12 +18049,38 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstCon
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcContext)) goto nomem; /* srcContext */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17631,12 +18115,38 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext d
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcContext)) goto nomem; /* srcContext */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17759,12 +18269,35 @@ APIGEN_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us
     if (!apigen_put_u16(call_.wr, (uint16_t)us)) goto nomem; /* us */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17794,12 +18327,35 @@ APIGEN_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned sho
     if (!apigen_put_u16(call_.wr, (uint16_t)us)) goto nomem; /* us */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17966,12 +18522,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18003,12 +18582,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dst
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18179,12 +18781,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18216,12 +18841,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dst
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18392,12 +19040,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18429,12 +19100,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstP
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18601,12 +19295,35 @@ APIGEN_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, 
     if (!apigen_put_u32(call_.wr, (uint32_t)ui)) goto nomem; /* ui */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18636,12 +19353,35 @@ APIGEN_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int
     if (!apigen_put_u32(call_.wr, (uint32_t)ui)) goto nomem; /* ui */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18804,12 +19544,35 @@ APIGEN_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, 
     if (!apigen_put_u8(call_.wr, (uint8_t)uc)) goto nomem; /* uc */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18839,12 +19602,35 @@ APIGEN_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char
     if (!apigen_put_u8(call_.wr, (uint8_t)uc)) goto nomem; /* uc */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -20686,12 +21472,34 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20739,12 +21547,34 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSema
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20872,12 +21702,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, C
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20913,12 +21765,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int cou
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20954,12 +21828,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -20995,12 +21891,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int 
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -23320,12 +24238,35 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsig
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))
+            && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23354,12 +24295,35 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))
+            && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23389,12 +24353,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23424,12 +24411,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23459,12 +24469,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23494,12 +24527,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23529,12 +24585,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23564,12 +24643,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23599,12 +24701,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23634,12 +24759,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23669,12 +24817,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23704,12 +24875,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23739,12 +24933,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23774,12 +24991,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23809,12 +25049,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23844,12 +25107,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23879,12 +25165,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23914,12 +25223,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -26392,12 +27724,34 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -26445,12 +27799,34 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaph
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
