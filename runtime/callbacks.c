@@ -136,6 +136,8 @@ void apigen_cb_send(void *bound, apigen_wr *w)
         char err[256];
         bool dead = false;
         rt_session_cb_lock(b.session, &ctrl);
+        if (ctrl && rt_rec_active)
+            rt_rec_callback(b.session, w);
         if (ctrl && !apigen_tp_send_buf(ctrl, w->buf, w->len, CB_SEND_TIMEOUT_MS, err, sizeof err)) {
             apigen_log("callback to %s dropped: %s; no further callbacks go to this client",
                        apigen_tp_peer(ctrl), err);

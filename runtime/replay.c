@@ -1,0 +1,698 @@
+/* apigen-server --replay FILE: answers guests from a recording (record.c)
+ * without calling the real library, and fails loudly at the first request
+ * that is not the recorded one.
+ *
+ * What is matched, and what is not (it varies between runs of one program):
+ * - sessions in the order their control connections arrive; each gets the
+ *   recorded session key, so handle ids and guest ids come out the same;
+ * - a session's thread connections are bound at their first request to the
+ *   first unused recorded connection whose first request is the same (else
+ *   the first unused one), then matched request by request in order: the
+ *   frame flags (sync/async), the call, the length and the bytes (the first
+ *   APIGEN_RECORD_KEEP bytes one by one, the rest by hash). How the guest
+ *   batched async calls into sends, and its wait frames (counts that depend
+ *   on timing), are not compared;
+ * - after each matched request the frames recorded after it on that
+ *   connection (its reply, stream chunks) are sent, with the request's ids;
+ *   a callback is sent on the session's control connection once the session
+ *   sent as many requests as it had when the callback was recorded;
+ * - arenas are declined, as the recording server declined them.
+ * The process exits 0 once every recorded session ended with every request
+ * matched and every callback sent; 1 at the first difference, a request past
+ * the end of its connection's recording, or a recorded request the guest
+ * never sent (checked when the connection ends). */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define HELLO_MAX 65536u
+#define IO_TIMEOUT_MS 10000
+#define MAX_PAYLOAD ((1u << 30) + (1u << 20))
+
+typedef struct msg {
+    uint8_t kind; /* RT_REC_REQUEST or RT_REC_SENT */
+    uint16_t flags;
+    uint32_t call, len;
+    uint64_t hash;
+    const uint8_t *p;
+    size_t stored;
+} msg;
+
+typedef struct rconn {
+    uint32_t session;
+    bool join, claimed, ended;
+    const uint8_t *hello;
+    uint32_t hello_len;
+    uint8_t key[RT_KEY_LEN];
+    msg *m;
+    size_t nm, capm, pos, nreq, reqs_done;
+} rconn;
+
+typedef struct rcb {
+    uint64_t seq;
+    uint32_t type;
+    const uint8_t *p;
+    size_t len;
+    bool sent;
+} rcb;
+
+typedef struct rsess {
+    uint32_t ctrl; /* its control connection's index */
+    uint8_t key[RT_KEY_LEN];
+    bool claimed, done;
+    unsigned open;
+    uint64_t nreq;
+    apigen_conn *live_ctrl;
+    rcb *cb;
+    size_t ncb, capcb, cbpos;
+} rsess;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static const char *path_;
+static uint8_t *file_;
+static rconn *conns_;
+static size_t nconns_;
+static rsess *sess_;
+static size_t nsess_, nsess_done_;
+static uint64_t nmatched_;
+static int sig_pipe_[2] = {-1, -1};
+static const apigen_api *const *apis_;
+static unsigned napis_;
+
+/* The first difference ends the replay: the message, then exit 1 (the
+ * guest sees its connection lost, its output differs too). */
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+    char b[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b, sizeof b, fmt, ap);
+    va_end(ap);
+    apigen_log("REPLAY FAILED (%s): %s", path_, b);
+    fflush(stderr);
+    _exit(1);
+}
+
+/* ---- reading the recording --------------------------------------------------- */
+typedef struct cur {
+    const uint8_t *p;
+    size_t left;
+    bool bad;
+} cur;
+
+static uint64_t get_le(cur *c, int n)
+{
+    uint64_t v = 0;
+    if (c->bad || c->left < (size_t)n) {
+        c->bad = true;
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)c->p[i] << (8 * i);
+    c->p += n;
+    c->left -= (size_t)n;
+    return v;
+}
+static const uint8_t *get_bytes(cur *c, size_t n)
+{
+    if (c->bad || c->left < n) {
+        c->bad = true;
+        return NULL;
+    }
+    const uint8_t *p = c->p;
+    c->p += n;
+    c->left -= n;
+    return p;
+}
+
+static bool grow(void **p, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, c * elem);
+    if (!q)
+        return false;
+    *p = q;
+    *cap = c;
+    return true;
+}
+
+static const char *api_call(const apigen_api *api, uint32_t id)
+{
+    if (api && id < api->ncalls && api->call_names && api->call_names[id])
+        return api->call_names[id];
+    return "?";
+}
+
+static bool load(const char *path, const apigen_api *const *apis, unsigned napis, char *why,
+                 size_t whylen)
+{
+    FILE *f = fopen(path, "rbe");
+    if (!f)
+        return snprintf(why, whylen, "%s", strerror(errno)), false;
+    size_t cap = 1 << 16, n = 0;
+    file_ = malloc(cap);
+    for (;;) {
+        if (!file_)
+            return fclose(f), snprintf(why, whylen, "out of memory"), false;
+        n += fread(file_ + n, 1, cap - n, f);
+        if (n < cap)
+            break;
+        cap *= 2;
+        uint8_t *q = realloc(file_, cap);
+        if (!q)
+            free(file_);
+        file_ = q;
+    }
+    bool rerr = ferror(f);
+    fclose(f);
+    if (rerr)
+        return snprintf(why, whylen, "read error"), false;
+    cur c = {file_, n, false};
+    const uint8_t *mg = get_bytes(&c, RT_REC_MAGIC_LEN);
+    uint32_t ver = (uint32_t)get_le(&c, 4);
+    if (c.bad || memcmp(mg, RT_REC_MAGIC, RT_REC_MAGIC_LEN) != 0)
+        return snprintf(why, whylen, "not an apigen recording (no APIGEN-RECORD header)"), false;
+    if (ver != RT_REC_VERSION)
+        return snprintf(why, whylen, "recording format %u, this server reads %u (record again)", ver,
+                        RT_REC_VERSION),
+               false;
+    unsigned napi_rec = 0;
+    while (c.left) {
+        uint8_t tag = (uint8_t)get_le(&c, 1);
+        uint64_t len = get_le(&c, 8);
+        const uint8_t *body = get_bytes(&c, (size_t)len);
+        if (c.bad)
+            return snprintf(why, whylen, "cut short at byte %zu (the recording server did not "
+                            "finish writing it)", n - c.left), false;
+        cur b = {body, (size_t)len, false};
+        size_t at = (size_t)(body - file_) - 9;
+        if (tag == RT_REC_API) {
+            uint32_t l = (uint32_t)get_le(&b, 4);
+            const uint8_t *name = get_bytes(&b, l);
+            uint64_t fp = get_le(&b, 8), ver2 = get_le(&b, 8);
+            if (b.bad)
+                goto bad;
+            const apigen_api *api = NULL;
+            for (unsigned i = 0; i < napis; i++)
+                if (strlen(apis[i]->name) == l && memcmp(apis[i]->name, name, l) == 0)
+                    api = apis[i];
+            if (!api)
+                return snprintf(why, whylen, "recorded with a server of API '%.*s', which this "
+                                "server does not serve", (int)l, (const char *)name), false;
+            if (fp != api->fingerprint || ver2 != api->api_version)
+                return snprintf(why, whylen,
+                                "recorded with API '%s' fingerprint 0x%016llx version %llu; this "
+                                "server is 0x%016llx version %llu (the spec or header changed "
+                                "since: record again, e.g. tests/gpu/record.sh)",
+                                api->name, (unsigned long long)fp, (unsigned long long)ver2,
+                                (unsigned long long)api->fingerprint,
+                                (unsigned long long)api->api_version),
+                       false;
+            napi_rec++;
+        } else if (tag == RT_REC_HELLO) {
+            uint32_t ci = (uint32_t)get_le(&b, 4), si = (uint32_t)get_le(&b, 4);
+            uint8_t join = (uint8_t)get_le(&b, 1);
+            uint32_t hl = (uint32_t)get_le(&b, 4);
+            const uint8_t *hp = get_bytes(&b, hl), *key = get_bytes(&b, RT_KEY_LEN);
+            if (b.bad || ci != nconns_ || join > 1 || si > nsess_ || (join && si == nsess_) ||
+                (!join && si != nsess_))
+                goto bad;
+            conns_ = realloc(conns_, (nconns_ + 1) * sizeof *conns_);
+            if (!conns_)
+                goto oom;
+            rconn *rc = &conns_[nconns_++];
+            memset(rc, 0, sizeof *rc);
+            rc->session = si;
+            rc->join = join;
+            rc->hello = hp;
+            rc->hello_len = hl;
+            memcpy(rc->key, key, RT_KEY_LEN);
+            if (!join) {
+                rsess *q = realloc(sess_, (nsess_ + 1) * sizeof *sess_);
+                if (!q)
+                    goto oom;
+                sess_ = q;
+                memset(&sess_[nsess_], 0, sizeof *sess_);
+                sess_[nsess_].ctrl = ci;
+                memcpy(sess_[nsess_].key, key, RT_KEY_LEN);
+                nsess_++;
+            }
+        } else if (tag == RT_REC_REQUEST || tag == RT_REC_SENT) {
+            uint32_t ci = (uint32_t)get_le(&b, 4);
+            msg m = {tag, 0, 0, 0, 0, NULL, 0};
+            m.flags = (uint16_t)get_le(&b, 2);
+            m.call = (uint32_t)get_le(&b, 4);
+            if (tag == RT_REC_REQUEST) {
+                m.len = (uint32_t)get_le(&b, 4);
+                m.hash = get_le(&b, 8);
+            }
+            m.stored = b.left;
+            m.p = get_bytes(&b, b.left);
+            if (tag == RT_REC_SENT)
+                m.len = (uint32_t)m.stored;
+            if (b.bad || ci >= nconns_ || m.stored > m.len || m.stored != (size_t)len - (size_t)(m.p - body))
+                goto bad;
+            rconn *rc = &conns_[ci];
+            if (!grow((void **)&rc->m, &rc->capm, rc->nm, sizeof *rc->m))
+                goto oom;
+            rc->m[rc->nm++] = m;
+            if (tag == RT_REC_REQUEST)
+                rc->nreq++;
+        } else if (tag == RT_REC_CALLBACK) {
+            uint32_t si = (uint32_t)get_le(&b, 4);
+            rcb cb = {0};
+            cb.seq = get_le(&b, 8);
+            cb.type = (uint32_t)get_le(&b, 4);
+            cb.len = b.left;
+            cb.p = get_bytes(&b, b.left);
+            if (b.bad || si >= nsess_)
+                goto bad;
+            rsess *s = &sess_[si];
+            if (!grow((void **)&s->cb, &s->capcb, s->ncb, sizeof *s->cb))
+                goto oom;
+            s->cb[s->ncb++] = cb;
+        } else if (tag == RT_REC_END) {
+            uint32_t ci = (uint32_t)get_le(&b, 4);
+            if (b.bad || ci >= nconns_)
+                goto bad;
+        } else {
+            snprintf(why, whylen, "unknown record '%c' at byte %zu", tag, at);
+            return false;
+        }
+        continue;
+    bad:
+        snprintf(why, whylen, "malformed record '%c' at byte %zu", tag, at);
+        return false;
+    }
+    if (!napi_rec || !nsess_)
+        return snprintf(why, whylen, "%s", napi_rec ? "no session recorded" : "no API recorded"), false;
+    return true;
+oom:
+    snprintf(why, whylen, "out of memory");
+    return false;
+}
+
+/* ---- serving ----------------------------------------------------------------- */
+typedef struct live {
+    apigen_conn *conn;
+    const apigen_api *api;
+    uint32_t session;
+    int rc; /* recorded connection (-1: a thread connection not bound yet) */
+    bool ctrl;
+} live;
+
+static void describe(char *b, size_t n, const live *l)
+{
+    snprintf(b, n, "session %u, %s connection %d (from %s)", l->session + 1,
+             l->ctrl ? "control" : "thread", l->rc >= 0 ? l->rc + 1 : 0, apigen_tp_peer(l->conn));
+}
+
+static void hexwin(char *b, size_t n, const uint8_t *p, size_t len, size_t at)
+{
+    size_t s = at > 8 ? at - 8 : 0, e = at + 8 < len ? at + 8 : len;
+    int k = snprintf(b, n, "[%zu..%zu):", s, e);
+    for (size_t i = s; i < e && k > 0 && (size_t)k < n; i++)
+        k += snprintf(b + k, n - (size_t)k, i == at ? " >%02x" : " %02x", p[i]);
+}
+
+static void first_diff(const char *what, const live *l, const uint8_t *want, size_t wn,
+                       const uint8_t *got, size_t gn)
+{
+    char d[300], ww[200], gw[200];
+    describe(d, sizeof d, l);
+    size_t i = 0;
+    while (i < wn && i < gn && want[i] == got[i])
+        i++;
+    hexwin(ww, sizeof ww, want, wn, i);
+    hexwin(gw, sizeof gw, got, gn, i);
+    fail("%s, %s: %s differs at byte %zu of %zu (recorded %zu bytes): recorded %s, got %s", d, what,
+         i < wn && i < gn ? "payload" : "length", i, gn, wn, ww, gw);
+}
+
+static bool send_frame(apigen_conn *c, uint16_t flags, uint32_t call, uint32_t req, uint64_t tid,
+                       const uint8_t *p, size_t n)
+{
+    char err[256];
+    apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, flags, call, req, tid, (uint32_t)n, 0};
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    apigen_hdr_encode(&h, hb);
+    struct iovec iov[2] = {{hb, sizeof hb}, {(void *)p, n}};
+    if (!apigen_tp_send(c, iov, n ? 2 : 1, IO_TIMEOUT_MS, err, sizeof err)) {
+        apigen_log("replay: sending to %s: %s", apigen_tp_peer(c), err);
+        return false;
+    }
+    return true;
+}
+
+/* The thread connection l's first request (h, p): the first unused recorded
+ * thread connection of its session that begins with the same request, else
+ * the first unused one. Caller holds mu. */
+static void bind_conn(live *l, const apigen_frame_hdr *h, const uint8_t *p)
+{
+    int first = -1;
+    for (size_t i = 0; i < nconns_; i++) {
+        rconn *rc = &conns_[i];
+        if (rc->session != l->session || !rc->join || rc->claimed || !rc->nreq)
+            continue;
+        const msg *m = &rc->m[0];
+        if (m->kind == RT_REC_REQUEST && m->call == h->call_id && m->len == h->payload_len &&
+            m->hash == rt_rec_hash(p, h->payload_len)) {
+            first = (int)i;
+            break;
+        }
+        if (first < 0)
+            first = (int)i;
+    }
+    if (first < 0) {
+        char d[300];
+        describe(d, sizeof d, l);
+        fail("%s: its first request %s is one connection more than the session's recorded thread "
+             "connections", d, api_call(l->api, h->call_id));
+    }
+    conns_[first].claimed = true;
+    l->rc = first;
+}
+
+/* Caller holds mu: the session's callbacks due after nreq requests. */
+static void send_callbacks(rsess *s)
+{
+    while (s->cbpos < s->ncb && s->cb[s->cbpos].seq <= s->nreq) {
+        rcb *cb = &s->cb[s->cbpos++];
+        if (!s->live_ctrl ||
+            !send_frame(s->live_ctrl, APIGEN_F_CALLBACK, cb->type, 0, 0, cb->p, cb->len))
+            fail("session %u: recorded callback %zu (type %u) cannot be delivered: the guest's "
+                 "control connection is gone", (unsigned)(s - sess_) + 1, s->cbpos, cb->type);
+        cb->sent = true;
+    }
+}
+
+static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
+{
+    char d[300];
+    pthread_mutex_lock(&mu);
+    if (l->rc < 0)
+        bind_conn(l, h, p);
+    rconn *rc = &conns_[l->rc];
+    describe(d, sizeof d, l);
+    uint16_t fl = (uint16_t)(h->flags & ~APIGEN_F_BULK);
+    if (rc->pos >= rc->nm)
+        fail("%s: request %zu (%s%s) is past the end of the recording (%zu requests recorded)", d,
+             rc->reqs_done + 1, api_call(l->api, h->call_id), fl & APIGEN_F_ASYNC ? ", async" : "",
+             rc->nreq);
+    const msg *m = &rc->m[rc->pos];
+    char what[200];
+    snprintf(what, sizeof what, "request %zu (recorded %s%s)", rc->reqs_done + 1,
+             api_call(l->api, m->call), m->flags & APIGEN_F_ASYNC ? ", async" : "");
+    if (m->call != h->call_id)
+        fail("%s, %s: got call %s instead", d, what, api_call(l->api, h->call_id));
+    if (m->flags != fl)
+        fail("%s, %s: frame flags 0x%x, recorded 0x%x (%s)", d, what, fl, m->flags,
+             (fl ^ m->flags) & APIGEN_F_ASYNC ? "sync against async" : "flags");
+    size_t cmp = m->stored < h->payload_len ? m->stored : h->payload_len;
+    if (m->len != h->payload_len || memcmp(m->p, p, cmp) != 0)
+        first_diff(what, l, m->p, m->len, p, h->payload_len);
+    if (m->hash != rt_rec_hash(p, h->payload_len))
+        fail("%s, %s: payload differs after byte %zu (checked by hash: the recording keeps the "
+             "first %zu bytes)", d, what, m->stored, m->stored);
+    rc->pos++;
+    rc->reqs_done++;
+    nmatched_++;
+    rsess *s = &sess_[l->session];
+    s->nreq++;
+    send_callbacks(s);
+    while (rc->pos < rc->nm && rc->m[rc->pos].kind == RT_REC_SENT) {
+        const msg *o = &rc->m[rc->pos++];
+        if (!send_frame(l->conn, o->flags, o->call, h->request_id, h->thread_id, o->p, o->stored))
+            break;
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* Caller holds mu: l ended; its session, once all its connections did. */
+static void on_end(live *l)
+{
+    char d[300];
+    describe(d, sizeof d, l);
+    if (l->rc >= 0) {
+        rconn *rc = &conns_[l->rc];
+        rc->ended = true;
+        for (size_t i = rc->pos; i < rc->nm; i++)
+            if (rc->m[i].kind == RT_REC_REQUEST)
+                fail("%s ended, but recorded request %zu (%s%s) and %zu more were never sent", d,
+                     rc->reqs_done + 1, api_call(l->api, rc->m[i].call),
+                     rc->m[i].flags & APIGEN_F_ASYNC ? ", async" : "",
+                     rc->nreq - rc->reqs_done - 1);
+    }
+    rsess *s = &sess_[l->session];
+    if (l->ctrl)
+        s->live_ctrl = NULL;
+    if (--s->open)
+        return;
+    for (size_t i = 0; i < nconns_; i++)
+        if (conns_[i].session == l->session && conns_[i].nreq && !conns_[i].claimed)
+            fail("session %u ended, but its recorded thread connection %zu (%zu requests, the first "
+                 "%s) never came", l->session + 1, i + 1, conns_[i].nreq,
+                 api_call(l->api, conns_[i].m[0].call));
+    if (s->cbpos < s->ncb)
+        fail("session %u ended, but recorded callback %zu of %zu (type %u) was never due",
+             l->session + 1, s->cbpos + 1, s->ncb, s->cb[s->cbpos].type);
+    s->done = true;
+    if (++nsess_done_ == nsess_) {
+        apigen_log("replay of %s complete: %zu session(s), %llu requests matched", path_, nsess_,
+                   (unsigned long long)nmatched_);
+        fflush(stderr);
+        _exit(0);
+    }
+}
+
+static void *serve(void *arg)
+{
+    live *l = arg;
+    apigen_frame_hdr h;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    char err[256];
+    bool eof;
+    if (!rt_recv_frame(l->conn, &h, &buf, &cap, HELLO_MAX, IO_TIMEOUT_MS, &eof, err, sizeof err) ||
+        !(h.flags & APIGEN_F_HELLO)) {
+        apigen_log("replay: %s: no handshake (%s)", apigen_tp_peer(l->conn), eof ? "closed" : err);
+        goto out;
+    }
+    apigen_rd rd;
+    uint32_t proto = 0;
+    const char *name = NULL, *token = NULL;
+    uint64_t fp = 0, ver = 0, arena = 0;
+    uint8_t join = 0, key[RT_KEY_LEN];
+    apigen_rd_init(&rd, buf, h.payload_len);
+    if (!apigen_get_u32(&rd, &proto) || !apigen_get_str(&rd, &name, RT_NAME_MAX) || !name ||
+        !apigen_get_u64(&rd, &fp) || !apigen_get_u8(&rd, &join) || !apigen_get_raw(&rd, key, RT_KEY_LEN) ||
+        !apigen_get_str(&rd, &token, RT_TOKEN_MAX) ||
+        (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &ver) ||
+                                  (!apigen_rd_done(&rd) && !apigen_get_u64(&rd, &arena)))))
+        fail("%s: malformed handshake", apigen_tp_peer(l->conn));
+    (void)proto; /* the bytes are compared below */
+    for (unsigned k = 0; k < napis_; k++)
+        if (strcmp(apis_[k]->name, name) == 0)
+            l->api = apis_[k];
+    pthread_mutex_lock(&mu);
+    const rconn *ref = NULL;
+    if (!join) {
+        size_t i = 0;
+        while (i < nsess_ && sess_[i].claimed)
+            i++;
+        if (i == nsess_)
+            fail("a new session from %s is one more than the %zu recorded", apigen_tp_peer(l->conn),
+                 nsess_);
+        sess_[i].claimed = true;
+        sess_[i].live_ctrl = l->conn;
+        l->session = (uint32_t)i;
+        l->ctrl = true;
+        l->rc = (int)sess_[i].ctrl;
+        conns_[l->rc].claimed = true;
+        ref = &conns_[l->rc];
+    } else {
+        size_t i = 0;
+        while (i < nsess_ && !(sess_[i].claimed && !sess_[i].done && memcmp(sess_[i].key, key, RT_KEY_LEN) == 0))
+            i++;
+        if (i == nsess_)
+            fail("%s joins a session that is not live (its key is none the replay handed out)",
+                 apigen_tp_peer(l->conn));
+        l->session = (uint32_t)i;
+        l->rc = -1;
+        for (size_t k = 0; k < nconns_ && !ref; k++)
+            if (conns_[k].session == i && conns_[k].join)
+                ref = &conns_[k];
+        if (!ref)
+            fail("session %zu: %s opens a thread connection; the recording has none", i + 1,
+                 apigen_tp_peer(l->conn));
+    }
+    sess_[l->session].open++;
+    if (ref->hello_len != h.payload_len || memcmp(ref->hello, buf, h.payload_len) != 0) {
+        char what[64];
+        snprintf(what, sizeof what, "handshake (API '%s')", name);
+        first_diff(what, l, ref->hello, ref->hello_len, buf, h.payload_len);
+    }
+    pthread_mutex_unlock(&mu);
+
+    /* the reply the recording server sent: ok and the recorded key */
+    {
+        apigen_wr w;
+        size_t off;
+        apigen_wr_init(&w);
+        bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, RT_HELLO_OK) &&
+                  apigen_put_str(&w, "ok") && apigen_put_raw(&w, ref->key, RT_KEY_LEN) &&
+                  rt_wr_end_frame(&w, off, APIGEN_F_HELLO | APIGEN_F_REPLY, 0, h.request_id, h.thread_id) &&
+                  apigen_tp_send_buf(l->conn, w.buf, w.len, IO_TIMEOUT_MS, err, sizeof err);
+        apigen_wr_free(&w);
+        if (!ok) {
+            pthread_mutex_lock(&mu);
+            goto ended;
+        }
+    }
+    if (arena) { /* declined, as the recording server did (record.c) */
+        char tag[RT_ARENA_TAG_LEN];
+        uint8_t ack[RT_ARENA_ACK_LEN] = {2};
+        int fd = -1;
+        if (!apigen_tp_recv_side(l->conn, tag, sizeof tag, &fd, IO_TIMEOUT_MS, err, sizeof err) ||
+            (fd >= 0 && close(fd) != 0) ||
+            !apigen_tp_send_side(l->conn, ack, sizeof ack, -1, IO_TIMEOUT_MS, err, sizeof err)) {
+            apigen_log("replay: %s: arena exchange: %s", apigen_tp_peer(l->conn), err);
+            pthread_mutex_lock(&mu);
+            goto ended;
+        }
+    }
+    for (;;) {
+        if (!rt_recv_frame(l->conn, &h, &buf, &cap, MAX_PAYLOAD, -1, &eof, err, sizeof err)) {
+            if (!eof)
+                apigen_log("replay: %s: %s", apigen_tp_peer(l->conn), err);
+            break;
+        }
+        if (h.flags & APIGEN_F_BYE)
+            break;
+        if (h.flags & (APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK | APIGEN_F_STREAM))
+            fail("%s: unexpected frame flags 0x%x", apigen_tp_peer(l->conn), h.flags);
+        if (h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC))
+            continue; /* ordering across threads: nothing runs here */
+        on_request(l, &h, buf);
+    }
+    pthread_mutex_lock(&mu);
+ended:
+    on_end(l);
+    pthread_mutex_unlock(&mu);
+out:
+    free(buf);
+    apigen_tp_close(l->conn);
+    free(l);
+    return NULL;
+}
+
+static void on_signal(int sig)
+{
+    unsigned char c = (unsigned char)sig;
+    if (sig_pipe_[1] >= 0)
+        (void)!write(sig_pipe_[1], &c, 1);
+}
+
+/* Stopped before every recorded session ran: say what is missing. */
+static void report_unfinished(void)
+{
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < nsess_; i++) {
+        if (sess_[i].done)
+            continue;
+        if (!sess_[i].claimed)
+            fail("stopped; recorded session %zu of %zu never started", i + 1, nsess_);
+        for (size_t k = 0; k < nconns_; k++) {
+            rconn *rc = &conns_[k];
+            if (rc->session == i && rc->reqs_done < rc->nreq)
+                fail("stopped; session %zu connection %zu sent %zu of its %zu recorded requests "
+                     "(next: %s)", i + 1, k + 1, rc->reqs_done, rc->nreq,
+                     rc->pos < rc->nm ? "request" : "-");
+        }
+        fail("stopped; session %zu is still open", i + 1);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned napis,
+                   const char *const *urls, unsigned nurls)
+{
+    char why[600];
+    path_ = path;
+    apis_ = apis;
+    napis_ = napis;
+    if (!load(path, apis, napis, why, sizeof why)) {
+        apigen_log("--replay %s: %s", path, why);
+        return 2;
+    }
+    size_t nreq = 0;
+    for (size_t i = 0; i < nconns_; i++)
+        nreq += conns_[i].nreq;
+    signal(SIGPIPE, SIG_IGN);
+    if (pipe2(sig_pipe_, O_CLOEXEC | O_NONBLOCK) < 0)
+        return apigen_log("pipe: %s", strerror(errno)), 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    apigen_listener *ls[16];
+    struct pollfd pf[17];
+    for (unsigned i = 0; i < nurls; i++) {
+        if (!apigen_tp_listen(urls[i], &ls[i], why, sizeof why)) {
+            apigen_log("%s", why);
+            return 1;
+        }
+        apigen_log("listening on %s (replaying %s: %zu session(s), %zu connection(s), %zu "
+                   "requests)", apigen_tp_listener_url(ls[i]), path, nsess_, nconns_, nreq);
+    }
+    for (;;) {
+        for (unsigned i = 0; i < nurls; i++)
+            pf[i] = (struct pollfd){apigen_tp_listener_fd(ls[i]), POLLIN, 0};
+        pf[nurls] = (struct pollfd){sig_pipe_[0], POLLIN, 0};
+        int n = poll(pf, nurls + 1, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return apigen_log("poll: %s", strerror(errno)), 1;
+        if (pf[nurls].revents) {
+            report_unfinished(); /* exits 1 unless all is done */
+            return 0;
+        }
+        for (unsigned i = 0; i < nurls; i++) {
+            apigen_conn *c;
+            if (!pf[i].revents)
+                continue;
+            if (!apigen_tp_accept(ls[i], &c, why, sizeof why)) {
+                apigen_log("%s", why);
+                continue;
+            }
+            live *l = calloc(1, sizeof *l);
+            pthread_t t;
+            pthread_attr_t at;
+            pthread_attr_init(&at);
+            pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+            if (!l)
+                fail("out of memory");
+            l->conn = c;
+            if (pthread_create(&t, &at, serve, l) != 0)
+                fail("out of threads");
+            pthread_attr_destroy(&at);
+        }
+    }
+}
