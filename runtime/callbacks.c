@@ -76,6 +76,8 @@ void *apigen_cb_bind(apigen_call_ctx *cx, unsigned cb_type, uint64_t cb_id, bool
     /* Freed with the session (not after a `once` call: a library that calls
      * twice must find the binding, and only sends once). */
     rt_session_add_binding(cx->session, tok);
+    if (rt_rec_active)
+        rt_rec_guest_id(cx->session, cb_id); /* guest-assigned: replay may rename it */
     return tok;
 }
 

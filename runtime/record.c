@@ -318,6 +318,20 @@ void rt_rec_callback(struct apigen_session *s, const apigen_wr *w)
     pthread_mutex_unlock(&rec_mu);
 }
 
+void rt_rec_guest_id(struct apigen_session *s, uint64_t id)
+{
+    pthread_mutex_lock(&rec_mu);
+    rec_sess *rs = find_sess(s);
+    if (rs) {
+        rbuf b = {0};
+        rb_u32(&b, rs->idx);
+        rb_u64(&b, id);
+        put_record(RT_REC_GUEST_ID, &b);
+        free(b.p);
+    }
+    pthread_mutex_unlock(&rec_mu);
+}
+
 void rt_rec_end(apigen_conn *c)
 {
     pthread_mutex_lock(&rec_mu);

@@ -76,6 +76,15 @@ typedef struct rsess {
     apigen_conn *live_ctrl;
     rcb *cb;
     size_t ncb, capcb, cbpos;
+    /* ids the guest assigned (callbacks, guest ids): with several thread
+     * connections their order depends on timing, so a request may carry
+     * another one than recorded; rec[i] -> live[i], one to one */
+    uint64_t *gids;
+    size_t ngids, capgids;
+    uint64_t *map_rec, *map_live;
+    size_t nmap, capmap;
+    bool renamed; /* some id maps to another value */
+    unsigned nthreads; /* recorded thread connections with requests */
 } rsess;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -285,6 +294,15 @@ static bool load(const char *path, const apigen_api *const *apis, unsigned napis
             if (!grow((void **)&s->cb, &s->capcb, s->ncb, sizeof *s->cb))
                 goto oom;
             s->cb[s->ncb++] = cb;
+        } else if (tag == RT_REC_GUEST_ID) {
+            uint32_t si = (uint32_t)get_le(&b, 4);
+            uint64_t id = get_le(&b, 8);
+            if (b.bad || si >= nsess_)
+                goto bad;
+            rsess *s = &sess_[si];
+            if (!grow((void **)&s->gids, &s->capgids, s->ngids, sizeof *s->gids))
+                goto oom;
+            s->gids[s->ngids++] = id;
         } else if (tag == RT_REC_END) {
             uint32_t ci = (uint32_t)get_le(&b, 4);
             if (b.bad || ci >= nconns_)
@@ -298,6 +316,9 @@ static bool load(const char *path, const apigen_api *const *apis, unsigned napis
         snprintf(why, whylen, "malformed record '%c' at byte %zu", tag, at);
         return false;
     }
+    for (size_t i = 0; i < nconns_; i++)
+        if (conns_[i].join && conns_[i].nreq)
+            sess_[conns_[i].session].nthreads++;
     if (!napi_rec || !nsess_)
         return snprintf(why, whylen, "%s", napi_rec ? "no session recorded" : "no API recorded"), false;
     return true;
@@ -330,11 +351,11 @@ static void hexwin(char *b, size_t n, const uint8_t *p, size_t len, size_t at)
 }
 
 static void first_diff(const char *what, const live *l, const uint8_t *want, size_t wn,
-                       const uint8_t *got, size_t gn)
+                       const uint8_t *got, size_t gn, size_t from)
 {
     char d[300], ww[200], gw[200];
     describe(d, sizeof d, l);
-    size_t i = 0;
+    size_t i = from; /* bytes before it matched (ids renamed: match_payload) */
     while (i < wn && i < gn && want[i] == got[i])
         i++;
     hexwin(ww, sizeof ww, want, wn, i);
@@ -356,6 +377,143 @@ static bool send_frame(apigen_conn *c, uint16_t flags, uint32_t call, uint32_t r
         return false;
     }
     return true;
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static bool is_gid(const rsess *s, uint64_t v)
+{
+    for (size_t i = 0; i < s->ngids; i++)
+        if (s->gids[i] == v)
+            return true;
+    return false;
+}
+
+/* Whether rec -> live keeps the renaming one to one (committed pairs and the
+ * n pending ones in tr/tl). */
+static bool map_ok(const rsess *s, uint64_t r, uint64_t l, const uint64_t *tr, const uint64_t *tl,
+                   size_t n)
+{
+    for (size_t i = 0; i < s->nmap; i++)
+        if (s->map_rec[i] == r || s->map_live[i] == l)
+            return s->map_rec[i] == r && s->map_live[i] == l;
+    for (size_t i = 0; i < n; i++)
+        if (tr[i] == r || tl[i] == l)
+            return tr[i] == r && tl[i] == l;
+    return true;
+}
+
+#define MAX_RENAMES 64 /* in one request */
+
+/* Whether the live payload p (n bytes) is the recorded request m, where a
+ * session with several thread connections may carry other guest-assigned
+ * ids than recorded (one to one, learned as they come). *at: the first
+ * byte that differs (n: the hash over the unstored rest). */
+static bool match_payload(rsess *s, const msg *m, const uint8_t *p, size_t n, size_t *at)
+{
+    uint64_t tr[MAX_RENAMES], tl[MAX_RENAMES];
+    size_t nt = 0, i = 0;
+    uint8_t *restored = NULL; /* p with the recorded ids put back (for the hash) */
+    if (m->len != n) {
+        while (i < m->stored && i < n && m->p[i] == p[i])
+            i++;
+        *at = i;
+        return false;
+    }
+    while (i < m->stored) {
+        if (m->p[i] == p[i]) {
+            i++;
+            continue;
+        }
+        bool found = false;
+        for (size_t o = i >= 7 ? i - 7 : 0; s->nthreads > 1 && o <= i && o + 8 <= m->stored; o++) {
+            uint64_t r = le64(m->p + o), l = le64(p + o);
+            if (memcmp(m->p + o, p + o, i - o) != 0 || !is_gid(s, r) || nt == MAX_RENAMES ||
+                !map_ok(s, r, l, tr, tl, nt))
+                continue;
+            if (!restored && !(restored = malloc(n ? n : 1)))
+                break;
+            if (restored && nt == 0)
+                memcpy(restored, p, n);
+            put_le64(restored + o, r);
+            tr[nt] = r;
+            tl[nt++] = l;
+            i = o + 8;
+            found = true;
+            break;
+        }
+        if (!found) {
+            free(restored);
+            *at = i;
+            return false;
+        }
+    }
+    bool ok = m->hash == rt_rec_hash(restored ? restored : p, n);
+    free(restored);
+    *at = n;
+    if (!ok)
+        return false;
+    for (size_t k = 0; k < nt; k++) {
+        bool known = false;
+        for (size_t j = 0; j < s->nmap; j++)
+            known |= s->map_rec[j] == tr[k];
+        if (known)
+            continue;
+        if (grow((void **)&s->map_rec, &s->capmap, s->nmap, sizeof *s->map_rec)) {
+            uint64_t *q = realloc(s->map_live, s->capmap * sizeof *q);
+            if (!q)
+                fail("out of memory");
+            s->map_live = q;
+            s->map_rec[s->nmap] = tr[k];
+            s->map_live[s->nmap++] = tl[k];
+            s->renamed |= tr[k] != tl[k];
+        } else {
+            fail("out of memory");
+        }
+    }
+    return true;
+}
+
+/* A frame to send in a session whose ids were renamed: its recorded ids as
+ * the live guest knows them (a callback's id, the first u64 of its payload;
+ * guest ids, of the session's form, anywhere). Returns p or a copy in *own. */
+static const uint8_t *rename_out(const rsess *s, const uint8_t *p, size_t n, bool callback,
+                                 uint8_t **own)
+{
+    *own = NULL;
+    if (!s->renamed)
+        return p;
+    uint64_t salt = rt_key_salt(s->key);
+    for (size_t o = 0; o + 8 <= n; o++) {
+        uint64_t v = le64(p + o);
+        bool gid = (v & RT_GID_BIT) && ((v >> 32) & 0x7fffffffu) == salt;
+        if (!(callback && o == 0) && !gid)
+            continue;
+        for (size_t j = 0; j < s->nmap; j++) {
+            if (s->map_rec[j] != v || s->map_live[j] == v)
+                continue;
+            if (!*own && !(*own = malloc(n)))
+                fail("out of memory");
+            if (*own && (p != *own)) {
+                memcpy(*own, p, n);
+                p = *own;
+            }
+            put_le64(*own + o, s->map_live[j]);
+            break;
+        }
+    }
+    return p;
 }
 
 /* The thread connection l's first request (h, p): the first unused recorded
@@ -392,8 +550,11 @@ static void send_callbacks(rsess *s)
 {
     while (s->cbpos < s->ncb && s->cb[s->cbpos].seq <= s->nreq) {
         rcb *cb = &s->cb[s->cbpos++];
-        if (!s->live_ctrl ||
-            !send_frame(s->live_ctrl, APIGEN_F_CALLBACK, cb->type, 0, 0, cb->p, cb->len))
+        uint8_t *own;
+        const uint8_t *out = rename_out(s, cb->p, cb->len, true, &own);
+        bool sent = s->live_ctrl && send_frame(s->live_ctrl, APIGEN_F_CALLBACK, cb->type, 0, 0, out, cb->len);
+        free(own);
+        if (!sent)
             fail("session %u: recorded callback %zu (type %u) cannot be delivered: the guest's "
                  "control connection is gone", (unsigned)(s - sess_) + 1, s->cbpos, cb->type);
         cb->sent = true;
@@ -422,21 +583,26 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
     if (m->flags != fl)
         fail("%s, %s: frame flags 0x%x, recorded 0x%x (%s)", d, what, fl, m->flags,
              (fl ^ m->flags) & APIGEN_F_ASYNC ? "sync against async" : "flags");
-    size_t cmp = m->stored < h->payload_len ? m->stored : h->payload_len;
-    if (m->len != h->payload_len || memcmp(m->p, p, cmp) != 0)
-        first_diff(what, l, m->p, m->len, p, h->payload_len);
-    if (m->hash != rt_rec_hash(p, h->payload_len))
+    rsess *s = &sess_[l->session];
+    size_t at;
+    if (!match_payload(s, m, p, h->payload_len, &at)) {
+        if (at < h->payload_len || m->len != h->payload_len)
+            first_diff(what, l, m->p, m->len, p, h->payload_len, m->len == h->payload_len ? at : 0);
         fail("%s, %s: payload differs after byte %zu (checked by hash: the recording keeps the "
              "first %zu bytes)", d, what, m->stored, m->stored);
+    }
     rc->pos++;
     rc->reqs_done++;
     nmatched_++;
-    rsess *s = &sess_[l->session];
     s->nreq++;
     send_callbacks(s);
     while (rc->pos < rc->nm && rc->m[rc->pos].kind == RT_REC_SENT) {
         const msg *o = &rc->m[rc->pos++];
-        if (!send_frame(l->conn, o->flags, o->call, h->request_id, h->thread_id, o->p, o->stored))
+        uint8_t *own;
+        const uint8_t *out = rename_out(s, o->p, o->stored, false, &own);
+        bool sent = send_frame(l->conn, o->flags, o->call, h->request_id, h->thread_id, out, o->stored);
+        free(own);
+        if (!sent)
             break;
     }
     pthread_mutex_unlock(&mu);
@@ -544,7 +710,7 @@ static void *serve(void *arg)
     if (ref->hello_len != h.payload_len || memcmp(ref->hello, buf, h.payload_len) != 0) {
         char what[64];
         snprintf(what, sizeof what, "handshake (API '%s')", name);
-        first_diff(what, l, ref->hello, ref->hello_len, buf, h.payload_len);
+        first_diff(what, l, ref->hello, ref->hello_len, buf, h.payload_len, 0);
     }
     pthread_mutex_unlock(&mu);
 

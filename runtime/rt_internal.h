@@ -317,6 +317,7 @@ enum {
     RT_REC_SENT = 'S',     /* u32 conn, u16 flags, u32 call, bytes payload (reply, stream) */
     RT_REC_CALLBACK = 'C', /* u32 session, u64 requests before it, u32 type, bytes payload */
     RT_REC_END = 'E',      /* u32 conn */
+    RT_REC_GUEST_ID = 'I', /* u32 session, u64 an id the guest assigned (callback, guest id) */
 };
 /* FNV-1a 64 of a request's payload (its bytes past the stored part are
  * checked by it). */
@@ -334,6 +335,7 @@ void rt_rec_sent_wr(apigen_conn *c, const apigen_wr *w, size_t frame_off);
 void rt_rec_sent(apigen_conn *c, const apigen_frame_hdr *h, const void *p, size_t n);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);
+void rt_rec_guest_id(struct apigen_session *s, uint64_t id);
 /* --replay FILE: serves the recording on urls, calls nothing; the exit
  * status (0: every recorded message matched and was sent). */
 int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned napis,
