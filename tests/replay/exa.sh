@@ -10,7 +10,8 @@
 #                   against the clean recording: the replay must fail, for the reason
 #                   expected of that mutant (below)
 #   other_recording the demo against a recording of exa_edge: must fail at the first request
-#   stale_recording the clean demo against a recording of a demo that skipped a call
+#   stale_recording the clean demo against a recording of a demo that stopped early: its
+#                   requests go past the end of the recording
 set -u
 mode=${1:?usage: exa.sh MODE BUILD_DIR [MUTANT_LIB]}
 build=$(cd "${2:?}" && pwd)
@@ -75,9 +76,10 @@ other_recording)
     ;;
 stale_recording)
     [ -f "$mutlib" ] || { echo "FAIL: missing the mutant library '$mutlib'"; exit 1; }
-    REPLAY_MUTANT=skip_call LD_PRELOAD=$mutlib record "$tmp/demo.rec" "$tmp/skip.out" "$demo"
+    # a recording of a demo that stopped early (it lost an async error)
+    REPLAY_MUTANT=drop_async LD_PRELOAD=$mutlib record "$tmp/demo.rec" "$tmp/early.out" "$demo"
     record "$tmp/clean.rec" "$tmp/demo.out" "$demo"
-    expect_fail "FAIL replay: .*got call exaLaunchFill" "clean demo against a recording without one call" \
+    expect_fail "FAIL replay: .*past the end of the recording" "clean demo against a recording that stops early" \
         "$server" "$stub" "$tmp/demo.rec" "$tmp/demo.out" -- "$demo"
     ;;
 *)
