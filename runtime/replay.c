@@ -39,6 +39,7 @@
 #define HELLO_MAX 65536u
 #define IO_TIMEOUT_MS 10000
 #define MAX_PAYLOAD ((1u << 30) + (1u << 20))
+#define MAX_CAND 64
 
 typedef struct msg {
     uint8_t kind; /* RT_REC_REQUEST or RT_REC_SENT */
@@ -334,6 +335,13 @@ typedef struct live {
     uint32_t session;
     int rc; /* recorded connection (-1: a thread connection not bound yet) */
     bool ctrl;
+    /* a thread connection stays bound to every recorded one that is the same
+     * so far (requests and what was sent back), until one request or reply
+     * tells them apart: threads that begin alike but diverge later (thread
+     * index in an argument) find their own. rc == cand[0]. */
+    int cand[MAX_CAND];
+    unsigned ncand;
+    size_t pos, reqs_done; /* in its candidates' messages (the same so far) */
 } live;
 
 static void describe(char *b, size_t n, const live *l)
@@ -420,7 +428,7 @@ static bool map_ok(const rsess *s, uint64_t r, uint64_t l, const uint64_t *tr, c
  * session with several thread connections may carry other guest-assigned
  * ids than recorded (one to one, learned as they come). *at: the first
  * byte that differs (n: the hash over the unstored rest). */
-static bool match_payload(rsess *s, const msg *m, const uint8_t *p, size_t n, size_t *at)
+static bool match_payload(rsess *s, const msg *m, const uint8_t *p, size_t n, size_t *at, bool commit)
 {
     uint64_t tr[MAX_RENAMES], tl[MAX_RENAMES];
     size_t nt = 0, i = 0;
@@ -462,8 +470,8 @@ static bool match_payload(rsess *s, const msg *m, const uint8_t *p, size_t n, si
     bool ok = m->hash == rt_rec_hash(restored ? restored : p, n);
     free(restored);
     *at = n;
-    if (!ok)
-        return false;
+    if (!ok || !commit)
+        return ok;
     for (size_t k = 0; k < nt; k++) {
         bool known = false;
         for (size_t j = 0; j < s->nmap; j++)
@@ -516,33 +524,69 @@ static const uint8_t *rename_out(const rsess *s, const uint8_t *p, size_t n, boo
     return p;
 }
 
-/* The thread connection l's first request (h, p): the first unused recorded
- * thread connection of its session that begins with the same request, else
- * the first unused one. Caller holds mu. */
-static void bind_conn(live *l, const apigen_frame_hdr *h, const uint8_t *p)
+/* Whether recorded message m is request (h, p), renaming nothing yet. */
+static bool same_request(rsess *s, const msg *m, const apigen_frame_hdr *h, const uint8_t *p)
 {
-    int first = -1;
-    for (size_t i = 0; i < nconns_; i++) {
-        rconn *rc = &conns_[i];
-        if (rc->session != l->session || !rc->join || rc->claimed || !rc->nreq)
-            continue;
-        const msg *m = &rc->m[0];
-        if (m->kind == RT_REC_REQUEST && m->call == h->call_id && m->len == h->payload_len &&
-            m->hash == rt_rec_hash(p, h->payload_len)) {
-            first = (int)i;
-            break;
+    size_t at;
+    return m->kind == RT_REC_REQUEST && m->call == h->call_id &&
+           m->flags == (uint16_t)(h->flags & ~APIGEN_F_BULK) && match_payload(s, m, p, h->payload_len, &at, false);
+}
+
+/* The frames recorded after message pos of a and of b, up to the next
+ * request, are the same. */
+static bool same_answers(const rconn *a, const rconn *b, size_t pos)
+{
+    for (size_t i = pos;; i++) {
+        bool ea = i >= a->nm || a->m[i].kind != RT_REC_SENT, eb = i >= b->nm || b->m[i].kind != RT_REC_SENT;
+        if (ea || eb)
+            return ea == eb;
+        if (a->m[i].flags != b->m[i].flags || a->m[i].call != b->m[i].call ||
+            a->m[i].stored != b->m[i].stored || memcmp(a->m[i].p, b->m[i].p, a->m[i].stored) != 0)
+            return false;
+    }
+}
+
+/* Narrows l's candidates to those whose next message is request (h, p) and
+ * whose answers to it are the first one's; one left is claimed (taken from
+ * every other connection's candidates). A thread connection's first request
+ * starts from every unclaimed recorded thread connection of its session.
+ * With none left, l keeps its first candidate, whose request then fails to
+ * match with a message. Caller holds mu. */
+static void narrow(live *l, const apigen_frame_hdr *h, const uint8_t *p)
+{
+    rsess *s = &sess_[l->session];
+    if (l->ctrl)
+        return;
+    if (l->rc < 0) {
+        for (size_t i = 0; i < nconns_ && l->ncand < MAX_CAND; i++)
+            if (conns_[i].session == l->session && conns_[i].join && !conns_[i].claimed && conns_[i].nreq)
+                l->cand[l->ncand++] = (int)i;
+        if (!l->ncand) {
+            char d[300];
+            describe(d, sizeof d, l);
+            fail("%s: its first request %s is one connection more than the session's recorded "
+                 "thread connections", d, api_call(l->api, h->call_id));
         }
-        if (first < 0)
-            first = (int)i;
+        l->rc = l->cand[0];
     }
-    if (first < 0) {
-        char d[300];
-        describe(d, sizeof d, l);
-        fail("%s: its first request %s is one connection more than the session's recorded thread "
-             "connections", d, api_call(l->api, h->call_id));
+    unsigned k = 0;
+    int keep = -1;
+    for (unsigned i = 0; i < l->ncand; i++) {
+        rconn *rc = &conns_[l->cand[i]];
+        if ((rc->claimed && l->ncand > 1) || l->pos >= rc->nm || !same_request(s, &rc->m[l->pos], h, p))
+            continue;
+        if (keep >= 0 && !same_answers(&conns_[keep], rc, l->pos + 1))
+            continue;
+        if (keep < 0)
+            keep = l->cand[i];
+        l->cand[k++] = l->cand[i];
     }
-    conns_[first].claimed = true;
-    l->rc = first;
+    if (!k)
+        k = 1; /* cand[0] stays: on_request says how it differs */
+    l->ncand = k;
+    l->rc = l->cand[0];
+    if (l->ncand == 1 && !conns_[l->rc].claimed)
+        conns_[l->rc].claimed = true;
 }
 
 /* Caller holds mu: the session's callbacks due after nreq requests. */
@@ -565,18 +609,17 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
 {
     char d[300];
     pthread_mutex_lock(&mu);
-    if (l->rc < 0)
-        bind_conn(l, h, p);
+    narrow(l, h, p);
     rconn *rc = &conns_[l->rc];
     describe(d, sizeof d, l);
     uint16_t fl = (uint16_t)(h->flags & ~APIGEN_F_BULK);
-    if (rc->pos >= rc->nm)
+    if (l->pos >= rc->nm)
         fail("%s: request %zu (%s%s) is past the end of the recording (%zu requests recorded)", d,
-             rc->reqs_done + 1, api_call(l->api, h->call_id), fl & APIGEN_F_ASYNC ? ", async" : "",
+             l->reqs_done + 1, api_call(l->api, h->call_id), fl & APIGEN_F_ASYNC ? ", async" : "",
              rc->nreq);
-    const msg *m = &rc->m[rc->pos];
+    const msg *m = &rc->m[l->pos];
     char what[200];
-    snprintf(what, sizeof what, "request %zu (recorded %s%s)", rc->reqs_done + 1,
+    snprintf(what, sizeof what, "request %zu (recorded %s%s)", l->reqs_done + 1,
              api_call(l->api, m->call), m->flags & APIGEN_F_ASYNC ? ", async" : "");
     if (m->call != h->call_id)
         fail("%s, %s: got call %s instead", d, what, api_call(l->api, h->call_id));
@@ -585,19 +628,19 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
              (fl ^ m->flags) & APIGEN_F_ASYNC ? "sync against async" : "flags");
     rsess *s = &sess_[l->session];
     size_t at;
-    if (!match_payload(s, m, p, h->payload_len, &at)) {
+    if (!match_payload(s, m, p, h->payload_len, &at, true)) {
         if (at < h->payload_len || m->len != h->payload_len)
             first_diff(what, l, m->p, m->len, p, h->payload_len, m->len == h->payload_len ? at : 0);
         fail("%s, %s: payload differs after byte %zu (checked by hash: the recording keeps the "
              "first %zu bytes)", d, what, m->stored, m->stored);
     }
-    rc->pos++;
-    rc->reqs_done++;
+    l->pos++;
+    l->reqs_done++;
     nmatched_++;
     s->nreq++;
     send_callbacks(s);
-    while (rc->pos < rc->nm && rc->m[rc->pos].kind == RT_REC_SENT) {
-        const msg *o = &rc->m[rc->pos++];
+    while (l->pos < rc->nm && rc->m[l->pos].kind == RT_REC_SENT) {
+        const msg *o = &rc->m[l->pos++];
         uint8_t *own;
         const uint8_t *out = rename_out(s, o->p, o->stored, false, &own);
         bool sent = send_frame(l->conn, o->flags, o->call, h->request_id, h->thread_id, out, o->stored);
@@ -605,6 +648,8 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
         if (!sent)
             break;
     }
+    rc->pos = l->pos; /* for report_unfinished */
+    rc->reqs_done = l->reqs_done;
     pthread_mutex_unlock(&mu);
 }
 
@@ -613,9 +658,25 @@ static void on_end(live *l)
 {
     char d[300];
     describe(d, sizeof d, l);
+    if (l->rc >= 0 && l->ncand > 1) {
+        /* still ambiguous: the candidate that ends here, unclaimed */
+        for (unsigned i = 0; i < l->ncand; i++) {
+            rconn *c = &conns_[l->cand[i]];
+            if (!c->claimed && l->reqs_done == c->nreq) {
+                l->rc = l->cand[i];
+                break;
+            }
+        }
+        conns_[l->rc].claimed = true;
+    }
     if (l->rc >= 0) {
         rconn *rc = &conns_[l->rc];
         rc->ended = true;
+        if (!l->ctrl) {
+            rc->pos = l->pos;
+            rc->reqs_done = l->reqs_done;
+        }
+        describe(d, sizeof d, l);
         for (size_t i = rc->pos; i < rc->nm; i++)
             if (rc->m[i].kind == RT_REC_REQUEST)
                 fail("%s ended, but recorded request %zu (%s%s) and %zu more were never sent", d,
