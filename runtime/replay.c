@@ -5,9 +5,9 @@
  * What is matched, and what is not (it varies between runs of one program):
  * - sessions in the order their control connections arrive; each gets the
  *   recorded session key, so handle ids and guest ids come out the same;
- * - a session's thread connections are bound at their first request to the
- *   first unused recorded connection whose first request is the same (else
- *   the first unused one), then matched request by request in order: the
+ * - a session's thread connections are bound to the recorded ones that are
+ *   the same so far, narrowed as requests and replies tell them apart
+ *   (narrow()), and matched request by request in order: the
  *   frame flags (sync/async), the call, the length and the bytes (the first
  *   APIGEN_RECORD_KEEP bytes one by one, the rest by hash). How the guest
  *   batched async calls into sends, and its wait frames (counts that depend
