@@ -11,6 +11,12 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 [ -f "$dir/$name.bin" ] && prog=$dir/$name.bin
 [ -n "$prog" ] || { echo "FAIL: no $dir/$name.bin and no program given"; exit 1; }
+# a recording of the no-GPU path proves nothing a differential test does not
+if grep -Eq 'cudaError(InsufficientDriver|NoDevice)' "$dir/$name.expected"; then
+    echo "FAIL: $dir/$name.expected is the no-GPU path (record on a machine with a GPU):"
+    sed 's/^/  | /' "$dir/$name.expected"
+    exit 1
+fi
 gzip -dc "$dir/$name.rec.gz" > "$tmp/$name.rec" || { echo "FAIL: cannot read $dir/$name.rec.gz"; exit 1; }
 # the binary may have lost its execute bit in git
 cp "$prog" "$tmp/$name" && chmod +x "$tmp/$name"
