@@ -10,6 +10,7 @@
 #                   against the clean recording: the replay must fail, for the reason
 #                   expected of that mutant (below)
 #   other_recording the demo against a recording of exa_edge: must fail at the first request
+#   bad_recording   a cut, a future-format and a foreign file: --replay refuses each (exit 2)
 #   stale_recording the clean demo against a recording of a demo that stopped early: its
 #                   requests go past the end of the recording
 set -u
@@ -81,6 +82,23 @@ stale_recording)
     record "$tmp/clean.rec" "$tmp/demo.out" "$demo"
     expect_fail "FAIL replay: .*past the end of the recording" "clean demo against a recording that stops early" \
         "$server" "$stub" "$tmp/demo.rec" "$tmp/demo.out" -- "$demo"
+    ;;
+bad_recording)
+    # a recording cut short, one of another format, a stranger's file: refused
+    # at start with the reason (exit 2), never served
+    record "$tmp/demo.rec" "$tmp/demo.out" "$demo"
+    size=$(wc -c < "$tmp/demo.rec")
+    head -c $((size - 5)) "$tmp/demo.rec" > "$tmp/cut.rec"
+    printf 'APIGEN-RECORD\n\002\000\000\000' > "$tmp/v2.rec"
+    printf 'hello\n' > "$tmp/text.rec"
+    for f in cut:"cut short" v2:"recording format 2" text:"not an apigen recording"; do
+        name=${f%%:*} want=${f#*:}
+        timeout 20 "$server" --listen "unix://$tmp/bad.sock" --replay "$tmp/$name.rec" > "$tmp/$name.log" 2>&1
+        rc=$?
+        [ $rc = 2 ] && grep -q "$want" "$tmp/$name.log" ||
+            { echo "FAIL: --replay of a $name recording: exit $rc"; cat "$tmp/$name.log"; exit 1; }
+        echo "PASS: a $name recording is refused: $(cat "$tmp/$name.log")"
+    done
     ;;
 *)
     echo "unknown mode $mode"; exit 2 ;;
