@@ -81,6 +81,10 @@ for e in $examples; do
     gzip -9 -n -f "$work/rec/$e.rec"
     echo "$e: native exit $(cat "$work/rec/$e.expected.rc"), recording $(wc -c < "$work/rec/$e.rec.gz") bytes gzipped" | tee -a "$log"
 done
+# large replies (device-to-host copies) are kept whole: say which are big
+for f in "$work"/rec/*.rec.gz; do
+    [ "$(wc -c < "$f")" -gt 1048576 ] && echo "note: $(basename "$f") is $(wc -c < "$f") bytes (over 1 MiB)" | tee -a "$log"
+done
 tar czf "$out/cuda-recordings.tar.gz" -C "$work/rec" . || exit 1
 echo "wrote $out/cuda-recordings.tar.gz ($(wc -c < "$out/cuda-recordings.tar.gz") bytes) and $log" | tee -a "$log"
 echo "put in place: tar xzf cuda-recordings.tar.gz -C tests/cuda/recordings" | tee -a "$log"
