@@ -107,6 +107,8 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             if (f->wrap_host) sb_printf(&notes, "host wrapper %s; ", f->wrap_host);
             if (f->async) sb_puts(&notes, "async");
             if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
+            if (f->privileged)
+                sb_printf(&notes, "privileged (--%s): %s; ", e->m->api.priv_option, f->privileged);
             break;
         case FN_LOCAL:
             sb_puts(&notes, "in the spec's sources");
@@ -138,6 +140,11 @@ int emit_coverage(emit_ctx *e, strbuf *out)
         free(where);
     }
     free(dir);
+    if (m->api.nprivate_symbols) {
+        tmpl_put(&e->o, "cov_private_head", NULL);
+        for (size_t i = 0; i < m->api.nprivate_symbols; i++)
+            tmpl_put(&e->o, "cov_extra", "name", m->api.private_symbols[i], NULL);
+    }
     if (m->api.nextra_symbols) {
         tmpl_put(&e->o, "cov_extra_head", NULL);
         for (size_t i = 0; i < m->api.nextra_symbols; i++)

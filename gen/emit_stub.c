@@ -503,6 +503,31 @@ static void put_after_reply(stub_fn *s, const char *success)
     free(ok);
 }
 
+/* The exported function of a `gather: {}` function: <api>_on_<fn> on every
+ * server in order (templates/stub.tmpl, stub_gather_all); of a `gather:
+ * {first: true}` one: until one succeeds (stub_gather_first). */
+static void emit_gather_all(emit_ctx *e, const function_def *f)
+{
+    char **names = param_names(f);
+    const api_model *m = e->m;
+    char *pr = proto(f, f->name, names);
+    char *rtype = c_type(f->sig.ret);
+    strbuf a0 = {0}, as = {0};
+    sb_puts(&a0, "0");
+    sb_puts(&as, "(int)s_");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        sb_printf(&a0, ", %s", names[i]);
+        sb_printf(&as, ", %s", names[i]);
+    }
+    PUT(f->gather_first ? "stub_gather_first" : "stub_gather_all", "api", m->api.name, "fn", f->name, "proto", pr, "rtype", rtype,
+        "success", m->api.success ? m->api.success : "0", "args0", a0.s, "args", as.s);
+    sb_free(&a0);
+    sb_free(&as);
+    free(rtype);
+    free(pr);
+    free_names(names, f->sig.nparams);
+}
+
 /* The exported function of a `gather:` function: asks <api>_on_<fn> of
  * every server (templates/stub.tmpl, stub_gather_*). */
 static void emit_gather(emit_ctx *e, const function_def *f)
@@ -566,7 +591,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     const api_model *m = e->m;
     int is_err = returns_error(e, f);
     int is_void = type_is_void(f->sig.ret);
-    int on = f->gather_count != NULL; /* <api>_on_<fn>(srv_, ...): one server's answer */
+    /* <api>_on_<fn>(srv_, ...): one server's answer */
+    int on = f->gather_count != NULL || f->gather_all || f->gather_first;
     char *fwd = f->wrap_guest ? xasprintf("%s_fwd_%s", m->api.name, f->name)
                 : on          ? xasprintf("%s_on_%s", m->api.name, f->name)
                               : xstrdup(f->name);
@@ -881,6 +907,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
             PUT("stub_blank");
             emit_forwarded(e, f);
             if (f->gather_count) emit_gather(e, f);
+            if (f->gather_all || f->gather_first) emit_gather_all(e, f);
             break;
         case FN_UNSUPPORTED:
             PUT("stub_blank");
@@ -894,6 +921,13 @@ int emit_stub(emit_ctx *e, strbuf *out)
             else emit_forwarded(e, f);
             break;
         }
+    }
+    /* private symbols: signature unknown, so no argument is read */
+    for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
+        PUT("stub_blank");
+        PUT("stub_private", "fn", m->api.private_symbols[i], "rtype",
+            m->api.error_type ? m->api.error_type : "int", "value",
+            m->api.unsupported ? m->api.unsupported : "0");
     }
     /* callbacks */
     for (size_t c = 0; c < e->ncbs; c++) {

@@ -366,6 +366,10 @@ typedef struct apigen_api {
      * streamed to its handler (spec `stream:`); NULL: no such call. Only
      * these calls' requests are received head first (APIGEN_F_BULK). */
     const uint8_t *stream_in_calls;
+    /* server side: spec `api.privileged.option` (e.g. "allow-gpu-admin"): the
+     * server flag --<option> that lets the spec's `privileged:` functions run
+     * (apigen_privileged); NULL: the API has none */
+    const char *privileged_option;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -493,6 +497,14 @@ void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what);
  * the server's per-call limit; freed after the reply is sent. NULL +
  * rejection (TOO_LARGE / NO_MEMORY) on failure. count 0 -> a valid pointer. */
 APIGEN_CHECK void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem);
+/* A `privileged:` function (one that changes the device for everyone: clocks,
+ * power limits, resets): true when the server was started with
+ * --<cx->api->privileged_option>; otherwise false, and the first refusal of
+ * each function logs one line naming it, the reason and the flag. */
+bool apigen_privileged(apigen_call_ctx *cx, const char *fn, const char *reason);
+/* The server's flags: --OPTION given for an API's privileged_option. */
+void apigen_privileged_allow(const char *option);
+
 /* Record what the real function returned (for deferred async errors). */
 void apigen_result(apigen_call_ctx *cx, int64_t api_error);
 

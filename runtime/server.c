@@ -1007,9 +1007,25 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(argv0);
+            for (unsigned k = 0; k < napis && apis; k++)
+                if (apis[k]->privileged_option)
+                    fprintf(stderr, "  --%s: run %s's privileged calls (they change the device for "
+                            "every user); without it they are refused\n",
+                            apis[k]->privileged_option, apis[k]->name);
             free(srv);
             return 0;
         }
+        /* flags of the served APIs: --<privileged_option> (no value) */
+        bool flag = false;
+        for (unsigned k = 0; k < napis && apis && !flag; k++) {
+            const char *po = apis[k]->privileged_option;
+            if (po && strncmp(a, "--", 2) == 0 && strcmp(a + 2, po) == 0) {
+                apigen_privileged_allow(po);
+                apigen_log("%s: %s's privileged calls are allowed", a, apis[k]->name);
+                flag = true;
+            }
+        }
+        if (flag) continue;
         for (int k = 0; k < nopts; k++) {
             size_t l = strlen(opts[k]);
             if (strncmp(a, opts[k], l) == 0 && (a[l] == 0 || a[l] == '=')) {

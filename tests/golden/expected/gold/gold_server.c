@@ -588,7 +588,7 @@ static void h_goldRead(apigen_call_ctx *cx)
         if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
     if (p_got) { /* got */
-        k_ = ok_ ? n_got : 0;
+        k_ = (ok_ || ret_ == GOLD_ERR_MEMORY) ? n_got : 0;
         if (!apigen_put_bytes_ref(cx->wr, got, k_)) return;
     }
 }
@@ -754,10 +754,13 @@ static void h_goldWrite(apigen_call_ctx *cx)
         src = (const void *)b_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (s_src != NULL)
-        ret_ = gold_stream_write(cx, s_src, obj, bytes, src, flags);
+    if (!apigen_privileged(cx, "goldWrite", "writes the device for everyone"))
+        ret_ = (goldStatus)(GOLD_ERR_VALUE);
     else
-        ret_ = goldWrite(obj, bytes, src, flags);
+        if (s_src != NULL)
+            ret_ = gold_stream_write(cx, s_src, obj, bytes, src, flags);
+        else
+            ret_ = goldWrite(obj, bytes, src, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -844,5 +847,6 @@ const apigen_api apigen_api_gold = {
     .ncb_types = GOLD_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = NULL,
+    .privileged_option = "allow-gold-admin",
     .stream_in_calls = stream_in_calls_,
 };
