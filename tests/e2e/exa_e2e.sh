@@ -267,6 +267,8 @@ differential() { # url-starter [program]
     "$1"
     run_remote remote "$URL" "$prog"
     compare native remote
+    # identical failures are no pass: every program here succeeds natively
+    [ "$(cat "$TMP/native.rc")" = 0 ] || { fail "$(basename "$prog") failed natively (exit $(cat "$TMP/native.rc"))"; show "$TMP/native.err" "native stderr"; }
     kill -0 "$SERVER_PID" 2>/dev/null || { fail "the server died"; show "$SERVER_LOG" "server log"; }
     if [ $FAILED = 0 ]; then
         echo "native and forwarded ($URL) transcripts are identical ($(wc -l <"$TMP/native.out") lines, exit status $(cat "$TMP/native.rc"))"
