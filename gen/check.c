@@ -12,8 +12,8 @@ static const char *const top_keys[] = {"api", "types", "functions", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
-                                       "handle_objects", "version_macro", "ordinals",
-                                       "proc_table", NULL};
+                                       "handle_objects", "version_macro", "ordinals", "privileged",
+                                       "private_symbols", "proc_table", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -24,15 +24,18 @@ static const char *const select_keys[] = {"prefix", "regex", "exclude", NULL};
 static const char *const library_keys[] = {"soname", "symbol_version", "symbol_versions", NULL};
 static const char *const errors_keys[] = {"type",           "success",       "unsupported",
                                           "connection_lost", "invalid_handle", "invalid_value",
-                                          "out_of_memory",  "async",         "names", NULL};
+                                          "out_of_memory",  "async",         "missing",
+                                          "names",          "last_error",    NULL};
+static const char *const last_error_keys[] = {"get", "peek", NULL};
 static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
+static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", NULL};
+                                      "gather", "selects", "privileged", "limits", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -42,7 +45,7 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", "stream", "ordinal", NULL};
+                                         "map",        "checked", "stream", "ordinal", "out_on_error", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map",
@@ -201,6 +204,7 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
             dup_str(m, spec_get(er, "invalid_handle"), "api.errors.invalid_handle", d);
         s->invalid_value = dup_str(m, spec_get(er, "invalid_value"), "api.errors.invalid_value", d);
         s->out_of_memory = dup_str(m, spec_get(er, "out_of_memory"), "api.errors.out_of_memory", d);
+        s->missing = dup_str(m, spec_get(er, "missing"), "api.errors.missing", d);
         static const char *const need[] = {"type", "success", "unsupported", "connection_lost",
                                            NULL};
         for (int i = 0; need[i]; i++)
@@ -218,6 +222,16 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                                "api.errors.async must be next_call or none, not '%s'", v);
             }
         }
+        const spec_node *le = spec_get(er, "last_error");
+        if (le && spec_want_map(le, "api.errors.last_error", d, NULL, NULL)) {
+            spec_check_keys(le, last_error_keys, "api.errors.last_error", d, NULL, NULL);
+            s->last_error_loc = spec_key_loc(er, "last_error");
+            s->last_error_get = dup_str(m, spec_get(le, "get"), "api.errors.last_error.get", d);
+            s->last_error_peek = dup_str(m, spec_get(le, "peek"), "api.errors.last_error.peek", d);
+            if (!s->last_error_get && !s->last_error_peek)
+                diag_error(d, le->loc, NULL, NULL,
+                           "api.errors.last_error names no function: give get:, peek: or both");
+        }
     }
     const spec_node *iso = spec_get(api, "isolation");
     if (iso) {
@@ -228,6 +242,22 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                 diag_error(d, iso->loc, NULL, NULL,
                            "api.isolation must be thread or process, not '%s'", v);
         }
+    }
+    const spec_node *pv = spec_get(api, "privileged");
+    if (pv && spec_want_map(pv, "api.privileged", d, NULL, NULL)) {
+        spec_check_keys(pv, privileged_keys, "api.privileged", d, NULL, NULL);
+        s->priv_loc = pv->loc;
+        s->priv_option = dup_str(m, spec_get(pv, "option"), "api.privileged.option", d);
+        s->priv_error = dup_str(m, spec_get(pv, "error"), "api.privileged.error", d);
+        const char *o = s->priv_option;
+        int ok = o && *o && o[0] != '-';
+        for (const char *q = o; ok && *q; q++)
+            ok = (*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-';
+        if (!ok || !s->priv_error)
+            diag_error(d, pv->loc, NULL, NULL,
+                       "api.privileged needs option: (the server flag without \"--\": lower case "
+                       "letters, digits and '-', e.g. allow-gpu-admin) and error: (the value a "
+                       "privileged function returns when the server was not started with it)");
     }
     const spec_node *ho = spec_get(api, "handle_objects");
     if (ho && spec_want_map(ho, "api.handle_objects", d, NULL, NULL)) {
@@ -247,6 +277,24 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+    spec_string_list(spec_get(api, "private_symbols"), "api.private_symbols", d, m->arena,
+                     &s->private_symbols, &s->nprivate_symbols);
+    for (size_t i = 0; i < s->nprivate_symbols; i++) {
+        const char *ps = s->private_symbols[i];
+        int dup = 0;
+        for (size_t k = 0; k < s->nextra_symbols; k++) dup |= strcmp(ps, s->extra_symbols[k]) == 0;
+        if (!is_c_identifier(ps))
+            diag_error(d, spec_key_loc(api, "private_symbols"), NULL, NULL,
+                       "api.private_symbols: '%s' is not a C identifier", ps);
+        else if (model_find_function(m, ps))
+            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+                       "api.private_symbols: '%s' is declared in the headers: annotate it under "
+                       "functions: instead (private symbols are the ones no header declares)", ps);
+        else if (dup)
+            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+                       "api.private_symbols: '%s' is also in api.extra_symbols: the spec's "
+                       "sources define it, or the stub does, not both", ps);
+    }
     const spec_node *vm = spec_get(api, "version_macro");
     const char *vname;
     if (vm && spec_string(vm, "api.version_macro", d, NULL, NULL, &vname)) {
@@ -495,7 +543,8 @@ static void check_errors(ck *c, const spec_node *root)
               {"connection_lost", s->connection_lost, &s->connection_lost_v},
               {"invalid_handle", s->invalid_handle, &s->invalid_handle_v},
               {"invalid_value", s->invalid_value, &s->invalid_value_v},
-              {"out_of_memory", s->out_of_memory, &s->out_of_memory_v}};
+              {"out_of_memory", s->out_of_memory, &s->out_of_memory_v},
+              {"missing", s->missing, &s->missing_v}};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
         if (!cs[i].name) continue;
         if (!resolve_const(c, cs[i].name, cs[i].v))
@@ -503,10 +552,49 @@ static void check_errors(ck *c, const spec_node *root)
                        "api.errors.%s: '%s' is not an enum constant, integer macro or integer",
                        cs[i].key, cs[i].name);
     }
+    if (s->priv_error && !resolve_const(c, s->priv_error, &s->priv_error_v))
+        diag_error(c->d, s->priv_loc, NULL, NULL,
+                   "api.privileged.error: '%s' is not an enum constant, integer macro or integer",
+                   s->priv_error);
     /* the rejections default to `unsupported` when not given */
     if (!s->invalid_handle) s->invalid_handle_v = s->unsupported_v;
     if (!s->invalid_value) s->invalid_value_v = s->unsupported_v;
     if (!s->out_of_memory) s->out_of_memory_v = s->unsupported_v;
+}
+
+/* api.errors.last_error: each named function is forwarded, takes nothing and
+ * returns the error type (the server folds its own errors into its answer). */
+static void check_last_error(ck *c)
+{
+    api_settings *s = &c->m->api;
+    const char *names[2] = {s->last_error_get, s->last_error_peek};
+    static const char *const keys[2] = {"get", "peek"};
+    for (int k = 0; k < 2; k++) {
+        if (!names[k]) continue;
+        function_def *f = model_find_function(c->m, names[k]);
+        if (!f) {
+            diag_error(c->d, s->last_error_loc, NULL, NULL,
+                       "api.errors.last_error.%s: '%s' is not a selected function of the headers",
+                       keys[k], names[k]);
+            continue;
+        }
+        const char *why = NULL;
+        if (f->mode != FN_FORWARD) why = "it is not forwarded (local, custom or unsupported)";
+        else if (f->sig.nparams != 0) why = "it takes parameters";
+        else if (!s->error_ty || !f->sig.ret ||
+                 strcmp(f->sig.ret->canonical, s->error_ty->canonical) != 0)
+            why = "it does not return the API's error type";
+        else if (f->async || f->async_if) why = "it is async";
+        if (why) {
+            diag_error(c->d, s->last_error_loc, f->name, NULL,
+                       "api.errors.last_error.%s: '%s' cannot report the last error: %s; name a "
+                       "forwarded function of no parameters that returns %s",
+                       keys[k], f->name, why, s->error_type ? s->error_type : "the error type");
+            diag_note(c->d, f->loc, "declared here");
+            continue;
+        }
+        f->last_error = k + 1;
+    }
 }
 
 static void check_handles(ck *c, const spec_node *root)
@@ -1216,6 +1304,25 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         else
             add_pending(x, &a->count_after, can, 1, "count_after");
     }
+    const spec_node *oe = spec_get(A, "out_on_error");
+    if (oe && spec_string_list(oe, "out_on_error", c->d, c->a, &a->out_on_error,
+                               &a->nout_on_error)) {
+        const type_info *et = c->m->api.error_ty;
+        if ((a->kind != PK_OUT && a->kind != PK_INOUT) || a->elem != EK_BYTES)
+            perr_note(x, oe->loc,
+                      "`out_on_error:` applies to out/inout pointers to plain data, not to a "
+                      "parameter of kind '%s'%s", param_kind_name(a->kind), "");
+        else if (!et || strcmp(x->fn->sig.ret->canonical_unqual, et->canonical_unqual) != 0)
+            perr_note(x, oe->loc, "`out_on_error:` needs a function that returns the error type "
+                      "'%s'%s", c->m->api.error_type ? c->m->api.error_type : "?", "");
+        for (size_t i = 0; i < a->nout_on_error; i++) {
+            int64_t ev;
+            if (!resolve_const(c, a->out_on_error[i], &ev))
+                perr_note(x, oe->loc,
+                          "`out_on_error:` '%s' is not an enum constant, integer macro or "
+                          "integer%s", a->out_on_error[i], "");
+        }
+    }
     if ((n = spec_get(A, "nullable")) && spec_bool(n, "nullable", c->d, x->fn->name, x->p->name, &v)) {
         if (v && !is_ptr(t) && a->kind != PK_HANDLE)
             perr_note(x, n->loc, "`nullable` on a non-pointer parameter of type '%s'%s",
@@ -1506,6 +1613,16 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             modes++;
         }
     }
+    if ((n = spec_get(E, "limits"))) {
+        const char *r;
+        if (spec_string(n, "limits (what does not work, or what a no-op leaves undone)", d,
+                        f->name, NULL, &r))
+            f->limits = arena_strdup(c->a, r);
+        if (f->limits && f->mode == FN_UNSUPPORTED)
+            diag_error(d, n->loc, f->name, NULL,
+                       "`limits` on an unsupported function: nothing of it works, and "
+                       "`unsupported` already says why; drop one of them");
+    }
     if ((n = spec_get(E, "custom"))) {
         const char *g = NULL, *h = NULL;
         if (n->kind == SN_SCALAR) {
@@ -1576,6 +1693,28 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 sb_free(&b);
                 diag_note(d, f->loc, "declared here");
             }
+
+    /* privileged: runs only on a server started with --<api.privileged.option> */
+    if ((n = spec_get(E, "privileged"))) {
+        const char *r;
+        if (spec_string(n, "privileged (the reason)", d, f->name, NULL, &r)) {
+            const type_info *et = c->m->api.error_ty;
+            if (!c->m->api.priv_option)
+                diag_error(d, n->loc, f->name, NULL,
+                           "privileged: needs api.privileged (the server option that allows "
+                           "these calls and the error they return without it)");
+            else if (f->mode != FN_FORWARD)
+                diag_error(d, n->loc, f->name, NULL,
+                           "privileged: only a forwarded function can be privileged (this one is "
+                           "%s)", fn_mode_name(f->mode));
+            else if (!et || strcmp(f->sig.ret->canonical_unqual, et->canonical_unqual) != 0)
+                diag_error(d, n->loc, f->name, NULL,
+                           "privileged: the function returns '%s', not the error type: it "
+                           "could not report the refusal", f->sig.ret->spelling);
+            else
+                f->privileged = arena_strdup(c->a, r);
+        }
+    }
 
     /* error_out */
     param_def *eo = NULL;
@@ -1979,6 +2118,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     }
     check_symbol_versions(&c, root);
     build_proc_table(m, d);
+    check_last_error(&c);
     default_destroys(&c);
 
     /* pass 2: expressions, now that every parameter has its kind */

@@ -7,7 +7,7 @@
 #include "check.h"
 #include "util.h"
 
-static const char *const gather_keys[] = {"count", "list", "capacity", NULL};
+static const char *const gather_keys[] = {"count", "list", "capacity", "first", NULL};
 
 static param_def *param_named(function_def *f, const char *name)
 {
@@ -100,9 +100,28 @@ static void check_gather(api_model *m, function_def *f, const spec_node *E, diag
     }
     const char *cn = NULL, *ln = NULL, *capn = NULL;
     const spec_node *c = spec_get(g, "count"), *l = spec_get(g, "list"), *k = spec_get(g, "capacity");
+    const spec_node *fi = spec_get(g, "first");
+    if (fi) {
+        int v = 0;
+        if (!spec_bool(fi, "gather.first", d, f->name, NULL, &v)) return;
+        if (!v || c || l || k) {
+            diag_error(d, fi->loc, f->name, NULL,
+                       "gather.first: `first: true` alone (ask the servers in order until one "
+                       "succeeds), without count:, list: or capacity:");
+            return;
+        }
+        f->gather_first = 1;
+        return;
+    }
+    if (!c && !l && !k) {
+        /* gather: {}: every server is asked, nothing is summed */
+        f->gather_all = 1;
+        return;
+    }
     if (!c) {
         diag_error(d, g->loc, f->name, NULL,
-                   "`gather` needs `count: PARAM`, the out pointer to the number of items");
+                   "`gather` needs `count: PARAM`, the out pointer to the number of items "
+                   "(or nothing at all, `gather: {}`, to ask every server)");
         return;
     }
     if (!spec_string(c, "gather.count", d, f->name, NULL, &cn) ||
@@ -158,7 +177,8 @@ void check_servers(api_model *m, const spec_node *root, const spec_node *const *
         check_gather(m, &m->functions[i], entries[i], d);
     if (m->api.ordinals) {
         function_def *f = model_find_function(m, m->api.ordinals);
-        if (!f || !f->gather_count || f->gather_list || f->sig.nparams != 1)
+        if (!f || !f->gather_count || f->gather_list || f->sig.nparams != 1 || f->gather_all ||
+            f->gather_first)
             diag_error(d, on->loc, NULL, NULL,
                        "api.ordinals: '%s' is not a function of one parameter with `gather: "
                        "{count: PARAM}` (the number of devices of one server)",

@@ -65,6 +65,8 @@ static void put_kind(strbuf *b, const param_ann *a)
     if (a->creates) sb_puts(b, ",creates");
     if (a->guest_id) sb_puts(b, ",guest_id");
     if (a->destroys) sb_puts(b, ",destroys");
+    for (size_t i = 0; i < a->nout_on_error; i++)
+        sb_printf(b, ",out_on_error=%s", a->out_on_error[i]);
 }
 
 static void put_kinds(strbuf *b, const function_def *f)
@@ -83,6 +85,9 @@ static void put_kinds(strbuf *b, const function_def *f)
     if (f->custom_host) sb_printf(b, " +custom.host(%s)", f->custom_host);
     if (f->ret_handle) sb_printf(b, " +returns(%s%s)", f->ret_handle, f->ret_creates ? ",creates" : "");
     if (f->undecided) sb_puts(b, " +undecided");
+    if (f->privileged) sb_puts(b, " +privileged");
+    if (f->gather_all) sb_puts(b, " +gather.all");
+    if (f->gather_first) sb_puts(b, " +gather.first");
 }
 
 /* ---- structs the functions reach ------------------------------------------------ */

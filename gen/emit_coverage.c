@@ -87,6 +87,16 @@ int emit_coverage(emit_ctx *e, strbuf *out)
     } else {
         tmpl_put(&e->o, "cov_table", "n", n, "handled", nh, "pct", pct, NULL);
     }
+    size_t nlimits = 0;
+    for (size_t i = 0; i < m->nfunctions; i++)
+        nlimits += !m->functions[i].internal && m->functions[i].limits &&
+                   m->functions[i].mode != FN_UNSUPPORTED;
+    if (nlimits) {
+        char nl[32];
+        snprintf(nl, sizeof nl, "%zu", nlimits);
+        tmpl_put(&e->o, "cov_limits", "nl", nl, NULL);
+    }
+    tmpl_put(&e->o, "cov_rows_head", NULL);
     char *dir = path_dirname(m->spec_path ? m->spec_path : ".");
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];
@@ -107,6 +117,8 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             if (f->wrap_host) sb_printf(&notes, "host wrapper %s; ", f->wrap_host);
             if (f->async) sb_puts(&notes, "async");
             if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
+            if (f->privileged)
+                sb_printf(&notes, "privileged (--%s): %s; ", e->m->api.priv_option, f->privileged);
             break;
         case FN_LOCAL:
             sb_puts(&notes, "in the spec's sources");
@@ -124,7 +136,11 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             sb_puts(&notes, f->reason ? f->reason : "");
             break;
         }
+        while (notes.len >= 2 && notes.s[notes.len - 2] == ';' && notes.s[notes.len - 1] == ' ')
+            notes.s[notes.len -= 2] = 0;
         if (f->variant_of) sb_printf(&notes, "%svariant of `%s`", notes.len ? "; " : "", f->variant_of);
+        if (f->limits && f->mode != FN_UNSUPPORTED)
+            sb_printf(&notes, "%s**limits:** %s", notes.len ? "; " : "", f->limits);
         while (notes.len >= 2 && notes.s[notes.len - 2] == ';' && notes.s[notes.len - 1] == ' ')
             notes.s[notes.len -= 2] = 0;
         char *ns = sb_take(&notes);
@@ -138,6 +154,11 @@ int emit_coverage(emit_ctx *e, strbuf *out)
         free(where);
     }
     free(dir);
+    if (m->api.nprivate_symbols) {
+        tmpl_put(&e->o, "cov_private_head", NULL);
+        for (size_t i = 0; i < m->api.nprivate_symbols; i++)
+            tmpl_put(&e->o, "cov_extra", "name", m->api.private_symbols[i], NULL);
+    }
     if (m->api.nextra_symbols) {
         tmpl_put(&e->o, "cov_extra_head", NULL);
         for (size_t i = 0; i < m->api.nextra_symbols; i++)

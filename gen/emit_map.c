@@ -1,5 +1,6 @@
 /* <api>.map: ELF version script exporting exactly the header's functions
- * (forwarded, local, custom, unsupported) and the spec's extra_symbols. */
+ * (forwarded, local, custom, unsupported) and the spec's extra_symbols and
+ * private_symbols. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ int emit_map(emit_ctx *e, strbuf *out)
             emit_internal(e, "symbol_version '%s' is not a version node name", node);
     tmpl_put(&e->o, "map_head", "api", m->api.name, "stamp", e->stamp, "spec", e->spec, "node",
              node, NULL);
-    size_t n = m->nfunctions + m->api.nextra_symbols;
+    size_t n = m->nfunctions + m->api.nextra_symbols + m->api.nprivate_symbols;
     const char **syms = xcalloc(n + 1, sizeof *syms);
     /* node 0 is api.symbol_version (with the extra symbols), node k the
      * k-th of api.symbol_versions; each later node inherits the one before */
@@ -40,6 +41,8 @@ int emit_map(emit_ctx *e, strbuf *out)
             }
             syms[k++] = m->api.extra_symbols[i];
         }
+        for (size_t i = 0; !vn && i < m->api.nprivate_symbols; i++)
+            if (is_c_identifier(m->api.private_symbols[i])) syms[k++] = m->api.private_symbols[i];
         if (k) qsort(syms, k, sizeof *syms, cmp_str);
         if (vn)
             tmpl_put(&e->o, "map_node_open", "node", vn, NULL);

@@ -368,7 +368,19 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
     /* outputs are sent only when the call succeeded (the caller's memory is
      * left as it was otherwise), except the error_out parameter */
     int is_error_out = s->f->error_out && p->name && strcmp(s->f->error_out, p->name) == 0;
-    PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
+    if (a->nout_on_error && !is_error_out) {
+        /* out_on_error: the answer of some errors travels too (a size query) */
+        strbuf ob = {0};
+        sb_puts(&ob, "(ok_");
+        for (size_t i = 0; i < a->nout_on_error; i++)
+            sb_printf(&ob, " || ret_ == %s", a->out_on_error[i]);
+        sb_putc(&ob, ')');
+        char *okx = sb_take(&ob);
+        PUT("srv_reply_open", "name", name, "ok", okx);
+        free(okx);
+    } else {
+        PUT("srv_reply_open", "name", name, "ok", is_error_out ? "1" : "ok_");
+    }
     if (a->stream_host && a->kind == PK_OUT) PUT("srv_reply_streamed", "name", name);
     if (a->count_after) {
         char *g = deref_guard(s, a->count_after->text);
@@ -441,6 +453,16 @@ static void dev_checks(srv_fn *s, const char *name, const param_ann *a)
     free(nc);
 }
 
+/* errors.missing: the handler calls the real function through a weak
+ * reference, so a server built against newer headers links and runs with an
+ * older library, and a function that library lacks answers the error.
+ * Functions that return the error type and that the handler calls itself. */
+static int weak_real(const emit_ctx *e, const function_def *f)
+{
+    return e->m->api.missing && f->mode == FN_FORWARD && !f->internal && !f->wrap_host &&
+           returns_error(e, f);
+}
+
 static void emit_handler(emit_ctx *e, const function_def *f)
 {
     const api_model *m = e->m;
@@ -510,6 +532,24 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     for (size_t i = 0; m->api.device_checked && i < f->sig.nparams; i++)
         if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
             PUT("srv_dev_take", "name", s.names[i]);
+    /* privileged: refused (the spec's error, one log line) unless the server
+     * was started with the API's privileged option; the gate comes before
+     * any call, streamed or not */
+    if (f->privileged) {
+        char *why = c_string(f->privileged);
+        char *ty = c_decl(f->sig.ret, "", 1);
+        PUT("srv_privileged", "fn", f->name, "reason", why, "type", ty, "err", m->api.priv_error);
+        free(why);
+        free(ty);
+        e->o.indent += 4;
+    }
+    /* errors.missing: the installed library may lack the function */
+    if (weak_real(e, f)) {
+        char *ty = c_decl(f->sig.ret, "", 1);
+        PUT("srv_missing", "fn", f->name, "type", ty, "err", m->api.missing);
+        free(ty);
+        e->o.indent += 4;
+    }
     /* a streamed buffer goes to its host hook instead of the real function */
     int nstream = 0;
     for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -535,8 +575,14 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         PUT(is_void ? "srv_call_void" : "srv_call", "fn", f->name, "args", as);
     }
     if (nstream) e->o.indent -= 4;
+    if (weak_real(e, f)) e->o.indent -= 4;
+    if (f->privileged) e->o.indent -= 4;
     free(as);
-    if (is_err) PUT("srv_result");
+    if (f->last_error) {
+        char *rt = c_type(f->sig.ret);
+        PUT("srv_last_error", "type", rt, "clear", f->last_error == 1 ? "true" : "false");
+        free(rt);
+    } else if (is_err) PUT("srv_result");
     else if (f->error_out && name_of(&s, f->error_out))
         PUT("srv_result_error_out", "name", name_of(&s, f->error_out));
     /* success decides handle bookkeeping */
@@ -743,6 +789,16 @@ int emit_server(emit_ctx *e, strbuf *out)
         free(inner);
         free(pr);
     }
+    /* errors.missing: weak references to the real functions the handlers call */
+    int nweak = 0;
+    for (size_t i = 0; i < m->nfunctions; i++) {
+        const function_def *f = &m->functions[i];
+        if (!weak_real(e, f)) continue;
+        if (!nweak++)
+            PUT("srv_section", "what",
+                "functions the real library may lack (errors.missing): weak references");
+        PUT("srv_weak", "fn", f->name);
+    }
     const function_def *ddf =
         m->api.device_checked && m->api.device_destroy ? model_find_function((api_model *)m, m->api.device_destroy) : NULL;
     if (ddf && ddf->sig.nparams >= 1) {
@@ -756,7 +812,9 @@ int emit_server(emit_ctx *e, strbuf *out)
         const handle_type_def *h = &m->handles[i];
         char *destroy = xstrdup("NULL"), *pt = xstrdup("NULL");
         if (h->destroy_fn) {
-            PUT("srv_destroy", "name", h->name, "fn", h->destroy_fn, "type", h->name);
+            const function_def *df = model_find_function((api_model *)m, h->destroy_fn);
+            PUT(df && weak_real(e, df) ? "srv_destroy_weak" : "srv_destroy", "name", h->name,
+                "fn", h->destroy_fn, "type", h->name);
             free(destroy);
             destroy = xasprintf("destroy_%s", h->name);
         }
@@ -841,6 +899,10 @@ int emit_server(emit_ctx *e, strbuf *out)
         }
         PUT("srv_table_close");
     }
+    /* api.errors.last_error.peek: the runtime asks the library whether an
+     * error a call returned is in its own state (hand-written host code
+     * makes some up) */
+    if (m->api.last_error_peek) PUT("srv_last_error_peek_fn", "fn", m->api.last_error_peek);
     snprintf(n, sizeof n, "%zu", m->nhandles);
     PUT("srv_api_open", "api", m->api.name, "API", e->API, "call_names",
         e->ncalls ? "call_names_" : "NULL", "handlers", e->ncalls ? "handlers_" : "NULL",
@@ -858,7 +920,13 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
+    if (m->api.priv_option) {
+        char *o = c_string(m->api.priv_option);
+        PUT("srv_api_privileged", "option", o);
+        free(o);
+    }
     if (any_stream_in) PUT("srv_api_stream_in", NULL);
+    if (m->api.last_error_peek) PUT("srv_api_last_error_peek", NULL);
     PUT("srv_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

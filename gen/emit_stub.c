@@ -2,6 +2,7 @@
  * function (forwarded, custom, unsupported; local ones come from the spec's
  * sources), callback dispatchers and the guest half of the API descriptor.
  * Wire order: docs/internals.md. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -503,6 +504,31 @@ static void put_after_reply(stub_fn *s, const char *success)
     free(ok);
 }
 
+/* The exported function of a `gather: {}` function: <api>_on_<fn> on every
+ * server in order (templates/stub.tmpl, stub_gather_all); of a `gather:
+ * {first: true}` one: until one succeeds (stub_gather_first). */
+static void emit_gather_all(emit_ctx *e, const function_def *f)
+{
+    char **names = param_names(f);
+    const api_model *m = e->m;
+    char *pr = proto(f, f->name, names);
+    char *rtype = c_type(f->sig.ret);
+    strbuf a0 = {0}, as = {0};
+    sb_puts(&a0, "0");
+    sb_puts(&as, "(int)s_");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        sb_printf(&a0, ", %s", names[i]);
+        sb_printf(&as, ", %s", names[i]);
+    }
+    PUT(f->gather_first ? "stub_gather_first" : "stub_gather_all", "api", m->api.name, "fn", f->name, "proto", pr, "rtype", rtype,
+        "success", m->api.success ? m->api.success : "0", "args0", a0.s, "args", as.s);
+    sb_free(&a0);
+    sb_free(&as);
+    free(rtype);
+    free(pr);
+    free_names(names, f->sig.nparams);
+}
+
 /* The exported function of a `gather:` function: asks <api>_on_<fn> of
  * every server (templates/stub.tmpl, stub_gather_*). */
 static void emit_gather(emit_ctx *e, const function_def *f)
@@ -560,13 +586,51 @@ static void emit_gather(emit_ctx *e, const function_def *f)
     free_names(names, f->sig.nparams);
 }
 
+/* What the guest can check of an async call's arguments before it queues
+ * the call (apigen_vouch_*): handles of types the server would refuse when
+ * unknown, and range-checked device addresses. NULL: nothing to check. */
+static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
+{
+    const api_model *m = e->m;
+    strbuf b = {0};
+    sb_puts(&b, "");
+    int n = 0;
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_HANDLE && a->handle_type) {
+            const handle_type_def *h = NULL;
+            for (size_t k = 0; k < m->nhandles; k++)
+                if (strcmp(m->handles[k].name, a->handle_type) == 0) h = &m->handles[k];
+            if (!h || h->unknown_as_null) continue; /* the library answers those itself */
+            char *id = hobj(e) ? xasprintf("APIGEN_H2ID(%s)", names[i])
+                               : xasprintf("(uint64_t)(uintptr_t)%s", names[i]);
+            sb_printf(&b, "%s(", n++ ? "\n        && " : "");
+            for (size_t k = 0; k < h->npassthrough; k++)
+                sb_printf(&b, "%s == (uint64_t)%" PRId64 " || ", id, h->passthrough[k]);
+            sb_printf(&b, "apigen_vouch_id(&call_, %s))", id);
+            free(id);
+        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
+                   !a->map_fn) {
+            sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",
+                      n++ ? "\n        && " : "", names[i]);
+        }
+    }
+    char *r = sb_take(&b);
+    if (!n) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
 static void emit_forwarded(emit_ctx *e, const function_def *f)
 {
     stub_fn s = {e, f, param_names(f), 0, 0, 0};
     const api_model *m = e->m;
     int is_err = returns_error(e, f);
     int is_void = type_is_void(f->sig.ret);
-    int on = f->gather_count != NULL; /* <api>_on_<fn>(srv_, ...): one server's answer */
+    /* <api>_on_<fn>(srv_, ...): one server's answer */
+    int on = f->gather_count != NULL || f->gather_all || f->gather_first;
     char *fwd = f->wrap_guest ? xasprintf("%s_fwd_%s", m->api.name, f->name)
                 : on          ? xasprintf("%s_on_%s", m->api.name, f->name)
                               : xstrdup(f->name);
@@ -623,11 +687,19 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             put_phase2(&s, &f->sig.params[i], s.names[i], a);
     }
     char *success = xstrdup(m->api.success ? m->api.success : "0");
+    char *vouch = (f->async || f->async_if) ? vouch_cond(e, f, s.names) : NULL;
     if (f->async || f->async_if) {
-        if (f->async_if) {
-            PUT("stub_if", "cond", f->async_if->text);
+        char *cond = f->async_if && vouch ? xasprintf("(%s) && %s", f->async_if->text, vouch)
+                     : f->async_if        ? xstrdup(f->async_if->text)
+                     : vouch              ? xstrdup(vouch)
+                                          : NULL;
+        if (vouch) PUT("stub_vouch_note");
+        if (cond) {
+            PUT("stub_if", "cond", cond);
             e->o.indent += 4;
         }
+        int had_cond = cond != NULL;
+        free(cond);
         PUT("stub_async");
         for (size_t i = 0; i < f->sig.nparams; i++) /* a queued free: its range is gone */
             if (f->sig.params[i].ann.kind == PK_DEVPTR && f->sig.params[i].ann.destroys)
@@ -642,12 +714,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         }
         if (is_err) PUT("stub_set_ret", "value", success);
         PUT("stub_goto_done");
-        if (f->async_if) {
+        if (had_cond) {
             e->o.indent -= 4;
             PUT("stub_close_brace");
         }
     }
-    int has_sync = !f->async;
+    int has_sync = !f->async || vouch != NULL;
+    free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
         for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -699,7 +772,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_href_if", "success", success, "name", s.names[i], "delta",
                 a->retains ? "1" : "-1", "owned", "false");
         }
-        if (is_err && m->api.async_errors_next_call)
+        if (f->last_error)
+            PUT("stub_deferred_in_last_error");
+        else if (is_err && m->api.async_errors_next_call)
             PUT("stub_deferred", "success", success, "type", rtype);
         PUT("stub_success_end");
     }
@@ -881,6 +956,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
             PUT("stub_blank");
             emit_forwarded(e, f);
             if (f->gather_count) emit_gather(e, f);
+            if (f->gather_all || f->gather_first) emit_gather_all(e, f);
             break;
         case FN_UNSUPPORTED:
             PUT("stub_blank");
@@ -894,6 +970,13 @@ int emit_stub(emit_ctx *e, strbuf *out)
             else emit_forwarded(e, f);
             break;
         }
+    }
+    /* private symbols: signature unknown, so no argument is read */
+    for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
+        PUT("stub_blank");
+        PUT("stub_private", "fn", m->api.private_symbols[i], "rtype",
+            m->api.error_type ? m->api.error_type : "int", "value",
+            m->api.unsupported ? m->api.unsupported : "0");
     }
     /* callbacks */
     for (size_t c = 0; c < e->ncbs; c++) {

@@ -135,6 +135,9 @@ uint64_t model_fingerprint(const api_model *m)
               s->name ? s->name : "", s->error_type ? s->error_type : "", s->success_v,
               s->unsupported_v, s->connection_lost_v, s->invalid_handle_v, s->invalid_value_v,
               s->out_of_memory_v, s->async_errors_next_call);
+    if (s->last_error_get || s->last_error_peek)
+        sb_printf(&b, "last_error get=%s peek=%s\n", s->last_error_get ? s->last_error_get : "-",
+                  s->last_error_peek ? s->last_error_peek : "-");
     /* only when the spec names a version macro, so other specs keep theirs */
     if (s->version_macro) sb_printf(&b, "version %s=%" PRId64 "\n", s->version_macro, s->version);
     if (s->error_ty) {

@@ -218,6 +218,11 @@ typedef struct param_ann {
      * F(apigen_stream *, params...) in chunks of N bytes */
     char *stream_host;
     uint64_t stream_chunk, stream_min;
+    /* PK_OUT/INOUT plain data, `out_on_error: [E, ...]`: also sent back when the
+     * call returns one of these errors (NVML's size query answers
+     * NVML_ERROR_INSUFFICIENT_SIZE with the count it needs) */
+    char **out_on_error;
+    size_t nout_on_error;
     /* PK_COND */
     expr *cond;
     struct param_ann *then_ann, *else_ann;
@@ -276,6 +281,8 @@ typedef struct function_def {
                             spec's sources export <name> and call it */
     char *wrap_host;     /* FN_FORWARD: the handler calls this (cx, args...) instead of <name> */
     int internal;        /* a call of the spec's own headers: forwarded, never exported */
+    int last_error;      /* api.errors.last_error: 1 its `get`, 2 its `peek` */
+    char *limits;        /* `limits:` what of it does not work (coverage report) */
     char *variant_of;    /* a symbol variant (api.variants) of this function ... */
     char *variant_suffix;/* ... named <variant_of><variant_suffix> */
     src_loc ann_loc;     /* the spec entry, {0} if none */
@@ -284,10 +291,17 @@ typedef struct function_def {
     char *gather_count;  /* out pointer to an integer: the number of items */
     char *gather_list;   /* out array of handles (NULL: a count only) ... */
     char *gather_cap;    /* ... with room for this integer parameter's value */
+    int gather_all;      /* `gather: {}`: asked of every server, no items (an init or a
+                            shutdown): success when one succeeds */
+    int gather_first;    /* `gather: {first: true}`: asked of each server in order until one
+                            succeeds (a lookup by name): that answer */
     int selects;         /* `selects: true`: on success the calling thread's calls that name
                             no server go to the server of its ordinal argument */
     char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide
                             this unannotated function (it became FN_UNSUPPORTED) */
+    char *privileged;    /* `privileged: "reason"` (needs api.privileged): the server runs it
+                            only when started with --<api.privileged.option>, else returns
+                            api.privileged.error and logs the reason once */
 } function_def;
 
 /* Whether a function has a call id and a handler on the server: forwarded,
@@ -340,13 +354,21 @@ typedef struct api_settings {
     char *invalid_handle;
     char *invalid_value;
     char *out_of_memory;
+    char *missing;          /* errors.missing: a function the server's real library lacks
+                               answers this (the server references them weakly); NULL: none */
     int64_t success_v, unsupported_v, connection_lost_v, invalid_handle_v,
-        invalid_value_v, out_of_memory_v;
+        invalid_value_v, out_of_memory_v, missing_v;
     int async_errors_next_call; /* deferred async errors are returned by the next sync call */
+    char *last_error_get;   /* api.errors.last_error: reads and clears the thread's last error */
+    char *last_error_peek;  /* ... reads it only */
+    src_loc last_error_loc;
     char **sources;         /* hand-written C in specs/<api>/ compiled into the stub/server */
     size_t nsources;
     char **extra_symbols;   /* symbols exported beyond the header's functions (custom) */
     size_t nextra_symbols;
+    char **private_symbols; /* exported, declared in no header, signature unknown: the stub
+                               answers `unsupported` and logs once (api.private_symbols) */
+    size_t nprivate_symbols;
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
@@ -365,6 +387,11 @@ typedef struct api_settings {
                                (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */
     int64_t version;        /* ... and its value (0 when the spec names none) */
+    char *priv_option;      /* api.privileged.option: the server flag (without "--") that
+                               lets `privileged:` functions run ... */
+    char *priv_error;       /* ... and the error they return without it */
+    int64_t priv_error_v;
+    src_loc priv_loc;       /* api.privileged, {0} when absent */
 } api_settings;
 
 /* api.proc_table: one typedef of the header names (name, version, variant)

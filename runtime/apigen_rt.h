@@ -366,6 +366,15 @@ typedef struct apigen_api {
      * streamed to its handler (spec `stream:`); NULL: no such call. Only
      * these calls' requests are received head first (APIGEN_F_BULK). */
     const uint8_t *stream_in_calls;
+    /* server side: spec `api.privileged.option` (e.g. "allow-gpu-admin"): the
+     * server flag --<option> that lets the spec's `privileged:` functions run
+     * (apigen_privileged); NULL: the API has none */
+    const char *privileged_option;
+    /* server side, spec `api.errors.last_error.peek`: the library's last
+     * error of the calling thread, unchanged (NULL: none). An error a call
+     * returned that this does not hold was decided outside the library
+     * (hand-written host code): the thread's last error is then the runtime's. */
+    int64_t (*last_error_peek)(void);
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -430,7 +439,8 @@ unsigned apigen_server_count(const apigen_api *api); /* 1 without APIGEN_SERVER 
 int apigen_route_id(const apigen_api *api, uint64_t id);
 int apigen_route_dev(const apigen_api *api, uint64_t addr);
 /* Device ranges a call created (`creates: {bytes:}`) and freed (`destroys`)
- * on a server, for apigen_route_dev; no-ops with one server. */
+ * on a server, for apigen_route_dev and apigen_vouch_dev. Hand-written code
+ * notes the ranges its calls create in other ways (pitched allocations). */
 void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t bytes);
 void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr);
 /* Device ordinals: the guest numbers the devices of server 0 first, then
@@ -459,6 +469,21 @@ void apigen_set_session_hook(const apigen_api *api, void (*hook)(unsigned server
 /* The server of the call this thread is building (for hand-written `map:`
  * functions that translate values per server); -1 outside a call. */
 int apigen_building_server(void);
+
+/* Async calls: an async call is queued only when the guest can vouch for its
+ * arguments, else it runs synchronously so that its error (the server's
+ * rejection) comes back at the call itself, as natively. vouch_id: id is NULL
+ * or carries the session salt of the call's server (a handle this session
+ * handed out or a guest id of it; a freed one still passes: the server's
+ * rejection is then reported later). vouch_dev: addr is 0 or inside a device
+ * range the guest noted for that server (apigen_dev_note). */
+bool apigen_vouch_id(const apigen_call *c, uint64_t id);
+bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
+/* Hand-written guest code that makes calls of its own (a query it needs) and
+ * does not return their error: between hold(true) and hold(false) no call of
+ * this thread reports an async call's deferred error; the next one does.
+ * Nests. */
+void apigen_hold_deferred(bool on);
 
 /* Callbacks: the guest keeps (fn, user_data) and sends an id. */
 uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, void *user_data,
@@ -493,8 +518,28 @@ void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what);
  * the server's per-call limit; freed after the reply is sent. NULL +
  * rejection (TOO_LARGE / NO_MEMORY) on failure. count 0 -> a valid pointer. */
 APIGEN_CHECK void *apigen_scratch(apigen_call_ctx *cx, uint64_t count, uint64_t elem);
+/* A `privileged:` function (one that changes the device for everyone: clocks,
+ * power limits, resets): true when the server was started with
+ * --<cx->api->privileged_option>; otherwise false, and the first refusal of
+ * each function logs one line naming it, the reason and the flag. */
+bool apigen_privileged(apigen_call_ctx *cx, const char *fn, const char *reason);
+/* The server's flags: --OPTION given for an API's privileged_option. */
+void apigen_privileged_allow(const char *option);
+
 /* Record what the real function returned (for deferred async errors). */
 void apigen_result(apigen_call_ctx *cx, int64_t api_error);
+/* Hand-written host code: the error the call returns (apigen_result) is one it
+ * decided itself, which the real library's own last-error state does not hold
+ * (spec `api.errors.last_error`): the thread's last-error functions report it. */
+void apigen_result_own(apigen_call_ctx *cx);
+/* Generated handlers of the spec's `api.errors.last_error` functions: `real`
+ * is what the library's get (clear) or peek returned; the answer is the newer
+ * of it and the last error the runtime decided for this guest thread (a
+ * rejected call, sync or async). clear: that one is forgotten too. */
+int64_t apigen_last_error(apigen_call_ctx *cx, int64_t real, bool clear);
+/* Hand-written host code: err becomes the calling guest thread's last error
+ * (an error its guest code decided and queued to say so). */
+void apigen_set_last_error(apigen_call_ctx *cx, int64_t err);
 
 /* Registered host memory (server side, process-wide): a spec's host code may
  * install hooks once (e.g. from a constructor) that register memory with the
@@ -560,6 +605,10 @@ void apigen_dev_end(apigen_call_ctx *cx, bool ok);
 /* For hand-written host code (kernel arguments, structs with addresses):
  * whether [addr, addr + extent) lies in a range of session s. */
 bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, bool has_extent);
+/* Whether [addr, addr + n) lies in the calling client's shared-memory arena
+ * (the server's mapping of it), which is then registered with the accelerator
+ * if it was not yet: a query about it gets the registered memory's answer. */
+bool apigen_arena_holds(apigen_call_ctx *cx, uint64_t addr, uint64_t n);
 
 /* Callbacks, server side. bind returns the user_data to give the real
  * library; the generated trampoline receives it back. */

@@ -76,6 +76,8 @@ void *apigen_cb_bind(apigen_call_ctx *cx, unsigned cb_type, uint64_t cb_id, bool
     /* Freed with the session (not after a `once` call: a library that calls
      * twice must find the binding, and only sends once). */
     rt_session_add_binding(cx->session, tok);
+    if (rt_rec_active)
+        rt_rec_guest_id(cx->session, cb_id); /* guest-assigned: replay may rename it */
     return tok;
 }
 
@@ -136,6 +138,8 @@ void apigen_cb_send(void *bound, apigen_wr *w)
         char err[256];
         bool dead = false;
         rt_session_cb_lock(b.session, &ctrl);
+        if (ctrl && rt_rec_active)
+            rt_rec_callback(b.session, w);
         if (ctrl && !apigen_tp_send_buf(ctrl, w->buf, w->len, CB_SEND_TIMEOUT_MS, err, sizeof err)) {
             apigen_log("callback to %s dropped: %s; no further callbacks go to this client",
                        apigen_tp_peer(ctrl), err);

@@ -94,6 +94,11 @@ bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, 
     return ok;
 }
 
+bool apigen_arena_holds(apigen_call_ctx *cx, uint64_t addr, uint64_t n)
+{
+    return rt_arena_holds(cx->session, addr, n ? n : 1);
+}
+
 bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool has_extent,
                       const char *what)
 {

@@ -804,6 +804,9 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
     return APIGEN_TOO_LARGE;
 }
 
+/* apigen_hold_deferred: calls of hand-written guest code that report no error */
+static _Thread_local unsigned tl_hold_deferred;
+
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -905,7 +908,28 @@ apigen_status apigen_call_sync(apigen_call *c)
         c->deferred_error = t->pend_err;
         t->pend = false;
     }
+    if (tl_hold_deferred && c->has_deferred) { /* a call hand-written code made for itself */
+        t->pend = true;
+        t->pend_err = c->deferred_error;
+        c->has_deferred = false;
+    }
     return c->status;
+}
+
+void apigen_hold_deferred(bool on)
+{
+    if (on)
+        tl_hold_deferred++;
+    else if (tl_hold_deferred > 0)
+        tl_hold_deferred--;
+}
+
+bool apigen_vouch_id(const apigen_call *c, uint64_t id)
+{
+    const gthr *t = c->thread;
+    if (!id)
+        return true;
+    return t && ((id >> 32) & 0x7fffffffu) == t->g->salt;
 }
 
 /* Whether the frame just ended in t->q holds a value of guest-id form (of

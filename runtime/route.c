@@ -200,9 +200,9 @@ static bool holds(const dtable *t, uint64_t addr)
 
 void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t bytes)
 {
-    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr || server < 0)
+    if (!addr || server < 0) /* kept with one server too: apigen_vouch_dev */
         return;
-    rapi *r = find(api);
+    rapi *r = get(api);
     if (!r || (unsigned)server >= r->n)
         return;
     uint64_t end = addr + (bytes ? bytes : 1);
@@ -233,9 +233,9 @@ void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t 
 
 void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr)
 {
-    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr || server < 0)
+    if (!addr || server < 0)
         return;
-    rapi *r = find(api);
+    rapi *r = get(api);
     if (!r || (unsigned)server >= r->n)
         return;
     pthread_rwlock_wrlock(&r->dev_rw);
@@ -246,6 +246,19 @@ void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr)
         t->n--;
     }
     pthread_rwlock_unlock(&r->dev_rw);
+}
+
+bool apigen_vouch_dev(const apigen_call *c, uint64_t addr)
+{
+    if (!addr)
+        return true;
+    rapi *r = find(c->api);
+    if (!r || c->server < 0 || (unsigned)c->server >= r->n)
+        return false;
+    pthread_rwlock_rdlock(&r->dev_rw);
+    bool in = holds(&r->dev[c->server], addr);
+    pthread_rwlock_unlock(&r->dev_rw);
+    return in;
 }
 
 __attribute__((noinline)) static int route_dev_multi(const apigen_api *api, uint64_t addr);

@@ -241,7 +241,19 @@ typedef struct rt_dispatch {
     const apigen_frame_hdr *h;
     rt_pull *pull; /* the request's bulk, when it came head first */
     struct apigen_stream in, out;
+    /* api.errors.last_error: the connection's error that the library's own
+     * last-error state lacks (NULL: none kept); set by server.c's dispatch */
+    struct rt_own_error *own;
+    bool last_error_call; /* the handler asked apigen_last_error */
+    bool result_own;      /* apigen_result_own: its error is not the library's */
 } rt_dispatch;
+/* Per connection (one guest thread): the newest error the runtime decided
+ * for it (a rejection, an error hand-written host code made up) that is
+ * newer than any error the library returned since. */
+typedef struct rt_own_error {
+    bool has;
+    int64_t err;
+} rt_own_error;
 /* After the handler: discards what an in-stream (or a bulk the handler never
  * reached) left unread, so the next frame starts where it should. false:
  * the connection failed or an out-stream did (close it). */
@@ -303,5 +315,42 @@ void rt_arena_unbind(void);
  * to (registering it with the accelerator on first use, as a buffer
  * argument does): apigen_dev_check takes it as the client's memory. */
 bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n);
+
+
+/* ---- record / replay (record.c writes, replay.c answers; docs/internals.md
+ * "Record and replay" is the format) ----------------------------------------- */
+#define RT_REC_MAGIC "APIGEN-RECORD\n"
+#define RT_REC_MAGIC_LEN 14
+#define RT_REC_VERSION 1u
+enum {
+    RT_REC_API = 'A',      /* str name, u64 fingerprint, u64 api version */
+    RT_REC_HELLO = 'H',    /* u32 conn, u32 session, u8 join, bytes hello payload, 16 key */
+    RT_REC_REQUEST = 'Q',  /* u32 conn, u16 flags, u32 call, u32 len, u64 hash, bytes first part */
+    RT_REC_SENT = 'S',     /* u32 conn, u16 flags, u32 call, bytes payload (reply, stream) */
+    RT_REC_CALLBACK = 'C', /* u32 session, u64 requests before it, u32 type, bytes payload */
+    RT_REC_END = 'E',      /* u32 conn */
+    RT_REC_GUEST_ID = 'I', /* u32 session, u64 an id the guest assigned (callback, guest id) */
+};
+/* FNV-1a 64 of a request's payload (its bytes past the stored part are
+ * checked by it). */
+uint64_t rt_rec_hash(const void *p, size_t n);
+/* Whether this server records (--record): one relaxed load. */
+extern bool rt_rec_active;
+bool rt_rec_open(const char *path, const apigen_api *const *apis, unsigned napis);
+void rt_rec_close(void);
+void rt_rec_hello(apigen_conn *c, struct apigen_session *s, bool join, const uint8_t *payload,
+                  uint32_t len, const uint8_t key[RT_KEY_LEN]);
+void rt_rec_request(apigen_conn *c, const apigen_frame_hdr *h, const uint8_t *payload);
+/* a frame the server sends on c: the one w holds at frame_off (its
+ * zero-copy pieces included), or header h with one payload piece */
+void rt_rec_sent_wr(apigen_conn *c, const apigen_wr *w, size_t frame_off);
+void rt_rec_sent(apigen_conn *c, const apigen_frame_hdr *h, const void *p, size_t n);
+void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
+void rt_rec_end(apigen_conn *c);
+void rt_rec_guest_id(struct apigen_session *s, uint64_t id);
+/* --replay FILE: serves the recording on urls, calls nothing; the exit
+ * status (0: every recorded message matched and was sent). */
+int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned napis,
+                   const char *const *urls, unsigned nurls);
 
 #endif

@@ -73,6 +73,36 @@ void apigen_reject(apigen_call_ctx *cx, apigen_status st, const char *what)
     }
 }
 
+void apigen_result_own(apigen_call_ctx *cx)
+{
+    rt_dispatch *d = cx->rt;
+    if (d)
+        d->result_own = true;
+}
+
+void apigen_set_last_error(apigen_call_ctx *cx, int64_t err)
+{
+    rt_dispatch *d = cx->rt;
+    if (d && d->own) {
+        d->own->has = true;
+        d->own->err = err;
+    }
+}
+
+int64_t apigen_last_error(apigen_call_ctx *cx, int64_t real, bool clear)
+{
+    rt_dispatch *d = cx->rt;
+    if (!d)
+        return real;
+    d->last_error_call = true;
+    if (!d->own || !d->own->has)
+        return real;
+    int64_t e = d->own->err; /* newer than the library's (which get just cleared) */
+    if (clear)
+        d->own->has = false;
+    return e;
+}
+
 void apigen_result(apigen_call_ctx *cx, int64_t api_error)
 {
     cx->has_result = true;

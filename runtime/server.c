@@ -76,6 +76,7 @@ typedef struct sconn {
     rt_warm r_warm, out_warm;
     bool has_deferred;
     int64_t deferred;
+    rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
     unsigned nrejected;
     bool pre_hello;         /* session child: the handshake frame is already in rbuf */
     apigen_frame_hdr pre_h;
@@ -143,7 +144,10 @@ static bool arena_exchange(sconn *sc)
                    why);
         return false;
     }
-    bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0, wanted = rt_arena_taken(sc->api);
+    /* a recording holds every byte a call uses: no arena references (replay.c
+     * declines arenas the same way) */
+    bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0,
+         wanted = rt_arena_taken(sc->api) && !rt_rec_active;
     if (!ok || !wanted) {
         if (fd >= 0)
             close(fd);
@@ -269,6 +273,8 @@ static bool handshake(sconn *sc)
     rt_session_key(sc->session, key);
     if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key))
         return false;
+    if (rt_rec_active)
+        rt_rec_hello(sc->conn, sc->session, join, sc->rbuf, h.payload_len, key);
     if (arena_size && !arena_exchange(sc))
         return false;
     rt_arena_bind(sc->session);
@@ -303,7 +309,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     size_t off;
     char err[256];
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
-    rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}};
+    rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
     size_t prefix = !is_async && sc->has_deferred ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
     if (!rt_wr_begin_reply(&sc->out, &off, prefix)) {
@@ -344,6 +350,21 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
                    cx.reject_what ? cx.reject_what : "-",
                    sc->nrejected == REJECT_LOG_CAP ? "; further rejections not logged" : "");
 
+    /* The thread's last error, in call order: what the runtime refused (or
+     * hand-written host code decided) is newer than the library's own until
+     * the library returns an error again. */
+    if (!rtd.last_error_call) {
+        if (cx.status != APIGEN_OK) {
+            sc->own.has = true;
+            sc->own.err = api->status_error[cx.status];
+        } else if (cx.has_result && cx.result_error != api->success_value) {
+            /* the library's own state is the newer, unless the error never
+             * reached it (apigen_result_own, or its peek says otherwise) */
+            sc->own.has = rtd.result_own ||
+                          (api->last_error_peek && api->last_error_peek() != cx.result_error);
+            sc->own.err = cx.result_error;
+        }
+    }
     bool ok = true;
     if (is_async) {
         /* No reply: the first failure is reported with the next sync reply. */
@@ -357,7 +378,13 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             }
         }
     } else {
-        bool report = cx.status == APIGEN_OK && sc->has_deferred;
+        bool report = cx.status == APIGEN_OK && sc->has_deferred && !rtd.last_error_call;
+        if (rtd.last_error_call && cx.status == APIGEN_OK) {
+            /* the last error it returned includes the held async error (or a
+             * newer one): reported */
+            sc->has_deferred = false;
+            sc->deferred = 0;
+        }
         if (cx.status != APIGEN_OK) {
             /* drop whatever the handler wrote before it rejected */
             rt_wr_truncate(&sc->out, sc->out.base + prefix);
@@ -367,8 +394,11 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->has_deferred = false;
             sc->deferred = 0;
         }
-        if (!rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id, h->request_id, h->thread_id) ||
-            !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
+        bool framed = rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id, h->request_id,
+                                      h->thread_id);
+        if (framed && rt_rec_active)
+            rt_rec_sent_wr(sc->conn, &sc->out, off);
+        if (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
@@ -393,7 +423,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 static bool stream_head_first(const sconn *sc, const apigen_frame_hdr *h)
 {
     const apigen_api *api = sc->api;
-    return (h->flags & APIGEN_F_BULK) && api->stream_in_calls && h->call_id < api->ncalls &&
+    /* recording: whole requests, so that their bytes can be written */
+    return !rt_rec_active && (h->flags & APIGEN_F_BULK) && api->stream_in_calls && h->call_id < api->ncalls &&
            api->stream_in_calls[h->call_id] &&
            !(h->flags & (APIGEN_F_BYE | APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) &&
            !(h->call_id == RT_CALL_WAIT && (h->flags & APIGEN_F_ASYNC));
@@ -422,6 +453,8 @@ static void *conn_main(void *arg)
             }
             if (h.flags & APIGEN_F_BYE)
                 break;
+            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC)))
+                rt_rec_request(sc->conn, &h, rd.base); /* wait frames depend on timing */
             if (h.flags & (APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) {
                 apigen_log("closing connection from %s: unexpected frame flags 0x%x",
                            apigen_tp_peer(sc->conn), h.flags);
@@ -465,6 +498,8 @@ static void *conn_main(void *arg)
      * a session child is only closed here: shutdown would end it there too. */
     if (!sc->handed_off)
         apigen_tp_shutdown(sc->conn);
+    if (rt_rec_active)
+        rt_rec_end(sc->conn);
     rt_session_release(sc->session, sc->conn);
     rt_arena_unbind(); /* after the session's cleanup, which may still use it */
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
@@ -942,6 +977,7 @@ static void usage(const char *argv0)
             "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--max-conns N]\n"
             "       [--token-file FILE] [--isolation thread|process]\n"
             "       [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
+            "       [--record FILE | --replay FILE]\n"
             "  URL: unix:///path, tcp://host:port, tcp://[addr]:port, tls://host:port, shm://name,\n"
             "    ucx://host:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
@@ -955,7 +991,11 @@ static void usage(const char *argv0)
             "  --tls-cert, --tls-key: the certificate chain and private key (PEM) a tls:// listener\n"
             "    presents; guests check it against APIGEN_TLS_CA\n"
             "  --tls-client-ca: tls:// clients must present a certificate issued by this CA (PEM)\n"
-            "    (APIGEN_TLS_CERT and APIGEN_TLS_KEY on the guest)\n",
+            "    (APIGEN_TLS_CERT and APIGEN_TLS_KEY on the guest)\n"
+            "  --record FILE: write every request and every frame sent back, per connection, to\n"
+            "    FILE (sessions as threads; no shared-memory arena; docs/internals.md)\n"
+            "  --replay FILE: answer guests from a recording, calling nothing; exits 0 once every\n"
+            "    recorded session ran as recorded, 1 at the first request that differs\n",
             argv0);
 }
 
@@ -965,6 +1005,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     unsigned nurls = 0;
     const char *token_file = NULL;
     const char *tls_cert = NULL, *tls_key = NULL, *tls_client_ca = NULL;
+    const char *record = NULL, *replay = NULL;
     int isolation = -1;
     rt_server *srv = calloc(1, sizeof *srv);
     if (!srv)
@@ -982,14 +1023,31 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         const char *opts[] = {"--listen",     "--max-arg",  "--token-file", "--max-conns",
-                              "--isolation",  "--tls-cert", "--tls-key",    "--tls-client-ca"};
+                              "--isolation",  "--tls-cert", "--tls-key",    "--tls-client-ca",
+                              "--record",     "--replay"};
         const int nopts = (int)(sizeof opts / sizeof opts[0]);
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(argv0);
+            for (unsigned k = 0; k < napis && apis; k++)
+                if (apis[k]->privileged_option)
+                    fprintf(stderr, "  --%s: run %s's privileged calls (they change the device for "
+                            "every user); without it they are refused\n",
+                            apis[k]->privileged_option, apis[k]->name);
             free(srv);
             return 0;
         }
+        /* flags of the served APIs: --<privileged_option> (no value) */
+        bool flag = false;
+        for (unsigned k = 0; k < napis && apis && !flag; k++) {
+            const char *po = apis[k]->privileged_option;
+            if (po && strncmp(a, "--", 2) == 0 && strcmp(a + 2, po) == 0) {
+                apigen_privileged_allow(po);
+                apigen_log("%s: %s's privileged calls are allowed", a, apis[k]->name);
+                flag = true;
+            }
+        }
+        if (flag) continue;
         for (int k = 0; k < nopts; k++) {
             size_t l = strlen(opts[k]);
             if (strncmp(a, opts[k], l) == 0 && (a[l] == 0 || a[l] == '=')) {
@@ -1035,6 +1093,10 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
             tls_key = v;
         } else if (which == 7) {
             tls_client_ca = v;
+        } else if (which == 8) {
+            record = v;
+        } else if (which == 9) {
+            replay = v;
         } else {
             token_file = v;
         }
@@ -1046,6 +1108,23 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     if (napis == 0 || !apis) {
         apigen_log("no API to serve");
         return free(srv), 2;
+    }
+    if (record && replay) {
+        fprintf(stderr, "apigen-server: --record and --replay exclude each other\n");
+        return free(srv), 2;
+    }
+    if (replay) {
+        free(srv);
+        return rt_replay_main(replay, apis, napis, urls, nurls);
+    }
+    if (record) {
+        /* one process writes the file: sessions as threads */
+        if (isolation == ISO_PROCESS)
+            apigen_log("--record: sessions run as threads of this process (--isolation process "
+                       "is not recorded)");
+        isolation = ISO_THREAD;
+        if (!rt_rec_open(record, apis, napis))
+            return free(srv), 2;
     }
     if (isolation < 0) {
         isolation = ISO_THREAD;
@@ -1214,11 +1293,15 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     if (left) {
         /* threads stuck in the real library still point at srv: leave it */
         apigen_log("%u connection(s) still busy at exit", left);
+        if (record)
+            rt_rec_close();
         return rc;
     }
     pthread_mutex_destroy(&srv->mu);
     pthread_cond_destroy(&srv->cv);
     free(srv->token);
     free(srv);
+    if (record)
+        rt_rec_close();
     return rc;
 }

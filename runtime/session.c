@@ -612,6 +612,8 @@ bool apigen_handle_claim(apigen_call_ctx *cx, uint64_t id)
         }
     }
     pthread_mutex_unlock(&s->mu);
+    if (ok && rt_rec_active)
+        rt_rec_guest_id(s, id); /* guest-assigned: replay may rename it */
     if (!ok)
         apigen_reject(cx, strcmp(why, "guest id: out of memory") ? APIGEN_BAD_HANDLE
                                                                   : APIGEN_NO_MEMORY, why);

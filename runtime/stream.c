@@ -61,6 +61,8 @@ bool apigen_stream_write(apigen_stream *s, const void *buf, size_t len)
     uint8_t hb[APIGEN_FRAME_HDR_SIZE];
     apigen_hdr_encode(&h, hb);
     struct iovec iov[2] = {{hb, sizeof hb}, {(void *)buf, len}};
+    if (rt_rec_active)
+        rt_rec_sent(s->d->conn, &h, buf, len);
     if (!apigen_tp_send(s->d->conn, iov, 2, -1, err, sizeof err)) {
         apigen_log("closing connection from %s: sending a streamed reply: %s",
                    apigen_tp_peer(s->d->conn), err);

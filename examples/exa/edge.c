@@ -3,13 +3,15 @@
  * demo, its transcript must be the same natively and forwarded.
  *
  * Left out on purpose, because forwarding changes them by design:
- * argument errors of asynchronous calls (natively immediate; forwarded they
- * surface at the next synchronous call) and sizes over the server's per-call
- * limit (forwarded: EXA_ERROR_OUT_OF_MEMORY before the real library sees them). */
+ * argument errors of asynchronous calls that the guest cannot see (natively
+ * immediate; forwarded they surface at the next synchronous call and in
+ * exaGetLastError: --async-errors, --last-error) and sizes over the server's
+ * per-call limit (forwarded: EXA_ERROR_OUT_OF_MEMORY before the real library sees them). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "exa.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +48,50 @@ static int async_errors(void)
     return exaDestroyContext(ctx) == EXA_SUCCESS ? 0 : 2;
 }
 
+/* exa_edge --last-error: the thread's last error (exaGetLastError reads and
+ * clears it, exaPeekAtLastError reads it) with async calls in between.
+ * Forwarded, an async call the guest cannot vouch for (a context handle no
+ * session gave out) runs synchronously and fails at the call as natively;
+ * one the server refuses later (a destroyed context) returns success and
+ * its error is the thread's last error, in order with the library's own. */
+static int last_error(void)
+{
+    exaContext ctx = NULL, dead = NULL, forged = (exaContext)(uintptr_t)0x1234;
+    int count = 0;
+    if (exaCreateContext(0, "last", &ctx) != EXA_SUCCESS ||
+        exaCreateContext(0, "dead", &dead) != EXA_SUCCESS || exaDestroyContext(dead) != EXA_SUCCESS)
+        return 2;
+#define P(what, call) printf("%s: %s\n", what, exaStatusString(call))
+    P("start: get", exaGetLastError());
+    P("launch on a forged context", exaLaunchFill(forged, NULL, 1.0f, 4));
+    P("peek", exaPeekAtLastError());
+    P("get", exaGetLastError());
+    P("get again", exaGetLastError());
+    P("launch on a destroyed context", exaLaunchFill(dead, NULL, 1.0f, 4));
+    P("peek", exaPeekAtLastError());
+    P("peek again", exaPeekAtLastError());
+    P("get", exaGetLastError());
+    P("get again", exaGetLastError());
+    P("next synchronous call", exaGetDeviceCount(&count));
+    P("launch on a destroyed context", exaLaunchFill(dead, NULL, 1.0f, 4));
+    P("next synchronous call", exaGetDeviceCount(&count));
+    P("get", exaGetLastError());
+    P("get again", exaGetLastError());
+    P("launch on a destroyed context", exaLaunchFill(dead, NULL, 1.0f, 4));
+    P("library error (no such device)", exaCreateContext(99, "x", &dead));
+    P("get (the library's is newer)", exaGetLastError());
+    P("get again", exaGetLastError());
+    P("next synchronous call", exaGetDeviceCount(&count));
+#undef P
+    return exaDestroyContext(ctx) == EXA_SUCCESS ? 0 : 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--async-errors") == 0)
         return async_errors();
+    if (argc > 1 && strcmp(argv[1], "--last-error") == 0)
+        return last_error();
 
     exaContext ctx = NULL, ctx2 = NULL;
     exaBuffer b = NULL, c = NULL;

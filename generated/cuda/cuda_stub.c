@@ -387,12 +387,34 @@ APIGEN_HIDDEN CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostF
     if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
     if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -826,12 +848,34 @@ APIGEN_HIDDEN CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned in
         if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(CUlaunchAttribute), &n_attrs)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -6569,12 +6613,35 @@ APIGEN_EXPORT CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6603,12 +6670,35 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6637,12 +6727,35 @@ APIGEN_EXPORT CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -6670,12 +6783,35 @@ APIGEN_EXPORT CUresult cuEventRecord_ptsz(CUevent hEvent, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -10055,12 +10191,35 @@ APIGEN_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraph == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraph))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -10088,12 +10247,35 @@ APIGEN_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraphExec == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraphExec))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -11115,12 +11297,35 @@ APIGEN_EXPORT CUresult cuGraphUpload(CUgraphExec hGraph, CUstream hStream)
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraph == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraph))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -11148,12 +11353,35 @@ APIGEN_EXPORT CUresult cuGraphUpload_ptsz(CUgraphExec hGraphExec, CUstream hStre
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hGraphExec == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hGraphExec))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -12634,12 +12862,35 @@ APIGEN_EXPORT CUresult cuLaunchGridAsync(CUfunction f, int grid_width, int grid_
     if (!apigen_put_u32(call_.wr, (uint32_t)grid_width)) goto nomem; /* grid_width */
     if (!apigen_put_u32(call_.wr, (uint32_t)grid_height)) goto nomem; /* grid_height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)f == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)f))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17114,12 +17365,34 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v
     if (!apigen_put_u32(call_.wr, (uint32_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u32(call_.wr, (uint32_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17150,12 +17423,36 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr s
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17186,12 +17483,36 @@ APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdevice
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcDevice)) goto nomem; /* srcDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17675,12 +17996,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffse
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17715,12 +18059,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, 
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17755,12 +18122,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOff
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)dstArray == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstArray))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17940,12 +18330,34 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *s
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17979,12 +18391,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *s
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18018,12 +18453,35 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const vo
         n_srcHost = (uint64_t)(ByteCount);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18206,12 +18664,38 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstCon
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcContext)) goto nomem; /* srcContext */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18246,12 +18730,38 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext d
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)srcContext)) goto nomem; /* srcContext */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18374,12 +18884,35 @@ APIGEN_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us
     if (!apigen_put_u16(call_.wr, (uint16_t)us)) goto nomem; /* us */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18409,12 +18942,35 @@ APIGEN_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned sho
     if (!apigen_put_u16(call_.wr, (uint16_t)us)) goto nomem; /* us */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18581,12 +19137,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async(CUdeviceptr dstDevice, size_t dstPitch
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18618,12 +19197,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D16Async_ptsz(CUdeviceptr dstDevice, size_t dst
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18794,12 +19396,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dstDevice, size_t dstPitch
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -18831,12 +19456,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D32Async_ptsz(CUdeviceptr dstDevice, size_t dst
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19007,12 +19655,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async(CUdeviceptr dstDevice, size_t dstPitch,
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19044,12 +19715,35 @@ APIGEN_EXPORT CUresult cuMemsetD2D8Async_ptsz(CUdeviceptr dstDevice, size_t dstP
     if (!apigen_put_u64(call_.wr, (uint64_t)Width)) goto nomem; /* Width */
     if (!apigen_put_u64(call_.wr, (uint64_t)Height)) goto nomem; /* Height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19216,12 +19910,35 @@ APIGEN_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, 
     if (!apigen_put_u32(call_.wr, (uint32_t)ui)) goto nomem; /* ui */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19251,12 +19968,35 @@ APIGEN_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int
     if (!apigen_put_u32(call_.wr, (uint32_t)ui)) goto nomem; /* ui */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19419,12 +20159,35 @@ APIGEN_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, 
     if (!apigen_put_u8(call_.wr, (uint8_t)uc)) goto nomem; /* uc */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -19454,12 +20217,35 @@ APIGEN_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char
     if (!apigen_put_u8(call_.wr, (uint8_t)uc)) goto nomem; /* uc */
     if (!apigen_put_u64(call_.wr, (uint64_t)N)) goto nomem; /* N */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -21250,12 +22036,34 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync(const CUexternalSemaphore
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21303,12 +22111,34 @@ APIGEN_EXPORT CUresult cuSignalExternalSemaphoresAsync_ptsz(const CUexternalSema
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21436,12 +22266,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp(CUstream stream, unsigned int count, C
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21477,12 +22329,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_ptsz(CUstream stream, unsigned int cou
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21518,12 +22392,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -21559,12 +22455,34 @@ APIGEN_EXPORT CUresult cuStreamBatchMemOp_v2_ptsz(CUstream stream, unsigned int 
         if (!apigen_mul_size((uint64_t)(count), sizeof(CUstreamBatchMemOpParams), &n_paramArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramArray, n_paramArray)) goto nomem; /* paramArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -23884,12 +24802,35 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsig
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))
+            && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23918,12 +24859,35 @@ APIGEN_EXPORT CUresult cuStreamWaitEvent_ptsz(CUstream hStream, CUevent hEvent, 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hEvent)) goto nomem; /* hEvent */
     if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))
+            && ((uint64_t)(uintptr_t)hEvent == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hEvent))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23953,12 +24917,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -23988,12 +24975,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24023,12 +25033,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24058,12 +25091,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24093,12 +25149,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24128,12 +25207,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_ptsz(CUstream stream, CUdeviceptr add
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24163,12 +25265,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2(CUstream stream, CUdeviceptr addr,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24198,12 +25323,35 @@ APIGEN_EXPORT CUresult cuStreamWaitValue64_v2_ptsz(CUstream stream, CUdeviceptr 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24233,12 +25381,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24268,12 +25439,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24303,12 +25497,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24338,12 +25555,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue32_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24373,12 +25613,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64(CUstream stream, CUdeviceptr addr, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24408,12 +25671,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_ptsz(CUstream stream, CUdeviceptr ad
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24443,12 +25729,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2(CUstream stream, CUdeviceptr addr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -24478,12 +25787,35 @@ APIGEN_EXPORT CUresult cuStreamWriteValue64_v2_ptsz(CUstream stream, CUdeviceptr
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)addr)) goto nomem; /* addr */
     if (!apigen_put_u64(call_.wr, (uint64_t)value)) goto nomem; /* value */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)addr)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -27080,12 +28412,34 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync(const CUexternalSemaphore *
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -27133,12 +28487,34 @@ APIGEN_EXPORT CUresult cuWaitExternalSemaphoresAsync_ptsz(const CUexternalSemaph
         if (!apigen_mul_size((uint64_t)(numExtSems), sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS), &n_paramsArray)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paramsArray, n_paramsArray)) goto nomem; /* paramsArray */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CUDA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;

@@ -17,9 +17,12 @@ cudaError_t cudart_host_exec_host_node_set(apigen_call_ctx *cx, cudaGraphExec_t 
 cudaError_t cudart_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostFnDone */
 cudaError_t cudart_host_host_node_get(apigen_call_ctx *cx, cudaGraphNode_t node, uint64_t *id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeGetParams */
 cudaError_t cudart_host_host_node_set(apigen_call_ctx *cx, cudaGraphNode_t node, apigenCudartHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudartHostNodeSetParams */
+cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel_t kernel, dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream, const void *params, size_t paramsSize, const cudaLaunchAttribute *attrs, uint32_t numAttrs, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartLaunch */
 cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsRegister */
 cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudartLogsTake */
 cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsUnregister */
+cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartMemcpy3D */
+cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error); /* hand-written, in the spec's sources: wraps apigenCudartNoteError */
 cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
 cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
@@ -61,6 +64,7 @@ cudaError_t cudart_host_memset3d(apigen_call_ctx *cx, struct cudaPitchedPtr pitc
 cudaError_t cudart_host_memset3d_async(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync */
 cudaError_t cudart_host_memset3d_async_ptsz(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent, cudaStream_t stream); /* hand-written, in the spec's sources: wraps cudaMemset3DAsync_ptsz */
 cudaError_t cudart_host_memset3d_ptds(apigen_call_ctx *cx, struct cudaPitchedPtr pitchedDevPtr, int value, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMemset3D_ptds */
+cudaError_t cudart_host_pointer_attributes(apigen_call_ctx *cx, struct cudaPointerAttributes *attributes, const void *ptr); /* hand-written, in the spec's sources: wraps cudaPointerGetAttributes */
 cudaError_t cudart_host_begin_capture(apigen_call_ctx *cx, cudaStream_t stream, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCapture */
 cudaError_t cudart_host_begin_capture_to_graph(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph */
 cudaError_t cudart_host_begin_capture_to_graph_ptsz(apigen_call_ctx *cx, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies, const cudaGraphEdgeData *dependencyData, size_t numDependencies, enum cudaStreamCaptureMode mode); /* hand-written, in the spec's sources: wraps cudaStreamBeginCaptureToGraph_ptsz */
@@ -1166,7 +1170,7 @@ static void h_apigenCudartLaunch(apigen_call_ctx *cx)
         attrs = (const cudaLaunchAttribute *)b_attrs;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCudartLaunch(func, kernel, grid, block, sharedMem, stream, params, paramsSize, attrs, numAttrs, flags);
+    ret_ = cudart_host_launch(cx, func, kernel, grid, block, sharedMem, stream, params, paramsSize, attrs, numAttrs, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -1463,6 +1467,82 @@ static void h_apigenCudartMemAllocNodeGetParams(apigen_call_ctx *cx)
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
     }
+}
+
+static void h_apigenCudartMemcpy3D(apigen_call_ctx *cx)
+{
+    const struct cudaMemcpy3DParms *p = {0};
+    const void *src = {0};
+    size_t srcSize = {0};
+    void *dst = {0};
+    size_t dstSize = {0};
+    cudaStream_t stream = {0};
+    uint32_t flags = {0};
+    cudaError_t ret_;
+    uint64_t v_srcSize;
+    uint64_t v_dstSize;
+    uint64_t v_stream;
+    void *r_;
+    uint32_t v_flags;
+    const void *b_p = NULL;
+    uint64_t l_p = 0;
+    uint64_t n_p = 0;
+    const void *b_src = NULL;
+    uint64_t l_src = 0;
+    uint64_t n_src = 0;
+    uint8_t p_dst = 0;
+    uint64_t n_dst = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_srcSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcSize"); return; }
+    srcSize = (size_t)v_srcSize;
+    if (!apigen_get_u64(cx->rd, &v_dstSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dstSize"); return; }
+    dstSize = (size_t)v_dstSize;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (uint32_t)v_flags;
+    if (!apigen_get_opt_bytes(cx->rd, &b_p, &l_p, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+    if (b_p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_p)) { apigen_reject(cx, APIGEN_TOO_LARGE, "p"); return; }
+        if (l_p != n_p) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+        p = (const struct cudaMemcpy3DParms *)b_p;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+    if (b_src != NULL) {
+        n_src = (uint64_t)(srcSize);
+        if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        src = (const void *)b_src;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dst)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dst"); return; }
+    if (p_dst) {
+        n_dst = (uint64_t)(dstSize);
+        dst = apigen_scratch(cx, n_dst, 1);
+        if (dst == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_memcpy3d(cx, p, src, srcSize, dst, dstSize, stream, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dst) { /* dst */
+        k_ = ok_ ? n_dst : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
+    }
+}
+
+static void h_apigenCudartNoteError(apigen_call_ctx *cx)
+{
+    cudaError_t error = {0};
+    cudaError_t ret_;
+    uint32_t v_error;
+    if (!apigen_get_u32(cx->rd, &v_error)) { apigen_reject(cx, APIGEN_BAD_ARGS, "error"); return; }
+    error = (cudaError_t)v_error;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_note_error(cx, error);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudartOccupancyCluster(apigen_call_ctx *cx)
@@ -3708,7 +3788,9 @@ static void h_cudaGetLastError(apigen_call_ctx *cx)
     cudaError_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaGetLastError();
-    apigen_result(cx, (int64_t)ret_);
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (cudaError_t)apigen_last_error(cx, (int64_t)ret_, true);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -11416,7 +11498,9 @@ static void h_cudaPeekAtLastError(apigen_call_ctx *cx)
     cudaError_t ret_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudaPeekAtLastError();
-    apigen_result(cx, (int64_t)ret_);
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (cudaError_t)apigen_last_error(cx, (int64_t)ret_, false);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
@@ -11439,7 +11523,7 @@ static void h_cudaPointerGetAttributes(apigen_call_ctx *cx)
         if (attributes == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaPointerGetAttributes(attributes, ptr);
+    ret_ = cudart_host_pointer_attributes(cx, attributes, ptr);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12939,7 +13023,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[333] = {
+static const char *const call_names_[335] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -12961,6 +13045,8 @@ static const char *const call_names_[333] = {
     [CUDART_CALL_apigenCudartLogsTake] = "apigenCudartLogsTake",
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
+    [CUDART_CALL_apigenCudartMemcpy3D] = "apigenCudartMemcpy3D",
+    [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
     [CUDART_CALL_apigenCudartRegisterAsyncNotification] = "apigenCudartRegisterAsyncNotification",
@@ -13273,7 +13359,7 @@ static const char *const call_names_[333] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[333] = {
+static const apigen_handler_fn handlers_[335] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13295,6 +13381,8 @@ static const apigen_handler_fn handlers_[333] = {
     [CUDART_CALL_apigenCudartLogsTake] = h_apigenCudartLogsTake,
     [CUDART_CALL_apigenCudartLogsUnregister] = h_apigenCudartLogsUnregister,
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = h_apigenCudartMemAllocNodeGetParams,
+    [CUDART_CALL_apigenCudartMemcpy3D] = h_apigenCudartMemcpy3D,
+    [CUDART_CALL_apigenCudartNoteError] = h_apigenCudartNoteError,
     [CUDART_CALL_apigenCudartOccupancyCluster] = h_apigenCudartOccupancyCluster,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
     [CUDART_CALL_apigenCudartRegisterAsyncNotification] = h_apigenCudartRegisterAsyncNotification,
@@ -13607,7 +13695,7 @@ static const apigen_handler_fn handlers_[333] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[333] = {
+static const uint8_t stream_in_calls_[335] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,
@@ -13631,6 +13719,13 @@ static const apigen_handle_type *const handle_types_[16] = {
     &ht_cudaGraphicsResource_t,
     &ht_apigenCudartModule,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)cudaPeekAtLastError();
+}
+
 const apigen_api apigen_api_cudart = {
     .name = "cudart",
     .fingerprint = CUDART_FINGERPRINT,
@@ -13653,9 +13748,10 @@ const apigen_api apigen_api_cudart = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUDART_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
     .api_version = CUDART_API_VERSION,
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };

@@ -92,6 +92,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddExtSemNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -164,6 +168,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddHostNode(cudaGraphNode_t *pGraphNode, c
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -242,6 +250,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddKernelNode(cudaGraphNode_t *pGraphNode,
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -336,6 +348,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartAddMemAllocNode(cudaGraphNode_t *pGraphNod
             dptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -376,12 +392,34 @@ APIGEN_HIDDEN cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenC
     if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
     if (!apigen_put_u32(call_.wr, (uint32_t)isCallback)) goto nomem; /* isCallback */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -439,6 +477,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecExtSemNodeSetParams(cudaGraphExec_t hG
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -486,6 +528,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecHostNodeSetParams(cudaGraphExec_t hGra
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -539,6 +585,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExecKernelNodeSetParams(cudaGraphExec_t hG
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -609,6 +659,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeGetParams(cudaGraphNode_t node, 
     }
     if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
     if (numExtSems != NULL && !apigen_get_into(&call_.rd, numExtSems, n_numExtSems, NULL)) goto bad; /* numExtSems */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -673,6 +727,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartExtSemNodeSetParams(cudaGraphNode_t node, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -714,6 +772,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostFnDone(uint64_t id)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -762,6 +824,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeGetParams(cudaGraphNode_t node, ui
         ret_ = (cudaError_t)v_;
     }
     if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -807,6 +873,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartHostNodeSetParams(cudaGraphNode_t node, ap
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -886,6 +956,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeGetParams(cudaGraphNode_t node, 
     if (sharedMem != NULL && !apigen_get_into(&call_.rd, sharedMem, n_sharedMem, NULL)) goto bad; /* sharedMem */
     if (params != NULL && !apigen_get_into(&call_.rd, params, n_params, NULL)) goto bad; /* params */
     if (paramsSize != NULL && !apigen_get_into(&call_.rd, paramsSize, n_paramsSize, NULL)) goto bad; /* paramsSize */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -940,6 +1014,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartKernelNodeSetParams(cudaGraphNode_t node, 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -992,12 +1070,35 @@ APIGEN_HIDDEN cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kern
         if (!apigen_mul_size((uint64_t)(numAttrs), sizeof(cudaLaunchAttribute), &n_attrs)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & APIGEN_CUDART_SYNC) == 0) && ((uint64_t)(uintptr_t)kernel == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)kernel))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -1085,6 +1186,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, co
             library[i_] = (cudaLibrary_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1133,6 +1238,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsRegister(apigenCudartLogCb fn, void *u
         ret_ = (cudaError_t)v_;
     }
     if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1188,6 +1297,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsTake(uint64_t msg, char *buf, size_t c
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (len != NULL && !apigen_get_into(&call_.rd, len, n_len, NULL)) goto bad; /* len */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1229,6 +1342,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartLogsUnregister(uint64_t reg)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1310,6 +1427,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node
             dptr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1329,6 +1450,104 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudartMemAllocNodeGetParams(node=%#llx, poolProps=%#llx, accessDescs=%#llx, cap=%llu, accessDescCount=%#llx, bytesize=%#llx, dptr=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)node, (unsigned long long)(uintptr_t)poolProps, (unsigned long long)(uintptr_t)accessDescs, (unsigned long long)cap, (unsigned long long)(uintptr_t)accessDescCount, (unsigned long long)(uintptr_t)bytesize, (unsigned long long)(uintptr_t)dptr, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartMemcpy3D: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream, uint32_t flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_p = 0;
+    uint64_t n_src = 0;
+    uint64_t n_dst = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartMemcpy3D, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)srcSize)) goto nomem; /* srcSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)dstSize)) goto nomem; /* dstSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_p)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, p, n_p)) goto nomem; /* p */
+    if (src != NULL) {
+        n_src = (uint64_t)(srcSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    if (dst != NULL) {
+        n_dst = (uint64_t)(dstSize);
+    }
+    if (!apigen_put_u8(call_.wr, dst != NULL)) goto nomem; /* dst */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartMemcpy3D(p=%#llx, src=%#llx, srcSize=%llu, dst=%#llx, dstSize=%llu, stream=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)p, (unsigned long long)(uintptr_t)src, (unsigned long long)srcSize, (unsigned long long)(uintptr_t)dst, (unsigned long long)dstSize, (unsigned long long)(uintptr_t)stream, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudartNoteError: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartNoteError(cudaError_t error)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_apigenCudartNoteError))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)error)) goto nomem; /* error */
+    st_ = apigen_call_async(&call_);
+    apigen_call_end(&call_);
+    if (st_ != APIGEN_OK)
+        goto fail;
+    ret_ = cudaSuccess;
+    goto done;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartNoteError(error=%llu) = %llu [%s, %llu us]", (unsigned long long)error, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1371,6 +1590,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartOccupancyCluster(int *result, const void *
         ret_ = (cudaError_t)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1434,6 +1657,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t
     if (nparams != NULL && !apigen_get_into(&call_.rd, nparams, n_nparams, NULL)) goto bad; /* nparams */
     if (offsets != NULL && !apigen_get_into(&call_.rd, offsets, n_offsets, NULL)) goto bad; /* offsets */
     if (sizes != NULL && !apigen_get_into(&call_.rd, sizes, n_sizes, NULL)) goto bad; /* sizes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1483,6 +1710,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterAsyncNotification(int device, apig
         ret_ = (cudaError_t)v_;
     }
     if (reg != NULL && !apigen_get_into(&call_.rd, reg, n_reg, NULL)) goto bad; /* reg */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1562,6 +1793,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartRegisterModule(const void *image, size_t i
         }
     }
     if (proxies != NULL && !apigen_get_into(&call_.rd, proxies, n_proxies, NULL)) goto bad; /* proxies */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1659,6 +1894,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream, 
     }
     if (edges != NULL && !apigen_get_into(&call_.rd, edges, n_edges, NULL)) goto bad; /* edges */
     if (numDeps != NULL && !apigen_get_into(&call_.rd, numDeps, n_numDeps, NULL)) goto bad; /* numDeps */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1702,6 +1941,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterAsyncNotification(int device, ui
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1742,6 +1985,10 @@ APIGEN_HIDDEN cudaError_t apigenCudartUnregisterModule(apigenCudartModule module
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1800,6 +2047,10 @@ APIGEN_EXPORT cudaError_t cudaArrayGetInfo(struct cudaChannelFormatDesc *desc, s
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
     if (extent != NULL && !apigen_get_into(&call_.rd, extent, n_extent, NULL)) goto bad; /* extent */
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1849,6 +2100,10 @@ APIGEN_EXPORT cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryR
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1906,6 +2161,10 @@ APIGEN_EXPORT cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_
             pPlaneArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1951,6 +2210,10 @@ APIGEN_EXPORT cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparsePro
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2003,6 +2266,10 @@ APIGEN_EXPORT cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceP
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2089,6 +2356,10 @@ APIGEN_EXPORT cudaError_t cudaCreateSurfaceObject(cudaSurfaceObject_t *pSurfObje
         ret_ = (cudaError_t)v_;
     }
     if (pSurfObject != NULL && !apigen_get_into(&call_.rd, pSurfObject, n_pSurfObject, NULL)) goto bad; /* pSurfObject */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2149,6 +2420,10 @@ APIGEN_EXPORT cudaError_t cudaCreateTextureObject(cudaTextureObject_t *pTexObjec
         ret_ = (cudaError_t)v_;
     }
     if (pTexObject != NULL && !apigen_get_into(&call_.rd, pTexObject, n_pTexObject, NULL)) goto bad; /* pTexObject */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2188,6 +2463,10 @@ APIGEN_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2223,6 +2502,10 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalMemory(cudaExternalMemory_t extMem)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2263,6 +2546,10 @@ APIGEN_EXPORT cudaError_t cudaDestroyExternalSemaphore(cudaExternalSemaphore_t e
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2300,6 +2587,10 @@ APIGEN_EXPORT cudaError_t cudaDestroySurfaceObject(cudaSurfaceObject_t surfObjec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2336,6 +2627,10 @@ APIGEN_EXPORT cudaError_t cudaDestroyTextureObject(cudaTextureObject_t texObject
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2394,6 +2689,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device
         ret_ = (cudaError_t)v_;
     }
     if (canAccessPeer != NULL && !apigen_get_into(&call_.rd, canAccessPeer, n_canAccessPeer, NULL)) goto bad; /* canAccessPeer */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2434,6 +2733,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2472,6 +2775,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned in
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2509,6 +2816,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceFlushGPUDirectRDMAWrites(enum cudaFlushGPUDi
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2561,6 +2872,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2609,6 +2924,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBu
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2654,6 +2973,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheCon
         ret_ = (cudaError_t)v_;
     }
     if (pCacheConfig != NULL && !apigen_get_into(&call_.rd, pCacheConfig, n_pCacheConfig, NULL)) goto bad; /* pCacheConfig */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2715,6 +3038,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, in
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2766,6 +3093,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2822,6 +3153,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetHostAtomicCapabilities(unsigned int *capa
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2868,6 +3203,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limi
         ret_ = (cudaError_t)v_;
     }
     if (pValue != NULL && !apigen_get_into(&call_.rd, pValue, n_pValue, NULL)) goto bad; /* pValue */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2928,6 +3267,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int devic
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3003,6 +3346,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAtomicCapabilities(unsigned int *capab
         ret_ = (cudaError_t)v_;
     }
     if (capabilities != NULL && !apigen_get_into(&call_.rd, capabilities, n_capabilities, NULL)) goto bad; /* capabilities */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3064,6 +3411,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3118,6 +3469,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int dev
         ret_ = (cudaError_t)v_;
     }
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3163,6 +3518,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig 
         ret_ = (cudaError_t)v_;
     }
     if (pConfig != NULL && !apigen_get_into(&call_.rd, pConfig, n_pConfig, NULL)) goto bad; /* pConfig */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3214,6 +3573,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, i
     }
     if (leastPriority != NULL && !apigen_get_into(&call_.rd, leastPriority, n_leastPriority, NULL)) goto bad; /* leastPriority */
     if (greatestPriority != NULL && !apigen_get_into(&call_.rd, greatestPriority, n_greatestPriority, NULL)) goto bad; /* greatestPriority */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3272,6 +3635,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetTexture1DLinearMaxWidth(size_t *maxWidthI
         ret_ = (cudaError_t)v_;
     }
     if (maxWidthInElements != NULL && !apigen_get_into(&call_.rd, maxWidthInElements, n_maxWidthInElements, NULL)) goto bad; /* maxWidthInElements */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3319,6 +3686,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceGraphMemTrim(int device)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3355,6 +3726,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceReset(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3388,6 +3763,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfi
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3439,6 +3818,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3476,6 +3859,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3523,6 +3910,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3560,6 +3951,10 @@ APIGEN_EXPORT cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3596,6 +3991,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceSynchronize(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3636,6 +4035,10 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
         ret_ = (cudaError_t)v_;
     }
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3785,6 +4188,10 @@ APIGEN_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3847,6 +4254,10 @@ APIGEN_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned 
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3885,6 +4296,10 @@ APIGEN_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3933,6 +4348,10 @@ APIGEN_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cud
         ret_ = (cudaError_t)v_;
     }
     if (ms != NULL && !apigen_get_into(&call_.rd, ms, n_ms, NULL)) goto bad; /* ms */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3975,6 +4394,10 @@ APIGEN_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4008,12 +4431,35 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -4042,12 +4488,35 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -4076,12 +4545,35 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -4109,12 +4601,35 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -4148,6 +4663,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventSynchronize(cudaEvent_t event)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4206,6 +4725,10 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedBuffer(void **devPtr, cudaE
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4268,6 +4791,10 @@ APIGEN_EXPORT cudaError_t cudaExternalMemoryGetMappedMipmappedArray(cudaMipmappe
             mipmap[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4313,6 +4840,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFree(void *devPtr)
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4351,6 +4882,10 @@ APIGEN_EXPORT cudaError_t cudaFreeArray(cudaArray_t array)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4396,6 +4931,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync(void *devPtr, cudaStream_t hS
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4440,6 +4979,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaFreeAsync_ptsz(void *devPtr, cudaStream
     }
     if (ret_ == cudaSuccess) /* devPtr: its range is gone */
         apigen_dev_forget(&cudart_api, call_.server, (uint64_t)(uintptr_t)devPtr);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4478,6 +5021,10 @@ APIGEN_EXPORT cudaError_t cudaFreeMipmappedArray(cudaMipmappedArray_t mipmappedA
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4522,6 +5069,10 @@ APIGEN_EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr,
         ret_ = (cudaError_t)v_;
     }
     if (attr != NULL && !apigen_get_into(&call_.rd, attr, n_attr, NULL)) goto bad; /* attr */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4575,6 +5126,10 @@ APIGEN_EXPORT cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramInd
     }
     if (paramOffset != NULL && !apigen_get_into(&call_.rd, paramOffset, n_paramOffset, NULL)) goto bad; /* paramOffset */
     if (paramSize != NULL && !apigen_get_into(&call_.rd, paramSize, n_paramSize, NULL)) goto bad; /* paramSize */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4617,6 +5172,10 @@ APIGEN_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAt
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4655,6 +5214,10 @@ APIGEN_EXPORT cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFunc
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4692,6 +5255,10 @@ APIGEN_EXPORT cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cuda
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4827,6 +5394,10 @@ APIGEN_EXPORT cudaError_t cudaGetChannelDesc(struct cudaChannelFormatDesc *desc,
         ret_ = (cudaError_t)v_;
     }
     if (desc != NULL && !apigen_get_into(&call_.rd, desc, n_desc, NULL)) goto bad; /* desc */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4874,6 +5445,10 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4920,6 +5495,10 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5003,6 +5582,10 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceFlags(unsigned int *flags)
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5056,6 +5639,10 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         ret_ = (cudaError_t)v_;
     }
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5170,6 +5757,10 @@ APIGEN_EXPORT cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const
             functionPtr[i_] = (cudaFunction_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5221,6 +5812,10 @@ APIGEN_EXPORT cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *ent
             kernelPtr[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5257,6 +5852,7 @@ APIGEN_EXPORT cudaError_t cudaGetLastError(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5308,6 +5904,10 @@ APIGEN_EXPORT cudaError_t cudaGetMipmappedArrayLevel(cudaArray_t *levelArray, cu
             levelArray[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5351,6 +5951,10 @@ APIGEN_EXPORT cudaError_t cudaGetSurfaceObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5406,6 +6010,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGetSymbolAddress(void **devPtr, const v
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5449,6 +6057,10 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
         ret_ = (cudaError_t)v_;
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5495,6 +6107,10 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceDesc(struct cudaResourceDe
         ret_ = (cudaError_t)v_;
     }
     if (pResDesc != NULL && !apigen_get_into(&call_.rd, pResDesc, n_pResDesc, NULL)) goto bad; /* pResDesc */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5541,6 +6157,10 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectResourceViewDesc(struct cudaResour
         ret_ = (cudaError_t)v_;
     }
     if (pResViewDesc != NULL && !apigen_get_into(&call_.rd, pResViewDesc, n_pResViewDesc, NULL)) goto bad; /* pResViewDesc */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5587,6 +6207,10 @@ APIGEN_EXPORT cudaError_t cudaGetTextureObjectTextureDesc(struct cudaTextureDesc
         ret_ = (cudaError_t)v_;
     }
     if (pTexDesc != NULL && !apigen_get_into(&call_.rd, pTexDesc, n_pTexDesc, NULL)) goto bad; /* pTexDesc */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5658,6 +6282,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5728,6 +6356,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5797,6 +6429,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cud
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5864,6 +6500,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNod
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5933,6 +6573,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode,
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6000,6 +6644,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, c
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6071,6 +6719,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cu
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6147,6 +6799,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, 
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6218,6 +6874,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGra
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6291,6 +6951,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraph
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6362,6 +7026,10 @@ APIGEN_EXPORT cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cu
             pGraphNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6418,6 +7086,10 @@ APIGEN_EXPORT cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, 
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6471,6 +7143,10 @@ APIGEN_EXPORT cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t o
             pGraphClone[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6518,6 +7194,10 @@ APIGEN_EXPORT cudaError_t cudaGraphConditionalHandleCreate(cudaGraphConditionalH
         ret_ = (cudaError_t)v_;
     }
     if (pHandle_out != NULL && !apigen_get_into(&call_.rd, pHandle_out, n_pHandle_out, NULL)) goto bad; /* pHandle_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6572,6 +7252,10 @@ APIGEN_EXPORT cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flag
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6613,6 +7297,10 @@ APIGEN_EXPORT cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6652,6 +7340,10 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6690,6 +7382,10 @@ APIGEN_EXPORT cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6744,6 +7440,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node,
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6784,6 +7484,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventRecordNodeSetEvent(cudaGraphNode_t node,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6838,6 +7542,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, c
             event_out[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6878,6 +7586,10 @@ APIGEN_EXPORT cudaError_t cudaGraphEventWaitNodeSetEvent(cudaGraphNode_t node, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6922,6 +7634,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6960,6 +7676,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7004,6 +7724,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventRecordNodeSetEvent(cudaGraphExec_t h
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7046,6 +7770,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGr
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7092,6 +7820,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsig
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7140,6 +7872,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGrap
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7191,6 +7927,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGr
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7237,6 +7977,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphEx
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7285,6 +8029,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7330,6 +8078,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGrap
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7381,6 +8133,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (resultInfo != NULL && !apigen_get_into(&call_.rd, resultInfo, n_resultInfo, NULL)) goto bad; /* resultInfo */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7462,6 +8218,10 @@ APIGEN_EXPORT cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (numEdges != NULL && !apigen_get_into(&call_.rd, numEdges, n_numEdges, NULL)) goto bad; /* numEdges */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7524,6 +8284,10 @@ APIGEN_EXPORT cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *
         }
     }
     if (numNodes != NULL && !apigen_get_into(&call_.rd, numNodes, n_numNodes, NULL)) goto bad; /* numNodes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7586,6 +8350,10 @@ APIGEN_EXPORT cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode
         }
     }
     if (pNumRootNodes != NULL && !apigen_get_into(&call_.rd, pNumRootNodes, n_pNumRootNodes, NULL)) goto bad; /* pNumRootNodes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7643,6 +8411,10 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cuda
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7696,6 +8468,10 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphE
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pGraphExec[i_] = (cudaGraphExec_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7756,6 +8532,10 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraph
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7818,6 +8598,10 @@ APIGEN_EXPORT cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *p
         }
     }
     if (instantiateParams != NULL && !apigen_get_into(&call_.rd, instantiateParams, n_instantiateParams, NULL)) goto bad; /* instantiateParams */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7861,6 +8645,10 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7908,6 +8696,10 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode,
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7956,6 +8748,10 @@ APIGEN_EXPORT cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7992,12 +8788,35 @@ APIGEN_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -8025,12 +8844,35 @@ APIGEN_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaSt
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)graphExec)) goto nomem; /* graphExec */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -8070,6 +8912,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, vo
         ret_ = (cudaError_t)v_;
     }
     if (dptr_out != NULL && !apigen_get_into(&call_.rd, dptr_out, n_dptr_out, NULL)) goto bad; /* dptr_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8115,6 +8961,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)v_;
     }
     if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8161,6 +9011,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, con
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8210,6 +9064,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, v
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8254,6 +9112,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8300,6 +9162,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t n
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8345,6 +9211,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, str
         ret_ = (cudaError_t)v_;
     }
     if (pNodeParams != NULL && !apigen_get_into(&call_.rd, pNodeParams, n_pNodeParams, NULL)) goto bad; /* pNodeParams */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8391,6 +9261,10 @@ APIGEN_EXPORT cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, con
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8449,6 +9323,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaG
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pNode[i_] = (cudaGraphNode_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8515,6 +9393,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cud
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (pNumDependencies != NULL && !apigen_get_into(&call_.rd, pNumDependencies, n_pNumDependencies, NULL)) goto bad; /* pNumDependencies */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8583,6 +9465,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, c
     }
     if (edgeData != NULL && !apigen_get_into(&call_.rd, edgeData, n_edgeData, NULL)) goto bad; /* edgeData */
     if (pNumDependentNodes != NULL && !apigen_get_into(&call_.rd, pNumDependentNodes, n_pNumDependentNodes, NULL)) goto bad; /* pNumDependentNodes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8633,6 +9519,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cu
         ret_ = (cudaError_t)v_;
     }
     if (isEnabled != NULL && !apigen_get_into(&call_.rd, isEnabled, n_isEnabled, NULL)) goto bad; /* isEnabled */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8681,6 +9571,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGr
         ret_ = (cudaError_t)v_;
     }
     if (pType != NULL && !apigen_get_into(&call_.rd, pType, n_pType, NULL)) goto bad; /* pType */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8726,6 +9620,10 @@ APIGEN_EXPORT cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8767,6 +9665,10 @@ APIGEN_EXPORT cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUser
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8838,6 +9740,10 @@ APIGEN_EXPORT cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const c
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8884,6 +9790,10 @@ APIGEN_EXPORT cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserO
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8925,6 +9835,10 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -8965,6 +9879,10 @@ APIGEN_EXPORT cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaSt
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9053,6 +9971,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsMapResources(int count, cudaGraphicsResour
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9118,6 +10040,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedMipmappedArray(cudaMipmap
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9177,6 +10103,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceGetMappedPointer(void **devPtr, si
         }
     }
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9219,6 +10149,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsResourceSetMapFlags(cudaGraphicsResource_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9275,6 +10209,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsSubResourceGetMappedArray(cudaArray_t *arr
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9328,6 +10266,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnmapResources(int count, cudaGraphicsReso
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9366,6 +10308,10 @@ APIGEN_EXPORT cudaError_t cudaGraphicsUnregisterResource(cudaGraphicsResource_t 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9466,6 +10412,10 @@ APIGEN_EXPORT cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, u
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9504,6 +10454,10 @@ APIGEN_EXPORT cudaError_t cudaIpcCloseMemHandle(void *devPtr)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9550,6 +10504,10 @@ APIGEN_EXPORT cudaError_t cudaIpcGetEventHandle(cudaIpcEventHandle_t *handle, cu
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9598,6 +10556,10 @@ APIGEN_EXPORT cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t *handle, void *
         ret_ = (cudaError_t)v_;
     }
     if (handle != NULL && !apigen_get_into(&call_.rd, handle, n_handle, NULL)) goto bad; /* handle */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9652,6 +10614,10 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEven
             event[i_] = (cudaEvent_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9704,6 +10670,10 @@ APIGEN_EXPORT cudaError_t cudaIpcOpenMemHandle(void **devPtr, cudaIpcMemHandle_t
             devPtr[i_] = (void *)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9745,6 +10715,10 @@ APIGEN_EXPORT cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, e
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9799,6 +10773,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryEnumerateKernels(cudaKernel_t *kernels, uns
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             kernels[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9860,6 +10838,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaL
         }
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9917,6 +10899,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernel(cudaKernel_t *pKernel, cudaLibrar
             pKernel[i_] = (cudaKernel_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -9962,6 +10948,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryGetKernelCount(unsigned int *count, cudaLib
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10071,6 +11061,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadFromFile(cudaLibrary_t *library, const 
             library[i_] = (cudaLibrary_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10112,6 +11106,10 @@ APIGEN_EXPORT cudaError_t cudaLibraryUnload(cudaLibrary_t library)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10156,6 +11154,10 @@ APIGEN_EXPORT cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigne
         ret_ = (cudaError_t)v_;
     }
     if (iterator_out != NULL && !apigen_get_into(&call_.rd, iterator_out, n_iterator_out, NULL)) goto bad; /* iterator_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10203,6 +11205,10 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const ch
         ret_ = (cudaError_t)v_;
     }
     if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10261,6 +11267,10 @@ APIGEN_EXPORT cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *
     if (iterator != NULL && !apigen_get_into(&call_.rd, iterator, n_iterator, NULL)) goto bad; /* iterator */
     if (buffer != NULL && !apigen_get_into(&call_.rd, buffer, n_buffer, NULL)) goto bad; /* buffer */
     if (size != NULL && !apigen_get_into(&call_.rd, size, n_size, NULL)) goto bad; /* size */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10318,6 +11328,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc(void **devPtr, size_t size)
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10362,6 +11376,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMalloc3D(struct cudaPitchedPtr *pitched
         ret_ = (cudaError_t)v_;
     }
     if (pitchedDevPtr != NULL && !apigen_get_into(&call_.rd, pitchedDevPtr, n_pitchedDevPtr, NULL)) goto bad; /* pitchedDevPtr */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10421,6 +11439,10 @@ APIGEN_EXPORT cudaError_t cudaMalloc3DArray(cudaArray_t *array, const struct cud
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10483,6 +11505,10 @@ APIGEN_EXPORT cudaError_t cudaMallocArray(cudaArray_t *array, const struct cudaC
             array[i_] = (cudaArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10543,6 +11569,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync(void **devPtr, size_t size,
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10600,6 +11630,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocAsync_ptsz(void **devPtr, size_t 
     }
     if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10659,6 +11693,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync(void **ptr, size_t 
     }
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10718,6 +11756,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocFromPoolAsync_ptsz(void **ptr, si
     }
     if (ptr != NULL && ret_ == cudaSuccess) /* ptr: a device range of this call's server */
         apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*ptr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10787,6 +11829,10 @@ APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmapp
             mipmappedArray[i_] = (cudaMipmappedArray_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10849,6 +11895,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocPitch(void **devPtr, size_t *pitc
         }
     }
     if (pitch != NULL && !apigen_get_into(&call_.rd, pitch, n_pitch, NULL)) goto bad; /* pitch */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10893,6 +11943,10 @@ APIGEN_EXPORT cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10961,6 +12015,10 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync(void **dptrs, size
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11033,6 +12091,10 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardAndPrefetchBatchAsync_ptsz(void **dptrs,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11092,6 +12154,10 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync(void **dptrs, size_t *sizes, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11153,6 +12219,10 @@ APIGEN_EXPORT cudaError_t cudaMemDiscardBatchAsync_ptsz(void **dptrs, size_t *si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11213,6 +12283,10 @@ APIGEN_EXPORT cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struc
         }
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11264,6 +12338,10 @@ APIGEN_EXPORT cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     }
     if (free != NULL && !apigen_get_into(&call_.rd, free, n_free, NULL)) goto bad; /* free */
     if (total != NULL && !apigen_get_into(&call_.rd, total, n_total, NULL)) goto bad; /* total */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11324,6 +12402,10 @@ APIGEN_EXPORT cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaM
         }
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11382,6 +12464,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct
             memPool[i_] = (cudaMemPool_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11423,6 +12509,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11469,6 +12559,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolExportPointer(struct cudaMemPoolPtrExportDa
         ret_ = (cudaError_t)v_;
     }
     if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11535,6 +12629,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, c
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11584,6 +12682,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cu
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11655,6 +12757,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolImportPointer(void **ptr, cudaMemPool_t mem
         }
     }
     if (exportData != NULL && !apigen_get_into(&call_.rd, exportData, n_exportData, NULL)) goto bad; /* exportData */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11702,6 +12808,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const stru
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11751,6 +12861,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11790,6 +12904,10 @@ APIGEN_EXPORT cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minByt
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11835,6 +12953,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11878,6 +13000,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11946,6 +13072,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12018,6 +13148,10 @@ APIGEN_EXPORT cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12069,6 +13203,10 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, 
         ret_ = (cudaError_t)v_;
     }
     if (data != NULL && !apigen_get_into(&call_.rd, data, n_data, NULL)) goto bad; /* data */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12115,6 +13253,10 @@ APIGEN_EXPORT cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, en
         ret_ = (cudaError_t)v_;
     }
     if (location != NULL && !apigen_get_into(&call_.rd, location, n_location, NULL)) goto bad; /* location */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12190,6 +13332,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12262,6 +13408,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D(void *dst, size_t dpitch, cons
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12310,6 +13460,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray(cudaArray_t dst, size_t wOffs
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12357,6 +13511,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpy2DArrayToArray_ptds(cudaArray_t dst, size_t 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12432,6 +13590,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12506,6 +13668,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DAsync_ptsz(void *dst, size_t dp
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12567,6 +13733,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray(void *dst, size_t dpi
     }
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12632,6 +13802,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12696,6 +13870,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArrayAsync_ptsz(void *dst, 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12758,6 +13936,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DFromArray_ptds(void *dst, size_
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12816,6 +13998,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray(cudaArray_t dst, size_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12878,6 +14064,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync(cudaArray_t dst, s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12939,6 +14129,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArrayAsync_ptsz(cudaArray_t d
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -12997,6 +14191,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2DToArray_ptds(cudaArray_t dst, s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13070,6 +14268,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy2D_ptds(void *dst, size_t dpitch,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13117,6 +14319,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffset
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13163,6 +14369,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13238,6 +14448,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13312,6 +14526,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyAsync_ptsz(void *dst, const void 
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13371,6 +14589,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray(void *dst, cudaArray_co
     }
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13434,6 +14656,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13496,6 +14722,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArrayAsync_ptsz(void *dst, cu
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13556,6 +14786,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromArray_ptds(void *dst, cudaArr
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13613,6 +14847,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol(void *dst, const void 
     if (kind == cudaMemcpyDeviceToDevice) {
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13674,6 +14912,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13734,6 +14976,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbolAsync_ptsz(void *dst, c
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13792,6 +15038,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyFromSymbol_ptds(void *dst, const 
     } else {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13847,6 +15097,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *s
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13906,6 +15160,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const vo
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13962,6 +15220,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray(cudaArray_t dst, size_t w
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14022,6 +15284,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14081,6 +15347,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArrayAsync_ptsz(cudaArray_t dst
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14138,6 +15408,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToArray_ptds(cudaArray_t dst, siz
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14191,6 +15465,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol(const void *symbol, cons
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14248,6 +15526,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync(const void *symbol,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14304,6 +15586,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbolAsync_ptsz(const void *sy
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14357,6 +15643,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyToSymbol_ptds(const void *symbol,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14430,6 +15720,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpy_ptds(void *dst, const void *src,
     if (kind == cudaMemcpyDeviceToHost) {
         if (dst != NULL && !apigen_get_into(&call_.rd, dst, n_dst, NULL)) goto bad; /* dst */
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14470,6 +15764,10 @@ APIGEN_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14514,6 +15812,10 @@ APIGEN_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, si
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14551,12 +15853,35 @@ APIGEN_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int valu
     if (!apigen_put_u64(call_.wr, (uint64_t)width)) goto nomem; /* width */
     if (!apigen_put_u64(call_.wr, (uint64_t)height)) goto nomem; /* height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14588,12 +15913,35 @@ APIGEN_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int
     if (!apigen_put_u64(call_.wr, (uint64_t)width)) goto nomem; /* width */
     if (!apigen_put_u64(call_.wr, (uint64_t)height)) goto nomem; /* height */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14630,6 +15978,10 @@ APIGEN_EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int valu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14670,6 +16022,10 @@ APIGEN_EXPORT cudaError_t cudaMemset3D(struct cudaPitchedPtr pitchedDevPtr, int 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14704,12 +16060,34 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync(struct cudaPitchedPtr pitchedDevPtr,
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_raw(call_.wr, &extent, sizeof(extent))) goto nomem; /* extent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14738,12 +16116,34 @@ APIGEN_EXPORT cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr pitchedDe
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_raw(call_.wr, &extent, sizeof(extent))) goto nomem; /* extent */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14776,6 +16176,10 @@ APIGEN_EXPORT cudaError_t cudaMemset3D_ptds(struct cudaPitchedPtr pitchedDevPtr,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14812,12 +16216,35 @@ APIGEN_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count,
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14847,12 +16274,35 @@ APIGEN_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t c
     if (!apigen_put_u32(call_.wr, (uint32_t)value)) goto nomem; /* value */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -14887,6 +16337,10 @@ APIGEN_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14934,6 +16388,10 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetMemoryRequirements(struct cudaArr
         ret_ = (cudaError_t)v_;
     }
     if (memoryRequirements != NULL && !apigen_get_into(&call_.rd, memoryRequirements, n_memoryRequirements, NULL)) goto bad; /* memoryRequirements */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14982,6 +16440,10 @@ APIGEN_EXPORT cudaError_t cudaMipmappedArrayGetSparseProperties(struct cudaArray
         ret_ = (cudaError_t)v_;
     }
     if (sparseProperties != NULL && !apigen_get_into(&call_.rd, sparseProperties, n_sparseProperties, NULL)) goto bad; /* sparseProperties */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15030,6 +16492,10 @@ APIGEN_EXPORT cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dyna
         ret_ = (cudaError_t)v_;
     }
     if (dynamicSmemSize != NULL && !apigen_get_into(&call_.rd, dynamicSmemSize, n_dynamicSmemSize, NULL)) goto bad; /* dynamicSmemSize */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15078,6 +16544,10 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *num
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15127,6 +16597,10 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
         ret_ = (cudaError_t)v_;
     }
     if (numBlocks != NULL && !apigen_get_into(&call_.rd, numBlocks, n_numBlocks, NULL)) goto bad; /* numBlocks */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15166,6 +16640,7 @@ APIGEN_EXPORT cudaError_t cudaPeekAtLastError(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15207,6 +16682,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaPointerGetAttributes(struct cudaPointer
         ret_ = (cudaError_t)v_;
     }
     if (attributes != NULL && !apigen_get_into(&call_.rd, attributes, n_attributes, NULL)) goto bad; /* attributes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15246,6 +16725,10 @@ APIGEN_EXPORT cudaError_t cudaProfilerStart(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15278,6 +16761,10 @@ APIGEN_EXPORT cudaError_t cudaProfilerStop(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15318,6 +16805,10 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         ret_ = (cudaError_t)v_;
     }
     if (runtimeVersion != NULL && !apigen_get_into(&call_.rd, runtimeVersion, n_runtimeVersion, NULL)) goto bad; /* runtimeVersion */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15367,6 +16858,10 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
     }
     if (ret_ == cudaSuccess)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15403,6 +16898,10 @@ APIGEN_EXPORT cudaError_t cudaSetDeviceFlags(unsigned int flags)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15447,6 +16946,10 @@ APIGEN_EXPORT cudaError_t cudaSetValidDevices(int *device_arr, int len)
         ret_ = (cudaError_t)v_;
     }
     if (device_arr != NULL && !apigen_get_into(&call_.rd, device_arr, n_device_arr, NULL)) goto bad; /* device_arr */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15507,6 +17010,10 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync(const cudaExternalSe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15569,6 +17076,10 @@ APIGEN_EXPORT cudaError_t cudaSignalExternalSemaphoresAsync_ptsz(const cudaExter
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15615,6 +17126,10 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *de
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15658,6 +17173,10 @@ APIGEN_EXPORT cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15698,6 +17217,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture(cudaStream_t stream,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15758,6 +17281,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph(cudaStream_t 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15822,6 +17349,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCaptureToGraph_ptsz(cudaStre
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15866,6 +17397,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamBeginCapture_ptsz(cudaStream_t st
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15907,6 +17442,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -15947,6 +17486,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaSt
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15998,6 +17541,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *pStream)
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16048,6 +17595,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsig
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16101,6 +17652,10 @@ APIGEN_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, un
             pStream[i_] = (cudaStream_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16139,6 +17694,10 @@ APIGEN_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t stream)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16193,6 +17752,10 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t 
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16246,6 +17809,10 @@ APIGEN_EXPORT cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGra
             pGraph[i_] = (cudaGraph_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16292,6 +17859,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunc
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16341,6 +17912,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cuda
         ret_ = (cudaError_t)v_;
     }
     if (value_out != NULL && !apigen_get_into(&call_.rd, value_out, n_value_out, NULL)) goto bad; /* value_out */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16391,6 +17966,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16441,6 +18020,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *de
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16489,6 +18072,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int 
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16537,6 +18124,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned
         ret_ = (cudaError_t)v_;
     }
     if (flags != NULL && !apigen_get_into(&call_.rd, flags, n_flags, NULL)) goto bad; /* flags */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16585,6 +18176,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16633,6 +18228,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned lo
         ret_ = (cudaError_t)v_;
     }
     if (streamId != NULL && !apigen_get_into(&call_.rd, streamId, n_streamId, NULL)) goto bad; /* streamId */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16681,6 +18280,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *prior
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16729,6 +18332,10 @@ APIGEN_EXPORT cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *
         ret_ = (cudaError_t)v_;
     }
     if (priority != NULL && !apigen_get_into(&call_.rd, priority, n_priority, NULL)) goto bad; /* priority */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16777,6 +18384,10 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaSt
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16825,6 +18436,10 @@ APIGEN_EXPORT cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum c
         ret_ = (cudaError_t)v_;
     }
     if (pCaptureStatus != NULL && !apigen_get_into(&call_.rd, pCaptureStatus, n_pCaptureStatus, NULL)) goto bad; /* pCaptureStatus */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16868,6 +18483,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -16907,6 +18526,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamQuery_ptsz(cudaStream_t stream)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16952,6 +18575,10 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunc
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17001,6 +18628,10 @@ APIGEN_EXPORT cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cuda
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17044,6 +18675,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize(cudaStream_t stream)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17083,6 +18718,10 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaStreamSynchronize_ptsz(cudaStream_t str
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17142,6 +18781,10 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t strea
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17205,6 +18848,10 @@ APIGEN_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17242,12 +18889,35 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17276,12 +18946,35 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)event)) goto nomem; /* event */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = cudaSuccess;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -17318,6 +19011,10 @@ APIGEN_EXPORT cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCap
         ret_ = (cudaError_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17374,6 +19071,10 @@ APIGEN_EXPORT cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, voi
             object_out[i_] = (cudaUserObject_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17414,6 +19115,10 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigne
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17453,6 +19158,10 @@ APIGEN_EXPORT cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17534,6 +19243,10 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync(const cudaExternalSema
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
     }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -17594,6 +19307,10 @@ APIGEN_EXPORT cudaError_t cudaWaitExternalSemaphoresAsync_ptsz(const cudaExterna
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17682,7 +19399,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[333] = {
+static const char *const call_names_[335] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -17704,6 +19421,8 @@ static const char *const call_names_[333] = {
     [CUDART_CALL_apigenCudartLogsTake] = "apigenCudartLogsTake",
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
+    [CUDART_CALL_apigenCudartMemcpy3D] = "apigenCudartMemcpy3D",
+    [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
     [CUDART_CALL_apigenCudartRegisterAsyncNotification] = "apigenCudartRegisterAsyncNotification",
@@ -18044,6 +19763,6 @@ const apigen_api cudart_api = {
     },
     .cb_dispatch = cb_dispatch_,
     .ncb_types = CUDART_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .api_version = CUDART_API_VERSION,
 };

@@ -390,6 +390,17 @@ static void h_exaGetDeviceInfo(apigen_call_ctx *cx)
     }
 }
 
+static void h_exaGetLastError(apigen_call_ctx *cx)
+{
+    exaStatus ret_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = exaGetLastError();
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (exaStatus)apigen_last_error(cx, (int64_t)ret_, true);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_exaGetVersion(apigen_call_ctx *cx)
 {
     int *major = {0};
@@ -595,6 +606,17 @@ static void h_exaMemcpy(apigen_call_ctx *cx)
             if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
         }
     }
+}
+
+static void h_exaPeekAtLastError(apigen_call_ctx *cx)
+{
+    exaStatus ret_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = exaPeekAtLastError();
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (exaStatus)apigen_last_error(cx, (int64_t)ret_, false);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_exaReadBuffer(apigen_call_ctx *cx)
@@ -811,7 +833,7 @@ static void h_exaWriteBuffer(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[23] = {
+static const char *const call_names_[25] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -823,11 +845,13 @@ static const char *const call_names_[23] = {
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
+    [EXA_CALL_exaGetLastError] = "exaGetLastError",
     [EXA_CALL_exaGetVersion] = "exaGetVersion",
     [EXA_CALL_exaLaunchFill] = "exaLaunchFill",
     [EXA_CALL_exaLaunchSaxpy] = "exaLaunchSaxpy",
     [EXA_CALL_exaMalloc] = "exaMalloc",
     [EXA_CALL_exaMemcpy] = "exaMemcpy",
+    [EXA_CALL_exaPeekAtLastError] = "exaPeekAtLastError",
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",
@@ -835,7 +859,7 @@ static const char *const call_names_[23] = {
     [EXA_CALL_exaSumBuffers] = "exaSumBuffers",
     [EXA_CALL_exaWriteBuffer] = "exaWriteBuffer",
 };
-static const apigen_handler_fn handlers_[23] = {
+static const apigen_handler_fn handlers_[25] = {
     [EXA_CALL_exaCreateBuffer] = h_exaCreateBuffer,
     [EXA_CALL_exaCreateContext] = h_exaCreateContext,
     [EXA_CALL_exaCreateContextWithProperties] = h_exaCreateContextWithProperties,
@@ -847,11 +871,13 @@ static const apigen_handler_fn handlers_[23] = {
     [EXA_CALL_exaGetContextName] = h_exaGetContextName,
     [EXA_CALL_exaGetDeviceCount] = h_exaGetDeviceCount,
     [EXA_CALL_exaGetDeviceInfo] = h_exaGetDeviceInfo,
+    [EXA_CALL_exaGetLastError] = h_exaGetLastError,
     [EXA_CALL_exaGetVersion] = h_exaGetVersion,
     [EXA_CALL_exaLaunchFill] = h_exaLaunchFill,
     [EXA_CALL_exaLaunchSaxpy] = h_exaLaunchSaxpy,
     [EXA_CALL_exaMalloc] = h_exaMalloc,
     [EXA_CALL_exaMemcpy] = h_exaMemcpy,
+    [EXA_CALL_exaPeekAtLastError] = h_exaPeekAtLastError,
     [EXA_CALL_exaReadBuffer] = h_exaReadBuffer,
     [EXA_CALL_exaReduceSum] = h_exaReduceSum,
     [EXA_CALL_exaReleaseBuffer] = h_exaReleaseBuffer,
@@ -859,7 +885,7 @@ static const apigen_handler_fn handlers_[23] = {
     [EXA_CALL_exaSumBuffers] = h_exaSumBuffers,
     [EXA_CALL_exaWriteBuffer] = h_exaWriteBuffer,
 };
-static const uint8_t stream_in_calls_[23] = {
+static const uint8_t stream_in_calls_[25] = {
     [EXA_CALL_exaMemcpy] = 1,
     [EXA_CALL_exaWriteBuffer] = 1,
 };
@@ -867,6 +893,13 @@ static const apigen_handle_type *const handle_types_[2] = {
     &ht_exaContext,
     &ht_exaBuffer,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)exaPeekAtLastError();
+}
+
 const apigen_api apigen_api_exa = {
     .name = "exa",
     .fingerprint = EXA_FINGERPRINT,
@@ -892,4 +925,5 @@ const apigen_api apigen_api_exa = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };

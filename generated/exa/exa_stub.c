@@ -267,7 +267,9 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
         n_src = (uint64_t)(bytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
-    if (blocking == 0) {
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((blocking == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)buffer))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -651,6 +653,40 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT exaStatus exaGetLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
 {
     apigen_call call_;
@@ -721,12 +757,35 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_f32(call_.wr, (float)value)) goto nomem; /* value */
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dst)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = EXA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = EXA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -759,12 +818,36 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = EXA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = EXA_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -907,6 +990,40 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("exaMemcpy(dst=%#llx, src=%#llx, bytes=%llu, kind=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dst, (unsigned long long)(uintptr_t)src, (unsigned long long)bytes, (unsigned long long)kind, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT exaStatus exaPeekAtLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaPeekAtLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1238,7 +1355,7 @@ static void cbd_exaNotifyFn(apigen_rd *args, void *fn, void *user_data)
     ((exaNotifyFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[23] = {
+static const char *const call_names_[25] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -1250,11 +1367,13 @@ static const char *const call_names_[23] = {
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
+    [EXA_CALL_exaGetLastError] = "exaGetLastError",
     [EXA_CALL_exaGetVersion] = "exaGetVersion",
     [EXA_CALL_exaLaunchFill] = "exaLaunchFill",
     [EXA_CALL_exaLaunchSaxpy] = "exaLaunchSaxpy",
     [EXA_CALL_exaMalloc] = "exaMalloc",
     [EXA_CALL_exaMemcpy] = "exaMemcpy",
+    [EXA_CALL_exaPeekAtLastError] = "exaPeekAtLastError",
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",

@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define EXA_FINGERPRINT UINT64_C(0x6a8a1bdfa469f9f8)
+#define EXA_FINGERPRINT UINT64_C(0x67af10538ce2abcd)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -35,18 +35,20 @@ enum {
     EXA_CALL_exaGetContextName = 9,
     EXA_CALL_exaGetDeviceCount = 10,
     EXA_CALL_exaGetDeviceInfo = 11,
-    EXA_CALL_exaGetVersion = 12,
-    EXA_CALL_exaLaunchFill = 13,
-    EXA_CALL_exaLaunchSaxpy = 14,
-    EXA_CALL_exaMalloc = 15,
-    EXA_CALL_exaMemcpy = 16,
-    EXA_CALL_exaReadBuffer = 17,
-    EXA_CALL_exaReduceSum = 18,
-    EXA_CALL_exaReleaseBuffer = 19,
-    EXA_CALL_exaSetNotify = 20,
-    EXA_CALL_exaSumBuffers = 21,
-    EXA_CALL_exaWriteBuffer = 22,
-    EXA_NCALLS = 23
+    EXA_CALL_exaGetLastError = 12,
+    EXA_CALL_exaGetVersion = 13,
+    EXA_CALL_exaLaunchFill = 14,
+    EXA_CALL_exaLaunchSaxpy = 15,
+    EXA_CALL_exaMalloc = 16,
+    EXA_CALL_exaMemcpy = 17,
+    EXA_CALL_exaPeekAtLastError = 18,
+    EXA_CALL_exaReadBuffer = 19,
+    EXA_CALL_exaReduceSum = 20,
+    EXA_CALL_exaReleaseBuffer = 21,
+    EXA_CALL_exaSetNotify = 22,
+    EXA_CALL_exaSumBuffers = 23,
+    EXA_CALL_exaWriteBuffer = 24,
+    EXA_NCALLS = 25
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */

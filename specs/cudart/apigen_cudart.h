@@ -133,6 +133,7 @@ cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint3
 #define APIGEN_CUDART_PTSZ 1u        /* the _ptsz / _ptds entry point */
 #define APIGEN_CUDART_COOPERATIVE 2u /* cudaLaunchCooperativeKernel */
 #define APIGEN_CUDART_ASYNC 4u       /* the ...Async copy on `stream` */
+#define APIGEN_CUDART_SYNC 8u        /* a launch sent synchronously: the runtime will refuse it */
 
 /* One launch: the arguments packed at the offsets of the kernel's layout;
  * attrs: cudaLaunchKernelExC's attributes. */
@@ -150,6 +151,21 @@ typedef void (*apigenCudartHostFnCb)(uint64_t id, int32_t status, void *user);
 cudaError_t apigenCudartEnqueueHostFn(cudaStream_t stream, apigenCudartHostFnCb fn, void *user,
                                       uint64_t id, uint32_t isCallback, uint32_t flags);
 cudaError_t apigenCudartHostFnDone(uint64_t id);
+
+/* cudaMemcpy3D(Async) with a CUDA array on either side (guest.c
+ * memcpy3d_array): the server translates the array handles, checks device
+ * sides, and points a host side (src or dst, a dense buffer of
+ * p->srcPtr.pitch * ysize * depth bytes) at the bytes that travel. flags:
+ * APIGEN_CUDART_ASYNC, APIGEN_CUDART_PTSZ. */
+cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p, const void *src,
+                                 size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream,
+                                 uint32_t flags);
+
+/* An error the guest decided without the server (invalid flags, a pointer
+ * it never handed out): queued, so that it becomes the thread's last error
+ * (cudaGetLastError / cudaPeekAtLastError) in order with the calls around
+ * it. The server sets it with apigen_set_last_error and returns success. */
+cudaError_t apigenCudartNoteError(cudaError_t error);
 
 /* ---- graph nodes, capture info, occupancy, libraries, notifications ------------------------
  * Guest code in specs/cudart/guest.c, host code in specs/cudart/host_nodes.c. */

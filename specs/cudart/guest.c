@@ -181,6 +181,8 @@ static bool map_get(const u64map *m, uint64_t k, uint64_t *v)
     return false;
 }
 
+static cudaError_t local_error(cudaError_t e);
+
 /* ---- address ranges: device allocations and pinned host memory ----------------- */
 typedef struct range {
     uintptr_t base;
@@ -397,21 +399,39 @@ APIGEN_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVa
                    deviceName ? deviceName : "?");
 }
 
+/* A no-op, said once: the real runtime ties a host variable of the program
+ * to a symbol of its module so that device code can name it; the module
+ * lives in the server's process, which cannot reach the guest's memory, so
+ * nothing is registered there (a symbol query on it fails there). */
 APIGEN_EXPORT void __cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName,
                                          char *hostVar, size_t size)
 {
-    (void)fatCubinHandle, (void)deviceName, (void)hostVar, (void)size;
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    (void)fatCubinHandle, (void)hostVar, (void)size;
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("cudart: __cudaRegisterHostVar '%s': host variables are not registered "
+                   "remotely (the server cannot reach the guest's memory)",
+                   deviceName ? deviceName : "?");
 }
 
+/* A no-op, said once: the table holds host function pointers of this
+ * process (what cudaLibraryGetUnifiedFunction would hand out, unsupported
+ * here); the server's process cannot call them. */
 APIGEN_EXPORT void __cudaRegisterUnifiedTable(void *table)
 {
-    (void)table;
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    if (table && !atomic_flag_test_and_set(&logged))
+        apigen_log("cudart: __cudaRegisterUnifiedTable: unified function tables are not "
+                   "registered remotely (host function pointers of this process)");
 }
 
+/* The module was shipped to the server at __cudaRegisterFatBinaryEnd (to a
+ * further server when its session starts): nothing is left to load. 1 for a
+ * fat binary that was registered, 0 for a handle that holds none. */
 APIGEN_EXPORT char __cudaInitModule(void **fatCubinHandle)
 {
-    (void)fatCubinHandle;
-    return 1;
+    const module *m = (const module *)fatCubinHandle;
+    return m && m->image ? 1 : 0;
 }
 
 /* Ships module m to server srv (the caller claimed it in m->shipped_on; no
@@ -621,22 +641,34 @@ static cudaError_t get_layout(const void *func, cudaKernel_t kernel, const layou
     return cudaSuccess;
 }
 
+/* A launch configuration no device accepts (an empty or too large grid or
+ * block): the launch runs synchronously, so the runtime's refusal is the
+ * launch's own error, as natively, not the next call's. */
+static bool config_refused(dim3 grid, dim3 block)
+{
+    return !grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z ||
+           grid.y > 65535 || grid.z > 65535 || block.z > 64 ||
+           (uint64_t)block.x * block.y * block.z > 1024;
+}
+
 static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim3 block,
                           void **args, size_t shmem, cudaStream_t stream,
                           const cudaLaunchAttribute *attrs, unsigned nattrs, uint32_t flags)
 {
     const layout *l;
-    if (!proxy && !kernel) return cudaErrorInvalidDeviceFunction;
+    if (!proxy && !kernel) return local_error(cudaErrorInvalidDeviceFunction);
     cudaError_t e = get_layout(proxy, kernel, &l);
     if (e != cudaSuccess) return e;
     unsigned char small[512], *buf = small;
-    if (l->size > sizeof small && !(buf = malloc(l->size))) return cudaErrorMemoryAllocation;
+    if (l->size > sizeof small && !(buf = malloc(l->size)))
+        return local_error(cudaErrorMemoryAllocation);
     if (l->n && !args) {
         if (buf != small) free(buf);
-        return cudaErrorInvalidValue;
+        return local_error(cudaErrorInvalidValue);
     }
     memset(buf, 0, l->size);
     for (uint32_t i = 0; i < l->n; i++) memcpy(buf + l->offsets[i], args[i], l->sizes[i]);
+    if (config_refused(grid, block)) flags |= APIGEN_CUDART_SYNC;
     e = apigenCudartLaunch(proxy, kernel, grid, block, shmem, stream, l->size ? buf : NULL,
                            l->size, nattrs ? attrs : NULL, nattrs, flags);
     if (buf != small) free(buf);
@@ -753,8 +785,10 @@ static bool stream_captures(cudaStream_t stream, uint32_t flags)
         (!(flags & APIGEN_CUDART_PTSZ) && stream == NULL))
         return false;
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    apigen_hold_deferred(true); /* an async error is the application's next call's */
     cudaError_t q = flags & APIGEN_CUDART_PTSZ ? cudaStreamIsCapturing_ptsz(stream, &cs)
                                                : cudaStreamIsCapturing(stream, &cs);
+    apigen_hold_deferred(false);
     return q == cudaSuccess && cs == cudaStreamCaptureStatusActive;
 }
 
@@ -787,9 +821,9 @@ static void host_fn_reached(uint64_t id, int32_t status, void *user)
 static cudaError_t enqueue_host_fn(cudaStream_t stream, cudaHostFn_t fn, cudaStreamCallback_t cb,
                                    void *user, uint32_t flags)
 {
-    if (!fn && !cb) return cudaErrorInvalidValue;
+    if (!fn && !cb) return local_error(cudaErrorInvalidValue);
     host_fn *h = malloc(sizeof *h);
-    if (!h) return cudaErrorMemoryAllocation;
+    if (!h) return local_error(cudaErrorMemoryAllocation);
     *h = (host_fn){cb != NULL, fn, cb, user, stream, false};
     /* Captured into a graph, the host function runs at every launch of the
      * graph, so neither side may free its record after the first run. */
@@ -817,7 +851,7 @@ APIGEN_EXPORT cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostF
 APIGEN_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
                                                 void *userData, unsigned int flags)
 {
-    if (flags != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return local_error(cudaErrorInvalidValue);
     return enqueue_host_fn(stream, NULL, callback, userData, 0);
 }
 
@@ -825,7 +859,7 @@ APIGEN_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
                                                      cudaStreamCallback_t callback, void *userData,
                                                      unsigned int flags)
 {
-    if (flags != 0) return cudaErrorInvalidValue;
+    if (flags != 0) return local_error(cudaErrorInvalidValue);
     return enqueue_host_fn(stream, NULL, callback, userData, APIGEN_CUDART_PTSZ);
 }
 
@@ -854,18 +888,24 @@ APIGEN_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
 APIGEN_EXPORT cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
     cudaError_t e = cudart_fwd_cudaMallocPitch(devPtr, pitch, width, height);
-    if (e == cudaSuccess && devPtr && pitch)
+    if (e == cudaSuccess && devPtr && pitch) {
         ranges_add(&dev_ranges_, *devPtr, *pitch * height, 0, false);
+        /* async calls on it are queued without a round trip (apigen_vouch_dev) */
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)*devPtr, (uint64_t)*pitch * height);
+    }
     return e;
 }
 
 APIGEN_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
 {
     cudaError_t e = cudart_fwd_cudaMalloc3D(pitchedDevPtr, extent);
-    if (e == cudaSuccess && pitchedDevPtr)
-        ranges_add(&dev_ranges_, pitchedDevPtr->ptr,
-                   pitchedDevPtr->pitch * extent.height * (extent.depth ? extent.depth : 1), 0,
-                   false);
+    if (e == cudaSuccess && pitchedDevPtr) {
+        size_t n = pitchedDevPtr->pitch * extent.height * (extent.depth ? extent.depth : 1);
+        ranges_add(&dev_ranges_, pitchedDevPtr->ptr, n, 0, false);
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)pitchedDevPtr->ptr, (uint64_t)n);
+    }
     return e;
 }
 
@@ -915,7 +955,11 @@ APIGEN_EXPORT cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol
     size_t size = 0;
     cudaError_t e = cudart_fwd_cudaGetSymbolAddress(devPtr, symbol);
     if (e != cudaSuccess || !devPtr || !*devPtr || ranges_find(&dev_ranges_, *devPtr, &r)) return e;
-    if (cudaGetSymbolSize(&size, symbol) == cudaSuccess) ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+    if (cudaGetSymbolSize(&size, symbol) == cudaSuccess) {
+        ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)*devPtr, (uint64_t)size);
+    }
     return e;
 }
 
@@ -927,15 +971,44 @@ static cudaError_t runtime_ready(void)
     return cudart_fwd_cudaFree(NULL);
 }
 
+/* An error the guest decided itself: natively the runtime would have set it
+ * as the thread's last error, so the server is told (queued, in order with
+ * the thread's calls: apigenCudartNoteError). A lost connection is not. */
+static cudaError_t local_error(cudaError_t e)
+{
+    if (e != cudaSuccess && e != cudaErrorDevicesUnavailable) (void)apigenCudartNoteError(e);
+    return e;
+}
+
+/* Pinned host memory is the guest's own (the arena, which the server
+ * registered as portable pinned memory; plain memory without an arena).
+ * Flags the stub cannot honour are refused, never accepted and echoed:
+ * mapped memory would need the device to reach the guest's pages through an
+ * address of the server's (the fidelity issue), write-combined memory a
+ * mapping the guest cannot make. Portable is what every pinned block here is. */
+#define HOST_ALLOC_FLAGS (cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)
+#define HOST_ALLOC_UNSUPPORTED (cudaHostAllocMapped | cudaHostAllocWriteCombined)
+#define HOST_REGISTER_FLAGS                                                                        \
+    (cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |                \
+     cudaHostRegisterReadOnly)
+#define HOST_REGISTER_UNSUPPORTED (cudaHostRegisterMapped | cudaHostRegisterIoMemory)
+
 APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-    if (!pHost) return cudaErrorInvalidValue;
+    if (!pHost) return local_error(cudaErrorInvalidValue);
     cudaError_t e = runtime_ready();
     if (e != cudaSuccess) return e;
+    if (flags & ~(unsigned)HOST_ALLOC_FLAGS) return local_error(cudaErrorInvalidValue);
+    if (flags & HOST_ALLOC_UNSUPPORTED) {
+        apigen_log("cudaHostAlloc: flags 0x%x: mapped and write-combined host memory are not "
+                   "supported remotely (cudaErrorNotSupported)", flags);
+        return local_error(cudaErrorNotSupported);
+    }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
     void *p = apigen_arena_alloc(size ? size : 1);
-    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0) return cudaErrorMemoryAllocation;
+    if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
+        return local_error(cudaErrorMemoryAllocation);
     ranges_add(&host_ranges_, p, size, flags, true);
     *pHost = p;
     return cudaSuccess;
@@ -950,7 +1023,9 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
 {
     range r;
     if (!ptr) return cudaSuccess;
-    if (!ranges_remove(&host_ranges_, ptr, &r) || !r.owned) return cudaErrorInvalidValue;
+    if (!ranges_find(&host_ranges_, ptr, &r) || !r.owned || r.base != (uintptr_t)ptr)
+        return local_error(cudaErrorInvalidValue);
+    (void)ranges_remove(&host_ranges_, ptr, NULL);
     if (!apigen_arena_free(ptr)) free(ptr);
     return cudaSuccess;
 }
@@ -958,10 +1033,17 @@ APIGEN_EXPORT cudaError_t cudaFreeHost(void *ptr)
 APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
     range r;
-    if (!ptr || !size) return cudaErrorInvalidValue;
+    if (!ptr || !size) return local_error(cudaErrorInvalidValue);
     cudaError_t e = runtime_ready();
     if (e != cudaSuccess) return e;
-    if (ranges_find(&host_ranges_, ptr, &r)) return cudaErrorHostMemoryAlreadyRegistered;
+    if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
+    if (flags & HOST_REGISTER_UNSUPPORTED) {
+        apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
+                   "supported remotely (cudaErrorNotSupported)", flags);
+        return local_error(cudaErrorNotSupported);
+    }
+    if (ranges_find(&host_ranges_, ptr, &r))
+        return local_error(cudaErrorHostMemoryAlreadyRegistered);
     ranges_add(&host_ranges_, ptr, size, flags, false);
     return cudaSuccess;
 }
@@ -970,7 +1052,7 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 {
     range r;
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
-        return cudaErrorHostMemoryNotRegistered;
+        return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
     return cudaSuccess;
 }
@@ -978,8 +1060,9 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
 APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
     range r;
-    if (!pFlags || !ranges_find(&host_ranges_, pHost, &r)) return cudaErrorInvalidValue;
-    *pFlags = r.flags;
+    if (!pFlags || !ranges_find(&host_ranges_, pHost, &r))
+        return local_error(cudaErrorInvalidValue);
+    *pFlags = r.flags; /* only flags the allocation honours are ever accepted */
     return cudaSuccess;
 }
 
@@ -988,12 +1071,28 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
 {
     range r;
     if (attributes && ptr && ranges_find(&host_ranges_, ptr, &r)) {
+        /* In the arena the server's runtime answers for its own address of
+         * the bytes (registered there: the device pointer is the one a kernel
+         * can use); the host pointer is the guest's. */
+        uint64_t peer = apigen_arena_peer_addr(&cudart_api, ptr, 1);
+        if (peer) {
+            cudaError_t e = cudart_fwd_cudaPointerGetAttributes(attributes, (const void *)(uintptr_t)peer);
+            if (e == cudaSuccess) attributes->hostPointer = (void *)ptr;
+            return e;
+        }
+        /* Outside the arena (cudaHostRegister, or no arena): the memory is
+         * the guest's only; no device can reach it, so there is no device
+         * pointer to give (a documented limit: natively there is one). */
         int dev = 0;
-        (void)cudaGetDevice(&dev);
+        apigen_hold_deferred(true);
+        cudaError_t e = cudaGetDevice(&dev);
+        apigen_hold_deferred(false);
+        if (e != cudaSuccess) return e;
         memset(attributes, 0, sizeof *attributes);
         attributes->type = cudaMemoryTypeHost;
         attributes->device = dev;
         attributes->hostPointer = (void *)ptr;
+        attributes->devicePointer = NULL;
         return cudaSuccess;
     }
     return cudart_fwd_cudaPointerGetAttributes(attributes, ptr);
@@ -1175,8 +1274,11 @@ static bool stream_on_current_device(cudaStream_t stream)
     if (stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
 #if CUDART_VERSION >= 12080
     int sd = -1, cd = -2;
-    return cudaStreamGetDevice(stream, &sd) == cudaSuccess && cudaGetDevice(&cd) == cudaSuccess &&
-           sd == cd;
+    apigen_hold_deferred(true); /* a query of the stub's own: it reports no async error */
+    bool same = cudaStreamGetDevice(stream, &sd) == cudaSuccess &&
+                cudaGetDevice(&cd) == cudaSuccess && sd == cd;
+    apigen_hold_deferred(false);
+    return same;
 #else
     return false;
 #endif
@@ -1617,19 +1719,80 @@ FROM2DARR(cudaMemcpy2DFromArray_ptds)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync, 0)
 FROM2DARRA(cudaMemcpy2DFromArrayAsync_ptsz, APIGEN_CUDART_PTSZ)
 
-/* 3D copies between pitched pointers: one 2D copy per slice. Arrays in a
- * 3D copy are not supported yet (cudaErrorNotSupported, logged once). */
+/* A CUDA array's element size in bytes. */
+static cudaError_t array_elem(cudaArray_t a, size_t *elem)
+{
+    struct cudaChannelFormatDesc d;
+    struct cudaExtent x;
+    unsigned int flags;
+    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
+    if (e != cudaSuccess) return e;
+    *elem = (size_t)(d.x + d.y + d.z + d.w) / 8;
+    return *elem ? cudaSuccess : cudaErrorInvalidValue;
+}
+static cudaError_t bad_args(void);
+
+/* Packs (to_buf) or unpacks the host side of a 3D copy with an array: the
+ * region of a pitched host pointer, row by row, to or from a dense buffer
+ * of `row` bytes per row. */
+static void host_region(const struct cudaPitchedPtr *hp, struct cudaPos pos, size_t row,
+                        size_t height, size_t depth, unsigned char *buf, bool to_buf)
+{
+    for (size_t z = 0; z < depth; z++)
+        for (size_t y = 0; y < height; y++) {
+            unsigned char *h = (unsigned char *)hp->ptr +
+                               ((pos.z + z) * hp->ysize + pos.y + y) * hp->pitch + pos.x;
+            unsigned char *b = buf + (z * height + y) * row;
+            if (to_buf) memcpy(b, h, row);
+            else memcpy(h, b, row);
+        }
+}
+
+/* A 3D copy with a CUDA array on either side: one internal call, the server's
+ * cudaMemcpy3D(Async) with the array handles translated. A host side
+ * travels as a dense buffer (extent.width is in the array's elements). */
+static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
+                                  bool async, bool ptds)
+{
+    struct cudaMemcpy3DParms q = *p;
+    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
+    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
+    if (e != cudaSuccess) return e;
+    bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
+    bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
+    size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
+    if (row && n / row != p->extent.height * depth) return local_error(cudaErrorInvalidValue);
+    if ((host_src || host_dst) && async &&
+        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
+        return local_error(cudaErrorStreamCaptureUnsupported);
+    unsigned char *buf = NULL;
+    if ((host_src || host_dst) && !(buf = malloc(n ? n : 1)))
+        return local_error(cudaErrorMemoryAllocation);
+    if (host_src) {
+        host_region(&p->srcPtr, p->srcPos, row, p->extent.height, depth, buf, true);
+        q.srcPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
+        q.srcPos = (struct cudaPos){0, 0, 0};
+    }
+    if (host_dst) {
+        q.dstPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
+        q.dstPos = (struct cudaPos){0, 0, 0};
+    }
+    uint32_t fl = (async ? APIGEN_CUDART_ASYNC : 0) | (ptds ? APIGEN_CUDART_PTSZ : 0);
+    e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0, host_dst ? buf : NULL,
+                             host_dst ? n : 0, stream, fl);
+    if (e == cudaSuccess && host_dst)
+        host_region(&p->dstPtr, p->dstPos, row, p->extent.height, depth, buf, false);
+    free(buf);
+    return e;
+}
+
+/* 3D copies between pitched pointers: one 2D copy per slice; with an array
+ * on either side: memcpy3d_array. */
 static cudaError_t memcpy3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
                             bool ptds)
 {
-    static atomic_flag logged = ATOMIC_FLAG_INIT;
-    if (!p) return cudaErrorInvalidValue;
-    if (p->srcArray || p->dstArray) {
-        if (!atomic_flag_test_and_set(&logged))
-            apigen_log("cudaMemcpy3D: copies to or from CUDA arrays are not supported remotely; "
-                       "use cudaMemcpy2DToArray / cudaMemcpy2DFromArray");
-        return cudaErrorNotSupported;
-    }
+    if (!p) return bad_args();
+    if (p->srcArray || p->dstArray) return memcpy3d_array(p, stream, async, ptds);
     const struct cudaPitchedPtr *s = &p->srcPtr, *d = &p->dstPtr;
     enum cudaMemcpyKind kind = resolve_kind(d->ptr, s->ptr, p->kind);
     size_t depth = p->extent.depth ? p->extent.depth : 1;
@@ -1731,7 +1894,7 @@ APIGEN_EXPORT cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSiz
 static cudaError_t bad_args(void)
 {
     cudaError_t e = runtime_ready();
-    return e != cudaSuccess ? e : cudaErrorInvalidValue;
+    return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
 }
 
 /* ---- per-object storage the runtime hands out by pointer ------------------------------- */
@@ -1996,15 +2159,22 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
     capture_store *cs = NULL;
     cudaError_t e;
     if (!status_out) return bad_args();
+    /* until the list fits (it can grow between two queries while another
+     * thread captures into the stream); never a list cut short */
     for (int round = 0;; round++) {
+        if (round == 64) {
+            apigen_log("cudaStreamGetCaptureInfo: the dependency list kept growing over 64 "
+                       "queries; failing with cudaErrorUnknown rather than returning part of it");
+            return local_error(cudaErrorUnknown);
+        }
         capture_store *c = calloc(1, sizeof *c + cap * (sizeof *c->deps + sizeof *c->edges));
-        if (!c) return cudaErrorMemoryAllocation;
+        if (!c) return local_error(cudaErrorMemoryAllocation);
         c->cap = cap;
         c->deps = (cudaGraphNode_t *)(c + 1);
         c->edges = (cudaGraphEdgeData *)(c->deps + cap);
         e = apigenCudartStreamGetCaptureInfo(stream, &st, &id, &g, c->deps, c->edges, cap, &n,
                                              flags);
-        if (e != cudaSuccess || n <= cap || round == 2) {
+        if (e != cudaSuccess || n <= cap) {
             cs = c;
             break;
         }
@@ -2015,7 +2185,6 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
         free(cs);
         return e;
     }
-    if (n > cs->cap) n = cs->cap;
     /* the arrays stay valid until the stream's next query */
     uint64_t key = (uint64_t)(uintptr_t)stream ^ 0x5a5a000000000000ull;
     if (!store_replace(key, cs)) return cudaErrorMemoryAllocation;
@@ -2130,23 +2299,13 @@ APIGEN_EXPORT cudaError_t cudaMemcpyBatchAsync_ptsz(void *const *dsts, const voi
 }
 
 /* The bytes per element of an array (its channel bits). */
-static cudaError_t array_elem(cudaArray_t a, size_t *elem)
-{
-    struct cudaChannelFormatDesc d;
-    struct cudaExtent x;
-    unsigned int flags;
-    cudaError_t e = cudaArrayGetInfo(&d, &x, &flags, a);
-    if (e != cudaSuccess) return e;
-    *elem = (size_t)(d.x + d.y + d.z + d.w) / 8;
-    return *elem ? cudaSuccess : cudaErrorInvalidValue;
-}
 
 /* One 3D batch operation: pointer to pointer (bytes) as a cudaMemcpy3DAsync;
  * a pointer and an array (one layer) as a 2D array copy in the array's
- * elements; array to array is not supported (logged once). */
+ * elements; array to array and several layers as one 3D copy with arrays
+ * (memcpy3d_array). */
 static cudaError_t batch_op3d(const struct cudaMemcpy3DBatchOp *op, cudaStream_t s, bool ptsz)
 {
-    static atomic_flag logged = ATOMIC_FLAG_INIT;
     const struct cudaMemcpy3DOperand *src = &op->src, *dst = &op->dst;
     struct cudaExtent x = op->extent;
     if (!x.width || !x.height || !x.depth) return bad_args();
@@ -2188,10 +2347,31 @@ static cudaError_t batch_op3d(const struct cudaMemcpy3DBatchOp *op, cudaStream_t
                     : cudaMemcpy2DFromArrayAsync(ptr->op.ptr.ptr, pitch, arr->op.array.array, wo, ho,
                                                  x.width * elem, x.height, cudaMemcpyDefault, s);
     }
-    if (!atomic_flag_test_and_set(&logged))
-        apigen_log("cudaMemcpy3DBatchAsync: array-to-array and multi-layer array copies are not "
-                   "supported remotely");
-    return cudaErrorNotSupported;
+    /* array to array, or several layers of an array: one 3D copy */
+    size_t elem = 0;
+    cudaError_t e = array_elem(sp ? dst->op.array.array : src->op.array.array, &elem);
+    if (e != cudaSuccess) return e;
+    struct cudaMemcpy3DParms q;
+    memset(&q, 0, sizeof q);
+    const struct cudaMemcpy3DOperand *o[2] = {src, dst};
+    for (int k = 0; k < 2; k++) {
+        cudaArray_t *a = k ? &q.dstArray : &q.srcArray;
+        struct cudaPitchedPtr *pp = k ? &q.dstPtr : &q.srcPtr;
+        struct cudaPos *pos = k ? &q.dstPos : &q.srcPos;
+        if (o[k]->type == cudaMemcpyOperandTypeArray) {
+            *a = o[k]->op.array.array;
+            *pos = (struct cudaPos){o[k]->op.array.offset.x, o[k]->op.array.offset.y,
+                                    o[k]->op.array.offset.z};
+        } else {
+            size_t rl = o[k]->op.ptr.rowLength ? o[k]->op.ptr.rowLength : x.width;
+            *pp = (struct cudaPitchedPtr){o[k]->op.ptr.ptr, rl * elem, rl,
+                                          o[k]->op.ptr.layerHeight ? o[k]->op.ptr.layerHeight
+                                                                   : x.height};
+        }
+    }
+    q.extent = x;
+    q.kind = cudaMemcpyDefault;
+    return memcpy3d_array(&q, s, true, ptsz);
 }
 
 static cudaError_t memcpy3d_batch(size_t numOps, const struct cudaMemcpy3DBatchOp *ops,

@@ -412,19 +412,29 @@ static bool launch_fast(layout *l, const void *f, dim3 grid, dim3 block, size_t 
     return true;
 }
 
-cudaError_t apigenCudartLaunch(const void *func, cudaKernel_t kernel, dim3 grid, dim3 block,
-                               size_t sharedMem, cudaStream_t stream, const void *params,
-                               size_t paramsSize, const cudaLaunchAttribute *attrs,
-                               uint32_t numAttrs, uint32_t flags)
+/* A launch this code refuses before the runtime sees it: the thread's last
+ * error must still say so (the runtime's own state does not). */
+static cudaError_t refused(apigen_call_ctx *cx, cudaError_t e)
+{
+    apigen_result_own(cx);
+    return e;
+}
+
+cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel_t kernel,
+                               dim3 grid, dim3 block, size_t sharedMem, cudaStream_t stream,
+                               const void *params, size_t paramsSize,
+                               const cudaLaunchAttribute *attrs, uint32_t numAttrs,
+                               uint32_t flags)
 {
     const void *f = func ? func : (const void *)kernel;
     const layout *l;
     void *argv_small[64], **argv = argv_small;
-    if (!f) return cudaErrorInvalidDeviceFunction;
-    cudaError_t e = server_layout(f, &l);
-    if (e != cudaSuccess) return e;
-    if (paramsSize != l->size || (l->size && !params)) return cudaErrorInvalidValue;
-    if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv))) return cudaErrorMemoryAllocation;
+    if (!f) return refused(cx, cudaErrorInvalidDeviceFunction);
+    cudaError_t e = server_layout(f, &l); /* asked on a thread apart: not this one's error */
+    if (e != cudaSuccess) return refused(cx, e);
+    if (paramsSize != l->size || (l->size && !params)) return refused(cx, cudaErrorInvalidValue);
+    if (l->n > 64 && !(argv = calloc(l->n, sizeof *argv)))
+        return refused(cx, cudaErrorMemoryAllocation);
     for (uint32_t i = 0; i < l->n; i++) argv[i] = (char *)(uintptr_t)params + l->offsets[i];
     bool ptsz = flags & APIGEN_CUDART_PTSZ;
     if (numAttrs) {
@@ -522,13 +532,35 @@ static void CUDART_CB on_callback(cudaStream_t stream, cudaError_t status, void 
     run_rec(user, status);
 }
 
+/* The arena (the guest's pinned memory) is registered with the runtime when
+ * a call first uses it: a query about it must find it registered. */
+cudaError_t cudart_host_pointer_attributes(apigen_call_ctx *cx,
+                                           struct cudaPointerAttributes *attributes,
+                                           const void *ptr)
+{
+    (void)apigen_arena_holds(cx, (uint64_t)(uintptr_t)ptr, 1);
+    return cudaPointerGetAttributes(attributes, ptr);
+}
+
+cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error)
+{
+    apigen_set_last_error(cx, (int64_t)error);
+    return cudaSuccess;
+}
+
 cudaError_t cudart_host_enqueue_host_fn(apigen_call_ctx *cx, cudaStream_t stream,
                                         apigenCudartHostFnCb fn, void *user, uint64_t id,
                                         uint32_t isCallback, uint32_t flags)
 {
     if (!fn || !user) return cudaErrorInvalidValue;
     hostfn_rec *r = calloc(1, sizeof *r);
-    if (!r) return cudaErrorMemoryAllocation;
+    if (!r) {
+        /* never skipped in silence: the error of the stream's host function,
+         * reported at the thread's next call and as its last error */
+        apigen_log("cudart: no memory for a host function's record; the call fails");
+        apigen_result_own(cx);
+        return cudaErrorMemoryAllocation;
+    }
     r->session = cx->session;
     r->id = id;
     r->fn = fn;
@@ -898,6 +930,60 @@ static bool copy_in(apigen_call_ctx *cx, struct cudaMemcpy3DParms *p)
         return false;
     }
     return true;
+}
+
+cudaError_t cudaMemcpy3D_ptds(const struct cudaMemcpy3DParms *p);
+cudaError_t cudaMemcpy3DAsync_ptsz(const struct cudaMemcpy3DParms *p, cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+
+/* One side of a 3D copy with an array: the bytes that came (host, dense), an
+ * array of this client, or its device memory. */
+static bool copy3d_side(apigen_call_ctx *cx, cudaArray_t *arr, struct cudaPitchedPtr *pp,
+                        struct cudaPos *pos, void *host, size_t size, struct cudaExtent x)
+{
+    size_t depth = x.depth ? x.depth : 1;
+    if (host) {
+        if (*arr || pp->pitch != x.width || size / pp->pitch != pp->ysize * depth ||
+            size % pp->pitch || pp->ysize != x.height)
+            return false;
+        pp->ptr = host;
+        *pos = (struct cudaPos){0, 0, 0};
+        return true;
+    }
+    if (*arr) return to_real(cx, "cudaArray_t", arr);
+    return pp->ptr && pitched_ok(cx, *pp, x);
+}
+
+cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *pp,
+                                 const void *src, size_t srcSize, void *dst, size_t dstSize,
+                                 cudaStream_t stream, uint32_t flags)
+{
+    if (!pp) return cudaErrorInvalidValue;
+    struct cudaMemcpy3DParms p = *pp;
+    /* extent.width counts the array's elements: the pitched side's bytes */
+    struct cudaExtent xb = p.extent;
+    if (p.srcArray || p.dstArray) {
+        struct cudaChannelFormatDesc d;
+        struct cudaExtent ax;
+        unsigned int af;
+        cudaArray_t a = p.srcArray ? p.srcArray : p.dstArray;
+        if (!to_real(cx, "cudaArray_t", &a)) return cudaErrorInvalidResourceHandle;
+        cudaError_t e = cudaArrayGetInfo(&d, &ax, &af, a);
+        if (e != cudaSuccess) return e;
+        xb.width *= (size_t)(d.x + d.y + d.z + d.w) / 8;
+    }
+    if (!copy3d_side(cx, &p.srcArray, &p.srcPtr, &p.srcPos, (void *)src, srcSize, xb) ||
+        !copy3d_side(cx, &p.dstArray, &p.dstPtr, &p.dstPos, dst, dstSize, xb))
+        return cudaErrorInvalidValue;
+    if (src || dst) p.kind = cudaMemcpyDefault; /* the host side is this process's memory now */
+    bool ptsz = flags & APIGEN_CUDART_PTSZ;
+    if (!(flags & APIGEN_CUDART_ASYNC)) return ptsz ? cudaMemcpy3D_ptds(&p) : cudaMemcpy3D(&p);
+    cudaError_t e = ptsz ? cudaMemcpy3DAsync_ptsz(&p, stream) : cudaMemcpy3DAsync(&p, stream);
+    /* the call's buffers are freed after the reply: a copy to or from them
+     * is done before it (natively a pageable copy is synchronous too) */
+    if (e == cudaSuccess && (src || dst))
+        e = ptsz ? cudaStreamSynchronize_ptsz(stream) : cudaStreamSynchronize(stream);
+    return e;
 }
 
 cudaError_t cudart_host_add_memcpy_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode,

@@ -166,13 +166,22 @@ static host_node *host_node_new(apigen_call_ctx *cx, apigenCudartHostFnCb fn, vo
     return h;
 }
 
+/* Why host_node_new failed: no function, or no memory for its record (an
+ * error of the call, never a node that silently does nothing). */
+static cudaError_t host_node_failed(apigen_call_ctx *cx, apigenCudartHostFnCb fn, void *user)
+{
+    if (!fn || !user) return cudaErrorInvalidValue;
+    apigen_result_own(cx);
+    return cudaErrorMemoryAllocation;
+}
+
 cudaError_t cudart_host_add_host_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode,
                                       cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                       size_t numDependencies, apigenCudartHostFnCb fn, void *user,
                                       uint64_t id)
 {
     struct cudaHostNodeParams p;
-    if (!host_node_new(cx, fn, user, id, &p)) return cudaErrorInvalidValue;
+    if (!host_node_new(cx, fn, user, id, &p)) return host_node_failed(cx, fn, user);
     return cudaGraphAddHostNode(pGraphNode, graph, pDependencies, numDependencies, &p);
 }
 
@@ -180,7 +189,7 @@ cudaError_t cudart_host_host_node_set(apigen_call_ctx *cx, cudaGraphNode_t node,
                                       apigenCudartHostFnCb fn, void *user, uint64_t id)
 {
     struct cudaHostNodeParams p;
-    if (!host_node_new(cx, fn, user, id, &p)) return cudaErrorInvalidValue;
+    if (!host_node_new(cx, fn, user, id, &p)) return host_node_failed(cx, fn, user);
     return cudaGraphHostNodeSetParams(node, &p);
 }
 
@@ -189,7 +198,7 @@ cudaError_t cudart_host_exec_host_node_set(apigen_call_ctx *cx, cudaGraphExec_t 
                                            void *user, uint64_t id)
 {
     struct cudaHostNodeParams p;
-    if (!host_node_new(cx, fn, user, id, &p)) return cudaErrorInvalidValue;
+    if (!host_node_new(cx, fn, user, id, &p)) return host_node_failed(cx, fn, user);
     return cudaGraphExecHostNodeSetParams(hGraphExec, node, &p);
 }
 

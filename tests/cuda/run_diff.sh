@@ -5,9 +5,12 @@
 # stdout and the exit status must be identical. Without a GPU both runs take
 # the "no CUDA-capable device / insufficient driver" path, which checks that
 # errors are forwarded; on a GPU it checks the results.
-#   run_diff.sh SERVER STUB_DIR REAL_LIB_DIR PROGRAM TRANSPORT
+# A native run that fails passes only as the failure EXPECT declares
+# (expected_failure.sh: expect-no-gpu).
+#   run_diff.sh SERVER STUB_DIR REAL_LIB_DIR PROGRAM TRANSPORT [EXPECT]
 set -u
-server=$1 stubdir=$2 realdir=$3 prog=$4 transport=$5
+server=$1 stubdir=$2 realdir=$3 prog=$4 transport=$5 expect=${6:-}
+. "$(dirname "$0")/expected_failure.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-diff.XXXXXX")
 spid=
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
@@ -51,6 +54,7 @@ if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
     echo "  server log:"; sed 's/^/    /' "$tmp/server.log"
     exit 1
 fi
+expected_failure "$name" "$nrc" "$tmp/native.out" "$expect"
 echo "PASS: $name over $transport: identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc"
 sed 's/^/  | /' "$tmp/native.out"
 exit 0

@@ -6,9 +6,12 @@
 # the real library does. With a GPU, a program whose output names its
 # number of devices (multithread) sees one more device per server: skipped
 # (77); docs/gpu-results.md has the by-hand run.
-#   servers_diff.sh SERVER STUB_DIR REAL_LIB_DIR PROGRAM TRANSPORT_OF_SERVER_1 (tcp|shm)
+# A native run that fails passes only as the failure EXPECT declares
+# (expected_failure.sh: expect-no-gpu).
+#   servers_diff.sh SERVER STUB_DIR REAL_LIB_DIR PROGRAM TRANSPORT_OF_SERVER_1 (tcp|shm) [EXPECT]
 set -u
-server=$1 stubdir=$2 realdir=$3 prog=$4 transport=$5
+server=$1 stubdir=$2 realdir=$3 prog=$4 transport=$5 expect=${6:-}
+. "$(dirname "$0")/expected_failure.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-servers.XXXXXX")
 pids=
 cleanup() {
@@ -62,6 +65,7 @@ fi
 for p in $pids; do
     kill -0 "$p" 2>/dev/null || { echo "FAIL: a server died"; cat "$tmp"/s*.log; exit 1; }
 done
+expected_failure "$name" "$nrc" "$tmp/native.out" "$expect"
 echo "PASS: $name over two servers (unix + $transport): identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc"
 sed 's/^/  | /' "$tmp/native.out"
 exit 0

@@ -20,6 +20,10 @@
 #                EXA_ERROR_CONNECTION_LOST, and the server's log names --isolation thread
 #   edge         exa_edge (corner cases) natively vs forwarded over a unix socket
 #   async_errors an async call's argument error: native at once, forwarded at the next sync call
+#   last_error   exa_edge --last-error: exaGetLastError/exaPeekAtLastError with async calls in
+#                between (api.errors.last_error): each transcript as committed
+#                (exa_last_error.native / .forwarded: they differ only where an async error
+#                comes at the next sync call instead of at the call itself)
 #   two_clients  two forwarded demos at once on one server: each transcript as native
 #   trace        APIGEN_TRACE=FILE: the transcript is unchanged and the file has one line per call
 #   timer_flush  an async call and no sync call after it: the guest's timer flush sends it
@@ -263,6 +267,8 @@ differential() { # url-starter [program]
     "$1"
     run_remote remote "$URL" "$prog"
     compare native remote
+    # identical failures are no pass: every program here succeeds natively
+    [ "$(cat "$TMP/native.rc")" = 0 ] || { fail "$(basename "$prog") failed natively (exit $(cat "$TMP/native.rc"))"; show "$TMP/native.err" "native stderr"; }
     kill -0 "$SERVER_PID" 2>/dev/null || { fail "the server died"; show "$SERVER_LOG" "server log"; }
     if [ $FAILED = 0 ]; then
         echo "native and forwarded ($URL) transcripts are identical ($(wc -l <"$TMP/native.out") lines, exit status $(cat "$TMP/native.rc"))"
@@ -365,6 +371,21 @@ bulk_killed)
     ;;
 edge)
     differential start_unix_server "$EDGE"
+    ;;
+last_error)
+    need "$EDGE" "$STUB_DIR/libexa.so.1" "$SERVER"
+    here=$(cd "$(dirname "$0")" && pwd)
+    run_native native "$EDGE" --last-error
+    start_unix_server
+    run_remote remote "$URL" "$EDGE" --last-error
+    for t in native:native remote:forwarded; do
+        tag=${t%%:*} want="$here/exa_last_error.${t#*:}"
+        if ! cmp -s "$want" "$TMP/$tag.out" || [ "$(cat "$TMP/$tag.rc")" != 0 ]; then
+            fail "$tag run (exit $(cat "$TMP/$tag.rc")):"
+            diff -u "$want" "$TMP/$tag.out"
+            show "$TMP/$tag.err" "$tag stderr"
+        fi
+    done
     ;;
 async_errors)
     need "$EDGE" "$STUB_DIR/libexa.so.1" "$SERVER"

@@ -105,6 +105,8 @@ diff)
         exit 1
     fi
     kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; cat "$TMP/server.log"; exit 1; }
+    # identical failures are no pass: every example succeeds on PoCL
+    [ $nrc = 0 ] || { echo "FAIL: ocl_$PROG failed natively (rc $nrc), the same way forwarded"; cat "$TMP/native.err"; exit 1; }
     echo "PASS: ocl_$PROG identical natively and over $T ($(wc -l <"$TMP/fwd") lines)"
     ;;
 clinfo)
@@ -210,6 +212,7 @@ icd)
     n=$(grep -c 'clEnqueue' "$TMP/trace" 2>/dev/null)
     [ "${n:-0}" -gt 0 ] || { echo "FAIL: the driver forwarded no enqueue"; exit 1; }
     kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; cat "$TMP/server.log"; exit 1; }
+    [ $nrc = 0 ] || { echo "FAIL: ocl_$PROG failed natively (rc $nrc), the same way through the ICD driver"; exit 1; }
     echo "PASS: ocl_$PROG identical natively and through the ICD driver ($n enqueues forwarded)"
     ;;
 *)

@@ -29,8 +29,6 @@ static char err[512];
  * loaded 2-core CI machine under sanitizers (a real hang still fails, within
  * CTest's timeout). Waits that are meant to time out stay short. */
 #define WAIT_MS 30000
-/* How soon a peer's death must be noticed: "not a hang", not a timing */
-#define NOTICE_S 30
 
 struct conn_arg { const char *url; apigen_conn *c; char err[256]; atomic_bool done; };
 
@@ -470,8 +468,9 @@ static void test_peer_dies(const char *url)
     apigen_tp_result r = APIGEN_TP_OK;
     for (int i = 0; s && i < 100000 && r == APIGEN_TP_OK; i++) /* drains what was sent, then fails */
         r = apigen_tp_recv(s, buf, chunk, -1, err, sizeof err);
+    /* the property is that it fails instead of hanging (a hang fails the
+     * test at CTest's timeout); the time is printed, never asserted */
     CHECK(r == APIGEN_TP_ERROR || r == APIGEN_TP_EOF);
-    CHECK(secs_since(t0) < NOTICE_S);
     fprintf(stderr, "%s: sender killed mid-transfer -> %s after %.3f s\n", url, err, secs_since(t0));
     apigen_tp_close(s);
 
@@ -494,8 +493,7 @@ static void test_peer_dies(const char *url)
     bool sent = true;
     for (int i = 0; s && i < 4096 && sent; i++)
         sent = apigen_tp_send_buf(s, buf, chunk, -1, err, sizeof err);
-    CHECK(!sent);
-    CHECK(secs_since(t0) < NOTICE_S);
+    CHECK(!sent); /* not a hang: no clock involved (the time below is information) */
     fprintf(stderr, "%s: reader died while the writer waited -> %s after %.3f s\n", url, err, secs_since(t0));
     waitpid(pid, NULL, 0);
     apigen_tp_close(s);

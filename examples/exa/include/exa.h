@@ -73,6 +73,10 @@ exaStatus exaGetVersion(int *major, int *minor);
 exaStatus exaGetDeviceCount(int *count);
 exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info);
 const char *exaStatusString(exaStatus status);
+/* The calling thread's last error (set by every failing call): Get returns
+ * and clears it, Peek returns it. */
+exaStatus exaGetLastError(void);
+exaStatus exaPeekAtLastError(void);
 
 /* -- contexts ------------------------------------------------------------- */
 exaStatus exaCreateContext(int device, const char *name, exaContext *ctx);

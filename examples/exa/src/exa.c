@@ -81,6 +81,18 @@ typedef struct dev_alloc {
 } dev_alloc;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The calling thread's last error: every failing call sets it (as CUDA's
+ * runtime does); exaGetLastError returns and clears it, exaPeekAtLastError
+ * returns it. */
+static _Thread_local exaStatus tl_last;
+
+static exaStatus last_(exaStatus st)
+{
+    if (st != EXA_SUCCESS)
+        tl_last = st;
+    return st;
+}
 static struct exaContext_st *g_contexts;
 static struct exaBuffer_st *g_buffers;
 static dev_alloc *g_dev;
@@ -329,7 +341,7 @@ static exaStatus enqueue(struct exaContext_st *c, work *w)
 EXA_API exaStatus exaGetVersion(int *major, int *minor)
 {
     if (!major || !minor)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     *major = EXA_VERSION_MAJOR;
     *minor = EXA_VERSION_MINOR;
     return EXA_SUCCESS;
@@ -338,7 +350,7 @@ EXA_API exaStatus exaGetVersion(int *major, int *minor)
 EXA_API exaStatus exaGetDeviceCount(int *count)
 {
     if (!count)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     *count = NDEVICES;
     return EXA_SUCCESS;
 }
@@ -346,9 +358,21 @@ EXA_API exaStatus exaGetDeviceCount(int *count)
 EXA_API exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
 {
     if (!info || device < 0 || device >= NDEVICES)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     *info = g_devices[device];
     return EXA_SUCCESS;
+}
+
+EXA_API exaStatus exaGetLastError(void)
+{
+    exaStatus st = tl_last;
+    tl_last = EXA_SUCCESS;
+    return st;
+}
+
+EXA_API exaStatus exaPeekAtLastError(void)
+{
+    return tl_last;
 }
 
 EXA_API const char *exaStatusString(exaStatus status)
@@ -397,7 +421,7 @@ static exaStatus ctx_create(int device, int64_t priority, uint64_t limit, const 
 EXA_API exaStatus exaCreateContext(int device, const char *name, exaContext *ctx)
 {
     if (!ctx || device < 0 || device >= NDEVICES)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     return ctx_create(device, 0, 0, name ? name : "exa-context", ctx);
 }
 
@@ -405,26 +429,26 @@ EXA_API exaStatus exaCreateContextWithProperties(const int64_t *properties, exaC
 {
     int64_t device = 0, priority = 0, limit = 0;
     if (!ctx)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     for (const int64_t *p = properties; p && p[0] != EXA_PROP_END; p += 2) {
         switch (p[0]) {
         case EXA_PROP_DEVICE:
             if (p[1] < 0 || p[1] >= NDEVICES)
-                return EXA_ERROR_INVALID_VALUE;
+                return last_(EXA_ERROR_INVALID_VALUE);
             device = p[1];
             break;
         case EXA_PROP_PRIORITY:
             if (p[1] < 0 || p[1] > 7)
-                return EXA_ERROR_INVALID_VALUE;
+                return last_(EXA_ERROR_INVALID_VALUE);
             priority = p[1];
             break;
         case EXA_PROP_MEMORY_LIMIT:
             if (p[1] < 0)
-                return EXA_ERROR_INVALID_VALUE;
+                return last_(EXA_ERROR_INVALID_VALUE);
             limit = p[1];
             break;
         default:
-            return EXA_ERROR_INVALID_VALUE;
+            return last_(EXA_ERROR_INVALID_VALUE);
         }
     }
     char name[64];
@@ -436,7 +460,7 @@ EXA_API exaStatus exaDestroyContext(exaContext ctx)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     queue_drain(c);
     exaStatus st = EXA_SUCCESS;
     pthread_mutex_lock(&g_lock);
@@ -455,14 +479,14 @@ EXA_API exaStatus exaDestroyContext(exaContext ctx)
     }
     ctx_unref_locked(c);
     pthread_mutex_unlock(&g_lock);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaGetContextName(exaContext ctx, char *name, size_t capacity, size_t *length)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     pthread_mutex_lock(&c->lock);
     size_t full = strlen(c->name) + 1;
     if (name && capacity) {
@@ -481,7 +505,7 @@ EXA_API exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_data)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     pthread_mutex_lock(&c->lock);
     c->notify = fn;
     c->notify_user = fn ? user_data : NULL;
@@ -494,7 +518,7 @@ EXA_API exaStatus exaFinish(exaContext ctx)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     event_list ev = {0};
     pthread_mutex_lock(&c->lock);
     unsigned ran = queue_run_locked(c, &ev);
@@ -506,7 +530,7 @@ EXA_API exaStatus exaFinish(exaContext ctx)
     pthread_mutex_unlock(&c->lock);
     deliver(c, fn, user, &ev);
     ctx_unref(c);
-    return st;
+    return last_(st);
 }
 
 /* ---- buffers --------------------------------------------------------------- */
@@ -514,10 +538,10 @@ EXA_API exaStatus exaFinish(exaContext ctx)
 EXA_API exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer *buffer)
 {
     if (!buffer || bytes == 0)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     exaStatus st = EXA_SUCCESS;
     struct exaBuffer_st *b = calloc(1, sizeof *b);
     unsigned char *data = b ? calloc(1, bytes) : NULL;
@@ -547,14 +571,14 @@ EXA_API exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer *buffe
         free(data);
         free(b);
     }
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaReleaseBuffer(exaBuffer buffer)
 {
     struct exaBuffer_st *b = buf_acquire(buffer);
     if (!b)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     queue_drain(b->ctx); /* queued writes to it run first */
     exaStatus st = EXA_SUCCESS;
     pthread_mutex_lock(&g_lock);
@@ -571,21 +595,21 @@ EXA_API exaStatus exaReleaseBuffer(exaBuffer buffer)
     }
     buf_unref_locked(b);
     pthread_mutex_unlock(&g_lock);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaGetBufferSize(exaBuffer buffer, size_t *bytes)
 {
     struct exaBuffer_st *b = buf_acquire(buffer);
     if (!b)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     exaStatus st = EXA_ERROR_INVALID_VALUE;
     if (bytes) {
         *bytes = b->size;
         st = EXA_SUCCESS;
     }
     buf_unref(b);
-    return st;
+    return last_(st);
 }
 
 static exaStatus buffer_write(struct exaBuffer_st *b, size_t offset, size_t bytes, const void *src)
@@ -605,18 +629,18 @@ EXA_API exaStatus exaWriteBuffer(exaBuffer buffer, size_t offset, size_t bytes, 
 {
     struct exaBuffer_st *b = buf_acquire(buffer);
     if (!b)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     queue_drain(b->ctx);
     exaStatus st = buffer_write(b, offset, bytes, src);
     buf_unref(b);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t bytes, void *dst)
 {
     struct exaBuffer_st *b = buf_acquire(buffer);
     if (!b)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     queue_drain(b->ctx);
     exaStatus st = EXA_SUCCESS;
     if (!range_ok(offset, bytes, b->size)) {
@@ -629,7 +653,7 @@ EXA_API exaStatus exaReadBuffer(exaBuffer buffer, size_t offset, size_t bytes, v
         pthread_mutex_unlock(&g_lock);
     }
     buf_unref(b);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t offset, size_t bytes,
@@ -637,7 +661,7 @@ EXA_API exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t offset,
 {
     struct exaBuffer_st *b = buf_acquire(buffer);
     if (!b)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     exaStatus st = EXA_SUCCESS;
     if (bytes && !src) {
         st = EXA_ERROR_INVALID_VALUE;
@@ -664,19 +688,19 @@ EXA_API exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t offset,
         }
     }
     buf_unref(b);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint32_t num_srcs, size_t n)
 {
     size_t bytes;
     if (num_srcs && !srcs)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     if (!mul_ok(n, sizeof(float), &bytes))
-        return EXA_ERROR_OUT_OF_RANGE;
+        return last_(EXA_ERROR_OUT_OF_RANGE);
     struct exaBuffer_st *d = buf_acquire(dst);
     if (!d)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     struct exaBuffer_st **s = calloc(num_srcs ? num_srcs : 1, sizeof *s);
     exaStatus st = s ? EXA_SUCCESS : EXA_ERROR_OUT_OF_MEMORY;
     uint32_t got = 0;
@@ -721,7 +745,7 @@ EXA_API exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint32_t n
             buf_unref(s[k]);
     free(s);
     buf_unref(d);
-    return st;
+    return last_(st);
 }
 
 /* ---- device memory --------------------------------------------------------- */
@@ -729,10 +753,10 @@ EXA_API exaStatus exaSumBuffers(exaBuffer dst, const exaBuffer *srcs, uint32_t n
 EXA_API exaStatus exaMalloc(void **dev_ptr, size_t bytes)
 {
     if (!dev_ptr || bytes == 0)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     void *p = calloc(1, bytes);
     if (!p)
-        return EXA_ERROR_OUT_OF_MEMORY;
+        return last_(EXA_ERROR_OUT_OF_MEMORY);
     pthread_mutex_lock(&g_lock);
     if (g_ndev == g_capdev) {
         size_t cap = g_capdev ? 2 * g_capdev : 16;
@@ -740,7 +764,7 @@ EXA_API exaStatus exaMalloc(void **dev_ptr, size_t bytes)
         if (!t) {
             pthread_mutex_unlock(&g_lock);
             free(p);
-            return EXA_ERROR_OUT_OF_MEMORY;
+            return last_(EXA_ERROR_OUT_OF_MEMORY);
         }
         g_dev = t;
         g_capdev = cap;
@@ -768,7 +792,7 @@ EXA_API exaStatus exaFree(void *dev_ptr)
     pthread_mutex_unlock(&g_lock);
     if (st == EXA_SUCCESS)
         free(dev_ptr);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaCopyKind kind)
@@ -776,11 +800,11 @@ EXA_API exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaCopyKin
     exaStatus st = EXA_SUCCESS;
     if (kind != EXA_COPY_HOST_TO_DEVICE && kind != EXA_COPY_DEVICE_TO_HOST &&
         kind != EXA_COPY_DEVICE_TO_DEVICE)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     if (bytes == 0)
         return EXA_SUCCESS;
     if (!dst || !src)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     pthread_mutex_lock(&g_lock);
     if (kind != EXA_COPY_HOST_TO_DEVICE)
         st = dev_check_locked(src, bytes);
@@ -789,7 +813,7 @@ EXA_API exaStatus exaMemcpy(void *dst, const void *src, size_t bytes, exaCopyKin
     if (st == EXA_SUCCESS)
         memmove(dst, src, bytes);
     pthread_mutex_unlock(&g_lock);
-    return st;
+    return last_(st);
 }
 
 /* ---- kernels ---------------------------------------------------------------- */
@@ -798,10 +822,10 @@ EXA_API exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, const vo
                                  size_t n)
 {
     if (grid.x == 0 || grid.y == 0 || grid.z == 0)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     exaStatus st = EXA_ERROR_OUT_OF_MEMORY;
     work *w = calloc(1, sizeof *w);
     if (w) {
@@ -813,14 +837,14 @@ EXA_API exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, const vo
         st = enqueue(c, w); /* addresses are checked when it runs */
     }
     ctx_unref(c);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, size_t n)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     exaStatus st = EXA_ERROR_OUT_OF_MEMORY;
     work *w = calloc(1, sizeof *w);
     if (w) {
@@ -831,17 +855,17 @@ EXA_API exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, size_t n
         st = enqueue(c, w);
     }
     ctx_unref(c);
-    return st;
+    return last_(st);
 }
 
 EXA_API exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, double *result)
 {
     size_t bytes;
     if (!result)
-        return EXA_ERROR_INVALID_VALUE;
+        return last_(EXA_ERROR_INVALID_VALUE);
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     queue_drain(c);
     exaStatus st = EXA_SUCCESS;
     if (!mul_ok(n, sizeof(float), &bytes)) {
@@ -859,7 +883,7 @@ EXA_API exaStatus exaReduceSum(exaContext ctx, const void *src, size_t n, double
         pthread_mutex_unlock(&g_lock);
     }
     ctx_unref(c);
-    return st;
+    return last_(st);
 }
 
 /* ---- leak report (tests) -----------------------------------------------------
@@ -892,7 +916,7 @@ EXA_API exaStatus exaDebugDump(exaContext ctx)
 {
     struct exaContext_st *c = ctx_acquire(ctx);
     if (!c)
-        return EXA_ERROR_INVALID_HANDLE;
+        return last_(EXA_ERROR_INVALID_HANDLE);
     pthread_mutex_lock(&c->lock);
     unsigned queued = 0;
     for (work *w = c->head; w; w = w->next)

@@ -206,12 +206,34 @@ APIGEN_EXPORT devStatus devFill(uint64_t dst, float value, size_t n)
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dst)) goto nomem; /* dst */
     if (!apigen_put_f32(call_.wr, (float)value)) goto nomem; /* value */
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dst)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = DEV_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = DEV_OK;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (devStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == DEV_OK) {
+        ret_ = (devStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;

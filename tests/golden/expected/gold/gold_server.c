@@ -375,6 +375,17 @@ static void h_goldFlush(apigen_call_ctx *cx)
     goldFlush(q);
 }
 
+static void h_goldGetLastError(apigen_call_ctx *cx)
+{
+    goldStatus ret_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldGetLastError();
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (goldStatus)apigen_last_error(cx, (int64_t)ret_, true);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldInOut(apigen_call_ctx *cx)
 {
     goldObj obj = {0};
@@ -501,6 +512,17 @@ static void h_goldOnEvent(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldPeekAtLastError(apigen_call_ctx *cx)
+{
+    goldStatus ret_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldPeekAtLastError();
+    /* api.errors.last_error: the thread's last error is the newer of the library's
+     * and what the runtime refused for it (rejections, async errors) */
+    ret_ = (goldStatus)apigen_last_error(cx, (int64_t)ret_, false);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldProps(apigen_call_ctx *cx)
 {
     const intptr_t *props = {0};
@@ -588,7 +610,7 @@ static void h_goldRead(apigen_call_ctx *cx)
         if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
     if (p_got) { /* got */
-        k_ = ok_ ? n_got : 0;
+        k_ = (ok_ || ret_ == GOLD_ERR_MEMORY) ? n_got : 0;
         if (!apigen_put_bytes_ref(cx->wr, got, k_)) return;
     }
 }
@@ -754,16 +776,19 @@ static void h_goldWrite(apigen_call_ctx *cx)
         src = (const void *)b_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (s_src != NULL)
-        ret_ = gold_stream_write(cx, s_src, obj, bytes, src, flags);
+    if (!apigen_privileged(cx, "goldWrite", "writes the device for everyone"))
+        ret_ = (goldStatus)(GOLD_ERR_VALUE);
     else
-        ret_ = goldWrite(obj, bytes, src, flags);
+        if (s_src != NULL)
+            ret_ = gold_stream_write(cx, s_src, obj, bytes, src, flags);
+        else
+            ret_ = goldWrite(obj, bytes, src, flags);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[23] = {
+static const char *const call_names_[25] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -775,10 +800,12 @@ static const char *const call_names_[23] = {
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
     [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
     [GOLD_CALL_goldFlush] = "goldFlush",
+    [GOLD_CALL_goldGetLastError] = "goldGetLastError",
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
+    [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",
@@ -787,7 +814,7 @@ static const char *const call_names_[23] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[23] = {
+static const apigen_handler_fn handlers_[25] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -799,10 +826,12 @@ static const apigen_handler_fn handlers_[23] = {
     [GOLD_CALL_goldEnqueue] = h_goldEnqueue,
     [GOLD_CALL_goldEnqueueMarked] = h_goldEnqueueMarked,
     [GOLD_CALL_goldFlush] = h_goldFlush,
+    [GOLD_CALL_goldGetLastError] = h_goldGetLastError,
     [GOLD_CALL_goldInOut] = h_goldInOut,
     [GOLD_CALL_goldJoin] = h_goldJoin,
     [GOLD_CALL_goldLaunch] = h_goldLaunch,
     [GOLD_CALL_goldOnEvent] = h_goldOnEvent,
+    [GOLD_CALL_goldPeekAtLastError] = h_goldPeekAtLastError,
     [GOLD_CALL_goldProps] = h_goldProps,
     [GOLD_CALL_goldRead] = h_goldRead,
     [GOLD_CALL_goldReserved] = h_goldReserved,
@@ -811,7 +840,7 @@ static const apigen_handler_fn handlers_[23] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[23] = {
+static const uint8_t stream_in_calls_[25] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };
@@ -820,6 +849,13 @@ static const apigen_handle_type *const handle_types_[3] = {
     &ht_goldObj,
     &ht_goldQueue,
 };
+
+/* The library's last error of the calling thread, unchanged (api.errors.last_error). */
+static int64_t last_error_peek_(void)
+{
+    return (int64_t)goldPeekAtLastError();
+}
+
 const apigen_api apigen_api_gold = {
     .name = "gold",
     .fingerprint = GOLD_FINGERPRINT,
@@ -844,5 +880,7 @@ const apigen_api apigen_api_gold = {
     .ncb_types = GOLD_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = NULL,
+    .privileged_option = "allow-gold-admin",
     .stream_in_calls = stream_in_calls_,
+    .last_error_peek = last_error_peek_,
 };

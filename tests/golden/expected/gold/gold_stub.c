@@ -440,7 +440,9 @@ APIGEN_EXPORT goldStatus goldEnqueue(goldQueue q, int blocking, size_t bytes, co
         n_src = (uint64_t)(bytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
-    if (blocking == 0) {
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((blocking == 0) && ((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -495,7 +497,9 @@ APIGEN_EXPORT goldStatus goldEnqueueMarked(goldQueue q, int blocking, goldObj *d
     if (!apigen_put_u32(call_.wr, (uint32_t)blocking)) goto nomem; /* blocking */
     if (done != NULL && (g_done = apigen_guest_id(&call_)) == 0) goto nomem; /* done: the guest names it */
     if (!apigen_put_u64(call_.wr, g_done)) goto nomem;
-    if (blocking == 0) {
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((blocking == 0) && ((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -549,10 +553,19 @@ APIGEN_EXPORT void goldFlush(goldQueue q)
     if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldFlush, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
+        goto rejected;
+    apigen_call_end(&call_);
     goto done;
 nomem:
     st_ = APIGEN_NO_MEMORY;
@@ -564,6 +577,40 @@ done:
     if (apigen_tracing())
         apigen_trace("goldFlush(q=%#llx) = void [%s, %llu us]", (unsigned long long)(uintptr_t)q, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+}
+
+APIGEN_EXPORT goldStatus goldGetLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldGetLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldGetLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT goldStatus goldInOut(goldObj obj, uint32_t n, int32_t *values)
@@ -690,12 +737,34 @@ APIGEN_EXPORT goldStatus goldLaunch(goldQueue q, const void *arg, goldPoint grid
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)q)) goto nomem; /* q */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)arg)) goto nomem; /* arg */
     if (!apigen_put_raw(call_.wr, &grid, sizeof(grid))) goto nomem; /* grid */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((uint64_t)(uintptr_t)q == (uint64_t)0 || (uint64_t)(uintptr_t)q == (uint64_t)1 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)q))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = GOLD_OK;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = GOLD_OK;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == GOLD_OK) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -750,6 +819,40 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("goldOnEvent(obj=%#llx, fn=%#llx, user=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)obj, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT goldStatus goldPeekAtLastError(void)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldPeekAtLastError))
+        goto fail;
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    call_.has_deferred = false; /* the last error it returned includes it (api.errors.last_error) */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldPeekAtLastError() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1165,7 +1268,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[23] = {
+static const char *const call_names_[25] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1177,10 +1280,12 @@ static const char *const call_names_[23] = {
     [GOLD_CALL_goldEnqueue] = "goldEnqueue",
     [GOLD_CALL_goldEnqueueMarked] = "goldEnqueueMarked",
     [GOLD_CALL_goldFlush] = "goldFlush",
+    [GOLD_CALL_goldGetLastError] = "goldGetLastError",
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
+    [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",
     [GOLD_CALL_goldRead] = "goldRead",
     [GOLD_CALL_goldReserved] = "goldReserved",

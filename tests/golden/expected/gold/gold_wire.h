@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xb93be20fae907bde)
+#define GOLD_FINGERPRINT UINT64_C(0xdd063cf5844de3cb)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -35,18 +35,20 @@ enum {
     GOLD_CALL_goldEnqueue = 9,
     GOLD_CALL_goldEnqueueMarked = 10,
     GOLD_CALL_goldFlush = 11,
-    GOLD_CALL_goldInOut = 12,
-    GOLD_CALL_goldJoin = 13,
-    GOLD_CALL_goldLaunch = 14,
-    GOLD_CALL_goldOnEvent = 15,
-    GOLD_CALL_goldProps = 16,
-    GOLD_CALL_goldRead = 17,
-    GOLD_CALL_goldReserved = 18,
-    GOLD_CALL_goldSources = 19,
-    GOLD_CALL_goldStructs = 20,
-    GOLD_CALL_goldValues = 21,
-    GOLD_CALL_goldWrite = 22,
-    GOLD_NCALLS = 23
+    GOLD_CALL_goldGetLastError = 12,
+    GOLD_CALL_goldInOut = 13,
+    GOLD_CALL_goldJoin = 14,
+    GOLD_CALL_goldLaunch = 15,
+    GOLD_CALL_goldOnEvent = 16,
+    GOLD_CALL_goldPeekAtLastError = 17,
+    GOLD_CALL_goldProps = 18,
+    GOLD_CALL_goldRead = 19,
+    GOLD_CALL_goldReserved = 20,
+    GOLD_CALL_goldSources = 21,
+    GOLD_CALL_goldStructs = 22,
+    GOLD_CALL_goldValues = 23,
+    GOLD_CALL_goldWrite = 24,
+    GOLD_NCALLS = 25
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */

@@ -1,0 +1,138 @@
+/* A stand-in for the GPU, preloaded into apigen-server-cudart by
+ * tests/cuda/honest_ci.sh (LD_PRELOAD) on a machine without one: the few
+ * runtime calls tests/cuda/honest_ci.c makes answer as a device would, so
+ * that CI runs the real guest library, wire and server (their checks, the
+ * deferred errors, the last error) instead of stopping at the first
+ * "no driver" error. Everything else is the real libcudart's.
+ *
+ * A device-side refusal to provoke: cudaMemset(Async) with value 0x7e fails
+ * with cudaErrorInvalidValue (and sets the thread's last error, as the
+ * runtime does). Never used with a GPU. */
+#define _POSIX_C_SOURCE 200809L
+#include <cuda_runtime_api.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE __attribute__((visibility("default")))
+
+static _Thread_local cudaError_t last_;
+
+static cudaError_t fail(cudaError_t e)
+{
+    if (e != cudaSuccess) last_ = e;
+    return e;
+}
+
+static void *block(size_t n)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 256, n ? n : 1) == 0 ? p : NULL;
+}
+
+FAKE cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count) return fail(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaGetDevice(int *device)
+{
+    if (!device) return fail(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    if (!devPtr) return fail(cudaErrorInvalidValue);
+    return (*devPtr = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaFree(void *devPtr)
+{
+    free(devPtr); /* NULL: the runtime is ready */
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    (void)stream;
+    if (value == 0x7e) return fail(cudaErrorInvalidValue);
+    memset(devPtr, value, count);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+    return cudaMemsetAsync(devPtr, value, count, 0);
+}
+FAKE cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    if (!event) return fail(cudaErrorInvalidValue);
+    return (*event = block(64)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
+    (void)flags;
+    return cudaEventCreate(event);
+}
+FAKE cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    free(event);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)stream;
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+FAKE cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    (void)stream;
+    if (flags & ~cudaEventWaitExternal) return fail(cudaErrorInvalidValue);
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+FAKE cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream,
+                                          unsigned int flags)
+{
+    (void)stream;
+    if (flags & ~cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaDeviceSynchronize(void)
+{
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = last_;
+    last_ = cudaSuccess;
+    return e;
+}
+FAKE cudaError_t cudaPeekAtLastError(void)
+{
+    return last_;
+}
+/* the shared-memory arena: "registered" */
+FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    (void)ptr, (void)size, (void)flags;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaHostUnregister(void *ptr)
+{
+    (void)ptr;
+    return cudaSuccess;
+}
+/* registered host memory with unified addressing: the device pointer is the
+ * host pointer (of this process: the server's address of the arena) */
+FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *ptr)
+{
+    if (!a) return fail(cudaErrorInvalidValue);
+    memset(a, 0, sizeof *a);
+    a->type = cudaMemoryTypeHost;
+    a->devicePointer = (void *)ptr;
+    a->hostPointer = (void *)ptr;
+    return cudaSuccess;
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# A CUDA example recorded on a GPU machine (tests/gpu/record.sh), replayed:
+# the program (the recorded binary, NAME.bin, when there is one) runs against
+# the stub built here and a server that answers from NAME.rec.gz; its stdout
+# and exit status must equal the native run's (NAME.expected, .expected.rc)
+# and every recorded request must come, in order (tests/replay/replay.sh).
+#   replay.sh SERVER STUB_DIR RECORDINGS_DIR NAME [PROGRAM]
+set -u
+server=$1 stub=$2 dir=$3 name=$4 prog=${5:-}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-replay.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+[ -f "$dir/$name.bin" ] && prog=$dir/$name.bin
+[ -n "$prog" ] || { echo "FAIL: no $dir/$name.bin and no program given"; exit 1; }
+# a recording of the no-GPU path proves nothing a differential test does not
+if grep -Eq 'cudaError(InsufficientDriver|NoDevice)' "$dir/$name.expected"; then
+    echo "FAIL: $dir/$name.expected is the no-GPU path (record on a machine with a GPU):"
+    sed 's/^/  | /' "$dir/$name.expected"
+    exit 1
+fi
+gzip -dc "$dir/$name.rec.gz" > "$tmp/$name.rec" || { echo "FAIL: cannot read $dir/$name.rec.gz"; exit 1; }
+# the binary may have lost its execute bit in git
+cp "$prog" "$tmp/$name" && chmod +x "$tmp/$name"
+exec sh "$(dirname "$0")/../replay/replay.sh" check "$server" "$stub" "$tmp/$name.rec" "$dir/$name.expected" -- "$tmp/$name"

@@ -1,0 +1,51 @@
+/* admin: the server's gate on writes that change the GPU, and the stub's
+ * answer to an unsupported call. Prints what it saw; tests/nvml/run.sh
+ * decides what must be seen.
+ *   admin   set GPU 0's power limit to 500 W, read it back; call
+ *           nvmlDeviceSetCpuAffinity (unsupported) and nvmlInternalGetExportTable
+ *           (private) twice each */
+#include <nvml.h>
+#include <stdio.h>
+
+/* the fake library lacks it, as an older driver's does: natively it is
+ * absent, forwarded the server answers NVML_ERROR_FUNCTION_NOT_FOUND */
+#pragma weak nvmlDeviceGetHostname_v1
+
+/* exported by libnvidia-ml.so.1, declared in no header (nvidia-smi uses it) */
+nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id);
+
+int main(void)
+{
+    nvmlReturn_t r = nvmlInit();
+    printf("init: %d\n", (int)r);
+    if (r != NVML_SUCCESS) return 1;
+    nvmlDevice_t d;
+    r = nvmlDeviceGetHandleByIndex(0, &d);
+    if (r != NVML_SUCCESS) return printf("handle: %d\n", (int)r), 1;
+    unsigned mw = 0;
+    r = nvmlDeviceGetPowerManagementLimit(d, &mw);
+    printf("limit before: %d %u\n", (int)r, mw);
+    r = nvmlDeviceSetPowerManagementLimit(d, 500000);
+    printf("set limit: %d (%s)\n", (int)r, nvmlErrorString(r));
+    r = nvmlDeviceGetPowerManagementLimit(d, &mw);
+    printf("limit after: %d %u\n", (int)r, mw);
+    for (int i = 0; i < 2; i++) {
+        r = nvmlDeviceSetCpuAffinity(d);
+        printf("set cpu affinity: %d (%s)\n", (int)r, nvmlErrorString(r));
+    }
+    if (nvmlDeviceGetHostname_v1 != NULL) {
+        nvmlHostname_v1_t h;
+        r = nvmlDeviceGetHostname_v1(d, &h);
+        printf("hostname: %d (%s)\n", (int)r, nvmlErrorString(r));
+    } else {
+        printf("hostname: absent\n");
+    }
+    for (int i = 0; i < 2; i++) {
+        static const unsigned char id[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+        const void *table = &id;
+        r = nvmlInternalGetExportTable(&table, id);
+        printf("private export table: %d%s\n", (int)r, table ? " (a table)" : "");
+    }
+    nvmlShutdown();
+    return 0;
+}

@@ -1,0 +1,146 @@
+#!/bin/sh
+# NVML tests against the fake libnvidia-ml (tests/nvml/fake_nvml.c):
+#   run.sh diff TRANSPORT SERVER STUB_DIR FAKE_DIR PROGRAM [ARG...]
+#       PROGRAM natively and forwarded over TRANSPORT (unix|tcp|shm): identical
+#       stdout and exit status, and the fake's process (pid 4242) in it; a
+#       native exit 77 (pynvml missing) skips
+#   run.sh admin SERVER STUB_DIR FAKE_DIR PROGRAM
+#       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
+#       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
+#       limit unchanged, one log line on the server) and then done; an
+#       unsupported call (and the private nvmlInternalGetExportTable) answers
+#       NVML_ERROR_NOT_SUPPORTED with one log line; a function the server's
+#       library lacks answers NVML_ERROR_FUNCTION_NOT_FOUND
+#   run.sh servers SERVER STUB_DIR PROGRAM
+#       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
+#       example sees 4 GPUs, server 0's first, with global indexes, and the
+#       index past the last is NVML's invalid-argument error
+#   run.sh wrongserver OTHER_SERVER STUB_DIR PROGRAM
+#       a server of another API: nvmlInit is NVML_ERROR_DRIVER_NOT_LOADED and
+#       both sides say why (the API is not served there)
+#   run.sh noserver STUB_DIR PROGRAM
+#       no server listening: nvmlInit is NVML_ERROR_DRIVER_NOT_LOADED, no hang
+set -u
+mode=$1; shift
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/nvml-test.XXXXXX")
+spid=
+cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+fail() { echo "FAIL: $*"; for f in "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err; do [ -f "$f" ] && { echo "  $f:"; sed 's/^/    /' "$f"; }; done; exit 1; }
+
+# start SERVER TRANSPORT [flags]: sets url
+start() {
+    srv=$1 tp=$2; shift 2
+    case "$tp" in
+    unix) url="unix://$tmp/s.sock" ;;
+    tcp) url="tcp://127.0.0.1:0" ;;
+    shm) url="shm://apigen-nvml-$$"; set -- "$@" --isolation thread ;;
+    *) echo "unknown transport $tp"; exit 2 ;;
+    esac
+    : > "$tmp/server.log"
+    "$srv" --listen "$url" "$@" > "$tmp/server.log" 2>&1 &
+    spid=$!
+    i=0
+    while [ $i -lt 200 ] && ! grep -q listening "$tmp/server.log"; do sleep 0.05; i=$((i + 1)); done
+    [ "$tp" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
+    grep -q listening "$tmp/server.log" || fail "the server did not start"
+}
+stop() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; spid=; }
+
+case "$mode" in
+diff)
+    tp=$1 server=$2 stubdir=$3 fakedir=$4 prog=$5
+    shift 5
+    LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" "$@" > "$tmp/native.out" 2> "$tmp/native.err"
+    nrc=$?
+    [ "$nrc" = 77 ] && { cat "$tmp/native.out"; exit 77; }
+    start "$server" "$tp"
+    APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" "$@" \
+        > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    frc=$?
+    [ "$nrc" = 0 ] || fail "native run exited $nrc"
+    if [ "$nrc" != "$frc" ] || ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
+        diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
+        fail "$(basename "$prog") over $tp: native exit $nrc, forwarded exit $frc"
+    fi
+    # the process list must have come back (size query + list), not just matched
+    grep -q "pid 4242" "$tmp/fwd.out" || fail "no process in the forwarded output"
+    echo "PASS: $(basename "$prog") over $tp: identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc"
+    ;;
+admin)
+    server=$1 stubdir=$2 fakedir=$3 prog=$4
+    start "$server" unix
+    APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/refused.out" 2> "$tmp/refused.err" ||
+        fail "admin program failed without --allow-gpu-admin"
+    stop
+    grep -q "^set limit: 4 (Insufficient Permissions)$" "$tmp/refused.out" || fail "the write was not refused with NVML_ERROR_NO_PERMISSION"
+    grep -q "^limit after: 0 700000$" "$tmp/refused.out" || fail "the refused write changed the limit"
+    [ "$(grep -c 'nvmlDeviceSetPowerManagementLimit refused: .*--allow-gpu-admin' "$tmp/server.log")" = 1 ] ||
+        fail "the server did not log the refusal once"
+    [ "$(grep -c '^set cpu affinity: 3 (Not Supported)$' "$tmp/refused.out")" = 2 ] || fail "the unsupported call did not answer NVML_ERROR_NOT_SUPPORTED"
+    [ "$(grep -c 'nvmlDeviceSetCpuAffinity' "$tmp/refused.err")" = 1 ] || fail "the stub did not log the unsupported call once by name"
+    [ "$(grep -c '^private export table: 3$' "$tmp/refused.out")" = 2 ] || fail "nvmlInternalGetExportTable is not NVML_ERROR_NOT_SUPPORTED"
+    grep -q "^hostname: 13 (Function Not Found)$" "$tmp/refused.out" ||
+        fail "a function the server's library lacks is not NVML_ERROR_FUNCTION_NOT_FOUND"
+    [ "$(grep -c 'nvmlInternalGetExportTable: not supported: .* 01020304-0506-0708-090a-0b0c0d0e0f10 ' "$tmp/refused.err")" = 1 ] ||
+        fail "the stub did not log nvmlInternalGetExportTable's table id once"
+    mv "$tmp/server.log" "$tmp/refused-server.log"
+    start "$server" unix --allow-gpu-admin
+    APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/allowed.out" 2> "$tmp/allowed.err" ||
+        fail "admin program failed with --allow-gpu-admin"
+    stop
+    grep -q "^set limit: 0 (Success)$" "$tmp/allowed.out" || fail "the write was refused with --allow-gpu-admin"
+    grep -q "^limit after: 0 500000$" "$tmp/allowed.out" || fail "the allowed write did not reach the library"
+    grep -q "refused" "$tmp/server.log" && fail "a refusal was logged with --allow-gpu-admin"
+    # and natively the fake does it too (the gate is the server's, not the library's)
+    LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" > "$tmp/native.out" 2>&1 || fail "native admin run failed"
+    grep -q "^limit after: 0 500000$" "$tmp/native.out" || fail "the fake library did not take the write"
+    grep -q "^hostname: absent$" "$tmp/native.out" || fail "the fake library has nvmlDeviceGetHostname_v1"
+    echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once; a function the library lacks is NVML_ERROR_FUNCTION_NOT_FOUND"
+    ;;
+servers)
+    server=$1 stubdir=$2 prog=$3
+    APIGEN_FAKE_NVML_MACHINE=1 "$server" --listen "unix://$tmp/s1.sock" > "$tmp/server1.log" 2>&1 &
+    spid1=$!
+    start "$server" unix
+    i=0
+    while [ $i -lt 200 ] && ! grep -q listening "$tmp/server1.log"; do sleep 0.05; i=$((i + 1)); done
+    APIGEN_SERVER="$url,unix://$tmp/s1.sock" LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    rc=$?
+    kill $spid1 2>/dev/null; wait $spid1 2>/dev/null
+    [ $rc = 0 ] || fail "exit $rc with two servers"
+    grep -q "^count: 0 4$" "$tmp/fwd.out" || fail "two servers of 2 GPUs each are not 4 GPUs"
+    for g in 0 1 2 3; do grep -q "^device $g: handle ok$" "$tmp/fwd.out" || fail "no handle for GPU $g"; done
+    [ "$(grep -c '^  index: 0 [0-3]$' "$tmp/fwd.out")" = 4 ] && grep -q '^  index: 0 3$' "$tmp/fwd.out" ||
+        fail "the indexes are not the global ones"
+    grep -q "uuid: GPU-00000000-1111-2222-3333-000000000001" "$tmp/fwd.out" || fail "server 1's GPUs are not shown"
+    [ "$(sed -n 's/^  by uuid: 0 index //p' "$tmp/fwd.out" | tr '\n' ' ')" = "0 1 2 3 " ] ||
+        fail "a lookup by UUID does not find each GPU on its own server"
+    grep -q "^unknown uuid: 6 (Not Found)$" "$tmp/fwd.out" || fail "an unknown UUID is not NVML_ERROR_NOT_FOUND"
+    grep -q "^handle past the last: 2 (Invalid Argument)$" "$tmp/fwd.out" || fail "index 4 is not NVML_ERROR_INVALID_ARGUMENT"
+    echo "PASS: two servers: 4 GPUs, global indexes, init and shutdown on both"
+    ;;
+wrongserver)
+    other=$1 stubdir=$2 prog=$3
+    start "$other" unix
+    APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    rc=$?
+    stop
+    [ $rc = 1 ] || fail "exit $rc (want 1: nvmlInit failed)"
+    grep -q "^init: 9 " "$tmp/fwd.out" || fail "nvmlInit against another API's server is not NVML_ERROR_DRIVER_NOT_LOADED (9)"
+    grep -q "API 'nvml' is not served here" "$tmp/fwd.err" || fail "the guest does not say why"
+    grep -q "API 'nvml' is not served here" "$tmp/server.log" || fail "the server does not say why"
+    echo "PASS: another API's server: nvmlInit = NVML_ERROR_DRIVER_NOT_LOADED, both sides name the API"
+    ;;
+noserver)
+    stubdir=$1 prog=$2
+    APIGEN_SERVER=unix://$tmp/nobody.sock APIGEN_TIMEOUT_MS=2000 LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" \
+        > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    rc=$?
+    [ $rc = 1 ] || fail "exit $rc (want 1: nvmlInit failed)"
+    grep -q "^init: 9 " "$tmp/fwd.out" || fail "nvmlInit without a server is not NVML_ERROR_DRIVER_NOT_LOADED (9)"
+    echo "PASS: no server: nvmlInit = NVML_ERROR_DRIVER_NOT_LOADED, exit 1, no hang"
+    ;;
+*) echo "usage: run.sh diff|admin|noserver ..."; exit 2 ;;
+esac
+exit 0
