@@ -10,6 +10,17 @@
  *       stub answer NVML_ERROR_INVALID_ARGUMENT; the real library may crash) */
 #include <nvml.h>
 #include <stdint.h>
+
+/* nvml.h maps the old name to nvmlGetExcludedDeviceCount: call it by its own
+ * name, as a binary built with an older header does */
+#undef nvmlGetBlacklistDeviceCount
+#undef nvmlGetBlacklistDeviceInfoByIndex
+#undef nvmlBlacklistDeviceInfo_t
+#include "apigen_nvml.h" /* libnvidia-ml.so.1's exports that nvml.h of 13.0 lacks */
+/* absent from an older driver's library: then reported as absent */
+#pragma weak nvmlDeviceGetRemappedRows_v2
+#pragma weak nvmlDeviceGetUnrepairableMemoryFlag_v1
+#pragma weak nvmlGetBlacklistDeviceCount
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +70,28 @@ static void device(unsigned i)
     nvmlMemory_v2_t m0 = {0}; /* no version: NVML refuses */
     r = nvmlDeviceGetMemoryInfo_v2(d, &m0);
     printf("  memory v2 without version: %d (%s)\n", (int)r, nvmlErrorString(r));
+
+    /* exported beyond nvml.h of 13.0 (nvidia-smi -q's Remapped Rows and
+     * Unrepairable Memory rows) */
+    if (nvmlDeviceGetRemappedRows_v2) {
+        nvmlRemappedRowsInfo_v2_t rr;
+        r = nvmlDeviceGetRemappedRows_v2(d, &rr);
+        if (r == NVML_SUCCESS)
+            printf("  remapped rows v2: corr %u/%u unc %u/%u pending %u failure %u\n", rr.corrActiveRemaps,
+                   rr.corrInactiveRemaps, rr.uncActiveRemaps, rr.uncInactiveRemaps, rr.bPending,
+                   rr.bFailureOccurred);
+        else printf("  remapped rows v2: %d (%s)\n", (int)r, nvmlErrorString(r));
+    } else {
+        printf("  remapped rows v2: absent\n");
+    }
+    if (nvmlDeviceGetUnrepairableMemoryFlag_v1) {
+        nvmlUnrepairableMemoryStatus_v1_t um;
+        r = nvmlDeviceGetUnrepairableMemoryFlag_v1(d, &um);
+        if (r == NVML_SUCCESS) printf("  unrepairable memory: %u\n", um.bUnrepairableMemory);
+        else printf("  unrepairable memory: %d (%s)\n", (int)r, nvmlErrorString(r));
+    } else {
+        printf("  unrepairable memory: absent\n");
+    }
 
     nvmlUtilization_t u;
     r = nvmlDeviceGetUtilizationRates(d, &u);
@@ -182,6 +215,16 @@ int main(int argc, char **argv)
                    ev.eventData);
         }
         nvmlEventSetFree(set);
+    }
+    unsigned nx = 99;
+    r = nvmlGetExcludedDeviceCount(&nx);
+    printf("excluded GPUs: %d %u\n", (int)r, nx);
+    if (nvmlGetBlacklistDeviceCount) { /* the old name of the same function */
+        nx = 99;
+        r = nvmlGetBlacklistDeviceCount(&nx);
+        printf("blacklisted GPUs: %d %u\n", (int)r, nx);
+    } else {
+        printf("blacklisted GPUs: absent\n");
     }
     nvmlDevice_t d;
     r = nvmlDeviceGetHandleByUUID("GPU-no-such-gpu", &d);

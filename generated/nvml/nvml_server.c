@@ -197,6 +197,7 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetPowerUsage
 #pragma weak nvmlDeviceGetProcessUtilization
 #pragma weak nvmlDeviceGetRemappedRows
+#pragma weak nvmlDeviceGetRemappedRows_v2
 #pragma weak nvmlDeviceGetRepairStatus
 #pragma weak nvmlDeviceGetRetiredPages
 #pragma weak nvmlDeviceGetRetiredPagesPendingStatus
@@ -222,6 +223,7 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetTotalEccErrors
 #pragma weak nvmlDeviceGetTotalEnergyConsumption
 #pragma weak nvmlDeviceGetUUID
+#pragma weak nvmlDeviceGetUnrepairableMemoryFlag_v1
 #pragma weak nvmlDeviceGetUtilizationRates
 #pragma weak nvmlDeviceGetVbiosVersion
 #pragma weak nvmlDeviceGetVgpuCapabilities
@@ -290,6 +292,8 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceWorkloadPowerProfileSetRequestedProfiles
 #pragma weak nvmlEventSetCreate
 #pragma weak nvmlEventSetFree
+#pragma weak nvmlGetBlacklistDeviceCount
+#pragma weak nvmlGetBlacklistDeviceInfoByIndex
 #pragma weak nvmlGetExcludedDeviceCount
 #pragma weak nvmlGetExcludedDeviceInfoByIndex
 #pragma weak nvmlGetVgpuCompatibility
@@ -1080,10 +1084,8 @@ static void h_nvmlDeviceGetAccountingStats(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_pid;
-    const void *b_stats = NULL;
-    uint64_t l_stats = 0;
-    uint64_t n_stats = 0;
     uint8_t p_stats = 0;
+    uint64_t n_stats = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -1091,15 +1093,12 @@ static void h_nvmlDeviceGetAccountingStats(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_pid)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pid"); return; }
     pid = (unsigned int)v_pid;
-    if (!apigen_get_opt_bytes(cx->rd, &b_stats, &l_stats, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
-    if (b_stats != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_stats)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
+    if (p_stats) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) { apigen_reject(cx, APIGEN_TOO_LARGE, "stats"); return; }
-        if (l_stats != n_stats) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
         stats = apigen_scratch(cx, n_stats, 1);
         if (stats == NULL) return;
-        memcpy(stats, b_stats, n_stats);
     }
-    p_stats = b_stats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetAccountingStats == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1321,24 +1320,19 @@ static void h_nvmlDeviceGetAttributes(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_attributes = NULL;
-    uint64_t l_attributes = 0;
-    uint64_t n_attributes = 0;
     uint8_t p_attributes = 0;
+    uint64_t n_attributes = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_attributes, &l_attributes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
-    if (b_attributes != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_attributes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
+    if (p_attributes) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "attributes"); return; }
-        if (l_attributes != n_attributes) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
         attributes = apigen_scratch(cx, n_attributes, 1);
         if (attributes == NULL) return;
-        memcpy(attributes, b_attributes, n_attributes);
     }
-    p_attributes = b_attributes != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetAttributes == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1360,24 +1354,19 @@ static void h_nvmlDeviceGetAttributes_v2(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_attributes = NULL;
-    uint64_t l_attributes = 0;
-    uint64_t n_attributes = 0;
     uint8_t p_attributes = 0;
+    uint64_t n_attributes = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_attributes, &l_attributes, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
-    if (b_attributes != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_attributes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
+    if (p_attributes) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "attributes"); return; }
-        if (l_attributes != n_attributes) { apigen_reject(cx, APIGEN_BAD_ARGS, "attributes"); return; }
         attributes = apigen_scratch(cx, n_attributes, 1);
         if (attributes == NULL) return;
-        memcpy(attributes, b_attributes, n_attributes);
     }
-    p_attributes = b_attributes != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetAttributes_v2 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1446,24 +1435,19 @@ static void h_nvmlDeviceGetBAR1MemoryInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_bar1Memory = NULL;
-    uint64_t l_bar1Memory = 0;
-    uint64_t n_bar1Memory = 0;
     uint8_t p_bar1Memory = 0;
+    uint64_t n_bar1Memory = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_bar1Memory, &l_bar1Memory, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bar1Memory"); return; }
-    if (b_bar1Memory != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_bar1Memory)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bar1Memory"); return; }
+    if (p_bar1Memory) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBAR1Memory_t), &n_bar1Memory)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bar1Memory"); return; }
-        if (l_bar1Memory != n_bar1Memory) { apigen_reject(cx, APIGEN_BAD_ARGS, "bar1Memory"); return; }
         bar1Memory = apigen_scratch(cx, n_bar1Memory, 1);
         if (bar1Memory == NULL) return;
-        memcpy(bar1Memory, b_bar1Memory, n_bar1Memory);
     }
-    p_bar1Memory = b_bar1Memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetBAR1MemoryInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1591,24 +1575,19 @@ static void h_nvmlDeviceGetBridgeChipInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_bridgeHierarchy = NULL;
-    uint64_t l_bridgeHierarchy = 0;
-    uint64_t n_bridgeHierarchy = 0;
     uint8_t p_bridgeHierarchy = 0;
+    uint64_t n_bridgeHierarchy = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_bridgeHierarchy, &l_bridgeHierarchy, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bridgeHierarchy"); return; }
-    if (b_bridgeHierarchy != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_bridgeHierarchy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bridgeHierarchy"); return; }
+    if (p_bridgeHierarchy) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBridgeChipHierarchy_t), &n_bridgeHierarchy)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bridgeHierarchy"); return; }
-        if (l_bridgeHierarchy != n_bridgeHierarchy) { apigen_reject(cx, APIGEN_BAD_ARGS, "bridgeHierarchy"); return; }
         bridgeHierarchy = apigen_scratch(cx, n_bridgeHierarchy, 1);
         if (bridgeHierarchy == NULL) return;
-        memcpy(bridgeHierarchy, b_bridgeHierarchy, n_bridgeHierarchy);
     }
-    p_bridgeHierarchy = b_bridgeHierarchy != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetBridgeChipInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1664,24 +1643,19 @@ static void h_nvmlDeviceGetC2cModeInfoV(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_c2cModeInfo = NULL;
-    uint64_t l_c2cModeInfo = 0;
-    uint64_t n_c2cModeInfo = 0;
     uint8_t p_c2cModeInfo = 0;
+    uint64_t n_c2cModeInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_c2cModeInfo, &l_c2cModeInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c2cModeInfo"); return; }
-    if (b_c2cModeInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_c2cModeInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c2cModeInfo"); return; }
+    if (p_c2cModeInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlC2cModeInfo_v1_t), &n_c2cModeInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "c2cModeInfo"); return; }
-        if (l_c2cModeInfo != n_c2cModeInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "c2cModeInfo"); return; }
         c2cModeInfo = apigen_scratch(cx, n_c2cModeInfo, 1);
         if (c2cModeInfo == NULL) return;
-        memcpy(c2cModeInfo, b_c2cModeInfo, n_c2cModeInfo);
     }
-    p_c2cModeInfo = b_c2cModeInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetC2cModeInfoV == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -1742,24 +1716,19 @@ static void h_nvmlDeviceGetClkMonStatus(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_status = NULL;
-    uint64_t l_status = 0;
-    uint64_t n_status = 0;
     uint8_t p_status = 0;
+    uint64_t n_status = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_status, &l_status, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
-    if (b_status != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
+    if (p_status) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlClkMonStatus_t), &n_status)) { apigen_reject(cx, APIGEN_TOO_LARGE, "status"); return; }
-        if (l_status != n_status) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
         status = apigen_scratch(cx, n_status, 1);
         if (status == NULL) return;
-        memcpy(status, b_status, n_status);
     }
-    p_status = b_status != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetClkMonStatus == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -2172,24 +2141,19 @@ static void h_nvmlDeviceGetConfComputeGpuCertificate(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_gpuCert = NULL;
-    uint64_t l_gpuCert = 0;
-    uint64_t n_gpuCert = 0;
     uint8_t p_gpuCert = 0;
+    uint64_t n_gpuCert = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_gpuCert, &l_gpuCert, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuCert"); return; }
-    if (b_gpuCert != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_gpuCert)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuCert"); return; }
+    if (p_gpuCert) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeGpuCertificate_t), &n_gpuCert)) { apigen_reject(cx, APIGEN_TOO_LARGE, "gpuCert"); return; }
-        if (l_gpuCert != n_gpuCert) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuCert"); return; }
         gpuCert = apigen_scratch(cx, n_gpuCert, 1);
         if (gpuCert == NULL) return;
-        memcpy(gpuCert, b_gpuCert, n_gpuCert);
     }
-    p_gpuCert = b_gpuCert != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetConfComputeGpuCertificate == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -2211,24 +2175,19 @@ static void h_nvmlDeviceGetConfComputeMemSizeInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_memInfo = NULL;
-    uint64_t l_memInfo = 0;
-    uint64_t n_memInfo = 0;
     uint8_t p_memInfo = 0;
+    uint64_t n_memInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_memInfo, &l_memInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memInfo"); return; }
-    if (b_memInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_memInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memInfo"); return; }
+    if (p_memInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeMemSizeInfo_t), &n_memInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "memInfo"); return; }
-        if (l_memInfo != n_memInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "memInfo"); return; }
         memInfo = apigen_scratch(cx, n_memInfo, 1);
         if (memInfo == NULL) return;
-        memcpy(memInfo, b_memInfo, n_memInfo);
     }
-    p_memInfo = b_memInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetConfComputeMemSizeInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -2250,24 +2209,19 @@ static void h_nvmlDeviceGetConfComputeProtectedMemoryUsage(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_memory = NULL;
-    uint64_t l_memory = 0;
-    uint64_t n_memory = 0;
     uint8_t p_memory = 0;
+    uint64_t n_memory = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_memory, &l_memory, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
-    if (b_memory != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_memory)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
+    if (p_memory) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) { apigen_reject(cx, APIGEN_TOO_LARGE, "memory"); return; }
-        if (l_memory != n_memory) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
         memory = apigen_scratch(cx, n_memory, 1);
         if (memory == NULL) return;
-        memcpy(memory, b_memory, n_memory);
     }
-    p_memory = b_memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetConfComputeProtectedMemoryUsage == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -2864,10 +2818,8 @@ static void h_nvmlDeviceGetDetailedEccErrors(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_errorType;
     uint32_t v_counterType;
-    const void *b_eccCounts = NULL;
-    uint64_t l_eccCounts = 0;
-    uint64_t n_eccCounts = 0;
     uint8_t p_eccCounts = 0;
+    uint64_t n_eccCounts = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -2877,15 +2829,12 @@ static void h_nvmlDeviceGetDetailedEccErrors(apigen_call_ctx *cx)
     errorType = (nvmlMemoryErrorType_t)v_errorType;
     if (!apigen_get_u32(cx->rd, &v_counterType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "counterType"); return; }
     counterType = (nvmlEccCounterType_t)v_counterType;
-    if (!apigen_get_opt_bytes(cx->rd, &b_eccCounts, &l_eccCounts, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "eccCounts"); return; }
-    if (b_eccCounts != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_eccCounts)) { apigen_reject(cx, APIGEN_BAD_ARGS, "eccCounts"); return; }
+    if (p_eccCounts) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEccErrorCounts_t), &n_eccCounts)) { apigen_reject(cx, APIGEN_TOO_LARGE, "eccCounts"); return; }
-        if (l_eccCounts != n_eccCounts) { apigen_reject(cx, APIGEN_BAD_ARGS, "eccCounts"); return; }
         eccCounts = apigen_scratch(cx, n_eccCounts, 1);
         if (eccCounts == NULL) return;
-        memcpy(eccCounts, b_eccCounts, n_eccCounts);
     }
-    p_eccCounts = b_eccCounts != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetDetailedEccErrors == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -3163,24 +3112,19 @@ static void h_nvmlDeviceGetDynamicPstatesInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pDynamicPstatesInfo = NULL;
-    uint64_t l_pDynamicPstatesInfo = 0;
-    uint64_t n_pDynamicPstatesInfo = 0;
     uint8_t p_pDynamicPstatesInfo = 0;
+    uint64_t n_pDynamicPstatesInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pDynamicPstatesInfo, &l_pDynamicPstatesInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDynamicPstatesInfo"); return; }
-    if (b_pDynamicPstatesInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pDynamicPstatesInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDynamicPstatesInfo"); return; }
+    if (p_pDynamicPstatesInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuDynamicPstatesInfo_t), &n_pDynamicPstatesInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pDynamicPstatesInfo"); return; }
-        if (l_pDynamicPstatesInfo != n_pDynamicPstatesInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDynamicPstatesInfo"); return; }
         pDynamicPstatesInfo = apigen_scratch(cx, n_pDynamicPstatesInfo, 1);
         if (pDynamicPstatesInfo == NULL) return;
-        memcpy(pDynamicPstatesInfo, b_pDynamicPstatesInfo, n_pDynamicPstatesInfo);
     }
-    p_pDynamicPstatesInfo = b_pDynamicPstatesInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetDynamicPstatesInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -3538,24 +3482,19 @@ static void h_nvmlDeviceGetFBCStats(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_fbcStats = NULL;
-    uint64_t l_fbcStats = 0;
-    uint64_t n_fbcStats = 0;
     uint8_t p_fbcStats = 0;
+    uint64_t n_fbcStats = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_fbcStats, &l_fbcStats, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
-    if (b_fbcStats != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_fbcStats)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
+    if (p_fbcStats) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) { apigen_reject(cx, APIGEN_TOO_LARGE, "fbcStats"); return; }
-        if (l_fbcStats != n_fbcStats) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
         fbcStats = apigen_scratch(cx, n_fbcStats, 1);
         if (fbcStats == NULL) return;
-        memcpy(fbcStats, b_fbcStats, n_fbcStats);
     }
-    p_fbcStats = b_fbcStats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetFBCStats == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -3850,24 +3789,19 @@ static void h_nvmlDeviceGetGpuFabricInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_gpuFabricInfo = NULL;
-    uint64_t l_gpuFabricInfo = 0;
-    uint64_t n_gpuFabricInfo = 0;
     uint8_t p_gpuFabricInfo = 0;
+    uint64_t n_gpuFabricInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_gpuFabricInfo, &l_gpuFabricInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuFabricInfo"); return; }
-    if (b_gpuFabricInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_gpuFabricInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuFabricInfo"); return; }
+    if (p_gpuFabricInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuFabricInfo_t), &n_gpuFabricInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "gpuFabricInfo"); return; }
-        if (l_gpuFabricInfo != n_gpuFabricInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuFabricInfo"); return; }
         gpuFabricInfo = apigen_scratch(cx, n_gpuFabricInfo, 1);
         if (gpuFabricInfo == NULL) return;
-        memcpy(gpuFabricInfo, b_gpuFabricInfo, n_gpuFabricInfo);
     }
-    p_gpuFabricInfo = b_gpuFabricInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGpuFabricInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4005,10 +3939,8 @@ static void h_nvmlDeviceGetGpuInstanceProfileInfo(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_profile;
-    const void *b_info = NULL;
-    uint64_t l_info = 0;
-    uint64_t n_info = 0;
     uint8_t p_info = 0;
+    uint64_t n_info = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -4016,15 +3948,12 @@ static void h_nvmlDeviceGetGpuInstanceProfileInfo(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_profile)) { apigen_reject(cx, APIGEN_BAD_ARGS, "profile"); return; }
     profile = (unsigned int)v_profile;
-    if (!apigen_get_opt_bytes(cx->rd, &b_info, &l_info, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (b_info != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuInstanceProfileInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
-        if (l_info != n_info) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
         info = apigen_scratch(cx, n_info, 1);
         if (info == NULL) return;
-        memcpy(info, b_info, n_info);
     }
-    p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGpuInstanceProfileInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4416,24 +4345,19 @@ static void h_nvmlDeviceGetGridLicensableFeatures(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pGridLicensableFeatures = NULL;
-    uint64_t l_pGridLicensableFeatures = 0;
-    uint64_t n_pGridLicensableFeatures = 0;
     uint8_t p_pGridLicensableFeatures = 0;
+    uint64_t n_pGridLicensableFeatures = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pGridLicensableFeatures, &l_pGridLicensableFeatures, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
-    if (b_pGridLicensableFeatures != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
+    if (p_pGridLicensableFeatures) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pGridLicensableFeatures"); return; }
-        if (l_pGridLicensableFeatures != n_pGridLicensableFeatures) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
         pGridLicensableFeatures = apigen_scratch(cx, n_pGridLicensableFeatures, 1);
         if (pGridLicensableFeatures == NULL) return;
-        memcpy(pGridLicensableFeatures, b_pGridLicensableFeatures, n_pGridLicensableFeatures);
     }
-    p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGridLicensableFeatures == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4455,24 +4379,19 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v2(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pGridLicensableFeatures = NULL;
-    uint64_t l_pGridLicensableFeatures = 0;
-    uint64_t n_pGridLicensableFeatures = 0;
     uint8_t p_pGridLicensableFeatures = 0;
+    uint64_t n_pGridLicensableFeatures = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pGridLicensableFeatures, &l_pGridLicensableFeatures, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
-    if (b_pGridLicensableFeatures != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
+    if (p_pGridLicensableFeatures) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pGridLicensableFeatures"); return; }
-        if (l_pGridLicensableFeatures != n_pGridLicensableFeatures) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
         pGridLicensableFeatures = apigen_scratch(cx, n_pGridLicensableFeatures, 1);
         if (pGridLicensableFeatures == NULL) return;
-        memcpy(pGridLicensableFeatures, b_pGridLicensableFeatures, n_pGridLicensableFeatures);
     }
-    p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGridLicensableFeatures_v2 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4494,24 +4413,19 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v3(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pGridLicensableFeatures = NULL;
-    uint64_t l_pGridLicensableFeatures = 0;
-    uint64_t n_pGridLicensableFeatures = 0;
     uint8_t p_pGridLicensableFeatures = 0;
+    uint64_t n_pGridLicensableFeatures = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pGridLicensableFeatures, &l_pGridLicensableFeatures, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
-    if (b_pGridLicensableFeatures != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
+    if (p_pGridLicensableFeatures) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pGridLicensableFeatures"); return; }
-        if (l_pGridLicensableFeatures != n_pGridLicensableFeatures) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
         pGridLicensableFeatures = apigen_scratch(cx, n_pGridLicensableFeatures, 1);
         if (pGridLicensableFeatures == NULL) return;
-        memcpy(pGridLicensableFeatures, b_pGridLicensableFeatures, n_pGridLicensableFeatures);
     }
-    p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGridLicensableFeatures_v3 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4533,24 +4447,19 @@ static void h_nvmlDeviceGetGridLicensableFeatures_v4(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pGridLicensableFeatures = NULL;
-    uint64_t l_pGridLicensableFeatures = 0;
-    uint64_t n_pGridLicensableFeatures = 0;
     uint8_t p_pGridLicensableFeatures = 0;
+    uint64_t n_pGridLicensableFeatures = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pGridLicensableFeatures, &l_pGridLicensableFeatures, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
-    if (b_pGridLicensableFeatures != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
+    if (p_pGridLicensableFeatures) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pGridLicensableFeatures"); return; }
-        if (l_pGridLicensableFeatures != n_pGridLicensableFeatures) { apigen_reject(cx, APIGEN_BAD_ARGS, "pGridLicensableFeatures"); return; }
         pGridLicensableFeatures = apigen_scratch(cx, n_pGridLicensableFeatures, 1);
         if (pGridLicensableFeatures == NULL) return;
-        memcpy(pGridLicensableFeatures, b_pGridLicensableFeatures, n_pGridLicensableFeatures);
     }
-    p_pGridLicensableFeatures = b_pGridLicensableFeatures != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetGridLicensableFeatures_v4 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -4938,24 +4847,19 @@ static void h_nvmlDeviceGetHostname_v1(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_hostname = NULL;
-    uint64_t l_hostname = 0;
-    uint64_t n_hostname = 0;
     uint8_t p_hostname = 0;
+    uint64_t n_hostname = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_hostname, &l_hostname, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostname"); return; }
-    if (b_hostname != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_hostname)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostname"); return; }
+    if (p_hostname) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlHostname_v1_t), &n_hostname)) { apigen_reject(cx, APIGEN_TOO_LARGE, "hostname"); return; }
-        if (l_hostname != n_hostname) { apigen_reject(cx, APIGEN_BAD_ARGS, "hostname"); return; }
         hostname = apigen_scratch(cx, n_hostname, 1);
         if (hostname == NULL) return;
-        memcpy(hostname, b_hostname, n_hostname);
     }
-    p_hostname = b_hostname != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetHostname_v1 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -5838,24 +5742,19 @@ static void h_nvmlDeviceGetMemoryInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_memory = NULL;
-    uint64_t l_memory = 0;
-    uint64_t n_memory = 0;
     uint8_t p_memory = 0;
+    uint64_t n_memory = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_memory, &l_memory, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
-    if (b_memory != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_memory)) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
+    if (p_memory) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) { apigen_reject(cx, APIGEN_TOO_LARGE, "memory"); return; }
-        if (l_memory != n_memory) { apigen_reject(cx, APIGEN_BAD_ARGS, "memory"); return; }
         memory = apigen_scratch(cx, n_memory, 1);
         if (memory == NULL) return;
-        memcpy(memory, b_memory, n_memory);
     }
-    p_memory = b_memory != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetMemoryInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -6511,10 +6410,8 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_link;
-    const void *b_pci = NULL;
-    uint64_t l_pci = 0;
-    uint64_t n_pci = 0;
     uint8_t p_pci = 0;
+    uint64_t n_pci = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -6522,15 +6419,12 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_link)) { apigen_reject(cx, APIGEN_BAD_ARGS, "link"); return; }
     link = (unsigned int)v_link;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pci, &l_pci, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
-    if (b_pci != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pci)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
+    if (p_pci) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pci"); return; }
-        if (l_pci != n_pci) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
         pci = apigen_scratch(cx, n_pci, 1);
         if (pci == NULL) return;
-        memcpy(pci, b_pci, n_pci);
     }
-    p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetNvLinkRemotePciInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -6554,10 +6448,8 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo_v2(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_link;
-    const void *b_pci = NULL;
-    uint64_t l_pci = 0;
-    uint64_t n_pci = 0;
     uint8_t p_pci = 0;
+    uint64_t n_pci = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -6565,15 +6457,12 @@ static void h_nvmlDeviceGetNvLinkRemotePciInfo_v2(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_link)) { apigen_reject(cx, APIGEN_BAD_ARGS, "link"); return; }
     link = (unsigned int)v_link;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pci, &l_pci, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
-    if (b_pci != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pci)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
+    if (p_pci) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pci"); return; }
-        if (l_pci != n_pci) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
         pci = apigen_scratch(cx, n_pci, 1);
         if (pci == NULL) return;
-        memcpy(pci, b_pci, n_pci);
     }
-    p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetNvLinkRemotePciInfo_v2 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -6637,10 +6526,8 @@ static void h_nvmlDeviceGetNvLinkUtilizationControl(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_link;
     uint32_t v_counter;
-    const void *b_control = NULL;
-    uint64_t l_control = 0;
-    uint64_t n_control = 0;
     uint8_t p_control = 0;
+    uint64_t n_control = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -6650,15 +6537,12 @@ static void h_nvmlDeviceGetNvLinkUtilizationControl(apigen_call_ctx *cx)
     link = (unsigned int)v_link;
     if (!apigen_get_u32(cx->rd, &v_counter)) { apigen_reject(cx, APIGEN_BAD_ARGS, "counter"); return; }
     counter = (unsigned int)v_counter;
-    if (!apigen_get_opt_bytes(cx->rd, &b_control, &l_control, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "control"); return; }
-    if (b_control != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_control)) { apigen_reject(cx, APIGEN_BAD_ARGS, "control"); return; }
+    if (p_control) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlNvLinkUtilizationControl_t), &n_control)) { apigen_reject(cx, APIGEN_TOO_LARGE, "control"); return; }
-        if (l_control != n_control) { apigen_reject(cx, APIGEN_BAD_ARGS, "control"); return; }
         control = apigen_scratch(cx, n_control, 1);
         if (control == NULL) return;
-        memcpy(control, b_control, n_control);
     }
-    p_control = b_control != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetNvLinkUtilizationControl == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -6941,24 +6825,19 @@ static void h_nvmlDeviceGetPciInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pci = NULL;
-    uint64_t l_pci = 0;
-    uint64_t n_pci = 0;
     uint8_t p_pci = 0;
+    uint64_t n_pci = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pci, &l_pci, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
-    if (b_pci != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pci)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
+    if (p_pci) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pci"); return; }
-        if (l_pci != n_pci) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
         pci = apigen_scratch(cx, n_pci, 1);
         if (pci == NULL) return;
-        memcpy(pci, b_pci, n_pci);
     }
-    p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetPciInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -7019,24 +6898,19 @@ static void h_nvmlDeviceGetPciInfo_v2(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pci = NULL;
-    uint64_t l_pci = 0;
-    uint64_t n_pci = 0;
     uint8_t p_pci = 0;
+    uint64_t n_pci = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pci, &l_pci, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
-    if (b_pci != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pci)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
+    if (p_pci) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pci"); return; }
-        if (l_pci != n_pci) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
         pci = apigen_scratch(cx, n_pci, 1);
         if (pci == NULL) return;
-        memcpy(pci, b_pci, n_pci);
     }
-    p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetPciInfo_v2 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -7058,24 +6932,19 @@ static void h_nvmlDeviceGetPciInfo_v3(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pci = NULL;
-    uint64_t l_pci = 0;
-    uint64_t n_pci = 0;
     uint8_t p_pci = 0;
+    uint64_t n_pci = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pci, &l_pci, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
-    if (b_pci != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pci)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
+    if (p_pci) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pci"); return; }
-        if (l_pci != n_pci) { apigen_reject(cx, APIGEN_BAD_ARGS, "pci"); return; }
         pci = apigen_scratch(cx, n_pci, 1);
         if (pci == NULL) return;
-        memcpy(pci, b_pci, n_pci);
     }
-    p_pci = b_pci != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetPciInfo_v3 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -7623,24 +7492,19 @@ static void h_nvmlDeviceGetPowerMizerMode_v1(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_powerMizerMode = NULL;
-    uint64_t l_powerMizerMode = 0;
-    uint64_t n_powerMizerMode = 0;
     uint8_t p_powerMizerMode = 0;
+    uint64_t n_powerMizerMode = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_powerMizerMode, &l_powerMizerMode, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "powerMizerMode"); return; }
-    if (b_powerMizerMode != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_powerMizerMode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "powerMizerMode"); return; }
+    if (p_powerMizerMode) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDevicePowerMizerModes_v1_t), &n_powerMizerMode)) { apigen_reject(cx, APIGEN_TOO_LARGE, "powerMizerMode"); return; }
-        if (l_powerMizerMode != n_powerMizerMode) { apigen_reject(cx, APIGEN_BAD_ARGS, "powerMizerMode"); return; }
         powerMizerMode = apigen_scratch(cx, n_powerMizerMode, 1);
         if (powerMizerMode == NULL) return;
-        memcpy(powerMizerMode, b_powerMizerMode, n_powerMizerMode);
     }
-    p_powerMizerMode = b_powerMizerMode != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetPowerMizerMode_v1 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -7889,6 +7753,40 @@ static void h_nvmlDeviceGetRemappedRows(apigen_call_ctx *cx)
     }
 }
 
+static void h_nvmlDeviceGetRemappedRows_v2(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    nvmlRemappedRowsInfo_v2_t *info = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint8_t p_info = 0;
+    uint64_t n_info = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlRemappedRowsInfo_v2_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
+        info = apigen_scratch(cx, n_info, 1);
+        if (info == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (nvmlDeviceGetRemappedRows_v2 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetRemappedRows_v2(device, info);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_info) { /* info */
+        k_ = ok_ ? n_info : 0;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
+    }
+}
+
 static void h_nvmlDeviceGetRepairStatus(apigen_call_ctx *cx)
 {
     nvmlDevice_t device = {0};
@@ -8102,24 +8000,19 @@ static void h_nvmlDeviceGetRowRemapperHistogram(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_values = NULL;
-    uint64_t l_values = 0;
-    uint64_t n_values = 0;
     uint8_t p_values = 0;
+    uint64_t n_values = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_values, &l_values, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "values"); return; }
-    if (b_values != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_values)) { apigen_reject(cx, APIGEN_BAD_ARGS, "values"); return; }
+    if (p_values) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlRowRemapperHistogramValues_t), &n_values)) { apigen_reject(cx, APIGEN_TOO_LARGE, "values"); return; }
-        if (l_values != n_values) { apigen_reject(cx, APIGEN_BAD_ARGS, "values"); return; }
         values = apigen_scratch(cx, n_values, 1);
         if (values == NULL) return;
-        memcpy(values, b_values, n_values);
     }
-    p_values = b_values != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetRowRemapperHistogram == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -8758,10 +8651,8 @@ static void h_nvmlDeviceGetThermalSettings(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_sensorIndex;
-    const void *b_pThermalSettings = NULL;
-    uint64_t l_pThermalSettings = 0;
-    uint64_t n_pThermalSettings = 0;
     uint8_t p_pThermalSettings = 0;
+    uint64_t n_pThermalSettings = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -8769,15 +8660,12 @@ static void h_nvmlDeviceGetThermalSettings(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_sensorIndex)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sensorIndex"); return; }
     sensorIndex = (unsigned int)v_sensorIndex;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pThermalSettings, &l_pThermalSettings, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pThermalSettings"); return; }
-    if (b_pThermalSettings != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pThermalSettings)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pThermalSettings"); return; }
+    if (p_pThermalSettings) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuThermalSettings_t), &n_pThermalSettings)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pThermalSettings"); return; }
-        if (l_pThermalSettings != n_pThermalSettings) { apigen_reject(cx, APIGEN_BAD_ARGS, "pThermalSettings"); return; }
         pThermalSettings = apigen_scratch(cx, n_pThermalSettings, 1);
         if (pThermalSettings == NULL) return;
-        memcpy(pThermalSettings, b_pThermalSettings, n_pThermalSettings);
     }
-    p_pThermalSettings = b_pThermalSettings != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetThermalSettings == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -9007,6 +8895,40 @@ static void h_nvmlDeviceGetUUID(apigen_call_ctx *cx)
     }
 }
 
+static void h_nvmlDeviceGetUnrepairableMemoryFlag_v1(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    nvmlUnrepairableMemoryStatus_v1_t *unrepairableMemoryStatus = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint8_t p_unrepairableMemoryStatus = 0;
+    uint64_t n_unrepairableMemoryStatus = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_unrepairableMemoryStatus)) { apigen_reject(cx, APIGEN_BAD_ARGS, "unrepairableMemoryStatus"); return; }
+    if (p_unrepairableMemoryStatus) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnrepairableMemoryStatus_v1_t), &n_unrepairableMemoryStatus)) { apigen_reject(cx, APIGEN_TOO_LARGE, "unrepairableMemoryStatus"); return; }
+        unrepairableMemoryStatus = apigen_scratch(cx, n_unrepairableMemoryStatus, 1);
+        if (unrepairableMemoryStatus == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (nvmlDeviceGetUnrepairableMemoryFlag_v1 == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlDeviceGetUnrepairableMemoryFlag_v1(device, unrepairableMemoryStatus);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_unrepairableMemoryStatus) { /* unrepairableMemoryStatus */
+        k_ = ok_ ? n_unrepairableMemoryStatus : 0;
+        if (!apigen_put_bytes_ref(cx->wr, unrepairableMemoryStatus, k_)) return;
+    }
+}
+
 static void h_nvmlDeviceGetUtilizationRates(apigen_call_ctx *cx)
 {
     nvmlDevice_t device = {0};
@@ -9014,24 +8936,19 @@ static void h_nvmlDeviceGetUtilizationRates(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_utilization = NULL;
-    uint64_t l_utilization = 0;
-    uint64_t n_utilization = 0;
     uint8_t p_utilization = 0;
+    uint64_t n_utilization = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_utilization, &l_utilization, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "utilization"); return; }
-    if (b_utilization != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_utilization)) { apigen_reject(cx, APIGEN_BAD_ARGS, "utilization"); return; }
+    if (p_utilization) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUtilization_t), &n_utilization)) { apigen_reject(cx, APIGEN_TOO_LARGE, "utilization"); return; }
-        if (l_utilization != n_utilization) { apigen_reject(cx, APIGEN_BAD_ARGS, "utilization"); return; }
         utilization = apigen_scratch(cx, n_utilization, 1);
         if (utilization == NULL) return;
-        memcpy(utilization, b_utilization, n_utilization);
     }
-    p_utilization = b_utilization != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetUtilizationRates == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -9279,24 +9196,19 @@ static void h_nvmlDeviceGetVgpuSchedulerCapabilities(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pCapabilities = NULL;
-    uint64_t l_pCapabilities = 0;
-    uint64_t n_pCapabilities = 0;
     uint8_t p_pCapabilities = 0;
+    uint64_t n_pCapabilities = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pCapabilities, &l_pCapabilities, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pCapabilities"); return; }
-    if (b_pCapabilities != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pCapabilities)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pCapabilities"); return; }
+    if (p_pCapabilities) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerCapabilities_t), &n_pCapabilities)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pCapabilities"); return; }
-        if (l_pCapabilities != n_pCapabilities) { apigen_reject(cx, APIGEN_BAD_ARGS, "pCapabilities"); return; }
         pCapabilities = apigen_scratch(cx, n_pCapabilities, 1);
         if (pCapabilities == NULL) return;
-        memcpy(pCapabilities, b_pCapabilities, n_pCapabilities);
     }
-    p_pCapabilities = b_pCapabilities != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetVgpuSchedulerCapabilities == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -9318,24 +9230,19 @@ static void h_nvmlDeviceGetVgpuSchedulerLog(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pSchedulerLog = NULL;
-    uint64_t l_pSchedulerLog = 0;
-    uint64_t n_pSchedulerLog = 0;
     uint8_t p_pSchedulerLog = 0;
+    uint64_t n_pSchedulerLog = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pSchedulerLog, &l_pSchedulerLog, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerLog"); return; }
-    if (b_pSchedulerLog != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pSchedulerLog)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerLog"); return; }
+    if (p_pSchedulerLog) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerLog_t), &n_pSchedulerLog)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pSchedulerLog"); return; }
-        if (l_pSchedulerLog != n_pSchedulerLog) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerLog"); return; }
         pSchedulerLog = apigen_scratch(cx, n_pSchedulerLog, 1);
         if (pSchedulerLog == NULL) return;
-        memcpy(pSchedulerLog, b_pSchedulerLog, n_pSchedulerLog);
     }
-    p_pSchedulerLog = b_pSchedulerLog != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetVgpuSchedulerLog == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -9357,24 +9264,19 @@ static void h_nvmlDeviceGetVgpuSchedulerState(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_device;
     void *r_;
-    const void *b_pSchedulerState = NULL;
-    uint64_t l_pSchedulerState = 0;
-    uint64_t n_pSchedulerState = 0;
     uint8_t p_pSchedulerState = 0;
+    uint64_t n_pSchedulerState = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
     device = (nvmlDevice_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_pSchedulerState, &l_pSchedulerState, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerState"); return; }
-    if (b_pSchedulerState != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_pSchedulerState)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerState"); return; }
+    if (p_pSchedulerState) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerGetState_t), &n_pSchedulerState)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pSchedulerState"); return; }
-        if (l_pSchedulerState != n_pSchedulerState) { apigen_reject(cx, APIGEN_BAD_ARGS, "pSchedulerState"); return; }
         pSchedulerState = apigen_scratch(cx, n_pSchedulerState, 1);
         if (pSchedulerState == NULL) return;
-        memcpy(pSchedulerState, b_pSchedulerState, n_pSchedulerState);
     }
-    p_pSchedulerState = b_pSchedulerState != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetVgpuSchedulerState == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -9470,10 +9372,8 @@ static void h_nvmlDeviceGetViolationStatus(apigen_call_ctx *cx)
     uint64_t v_device;
     void *r_;
     uint32_t v_perfPolicyType;
-    const void *b_violTime = NULL;
-    uint64_t l_violTime = 0;
-    uint64_t n_violTime = 0;
     uint8_t p_violTime = 0;
+    uint64_t n_violTime = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
@@ -9481,15 +9381,12 @@ static void h_nvmlDeviceGetViolationStatus(apigen_call_ctx *cx)
     device = (nvmlDevice_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_perfPolicyType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "perfPolicyType"); return; }
     perfPolicyType = (nvmlPerfPolicyType_t)v_perfPolicyType;
-    if (!apigen_get_opt_bytes(cx->rd, &b_violTime, &l_violTime, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "violTime"); return; }
-    if (b_violTime != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_violTime)) { apigen_reject(cx, APIGEN_BAD_ARGS, "violTime"); return; }
+    if (p_violTime) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlViolationTime_t), &n_violTime)) { apigen_reject(cx, APIGEN_TOO_LARGE, "violTime"); return; }
-        if (l_violTime != n_violTime) { apigen_reject(cx, APIGEN_BAD_ARGS, "violTime"); return; }
         violTime = apigen_scratch(cx, n_violTime, 1);
         if (violTime == NULL) return;
-        memcpy(violTime, b_violTime, n_violTime);
     }
-    p_violTime = b_violTime != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlDeviceGetViolationStatus == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -11404,6 +11301,66 @@ static void h_nvmlEventSetWait_v2(apigen_call_ctx *cx)
     }
 }
 
+static void h_nvmlGetBlacklistDeviceCount(apigen_call_ctx *cx)
+{
+    unsigned int *deviceCount = {0};
+    nvmlReturn_t ret_;
+    uint8_t p_deviceCount = 0;
+    uint64_t n_deviceCount = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u8(cx->rd, &p_deviceCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "deviceCount"); return; }
+    if (p_deviceCount) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_deviceCount)) { apigen_reject(cx, APIGEN_TOO_LARGE, "deviceCount"); return; }
+        deviceCount = apigen_scratch(cx, n_deviceCount, 1);
+        if (deviceCount == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (nvmlGetBlacklistDeviceCount == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetBlacklistDeviceCount(deviceCount);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_deviceCount) { /* deviceCount */
+        k_ = ok_ ? n_deviceCount : 0;
+        if (!apigen_put_bytes_ref(cx->wr, deviceCount, k_)) return;
+    }
+}
+
+static void h_nvmlGetBlacklistDeviceInfoByIndex(apigen_call_ctx *cx)
+{
+    unsigned int index = {0};
+    nvmlExcludedDeviceInfo_t *info = {0};
+    nvmlReturn_t ret_;
+    uint32_t v_index;
+    uint8_t p_info = 0;
+    uint64_t n_info = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u32(cx->rd, &v_index)) { apigen_reject(cx, APIGEN_BAD_ARGS, "index"); return; }
+    index = (unsigned int)v_index;
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlExcludedDeviceInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
+        info = apigen_scratch(cx, n_info, 1);
+        if (info == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (nvmlGetBlacklistDeviceInfoByIndex == NULL)
+        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
+    else
+        ret_ = nvmlGetBlacklistDeviceInfoByIndex(index, info);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_info) { /* info */
+        k_ = ok_ ? n_info : 0;
+        if (!apigen_put_bytes_ref(cx->wr, info, k_)) return;
+    }
+}
+
 static void h_nvmlGetExcludedDeviceCount(apigen_call_ctx *cx)
 {
     unsigned int *deviceCount = {0};
@@ -11438,23 +11395,18 @@ static void h_nvmlGetExcludedDeviceInfoByIndex(apigen_call_ctx *cx)
     nvmlExcludedDeviceInfo_t *info = {0};
     nvmlReturn_t ret_;
     uint32_t v_index;
-    const void *b_info = NULL;
-    uint64_t l_info = 0;
-    uint64_t n_info = 0;
     uint8_t p_info = 0;
+    uint64_t n_info = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_index)) { apigen_reject(cx, APIGEN_BAD_ARGS, "index"); return; }
     index = (unsigned int)v_index;
-    if (!apigen_get_opt_bytes(cx->rd, &b_info, &l_info, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (b_info != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlExcludedDeviceInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
-        if (l_info != n_info) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
         info = apigen_scratch(cx, n_info, 1);
         if (info == NULL) return;
-        memcpy(info, b_info, n_info);
     }
-    p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlGetExcludedDeviceInfoByIndex == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -11483,10 +11435,8 @@ static void h_nvmlGetVgpuCompatibility(apigen_call_ctx *cx)
     uint64_t l_pgpuMetadata = 0;
     uint64_t n_pgpuMetadata = 0;
     uint8_t p_pgpuMetadata = 0;
-    const void *b_compatibilityInfo = NULL;
-    uint64_t l_compatibilityInfo = 0;
-    uint64_t n_compatibilityInfo = 0;
     uint8_t p_compatibilityInfo = 0;
+    uint64_t n_compatibilityInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_opt_bytes(cx->rd, &b_vgpuMetadata, &l_vgpuMetadata, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vgpuMetadata"); return; }
@@ -11507,15 +11457,12 @@ static void h_nvmlGetVgpuCompatibility(apigen_call_ctx *cx)
         memcpy(pgpuMetadata, b_pgpuMetadata, n_pgpuMetadata);
     }
     p_pgpuMetadata = b_pgpuMetadata != NULL;
-    if (!apigen_get_opt_bytes(cx->rd, &b_compatibilityInfo, &l_compatibilityInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "compatibilityInfo"); return; }
-    if (b_compatibilityInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_compatibilityInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "compatibilityInfo"); return; }
+    if (p_compatibilityInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuPgpuCompatibility_t), &n_compatibilityInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "compatibilityInfo"); return; }
-        if (l_compatibilityInfo != n_compatibilityInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "compatibilityInfo"); return; }
         compatibilityInfo = apigen_scratch(cx, n_compatibilityInfo, 1);
         if (compatibilityInfo == NULL) return;
-        memcpy(compatibilityInfo, b_compatibilityInfo, n_compatibilityInfo);
     }
-    p_compatibilityInfo = b_compatibilityInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlGetVgpuCompatibility == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -11575,34 +11522,24 @@ static void h_nvmlGetVgpuVersion(apigen_call_ctx *cx)
     nvmlVgpuVersion_t *supported = {0};
     nvmlVgpuVersion_t *current = {0};
     nvmlReturn_t ret_;
-    const void *b_supported = NULL;
-    uint64_t l_supported = 0;
-    uint64_t n_supported = 0;
     uint8_t p_supported = 0;
-    const void *b_current = NULL;
-    uint64_t l_current = 0;
-    uint64_t n_current = 0;
+    uint64_t n_supported = 0;
     uint8_t p_current = 0;
+    uint64_t n_current = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_supported, &l_supported, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "supported"); return; }
-    if (b_supported != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_supported)) { apigen_reject(cx, APIGEN_BAD_ARGS, "supported"); return; }
+    if (p_supported) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_supported)) { apigen_reject(cx, APIGEN_TOO_LARGE, "supported"); return; }
-        if (l_supported != n_supported) { apigen_reject(cx, APIGEN_BAD_ARGS, "supported"); return; }
         supported = apigen_scratch(cx, n_supported, 1);
         if (supported == NULL) return;
-        memcpy(supported, b_supported, n_supported);
     }
-    p_supported = b_supported != NULL;
-    if (!apigen_get_opt_bytes(cx->rd, &b_current, &l_current, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "current"); return; }
-    if (b_current != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_current)) { apigen_reject(cx, APIGEN_BAD_ARGS, "current"); return; }
+    if (p_current) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_current)) { apigen_reject(cx, APIGEN_TOO_LARGE, "current"); return; }
-        if (l_current != n_current) { apigen_reject(cx, APIGEN_BAD_ARGS, "current"); return; }
         current = apigen_scratch(cx, n_current, 1);
         if (current == NULL) return;
-        memcpy(current, b_current, n_current);
     }
-    p_current = b_current != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlGetVgpuVersion == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -11997,10 +11934,8 @@ static void h_nvmlGpuInstanceGetComputeInstanceProfileInfo(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_profile;
     uint32_t v_engProfile;
-    const void *b_info = NULL;
-    uint64_t l_info = 0;
-    uint64_t n_info = 0;
     uint8_t p_info = 0;
+    uint64_t n_info = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_gpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "gpuInstance"); return; }
@@ -12010,15 +11945,12 @@ static void h_nvmlGpuInstanceGetComputeInstanceProfileInfo(apigen_call_ctx *cx)
     profile = (unsigned int)v_profile;
     if (!apigen_get_u32(cx->rd, &v_engProfile)) { apigen_reject(cx, APIGEN_BAD_ARGS, "engProfile"); return; }
     engProfile = (unsigned int)v_engProfile;
-    if (!apigen_get_opt_bytes(cx->rd, &b_info, &l_info, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (b_info != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceProfileInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
-        if (l_info != n_info) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
         info = apigen_scratch(cx, n_info, 1);
         if (info == NULL) return;
-        memcpy(info, b_info, n_info);
     }
-    p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlGpuInstanceGetComputeInstanceProfileInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -12431,21 +12363,16 @@ static void h_nvmlSystemGetConfComputeCapabilities(apigen_call_ctx *cx)
 {
     nvmlConfComputeSystemCaps_t *capabilities = {0};
     nvmlReturn_t ret_;
-    const void *b_capabilities = NULL;
-    uint64_t l_capabilities = 0;
-    uint64_t n_capabilities = 0;
     uint8_t p_capabilities = 0;
+    uint64_t n_capabilities = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_capabilities, &l_capabilities, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "capabilities"); return; }
-    if (b_capabilities != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_capabilities)) { apigen_reject(cx, APIGEN_BAD_ARGS, "capabilities"); return; }
+    if (p_capabilities) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemCaps_t), &n_capabilities)) { apigen_reject(cx, APIGEN_TOO_LARGE, "capabilities"); return; }
-        if (l_capabilities != n_capabilities) { apigen_reject(cx, APIGEN_BAD_ARGS, "capabilities"); return; }
         capabilities = apigen_scratch(cx, n_capabilities, 1);
         if (capabilities == NULL) return;
-        memcpy(capabilities, b_capabilities, n_capabilities);
     }
-    p_capabilities = b_capabilities != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlSystemGetConfComputeCapabilities == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -12558,21 +12485,16 @@ static void h_nvmlSystemGetConfComputeState(apigen_call_ctx *cx)
 {
     nvmlConfComputeSystemState_t *state = {0};
     nvmlReturn_t ret_;
-    const void *b_state = NULL;
-    uint64_t l_state = 0;
-    uint64_t n_state = 0;
     uint8_t p_state = 0;
+    uint64_t n_state = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_state, &l_state, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
-    if (b_state != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_state)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
+    if (p_state) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemState_t), &n_state)) { apigen_reject(cx, APIGEN_TOO_LARGE, "state"); return; }
-        if (l_state != n_state) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
         state = apigen_scratch(cx, n_state, 1);
         if (state == NULL) return;
-        memcpy(state, b_state, n_state);
     }
-    p_state = b_state != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlSystemGetConfComputeState == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13080,24 +13002,19 @@ static void h_nvmlUnitGetFanSpeedInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_unit;
     void *r_;
-    const void *b_fanSpeeds = NULL;
-    uint64_t l_fanSpeeds = 0;
-    uint64_t n_fanSpeeds = 0;
     uint8_t p_fanSpeeds = 0;
+    uint64_t n_fanSpeeds = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_unit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "unit"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlUnit_t, v_unit, &r_)) return; /* unit */
     unit = (nvmlUnit_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_fanSpeeds, &l_fanSpeeds, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fanSpeeds"); return; }
-    if (b_fanSpeeds != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_fanSpeeds)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fanSpeeds"); return; }
+    if (p_fanSpeeds) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitFanSpeeds_t), &n_fanSpeeds)) { apigen_reject(cx, APIGEN_TOO_LARGE, "fanSpeeds"); return; }
-        if (l_fanSpeeds != n_fanSpeeds) { apigen_reject(cx, APIGEN_BAD_ARGS, "fanSpeeds"); return; }
         fanSpeeds = apigen_scratch(cx, n_fanSpeeds, 1);
         if (fanSpeeds == NULL) return;
-        memcpy(fanSpeeds, b_fanSpeeds, n_fanSpeeds);
     }
-    p_fanSpeeds = b_fanSpeeds != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlUnitGetFanSpeedInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13154,24 +13071,19 @@ static void h_nvmlUnitGetLedState(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_unit;
     void *r_;
-    const void *b_state = NULL;
-    uint64_t l_state = 0;
-    uint64_t n_state = 0;
     uint8_t p_state = 0;
+    uint64_t n_state = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_unit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "unit"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlUnit_t, v_unit, &r_)) return; /* unit */
     unit = (nvmlUnit_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_state, &l_state, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
-    if (b_state != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_state)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
+    if (p_state) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlLedState_t), &n_state)) { apigen_reject(cx, APIGEN_TOO_LARGE, "state"); return; }
-        if (l_state != n_state) { apigen_reject(cx, APIGEN_BAD_ARGS, "state"); return; }
         state = apigen_scratch(cx, n_state, 1);
         if (state == NULL) return;
-        memcpy(state, b_state, n_state);
     }
-    p_state = b_state != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlUnitGetLedState == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13193,24 +13105,19 @@ static void h_nvmlUnitGetPsuInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_unit;
     void *r_;
-    const void *b_psu = NULL;
-    uint64_t l_psu = 0;
-    uint64_t n_psu = 0;
     uint8_t p_psu = 0;
+    uint64_t n_psu = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_unit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "unit"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlUnit_t, v_unit, &r_)) return; /* unit */
     unit = (nvmlUnit_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_psu, &l_psu, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "psu"); return; }
-    if (b_psu != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_psu)) { apigen_reject(cx, APIGEN_BAD_ARGS, "psu"); return; }
+    if (p_psu) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPSUInfo_t), &n_psu)) { apigen_reject(cx, APIGEN_TOO_LARGE, "psu"); return; }
-        if (l_psu != n_psu) { apigen_reject(cx, APIGEN_BAD_ARGS, "psu"); return; }
         psu = apigen_scratch(cx, n_psu, 1);
         if (psu == NULL) return;
-        memcpy(psu, b_psu, n_psu);
     }
-    p_psu = b_psu != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlUnitGetPsuInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13270,24 +13177,19 @@ static void h_nvmlUnitGetUnitInfo(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint64_t v_unit;
     void *r_;
-    const void *b_info = NULL;
-    uint64_t l_info = 0;
-    uint64_t n_info = 0;
     uint8_t p_info = 0;
+    uint64_t n_info = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_unit)) { apigen_reject(cx, APIGEN_BAD_ARGS, "unit"); return; }
     if (!apigen_handle_get(cx, &ht_nvmlUnit_t, v_unit, &r_)) return; /* unit */
     unit = (nvmlUnit_t)(uintptr_t)r_;
-    if (!apigen_get_opt_bytes(cx->rd, &b_info, &l_info, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (b_info != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
+    if (p_info) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitInfo_t), &n_info)) { apigen_reject(cx, APIGEN_TOO_LARGE, "info"); return; }
-        if (l_info != n_info) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
         info = apigen_scratch(cx, n_info, 1);
         if (info == NULL) return;
-        memcpy(info, b_info, n_info);
     }
-    p_info = b_info != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlUnitGetUnitInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13439,25 +13341,20 @@ static void h_nvmlVgpuInstanceGetAccountingStats(apigen_call_ctx *cx)
     nvmlReturn_t ret_;
     uint32_t v_vgpuInstance;
     uint32_t v_pid;
-    const void *b_stats = NULL;
-    uint64_t l_stats = 0;
-    uint64_t n_stats = 0;
     uint8_t p_stats = 0;
+    uint64_t n_stats = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_vgpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vgpuInstance"); return; }
     vgpuInstance = (nvmlVgpuInstance_t)v_vgpuInstance;
     if (!apigen_get_u32(cx->rd, &v_pid)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pid"); return; }
     pid = (unsigned int)v_pid;
-    if (!apigen_get_opt_bytes(cx->rd, &b_stats, &l_stats, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
-    if (b_stats != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_stats)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
+    if (p_stats) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) { apigen_reject(cx, APIGEN_TOO_LARGE, "stats"); return; }
-        if (l_stats != n_stats) { apigen_reject(cx, APIGEN_BAD_ARGS, "stats"); return; }
         stats = apigen_scratch(cx, n_stats, 1);
         if (stats == NULL) return;
-        memcpy(stats, b_stats, n_stats);
     }
-    p_stats = b_stats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlVgpuInstanceGetAccountingStats == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13706,23 +13603,18 @@ static void h_nvmlVgpuInstanceGetFBCStats(apigen_call_ctx *cx)
     nvmlFBCStats_t *fbcStats = {0};
     nvmlReturn_t ret_;
     uint32_t v_vgpuInstance;
-    const void *b_fbcStats = NULL;
-    uint64_t l_fbcStats = 0;
-    uint64_t n_fbcStats = 0;
     uint8_t p_fbcStats = 0;
+    uint64_t n_fbcStats = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_vgpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vgpuInstance"); return; }
     vgpuInstance = (nvmlVgpuInstance_t)v_vgpuInstance;
-    if (!apigen_get_opt_bytes(cx->rd, &b_fbcStats, &l_fbcStats, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
-    if (b_fbcStats != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_fbcStats)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
+    if (p_fbcStats) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) { apigen_reject(cx, APIGEN_TOO_LARGE, "fbcStats"); return; }
-        if (l_fbcStats != n_fbcStats) { apigen_reject(cx, APIGEN_BAD_ARGS, "fbcStats"); return; }
         fbcStats = apigen_scratch(cx, n_fbcStats, 1);
         if (fbcStats == NULL) return;
-        memcpy(fbcStats, b_fbcStats, n_fbcStats);
     }
-    p_fbcStats = b_fbcStats != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlVgpuInstanceGetFBCStats == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13889,23 +13781,18 @@ static void h_nvmlVgpuInstanceGetLicenseInfo(apigen_call_ctx *cx)
     nvmlVgpuLicenseInfo_t *licenseInfo = {0};
     nvmlReturn_t ret_;
     uint32_t v_vgpuInstance;
-    const void *b_licenseInfo = NULL;
-    uint64_t l_licenseInfo = 0;
-    uint64_t n_licenseInfo = 0;
     uint8_t p_licenseInfo = 0;
+    uint64_t n_licenseInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_vgpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vgpuInstance"); return; }
     vgpuInstance = (nvmlVgpuInstance_t)v_vgpuInstance;
-    if (!apigen_get_opt_bytes(cx->rd, &b_licenseInfo, &l_licenseInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
-    if (b_licenseInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_licenseInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
+    if (p_licenseInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "licenseInfo"); return; }
-        if (l_licenseInfo != n_licenseInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
         licenseInfo = apigen_scratch(cx, n_licenseInfo, 1);
         if (licenseInfo == NULL) return;
-        memcpy(licenseInfo, b_licenseInfo, n_licenseInfo);
     }
-    p_licenseInfo = b_licenseInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlVgpuInstanceGetLicenseInfo == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -13926,23 +13813,18 @@ static void h_nvmlVgpuInstanceGetLicenseInfo_v2(apigen_call_ctx *cx)
     nvmlVgpuLicenseInfo_t *licenseInfo = {0};
     nvmlReturn_t ret_;
     uint32_t v_vgpuInstance;
-    const void *b_licenseInfo = NULL;
-    uint64_t l_licenseInfo = 0;
-    uint64_t n_licenseInfo = 0;
     uint8_t p_licenseInfo = 0;
+    uint64_t n_licenseInfo = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u32(cx->rd, &v_vgpuInstance)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vgpuInstance"); return; }
     vgpuInstance = (nvmlVgpuInstance_t)v_vgpuInstance;
-    if (!apigen_get_opt_bytes(cx->rd, &b_licenseInfo, &l_licenseInfo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
-    if (b_licenseInfo != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_licenseInfo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
+    if (p_licenseInfo) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "licenseInfo"); return; }
-        if (l_licenseInfo != n_licenseInfo) { apigen_reject(cx, APIGEN_BAD_ARGS, "licenseInfo"); return; }
         licenseInfo = apigen_scratch(cx, n_licenseInfo, 1);
         if (licenseInfo == NULL) return;
-        memcpy(licenseInfo, b_licenseInfo, n_licenseInfo);
     }
-    p_licenseInfo = b_licenseInfo != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (nvmlVgpuInstanceGetLicenseInfo_v2 == NULL)
         ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
@@ -14924,7 +14806,7 @@ static void h_nvmlVgpuTypeGetResolution(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[379] = {
+static const char *const call_names_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
@@ -15110,6 +14992,7 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlDeviceGetPowerUsage] = "nvmlDeviceGetPowerUsage",
     [NVML_CALL_nvmlDeviceGetProcessUtilization] = "nvmlDeviceGetProcessUtilization",
     [NVML_CALL_nvmlDeviceGetRemappedRows] = "nvmlDeviceGetRemappedRows",
+    [NVML_CALL_nvmlDeviceGetRemappedRows_v2] = "nvmlDeviceGetRemappedRows_v2",
     [NVML_CALL_nvmlDeviceGetRepairStatus] = "nvmlDeviceGetRepairStatus",
     [NVML_CALL_nvmlDeviceGetRetiredPages] = "nvmlDeviceGetRetiredPages",
     [NVML_CALL_nvmlDeviceGetRetiredPagesPendingStatus] = "nvmlDeviceGetRetiredPagesPendingStatus",
@@ -15135,6 +15018,7 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlDeviceGetTotalEccErrors] = "nvmlDeviceGetTotalEccErrors",
     [NVML_CALL_nvmlDeviceGetTotalEnergyConsumption] = "nvmlDeviceGetTotalEnergyConsumption",
     [NVML_CALL_nvmlDeviceGetUUID] = "nvmlDeviceGetUUID",
+    [NVML_CALL_nvmlDeviceGetUnrepairableMemoryFlag_v1] = "nvmlDeviceGetUnrepairableMemoryFlag_v1",
     [NVML_CALL_nvmlDeviceGetUtilizationRates] = "nvmlDeviceGetUtilizationRates",
     [NVML_CALL_nvmlDeviceGetVbiosVersion] = "nvmlDeviceGetVbiosVersion",
     [NVML_CALL_nvmlDeviceGetVgpuCapabilities] = "nvmlDeviceGetVgpuCapabilities",
@@ -15205,6 +15089,8 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlEventSetFree] = "nvmlEventSetFree",
     [NVML_CALL_nvmlEventSetWait] = "nvmlEventSetWait",
     [NVML_CALL_nvmlEventSetWait_v2] = "nvmlEventSetWait_v2",
+    [NVML_CALL_nvmlGetBlacklistDeviceCount] = "nvmlGetBlacklistDeviceCount",
+    [NVML_CALL_nvmlGetBlacklistDeviceInfoByIndex] = "nvmlGetBlacklistDeviceInfoByIndex",
     [NVML_CALL_nvmlGetExcludedDeviceCount] = "nvmlGetExcludedDeviceCount",
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = "nvmlGetExcludedDeviceInfoByIndex",
     [NVML_CALL_nvmlGetVgpuCompatibility] = "nvmlGetVgpuCompatibility",
@@ -15304,7 +15190,7 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlVgpuTypeGetNumDisplayHeads] = "nvmlVgpuTypeGetNumDisplayHeads",
     [NVML_CALL_nvmlVgpuTypeGetResolution] = "nvmlVgpuTypeGetResolution",
 };
-static const apigen_handler_fn handlers_[379] = {
+static const apigen_handler_fn handlers_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = h_apigenNvmlErrorString,
     [NVML_CALL_apigenNvmlProcessDetailList] = h_apigenNvmlProcessDetailList,
     [NVML_CALL_apigenNvmlProcessesUtilization] = h_apigenNvmlProcessesUtilization,
@@ -15490,6 +15376,7 @@ static const apigen_handler_fn handlers_[379] = {
     [NVML_CALL_nvmlDeviceGetPowerUsage] = h_nvmlDeviceGetPowerUsage,
     [NVML_CALL_nvmlDeviceGetProcessUtilization] = h_nvmlDeviceGetProcessUtilization,
     [NVML_CALL_nvmlDeviceGetRemappedRows] = h_nvmlDeviceGetRemappedRows,
+    [NVML_CALL_nvmlDeviceGetRemappedRows_v2] = h_nvmlDeviceGetRemappedRows_v2,
     [NVML_CALL_nvmlDeviceGetRepairStatus] = h_nvmlDeviceGetRepairStatus,
     [NVML_CALL_nvmlDeviceGetRetiredPages] = h_nvmlDeviceGetRetiredPages,
     [NVML_CALL_nvmlDeviceGetRetiredPagesPendingStatus] = h_nvmlDeviceGetRetiredPagesPendingStatus,
@@ -15515,6 +15402,7 @@ static const apigen_handler_fn handlers_[379] = {
     [NVML_CALL_nvmlDeviceGetTotalEccErrors] = h_nvmlDeviceGetTotalEccErrors,
     [NVML_CALL_nvmlDeviceGetTotalEnergyConsumption] = h_nvmlDeviceGetTotalEnergyConsumption,
     [NVML_CALL_nvmlDeviceGetUUID] = h_nvmlDeviceGetUUID,
+    [NVML_CALL_nvmlDeviceGetUnrepairableMemoryFlag_v1] = h_nvmlDeviceGetUnrepairableMemoryFlag_v1,
     [NVML_CALL_nvmlDeviceGetUtilizationRates] = h_nvmlDeviceGetUtilizationRates,
     [NVML_CALL_nvmlDeviceGetVbiosVersion] = h_nvmlDeviceGetVbiosVersion,
     [NVML_CALL_nvmlDeviceGetVgpuCapabilities] = h_nvmlDeviceGetVgpuCapabilities,
@@ -15585,6 +15473,8 @@ static const apigen_handler_fn handlers_[379] = {
     [NVML_CALL_nvmlEventSetFree] = h_nvmlEventSetFree,
     [NVML_CALL_nvmlEventSetWait] = h_nvmlEventSetWait,
     [NVML_CALL_nvmlEventSetWait_v2] = h_nvmlEventSetWait_v2,
+    [NVML_CALL_nvmlGetBlacklistDeviceCount] = h_nvmlGetBlacklistDeviceCount,
+    [NVML_CALL_nvmlGetBlacklistDeviceInfoByIndex] = h_nvmlGetBlacklistDeviceInfoByIndex,
     [NVML_CALL_nvmlGetExcludedDeviceCount] = h_nvmlGetExcludedDeviceCount,
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = h_nvmlGetExcludedDeviceInfoByIndex,
     [NVML_CALL_nvmlGetVgpuCompatibility] = h_nvmlGetVgpuCompatibility,

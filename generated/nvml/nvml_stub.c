@@ -870,7 +870,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t device, uns
     if (stats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, stats, n_stats)) goto nomem; /* stats */
+    if (!apigen_put_u8(call_.wr, stats != NULL)) goto nomem; /* stats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1165,7 +1165,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAttributes(nvmlDevice_t device, nvmlDevi
     if (attributes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, attributes, n_attributes)) goto nomem; /* attributes */
+    if (!apigen_put_u8(call_.wr, attributes != NULL)) goto nomem; /* attributes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1213,7 +1213,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device, nvmlD
     if (attributes != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDeviceAttributes_t), &n_attributes)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, attributes, n_attributes)) goto nomem; /* attributes */
+    if (!apigen_put_u8(call_.wr, attributes != NULL)) goto nomem; /* attributes */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1315,7 +1315,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvml
     if (bar1Memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBAR1Memory_t), &n_bar1Memory)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, bar1Memory, n_bar1Memory)) goto nomem; /* bar1Memory */
+    if (!apigen_put_u8(call_.wr, bar1Memory != NULL)) goto nomem; /* bar1Memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1508,7 +1508,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetBridgeChipInfo(nvmlDevice_t device, nvml
     if (bridgeHierarchy != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlBridgeChipHierarchy_t), &n_bridgeHierarchy)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, bridgeHierarchy, n_bridgeHierarchy)) goto nomem; /* bridgeHierarchy */
+    if (!apigen_put_u8(call_.wr, bridgeHierarchy != NULL)) goto nomem; /* bridgeHierarchy */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1604,7 +1604,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2
     if (c2cModeInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlC2cModeInfo_v1_t), &n_c2cModeInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, c2cModeInfo, n_c2cModeInfo)) goto nomem; /* c2cModeInfo */
+    if (!apigen_put_u8(call_.wr, c2cModeInfo != NULL)) goto nomem; /* c2cModeInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1700,7 +1700,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetClkMonStatus(nvmlDevice_t device, nvmlCl
     if (status != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlClkMonStatus_t), &n_status)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, status, n_status)) goto nomem; /* status */
+    if (!apigen_put_u8(call_.wr, status != NULL)) goto nomem; /* status */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2201,7 +2201,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeGpuCertificate(nvmlDevice_t d
     if (gpuCert != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeGpuCertificate_t), &n_gpuCert)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, gpuCert, n_gpuCert)) goto nomem; /* gpuCert */
+    if (!apigen_put_u8(call_.wr, gpuCert != NULL)) goto nomem; /* gpuCert */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2249,7 +2249,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeMemSizeInfo(nvmlDevice_t devi
     if (memInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeMemSizeInfo_t), &n_memInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, memInfo, n_memInfo)) goto nomem; /* memInfo */
+    if (!apigen_put_u8(call_.wr, memInfo != NULL)) goto nomem; /* memInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2297,7 +2297,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevi
     if (memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, memory, n_memory)) goto nomem; /* memory */
+    if (!apigen_put_u8(call_.wr, memory != NULL)) goto nomem; /* memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3153,7 +3153,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetDetailedEccErrors(nvmlDevice_t device, n
     if (eccCounts != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlEccErrorCounts_t), &n_eccCounts)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, eccCounts, n_eccCounts)) goto nomem; /* eccCounts */
+    if (!apigen_put_u8(call_.wr, eccCounts != NULL)) goto nomem; /* eccCounts */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3512,7 +3512,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetDynamicPstatesInfo(nvmlDevice_t device, 
     if (pDynamicPstatesInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuDynamicPstatesInfo_t), &n_pDynamicPstatesInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pDynamicPstatesInfo, n_pDynamicPstatesInfo)) goto nomem; /* pDynamicPstatesInfo */
+    if (!apigen_put_u8(call_.wr, pDynamicPstatesInfo != NULL)) goto nomem; /* pDynamicPstatesInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3933,7 +3933,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetFBCStats(nvmlDevice_t device, nvmlFBCSta
     if (fbcStats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, fbcStats, n_fbcStats)) goto nomem; /* fbcStats */
+    if (!apigen_put_u8(call_.wr, fbcStats != NULL)) goto nomem; /* fbcStats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4326,7 +4326,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlG
     if (gpuFabricInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuFabricInfo_t), &n_gpuFabricInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, gpuFabricInfo, n_gpuFabricInfo)) goto nomem; /* gpuFabricInfo */
+    if (!apigen_put_u8(call_.wr, gpuFabricInfo != NULL)) goto nomem; /* gpuFabricInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4549,7 +4549,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceProfileInfo(nvmlDevice_t devi
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuInstanceProfileInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5020,7 +5020,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures(nvmlDevice_t devi
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5068,7 +5068,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v2(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5116,7 +5116,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v3(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5164,7 +5164,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetGridLicensableFeatures_v4(nvmlDevice_t d
     if (pGridLicensableFeatures != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGridLicensableFeatures_t), &n_pGridLicensableFeatures)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pGridLicensableFeatures, n_pGridLicensableFeatures)) goto nomem; /* pGridLicensableFeatures */
+    if (!apigen_put_u8(call_.wr, pGridLicensableFeatures != NULL)) goto nomem; /* pGridLicensableFeatures */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5835,7 +5835,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetHostname_v1(nvmlDevice_t device, nvmlHos
     if (hostname != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlHostname_v1_t), &n_hostname)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, hostname, n_hostname)) goto nomem; /* hostname */
+    if (!apigen_put_u8(call_.wr, hostname != NULL)) goto nomem; /* hostname */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6939,7 +6939,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemo
     if (memory != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlMemory_t), &n_memory)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, memory, n_memory)) goto nomem; /* memory */
+    if (!apigen_put_u8(call_.wr, memory != NULL)) goto nomem; /* memory */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7788,7 +7788,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device,
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
+    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7837,7 +7837,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t devi
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
+    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7936,7 +7936,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetNvLinkUtilizationControl(nvmlDevice_t de
     if (control != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlNvLinkUtilizationControl_t), &n_control)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, control, n_control)) goto nomem; /* control */
+    if (!apigen_put_u8(call_.wr, control != NULL)) goto nomem; /* control */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8290,7 +8290,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
+    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8386,7 +8386,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciI
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
+    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8434,7 +8434,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciI
     if (pci != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPciInfo_t), &n_pci)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pci, n_pci)) goto nomem; /* pci */
+    if (!apigen_put_u8(call_.wr, pci != NULL)) goto nomem; /* pci */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9167,7 +9167,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetPowerMizerMode_v1(nvmlDevice_t device, n
     if (powerMizerMode != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlDevicePowerMizerModes_v1_t), &n_powerMizerMode)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, powerMizerMode, n_powerMizerMode)) goto nomem; /* powerMizerMode */
+    if (!apigen_put_u8(call_.wr, powerMizerMode != NULL)) goto nomem; /* powerMizerMode */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9465,6 +9465,54 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows_v2(nvmlDevice_t device, nvmlRemappedRowsInfo_v2_t *info)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_info = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)device); /* device */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetRemappedRows_v2, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (info != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlRemappedRowsInfo_v2_t), &n_info)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlDeviceGetRemappedRows_v2(device=%#llx, info=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRepairStatus(nvmlDevice_t device, nvmlRepairStatus_t *repairStatus)
 {
     apigen_call call_;
@@ -9692,7 +9740,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t device
     if (values != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlRowRemapperHistogramValues_t), &n_values)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, values, n_values)) goto nomem; /* values */
+    if (!apigen_put_u8(call_.wr, values != NULL)) goto nomem; /* values */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10461,7 +10509,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetThermalSettings(nvmlDevice_t device, uns
     if (pThermalSettings != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlGpuThermalSettings_t), &n_pThermalSettings)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pThermalSettings, n_pThermalSettings)) goto nomem; /* pThermalSettings */
+    if (!apigen_put_u8(call_.wr, pThermalSettings != NULL)) goto nomem; /* pThermalSettings */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10754,6 +10802,54 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(nvmlDevice_t device, nvmlUnrepairableMemoryStatus_v1_t *unrepairableMemoryStatus)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_unrepairableMemoryStatus = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)device); /* device */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_nvmlDeviceGetUnrepairableMemoryFlag_v1, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (unrepairableMemoryStatus != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnrepairableMemoryStatus_v1_t), &n_unrepairableMemoryStatus)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, unrepairableMemoryStatus != NULL)) goto nomem; /* unrepairableMemoryStatus */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (unrepairableMemoryStatus != NULL && !apigen_get_into(&call_.rd, unrepairableMemoryStatus, n_unrepairableMemoryStatus, NULL)) goto bad; /* unrepairableMemoryStatus */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlDeviceGetUnrepairableMemoryFlag_v1(device=%#llx, unrepairableMemoryStatus=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)unrepairableMemoryStatus, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
     apigen_call call_;
@@ -10769,7 +10865,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nv
     if (utilization != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUtilization_t), &n_utilization)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, utilization, n_utilization)) goto nomem; /* utilization */
+    if (!apigen_put_u8(call_.wr, utilization != NULL)) goto nomem; /* utilization */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11092,7 +11188,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerCapabilities(nvmlDevice_t d
     if (pCapabilities != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerCapabilities_t), &n_pCapabilities)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pCapabilities, n_pCapabilities)) goto nomem; /* pCapabilities */
+    if (!apigen_put_u8(call_.wr, pCapabilities != NULL)) goto nomem; /* pCapabilities */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11140,7 +11236,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t device, nv
     if (pSchedulerLog != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerLog_t), &n_pSchedulerLog)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pSchedulerLog, n_pSchedulerLog)) goto nomem; /* pSchedulerLog */
+    if (!apigen_put_u8(call_.wr, pSchedulerLog != NULL)) goto nomem; /* pSchedulerLog */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11188,7 +11284,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t device, 
     if (pSchedulerState != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuSchedulerGetState_t), &n_pSchedulerState)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, pSchedulerState, n_pSchedulerState)) goto nomem; /* pSchedulerState */
+    if (!apigen_put_u8(call_.wr, pSchedulerState != NULL)) goto nomem; /* pSchedulerState */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11320,7 +11416,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetViolationStatus(nvmlDevice_t device, nvm
     if (violTime != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlViolationTime_t), &n_violTime)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, violTime, n_violTime)) goto nomem; /* violTime */
+    if (!apigen_put_u8(call_.wr, violTime != NULL)) goto nomem; /* violTime */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13971,6 +14067,97 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT nvmlReturn_t nvmlGetBlacklistDeviceCount(unsigned int *deviceCount)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_deviceCount = 0;
+    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlGetBlacklistDeviceCount))
+        goto fail;
+    if (deviceCount != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(unsigned int), &n_deviceCount)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, deviceCount != NULL)) goto nomem; /* deviceCount */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (deviceCount != NULL && !apigen_get_into(&call_.rd, deviceCount, n_deviceCount, NULL)) goto bad; /* deviceCount */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlGetBlacklistDeviceCount(deviceCount=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)deviceCount, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+APIGEN_EXPORT nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t *info)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_info = 0;
+    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlGetBlacklistDeviceInfoByIndex))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)index)) goto nomem; /* index */
+    if (info != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlExcludedDeviceInfo_t), &n_info)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("nvmlGetBlacklistDeviceInfoByIndex(index=%llu, info=%#llx) = %llu [%s, %llu us]", (unsigned long long)index, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *deviceCount)
 {
     apigen_call call_;
@@ -14029,7 +14216,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int index, 
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlExcludedDeviceInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14084,7 +14271,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetVgpuCompatibility(nvmlVgpuMetadata_t *vgpuMeta
     if (compatibilityInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuPgpuCompatibility_t), &n_compatibilityInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, compatibilityInfo, n_compatibilityInfo)) goto nomem; /* compatibilityInfo */
+    if (!apigen_put_u8(call_.wr, compatibilityInfo != NULL)) goto nomem; /* compatibilityInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14178,11 +14365,11 @@ APIGEN_EXPORT nvmlReturn_t nvmlGetVgpuVersion(nvmlVgpuVersion_t *supported, nvml
     if (supported != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_supported)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, supported, n_supported)) goto nomem; /* supported */
+    if (!apigen_put_u8(call_.wr, supported != NULL)) goto nomem; /* supported */
     if (current != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuVersion_t), &n_current)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, current, n_current)) goto nomem; /* current */
+    if (!apigen_put_u8(call_.wr, current != NULL)) goto nomem; /* current */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14781,7 +14968,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlGpuInstanceGetComputeInstanceProfileInfo(nvmlGpuI
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlComputeInstanceProfileInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15540,7 +15727,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeS
     if (capabilities != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemCaps_t), &n_capabilities)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, capabilities, n_capabilities)) goto nomem; /* capabilities */
+    if (!apigen_put_u8(call_.wr, capabilities != NULL)) goto nomem; /* capabilities */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15720,7 +15907,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemSt
     if (state != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlConfComputeSystemState_t), &n_state)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, state, n_state)) goto nomem; /* state */
+    if (!apigen_put_u8(call_.wr, state != NULL)) goto nomem; /* state */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16434,7 +16621,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetFanSpeedInfo(nvmlUnit_t unit, nvmlUnitFanS
     if (fanSpeeds != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitFanSpeeds_t), &n_fanSpeeds)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, fanSpeeds, n_fanSpeeds)) goto nomem; /* fanSpeeds */
+    if (!apigen_put_u8(call_.wr, fanSpeeds != NULL)) goto nomem; /* fanSpeeds */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16533,7 +16720,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetLedState(nvmlUnit_t unit, nvmlLedState_t *
     if (state != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlLedState_t), &n_state)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, state, n_state)) goto nomem; /* state */
+    if (!apigen_put_u8(call_.wr, state != NULL)) goto nomem; /* state */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16581,7 +16768,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetPsuInfo(nvmlUnit_t unit, nvmlPSUInfo_t *ps
     if (psu != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlPSUInfo_t), &n_psu)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, psu, n_psu)) goto nomem; /* psu */
+    if (!apigen_put_u8(call_.wr, psu != NULL)) goto nomem; /* psu */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16678,7 +16865,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlUnitGetUnitInfo(nvmlUnit_t unit, nvmlUnitInfo_t *
     if (info != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlUnitInfo_t), &n_info)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, info, n_info)) goto nomem; /* info */
+    if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16900,7 +17087,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetAccountingStats(nvmlVgpuInstance_t
     if (stats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlAccountingStats_t), &n_stats)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, stats, n_stats)) goto nomem; /* stats */
+    if (!apigen_put_u8(call_.wr, stats != NULL)) goto nomem; /* stats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17200,7 +17387,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetFBCStats(nvmlVgpuInstance_t vgpuIn
     if (fbcStats != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlFBCStats_t), &n_fbcStats)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, fbcStats, n_fbcStats)) goto nomem; /* fbcStats */
+    if (!apigen_put_u8(call_.wr, fbcStats != NULL)) goto nomem; /* fbcStats */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17436,7 +17623,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo(nvmlVgpuInstance_t vgp
     if (licenseInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, licenseInfo, n_licenseInfo)) goto nomem; /* licenseInfo */
+    if (!apigen_put_u8(call_.wr, licenseInfo != NULL)) goto nomem; /* licenseInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17482,7 +17669,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlVgpuInstanceGetLicenseInfo_v2(nvmlVgpuInstance_t 
     if (licenseInfo != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(nvmlVgpuLicenseInfo_t), &n_licenseInfo)) goto badargs;
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, licenseInfo, n_licenseInfo)) goto nomem; /* licenseInfo */
+    if (!apigen_put_u8(call_.wr, licenseInfo != NULL)) goto nomem; /* licenseInfo */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18748,7 +18935,18 @@ done:
     return ret_;
 }
 
-static const char *const call_names_[379] = {
+/* nvmlDeviceReadPRMCounters_v1: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("nvmlDeviceReadPRMCounters_v1: not supported: %s",
+                   "a private entry point of the vendor's library (declared in no header)");
+    return NVML_ERROR_NOT_SUPPORTED;
+}
+
+static const char *const call_names_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
@@ -18934,6 +19132,7 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlDeviceGetPowerUsage] = "nvmlDeviceGetPowerUsage",
     [NVML_CALL_nvmlDeviceGetProcessUtilization] = "nvmlDeviceGetProcessUtilization",
     [NVML_CALL_nvmlDeviceGetRemappedRows] = "nvmlDeviceGetRemappedRows",
+    [NVML_CALL_nvmlDeviceGetRemappedRows_v2] = "nvmlDeviceGetRemappedRows_v2",
     [NVML_CALL_nvmlDeviceGetRepairStatus] = "nvmlDeviceGetRepairStatus",
     [NVML_CALL_nvmlDeviceGetRetiredPages] = "nvmlDeviceGetRetiredPages",
     [NVML_CALL_nvmlDeviceGetRetiredPagesPendingStatus] = "nvmlDeviceGetRetiredPagesPendingStatus",
@@ -18959,6 +19158,7 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlDeviceGetTotalEccErrors] = "nvmlDeviceGetTotalEccErrors",
     [NVML_CALL_nvmlDeviceGetTotalEnergyConsumption] = "nvmlDeviceGetTotalEnergyConsumption",
     [NVML_CALL_nvmlDeviceGetUUID] = "nvmlDeviceGetUUID",
+    [NVML_CALL_nvmlDeviceGetUnrepairableMemoryFlag_v1] = "nvmlDeviceGetUnrepairableMemoryFlag_v1",
     [NVML_CALL_nvmlDeviceGetUtilizationRates] = "nvmlDeviceGetUtilizationRates",
     [NVML_CALL_nvmlDeviceGetVbiosVersion] = "nvmlDeviceGetVbiosVersion",
     [NVML_CALL_nvmlDeviceGetVgpuCapabilities] = "nvmlDeviceGetVgpuCapabilities",
@@ -19029,6 +19229,8 @@ static const char *const call_names_[379] = {
     [NVML_CALL_nvmlEventSetFree] = "nvmlEventSetFree",
     [NVML_CALL_nvmlEventSetWait] = "nvmlEventSetWait",
     [NVML_CALL_nvmlEventSetWait_v2] = "nvmlEventSetWait_v2",
+    [NVML_CALL_nvmlGetBlacklistDeviceCount] = "nvmlGetBlacklistDeviceCount",
+    [NVML_CALL_nvmlGetBlacklistDeviceInfoByIndex] = "nvmlGetBlacklistDeviceInfoByIndex",
     [NVML_CALL_nvmlGetExcludedDeviceCount] = "nvmlGetExcludedDeviceCount",
     [NVML_CALL_nvmlGetExcludedDeviceInfoByIndex] = "nvmlGetExcludedDeviceInfoByIndex",
     [NVML_CALL_nvmlGetVgpuCompatibility] = "nvmlGetVgpuCompatibility",

@@ -23,4 +23,37 @@ nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int ve
                                             unsigned int *count,
                                             nvmlProcessUtilizationInfo_v1_t *procs);
 
+/* Exported by libnvidia-ml.so.1 (driver 580.159.04:
+ * tests/nvml/libnvidia-ml.exports), declared in no nvml.h of 13.0 (the header
+ * generated/nvml is made from). Forwarded under their own names:
+ * - nvmlDeviceGetRemappedRows_v2, nvmlDeviceGetUnrepairableMemoryFlag_v1:
+ *   signatures and structs as nvml.h of 13.4 (nvidia-nvml-dev 13.4.92)
+ *   declares them; both structs are outputs without a version member.
+ *   Declared here only where nvml.h lacks them (NVML_RUSD_POLL_NONE comes
+ *   with them in 13.4).
+ * - nvmlGetBlacklistDeviceCount, nvmlGetBlacklistDeviceInfoByIndex: the old
+ *   names nvml.h #defines to nvmlGetExcludedDeviceCount and
+ *   nvmlGetExcludedDeviceInfoByIndex (same arguments); binaries built with
+ *   older headers call them. */
+#ifndef NVML_RUSD_POLL_NONE
+typedef struct {
+    unsigned int corrActiveRemaps;   /* active remappings, correctable errors */
+    unsigned int corrInactiveRemaps; /* inactive remappings, correctable errors */
+    unsigned int uncActiveRemaps;    /* active remappings, uncorrectable errors */
+    unsigned int uncInactiveRemaps;  /* inactive remappings, uncorrectable errors */
+    unsigned int bPending;           /* 1: a remapping is pending */
+    unsigned int bFailureOccurred;   /* 1: a remapping failed in the past */
+} nvmlRemappedRowsInfo_v2_t;
+
+typedef struct {
+    unsigned int bUnrepairableMemory; /* 1: the GPU has unrepairable memory */
+} nvmlUnrepairableMemoryStatus_v1_t;
+
+nvmlReturn_t nvmlDeviceGetRemappedRows_v2(nvmlDevice_t device, nvmlRemappedRowsInfo_v2_t *info);
+nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(nvmlDevice_t device,
+                                                    nvmlUnrepairableMemoryStatus_v1_t *unrepairableMemoryStatus);
+#endif
+nvmlReturn_t nvmlGetBlacklistDeviceCount(unsigned int *deviceCount);
+nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t *info);
+
 #endif

@@ -44,15 +44,25 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
 }
 
 /* nvmlInternalGetExportTable(table, id): NVML's private tables of internal
- * entry points, asked by a 16-byte id (nvidia-smi asks one; its tables are
- * not documented and this stub has none). Each id asked is logged once, so a
- * run shows which tables a tool needs; the answer is NVML_ERROR_NOT_SUPPORTED
- * and *table NULL. APIGEN_NVML_EXPORT_TABLE=empty (an experiment for
- * tests/gpu/nvml.sh) answers success with a table whose entries are all NULL
- * instead: whether a tool copes with that is what the experiment shows. */
+ * entry points, asked by a 16-byte id. nvidia-smi asks one table,
+ * c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4 (its bytes in memory order), and refuses
+ * to run without it ("Mismatch in versions between nvidia-smi and NVML").
+ * The table's first word is its size in bytes, and nvidia-smi calls an entry
+ * only when the size covers it (docs/nvml.md has the evidence): the stub
+ * answers that id with a table whose size word is 0, so nvidia-smi runs on
+ * public NVML alone and never calls into the table; the few rows it reads
+ * only through the table's entries print as "Uninitialized". The table is
+ * all zeros, so a read of any entry (without a call) sees NULL and stays in
+ * bounds. Any other id is NVML_ERROR_NOT_SUPPORTED with *table NULL. Each id
+ * asked is logged once. APIGEN_NVML_EXPORT_TABLE=none answers
+ * NVML_ERROR_NOT_SUPPORTED for every id (the stub's former answer, to see
+ * what a tool does without the table). */
+static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+                                               0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+
 APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id)
 {
-    static const void *empty[512];
+    static const void *const empty[512]; /* size word 0: no entry offered */
     static unsigned char seen[8][16];
     static unsigned nseen;
     if (!table || !id) return NVML_ERROR_INVALID_ARGUMENT;
@@ -64,14 +74,17 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
     if (fresh && nseen < 8) memcpy(seen[nseen++], u, 16);
     pthread_mutex_unlock(&mu);
     const char *mode = getenv("APIGEN_NVML_EXPORT_TABLE");
-    int give_empty = mode && strcmp(mode, "empty") == 0;
+    int give = memcmp(u, smi_table_id, 16) == 0 && !(mode && strcmp(mode, "none") == 0);
+    /* the id's bytes in memory order (as a GUID with its first three fields
+     * little-endian: 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4 for nvidia-smi's) */
     if (fresh)
-        apigen_log("nvmlInternalGetExportTable: not supported: NVML's private table "
-                   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x "
-                   "is not forwarded%s", u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-                   u[10], u[11], u[12], u[13], u[14], u[15],
-                   give_empty ? " (APIGEN_NVML_EXPORT_TABLE=empty: an empty table instead)" : "");
-    if (!give_empty) return NVML_ERROR_NOT_SUPPORTED;
+        apigen_log("nvmlInternalGetExportTable: %s "
+                   "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x%s",
+                   give ? "answered with an empty table (size 0, no entries):"
+                        : "not supported: NVML's private table",
+                   u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
+                   u[13], u[14], u[15], give ? "" : " is not forwarded");
+    if (!give) return NVML_ERROR_NOT_SUPPORTED;
     *table = empty;
     return NVML_SUCCESS;
 }

@@ -3,7 +3,11 @@
  * decides what must be seen.
  *   admin   set GPU 0's power limit to 500 W, read it back; call
  *           nvmlDeviceSetCpuAffinity (unsupported) and nvmlInternalGetExportTable
- *           (private) twice each */
+ *           (private) twice each; ask nvidia-smi's private table and another;
+ *           call nvmlDeviceGetMemoryInfo with a struct filled with 0xA5 (an
+ *           output: through the stub those bytes must not reach the library) */
+#include <string.h>
+
 #include <nvml.h>
 #include <stdio.h>
 
@@ -46,6 +50,20 @@ int main(void)
         r = nvmlInternalGetExportTable(&table, id);
         printf("private export table: %d%s\n", (int)r, table ? " (a table)" : "");
     }
+    { /* nvidia-smi's table (c4fe3e6c-...): its first word is its size in bytes */
+        static const unsigned char smi[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+                                              0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+        const void *table = NULL;
+        r = nvmlInternalGetExportTable(&table, smi);
+        if (r == NVML_SUCCESS && table)
+            printf("nvidia-smi's table: %d, size word %zu\n", (int)r, *(const size_t *)table);
+        else
+            printf("nvidia-smi's table: %d%s\n", (int)r, table ? " (a table)" : " (none)");
+    }
+    nvmlMemory_t m;
+    memset(&m, 0xa5, sizeof m);
+    r = nvmlDeviceGetMemoryInfo(d, &m);
+    printf("memory info over the caller's 0xA5 bytes: %d (%s)\n", (int)r, nvmlErrorString(r));
     nvmlShutdown();
     return 0;
 }

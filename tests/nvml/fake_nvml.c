@@ -11,6 +11,7 @@
 
 #define NVML_NO_UNVERSIONED_FUNC_DEFS
 #include <nvml.h>
+#include "apigen_nvml.h" /* the real library's exports nvml.h of 13.0 lacks */
 
 #define EXPORT __attribute__((visibility("default")))
 #define NGPU 2
@@ -155,11 +156,17 @@ EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *uuid, unsigned int l
     nvmlReturn_t r = check(d);
     return r != NVML_SUCCESS ? r : copy_str(uuid, length, d->uuid);
 }
+/* nvmlMemory_t is an output: NVML never reads it. A caller's bytes that
+ * arrive all 0xA5 (tests/nvml/admin.c fills it so) answer
+ * NVML_ERROR_UNKNOWN, so a test sees whether the stub sent them (natively
+ * they do arrive: the library gets the caller's own struct). */
 EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m)
 {
     nvmlReturn_t r = check(d);
     if (r == NVML_SUCCESS && !m) r = NVML_ERROR_INVALID_ARGUMENT;
     if (r != NVML_SUCCESS) return r;
+    if (m->total == 0xa5a5a5a5a5a5a5a5ull && m->free == m->total && m->used == m->total)
+        return NVML_ERROR_UNKNOWN;
     m->total = d->total;
     m->used = d->used;
     m->free = d->total - d->used;
@@ -378,4 +385,43 @@ EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldVal
         }
     }
     return NVML_SUCCESS;
+}
+
+/* Exports beyond nvml.h of 13.0 (apigen_nvml.h): GPU 1 has remapped rows
+ * and unrepairable memory, GPU 0 none; no GPU is excluded. */
+EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows_v2(nvmlDevice_t d, nvmlRemappedRowsInfo_v2_t *info)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !info) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    *info = (nvmlRemappedRowsInfo_v2_t){.corrActiveRemaps = 3 * d->index, .corrInactiveRemaps = d->index,
+                                        .uncActiveRemaps = 2 * d->index, .uncInactiveRemaps = 0,
+                                        .bPending = d->index, .bFailureOccurred = 0};
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(nvmlDevice_t d, nvmlUnrepairableMemoryStatus_v1_t *s)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !s) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    s->bUnrepairableMemory = d->index == 1;
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlGetExcludedDeviceCount(unsigned int *n)
+{
+    if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
+    if (!n) return NVML_ERROR_INVALID_ARGUMENT;
+    *n = 0;
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlGetBlacklistDeviceCount(unsigned int *n) { return nvmlGetExcludedDeviceCount(n); }
+EXPORT nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int i, nvmlExcludedDeviceInfo_t *info)
+{
+    (void)i, (void)info;
+    if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
+    return NVML_ERROR_INVALID_ARGUMENT; /* no GPU is excluded: no index is valid */
+}
+EXPORT nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int i, nvmlExcludedDeviceInfo_t *info)
+{
+    return nvmlGetExcludedDeviceInfoByIndex(i, info);
 }

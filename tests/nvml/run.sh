@@ -8,9 +8,11 @@
 #       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
 #       limit unchanged, one log line on the server) and then done; an
-#       unsupported call (and the private nvmlInternalGetExportTable) answers
-#       NVML_ERROR_NOT_SUPPORTED with one log line; a function the server's
-#       library lacks answers NVML_ERROR_FUNCTION_NOT_FOUND
+#       unsupported call (and nvmlInternalGetExportTable for an unknown table)
+#       answers NVML_ERROR_NOT_SUPPORTED with one log line; nvidia-smi's table
+#       is an empty one (size word 0); a function the server's library lacks
+#       answers NVML_ERROR_FUNCTION_NOT_FOUND; nvmlDeviceGetMemoryInfo (an
+#       output struct) does not carry the caller's bytes to the library
 #   run.sh servers SERVER STUB_DIR PROGRAM
 #       two servers (APIGEN_SERVER=url0,url1): nvmlInit reaches both, the
 #       example sees 4 GPUs, server 0's first, with global indexes, and the
@@ -84,6 +86,12 @@ admin)
         fail "a function the server's library lacks is not NVML_ERROR_FUNCTION_NOT_FOUND"
     [ "$(grep -c 'nvmlInternalGetExportTable: not supported: .* 01020304-0506-0708-090a-0b0c0d0e0f10 ' "$tmp/refused.err")" = 1 ] ||
         fail "the stub did not log nvmlInternalGetExportTable's table id once"
+    grep -q "^nvidia-smi's table: 0, size word 0$" "$tmp/refused.out" ||
+        fail "nvidia-smi's private table (c4fe3e6c-...) is not answered with an empty table (size word 0)"
+    [ "$(grep -c 'nvmlInternalGetExportTable: answered with an empty table .*: c4fe3e6c-c98f-6c4e-a327-ee696e12f7c4$' "$tmp/refused.err")" = 1 ] ||
+        fail "the stub did not log nvidia-smi's table id once"
+    grep -q "^memory info over the caller's 0xA5 bytes: 0 (Success)$" "$tmp/refused.out" ||
+        fail "nvmlDeviceGetMemoryInfo sent the caller's uninitialized nvmlMemory_t to the library (it is an output)"
     mv "$tmp/server.log" "$tmp/refused-server.log"
     start "$server" unix --allow-gpu-admin
     APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/allowed.out" 2> "$tmp/allowed.err" ||
@@ -96,7 +104,11 @@ admin)
     LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" > "$tmp/native.out" 2>&1 || fail "native admin run failed"
     grep -q "^limit after: 0 500000$" "$tmp/native.out" || fail "the fake library did not take the write"
     grep -q "^hostname: absent$" "$tmp/native.out" || fail "the fake library has nvmlDeviceGetHostname_v1"
-    echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once; a function the library lacks is NVML_ERROR_FUNCTION_NOT_FOUND"
+    # natively the library does get the caller's bytes: the check above can fail
+    grep -q "^memory info over the caller's 0xA5 bytes: 999 " "$tmp/native.out" ||
+        fail "the fake library does not notice the caller's 0xA5 bytes natively"
+    grep -q "^nvidia-smi's table: 3 (none)$" "$tmp/native.out" || fail "the fake library answers nvmlInternalGetExportTable"
+    echo "PASS: a privileged write is refused (NVML_ERROR_NO_PERMISSION, one server log line) without --allow-gpu-admin and done with it; an unsupported call is NVML_ERROR_NOT_SUPPORTED, logged once; a function the library lacks is NVML_ERROR_FUNCTION_NOT_FOUND; nvidia-smi's private table is an empty one, another id NVML_ERROR_NOT_SUPPORTED; an output struct's caller bytes stay in the guest"
     ;;
 servers)
     server=$1 stubdir=$2 prog=$3
