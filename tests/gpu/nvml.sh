@@ -19,6 +19,9 @@
 # records:
 #   - nvidia-smi once more with APIGEN_NVML_EXPORT_TABLE=none (no private
 #     table at all: nvidia-smi refuses to run, "Mismatch in versions"),
+#   - nvidia-smi -q with APIGEN_NVML_EXPORT_TABLE=probe (256 table entries
+#     that log once and answer NVML_ERROR_NOT_SUPPORTED: which entries it
+#     calls, and how its output changes; reported, not judged),
 #   - nvidia-smi -q through the stub with APIGEN_TRACE (every call and its
 #     result: smi_q.trace) and the calls that failed forwarded with
 #     NVML_ERROR_UNINITIALIZED (none is expected: such a row would be a
@@ -214,6 +217,11 @@ if command -v nvidia-smi >/dev/null 2>&1; then
     APIGEN_NVML_EXPORT_TABLE=none run smi_none unix "$smi"
     cp "$logs/smi.native.out" "$logs/smi_none.native.out"; cp "$logs/smi.native.rc" "$logs/smi_none.native.rc"
     printf '%-58s | %-28s\n' "nvidia-smi, APIGEN_NVML_EXPORT_TABLE=none" "$(verdict smi_none unix)" >> "$table"
+    # the probe experiment: the table's entries log once and refuse
+    # (specs/nvml/probe.c): which ones nvidia-smi -q calls, and what it prints
+    APIGEN_NVML_EXPORT_TABLE=probe run smi_probe unix "$smi" -q
+    cp "$logs/smi_q.native.out" "$logs/smi_probe.native.out"; cp "$logs/smi_q.native.rc" "$logs/smi_probe.native.rc"
+    printf '%-58s | %-28s\n' "nvidia-smi -q, APIGEN_NVML_EXPORT_TABLE=probe" "$(verdict smi_probe unix)" >> "$table"
     # every call of nvidia-smi -q through the stub, with its result
     rm -f "$logs/smi_q.trace"
     APIGEN_TRACE=$logs/smi_q.trace APIGEN_SERVER=$(url_of unix) LD_LIBRARY_PATH="$stub" \
@@ -245,6 +253,10 @@ comm -23 "$logs/looked_up.txt" "$logs/stub.exports" > "$logs/looked_up_missing.t
     if [ -f "$logs/smi_q.trace" ]; then
         echo "nvidia-smi -q's calls through the stub: $(grep -c ') = ' "$logs/smi_q.trace") (smi_q.trace); NVML_ERROR_UNINITIALIZED answers (none expected after nvmlInit):"
         sed -n 's/^apigen trace \[[0-9]*\]: \(nvml[A-Za-z0-9_]*\)(.*) = 1 \[.*/\1/p' "$logs/smi_q.trace" | sort | uniq -c | sed 's/^/  /'
+    fi
+    if [ -f "$logs/smi_probe.unix.err" ]; then
+        echo "private table entries nvidia-smi -q called (probe; in call order, byte offset = 8 x entry):"
+        sed -n 's/.*probe: entry \([0-9]*\) .*/\1/p' "$logs/smi_probe.unix.err" | tr '\n' ' ' | sed 's/^/  /; s/$/\n/'
     fi
     echo "calls the server refused (privileged, no --allow-gpu-admin):"
     cat "$logs"/server*.log | grep 'refused:' | sed 's/^apigen: //' | sort -u | sed 's/^/  /'

@@ -55,9 +55,19 @@ int main(void)
                                               0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
         const void *table = NULL;
         r = nvmlInternalGetExportTable(&table, smi);
-        if (r == NVML_SUCCESS && table)
-            printf("nvidia-smi's table: %d, size word %zu\n", (int)r, *(const size_t *)table);
-        else
+        if (r == NVML_SUCCESS && table) {
+            size_t size = *(const size_t *)table;
+            printf("nvidia-smi's table: %d, size word %zu\n", (int)r, size);
+            /* an entry is called only when the size covers it, as nvidia-smi does
+             * (APIGEN_NVML_EXPORT_TABLE=probe: entries that log and refuse) */
+            typedef nvmlReturn_t (*entry_fn)(void);
+            for (size_t k = 1; k <= 2 && (k + 1) * sizeof(void *) <= size; k++) {
+                entry_fn f;
+                memcpy(&f, (const char *)table + k * sizeof(void *), sizeof f);
+                for (int twice = 0; twice < 2; twice++)
+                    printf("  entry %zu: %d\n", k, f ? (int)f() : -1);
+            }
+        } else
             printf("nvidia-smi's table: %d%s\n", (int)r, table ? " (a table)" : " (none)");
     }
     nvmlMemory_t m;

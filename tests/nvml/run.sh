@@ -10,7 +10,8 @@
 #       limit unchanged, one log line on the server) and then done; an
 #       unsupported call (and nvmlInternalGetExportTable for an unknown table)
 #       answers NVML_ERROR_NOT_SUPPORTED with one log line; nvidia-smi's table
-#       is an empty one (size word 0); a function the server's library lacks
+#       is an empty one (size word 0; APIGEN_NVML_EXPORT_TABLE=probe: 256
+#       entries that log once and refuse); a function the server's library lacks
 #       answers NVML_ERROR_FUNCTION_NOT_FOUND; nvmlDeviceGetMemoryInfo (an
 #       output struct) does not carry the caller's bytes to the library
 #   run.sh servers SERVER STUB_DIR PROGRAM
@@ -92,7 +93,19 @@ admin)
         fail "the stub did not log nvidia-smi's table id once"
     grep -q "^memory info over the caller's 0xA5 bytes: 0 (Success)$" "$tmp/refused.out" ||
         fail "nvmlDeviceGetMemoryInfo sent the caller's uninitialized nvmlMemory_t to the library (it is an output)"
+    grep -q "^  entry " "$tmp/refused.out" && fail "an entry of the empty table was called"
     mv "$tmp/server.log" "$tmp/refused-server.log"
+    # the probe experiment (APIGEN_NVML_EXPORT_TABLE=probe): entries that log once and refuse
+    start "$server" unix
+    APIGEN_NVML_EXPORT_TABLE=probe APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" \
+        > "$tmp/probe.out" 2> "$tmp/probe.err" || fail "admin program failed with the probe table"
+    stop
+    mv "$tmp/server.log" "$tmp/probe-server.log"
+    grep -q "^nvidia-smi's table: 0, size word 2056$" "$tmp/probe.out" || fail "the probe table's size word is not 257 words"
+    [ "$(grep -c '^  entry [12]: 3$' "$tmp/probe.out")" = 4 ] || fail "a probe entry did not answer NVML_ERROR_NOT_SUPPORTED"
+    [ "$(grep -c 'probe: entry 1 (byte offset 8) called' "$tmp/probe.err")" = 1 ] &&
+        [ "$(grep -c 'probe: entry 2 (byte offset 16) called' "$tmp/probe.err")" = 1 ] ||
+        fail "the probe entries were not logged once each"
     start "$server" unix --allow-gpu-admin
     APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" > "$tmp/allowed.out" 2> "$tmp/allowed.err" ||
         fail "admin program failed with --allow-gpu-admin"
