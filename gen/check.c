@@ -27,7 +27,8 @@ static const char *const errors_keys[] = {"type",           "success",       "un
                                           "out_of_memory",  "async",         "missing",
                                           "names",          "last_error",    NULL};
 static const char *const last_error_keys[] = {"get", "peek", NULL};
-static const char *const types_keys[] = {"handles", "bytes", "device", NULL};
+static const char *const types_keys[] = {"handles", "bytes", "device", "versioned", NULL};
+static const char *const versioned_keys[] = {"member", NULL};
 static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
@@ -640,6 +641,24 @@ static void check_handles(ck *c, const spec_node *root)
                 c->m->api.device_destroy = arena_strdup(c->a, dname);
         }
     }
+    const spec_node *vs = spec_get(types, "versioned");
+    if (vs && spec_want_map(vs, "types.versioned", c->d, NULL, NULL)) {
+        /* versioned structs: the caller fills the first member (NVML's `version`) */
+        spec_check_keys(vs, versioned_keys, "types.versioned", c->d, NULL, NULL);
+        const spec_node *mn = spec_get(vs, "member");
+        const char *member;
+        if (!mn)
+            diag_error(c->d, vs->loc, NULL, NULL,
+                       "types.versioned: give `member:`, the name of the first member that "
+                       "marks a versioned struct (e.g. version)");
+        else if (spec_string(mn, "types.versioned.member", c->d, NULL, NULL, &member)) {
+            if (!is_c_identifier(member))
+                diag_error(c->d, mn->loc, NULL, NULL,
+                           "types.versioned.member: '%s' is not a C identifier", member);
+            else
+                c->m->api.versioned_member = arena_strdup(c->a, member);
+        }
+    }
     const spec_node *hs = spec_get(types, "handles");
     if (!hs || !spec_want_map(hs, "types.handles", c->d, NULL, NULL)) return;
     for (size_t i = 0; i < hs->n; i++) {
@@ -893,6 +912,11 @@ static const char *default_ann(ck *c, const type_info *t, param_ann *a)
                "`types.handles`, or mark the function `custom:` or `unsupported:`";
     if (!is_plain(p)) return "points to data that is not plain: annotate it";
     a->kind = p->is_const ? PK_IN : PK_OUT;
+    /* a versioned struct (types.versioned) travels both ways: its version is an input */
+    if (!p->is_const && p->kind == TY_RECORD && p->record && p->record->nfields > 0 &&
+        c->m->api.versioned_member && p->record->fields[0].name &&
+        strcmp(p->record->fields[0].name, c->m->api.versioned_member) == 0)
+        a->kind = PK_INOUT;
     a->elem = EK_BYTES;
     a->elem_type = unqual(c, p);
     return NULL;

@@ -370,6 +370,9 @@ typedef struct api_settings {
                                answers `unsupported` and logs once (api.private_symbols) */
     size_t nprivate_symbols;
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
+    char *versioned_member; /* `types.versioned.member`: a non-const pointer to a struct whose
+                               first member has this name is inout by default (the version
+                               the caller set must reach the library); other structs: out */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
     char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
