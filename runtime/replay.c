@@ -14,8 +14,12 @@
  *   on timing), are not compared;
  * - after each matched request the frames recorded after it on that
  *   connection (its reply, stream chunks) are sent, with the request's ids;
- *   a callback is sent on the session's control connection once the session
- *   sent as many requests as it had when the callback was recorded;
+ *   a callback is sent on the session's control connection once every
+ *   connection of the session got as far (requests matched, frames sent
+ *   back) as its recorded connection had when the callback was recorded
+ *   (callback_due()), so it never overtakes the request that caused it nor
+ *   the request that told the replay its renamed callback id, whichever
+ *   thread ran first;
  * - arenas are declined, as the recording server declined them.
  * The process exits 0 once every recorded session ended with every request
  * matched and every callback sent; 1 at the first difference, a request past
@@ -58,14 +62,18 @@ typedef struct rconn {
     uint8_t key[RT_KEY_LEN];
     msg *m;
     size_t nm, capm, pos, nreq, reqs_done;
+    size_t prog; /* messages handled by the one live connection bound to it */
 } rconn;
 
+/* A recorded callback and where each connection of its session was then:
+ * need[i] messages of connection need_conn[i] recorded before it. */
 typedef struct rcb {
-    uint64_t seq;
     uint32_t type;
     const uint8_t *p;
     size_t len;
     bool sent;
+    uint32_t *need_conn;
+    size_t *need, nneed;
 } rcb;
 
 typedef struct rsess {
@@ -285,7 +293,7 @@ static bool load(const char *path, const apigen_api *const *apis, unsigned napis
         } else if (tag == RT_REC_CALLBACK) {
             uint32_t si = (uint32_t)get_le(&b, 4);
             rcb cb = {0};
-            cb.seq = get_le(&b, 8);
+            (void)get_le(&b, 8); /* the session's request count: callback_due() is finer */
             cb.type = (uint32_t)get_le(&b, 4);
             cb.len = b.left;
             cb.p = get_bytes(&b, b.left);
@@ -294,6 +302,18 @@ static bool load(const char *path, const apigen_api *const *apis, unsigned napis
             rsess *s = &sess_[si];
             if (!grow((void **)&s->cb, &s->capcb, s->ncb, sizeof *s->cb))
                 goto oom;
+            for (size_t i = 0; i < nconns_; i++)
+                cb.nneed += conns_[i].session == si && conns_[i].nm;
+            cb.need_conn = malloc((cb.nneed ? cb.nneed : 1) * sizeof *cb.need_conn);
+            cb.need = malloc((cb.nneed ? cb.nneed : 1) * sizeof *cb.need);
+            if (!cb.need_conn || !cb.need)
+                goto oom;
+            cb.nneed = 0;
+            for (size_t i = 0; i < nconns_; i++)
+                if (conns_[i].session == si && conns_[i].nm) {
+                    cb.need_conn[cb.nneed] = (uint32_t)i;
+                    cb.need[cb.nneed++] = conns_[i].nm;
+                }
             s->cb[s->ncb++] = cb;
         } else if (tag == RT_REC_GUEST_ID) {
             uint32_t si = (uint32_t)get_le(&b, 4);
@@ -343,6 +363,9 @@ typedef struct live {
     unsigned ncand;
     size_t pos, reqs_done; /* in its candidates' messages (the same so far) */
 } live;
+
+static live **lives_; /* every live connection that has a session (under mu) */
+static size_t nlives_, caplives_;
 
 static void describe(char *b, size_t n, const live *l)
 {
@@ -589,10 +612,82 @@ static void narrow(live *l, const apigen_frame_hdr *h, const uint8_t *p)
         conns_[l->rc].claimed = true;
 }
 
-/* Caller holds mu: the session's callbacks due after nreq requests. */
+/* Kuhn's augmenting path: want w gets a live connection of its own (match[k]:
+ * the want live k serves, -1: none). */
+static bool assign(unsigned w, const bool (*ok)[MAX_CAND], unsigned nl, int *match, bool *seen)
+{
+    for (unsigned k = 0; k < nl; k++) {
+        if (!ok[w][k] || seen[k])
+            continue;
+        seen[k] = true;
+        if (match[k] < 0 || assign((unsigned)match[k], ok, nl, match, seen)) {
+            match[k] = (int)w;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether every connection of s got as far as its recorded connection had
+ * when cb was recorded (requests matched, the frames recorded after them
+ * sent). The recording server wrote each callback before sending it and each
+ * request after receiving it, so whatever the guest did because of cb comes
+ * after it in the file: waiting for this never waits for the guest, and it
+ * holds cb back until the request that caused it, and the request that
+ * carried its (perhaps renamed) callback id, were matched, on whichever
+ * thread connection they belong to, in whatever order the threads ran.
+ * A recorded thread connection not yet bound to one live connection counts
+ * through the live ones that are still the same as it so far: each such
+ * connection cb needs must have a live candidate of its own that got far
+ * enough. Caller holds mu. */
+static bool callback_due(const rsess *s, const rcb *cb)
+{
+    unsigned nw = 0, nl = 0;
+    uint32_t want[MAX_CAND];
+    size_t wpos[MAX_CAND];
+    for (size_t i = 0; i < cb->nneed; i++) {
+        const rconn *rc = &conns_[cb->need_conn[i]];
+        if (rc->claimed) {
+            if (rc->prog < cb->need[i])
+                return false;
+        } else {
+            if (nw == MAX_CAND)
+                return false;
+            want[nw] = cb->need_conn[i];
+            wpos[nw++] = cb->need[i];
+        }
+    }
+    if (!nw)
+        return true;
+    const live *lv[MAX_CAND];
+    for (size_t i = 0; i < nlives_ && nl < MAX_CAND; i++)
+        if (&sess_[lives_[i]->session] == s && !lives_[i]->ctrl && lives_[i]->ncand > 1)
+            lv[nl++] = lives_[i];
+    if (nl < nw)
+        return false;
+    bool ok[MAX_CAND][MAX_CAND];
+    for (unsigned w = 0; w < nw; w++)
+        for (unsigned k = 0; k < nl; k++) {
+            ok[w][k] = false;
+            for (unsigned c = 0; c < lv[k]->ncand; c++)
+                ok[w][k] |= (uint32_t)lv[k]->cand[c] == want[w] && lv[k]->pos >= wpos[w];
+        }
+    int match[MAX_CAND];
+    for (unsigned k = 0; k < nl; k++)
+        match[k] = -1;
+    for (unsigned w = 0; w < nw; w++) {
+        bool seen[MAX_CAND] = {false};
+        if (!assign(w, (const bool (*)[MAX_CAND])ok, nl, match, seen))
+            return false;
+    }
+    return true;
+}
+
+/* Caller holds mu: the session's callbacks that are due, in recorded order
+ * (each one needs at least what the one before it needed). */
 static void send_callbacks(rsess *s)
 {
-    while (s->cbpos < s->ncb && s->cb[s->cbpos].seq <= s->nreq) {
+    while (s->cbpos < s->ncb && callback_due(s, &s->cb[s->cbpos])) {
         rcb *cb = &s->cb[s->cbpos++];
         uint8_t *own;
         const uint8_t *out = rename_out(s, cb->p, cb->len, true, &own);
@@ -638,7 +733,9 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
     l->reqs_done++;
     nmatched_++;
     s->nreq++;
-    send_callbacks(s);
+    if (l->ctrl || l->ncand == 1)
+        rc->prog = l->pos;
+    send_callbacks(s); /* those recorded between this request and its reply */
     while (l->pos < rc->nm && rc->m[l->pos].kind == RT_REC_SENT) {
         const msg *o = &rc->m[l->pos++];
         uint8_t *own;
@@ -650,6 +747,9 @@ static void on_request(live *l, const apigen_frame_hdr *h, const uint8_t *p)
     }
     rc->pos = l->pos; /* for report_unfinished */
     rc->reqs_done = l->reqs_done;
+    if (l->ctrl || l->ncand == 1)
+        rc->prog = l->pos;
+    send_callbacks(s);
     pthread_mutex_unlock(&mu);
 }
 
@@ -676,6 +776,7 @@ static void on_end(live *l)
             rc->pos = l->pos;
             rc->reqs_done = l->reqs_done;
         }
+        rc->prog = l->pos;
         describe(d, sizeof d, l);
         for (size_t i = rc->pos; i < rc->nm; i++)
             if (rc->m[i].kind == RT_REC_REQUEST)
@@ -684,7 +785,14 @@ static void on_end(live *l)
                      rc->m[i].flags & APIGEN_F_ASYNC ? ", async" : "",
                      rc->nreq - rc->reqs_done - 1);
     }
+    for (size_t i = 0; i < nlives_; i++)
+        if (lives_[i] == l) {
+            lives_[i] = lives_[--nlives_];
+            break;
+        }
     rsess *s = &sess_[l->session];
+    if (s->live_ctrl && l->rc >= 0)
+        send_callbacks(s); /* what this connection's binding made due */
     if (l->ctrl)
         s->live_ctrl = NULL;
     if (--s->open)
@@ -768,6 +876,9 @@ static void *serve(void *arg)
                  apigen_tp_peer(l->conn));
     }
     sess_[l->session].open++;
+    if (!grow((void **)&lives_, &caplives_, nlives_, sizeof *lives_))
+        fail("out of memory");
+    lives_[nlives_++] = l;
     if (ref->hello_len != h.payload_len || memcmp(ref->hello, buf, h.payload_len) != 0) {
         char what[64];
         snprintf(what, sizeof what, "handshake (API '%s')", name);

@@ -18,6 +18,10 @@
 
 typedef struct drange {
     uint64_t base, end;
+    /* times this very range was noted and not forgotten: a free the guest
+     * missed, or a replay (replay.c) whose threads hold at once the same
+     * address that their recorded threads held one after the other */
+    uint32_t refs;
 } drange;
 
 typedef struct dtable { /* one server's device ranges, sorted by base, disjoint */
@@ -211,8 +215,11 @@ void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t 
     pthread_rwlock_wrlock(&r->dev_rw);
     dtable *t = &r->dev[server];
     size_t i = upper(t, addr);
-    if (i > 0 && t->r[i - 1].end > addr) {
-        t->r[i - 1] = (drange){addr, end}; /* the server reused freed memory we missed */
+    if (i > 0 && t->r[i - 1].base == addr && t->r[i - 1].end == end) {
+        if (t->r[i - 1].refs < UINT32_MAX)
+            t->r[i - 1].refs++;
+    } else if (i > 0 && t->r[i - 1].end > addr) {
+        t->r[i - 1] = (drange){addr, end, 1}; /* the server reused freed memory we missed */
     } else {
         if (t->n == t->cap) {
             size_t nc = t->cap ? t->cap * 2 : 64;
@@ -225,7 +232,7 @@ void apigen_dev_note(const apigen_api *api, int server, uint64_t addr, uint64_t 
             t->cap = nc;
         }
         memmove(&t->r[i + 1], &t->r[i], (t->n - i) * sizeof *t->r);
-        t->r[i] = (drange){addr, end};
+        t->r[i] = (drange){addr, end, 1};
         t->n++;
     }
     pthread_rwlock_unlock(&r->dev_rw);
@@ -241,7 +248,9 @@ void apigen_dev_forget(const apigen_api *api, int server, uint64_t addr)
     pthread_rwlock_wrlock(&r->dev_rw);
     dtable *t = &r->dev[server];
     size_t i = upper(t, addr);
-    if (i > 0 && addr < t->r[i - 1].end) {
+    if (i > 0 && addr < t->r[i - 1].end && t->r[i - 1].refs > 1) {
+        t->r[i - 1].refs--;
+    } else if (i > 0 && addr < t->r[i - 1].end) {
         memmove(&t->r[i - 1], &t->r[i], (t->n - i) * sizeof *t->r);
         t->n--;
     }

@@ -13,6 +13,10 @@
 #   bad_recording   a cut, a future-format and a foreign file: --replay refuses each (exit 2)
 #   stale_recording the clean demo against a recording of a demo that stopped early: its
 #                   requests go past the end of the recording
+#   reordered       the demo recorded with its worker1 thread started late and replayed
+#                   with worker0 started late (REPLAY_SLOW in MUTANT_LIB): the other
+#                   interleaving of its two threads must replay to the native output too,
+#                   and so must both threads at once
 set -u
 mode=${1:?usage: exa.sh MODE BUILD_DIR [MUTANT_LIB]}
 build=$(cd "${2:?}" && pwd)
@@ -68,6 +72,22 @@ mutant:*)
     esac
     REPLAY_MUTANT=$name LD_PRELOAD=$mutlib expect_fail "$why" "mutant $name" \
         "$server" "$stub" "$tmp/demo.rec" "$tmp/fwd.out" -- "$demo"
+    ;;
+reordered)
+    [ -f "$mutlib" ] || { echo "FAIL: missing the mutant library '$mutlib'"; exit 1; }
+    env -u APIGEN_SERVER LD_LIBRARY_PATH="$build/real" timeout 60 "$demo" > "$tmp/native.out" 2> "$tmp/native.err"
+    echo $? > "$tmp/native.out.rc"
+    [ "$(cat "$tmp/native.out.rc")" = 0 ] || { echo "FAIL: native demo exit $(cat "$tmp/native.out.rc")"; cat "$tmp/native.err"; exit 1; }
+    # worker0 runs its whole thread (callback included) before worker1 starts; in the
+    # replay worker1 does: callback ids swap, every callback of one thread is due
+    # (by the session's request count) before the other thread began
+    REPLAY_SLOW=worker1:300 LD_PRELOAD=$mutlib record "$tmp/demo.rec" "$tmp/fwd.out" "$demo"
+    cmp -s "$tmp/native.out" "$tmp/fwd.out" && cmp -s "$tmp/native.out.rc" "$tmp/fwd.out.rc" ||
+        { echo "FAIL: forwarded (recorded) output differs from native"; diff -u "$tmp/native.out" "$tmp/fwd.out"; exit 1; }
+    REPLAY_SLOW=worker0:300 LD_PRELOAD=$mutlib sh "$here/replay.sh" check "$server" "$stub" "$tmp/demo.rec" "$tmp/native.out" -- "$demo" || exit 1
+    # and with the threads at once: when the recording server reused worker0's freed
+    # memory for worker1, both hold one address now (route.c counts it twice)
+    sh "$here/replay.sh" check "$server" "$stub" "$tmp/demo.rec" "$tmp/native.out" -- "$demo" || exit 1
     ;;
 other_recording)
     record "$tmp/edge.rec" "$tmp/edge.out" "$edge"

@@ -5,13 +5,19 @@
  *   drop_async     exaFinish reports success even when an async call failed
  *   skip_callback  the fifth notification delivered is not passed on
  *   skip_call      exaLaunchFill returns success without being forwarded
- * Unset: every call goes straight through. */
+ * Unset: every call goes straight through.
+ * Not a bug but a thread schedule: REPLAY_SLOW=NAME:MS makes the guest thread
+ * that creates a context named NAME sleep MS ms first, so a test can record
+ * one interleaving of the demo's threads and replay it under another
+ * (replay.exa.reordered). Only in the guest (APIGEN_SERVER set): the
+ * preload reaches the server too. */
 #define _GNU_SOURCE
 #include "exa.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int is(const char *m)
 {
@@ -31,8 +37,21 @@ exaStatus exaGetDeviceCount(int *count)
     return is("error_all") ? EXA_ERROR_BUSY : NEXT(exaGetDeviceCount)(count);
 }
 
+static void maybe_slow(const char *name)
+{
+    const char *v = getenv("REPLAY_SLOW"), *colon = v ? strchr(v, ':') : NULL;
+    if (!colon || !name || !getenv("APIGEN_SERVER") || strlen(name) != (size_t)(colon - v) ||
+        strncmp(v, name, (size_t)(colon - v)) != 0)
+        return;
+    long ms = strtol(colon + 1, NULL, 10);
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0)
+        ;
+}
+
 exaStatus exaCreateContext(int device, const char *name, exaContext *ctx)
 {
+    maybe_slow(name);
     return is("error_all") ? EXA_ERROR_BUSY : NEXT(exaCreateContext)(device, name, ctx);
 }
 
