@@ -1,8 +1,9 @@
 #!/bin/sh
 # tests/gpu/driver.sh: the CUDA driver stub (libcuda.so.1) on a machine with
 # an NVIDIA GPU and the CUDA 13 toolkit. Builds everything (APIGEN_CUDA_ARCH
-# sm_90 unless CUDA_ARCH says otherwise), starts apigen-server-cuda (unix and
-# tcp, a process per session; shm, a thread per session), and runs, natively
+# sm_90 unless CUDA_ARCH says otherwise), starts apigen-server-cuda (unix,
+# tcp and shm, a process per session: a sticky error such as the `fault`
+# example's illegal address stays in its own session's context), and runs, natively
 # and forwarded over each transport, comparing stdout and exit status:
 #   - driver_basic: a driver-API program (tests/cuda/driver/driver_basic.c);
 #   - every examples/cuda program built with plain nvcc (static runtime: it
@@ -68,7 +69,7 @@ port=$(( 30000 + ($$ % 20000) ))
 shmname=apigen-driver-$$
 "$server" --listen "unix://$logs/cuda.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
 spid=$!
-"$server" --listen "shm://$shmname" --isolation thread > "$logs/server-shm.log" 2>&1 &
+"$server" --listen "shm://$shmname" > "$logs/server-shm.log" 2>&1 &
 spid2=$!
 cleanup() {
     kill "$spid" "$spid2" 2>/dev/null; wait "$spid" "$spid2" 2>/dev/null
