@@ -2830,7 +2830,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+/* The forwarder of cuCtxDestroy: the spec's hand-written guest code exports cuCtxDestroy and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2873,7 +2874,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+/* The forwarder of cuCtxDestroy_v2: the spec's hand-written guest code exports cuCtxDestroy_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5743,7 +5745,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRelease: the spec's hand-written guest code exports cuDevicePrimaryCtxRelease and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5784,7 +5787,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRelease_v2: the spec's hand-written guest code exports cuDevicePrimaryCtxRelease_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5825,7 +5829,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxReset: the spec's hand-written guest code exports cuDevicePrimaryCtxReset and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5866,7 +5871,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxReset_v2: the spec's hand-written guest code exports cuDevicePrimaryCtxReset_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5907,7 +5913,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRetain: the spec's hand-written guest code exports cuDevicePrimaryCtxRetain and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
