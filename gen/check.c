@@ -172,6 +172,61 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
     return d->errors > e0;
 }
 
+/* api.private_symbols: names, or groups {names: [...], unsupported: REASON}
+ * whose reason the stub logs (the default: a private entry point). */
+static void read_private_symbols(const spec_node *n, diag_sink *d, arena *a, api_settings *s)
+{
+    static const char *const group_keys[] = {"names", "unsupported", NULL};
+    if (!n || n->kind == SN_NULL) return;
+    if (n->kind != SN_LIST) {
+        spec_string_list(n, "api.private_symbols", d, a, &s->private_symbols,
+                         &s->nprivate_symbols);
+        return;
+    }
+    size_t cap = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const spec_node *g = spec_get(n->items[i], "names");
+        cap += n->items[i]->kind == SN_MAP ? (g && g->kind == SN_LIST ? g->n : 1) : 1;
+    }
+    s->private_symbols = arena_alloc(a, (cap ? cap : 1) * sizeof(char *));
+    s->private_reasons = arena_alloc(a, (cap ? cap : 1) * sizeof(char *));
+    for (size_t i = 0; i < n->n; i++) {
+        const spec_node *it = n->items[i];
+        if (it->kind == SN_SCALAR) {
+            s->private_symbols[s->nprivate_symbols++] = arena_strdup(a, it->str);
+            continue;
+        }
+        if (it->kind != SN_MAP) {
+            diag_error(d, it->loc, NULL, NULL,
+                       "api.private_symbols: each item is a name or a map "
+                       "{names: [...], unsupported: \"why\"}");
+            continue;
+        }
+        spec_check_keys(it, group_keys, "an api.private_symbols group", d, NULL, NULL);
+        const char *why = NULL;
+        const spec_node *u = spec_get(it, "unsupported");
+        char **names = NULL;
+        size_t nn = 0;
+        if (!u || !spec_string(u, "api.private_symbols group's unsupported", d, NULL, NULL, &why)) {
+            if (!u)
+                diag_error(d, it->loc, NULL, NULL,
+                           "api.private_symbols: a group needs unsupported: \"why\" (the reason "
+                           "its names log), or list the names without a group");
+            continue;
+        }
+        if (!spec_get(it, "names")) {
+            diag_error(d, it->loc, NULL, NULL, "api.private_symbols: a group needs names: [...]");
+            continue;
+        }
+        spec_string_list(spec_get(it, "names"), "api.private_symbols group's names", d, a, &names,
+                         &nn);
+        for (size_t k = 0; k < nn && s->nprivate_symbols < cap; k++) {
+            s->private_reasons[s->nprivate_symbols] = arena_strdup(a, why);
+            s->private_symbols[s->nprivate_symbols++] = names[k];
+        }
+    }
+}
+
 /* The api settings that may depend on the headers' version (`when:`), read
  * after the headers are parsed and the conditions resolved. */
 static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
@@ -277,8 +332,7 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
-    spec_string_list(spec_get(api, "private_symbols"), "api.private_symbols", d, m->arena,
-                     &s->private_symbols, &s->nprivate_symbols);
+    read_private_symbols(spec_get(api, "private_symbols"), d, m->arena, s);
     for (size_t i = 0; i < s->nprivate_symbols; i++) {
         const char *ps = s->private_symbols[i];
         int dup = 0;

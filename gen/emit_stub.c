@@ -974,9 +974,13 @@ int emit_stub(emit_ctx *e, strbuf *out)
     /* private symbols: signature unknown, so no argument is read */
     for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
         PUT("stub_blank");
+        const char *why = m->api.private_reasons ? m->api.private_reasons[i] : NULL;
+        char *reason = c_string(why ? why : "a private entry point of the vendor's library "
+                                            "(declared in no header)");
         PUT("stub_private", "fn", m->api.private_symbols[i], "rtype",
             m->api.error_type ? m->api.error_type : "int", "value",
-            m->api.unsupported ? m->api.unsupported : "0");
+            m->api.unsupported ? m->api.unsupported : "0", "reason", reason);
+        free(reason);
     }
     /* callbacks */
     for (size_t c = 0; c < e->ncbs; c++) {

@@ -369,6 +369,7 @@ typedef struct api_settings {
     char **private_symbols; /* exported, declared in no header, signature unknown: the stub
                                answers `unsupported` and logs once (api.private_symbols) */
     size_t nprivate_symbols;
+    char **private_reasons; /* per private symbol: its group's `unsupported:` reason, or NULL */
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */

@@ -47,9 +47,22 @@ server=$build/examples/cuda/apigen-server-cuda
 shared=$build/examples/cuda
 tdir=$build/tests/cuda
 [ -x "$server" ] && [ -e "$stub/libcuda.so.1" ] || { echo "driver.sh: no stub or server built"; exit 1; }
-sh tests/cuda/driver_parity.sh "$CUDA_HOME/lib64/stubs/libcuda.so" "$stub/libcuda.so.1"
+# symbol parity: this toolkit's stubs library and the committed lists (CI
+# checks the same lists), then the real driver alone, every difference
+# printed; its whole export list goes to $OUT for tests/cuda/symbols/
+sh tests/cuda/driver_parity.sh "$stub/libcuda.so.1" "$CUDA_HOME/lib64/stubs/libcuda.so" \
+    tests/cuda/symbols/libcuda-13.0-toolkit-stub.txt tests/cuda/symbols/libcuda-580-driver-beyond-stub.txt
 real_cuda=$(ldconfig -p | sed -n 's/.*libcuda\.so\.1 (libc6,x86-64) => \(.*\)/\1/p' | head -1)
-[ -n "$real_cuda" ] && sh tests/cuda/driver_parity.sh "$real_cuda" "$stub/libcuda.so.1" | head -n 20
+if [ -n "$real_cuda" ]; then
+    echo "== parity with the real driver $(readlink -f "$real_cuda")"
+    sh tests/cuda/driver_parity.sh "$stub/libcuda.so.1" "$real_cuda"
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT"
+        nm -D --defined-only "$real_cuda" | awk '{print $3}' | sort -u > "$OUT/libcuda-driver-exports.txt"
+        nm -D --defined-only "$CUDA_HOME/lib64/stubs/libcuda.so" | awk '{print $3}' | sort -u |
+            comm -13 - "$OUT/libcuda-driver-exports.txt" > "$OUT/libcuda-driver-beyond-stub.txt"
+    fi
+fi
 
 # the examples built with plain nvcc (static runtime)
 examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy"
