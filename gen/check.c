@@ -32,7 +32,7 @@ static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", NULL};
@@ -729,6 +729,11 @@ static void check_handles(ck *c, const spec_node *root)
         if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
         const spec_node *un = spec_get(hn, "unknown_as_null");
         if (un) spec_bool(un, "unknown_as_null", c->d, NULL, NULL, &h->unknown_as_null);
+        const spec_node *an = spec_get(hn, "also");
+        if (an) {
+            h->also_loc = an->loc;
+            spec_string_list(an, "also", c->d, c->a, &h->also, &h->nalso);
+        }
         const spec_node *pt = spec_get(hn, "passthrough");
         if (pt) {
             size_t n = pt->kind == SN_LIST ? pt->n : 1;
@@ -743,6 +748,24 @@ static void check_handles(ck *c, const spec_node *root)
                                "passthrough values are integers, enum constants or integer "
                                "macros");
             }
+        }
+    }
+    /* `also:` names other handle types (all of them known now) */
+    for (size_t i = 0; i < c->m->nhandles; i++) {
+        handle_type_def *h = &c->m->handles[i];
+        for (size_t k = 0; k < h->nalso; k++) {
+            int found = 0;
+            for (size_t j = 0; j < c->m->nhandles; j++)
+                found |= strcmp(c->m->handles[j].name, h->also[k]) == 0;
+            if (strcmp(h->also[k], h->name) == 0)
+                diag_error(c->d, h->also_loc, NULL, NULL,
+                           "handle type '%s': also: names the type itself (list the other "
+                           "handle types whose ids the library accepts in its place)",
+                           h->name);
+            else if (!found)
+                diag_error(c->d, h->also_loc, NULL, NULL,
+                           "handle type '%s': also: '%s' is not a handle type of types.handles",
+                           h->name, h->also[k]);
         }
     }
     /* destroy functions are checked once the functions are known */

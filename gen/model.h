@@ -323,6 +323,9 @@ typedef struct handle_type_def {
     size_t npassthrough;
     unsigned tag;         /* index, used as the wire type tag */
     int unknown_as_null;  /* an unknown id reaches the real library as NULL */
+    char **also;          /* handle types whose ids are accepted in this one's place */
+    size_t nalso;
+    src_loc also_loc;
     src_loc loc;
 } handle_type_def;
 

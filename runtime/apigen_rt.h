@@ -324,6 +324,12 @@ typedef struct apigen_handle_type {
     const uint64_t *passthrough;   /* values never translated (NULL, special streams) */
     unsigned npassthrough;
     unsigned flags;                /* APIGEN_HT_* */
+    /* Types whose ids are also accepted where this type is taken (the spec's
+     * `also:`): the id resolves to that type's real handle, which the real
+     * library accepts in this type's place (a CUkernel where a CUfunction
+     * is taken). Looked up after this type's own ids. */
+    const struct apigen_handle_type *const *also;
+    unsigned nalso;
 } apigen_handle_type;
 
 /* apigen_handle_type.flags */
