@@ -850,7 +850,7 @@ APIGEN_HIDDEN CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned in
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+    if (((flags & APIGEN_CUDA_LAUNCH_SYNC) == 0) && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -7304,7 +7304,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+/* The forwarder of cuFuncSetAttribute: the spec's hand-written guest code exports cuFuncSetAttribute and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12664,7 +12665,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+/* The forwarder of cuKernelSetAttribute: the spec's hand-written guest code exports cuKernelSetAttribute and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
