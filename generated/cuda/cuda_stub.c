@@ -12972,7 +12972,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+/* The forwarder of cuLibraryGetGlobal: the spec's hand-written guest code exports cuLibraryGetGlobal and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -14012,7 +14013,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+/* The forwarder of cuMemAllocPitch_v2: the spec's hand-written guest code exports cuMemAllocPitch_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16346,6 +16348,7 @@ APIGEN_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemA
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)ptr); /* ptr */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemSetAccess, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)ptr, (uint64_t)(size), "ptr")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -16376,6 +16379,9 @@ badargs:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18393,6 +18399,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *s
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoDAsync_v2, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -18431,6 +18438,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18455,6 +18465,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const vo
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -18494,6 +18505,9 @@ bad:
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
+    goto rejected;
 rejected:
     apigen_call_end(&call_);
 fail:
@@ -18516,6 +18530,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHos
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (srcHost != NULL) {
@@ -18542,6 +18557,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18565,6 +18583,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *s
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2_ptds, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (srcHost != NULL) {
@@ -18591,6 +18610,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -20855,7 +20877,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+/* The forwarder of cuModuleGetGlobal_v2: the spec's hand-written guest code exports cuModuleGetGlobal_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

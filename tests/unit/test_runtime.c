@@ -788,12 +788,36 @@ static void dev_ranges(void)
     CHECK(rt_dev_count() == 0);
 }
 
+/* Guest side: a copy that runs past a range the guest noted is refused
+ * before any host memory is read (apigen_dev_overruns); what the guest never
+ * noted is left to the server. */
+static void dev_overruns(void)
+{
+    static const char *const names[] = {"tCopy"};
+    static const apigen_api api = {.name = "tguestdev", .ncalls = 1, .call_names = names};
+    const uint64_t base = 0x7f0000200000ull;
+    apigen_dev_note(&api, 0, base, 4096);
+    apigen_call c;
+    memset(&c, 0, sizeof c);
+    c.api = &api;
+    c.server = 0;
+    CHECK(!apigen_dev_overruns(&c, base + 16, 64, "dst"));
+    CHECK(!apigen_dev_overruns(&c, base, 4096, "dst"));          /* to the end exactly */
+    CHECK(apigen_dev_overruns(&c, base, 4097, "dst"));           /* one byte past */
+    CHECK(apigen_dev_overruns(&c, base + 4032, 1u << 30, "dst")); /* driver_basic's oversized copy */
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 1u << 30, "dst")); /* not noted: the server says */
+    CHECK(!apigen_dev_overruns(&c, 0, 1u << 30, "dst"));
+    apigen_dev_forget(&api, 0, base);
+    CHECK(!apigen_dev_overruns(&c, base, 4097, "dst"));          /* freed: no longer known */
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
     mkdir(dir, 0700);
     signal(SIGPIPE, SIG_IGN);
     dev_ranges();
+    dev_overruns();
     char sock[128], listen_unix[160], listen_shm[64];
     snprintf(sock, sizeof sock, "%s/s1.sock", dir);
     snprintf(listen_unix, sizeof listen_unix, "unix://%s", sock);
