@@ -494,6 +494,9 @@ bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
  * host buffer may be as small as the device range, and reading the count's
  * bytes from it would read past it. An address the guest never noted: false. */
 bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, const char *what);
+/* Whether addr lies in a device range the guest noted for any server (hand-written
+ * guest code that must tell device addresses from its own host memory). */
+bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.

@@ -261,6 +261,19 @@ bool apigen_vouch_dev(const apigen_call *c, uint64_t addr)
     return in;
 }
 
+bool apigen_dev_noted(const apigen_api *api, uint64_t addr)
+{
+    rapi *r = addr ? find(api) : NULL;
+    bool in = false;
+    if (!r)
+        return false;
+    pthread_rwlock_rdlock(&r->dev_rw);
+    for (unsigned k = 0; k < r->n && !in; k++)
+        in = holds(&r->dev[k], addr);
+    pthread_rwlock_unlock(&r->dev_rw);
+    return in;
+}
+
 bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, const char *what)
 {
     rapi *r = addr && bytes ? find(c->api) : NULL;
