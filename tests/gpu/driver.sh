@@ -6,6 +6,8 @@
 # example's illegal address stays in its own session's context), and runs, natively
 # and forwarded over each transport, comparing stdout and exit status:
 #   - driver_basic: a driver-API program (tests/cuda/driver/driver_basic.c);
+#   - driver_fixes: CUkernel as CUfunction, launch configurations the driver
+#     refuses, oversized copies (tests/cuda/driver/driver_fixes.c);
 #   - every examples/cuda program built with plain nvcc (static runtime: it
 #     calls the driver, found first on LD_LIBRARY_PATH);
 #   - the same built with -cudart shared, run with NVIDIA's real
@@ -40,7 +42,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/driver.configure.log" 2>&1 ||
     { cat "$build/driver.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cuda_stub apigen-server-cuda cuda_examples \
-      cuda_driver_basic cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
+      cuda_driver_basic cuda_driver_fixes cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
     { tail -n 50 "$build/driver.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda
@@ -138,6 +140,8 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
 
 dk=$tdir/driver_kernels
 compare driver_basic "$stub" "" "$tdir/cuda_driver_basic" "$dk.ptx" "$dk.fatbin"
+# CUkernel as CUfunction, refused launch configurations, oversized copies
+compare driver_fixes "$stub" "" "$tdir/cuda_driver_fixes" "$dk.ptx"
 for e in $examples; do
     [ -x "$static/$e" ] && compare "static.$e" "$stub" "" "$static/$e"
 done
