@@ -33,7 +33,7 @@ static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", NULL};
@@ -173,6 +173,61 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
     return d->errors > e0;
 }
 
+/* api.private_symbols: names, or groups {names: [...], unsupported: REASON}
+ * whose reason the stub logs (the default: a private entry point). */
+static void read_private_symbols(const spec_node *n, diag_sink *d, arena *a, api_settings *s)
+{
+    static const char *const group_keys[] = {"names", "unsupported", NULL};
+    if (!n || n->kind == SN_NULL) return;
+    if (n->kind != SN_LIST) {
+        spec_string_list(n, "api.private_symbols", d, a, &s->private_symbols,
+                         &s->nprivate_symbols);
+        return;
+    }
+    size_t cap = 0;
+    for (size_t i = 0; i < n->n; i++) {
+        const spec_node *g = spec_get(n->items[i], "names");
+        cap += n->items[i]->kind == SN_MAP ? (g && g->kind == SN_LIST ? g->n : 1) : 1;
+    }
+    s->private_symbols = arena_alloc(a, (cap ? cap : 1) * sizeof(char *));
+    s->private_reasons = arena_alloc(a, (cap ? cap : 1) * sizeof(char *));
+    for (size_t i = 0; i < n->n; i++) {
+        const spec_node *it = n->items[i];
+        if (it->kind == SN_SCALAR) {
+            s->private_symbols[s->nprivate_symbols++] = arena_strdup(a, it->str);
+            continue;
+        }
+        if (it->kind != SN_MAP) {
+            diag_error(d, it->loc, NULL, NULL,
+                       "api.private_symbols: each item is a name or a map "
+                       "{names: [...], unsupported: \"why\"}");
+            continue;
+        }
+        spec_check_keys(it, group_keys, "an api.private_symbols group", d, NULL, NULL);
+        const char *why = NULL;
+        const spec_node *u = spec_get(it, "unsupported");
+        char **names = NULL;
+        size_t nn = 0;
+        if (!u || !spec_string(u, "api.private_symbols group's unsupported", d, NULL, NULL, &why)) {
+            if (!u)
+                diag_error(d, it->loc, NULL, NULL,
+                           "api.private_symbols: a group needs unsupported: \"why\" (the reason "
+                           "its names log), or list the names without a group");
+            continue;
+        }
+        if (!spec_get(it, "names")) {
+            diag_error(d, it->loc, NULL, NULL, "api.private_symbols: a group needs names: [...]");
+            continue;
+        }
+        spec_string_list(spec_get(it, "names"), "api.private_symbols group's names", d, a, &names,
+                         &nn);
+        for (size_t k = 0; k < nn && s->nprivate_symbols < cap; k++) {
+            s->private_reasons[s->nprivate_symbols] = arena_strdup(a, why);
+            s->private_symbols[s->nprivate_symbols++] = names[k];
+        }
+    }
+}
+
 /* The api settings that may depend on the headers' version (`when:`), read
  * after the headers are parsed and the conditions resolved. */
 static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
@@ -278,8 +333,7 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
         if (!is_c_identifier(s->extra_symbols[i]))
             diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
                        "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
-    spec_string_list(spec_get(api, "private_symbols"), "api.private_symbols", d, m->arena,
-                     &s->private_symbols, &s->nprivate_symbols);
+    read_private_symbols(spec_get(api, "private_symbols"), d, m->arena, s);
     for (size_t i = 0; i < s->nprivate_symbols; i++) {
         const char *ps = s->private_symbols[i];
         int dup = 0;
@@ -694,6 +748,11 @@ static void check_handles(ck *c, const spec_node *root)
         if (dn && spec_string(dn, "destroy", c->d, NULL, NULL, &dname)) h->destroy_fn = arena_strdup(c->a, dname);
         const spec_node *un = spec_get(hn, "unknown_as_null");
         if (un) spec_bool(un, "unknown_as_null", c->d, NULL, NULL, &h->unknown_as_null);
+        const spec_node *an = spec_get(hn, "also");
+        if (an) {
+            h->also_loc = an->loc;
+            spec_string_list(an, "also", c->d, c->a, &h->also, &h->nalso);
+        }
         const spec_node *pt = spec_get(hn, "passthrough");
         if (pt) {
             size_t n = pt->kind == SN_LIST ? pt->n : 1;
@@ -708,6 +767,24 @@ static void check_handles(ck *c, const spec_node *root)
                                "passthrough values are integers, enum constants or integer "
                                "macros");
             }
+        }
+    }
+    /* `also:` names other handle types (all of them known now) */
+    for (size_t i = 0; i < c->m->nhandles; i++) {
+        handle_type_def *h = &c->m->handles[i];
+        for (size_t k = 0; k < h->nalso; k++) {
+            int found = 0;
+            for (size_t j = 0; j < c->m->nhandles; j++)
+                found |= strcmp(c->m->handles[j].name, h->also[k]) == 0;
+            if (strcmp(h->also[k], h->name) == 0)
+                diag_error(c->d, h->also_loc, NULL, NULL,
+                           "handle type '%s': also: names the type itself (list the other "
+                           "handle types whose ids the library accepts in its place)",
+                           h->name);
+            else if (!found)
+                diag_error(c->d, h->also_loc, NULL, NULL,
+                           "handle type '%s': also: '%s' is not a handle type of types.handles",
+                           h->name, h->also[k]);
         }
     }
     /* destroy functions are checked once the functions are known */

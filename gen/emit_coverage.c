@@ -156,8 +156,17 @@ int emit_coverage(emit_ctx *e, strbuf *out)
     free(dir);
     if (m->api.nprivate_symbols) {
         tmpl_put(&e->o, "cov_private_head", NULL);
-        for (size_t i = 0; i < m->api.nprivate_symbols; i++)
-            tmpl_put(&e->o, "cov_extra", "name", m->api.private_symbols[i], NULL);
+        for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
+            const char *why = m->api.private_reasons ? m->api.private_reasons[i] : NULL;
+            if (why) {
+                char *cell = md_cell(why);
+                tmpl_put(&e->o, "cov_private_why", "name", m->api.private_symbols[i], "why", cell,
+                         NULL);
+                free(cell);
+            } else {
+                tmpl_put(&e->o, "cov_extra", "name", m->api.private_symbols[i], NULL);
+            }
+        }
     }
     if (m->api.nextra_symbols) {
         tmpl_put(&e->o, "cov_extra_head", NULL);

@@ -832,8 +832,23 @@ int emit_server(emit_ctx *e, strbuf *out)
         char tag[16], npt[16];
         snprintf(tag, sizeof tag, "%u", h->tag);
         snprintf(npt, sizeof npt, "%zu", h->npassthrough);
-        PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt, "npt", npt,
-            "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0");
+        if (h->nalso) { /* the other types declared first: their definitions may come later */
+            strbuf v = {0};
+            for (size_t k = 0; k < h->nalso; k++) {
+                PUT("srv_handle_type_decl", "name", h->also[k]);
+                sb_printf(&v, "%s&ht_%s", k ? ", " : "", h->also[k]);
+            }
+            char *vs = sb_take(&v), nalso[16];
+            snprintf(nalso, sizeof nalso, "%zu", h->nalso);
+            PUT("srv_handle_also", "name", h->name, "values", vs);
+            PUT("srv_handle_type_also", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
+                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0",
+                "nalso", nalso);
+            free(vs);
+        } else {
+            PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
+                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0");
+        }
         free(destroy);
         free(pt);
     }

@@ -12,7 +12,7 @@ typedef struct stub_fn {
     emit_ctx *e;
     const function_def *f;
     char **names;    /* parameter names (a<i> for unnamed ones) */
-    int used_bad, used_badargs, used_nomem;
+    int used_bad, used_badargs, used_nomem, used_baddev;
 } stub_fn;
 
 #define PUT(...) tmpl_put(&e->o, __VA_ARGS__, NULL)
@@ -625,7 +625,7 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
 
 static void emit_forwarded(emit_ctx *e, const function_def *f)
 {
-    stub_fn s = {e, f, param_names(f), 0, 0, 0};
+    stub_fn s = {e, f, param_names(f), 0, 0, 0, 0};
     const api_model *m = e->m;
     int is_err = returns_error(e, f);
     int is_void = type_is_void(f->sig.ret);
@@ -678,6 +678,18 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
 
     /* body, at one indent */
     e->o.indent = 4;
+    /* a call that reads host memory sized like a device range: the range is
+     * checked first, as the real library does (apigen_dev_overruns) */
+    int reads_host = 0;
+    for (size_t i = 0; i < f->sig.nparams; i++)
+        reads_host |= f->sig.params[i].ann.kind == PK_IN;
+    for (size_t i = 0; reads_host && m->api.device_checked && i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind != PK_DEVPTR || !a->extent || a->dev_unchecked || a->map_fn || a->destroys)
+            continue;
+        PUT("stub_dev_overrun", "name", s.names[i], "extent", a->extent->text);
+        s.used_baddev = 1;
+    }
     for (size_t i = 0; i < f->sig.nparams; i++)
         put_value_like(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
     for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -782,7 +794,9 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (s.used_bad) PUT("stub_label_bad");
     if (s.used_badargs) PUT("stub_label_badargs");
     if (s.used_nomem) PUT("stub_label_nomem");
-    if (s.used_bad || s.used_badargs || s.used_nomem || has_sync) PUT("stub_label_rejected");
+    if (s.used_baddev) PUT("stub_label_baddev");
+    if (s.used_bad || s.used_badargs || s.used_nomem || s.used_baddev || has_sync)
+        PUT("stub_label_rejected");
     PUT("stub_label_fail");
     if (is_err) PUT("stub_fail_ret", "type", rtype, "api", m->api.name);
     if (f->error_out) {
@@ -974,9 +988,13 @@ int emit_stub(emit_ctx *e, strbuf *out)
     /* private symbols: signature unknown, so no argument is read */
     for (size_t i = 0; i < m->api.nprivate_symbols; i++) {
         PUT("stub_blank");
+        const char *why = m->api.private_reasons ? m->api.private_reasons[i] : NULL;
+        char *reason = c_string(why ? why : "a private entry point of the vendor's library "
+                                            "(declared in no header)");
         PUT("stub_private", "fn", m->api.private_symbols[i], "rtype",
             m->api.error_type ? m->api.error_type : "int", "value",
-            m->api.unsupported ? m->api.unsupported : "0");
+            m->api.unsupported ? m->api.unsupported : "0", "reason", reason);
+        free(reason);
     }
     /* callbacks */
     for (size_t c = 0; c < e->ncbs; c++) {

@@ -323,6 +323,9 @@ typedef struct handle_type_def {
     size_t npassthrough;
     unsigned tag;         /* index, used as the wire type tag */
     int unknown_as_null;  /* an unknown id reaches the real library as NULL */
+    char **also;          /* handle types whose ids are accepted in this one's place */
+    size_t nalso;
+    src_loc also_loc;
     src_loc loc;
 } handle_type_def;
 
@@ -369,6 +372,7 @@ typedef struct api_settings {
     char **private_symbols; /* exported, declared in no header, signature unknown: the stub
                                answers `unsupported` and logs once (api.private_symbols) */
     size_t nprivate_symbols;
+    char **private_reasons; /* per private symbol: its group's `unsupported:` reason, or NULL */
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
     char *versioned_member; /* `types.versioned.member`: a non-const pointer to a struct whose
                                first member has this name is inout by default (the version

@@ -324,6 +324,12 @@ typedef struct apigen_handle_type {
     const uint64_t *passthrough;   /* values never translated (NULL, special streams) */
     unsigned npassthrough;
     unsigned flags;                /* APIGEN_HT_* */
+    /* Types whose ids are also accepted where this type is taken (the spec's
+     * `also:`): the id resolves to that type's real handle, which the real
+     * library accepts in this type's place (a CUkernel where a CUfunction
+     * is taken). Looked up after this type's own ids. */
+    const struct apigen_handle_type *const *also;
+    unsigned nalso;
 } apigen_handle_type;
 
 /* apigen_handle_type.flags */
@@ -479,6 +485,18 @@ int apigen_building_server(void);
  * range the guest noted for that server (apigen_dev_note). */
 bool apigen_vouch_id(const apigen_call *c, uint64_t id);
 bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
+/* Whether [addr, addr + bytes) certainly runs past the client's memory: addr
+ * lies in a range the guest noted for the call's server and the extent goes
+ * past that range's end (the server would refuse it: APIGEN_BAD_DEVPTR).
+ * Logs one line naming the call and `what`. Generated stubs ask it before
+ * they read host memory a call sizes by the same count (a host-to-device
+ * copy), as the real library checks the device side before it reads: the
+ * host buffer may be as small as the device range, and reading the count's
+ * bytes from it would read past it. An address the guest never noted: false. */
+bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, const char *what);
+/* Whether addr lies in a device range the guest noted for any server (hand-written
+ * guest code that must tell device addresses from its own host memory). */
+bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.

@@ -270,6 +270,41 @@ bool apigen_vouch_dev(const apigen_call *c, uint64_t addr)
     return in;
 }
 
+bool apigen_dev_noted(const apigen_api *api, uint64_t addr)
+{
+    rapi *r = addr ? find(api) : NULL;
+    bool in = false;
+    if (!r)
+        return false;
+    pthread_rwlock_rdlock(&r->dev_rw);
+    for (unsigned k = 0; k < r->n && !in; k++)
+        in = holds(&r->dev[k], addr);
+    pthread_rwlock_unlock(&r->dev_rw);
+    return in;
+}
+
+bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, const char *what)
+{
+    rapi *r = addr && bytes ? find(c->api) : NULL;
+    if (!r || c->server < 0 || (unsigned)c->server >= r->n)
+        return false;
+    pthread_rwlock_rdlock(&r->dev_rw);
+    const dtable *t = &r->dev[c->server];
+    size_t i = upper(t, addr);
+    bool in = i > 0 && t->r[i - 1].end > addr;
+    uint64_t base = in ? t->r[i - 1].base : 0, end = in ? t->r[i - 1].end : 0;
+    pthread_rwlock_unlock(&r->dev_rw);
+    if (!in || bytes <= end - addr)
+        return false;
+    const char *fn = c->call_id < c->api->ncalls ? c->api->call_names[c->call_id] : "?";
+    apigen_log("%s: %s: [%#llx, +%llu) runs past the end of the device allocation "
+               "[%#llx, %#llx) that holds it: refused before any host memory is read (the "
+               "API's invalid-value error, as the server would answer)",
+               fn, what, (unsigned long long)addr, (unsigned long long)bytes,
+               (unsigned long long)base, (unsigned long long)end);
+    return true;
+}
+
 __attribute__((noinline)) static int route_dev_multi(const apigen_api *api, uint64_t addr);
 
 int apigen_route_dev(const apigen_api *api, uint64_t addr)

@@ -496,8 +496,23 @@ static size_t slot_of(const struct apigen_session *s, uint64_t id)
     return (size_t)(ID_LOW(id) - FIRST_ID);
 }
 
+static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
+                       void **real);
+
 bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                           void **real)
+{
+    if (lookup_one(s, ht, id, real))
+        return true;
+    for (unsigned k = 0; k < ht->nalso; k++) /* ids of the types that may stand for this one */
+        if (ht->also[k] != ht && !is_passthrough(ht->also[k], id) &&
+            lookup_one(s, ht->also[k], id, real))
+            return true;
+    return false;
+}
+
+static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
+                       void **real)
 {
     *real = NULL;
     if (!s)

@@ -38,6 +38,14 @@ CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, si
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
+CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2 */
+CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2_ptsz */
+CUresult cuda_host_dtoh_async(apigen_call_ctx *cx, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyDtoHAsync_v2 */
+CUresult cuda_host_dtoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyDtoHAsync_v2_ptsz */
+CUresult cuda_host_htoa_async(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoAAsync_v2 */
+CUresult cuda_host_htoa_async_ptsz(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoAAsync_v2_ptsz */
+CUresult cuda_host_htod_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoDAsync_v2 */
+CUresult cuda_host_htod_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyHtoDAsync_v2_ptsz */
 CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name); /* hand-written, in the spec's sources: wraps cuModuleGetGlobal_v2 */
 CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfObject, const CUDA_RESOURCE_DESC *pResDesc); /* hand-written, in the spec's sources: wraps cuSurfObjectCreate */
 CUresult cuda_host_surf_resource_desc(apigen_call_ctx *cx, CUDA_RESOURCE_DESC *pResDesc, CUsurfObject surfObject); /* hand-written, in the spec's sources: wraps cuSurfObjectGetResourceDesc */
@@ -64,16 +72,12 @@ CUresult cuMemPrefetchAsync_v2_ptsz(CUdeviceptr devPtr, size_t count, CUmemLocat
 CUresult cuMemPrefetchBatchAsync_ptsz(CUdeviceptr *dptrs, size_t *sizes, size_t count, CUmemLocation *prefetchLocs, size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags, CUstream hStream); /* a symbol variant of cuMemPrefetchBatchAsync */
 CUresult cuMemcpyAtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUarray srcArray, size_t srcOffset, size_t ByteCount); /* a symbol variant of cuMemcpyAtoA_v2 */
 CUresult cuMemcpyAtoD_v2_ptds(CUdeviceptr dstDevice, CUarray srcArray, size_t srcOffset, size_t ByteCount); /* a symbol variant of cuMemcpyAtoD_v2 */
-CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyAtoHAsync_v2 */
 CUresult cuMemcpyAtoH_v2_ptds(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount); /* a symbol variant of cuMemcpyAtoH_v2 */
 CUresult cuMemcpyDtoA_v2_ptds(CUarray dstArray, size_t dstOffset, CUdeviceptr srcDevice, size_t ByteCount); /* a symbol variant of cuMemcpyDtoA_v2 */
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyDtoDAsync_v2 */
 CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount); /* a symbol variant of cuMemcpyDtoD_v2 */
-CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyDtoHAsync_v2 */
 CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount); /* a symbol variant of cuMemcpyDtoH_v2 */
-CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyHtoAAsync_v2 */
 CUresult cuMemcpyHtoA_v2_ptds(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount); /* a symbol variant of cuMemcpyHtoA_v2 */
-CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyHtoDAsync_v2 */
 CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount); /* a symbol variant of cuMemcpyHtoD_v2 */
 CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount, CUstream hStream); /* a symbol variant of cuMemcpyPeerAsync */
 CUresult cuMemcpyPeer_ptds(CUdeviceptr dstDevice, CUcontext dstContext, CUdeviceptr srcDevice, CUcontext srcContext, size_t ByteCount); /* a symbol variant of cuMemcpyPeer */
@@ -135,103 +139,106 @@ static void destroy_CUcontext(void *real)
     (void)cuCtxDestroy_v2((CUcontext)(uintptr_t)real);
 }
 static const uint64_t pt_CUcontext[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUcontext = {"CUcontext", 0, destroy_CUcontext, pt_CUcontext, 1, 0};
+static const apigen_handle_type ht_CUcontext = {"CUcontext", 0, destroy_CUcontext, pt_CUcontext, 1, 0, NULL, 0};
 static void destroy_CUgreenCtx(void *real)
 {
     (void)cuGreenCtxDestroy((CUgreenCtx)(uintptr_t)real);
 }
 static const uint64_t pt_CUgreenCtx[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 1, destroy_CUgreenCtx, pt_CUgreenCtx, 1, 0};
+static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 1, destroy_CUgreenCtx, pt_CUgreenCtx, 1, 0, NULL, 0};
 static void destroy_CUmodule(void *real)
 {
     (void)cuModuleUnload((CUmodule)(uintptr_t)real);
 }
 static const uint64_t pt_CUmodule[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmodule = {"CUmodule", 2, destroy_CUmodule, pt_CUmodule, 1, 0};
+static const apigen_handle_type ht_CUmodule = {"CUmodule", 2, destroy_CUmodule, pt_CUmodule, 1, 0, NULL, 0};
 static const uint64_t pt_CUfunction[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUfunction = {"CUfunction", 3, NULL, pt_CUfunction, 1, 0};
+static const apigen_handle_type ht_CUkernel;
+static const apigen_handle_type *const also_CUfunction[] = {&ht_CUkernel};
+static const apigen_handle_type ht_CUfunction = {"CUfunction", 3, NULL, pt_CUfunction, 1, 0,
+                                             also_CUfunction, 1};
 static void destroy_CUlibrary(void *real)
 {
     (void)cuLibraryUnload((CUlibrary)(uintptr_t)real);
 }
 static const uint64_t pt_CUlibrary[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 4, destroy_CUlibrary, pt_CUlibrary, 1, 0};
+static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 4, destroy_CUlibrary, pt_CUlibrary, 1, 0, NULL, 0};
 static const uint64_t pt_CUkernel[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUkernel = {"CUkernel", 5, NULL, pt_CUkernel, 1, 0};
+static const apigen_handle_type ht_CUkernel = {"CUkernel", 5, NULL, pt_CUkernel, 1, 0, NULL, 0};
 static void destroy_CUarray(void *real)
 {
     (void)cuArrayDestroy((CUarray)(uintptr_t)real);
 }
 static const uint64_t pt_CUarray[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUarray = {"CUarray", 6, destroy_CUarray, pt_CUarray, 1, 0};
+static const apigen_handle_type ht_CUarray = {"CUarray", 6, destroy_CUarray, pt_CUarray, 1, 0, NULL, 0};
 static void destroy_CUmipmappedArray(void *real)
 {
     (void)cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)real);
 }
 static const uint64_t pt_CUmipmappedArray[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 7, destroy_CUmipmappedArray, pt_CUmipmappedArray, 1, 0};
+static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 7, destroy_CUmipmappedArray, pt_CUmipmappedArray, 1, 0, NULL, 0};
 static const uint64_t pt_CUtexref[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUtexref = {"CUtexref", 8, NULL, pt_CUtexref, 1, 0};
+static const apigen_handle_type ht_CUtexref = {"CUtexref", 8, NULL, pt_CUtexref, 1, 0, NULL, 0};
 static const uint64_t pt_CUsurfref[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 9, NULL, pt_CUsurfref, 1, 0};
+static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 9, NULL, pt_CUsurfref, 1, 0, NULL, 0};
 static void destroy_CUevent(void *real)
 {
     (void)cuEventDestroy_v2((CUevent)(uintptr_t)real);
 }
 static const uint64_t pt_CUevent[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUevent = {"CUevent", 10, destroy_CUevent, pt_CUevent, 1, 0};
+static const apigen_handle_type ht_CUevent = {"CUevent", 10, destroy_CUevent, pt_CUevent, 1, 0, NULL, 0};
 static void destroy_CUstream(void *real)
 {
     (void)cuStreamDestroy_v2((CUstream)(uintptr_t)real);
 }
 static const uint64_t pt_CUstream[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1), (uint64_t)INT64_C(2)};
-static const apigen_handle_type ht_CUstream = {"CUstream", 11, destroy_CUstream, pt_CUstream, 3, 0};
+static const apigen_handle_type ht_CUstream = {"CUstream", 11, destroy_CUstream, pt_CUstream, 3, 0, NULL, 0};
 static const uint64_t pt_CUgraphicsResource[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 12, NULL, pt_CUgraphicsResource, 1, 0};
+static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 12, NULL, pt_CUgraphicsResource, 1, 0, NULL, 0};
 static void destroy_CUexternalMemory(void *real)
 {
     (void)cuDestroyExternalMemory((CUexternalMemory)(uintptr_t)real);
 }
 static const uint64_t pt_CUexternalMemory[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 13, destroy_CUexternalMemory, pt_CUexternalMemory, 1, 0};
+static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 13, destroy_CUexternalMemory, pt_CUexternalMemory, 1, 0, NULL, 0};
 static void destroy_CUexternalSemaphore(void *real)
 {
     (void)cuDestroyExternalSemaphore((CUexternalSemaphore)(uintptr_t)real);
 }
 static const uint64_t pt_CUexternalSemaphore[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 14, destroy_CUexternalSemaphore, pt_CUexternalSemaphore, 1, 0};
+static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 14, destroy_CUexternalSemaphore, pt_CUexternalSemaphore, 1, 0, NULL, 0};
 static void destroy_CUgraph(void *real)
 {
     (void)cuGraphDestroy((CUgraph)(uintptr_t)real);
 }
 static const uint64_t pt_CUgraph[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraph = {"CUgraph", 15, destroy_CUgraph, pt_CUgraph, 1, 0};
+static const apigen_handle_type ht_CUgraph = {"CUgraph", 15, destroy_CUgraph, pt_CUgraph, 1, 0, NULL, 0};
 static const uint64_t pt_CUgraphNode[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphNode = {"CUgraphNode", 16, NULL, pt_CUgraphNode, 1, 0};
+static const apigen_handle_type ht_CUgraphNode = {"CUgraphNode", 16, NULL, pt_CUgraphNode, 1, 0, NULL, 0};
 static void destroy_CUgraphExec(void *real)
 {
     (void)cuGraphExecDestroy((CUgraphExec)(uintptr_t)real);
 }
 static const uint64_t pt_CUgraphExec[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 17, destroy_CUgraphExec, pt_CUgraphExec, 1, 0};
+static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 17, destroy_CUgraphExec, pt_CUgraphExec, 1, 0, NULL, 0};
 static const uint64_t pt_CUmemoryPool[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 18, NULL, pt_CUmemoryPool, 1, 0};
+static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 18, NULL, pt_CUmemoryPool, 1, 0, NULL, 0};
 static const uint64_t pt_CUuserObject[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 19, NULL, pt_CUuserObject, 1, 0};
+static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 19, NULL, pt_CUuserObject, 1, 0, NULL, 0};
 static const uint64_t pt_CUgraphDeviceNode[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 20, NULL, pt_CUgraphDeviceNode, 1, 0};
+static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 20, NULL, pt_CUgraphDeviceNode, 1, 0, NULL, 0};
 static const uint64_t pt_CUasyncCallbackHandle[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 21, NULL, pt_CUasyncCallbackHandle, 1, 0};
+static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 21, NULL, pt_CUasyncCallbackHandle, 1, 0, NULL, 0};
 static void destroy_CUlinkState(void *real)
 {
     (void)cuLinkDestroy((CUlinkState)(uintptr_t)real);
 }
 static const uint64_t pt_CUlinkState[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUlinkState, pt_CUlinkState, 1, 0};
+static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUlinkState, pt_CUlinkState, 1, 0, NULL, 0};
 static const uint64_t pt_CUdevResourceDesc[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, pt_CUdevResourceDesc, 1, 0};
+static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, pt_CUdevResourceDesc, 1, 0, NULL, 0};
 static const uint64_t pt_CUlogsCallbackHandle[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, pt_CUlogsCallbackHandle, 1, 0};
+static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, pt_CUlogsCallbackHandle, 1, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback CUhostFn: runs on a host thread of the real library; sends the
@@ -10983,7 +10990,7 @@ static void h_cuMemcpyAtoHAsync_v2(apigen_call_ctx *cx)
         if (dstHost == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, hStream);
+    ret_ = cuda_host_atoh_async(cx, dstHost, srcArray, srcOffset, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11027,7 +11034,7 @@ static void h_cuMemcpyAtoHAsync_v2_ptsz(apigen_call_ctx *cx)
         if (dstHost == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuMemcpyAtoHAsync_v2_ptsz(dstHost, srcArray, srcOffset, ByteCount, hStream);
+    ret_ = cuda_host_atoh_async_ptsz(cx, dstHost, srcArray, srcOffset, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11459,7 +11466,7 @@ static void h_cuMemcpyDtoHAsync_v2(apigen_call_ctx *cx)
     if (s_dstHost != NULL)
         ret_ = cuda_stream_dtoh_async(cx, s_dstHost, dstHost, srcDevice, ByteCount, hStream);
     else
-        ret_ = cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
+        ret_ = cuda_host_dtoh_async(cx, dstHost, srcDevice, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11508,7 +11515,7 @@ static void h_cuMemcpyDtoHAsync_v2_ptsz(apigen_call_ctx *cx)
     if (s_dstHost != NULL)
         ret_ = cuda_stream_dtoh_async_ptsz(cx, s_dstHost, dstHost, srcDevice, ByteCount, hStream);
     else
-        ret_ = cuMemcpyDtoHAsync_v2_ptsz(dstHost, srcDevice, ByteCount, hStream);
+        ret_ = cuda_host_dtoh_async_ptsz(cx, dstHost, srcDevice, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11710,7 +11717,7 @@ static void h_cuMemcpyHtoAAsync_v2(apigen_call_ctx *cx)
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
+    ret_ = cuda_host_htoa_async(cx, dstArray, dstOffset, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11748,7 +11755,7 @@ static void h_cuMemcpyHtoAAsync_v2_ptsz(apigen_call_ctx *cx)
         srcHost = (const void *)b_srcHost;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuMemcpyHtoAAsync_v2_ptsz(dstArray, dstOffset, srcHost, ByteCount, hStream);
+    ret_ = cuda_host_htoa_async_ptsz(cx, dstArray, dstOffset, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11908,7 +11915,7 @@ static void h_cuMemcpyHtoDAsync_v2(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
+    ret_ = cuda_host_htod_async(cx, dstDevice, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
@@ -11942,7 +11949,7 @@ static void h_cuMemcpyHtoDAsync_v2_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dstDevice, ByteCount, true, "dstDevice")) return; /* dstDevice: device memory of this client */
-    ret_ = cuMemcpyHtoDAsync_v2_ptsz(dstDevice, srcHost, ByteCount, hStream);
+    ret_ = cuda_host_htod_async_ptsz(cx, dstDevice, srcHost, ByteCount, hStream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

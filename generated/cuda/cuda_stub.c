@@ -850,7 +850,7 @@ APIGEN_HIDDEN CUresult apigenCudaLaunch(uint64_t func, int isKernel, unsigned in
     if (!apigen_put_opt_bytes_ref(call_.wr, attrs, n_attrs)) goto nomem; /* attrs */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+    if (((flags & APIGEN_CUDA_LAUNCH_SYNC) == 0) && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2830,7 +2830,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxDestroy(CUcontext ctx)
+/* The forwarder of cuCtxDestroy: the spec's hand-written guest code exports cuCtxDestroy and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2873,7 +2874,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxDestroy_v2(CUcontext ctx)
+/* The forwarder of cuCtxDestroy_v2: the spec's hand-written guest code exports cuCtxDestroy_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5743,7 +5745,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRelease: the spec's hand-written guest code exports cuDevicePrimaryCtxRelease and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5784,7 +5787,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRelease_v2: the spec's hand-written guest code exports cuDevicePrimaryCtxRelease_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5825,7 +5829,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxReset: the spec's hand-written guest code exports cuDevicePrimaryCtxReset and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5866,7 +5871,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxReset_v2: the spec's hand-written guest code exports cuDevicePrimaryCtxReset_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5907,7 +5913,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+/* The forwarder of cuDevicePrimaryCtxRetain: the spec's hand-written guest code exports cuDevicePrimaryCtxRetain and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -7297,7 +7304,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+/* The forwarder of cuFuncSetAttribute: the spec's hand-written guest code exports cuFuncSetAttribute and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12657,7 +12665,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+/* The forwarder of cuKernelSetAttribute: the spec's hand-written guest code exports cuKernelSetAttribute and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12963,7 +12972,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+/* The forwarder of cuLibraryGetGlobal: the spec's hand-written guest code exports cuLibraryGetGlobal and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -14003,7 +14013,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
+/* The forwarder of cuMemAllocPitch_v2: the spec's hand-written guest code exports cuMemAllocPitch_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16337,6 +16348,7 @@ APIGEN_EXPORT CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemA
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)ptr); /* ptr */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemSetAccess, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)ptr, (uint64_t)(size), "ptr")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u64(call_.wr, (uint64_t)count)) goto nomem; /* count */
@@ -16367,6 +16379,9 @@ badargs:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18384,6 +18399,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *s
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoDAsync_v2, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -18422,6 +18438,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18446,6 +18465,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const vo
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoDAsync_v2_ptsz, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
@@ -18485,6 +18505,9 @@ bad:
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
+    goto rejected;
 rejected:
     apigen_call_end(&call_);
 fail:
@@ -18507,6 +18530,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHos
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (srcHost != NULL) {
@@ -18533,6 +18557,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -18556,6 +18583,7 @@ APIGEN_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *s
     if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dstDevice); /* dstDevice */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuMemcpyHtoD_v2_ptds, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount), "dstDevice")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dstDevice)) goto nomem; /* dstDevice */
     if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
     if (srcHost != NULL) {
@@ -18582,6 +18610,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -20846,7 +20877,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+/* The forwarder of cuModuleGetGlobal_v2: the spec's hand-written guest code exports cuModuleGetGlobal_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -28530,6 +28562,688 @@ done:
         apigen_trace("cuWaitExternalSemaphoresAsync_ptsz(extSemArray=%#llx, paramsArray=%#llx, numExtSems=%llu, stream=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)extSemArray, (unsigned long long)(uintptr_t)paramsArray, (unsigned long long)numExtSems, (unsigned long long)(uintptr_t)stream, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
+}
+
+/* cuGLCtxCreate: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLCtxCreate(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLCtxCreate: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLCtxCreate_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLCtxCreate_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLCtxCreate_v2: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLGetDevices: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLGetDevices(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLGetDevices: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLGetDevices_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLGetDevices_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLGetDevices_v2: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLInit: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLInit(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLInit: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObject: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObject(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObject: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObjectAsync: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObjectAsync(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObjectAsync: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObjectAsync_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObjectAsync_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObjectAsync_v2: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObjectAsync_v2_ptsz: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObjectAsync_v2_ptsz(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObjectAsync_v2_ptsz: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObject_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObject_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObject_v2: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLMapBufferObject_v2_ptds: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLMapBufferObject_v2_ptds(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLMapBufferObject_v2_ptds: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLRegisterBufferObject: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLRegisterBufferObject(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLRegisterBufferObject: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLSetBufferObjectMapFlags: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLSetBufferObjectMapFlags(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLSetBufferObjectMapFlags: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLUnmapBufferObject: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLUnmapBufferObject(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLUnmapBufferObject: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLUnmapBufferObjectAsync: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLUnmapBufferObjectAsync(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLUnmapBufferObjectAsync: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGLUnregisterBufferObject: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGLUnregisterBufferObject(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGLUnregisterBufferObject: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsGLRegisterBuffer: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsGLRegisterBuffer(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsGLRegisterBuffer: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsGLRegisterImage: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsGLRegisterImage(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsGLRegisterImage: not supported: %s",
+                   "OpenGL interop needs the GL context of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamConsumerAcquireFrame: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamConsumerAcquireFrame(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamConsumerAcquireFrame: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamConsumerConnect: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamConsumerConnect(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamConsumerConnect: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamConsumerConnectWithFlags: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamConsumerConnectWithFlags(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamConsumerConnectWithFlags: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamConsumerDisconnect: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamConsumerDisconnect(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamConsumerDisconnect: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamConsumerReleaseFrame: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamConsumerReleaseFrame(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamConsumerReleaseFrame: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamProducerConnect: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamProducerConnect(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamProducerConnect: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamProducerDisconnect: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamProducerDisconnect(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamProducerDisconnect: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamProducerPresentFrame: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamProducerPresentFrame(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamProducerPresentFrame: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuEGLStreamProducerReturnFrame: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLStreamProducerReturnFrame(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLStreamProducerReturnFrame: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsEGLRegisterImage: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsEGLRegisterImage(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsEGLRegisterImage: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsResourceGetMappedEglFrame: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsResourceGetMappedEglFrame(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsResourceGetMappedEglFrame: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsVDPAURegisterOutputSurface: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsVDPAURegisterOutputSurface(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsVDPAURegisterOutputSurface: not supported: %s",
+                   "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuGraphicsVDPAURegisterVideoSurface: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuGraphicsVDPAURegisterVideoSurface(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuGraphicsVDPAURegisterVideoSurface: not supported: %s",
+                   "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuVDPAUCtxCreate: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuVDPAUCtxCreate(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuVDPAUCtxCreate: not supported: %s",
+                   "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuVDPAUCtxCreate_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuVDPAUCtxCreate_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuVDPAUCtxCreate_v2: not supported: %s",
+                   "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuVDPAUGetDevice: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuVDPAUGetDevice(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuVDPAUGetDevice: not supported: %s",
+                   "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgApiAttach: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgApiAttach(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgApiAttach: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgApiClientPid: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgApiClientPid(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgApiClientPid: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgApiClientRevision: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgApiClientRevision(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgApiClientRevision: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgApiDetach: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgApiDetach(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgApiDetach: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgApiInit: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgApiInit(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgApiInit: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgAttachHandlerAvailable: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgAttachHandlerAvailable(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgAttachHandlerAvailable: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgDebuggerCapabilities: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgDebuggerCapabilities(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgDebuggerCapabilities: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgDebuggerInitialized: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgDebuggerInitialized(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgDebuggerInitialized: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgDetachSuspendedDevicesMask: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgDetachSuspendedDevicesMask(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgDetachSuspendedDevicesMask: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgEnableIntegratedMemcheck: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgEnableIntegratedMemcheck(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgEnableIntegratedMemcheck: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgEnableLaunchBlocking: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgEnableLaunchBlocking(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgEnableLaunchBlocking: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgEnablePreemptionDebugging: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgEnablePreemptionDebugging(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgEnablePreemptionDebugging: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgGetAPI: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgGetAPI(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgGetAPI: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgGetAPIVersion: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgGetAPIVersion(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgGetAPIVersion: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgInjectionPath: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgInjectionPath(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgInjectionPath: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgIpcFlag: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgIpcFlag(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgIpcFlag: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgMain: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgMain(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgMain: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportDriverApiError: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportDriverApiError(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportDriverApiError: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportDriverApiErrorFlags: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportDriverApiErrorFlags(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportDriverApiErrorFlags: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportDriverInternalError: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportDriverInternalError(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportDriverInternalError: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorCode: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorCode(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorCode: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorFuncNameAddr: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorFuncNameAddr(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorFuncNameAddr: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorFuncNameSize: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorFuncNameSize(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorFuncNameSize: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverInternalErrorCode: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverInternalErrorCode(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverInternalErrorCode: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgResumeForAttachDetach: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgResumeForAttachDetach(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgResumeForAttachDetach: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgRpcEnabled: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgRpcEnabled(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgRpcEnabled: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgSessionId: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgSessionId(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgSessionId: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgUseExternalDebugger: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgUseExternalDebugger(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgUseExternalDebugger: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /* Callback CUhostFn: decodes the arguments the server sent and calls the application. */

@@ -25,12 +25,12 @@ static void destroy_exaContext(void *real)
 {
     (void)exaDestroyContext((exaContext)(uintptr_t)real);
 }
-static const apigen_handle_type ht_exaContext = {"exaContext", 0, destroy_exaContext, NULL, 0, 0};
+static const apigen_handle_type ht_exaContext = {"exaContext", 0, destroy_exaContext, NULL, 0, 0, NULL, 0};
 static void destroy_exaBuffer(void *real)
 {
     (void)exaReleaseBuffer((exaBuffer)(uintptr_t)real);
 }
-static const apigen_handle_type ht_exaBuffer = {"exaBuffer", 1, destroy_exaBuffer, NULL, 0, 0};
+static const apigen_handle_type ht_exaBuffer = {"exaBuffer", 1, destroy_exaBuffer, NULL, 0, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback exaNotifyFn: runs on a host thread of the real library; sends the

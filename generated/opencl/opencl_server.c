@@ -48,55 +48,55 @@ cl_int opencl_host_clSetKernelExecInfo(apigen_call_ctx *cx, cl_kernel kernel, cl
 
 /* ---- handle types ---- */
 static const uint64_t pt_cl_platform_id[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_platform_id = {"cl_platform_id", 0, NULL, pt_cl_platform_id, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_platform_id = {"cl_platform_id", 0, NULL, pt_cl_platform_id, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_device_id(void *real)
 {
     (void)clReleaseDevice((cl_device_id)(uintptr_t)real);
 }
 static const uint64_t pt_cl_device_id[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_device_id = {"cl_device_id", 1, destroy_cl_device_id, pt_cl_device_id, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_device_id = {"cl_device_id", 1, destroy_cl_device_id, pt_cl_device_id, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_context(void *real)
 {
     (void)clReleaseContext((cl_context)(uintptr_t)real);
 }
 static const uint64_t pt_cl_context[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_context = {"cl_context", 2, destroy_cl_context, pt_cl_context, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_context = {"cl_context", 2, destroy_cl_context, pt_cl_context, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_command_queue(void *real)
 {
     (void)clReleaseCommandQueue((cl_command_queue)(uintptr_t)real);
 }
 static const uint64_t pt_cl_command_queue[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_command_queue = {"cl_command_queue", 3, destroy_cl_command_queue, pt_cl_command_queue, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_command_queue = {"cl_command_queue", 3, destroy_cl_command_queue, pt_cl_command_queue, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_mem(void *real)
 {
     (void)clReleaseMemObject((cl_mem)(uintptr_t)real);
 }
 static const uint64_t pt_cl_mem[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_mem = {"cl_mem", 4, destroy_cl_mem, pt_cl_mem, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_mem = {"cl_mem", 4, destroy_cl_mem, pt_cl_mem, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_program(void *real)
 {
     (void)clReleaseProgram((cl_program)(uintptr_t)real);
 }
 static const uint64_t pt_cl_program[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_program = {"cl_program", 5, destroy_cl_program, pt_cl_program, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_program = {"cl_program", 5, destroy_cl_program, pt_cl_program, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_kernel(void *real)
 {
     (void)clReleaseKernel((cl_kernel)(uintptr_t)real);
 }
 static const uint64_t pt_cl_kernel[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_kernel = {"cl_kernel", 6, destroy_cl_kernel, pt_cl_kernel, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_kernel = {"cl_kernel", 6, destroy_cl_kernel, pt_cl_kernel, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_event(void *real)
 {
     (void)clReleaseEvent((cl_event)(uintptr_t)real);
 }
 static const uint64_t pt_cl_event[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_event = {"cl_event", 7, destroy_cl_event, pt_cl_event, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_event = {"cl_event", 7, destroy_cl_event, pt_cl_event, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 static void destroy_cl_sampler(void *real)
 {
     (void)clReleaseSampler((cl_sampler)(uintptr_t)real);
 }
 static const uint64_t pt_cl_sampler[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cl_sampler = {"cl_sampler", 8, destroy_cl_sampler, pt_cl_sampler, 1, APIGEN_HT_UNKNOWN_AS_NULL};
+static const apigen_handle_type ht_cl_sampler = {"cl_sampler", 8, destroy_cl_sampler, pt_cl_sampler, 1, APIGEN_HT_UNKNOWN_AS_NULL, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback clBuildProgram_pfn_notify: runs on a host thread of the real library; sends the

@@ -14,6 +14,7 @@
 
 /* apigenCudaLaunch flags */
 #define APIGEN_CUDA_LAUNCH_PTSZ 1u   /* the per-thread default stream entry point */
+#define APIGEN_CUDA_LAUNCH_SYNC 2u   /* sent synchronously: a configuration the guest cannot vouch for */
 
 /* The error's name (which == 0) or description (which == 1), as the
  * server's driver says it; *len: bytes written including the NUL. */

@@ -40,4 +40,9 @@ CUresult apigen_cuda_get_layout(CUfunction f, const struct apigen_cuda_layout **
 CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **extra,
                                   const void **buf, size_t *size);
 
+/* Whether a launch configuration is within the limits of every device and
+ * of the function (launch_check.c; asked once, then cached). */
+int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                               unsigned by, unsigned bz, unsigned shmem);
+
 #endif

@@ -161,13 +161,22 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 }
 
 /* ---- unified copies ---------------------------------------------------------------------------- */
-/* 1: device memory (or memory of the server's process), 0: guest host memory */
+/* 1: device memory (or memory of the server's process), 0: guest host memory.
+ * A device range the guest noted needs no question; otherwise only the
+ * driver's "not a pointer it knows" (CUDA_ERROR_INVALID_VALUE) makes it the
+ * guest's own memory: any other failure (no context, a lost connection)
+ * keeps it on the server, whose copy then reports the error, so the guest
+ * never reads or writes a device address (or NULL) as its own memory. */
 int apigen_cuda_on_server(CUdeviceptr p)
 {
+    if (!p) return 1; /* NULL: the driver's own answer */
     if (apigen_cuda_is_guest_host((const void *)(uintptr_t)p)) return 0;
+    if (apigen_dev_noted(&cuda_api, (uint64_t)p)) return 1;
     unsigned int type = 0;
+    apigen_hold_deferred(true); /* the query's own errors are not the copy's */
     CUresult e = cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p);
-    return e == CUDA_SUCCESS; /* the driver knows it: device, array or the server's host memory */
+    apigen_hold_deferred(false);
+    return e != CUDA_ERROR_INVALID_VALUE;
 }
 
 #define UNIFIED(name, sfx)                                                             \

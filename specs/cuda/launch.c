@@ -5,7 +5,8 @@
  * from the server (apigenCudaParamLayout: cuFuncGetParamInfo there), packs
  * the arguments into one buffer at the layout's offsets, and sends one async
  * apigenCudaLaunch; its error, if any, comes back at the thread's next
- * synchronous call (api.errors.async: next_call). */
+ * synchronous call (api.errors.async: next_call). A configuration the guest
+ * cannot vouch for (launch_check.c) is sent synchronously instead. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdint.h>
@@ -107,6 +108,21 @@ CUresult apigen_cuda_extra_buffer(const layout *l, void **extra, const void **bu
     return CUDA_SUCCESS;
 }
 
+/* Queued async only for a configuration within the device's and the
+ * function's limits (launch_check.c), with no attribute whose constraints
+ * the guest cannot check (co-residency of a cooperative grid, clusters). */
+static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned shmem,
+                          const CUlaunchAttribute *attrs, unsigned nattrs)
+{
+    for (unsigned i = 0; i < nattrs; i++)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE ||
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ||
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION)
+            return 0;
+    return apigen_cuda_launch_vouched(f, gx, gy, gz, bx, by, bz, shmem);
+}
+
 static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                        unsigned by, unsigned bz, unsigned shmem, CUstream stream, void **params,
                        void **extra, const CUlaunchAttribute *attrs, unsigned nattrs,
@@ -117,6 +133,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (params && extra) return CUDA_ERROR_INVALID_VALUE; /* the driver takes one form */
     CUresult e = apigen_cuda_get_layout(f, &l);
     if (e != CUDA_SUCCESS) return e;
+    if (!launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attrs, nattrs))
+        flags |= APIGEN_CUDA_LAUNCH_SYNC; /* the driver's refusal comes back at this call */
     if (extra) {
         const void *buf;
         size_t n;

@@ -976,7 +976,7 @@ static void mapping_destroy(void *real)
 }
 
 static const apigen_handle_type ht_mapping = {"opencl mapping", 0x4d415000u, mapping_destroy,
-                                              NULL, 0, 0};
+                                              NULL, 0, 0, NULL, 0};
 
 /* Reply as guest.c's finish_map reads it. */
 static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem, void *ptr,
@@ -1150,7 +1150,7 @@ static void svm_destroy(void *real)
     free(m);
 }
 
-static const apigen_handle_type ht_svm = {"opencl svm", 0x53564d00u, svm_destroy, NULL, 0, 0};
+static const apigen_handle_type ht_svm = {"opencl svm", 0x53564d00u, svm_destroy, NULL, 0, 0, NULL, 0};
 
 static bool svm_ok(apigen_call_ctx *cx, const void *p, uint64_t extent)
 {

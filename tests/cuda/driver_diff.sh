@@ -23,10 +23,9 @@ tcp) url="tcp://127.0.0.1:0" ;;
 shm) url="shm://apigen-cuda-$$" ;;
 *) echo "unknown transport $transport"; exit 2 ;;
 esac
-iso=
-[ "$transport" = shm ] && iso="--isolation thread"   # shm:// sessions cannot move to a session process yet
-# shellcheck disable=SC2086
-LD_LIBRARY_PATH="$drv" "$server" --listen "$url" $iso > "$tmp/server.log" 2>&1 &
+# every transport with the spec's isolation (a process per session): shm://
+# connections are handed to the session process with their segment
+LD_LIBRARY_PATH="$drv" "$server" --listen "$url" > "$tmp/server.log" 2>&1 &
 spid=$!
 i=0
 while [ $i -lt 100 ]; do

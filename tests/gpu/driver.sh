@@ -1,10 +1,13 @@
 #!/bin/sh
 # tests/gpu/driver.sh: the CUDA driver stub (libcuda.so.1) on a machine with
 # an NVIDIA GPU and the CUDA 13 toolkit. Builds everything (APIGEN_CUDA_ARCH
-# sm_90 unless CUDA_ARCH says otherwise), starts apigen-server-cuda (unix and
-# tcp, a process per session; shm, a thread per session), and runs, natively
+# sm_90 unless CUDA_ARCH says otherwise), starts apigen-server-cuda (unix,
+# tcp and shm, a process per session: a sticky error such as the `fault`
+# example's illegal address stays in its own session's context), and runs, natively
 # and forwarded over each transport, comparing stdout and exit status:
 #   - driver_basic: a driver-API program (tests/cuda/driver/driver_basic.c);
+#   - driver_fixes: CUkernel as CUfunction, launch configurations the driver
+#     refuses, oversized copies (tests/cuda/driver/driver_fixes.c);
 #   - every examples/cuda program built with plain nvcc (static runtime: it
 #     calls the driver, found first on LD_LIBRARY_PATH);
 #   - the same built with -cudart shared, run with NVIDIA's real
@@ -39,16 +42,29 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/driver.configure.log" 2>&1 ||
     { cat "$build/driver.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cuda_stub apigen-server-cuda cuda_examples \
-      cuda_driver_basic cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
+      cuda_driver_basic cuda_driver_fixes cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
     { tail -n 50 "$build/driver.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda
 shared=$build/examples/cuda
 tdir=$build/tests/cuda
 [ -x "$server" ] && [ -e "$stub/libcuda.so.1" ] || { echo "driver.sh: no stub or server built"; exit 1; }
-sh tests/cuda/driver_parity.sh "$CUDA_HOME/lib64/stubs/libcuda.so" "$stub/libcuda.so.1"
+# symbol parity: this toolkit's stubs library and the committed lists (CI
+# checks the same lists), then the real driver alone, every difference
+# printed; its whole export list goes to $OUT for tests/cuda/symbols/
+sh tests/cuda/driver_parity.sh "$stub/libcuda.so.1" "$CUDA_HOME/lib64/stubs/libcuda.so" \
+    tests/cuda/symbols/libcuda-13.0-toolkit-stub.txt tests/cuda/symbols/libcuda-580-driver-beyond-stub.txt
 real_cuda=$(ldconfig -p | sed -n 's/.*libcuda\.so\.1 (libc6,x86-64) => \(.*\)/\1/p' | head -1)
-[ -n "$real_cuda" ] && sh tests/cuda/driver_parity.sh "$real_cuda" "$stub/libcuda.so.1" | head -n 20
+if [ -n "$real_cuda" ]; then
+    echo "== parity with the real driver $(readlink -f "$real_cuda")"
+    sh tests/cuda/driver_parity.sh "$stub/libcuda.so.1" "$real_cuda"
+    if [ -n "${OUT:-}" ]; then
+        mkdir -p "$OUT"
+        nm -D --defined-only "$real_cuda" | awk '{print $3}' | sort -u > "$OUT/libcuda-driver-exports.txt"
+        nm -D --defined-only "$CUDA_HOME/lib64/stubs/libcuda.so" | awk '{print $3}' | sort -u |
+            comm -13 - "$OUT/libcuda-driver-exports.txt" > "$OUT/libcuda-driver-beyond-stub.txt"
+    fi
+fi
 
 # the examples built with plain nvcc (static runtime)
 examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy"
@@ -68,7 +84,7 @@ port=$(( 30000 + ($$ % 20000) ))
 shmname=apigen-driver-$$
 "$server" --listen "unix://$logs/cuda.sock" --listen "tcp://127.0.0.1:$port" > "$logs/server.log" 2>&1 &
 spid=$!
-"$server" --listen "shm://$shmname" --isolation thread > "$logs/server-shm.log" 2>&1 &
+"$server" --listen "shm://$shmname" > "$logs/server-shm.log" 2>&1 &
 spid2=$!
 cleanup() {
     kill "$spid" "$spid2" 2>/dev/null; wait "$spid" "$spid2" 2>/dev/null
@@ -124,6 +140,8 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
 
 dk=$tdir/driver_kernels
 compare driver_basic "$stub" "" "$tdir/cuda_driver_basic" "$dk.ptx" "$dk.fatbin"
+# CUkernel as CUfunction, refused launch configurations, oversized copies
+compare driver_fixes "$stub" "" "$tdir/cuda_driver_fixes" "$dk.ptx"
 for e in $examples; do
     [ -x "$static/$e" ] && compare "static.$e" "$stub" "" "$static/$e"
 done

@@ -21,7 +21,7 @@
 
 /* ======================= the API, server half ======================= */
 enum { C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
-       C_ALLOC, C_SLEEP, NCALLS };
+       C_ALLOC, C_SLEEP, C_USE_VIEW, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
 typedef struct obj { uint64_t value; } obj;
@@ -33,8 +33,12 @@ static void obj_destroy(void *real)
     atomic_fetch_sub(&live_objs, 1);
 }
 static const uint64_t obj_pass[] = {0};
-static const apigen_handle_type ht_obj = {"tobj", 1, obj_destroy, obj_pass, 1, 0};
+static const apigen_handle_type ht_obj = {"tobj", 1, obj_destroy, obj_pass, 1, 0, NULL, 0};
 static const apigen_handle_type *const handle_types[] = {&ht_obj};
+/* a type whose place an obj may take (the spec's `also:`, as a CUkernel where
+ * a CUfunction is taken): it has no ids of its own here */
+static const apigen_handle_type *const view_also[] = {&ht_obj};
+static const apigen_handle_type ht_view = {"tview", 2, NULL, obj_pass, 1, 0, view_also, 1};
 
 static void h_echo(apigen_call_ctx *cx)
 {
@@ -78,6 +82,17 @@ static void h_use(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_obj, id, &real))
         return;
     if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, ((obj *)real)->value))
+        return;
+}
+
+static void h_use_view(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
+    if (!apigen_handle_get(cx, &ht_view, id, &real))
+        return;
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, real ? ((obj *)real)->value : 0))
         return;
 }
 
@@ -145,9 +160,11 @@ static void h_sleep(apigen_call_ctx *cx)
 }
 
 static const apigen_handler_fn handlers[NCALLS] = {
-    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep};
+    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
+    h_use_view};
 static const char *const call_names[NCALLS] = {"tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
-                                               "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep"};
+                                               "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep",
+                                               "tUseView"};
 
 /* ======================= the API, guest half ======================= */
 static void cbd_u32(apigen_rd *args, void *fn, void *user)
@@ -312,9 +329,17 @@ static void *basic_thread(void *arg)
     uint64_t id = r.out;
     r = call2(&tapi, C_USE, 1, id, 0, true);
     CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE_VIEW, 1, id, 0, true); /* also: an obj id where a view is taken */
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE_VIEW, 1, 0, 0, true);  /* passthrough */
+    CHECK(r.st == APIGEN_OK && r.out == 0);
+    r = call2(&tapi, C_USE_VIEW, 1, 0x7777777, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_OK);
     r = call2(&tapi, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE_VIEW, 1, id, 0, true); /* a destroyed obj: no view either */
     CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_BAD_HANDLE);
@@ -787,6 +812,29 @@ static void guest_dev_ranges(void)
     CHECK(!apigen_vouch_dev(&c, base + 16));
 }
 
+/* Guest side: a copy that runs past a range the guest noted is refused
+ * before any host memory is read (apigen_dev_overruns); what the guest never
+ * noted is left to the server. */
+static void dev_overruns(void)
+{
+    static const char *const names[] = {"tCopy"};
+    static const apigen_api api = {.name = "tguestdev", .ncalls = 1, .call_names = names};
+    const uint64_t base = 0x7f0000200000ull;
+    apigen_dev_note(&api, 0, base, 4096);
+    apigen_call c;
+    memset(&c, 0, sizeof c);
+    c.api = &api;
+    c.server = 0;
+    CHECK(!apigen_dev_overruns(&c, base + 16, 64, "dst"));
+    CHECK(!apigen_dev_overruns(&c, base, 4096, "dst"));          /* to the end exactly */
+    CHECK(apigen_dev_overruns(&c, base, 4097, "dst"));           /* one byte past */
+    CHECK(apigen_dev_overruns(&c, base + 4032, 1u << 30, "dst")); /* driver_basic's oversized copy */
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 1u << 30, "dst")); /* not noted: the server says */
+    CHECK(!apigen_dev_overruns(&c, 0, 1u << 30, "dst"));
+    apigen_dev_forget(&api, 0, base);
+    CHECK(!apigen_dev_overruns(&c, base, 4097, "dst"));          /* freed: no longer known */
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
@@ -794,6 +842,7 @@ int main(void)
     signal(SIGPIPE, SIG_IGN);
     dev_ranges();
     guest_dev_ranges();
+    dev_overruns();
     char sock[128], listen_unix[160], listen_shm[64];
     snprintf(sock, sizeof sock, "%s/s1.sock", dir);
     snprintf(listen_unix, sizeof listen_unix, "unix://%s", sock);

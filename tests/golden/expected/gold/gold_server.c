@@ -15,14 +15,14 @@ goldStatus gold_stream_copy(apigen_call_ctx *cx, apigen_stream *s, void *dst, co
 goldStatus gold_stream_write(apigen_call_ctx *cx, apigen_stream *s, goldObj obj, size_t bytes, const void *src, int flags); /* hand-written, in the spec's sources: goldWrite's streamed src */
 
 /* ---- handle types ---- */
-static const apigen_handle_type ht_goldDev = {"goldDev", 0, NULL, NULL, 0, 0};
+static const apigen_handle_type ht_goldDev = {"goldDev", 0, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_goldObj(void *real)
 {
     (void)goldDestroy((goldObj)(uintptr_t)real);
 }
-static const apigen_handle_type ht_goldObj = {"goldObj", 1, destroy_goldObj, NULL, 0, 0};
+static const apigen_handle_type ht_goldObj = {"goldObj", 1, destroy_goldObj, NULL, 0, 0, NULL, 0};
 static const uint64_t pt_goldQueue[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1)};
-static const apigen_handle_type ht_goldQueue = {"goldQueue", 2, NULL, pt_goldQueue, 2, 0};
+static const apigen_handle_type ht_goldQueue = {"goldQueue", 2, NULL, pt_goldQueue, 2, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback goldEventFn: runs on a host thread of the real library; sends the

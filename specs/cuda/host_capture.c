@@ -1,0 +1,102 @@
+/* Host side: async copies between the guest's host memory and the device
+ * inside a stream capture. On the server the host side of such a copy is
+ * the request's bytes or the reply's scratch block, gone when the call
+ * returns; captured, the copy becomes a graph node that reads or writes
+ * that memory at every launch of the graph (run3: apigen-server-cuda's
+ * session died by SIGSEGV inside cuGraphLaunch for capture_copy). Such a
+ * copy is refused with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and the capture
+ * is invalidated (a synchronize on the capturing stream, illegal during a
+ * capture), so cuStreamEndCapture reports it as for any unsupported call
+ * rather than handing out a graph without the copy. Copies on streams that
+ * are not capturing go to the driver as they are. (The streamed path of
+ * cuMemcpyDtoHAsync_v2 refuses a capture in host_copy.c; 2D/3D copies wait
+ * for their host sides in host.c.) */
+#include <stdint.h>
+
+#include "apigen_rt.h"
+#include "cuda_wire.h"
+
+/* Whether the stream is capturing: then the copy is refused and the
+ * capture invalidated. */
+static int captured(CUstream s, int ptsz, const char *fn)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    if ((ptsz ? cuStreamIsCapturing_ptsz(s, &cs) : cuStreamIsCapturing(s, &cs)) != CUDA_SUCCESS ||
+        cs == CU_STREAM_CAPTURE_STATUS_NONE)
+        return 0;
+    apigen_log("%s: a copy with the client's host memory inside a stream capture: refused "
+               "(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) and the capture invalidated; the graph "
+               "would keep this call's transient buffer on the server",
+               fn);
+    if (cs == CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        (void)(ptsz ? cuStreamSynchronize_ptsz(s) : cuStreamSynchronize(s));
+    return 1;
+}
+
+CUresult cuda_host_htod_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost,
+                              size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 0, "cuMemcpyHtoDAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
+}
+
+CUresult cuda_host_htod_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice,
+                                   const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 1, "cuMemcpyHtoDAsync_v2_ptsz"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyHtoDAsync_v2_ptsz(dstDevice, srcHost, ByteCount, hStream);
+}
+
+CUresult cuda_host_dtoh_async(apigen_call_ctx *cx, void *dstHost, CUdeviceptr srcDevice,
+                              size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 0, "cuMemcpyDtoHAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
+}
+
+CUresult cuda_host_dtoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUdeviceptr srcDevice,
+                                   size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 1, "cuMemcpyDtoHAsync_v2_ptsz"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyDtoHAsync_v2_ptsz(dstHost, srcDevice, ByteCount, hStream);
+}
+
+CUresult cuda_host_htoa_async(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset,
+                              const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 0, "cuMemcpyHtoAAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
+}
+
+CUresult cuda_host_htoa_async_ptsz(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset,
+                                   const void *srcHost, size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 1, "cuMemcpyHtoAAsync_v2_ptsz"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyHtoAAsync_v2_ptsz(dstArray, dstOffset, srcHost, ByteCount, hStream);
+}
+
+CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray,
+                              size_t srcOffset, size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 0, "cuMemcpyAtoHAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, hStream);
+}
+
+CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray srcArray,
+                                   size_t srcOffset, size_t ByteCount, CUstream hStream)
+{
+    (void)cx;
+    if (captured(hStream, 1, "cuMemcpyAtoHAsync_v2_ptsz"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return cuMemcpyAtoHAsync_v2_ptsz(dstHost, srcArray, srcOffset, ByteCount, hStream);
+}
