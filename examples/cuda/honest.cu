@@ -257,6 +257,7 @@ static void arrays_3d()
 
 int main()
 {
+    setvbuf(stdout, NULL, _IONBF, 0); /* a native crash (use of a destroyed handle) shows how far it got */
     int n = 0;
     CHECK(cudaGetDeviceCount(&n));
     async_errors();

@@ -27,11 +27,13 @@ static CUfunction func_of(apigen_call_ctx *cx, uint64_t id, int *is_kernel)
 {
     void *real = NULL;
     *is_kernel = 0;
-    if (apigen_handle_lookup(cx->session, ht("CUfunction"), id, &real)) return real;
+    /* CUkernel first: a CUfunction lookup accepts CUkernel ids too (spec
+     * `also:`), and a kernel's parameters and name need the cuKernel* calls */
     if (apigen_handle_lookup(cx->session, ht("CUkernel"), id, &real)) {
         *is_kernel = 1;
         return real;
     }
+    if (apigen_handle_lookup(cx->session, ht("CUfunction"), id, &real)) return real;
     return NULL;
 }
 

@@ -81,10 +81,20 @@ static int func_limits(CUfunction f, uint32_t *threads, uint32_t *dyn)
     pthread_mutex_unlock(&lock_);
     if (c) return 1;
     int t = 0, s = 0;
-    if (cuFuncGetAttribute(&t, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) != CUDA_SUCCESS ||
-        cuFuncGetAttribute(&s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) !=
-            CUDA_SUCCESS ||
-        t <= 0 || s < 0)
+    int ok = cuFuncGetAttribute(&t, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) == CUDA_SUCCESS &&
+             cuFuncGetAttribute(&s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) ==
+                 CUDA_SUCCESS;
+    if (!ok) {
+        /* a CUkernel (NVIDIA's runtime launches those): its attributes on the
+         * calling thread's device */
+        CUdevice dev;
+        ok = cuCtxGetDevice(&dev) == CUDA_SUCCESS &&
+             cuKernelGetAttribute(&t, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, (CUkernel)f,
+                                  dev) == CUDA_SUCCESS &&
+             cuKernelGetAttribute(&s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                  (CUkernel)f, dev) == CUDA_SUCCESS;
+    }
+    if (!ok || t <= 0 || s < 0)
         return 0; /* not cached: an invalid handle's launch goes synchronously */
     c = malloc(sizeof *c);
     if (!c) return 0;
