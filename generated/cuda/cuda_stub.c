@@ -28883,6 +28883,17 @@ APIGEN_EXPORT CUresult cuGraphicsResourceGetMappedEglFrame(void)
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+/* cuEGLApiInit: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuEGLApiInit(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuEGLApiInit: not supported: %s",
+                   "EGL interop needs the EGL display and streams of the guest's machine; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 /* cuGraphicsVDPAURegisterOutputSurface: exported by the vendor's library but declared in no header (spec
  * `api.private_symbols`): its signature is unknown, so no argument is read. */
 APIGEN_EXPORT CUresult cuGraphicsVDPAURegisterOutputSurface(void)
@@ -28935,6 +28946,28 @@ APIGEN_EXPORT CUresult cuVDPAUGetDevice(void)
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cuVDPAUGetDevice: not supported: %s",
                    "VDPAU interop needs the VDPAU device of the guest's display; the GPU is on the server's machine");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuMemGetAttribute: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuMemGetAttribute(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuMemGetAttribute: not supported: %s",
+                   "exported by driver 580 but declared in no header of CUDA 13.0: its arguments are unknown, so it cannot be forwarded");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cuMemGetAttribute_v2: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cuMemGetAttribute_v2(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cuMemGetAttribute_v2: not supported: %s",
+                   "exported by driver 580 but declared in no header of CUDA 13.0: its arguments are unknown, so it cannot be forwarded");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
@@ -29187,6 +29220,61 @@ APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorFuncNameSize(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cudbgReportedDriverApiErrorFuncNameSize: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorNameAddr: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorNameAddr(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorNameAddr: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorNameSize: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorNameSize(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorNameSize: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorSource: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorSource(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorSource: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorStringAddr: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorStringAddr(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorStringAddr: not supported: %s",
+                   "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* cudbgReportedDriverApiErrorStringSize: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT CUresult cudbgReportedDriverApiErrorStringSize(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cudbgReportedDriverApiErrorStringSize: not supported: %s",
                    "the CUDA debugger's interface to the driver: a debugger attaches to the process that runs the GPU work (the server's session process), not to the guest");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
