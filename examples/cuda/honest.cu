@@ -8,6 +8,7 @@
 // error of the call and the next synchronous call", which is the same line
 // both ways; the last error (cudaGetLastError / cudaPeekAtLastError) must be
 // the same at every step.
+#include <cstdlib>
 #include <cstring>
 #include "common.h"
 
@@ -65,24 +66,33 @@ static void async_errors()
                 name(cudaMemset2DAsync(&host_word, 4, 0, 4, 1, s)));
     last("after it");
 
-    std::printf("cudaEventRecord(destroyed event): %s\n",
-                name(now_or_next(cudaEventRecord(dead_ev, s), s)));
-    last("after it");
-    std::printf("cudaStreamWaitEvent(destroyed event): %s\n",
-                name(now_or_next(cudaStreamWaitEvent(s, dead_ev, 0), s)));
-    last("after it");
+    // A destroyed event or stream is undefined natively: NVIDIA's runtime
+    // crashed (SIGSEGV in cudaEventRecord of a destroyed event, H100, driver
+    // 580, 2026-11-25), so these run only when asked (HONEST_DEAD_HANDLES=1,
+    // forwarded: the stub refuses them at the call).
+    const bool dead = std::getenv("HONEST_DEAD_HANDLES") != nullptr;
+    if (dead) {
+        std::printf("cudaEventRecord(destroyed event): %s\n",
+                    name(now_or_next(cudaEventRecord(dead_ev, s), s)));
+        last("after it");
+        std::printf("cudaStreamWaitEvent(destroyed event): %s\n",
+                    name(now_or_next(cudaStreamWaitEvent(s, dead_ev, 0), s)));
+        last("after it");
+    }
     std::printf("cudaStreamWaitEvent(flags 0x80): %s\n", name(cudaStreamWaitEvent(s, ev, 0x80)));
     std::printf("cudaEventRecordWithFlags(flags 0x80): %s\n",
                 name(cudaEventRecordWithFlags(ev, s, 0x80)));
     last("after them");
-    std::printf("cudaEventRecord(on a destroyed stream): %s\n",
-                name(now_or_next(cudaEventRecord(ev, dead_s), s)));
-    last("after it");
+    if (dead) {
+        std::printf("cudaEventRecord(on a destroyed stream): %s\n",
+                    name(now_or_next(cudaEventRecord(ev, dead_s), s)));
+        last("after it");
 
-    // launches: the error is the launch's (cudaGetLastError), never lost
-    touch<<<1, 32, 0, dead_s>>>(d);
-    last("launch on a destroyed stream");
-    std::printf("  cudaDeviceSynchronize after it: %s\n", name(cudaDeviceSynchronize()));
+        // launches: the error is the launch's (cudaGetLastError), never lost
+        touch<<<1, 32, 0, dead_s>>>(d);
+        last("launch on a destroyed stream");
+        std::printf("  cudaDeviceSynchronize after it: %s\n", name(cudaDeviceSynchronize()));
+    }
     touch<<<1, 4096, 0, s>>>(d);
     last("launch of 4096 threads per block");
     std::printf("  cudaDeviceSynchronize after it: %s\n", name(cudaDeviceSynchronize()));
@@ -96,11 +106,13 @@ static void async_errors()
 
     // cudaLaunchKernel's own return value
     void *args[] = {&d};
-    std::printf("cudaLaunchKernel(destroyed stream): %s\n",
-                name(now_or_next(cudaLaunchKernel((const void *)touch, dim3(1), dim3(32), args, 0,
-                                                  dead_s),
-                                 s)));
-    last("after it");
+    if (dead) {
+        std::printf("cudaLaunchKernel(destroyed stream): %s\n",
+                    name(now_or_next(cudaLaunchKernel((const void *)touch, dim3(1), dim3(32), args, 0,
+                                                      dead_s),
+                                     s)));
+        last("after it");
+    }
 
     CHECK(cudaEventDestroy(ev));
     CHECK(cudaStreamDestroy(s));
