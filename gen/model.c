@@ -153,6 +153,7 @@ void model_free(api_model *m)
     free(m->handles);
     free(m->unmatched);
     free(m->unmatched_locs);
+    free(m->procs);
     arena_free(m->arena);
     memset(m, 0, sizeof *m);
 }
