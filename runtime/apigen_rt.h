@@ -12,6 +12,7 @@
 #ifndef APIGEN_RT_H
 #define APIGEN_RT_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -639,6 +640,11 @@ void apigen_cb_begin(void *bound, apigen_wr *w);
  * written host code that waits for a guest's answer to a callback stops
  * waiting when this turns false. */
 bool apigen_cb_alive(void *bound);
+/* With mu held: wait on cv until *done reaches target (the guest acknowledged
+ * that many runs of a callback) or bound's callback channel is gone, looking
+ * at the channel every 200 ms; returns with mu held, true when acknowledged. */
+bool apigen_cb_wait_done(pthread_mutex_t *mu, pthread_cond_t *cv, const uint64_t *done,
+                         uint64_t target, void *bound);
 void apigen_cb_send(void *bound, apigen_wr *w);
 
 /* ---- streamed bulk arguments (spec `stream: {host: F, chunk: N, min: M}`) ---

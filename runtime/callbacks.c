@@ -157,3 +157,24 @@ void apigen_cb_send(void *bound, apigen_wr *w)
         pthread_mutex_unlock(&cb_mu);
     }
 }
+
+bool apigen_cb_wait_done(pthread_mutex_t *mu, pthread_cond_t *cv, const uint64_t *done,
+                         uint64_t target, void *bound)
+{
+    while (*done < target) {
+        struct timespec dl;
+        clock_gettime(CLOCK_REALTIME, &dl);
+        dl.tv_nsec += 200000000;
+        if (dl.tv_nsec >= 1000000000) {
+            dl.tv_sec++;
+            dl.tv_nsec -= 1000000000;
+        }
+        if (pthread_cond_timedwait(cv, mu, &dl) != 0 && *done < target) {
+            pthread_mutex_unlock(mu);
+            bool alive = apigen_cb_alive(bound);
+            pthread_mutex_lock(mu);
+            if (!alive) return false;
+        }
+    }
+    return true;
+}

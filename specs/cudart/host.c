@@ -490,21 +490,7 @@ static void run_rec(hostfn_rec *r, cudaError_t status)
     if (apigen_cb_alive(r->bound)) {
         r->fn(r->id, (int32_t)status, r->bound);
         pthread_mutex_lock(&recs_lock_);
-        while (r->dones < run) {
-            struct timespec dl;
-            clock_gettime(CLOCK_REALTIME, &dl);
-            dl.tv_nsec += 200000000;
-            if (dl.tv_nsec >= 1000000000) {
-                dl.tv_sec++;
-                dl.tv_nsec -= 1000000000;
-            }
-            if (pthread_cond_timedwait(&recs_cv_, &recs_lock_, &dl) != 0 && r->dones < run) {
-                pthread_mutex_unlock(&recs_lock_);
-                bool alive = apigen_cb_alive(r->bound);
-                pthread_mutex_lock(&recs_lock_);
-                if (!alive) break;
-            }
-        }
+        (void)apigen_cb_wait_done(&recs_lock_, &recs_cv_, &r->dones, run, r->bound);
     } else {
         pthread_mutex_lock(&recs_lock_);
     }
