@@ -703,16 +703,6 @@ static void find_variants(front *F, CXIndex idx, const char *tu_name, struct CXU
  * next to cuMemcpy). A function named <base><suffix> whose <base> is a
  * function of the same canonical signature becomes <base>'s variant, so it
  * takes <base>'s annotations unless it has an entry of its own. */
-static int same_sig(const fn_sig *a, const fn_sig *b)
-{
-    if (a->nparams != b->nparams || a->variadic != b->variadic ||
-        strcmp(a->ret->canonical, b->ret->canonical) != 0)
-        return 0;
-    for (size_t i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].type->canonical, b->params[i].type->canonical) != 0) return 0;
-    return 1;
-}
-
 static void mark_declared_variants(front *F)
 {
     api_settings *s = &F->m->api;
@@ -727,7 +717,7 @@ static void mark_declared_variants(front *F)
             base[nl - sl] = 0;
             uintptr_t bi = (uintptr_t)strmap_get(&F->fns, base);
             free(base);
-            if (!bi || !same_sig(&F->m->functions[bi - 1].sig, &fd->sig)) continue;
+            if (!bi || !fn_sig_equal(&F->m->functions[bi - 1].sig, &fd->sig)) continue;
             fd->variant_of = F->m->functions[bi - 1].name;
             fd->variant_suffix = arena_strdup(F->a, suf);
         }

@@ -53,6 +53,16 @@ const char *fn_mode_name(fn_mode m)
     return "?";
 }
 
+int fn_sig_equal(const fn_sig *a, const fn_sig *b)
+{
+    if (a->nparams != b->nparams || a->variadic != b->variadic ||
+        strcmp(a->ret->canonical, b->ret->canonical) != 0)
+        return 0;
+    for (size_t i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].type->canonical, b->params[i].type->canonical) != 0) return 0;
+    return 1;
+}
+
 function_def *model_find_function(api_model *m, const char *name)
 {
     /* functions are sorted by name once check.c ran; before that, scan */

@@ -438,6 +438,8 @@ typedef struct api_model {
 } api_model;
 
 function_def *model_find_function(api_model *m, const char *name);
+/* Same canonical return and parameter types (and variadic-ness): 1, else 0. */
+int fn_sig_equal(const fn_sig *a, const fn_sig *b);
 typedef_def *model_find_typedef(api_model *m, const char *name);
 handle_type_def *model_find_handle(api_model *m, const char *name);
 /* An enum constant anywhere in the headers (owner: its enum), or NULL. */

@@ -61,16 +61,6 @@ static int split(const api_settings *s, const char *tn, arena *a, ptd *out)
     return 1;
 }
 
-static int same_fn_type(const fn_sig *a, const fn_sig *b)
-{
-    if (a->nparams != b->nparams || a->variadic != b->variadic ||
-        strcmp(a->ret->canonical, b->ret->canonical) != 0)
-        return 0;
-    for (size_t i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].type->canonical, b->params[i].type->canonical) != 0) return 0;
-    return 1;
-}
-
 /* the exported function called `name`, or NULL */
 static function_def *exported(api_model *m, const char *name)
 {
@@ -123,7 +113,7 @@ void build_proc_table(api_model *m, diag_sink *d)
             function_def *f = NULL;
             for (; k < 64; k++) {
                 f = exported(m, form_name(m->arena, ts[t].name, k));
-                if (f && same_fn_type(&f->sig, ts[t].td->type->fn)) break;
+                if (f && fn_sig_equal(&f->sig, ts[t].td->type->fn)) break;
                 f = NULL;
             }
             if (!f) {
@@ -147,7 +137,7 @@ void build_proc_table(api_model *m, diag_sink *d)
                 const proc_entry *pe = &m->procs[first_proc + q];
                 if (pe->version > ts[t].version) continue;
                 function_def *c = exported(m, cat(m->arena, pe->symbol, suf));
-                if (c && same_fn_type(&c->sig, ts[t].td->type->fn)) f = c;
+                if (c && fn_sig_equal(&c->sig, ts[t].td->type->fn)) f = c;
             }
             if (!f) {
                 diag_warn(d, ts[t].td->loc, NULL, NULL,
