@@ -3513,7 +3513,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
+/* The forwarder of cuCtxGetId: the spec's hand-written guest code exports cuCtxGetId and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

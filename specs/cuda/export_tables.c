@@ -52,6 +52,13 @@ static const unsigned char U_69A2[16] = UUID_BYTES(0x69, 0xa2, 0x8e, 0x9f, 0x24,
 
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
+/* The tables are answered in the guest, so the per-call trace would not
+ * show their calls: each entry traces itself (APIGEN_TRACE). */
+#define ET_TRACE(...)                                                                              \
+    do {                                                                                           \
+        if (apigen_tracing()) apigen_trace("cuGetExportTable entry " __VA_ARGS__);                 \
+    } while (0)
+
 static void uuid_text(const unsigned char *u, char out[37])
 {
     static const char hex[] = "0123456789abcdef";
@@ -195,7 +202,10 @@ static CUresult cudart_module_from_wrapper(CUmodule *module, const void *wrapper
 {
     const void *fatbin = unwrap(wrapper, "[1]");
     if (!fatbin) return wrapper ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_INVALID_VALUE;
-    return load_fatbin(module, fatbin, "[1]");
+    CUresult e = load_fatbin(module, fatbin, "[1]");
+    ET_TRACE("CUDART_INTERFACE [1] (wrapper %p) = %d, module %p", wrapper, (int)e,
+             e == CUDA_SUCCESS ? (void *)*module : NULL);
+    return e;
 }
 
 /* [6] and [8] carry two more arrays of `count` entries whose meaning is not
@@ -217,7 +227,9 @@ static CUresult cudart_module_from_wrapper_ex(CUmodule *module, const void *wrap
     if (e != CUDA_SUCCESS) return e;
     const void *fatbin = unwrap(wrapper, "[6]");
     if (!fatbin) return wrapper ? CUDA_ERROR_INVALID_IMAGE : CUDA_ERROR_INVALID_VALUE;
-    return load_fatbin(module, fatbin, "[6]");
+    e = load_fatbin(module, fatbin, "[6]");
+    ET_TRACE("CUDART_INTERFACE [6] (wrapper %p) = %d", wrapper, (int)e);
+    return e;
 }
 
 static CUresult cudart_module_from_fatbin_ex(const void *fatbin, CUmodule *module, void *a3,
@@ -226,7 +238,9 @@ static CUresult cudart_module_from_fatbin_ex(const void *fatbin, CUmodule *modul
     (void)a3, (void)a4;
     CUresult e = extra_arrays("[8]", count);
     if (e != CUDA_SUCCESS) return e;
-    return load_fatbin(module, fatbin, "[8]");
+    e = load_fatbin(module, fatbin, "[8]");
+    ET_TRACE("CUDART_INTERFACE [8] (fatbin %p) = %d", fatbin, (int)e);
+    return e;
 }
 
 /* [2] the device's primary context, called once per device at start-up.
@@ -242,11 +256,21 @@ static CUresult cudart_primary_context(CUcontext *pctx, CUdevice dev)
 {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     CUcontext ctx = NULL;
-    CUresult e = cuDevicePrimaryCtxRetain(&ctx, dev);
+    unsigned int flags = 0;
+    int active = 1;
+    CUresult e = cuDevicePrimaryCtxGetState(dev, &flags, &active);
     if (e != CUDA_SUCCESS) return e;
+    e = cuDevicePrimaryCtxRetain(&ctx, dev);
+    if (e != CUDA_SUCCESS) return e;
+    /* A context made here and destroyed by the release took a number the
+     * native driver would give the next one (ctx_id.c). */
+    unsigned long long burned = 0;
+    if (!active && cuda_fwd_cuCtxGetId(ctx, &burned) != CUDA_SUCCESS) burned = 0;
     e = cuDevicePrimaryCtxRelease_v2(dev);
     if (e != CUDA_SUCCESS) return e;
+    if (burned) apigen_cuda_ctx_id_burned(burned);
     *pctx = ctx;
+    ET_TRACE("CUDART_INTERFACE [2] (device %d) = context %p", (int)dev, (void *)ctx);
     return CUDA_SUCCESS;
 }
 
@@ -306,7 +330,9 @@ static const void *const hooks_table_[7] = {
 static CUresult tls_current_context(CUcontext *pctx)
 {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
-    return cuCtxGetCurrent(pctx);
+    CUresult e = cuCtxGetCurrent(pctx);
+    ET_TRACE("TOOLS_TLS [2] = %d, context %p", (int)e, (void *)*pctx);
+    return e;
 }
 
 static const void *const tls_table_[3] = {
@@ -366,6 +392,7 @@ CUresult apigen_cuda_cls_put(CUcontext ctx, void *key, void *value, apigen_cuda_
     c->value = value;
     c->dtor = dtor;
     pthread_mutex_unlock(&lock_);
+    ET_TRACE("CLS [0] put (context %p, key %p, value %p)", (void *)ctx, key, value);
     return CUDA_SUCCESS;
 }
 
@@ -379,6 +406,7 @@ CUresult apigen_cuda_cls_delete(CUcontext ctx, void *key)
     struct cls_entry *c = cls_find(ctx, key);
     if (c) *c = cls_[--ncls_];
     pthread_mutex_unlock(&lock_);
+    ET_TRACE("CLS [1] delete (context %p, key %p) = %s", (void *)ctx, key, c ? "found" : "absent");
     return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -394,6 +422,7 @@ CUresult apigen_cuda_cls_get(void **value, CUcontext ctx, void *key)
     struct cls_entry *c = cls_find(ctx, key);
     if (c) *value = c->value;
     pthread_mutex_unlock(&lock_);
+    ET_TRACE("CLS [2] get (context %p, key %p) = %p", (void *)ctx, key, *value);
     return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
@@ -677,7 +706,9 @@ static const void *const integrity_table_[3] = {
 static CUresult ctxid_context_id(CUcontext ctx, unsigned long long *id)
 {
     if (!id) return CUDA_ERROR_INVALID_VALUE;
-    return cuCtxGetId(ctx, id);
+    CUresult e = cuCtxGetId(ctx, id);
+    ET_TRACE("CONTEXT_IDENTITY [4] (context %p) = %d, id %llu", (void *)ctx, (int)e, e == CUDA_SUCCESS ? *id : 0ull);
+    return e;
 }
 
 #define R10(D)                                                                          \
@@ -745,10 +776,16 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
     for (size_t i = 0; i < sizeof tables_ / sizeof tables_[0]; i++)
         if (memcmp(tables_[i].uuid, u, 16) == 0) {
             *ppExportTable = tables_[i].table;
+            if (apigen_tracing()) {
+                char t[37];
+                uuid_text(u, t);
+                apigen_trace("cuGetExportTable(%s) = 0, table %p", t, (const void *)tables_[i].table);
+            }
             return CUDA_SUCCESS;
         }
     char text[37];
     uuid_text(u, text);
+    if (apigen_tracing()) apigen_trace("cuGetExportTable(%s): not provided", text);
     /* The runtime's start-up table: the runtime takes a refusal as "not
      * provided" and starts normally, while a table of placeholders makes it
      * skip part of its start-up; refused quietly, every run asks. */

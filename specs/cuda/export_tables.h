@@ -25,6 +25,12 @@ CUresult apigen_cuda_export_table(const void **ppExportTable, const CUuuid *pExp
  * that has none. The driver stub's context calls call this. */
 void apigen_cuda_export_context_gone(CUcontext ctx);
 
+/* ctx_id.c: the server's number of a context the stub made and destroyed
+ * (CUDART_INTERFACE [2]), taken out of the ids cuCtxGetId answers. */
+void apigen_cuda_ctx_id_burned(unsigned long long server_id);
+/* the forwarded cuCtxGetId: the server's number, as it is */
+CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
+
 /* The integrity check's answer (table d4082055, entry 1) for the given
  * inputs: HMAC-MD2 of the version record and every device's UUID and PCI
  * ids. `cudart_table`, `integrity_table` and `integrity_fn` are the

@@ -217,7 +217,9 @@ APIGEN_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
     if (e == CUDA_SUCCESS) e = jit_values(numJitOptions, jitOptions, jitOptionsValues, &jv);
     if (e != CUDA_SUCCESS) return e;
     if (numLibraryOptions) {
-        if (!libraryOptions || !libraryOptionValues) {
+        /* the values may be NULL: CU_LIBRARY_BINARY_IS_PRESERVED takes none
+         * (cuBLASLt loads its kernels so; the driver accepts it) */
+        if (!libraryOptions) {
             free(jv);
             return CUDA_ERROR_INVALID_VALUE;
         }
@@ -232,7 +234,7 @@ APIGEN_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
                 free(jv), free(lv);
                 return CUDA_ERROR_NOT_SUPPORTED;
             }
-            lv[i] = (uint64_t)(uintptr_t)libraryOptionValues[i];
+            lv[i] = libraryOptionValues ? (uint64_t)(uintptr_t)libraryOptionValues[i] : 0;
         }
     }
     e = apigenCudaLibraryLoad(library, code, size, numJitOptions,

@@ -160,21 +160,27 @@ CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t code
                                const CUlibraryOption *libraryOptions,
                                const uint64_t *libraryOptionValues)
 {
+    /* CU_LIBRARY_BINARY_IS_PRESERVED lets the driver keep pointing at the
+     * image instead of copying it: the image here is this call's copy, so the
+     * option is left out and the driver copies (the guest's own image is
+     * preserved or not as the guest said; nothing it can see changes). */
+    CUlibraryOption opts[8];
+    uint64_t optvals[8];
+    unsigned nopts = 0;
+    for (unsigned i = 0; i < numLibraryOptions; i++) {
+        if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED) continue;
+        if (nopts == sizeof opts / sizeof opts[0]) return CUDA_ERROR_INVALID_VALUE;
+        opts[nopts] = libraryOptions[i];
+        optvals[nopts++] = libraryOptionValues ? libraryOptionValues[i] : 0;
+    }
     void *img = aligned_copy(code, codeSize);
     void **jv = values(jitOptionsValues, numJitOptions);
-    void **lv = values(libraryOptionValues, numLibraryOptions);
+    void **lv = values(optvals, nopts);
     CUresult e = CUDA_ERROR_OUT_OF_MEMORY;
     if (img && jv && lv)
         e = cuLibraryLoadData(library, img, (CUjit_option *)jitOptions, numJitOptions ? jv : NULL,
-                              numJitOptions, (CUlibraryOption *)libraryOptions,
-                              numLibraryOptions ? lv : NULL, numLibraryOptions);
-    /* CU_LIBRARY_BINARY_IS_PRESERVED would keep a pointer to the image: the
-     * guest refuses nothing here, so keep the copy alive when it is asked */
-    int preserved = 0;
-    for (unsigned i = 0; i < numLibraryOptions; i++)
-        if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED && libraryOptionValues[i])
-            preserved = 1;
-    if (!preserved || e != CUDA_SUCCESS) free(img);
+                              numJitOptions, nopts ? opts : NULL, nopts ? lv : NULL, nopts);
+    free(img);
     free(jv);
     free(lv);
     return e;

@@ -47,6 +47,9 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64
 {
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
     *pfn = NULL;
+    /* NVIDIA's runtime asks for "" at version 0 first thing; the real driver
+     * answers success with no function (trace of driver 580). */
+    if (!*symbol) return CUDA_SUCCESS;
     if (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM |
                               CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
@@ -72,17 +75,29 @@ static CUresult lookup(const char *symbol, void **pfn, int cudaVersion, cuuint64
     return CUDA_SUCCESS;
 }
 
+/* Answered in the guest, so the per-call trace would not show them: traced here. */
+static CUresult traced(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                       CUdriverProcAddressQueryResult *found)
+{
+    CUresult e = lookup(symbol, pfn, cudaVersion, flags, found);
+    if (apigen_tracing())
+        apigen_trace("cuGetProcAddress(\"%s\", %d, 0x%llx) = %d%s", symbol ? symbol : "(null)",
+                     cudaVersion, (unsigned long long)flags, (int)e,
+                     e == CUDA_SUCCESS && pfn && !*pfn ? " (no function)" : "");
+    return e;
+}
+
 APIGEN_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                            cuuint64_t flags,
                                            CUdriverProcAddressQueryResult *symbolStatus)
 {
-    return lookup(symbol, pfn, cudaVersion, flags, symbolStatus);
+    return traced(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
 
 APIGEN_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                         cuuint64_t flags)
 {
-    return lookup(symbol, pfn, cudaVersion, flags, NULL);
+    return traced(symbol, pfn, cudaVersion, flags, NULL);
 }
 
 /* The private tables live in export_tables.c (apigen_cuda_export_table). */

@@ -102,6 +102,32 @@ CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
     releases_++;
     return CUDA_SUCCESS;
 }
+/* device 0's primary context is inactive, device 1's active */
+CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
+{
+    if (d < 0 || d >= 2) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = d == 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuda_fwd_cuCtxGetId(CUcontext c, unsigned long long *id)
+{
+    return cuCtxGetId(c, id);
+}
+static unsigned long long burned_[4];
+static int nburned_;
+void apigen_cuda_ctx_id_burned(unsigned long long id)
+{
+    if (nburned_ < 4) burned_[nburned_++] = id;
+}
+bool apigen_tracing(void)
+{
+    return false;
+}
+void apigen_trace(const char *fmt, ...)
+{
+    (void)fmt;
+}
 CUresult cuModuleLoadFatBinary(CUmodule *m, const void *fatbin)
 {
     fatbin_loads_++;
@@ -428,8 +454,11 @@ static void test_entries(void)
     retains_ = releases_ = 0;
     CHECK(primary(&p1, 0) == CUDA_SUCCESS && p1 == (CUcontext)(uintptr_t)0x1000);
     CHECK(retains_ == 1 && releases_ == 1);
+    /* an inactive primary context made and destroyed: its number is burned */
+    CHECK(nburned_ == 1 && burned_[0] == 0x1000 * 10);
     CHECK(primary(&p2, 1) == CUDA_SUCCESS && p2 == (CUcontext)(uintptr_t)0x1001);
     CHECK(retains_ == 2 && releases_ == 2);
+    CHECK(nburned_ == 1); /* it was active: nothing made, nothing burned */
     CHECK(primary(NULL, 0) == CUDA_ERROR_INVALID_VALUE && retains_ == 2);
     p1 = (CUcontext)(uintptr_t)1;
     CHECK(primary(&p1, 7) == CUDA_ERROR_INVALID_DEVICE && p1 == (CUcontext)(uintptr_t)1);

@@ -7,7 +7,9 @@
  *     (a block of 4096 threads, a grid of 0, too much dynamic shared memory),
  *     and the next call is not affected;
  *   - a host-to-device copy larger than its allocation fails without the
- *     stub reading past the host buffer, and the session goes on.
+ *     stub reading past the host buffer, and the session goes on;
+ *   - a library loaded with CU_LIBRARY_BINARY_IS_PRESERVED and no option
+ *     values array, as cuBLASLt loads its kernels.
  *   driver_fixes KERNELS.ptx */
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +64,14 @@ int main(int argc, char **argv)
     CHECK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
     CHECK(cuLibraryGetKernel(&k, lib, "axpy"));
     CUfunction kf = (CUfunction)k;
+    {
+        CUlibrary kept;
+        CUkernel k2;
+        CUlibraryOption keep = CU_LIBRARY_BINARY_IS_PRESERVED;
+        CHECK(cuLibraryLoadData(&kept, ptx, NULL, NULL, 0, &keep, NULL, 1));
+        CHECK(cuLibraryGetKernel(&k2, kept, "axpy"));
+        CHECK(cuLibraryUnload(kept));
+    }
     int threads = 0, blocks = 0, regs = -1;
     CHECK(cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, kf));
     printf("kernel as function: max threads per block > 0: %d\n", threads > 0);

@@ -16,7 +16,9 @@
  * cuGetExportTable instead of the real driver: apigen's tables tried with
  * NVIDIA's runtime over the real driver, tests/gpu/exptab-check.sh),
  * DRVTRACE_EXPTAB_REAL (UUIDs the real driver answers even so: which
- * refused table a failing case needs).
+ * refused table a failing case needs), DRVTRACE_MEM (1: the 16 bytes at each
+ * pointer argument after every call, not only table entries: what each call
+ * wrote, to compare a run over another libcuda.so.1 with a native one).
  * Log lines: "pid tid event ...". */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -62,7 +64,7 @@ static void *real_fn[DRVTRACE_NSYMS];          /* resolved at init */
 static _Atomic uint64_t sym_calls[DRVTRACE_NSYMS];
 static long verbatim_limit = 2000, slot_limit = 64, gpa_slot_limit = 8;
 static uintptr_t real_base; /* load address of the real driver, for offsets */
-static int trace_ret = 1, gpa_wrap = 1;
+static int trace_ret = 1, gpa_wrap = 1, trace_mem = 0;
 static char nowrap[1024];
 static _Atomic long verbatim_used;
 
@@ -140,6 +142,7 @@ static void do_init(void)
     if ((e = getenv("DRVTRACE_GPA_SLOT_N"))) gpa_slot_limit = atol(e);
     if ((e = getenv("DRVTRACE_RET"))) trace_ret = atoi(e) != 0;
     if ((e = getenv("DRVTRACE_GPA_WRAP"))) gpa_wrap = atoi(e) != 0;
+    if ((e = getenv("DRVTRACE_MEM"))) trace_mem = atoi(e) != 0;
     if ((e = getenv("DRVTRACE_NOWRAP"))) snprintf(nowrap, sizeof nowrap, "%s", e);
 
     Dl_info self;
@@ -244,7 +247,8 @@ void *drvtrace_ret_leave(uint64_t rax)
     }
     struct frame f = shadow[--shadow_n];
     logf_("ret %s = 0x%llx", name_of(f.kind, f.idx), (unsigned long long)rax);
-    if (f.kind == 1 && slots[f.idx].is_table_entry) log_pointees("mem-after", name_of(f.kind, f.idx), f.arg);
+    if (trace_mem || (f.kind == 1 && slots[f.idx].is_table_entry))
+        log_pointees("mem-after", name_of(f.kind, f.idx), f.arg);
     return f.ret;
 }
 

@@ -1,7 +1,10 @@
 /* apigen_log for export_tables.c built outside the driver stub
  * (tests/gpu/exptab-check.sh): the stub's format, on stderr. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+
+#include <cuda.h>
 
 void apigen_log(const char *fmt, ...)
 {
@@ -11,4 +14,23 @@ void apigen_log(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/* the rest of what export_tables.c needs from the stub: no trace, no id
+ * translation (the real driver numbers its own contexts) */
+bool apigen_tracing(void)
+{
+    return false;
+}
+void apigen_trace(const char *fmt, ...)
+{
+    (void)fmt;
+}
+CUresult cuda_fwd_cuCtxGetId(CUcontext ctx, unsigned long long *id)
+{
+    return cuCtxGetId(ctx, id);
+}
+void apigen_cuda_ctx_id_burned(unsigned long long id)
+{
+    (void)id;
 }
