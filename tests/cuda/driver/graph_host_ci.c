@@ -5,11 +5,18 @@
  * then GetParams, SetParams (new executables only), ExecSetParams, the
  * generic calls with CU_GRAPH_NODE_TYPE_HOST, and bad input. Each host
  * function appends a letter to a log. Prints one line per check and exits
- * 1 if any is wrong. */
+ * 1 if any is wrong.
+ *   graph_host_ci                    the checks above
+ *   graph_host_ci hold               prints its graph, host node and executable
+ *                                    ids, waits for a line on stdin, then checks
+ *                                    that its node is unchanged
+ *   graph_host_ci foreign G N X      uses another session's ids: each refused */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -74,8 +81,50 @@ static int log_is(const char *want)
     return ok;
 }
 
-int main(void)
+static int hold(void)
 {
+    CUgraph g;
+    CUgraphNode h;
+    CUgraphExec x;
+    CUDA_HOST_NODE_PARAMS pa = {letter_fn, (void *)&A}, back;
+    expect_rc("cuInit", cuInit(0), CUDA_SUCCESS);
+    expect_rc("cuGraphCreate", cuGraphCreate(&g, 0), CUDA_SUCCESS);
+    expect_rc("cuGraphAddHostNode", cuGraphAddHostNode(&h, g, NULL, 0, &pa), CUDA_SUCCESS);
+    expect_rc("cuGraphInstantiate", cuGraphInstantiate(&x, g, 0), CUDA_SUCCESS);
+    printf("ids %llx %llx %llx\n", (unsigned long long)(uintptr_t)g,
+           (unsigned long long)(uintptr_t)h, (unsigned long long)(uintptr_t)x);
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) printf("no line on stdin\n");
+    expect_rc("GetParams", cuGraphHostNodeGetParams(h, &back), CUDA_SUCCESS);
+    expect("the node is still (letter_fn, &A)", back.fn == letter_fn && back.userData == (void *)&A);
+    printf("%d wrong\n", failures);
+    return failures != 0;
+}
+
+static int foreign(char **ids)
+{
+    CUgraph g = (CUgraph)(uintptr_t)strtoull(ids[0], NULL, 16);
+    CUgraphNode h = (CUgraphNode)(uintptr_t)strtoull(ids[1], NULL, 16), n;
+    CUgraphExec x = (CUgraphExec)(uintptr_t)strtoull(ids[2], NULL, 16);
+    CUDA_HOST_NODE_PARAMS pb = {letter_fn, (void *)&B}, back;
+    expect_rc("cuInit", cuInit(0), CUDA_SUCCESS);
+    expect_rc("GetParams of another session's node", cuGraphHostNodeGetParams(h, &back),
+              CUDA_ERROR_INVALID_HANDLE);
+    expect_rc("SetParams of another session's node", cuGraphHostNodeSetParams(h, &pb),
+              CUDA_ERROR_INVALID_HANDLE);
+    expect_rc("ExecSetParams of another session's executable",
+              cuGraphExecHostNodeSetParams(x, h, &pb), CUDA_ERROR_INVALID_HANDLE);
+    expect_rc("a host node in another session's graph", cuGraphAddHostNode(&n, g, NULL, 0, &pb),
+              CUDA_ERROR_INVALID_HANDLE);
+    printf("%d wrong\n", failures);
+    return failures != 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "hold") == 0) return hold();
+    if (argc > 4 && strcmp(argv[1], "foreign") == 0) return foreign(argv + 2);
     CUstream s;
     CUgraph g;
     CUgraphNode h1, h2, empty;
