@@ -45,6 +45,23 @@ if [ "$(cat "$NVML_PREFIX/VERSION" 2>/dev/null)" != "$NVML_VERSION" ]; then
     rm -rf "$tmp"
 fi
 
+# promtool, which checks the servers' Prometheus text (e2e.metrics.*,
+# nvml.metrics.*). Debian has it only in the prometheus package (a 19 MB
+# download, 96 MB installed with a server, web assets and their JavaScript
+# packages, none of which the tests use): only promtool (48 MB) is taken out
+# of the .deb, into /opt/apigen/bin, and the package is not installed.
+# Without it the tests still parse and check the scrapes themselves, and
+# e2e.metrics.promtool is skipped saying why.
+PROMTOOL_DIR=${PROMTOOL_DIR:-/opt/apigen/bin}
+if [ ! -x "$PROMTOOL_DIR/promtool" ]; then
+    tmp=$(mktemp -d)
+    (cd "$tmp" && $SUDO apt-get download prometheus)
+    dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool
+    $SUDO mkdir -p "$PROMTOOL_DIR"
+    $SUDO cp "$tmp/usr/bin/promtool" "$PROMTOOL_DIR/promtool"
+    $SUDO rm -rf "$tmp"
+fi
+
 # pynvml (NVIDIA's nvidia-ml-py, of the same driver line) for the test that
 # runs it natively and through the stub (nvml.pynvml.*): a pure Python
 # module, kept out of the system's Python in /opt/apigen/python (the tests
