@@ -495,7 +495,7 @@ static void scrape(apigen_metrics_out *o)
            "Reply bytes (frame headers included; none for async calls).");
     per_call(o, t, "apigen_call_sent_bytes_total", 3, 0);
     family(o, "apigen_call_duration_seconds", "histogram",
-           "Server time of a call, from its request to its reply sent.");
+           "Server time of a call, from its request received to its reply ready to send.");
     for (unsigned a = 0; a < n; a++) {
         const apigen_api *api = mx_apis[a].api;
         for (uint32_t i = 0; t[a] && i < api->ncalls; i++) {

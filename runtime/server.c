@@ -357,8 +357,14 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->own.err = cx.result_error;
         }
     }
+    /* --metrics: counted before the reply leaves, so a guest that saw the
+     * reply finds the call counted (even if this process dies next) */
+    bool mx_err = cx.status != APIGEN_OK || (cx.has_result && cx.result_error != api->success_value);
+    uint64_t mx_in = APIGEN_FRAME_HDR_SIZE + (uint64_t)h->payload_len;
     bool ok = true;
     if (is_async) {
+        if (m0 && h->call_id < api->ncalls)
+            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
         if (!sc->has_deferred) {
             if (cx.status != APIGEN_OK) {
@@ -390,17 +396,15 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
                                       h->thread_id);
         if (framed && rt_rec_active)
             rt_rec_sent_wr(sc->conn, &sc->out, off);
+        if (m0 && framed && h->call_id < api->ncalls)
+            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, sc->out.len + sc->out.ext_total,
+                        rt_mx_ticks() - m0);
         if (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
         }
     }
-    if (m0 && h->call_id < api->ncalls)
-        rt_mx_count(&sc->mx, h->call_id,
-                    cx.status != APIGEN_OK || (cx.has_result && cx.result_error != api->success_value),
-                    APIGEN_FRAME_HDR_SIZE + (uint64_t)h->payload_len,
-                    is_async || !ok ? 0 : sc->out.len + sc->out.ext_total, rt_mx_ticks() - m0);
     rt_scratch_free_all(&cx);
     if (t0)
         apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, h->call_id),

@@ -8,6 +8,10 @@
       call counts, the two errors, plausible bytes, the histogram's count,
       sessions open 0 and ended 1; promtool check metrics on both scrapes
       (when PROMTOOL is given).
+  metrics.py crash SERVER STUB_DIR CLIENT TRANSPORT [PROMTOOL]
+      --isolation process: the session's process is killed by SIGSEGV while
+      the client holds its allocations; the calls it ran stay counted, the
+      session is ended and no longer listed.
   metrics.py nvml SERVER FAKE_DIR QUERY ISOLATION [PROMTOOL]
       the NVML server over the fake libnvidia-ml: each GPU's gauges equal
       what nvml_query --volatile reads natively from the same fake.
@@ -209,6 +213,42 @@ def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
           (isolation, transport))
 
 
+def mode_crash(server, stub_dir, client, transport, promtool=None):
+    """--isolation process: the session's process dies of SIGSEGV mid-session;
+    the calls it ran stay counted (the parent folds its shared counters)."""
+    url = url_for(transport)
+    srv, port = start_server(server, ["--listen", url, "--isolation", "process",
+                                      "--metrics", "tcp://127.0.0.1:0"])
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url)
+    c = subprocess.Popen([client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+    procs.append(c)
+    if not re.match(r"ready \d+", c.stdout.readline()):
+        fail("the client did not get ready")
+    kids = open("/proc/%d/task/%d/children" % (srv.pid, srv.pid)).read().split()
+    if len(kids) != 1:
+        fail("expected one session process, found %s" % kids)
+    os.kill(int(kids[0]), 11)
+    c.communicate("go\n", timeout=60)  # its next call finds the connection lost
+    for _ in range(200):
+        s = samples(scrape(port))
+        if get(s, "apigen_sessions_ended_total", api="exa") == 1:
+            break
+        time.sleep(0.05)
+    text = scrape(port)
+    promtool_check(promtool, text, "scrape after a session process crashed")
+    s = samples(text)
+    got = (get(s, "apigen_sessions_open", api="exa"), get(s, "apigen_sessions_ended_total", api="exa"),
+           get(s, "apigen_calls_total", api="exa", function="exaGetVersion"),
+           get(s, "apigen_calls_total", api="exa", function="exaMalloc"),
+           get(s, "apigen_call_errors_total", api="exa", function="exaGetDeviceInfo"))
+    if got != (0, 1, 3, 2, 1):
+        fail("after the crash: open, ended, exaGetVersion, exaMalloc, exaGetDeviceInfo errors = %s, "
+             "expected (0, 1, 3, 2, 1)" % (got,), text)
+    if [k for k in s if k[0].startswith("apigen_session_")]:
+        fail("the crashed session is still listed", text)
+    print("crash (%s): the dead session process's counts kept, the session ended" % transport)
+
+
 def mode_nvml(server, fake_dir, query, isolation, promtool=None):
     env = dict(os.environ, LD_LIBRARY_PATH=fake_dir)
     r = subprocess.run([query, "--volatile"], env=env, capture_output=True, text=True, timeout=60)
@@ -286,6 +326,8 @@ def main():
     try:
         if a and a[0] == "exa" and len(a) in (6, 7):
             mode_exa(*a[1:])
+        elif a and a[0] == "crash" and len(a) in (5, 6):
+            mode_crash(*a[1:])
         elif a and a[0] == "nvml" and len(a) in (5, 6):
             mode_nvml(*a[1:])
         elif a and a[0] == "http" and len(a) == 2:
