@@ -9,7 +9,7 @@
       sessions open 0 and ended 1; promtool check metrics on both scrapes
       (when PROMTOOL is given).
   metrics.py crash SERVER STUB_DIR CLIENT TRANSPORT [PROMTOOL]
-      --isolation process: the session's process is killed by SIGSEGV while
+      --isolation process: the session's process is killed (SIGKILL) while
       the client holds its allocations; the calls it ran stay counted, the
       session is ended and no longer listed.
   metrics.py nvml SERVER FAKE_DIR QUERY ISOLATION [PROMTOOL]
@@ -214,7 +214,7 @@ def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
 
 
 def mode_crash(server, stub_dir, client, transport, promtool=None):
-    """--isolation process: the session's process dies of SIGSEGV mid-session;
+    """--isolation process: the session's process is killed mid-session;
     the calls it ran stay counted (the parent folds its shared counters)."""
     url = url_for(transport)
     srv, port = start_server(server, ["--listen", url, "--isolation", "process",
@@ -227,7 +227,7 @@ def mode_crash(server, stub_dir, client, transport, promtool=None):
     kids = open("/proc/%d/task/%d/children" % (srv.pid, srv.pid)).read().split()
     if len(kids) != 1:
         fail("expected one session process, found %s" % kids)
-    os.kill(int(kids[0]), 11)
+    os.kill(int(kids[0]), 9)  # SIGKILL: no push, no cleanup (a sanitizer would catch a SIGSEGV)
     c.communicate("go\n", timeout=60)  # its next call finds the connection lost
     for _ in range(200):
         s = samples(scrape(port))
@@ -342,6 +342,12 @@ def main():
         else:
             print(__doc__)
             sys.exit(2)
+        # the server's shutdown under a sanitizer (APIGEN_SANITIZE) says here
+        # what it found
+        cleanup()
+        log = os.path.join(tmp, "server.log")
+        if os.path.exists(log) and re.search(r"Sanitizer|runtime error:", open(log).read()):
+            fail("the server's log has a sanitizer report")
     finally:
         cleanup()
 
