@@ -698,33 +698,10 @@ static void http_reply(int fd, int minor, int code, const char *reason, const ch
         (void)full_io(fd, (void *)body, blen, true, HTTP_TIMEOUT_MS);
 }
 
-static void http_serve(int fd)
+/* A whole request head arrived (req[len] = 0): the answer, sent within
+ * HTTP_TIMEOUT_MS. */
+static void http_answer(int fd, const char *req)
 {
-    char req[HTTP_MAX_REQ + 1];
-    size_t len = 0;
-    uint64_t until = apigen_now_ns() + (uint64_t)HTTP_TIMEOUT_MS * 1000000u;
-    /* the head, up to an empty line, within the deadline */
-    while (!memmem(req, len, "\r\n\r\n", 4) && !memmem(req, len, "\n\n", 2)) {
-        if (len == HTTP_MAX_REQ) {
-            static const char m[] = "request head too large\n";
-            http_reply(fd, 1, 431, "Request Header Fields Too Large", "text/plain", m, sizeof m - 1, false);
-            return;
-        }
-        int64_t left = (int64_t)(until - apigen_now_ns()) / 1000000;
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
-            return; /* slow or half-open: dropped */
-        ssize_t k = recv(fd, req + len, HTTP_MAX_REQ - len, MSG_DONTWAIT);
-        if (k == 0)
-            return;
-        if (k < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                continue;
-            return;
-        }
-        len += (size_t)k;
-    }
-    req[len] = 0;
     char method[16], path[512];
     int minor = -1, used = 0;
     static const char bad[] = "bad request (try GET /metrics)\n";
@@ -757,28 +734,97 @@ static void http_serve(int fd)
     free(o.p);
 }
 
+/* Clients whose request head is still coming, read side by side so that a
+ * silent or slow one delays nobody; each is dropped at its deadline. More
+ * wait in the listen backlog. */
+#define HTTP_CONNS 16
+typedef struct hconn {
+    int fd;
+    size_t len;
+    uint64_t until;
+    char req[HTTP_MAX_REQ + 1];
+} hconn;
+
+static void hconn_end(hconn *c)
+{
+    shutdown(c->fd, SHUT_WR);
+    close(c->fd);
+    c->fd = -1;
+}
+
 static void *http_main(void *arg)
 {
     (void)arg;
+    static hconn cs[HTTP_CONNS];
+    for (unsigned i = 0; i < HTTP_CONNS; i++)
+        cs[i].fd = -1;
     for (;;) {
-        struct pollfd pf[2] = {{http_fd, POLLIN, 0}, {http_stop[0], POLLIN, 0}};
-        if (poll(pf, 2, -1) < 0) {
+        struct pollfd pf[HTTP_CONNS + 2];
+        unsigned idx[HTTP_CONNS], n = 0, free_slots = 0;
+        uint64_t now = apigen_now_ns(), next = UINT64_MAX;
+        for (unsigned i = 0; i < HTTP_CONNS; i++) {
+            if (cs[i].fd >= 0 && now >= cs[i].until)
+                hconn_end(&cs[i]); /* slow or half-open: dropped */
+            if (cs[i].fd < 0) {
+                free_slots++;
+                continue;
+            }
+            next = cs[i].until < next ? cs[i].until : next;
+            idx[n] = i;
+            pf[n++] = (struct pollfd){cs[i].fd, POLLIN, 0};
+        }
+        pf[n] = (struct pollfd){http_stop[0], POLLIN, 0};
+        pf[n + 1] = (struct pollfd){http_fd, POLLIN, 0};
+        int timeout = next == UINT64_MAX ? -1 : (int)((next - now) / 1000000 + 1);
+        if (poll(pf, n + (free_slots ? 2 : 1), timeout) < 0) {
             if (errno == EINTR)
                 continue;
             break;
         }
-        if (pf[1].revents)
+        if (pf[n].revents)
             break;
-        int fd = accept4(http_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-        if (fd < 0) {
-            struct timespec ts = {0, 10000000}; /* e.g. out of fds: do not spin */
-            nanosleep(&ts, NULL);
-            continue;
+        for (unsigned k = 0; k < n; k++) {
+            hconn *c = &cs[idx[k]];
+            if (!pf[k].revents)
+                continue;
+            ssize_t r = recv(c->fd, c->req + c->len, HTTP_MAX_REQ - c->len, MSG_DONTWAIT);
+            if (r < 0 && (errno == EAGAIN || errno == EINTR))
+                continue;
+            if (r <= 0) {
+                hconn_end(c);
+                continue;
+            }
+            c->len += (size_t)r;
+            c->req[c->len] = 0;
+            if (memmem(c->req, c->len, "\r\n\r\n", 4) || memmem(c->req, c->len, "\n\n", 2)) {
+                http_answer(c->fd, c->req);
+                hconn_end(c);
+            } else if (c->len == HTTP_MAX_REQ) {
+                static const char m[] = "request head too large\n";
+                http_reply(c->fd, 1, 431, "Request Header Fields Too Large", "text/plain", m,
+                           sizeof m - 1, false);
+                hconn_end(c);
+            }
         }
-        http_serve(fd);
-        shutdown(fd, SHUT_WR);
-        close(fd);
+        if (free_slots && pf[n + 1].revents) {
+            int fd = accept4(http_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+            if (fd < 0) {
+                struct timespec ts = {0, 10000000}; /* e.g. out of fds: do not spin */
+                nanosleep(&ts, NULL);
+                continue;
+            }
+            for (unsigned i = 0; i < HTTP_CONNS; i++)
+                if (cs[i].fd < 0) {
+                    cs[i].fd = fd;
+                    cs[i].len = 0;
+                    cs[i].until = apigen_now_ns() + (uint64_t)HTTP_TIMEOUT_MS * 1000000u;
+                    break;
+                }
+        }
     }
+    for (unsigned i = 0; i < HTTP_CONNS; i++)
+        if (cs[i].fd >= 0)
+            hconn_end(&cs[i]);
     return NULL;
 }
 

@@ -17,9 +17,10 @@
       what nvml_query --volatile reads natively from the same fake.
   metrics.py http SERVER
       the endpoint under bad requests: garbage (400), another path (404),
-      POST (405), an endless head (431), a client that sends nothing or half
-      a request (dropped after the deadline, while the next scrape works),
-      HTTP/1.0; the server still serves afterwards.
+      POST (405), an endless head (431), 20 clients that send nothing and one
+      that sends half a request (dropped after the deadline without an
+      answer, while a scrape behind them is answered), HTTP/1.0, a client
+      that leaves before the answer; the server still serves afterwards.
   metrics.py promtool
       exits 77 (skip) naming the reason when promtool is absent.
 """
@@ -300,13 +301,13 @@ def mode_http(server):
         fail("HTTP/1.0 GET answered " + st)
     # silent and half-sent clients are dropped after the deadline; a scrape
     # queued behind them still gets its answer
-    idle = socket.create_connection(("127.0.0.1", port))
+    idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(20)]  # more than it reads at once
     half = socket.create_connection(("127.0.0.1", port))
     half.sendall(b"GET /metr")
     t0 = time.time()
     scrape(port)
     waited = time.time() - t0
-    for s in (idle, half):
+    for s in idle + [half]:
         s.settimeout(10)
         if s.recv(100) != b"":
             fail("a slow client got an answer")
