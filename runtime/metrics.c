@@ -49,6 +49,8 @@ struct rt_mx_sess {
 typedef struct mx_shared {
     struct rt_mx_sess sess;
     uint8_t used[MX_SLOTS]; /* the child's own bookkeeping */
+    _Atomic uint32_t slots; /* blocks ever taken, 0 included: the parent reads no more (untouched
+                               pages of the mapping stay unallocated) */
     rt_mx_call c[];
 } mx_shared;
 
@@ -220,6 +222,8 @@ void rt_mx_claim(const apigen_api *api, rt_mx_slot *s)
         for (unsigned k = 1; k < MX_SLOTS && !s->c; k++)
             if (!sh->used[k]) {
                 sh->used[k] = 1;
+                if (atomic_load_explicit(&sh->slots, memory_order_relaxed) < k + 1)
+                    atomic_store_explicit(&sh->slots, k + 1, memory_order_relaxed);
                 s->c = sh->c + (size_t)k * api->ncalls;
                 s->owner = &sh->used[k];
             }
@@ -376,6 +380,13 @@ static void sum_into(uint64_t *t, const rt_mx_call *c, uint32_t ncalls)
     }
 }
 
+/* Blocks of g that may hold counts (the child's word for it, bounded). */
+static unsigned seg_slots(const struct rt_mx_seg *g)
+{
+    uint32_t n = atomic_load_explicit(&g->sh->slots, memory_order_relaxed);
+    return n < 1 ? 1 : n > MX_SLOTS ? MX_SLOTS : n;
+}
+
 void rt_mx_seg_end(pid_t pid)
 {
     if (!rt_mx_on || pid <= 0)
@@ -388,7 +399,7 @@ void rt_mx_seg_end(pid_t pid)
         *pp = g->next;
         mx_api *a = api_of(g->api);
         if (a) {
-            for (unsigned k = 0; k < MX_SLOTS; k++)
+            for (unsigned k = 0; k < seg_slots(g); k++)
                 sum_into(a->ended, g->sh->c + (size_t)k * g->api->ncalls, g->api->ncalls);
             a->sessions_ended++;
         }
@@ -414,7 +425,7 @@ static uint64_t *totals(const mx_api *a)
             sum_into(t, b->c, n);
     for (struct rt_mx_seg *g = mx_segs; g; g = g->next)
         if (g->api == a->api)
-            for (unsigned k = 0; k < MX_SLOTS; k++)
+            for (unsigned k = 0; k < seg_slots(g); k++)
                 sum_into(t, g->sh->c + (size_t)k * n, n);
     return t;
 }
