@@ -15,6 +15,10 @@
   metrics.py nvml SERVER FAKE_DIR QUERY ISOLATION [PROMTOOL]
       the NVML server over the fake libnvidia-ml: each GPU's gauges equal
       what nvml_query --volatile reads natively from the same fake.
+  metrics.py prometheus SERVER STUB_DIR CLIENT PROMETHEUS
+      a real Prometheus (PROMETHEUS: its binary; "" skips, 77) scrapes the
+      endpoint every second after exa_metrics ran: up is 1 and its queries
+      answer the sequence's counts.
   metrics.py http SERVER
       the endpoint under bad requests: garbage (400), another path (404),
       POST (405), an endless head (431), 20 clients that send nothing and one
@@ -250,6 +254,67 @@ def mode_crash(server, stub_dir, client, transport, promtool=None):
     print("crash (%s): the dead session process's counts kept, the session ended" % transport)
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def mode_prometheus(server, stub_dir, client, prometheus):
+    """A real Prometheus scrapes the endpoint: the target is up and a query
+    answers the counts of the known sequence."""
+    import json
+    import urllib.parse
+    import urllib.request
+    if not prometheus:
+        print("prometheus not found (scripts/install-deps.sh puts it in /opt/apigen/bin, from "
+              "Debian's prometheus package): no real scrape")
+        sys.exit(77)
+    url = url_for("unix")
+    _, port = start_server(server, ["--listen", url, "--isolation", "thread",
+                                    "--metrics", "tcp://127.0.0.1:0"])
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url)
+    r = subprocess.run([client], input="go\n", capture_output=True, text=True, env=env, timeout=60)
+    if r.returncode != 0:
+        fail("the client failed", r.stdout + r.stderr)
+    cfg = os.path.join(tmp, "prometheus.yml")
+    with open(cfg, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n"
+                "  - job_name: apigen\n    static_configs:\n      - targets: ['127.0.0.1:%d']\n" % port)
+    web = free_port()
+    plog = open(os.path.join(tmp, "prometheus.log"), "w")
+    p = subprocess.Popen([prometheus, "--config.file=" + cfg, "--storage.tsdb.path=" + os.path.join(tmp, "tsdb"),
+                          "--web.listen-address=127.0.0.1:%d" % web], stdout=plog, stderr=subprocess.STDOUT)
+    procs.append(p)
+
+    def query(q):
+        u = "http://127.0.0.1:%d/api/v1/query?query=%s" % (web, urllib.parse.quote(q))
+        try:
+            res = json.load(urllib.request.urlopen(u, timeout=5))
+        except Exception:
+            return None
+        v = res.get("data", {}).get("result", [])
+        return v[0]["value"][1] if len(v) == 1 else None
+
+    want = {'up{job="apigen"}': "1",
+            'apigen_calls_total{job="apigen",function="exaMalloc"}': "2",
+            'apigen_call_errors_total{job="apigen",function="exaFree"}': "1",
+            'apigen_sessions_ended_total{job="apigen"}': "1",
+            'apigen_call_duration_seconds_count{job="apigen",function="exaGetVersion"}': "3"}
+    got = {}
+    for _ in range(120):
+        got = {q: query(q) for q in want}
+        if got == want or p.poll() is not None:
+            break
+        time.sleep(0.5)
+    if got != want:
+        fail("Prometheus answered %s, expected %s" % (got, want),
+             open(os.path.join(tmp, "prometheus.log")).read()[-3000:])
+    print("prometheus: scraped the endpoint; its queries answer the known sequence's counts")
+
+
 def mode_nvml(server, fake_dir, query, isolation, promtool=None):
     env = dict(os.environ, LD_LIBRARY_PATH=fake_dir)
     r = subprocess.run([query, "--volatile"], env=env, capture_output=True, text=True, timeout=60)
@@ -329,6 +394,8 @@ def main():
             mode_exa(*a[1:])
         elif a and a[0] == "crash" and len(a) in (5, 6):
             mode_crash(*a[1:])
+        elif a and a[0] == "prometheus" and len(a) == 5:
+            mode_prometheus(*a[1:])
         elif a and a[0] == "nvml" and len(a) in (5, 6):
             mode_nvml(*a[1:])
         elif a and a[0] == "http" and len(a) == 2:
