@@ -702,6 +702,19 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
  * (apigen_get_str never takes an arena reference). */
 void apigen_arena_accept(const apigen_api *api);
 
+/* ---- metrics (apigen-server --metrics tcp://ADDR:PORT) ---------------------
+ * The runtime counts calls, errors, latency, bytes and sessions per API by
+ * itself. An API's hand-written host code may add its own families (an
+ * accelerator's memory and utilization): a hook, registered once (from a
+ * constructor), that appends Prometheus text lines (# HELP, # TYPE, then
+ * samples; names apigen_<something>_...) to every scrape. It runs on the
+ * metrics thread, or under --isolation process in a collector process of
+ * its own (the parent never touches the vendor library), one call at a
+ * time; it must not block for long (the scrape waits at most 5 s). */
+typedef struct apigen_metrics_out apigen_metrics_out;
+void apigen_metrics_hook(const apigen_api *api, void (*hook)(apigen_metrics_out *o));
+void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_PRINTF(2, 3);
+
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]
  * [--token-file F]; serves every API in apis[]. */
