@@ -1607,9 +1607,9 @@ static void h_cublasCgelsBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     int nrhs = {0};
-    cuComplex *const Aarray[] = {0};
+    cuComplex *const *Aarray = {0};
     int lda = {0};
-    cuComplex *const Carray[] = {0};
+    cuComplex *const *Carray = {0};
     int ldc = {0};
     int *info = {0};
     int *devInfoArray = {0};
@@ -1643,11 +1643,11 @@ static void h_cublasCgelsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_devInfoArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devInfoArray"); return; }
@@ -1846,12 +1846,12 @@ static void h_cublasCgemm3mBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int lda = {0};
-    cuComplex *const Barray[] = {0};
+    const cuComplex *const *Barray = {0};
     int ldb = {0};
     const cuComplex *beta = {0};
-    cuComplex *const Carray[] = {0};
+    cuComplex *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -1897,15 +1897,15 @@ static void h_cublasCgemm3mBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -1956,12 +1956,12 @@ static void h_cublasCgemm3mBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int64_t lda = {0};
-    cuComplex *const Barray[] = {0};
+    const cuComplex *const *Barray = {0};
     int64_t ldb = {0};
     const cuComplex *beta = {0};
-    cuComplex *const Carray[] = {0};
+    cuComplex *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -2007,15 +2007,15 @@ static void h_cublasCgemm3mBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -2652,12 +2652,12 @@ static void h_cublasCgemmBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int lda = {0};
-    cuComplex *const Barray[] = {0};
+    const cuComplex *const *Barray = {0};
     int ldb = {0};
     const cuComplex *beta = {0};
-    cuComplex *const Carray[] = {0};
+    cuComplex *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -2703,15 +2703,15 @@ static void h_cublasCgemmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -2762,12 +2762,12 @@ static void h_cublasCgemmBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int64_t lda = {0};
-    cuComplex *const Barray[] = {0};
+    const cuComplex *const *Barray = {0};
     int64_t ldb = {0};
     const cuComplex *beta = {0};
-    cuComplex *const Carray[] = {0};
+    cuComplex *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -2813,15 +2813,15 @@ static void h_cublasCgemmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -3611,12 +3611,12 @@ static void h_cublasCgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int lda = {0};
-    cuComplex *const xarray[] = {0};
+    const cuComplex *const *xarray = {0};
     int incx = {0};
     const cuComplex *beta = {0};
-    cuComplex *const yarray[] = {0};
+    cuComplex *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -3656,15 +3656,15 @@ static void h_cublasCgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (cuComplex *const[])(uintptr_t)v_xarray;
+    xarray = (const cuComplex *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (cuComplex *const[])(uintptr_t)v_yarray;
+    yarray = (cuComplex *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -3713,12 +3713,12 @@ static void h_cublasCgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int64_t lda = {0};
-    cuComplex *const xarray[] = {0};
+    const cuComplex *const *xarray = {0};
     int64_t incx = {0};
     const cuComplex *beta = {0};
-    cuComplex *const yarray[] = {0};
+    cuComplex *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -3758,15 +3758,15 @@ static void h_cublasCgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (cuComplex *const[])(uintptr_t)v_xarray;
+    xarray = (const cuComplex *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (cuComplex *const[])(uintptr_t)v_yarray;
+    yarray = (cuComplex *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -4237,9 +4237,9 @@ static void h_cublasCgeqrfBatched(apigen_call_ctx *cx)
     cublasHandle_t handle = {0};
     int m = {0};
     int n = {0};
-    cuComplex *const Aarray[] = {0};
+    cuComplex *const *Aarray = {0};
     int lda = {0};
-    cuComplex *const TauArray[] = {0};
+    cuComplex *const *TauArray = {0};
     int *info = {0};
     int batchSize = {0};
     cublasStatus_t ret_;
@@ -4263,11 +4263,11 @@ static void h_cublasCgeqrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_TauArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "TauArray"); return; }
-    TauArray = (cuComplex *const[])(uintptr_t)v_TauArray;
+    TauArray = (cuComplex *const *)(uintptr_t)v_TauArray;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -4683,7 +4683,7 @@ static void h_cublasCgetrfBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuComplex *const A[] = {0};
+    cuComplex *const *A = {0};
     int lda = {0};
     int *P = {0};
     int *info = {0};
@@ -4703,7 +4703,7 @@ static void h_cublasCgetrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuComplex *const[])(uintptr_t)v_A;
+    A = (cuComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
@@ -4725,10 +4725,10 @@ static void h_cublasCgetriBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuComplex *const A[] = {0};
+    const cuComplex *const *A = {0};
     int lda = {0};
     const int *P = {0};
-    cuComplex *const C[] = {0};
+    cuComplex *const *C = {0};
     int ldc = {0};
     int *info = {0};
     int batchSize = {0};
@@ -4749,13 +4749,13 @@ static void h_cublasCgetriBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuComplex *const[])(uintptr_t)v_A;
+    A = (const cuComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
     P = (const int *)(uintptr_t)v_P;
     if (!apigen_get_u64(cx->rd, &v_C)) { apigen_reject(cx, APIGEN_BAD_ARGS, "C"); return; }
-    C = (cuComplex *const[])(uintptr_t)v_C;
+    C = (cuComplex *const *)(uintptr_t)v_C;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -4778,10 +4778,10 @@ static void h_cublasCgetrsBatched(apigen_call_ctx *cx)
     cublasOperation_t trans = {0};
     int n = {0};
     int nrhs = {0};
-    cuComplex *const Aarray[] = {0};
+    const cuComplex *const *Aarray = {0};
     int lda = {0};
     const int *devIpiv = {0};
-    cuComplex *const Barray[] = {0};
+    cuComplex *const *Barray = {0};
     int ldb = {0};
     int *info = {0};
     int batchSize = {0};
@@ -4811,13 +4811,13 @@ static void h_cublasCgetrsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_devIpiv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devIpiv"); return; }
     devIpiv = (const int *)(uintptr_t)v_devIpiv;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuComplex *const[])(uintptr_t)v_Barray;
+    Barray = (cuComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
@@ -7609,9 +7609,9 @@ static void h_cublasCmatinvBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuComplex *const A[] = {0};
+    const cuComplex *const *A = {0};
     int lda = {0};
-    cuComplex *const Ainv[] = {0};
+    cuComplex *const *Ainv = {0};
     int lda_inv = {0};
     int *info = {0};
     int batchSize = {0};
@@ -7631,11 +7631,11 @@ static void h_cublasCmatinvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuComplex *const[])(uintptr_t)v_A;
+    A = (const cuComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Ainv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ainv"); return; }
-    Ainv = (cuComplex *const[])(uintptr_t)v_Ainv;
+    Ainv = (cuComplex *const *)(uintptr_t)v_Ainv;
     if (!apigen_get_u32(cx->rd, &v_lda_inv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_inv"); return; }
     lda_inv = (int)(int32_t)v_lda_inv;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -11555,9 +11555,9 @@ static void h_cublasCtrsmBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const A[] = {0};
+    const cuComplex *const *A = {0};
     int lda = {0};
-    cuComplex *const B[] = {0};
+    cuComplex *const *B = {0};
     int ldb = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -11599,11 +11599,11 @@ static void h_cublasCtrsmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuComplex *const[])(uintptr_t)v_A;
+    A = (const cuComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (cuComplex *const[])(uintptr_t)v_B;
+    B = (cuComplex *const *)(uintptr_t)v_B;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -11642,9 +11642,9 @@ static void h_cublasCtrsmBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const cuComplex *alpha = {0};
-    cuComplex *const A[] = {0};
+    const cuComplex *const *A = {0};
     int64_t lda = {0};
-    cuComplex *const B[] = {0};
+    cuComplex *const *B = {0};
     int64_t ldb = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -11686,11 +11686,11 @@ static void h_cublasCtrsmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuComplex *const[])(uintptr_t)v_A;
+    A = (const cuComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (cuComplex *const[])(uintptr_t)v_B;
+    B = (cuComplex *const *)(uintptr_t)v_B;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -13248,9 +13248,9 @@ static void h_cublasDgelsBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     int nrhs = {0};
-    double *const Aarray[] = {0};
+    double *const *Aarray = {0};
     int lda = {0};
-    double *const Carray[] = {0};
+    double *const *Carray = {0};
     int ldc = {0};
     int *info = {0};
     int *devInfoArray = {0};
@@ -13284,11 +13284,11 @@ static void h_cublasDgelsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (double *const[])(uintptr_t)v_Carray;
+    Carray = (double *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_devInfoArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devInfoArray"); return; }
@@ -13385,12 +13385,12 @@ static void h_cublasDgemmBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const double *alpha = {0};
-    double *const Aarray[] = {0};
+    const double *const *Aarray = {0};
     int lda = {0};
-    double *const Barray[] = {0};
+    const double *const *Barray = {0};
     int ldb = {0};
     const double *beta = {0};
-    double *const Carray[] = {0};
+    double *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -13436,15 +13436,15 @@ static void h_cublasDgemmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (double *const[])(uintptr_t)v_Barray;
+    Barray = (const double *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (double *const[])(uintptr_t)v_Carray;
+    Carray = (double *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -13495,12 +13495,12 @@ static void h_cublasDgemmBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const double *alpha = {0};
-    double *const Aarray[] = {0};
+    const double *const *Aarray = {0};
     int64_t lda = {0};
-    double *const Barray[] = {0};
+    const double *const *Barray = {0};
     int64_t ldb = {0};
     const double *beta = {0};
-    double *const Carray[] = {0};
+    double *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -13546,15 +13546,15 @@ static void h_cublasDgemmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (double *const[])(uintptr_t)v_Barray;
+    Barray = (const double *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (double *const[])(uintptr_t)v_Carray;
+    Carray = (double *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -13599,21 +13599,21 @@ static void h_cublasDgemmBatched_64(apigen_call_ctx *cx)
 static void h_cublasDgemmGroupedBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int m_array[] = {0};
-    int n_array[] = {0};
-    int k_array[] = {0};
-    double alpha_array[] = {0};
-    double *const Aarray[] = {0};
-    int lda_array[] = {0};
-    double *const Barray[] = {0};
-    int ldb_array[] = {0};
-    double beta_array[] = {0};
-    double *const Carray[] = {0};
-    int ldc_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int *m_array = {0};
+    const int *n_array = {0};
+    const int *k_array = {0};
+    const double *alpha_array = {0};
+    const double *const *Aarray = {0};
+    const int *lda_array = {0};
+    const double *const *Barray = {0};
+    const int *ldb_array = {0};
+    const double *beta_array = {0};
+    double *const *Carray = {0};
+    const int *ldc_array = {0};
     int group_count = {0};
-    int group_size[] = {0};
+    const int *group_size = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
     void *r_;
@@ -13658,78 +13658,78 @@ static void h_cublasDgemmGroupedBatched(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (double *const[])(uintptr_t)v_Barray;
+    Barray = (const double *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (double *const[])(uintptr_t)v_Carray;
+    Carray = (double *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
     group_count = (int)(int32_t)v_group_count;
     if (!apigen_get_opt_bytes(cx->rd, &b_transa_array, &l_transa_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int[])b_m_array;
+        m_array = (const int *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int[])b_n_array;
+        n_array = (const int *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int[])b_k_array;
+        k_array = (const int *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(double), &n_alpha_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "alpha_array"); return; }
         if (l_alpha_array != n_alpha_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
-        alpha_array = (double[])b_alpha_array;
+        alpha_array = (const double *)b_alpha_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_lda_array, &l_lda_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int[])b_lda_array;
+        lda_array = (const int *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int[])b_ldb_array;
+        ldb_array = (const int *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(double), &n_beta_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "beta_array"); return; }
         if (l_beta_array != n_beta_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
-        beta_array = (double[])b_beta_array;
+        beta_array = (const double *)b_beta_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldc_array, &l_ldc_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int[])b_ldc_array;
+        ldc_array = (const int *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int[])b_group_size;
+        group_size = (const int *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -13743,21 +13743,21 @@ static void h_cublasDgemmGroupedBatched(apigen_call_ctx *cx)
 static void h_cublasDgemmGroupedBatched_64(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int64_t m_array[] = {0};
-    int64_t n_array[] = {0};
-    int64_t k_array[] = {0};
-    double alpha_array[] = {0};
-    double *const Aarray[] = {0};
-    int64_t lda_array[] = {0};
-    double *const Barray[] = {0};
-    int64_t ldb_array[] = {0};
-    double beta_array[] = {0};
-    double *const Carray[] = {0};
-    int64_t ldc_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int64_t *m_array = {0};
+    const int64_t *n_array = {0};
+    const int64_t *k_array = {0};
+    const double *alpha_array = {0};
+    const double *const *Aarray = {0};
+    const int64_t *lda_array = {0};
+    const double *const *Barray = {0};
+    const int64_t *ldb_array = {0};
+    const double *beta_array = {0};
+    double *const *Carray = {0};
+    const int64_t *ldc_array = {0};
     int64_t group_count = {0};
-    int64_t group_size[] = {0};
+    const int64_t *group_size = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
     void *r_;
@@ -13802,78 +13802,78 @@ static void h_cublasDgemmGroupedBatched_64(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (double *const[])(uintptr_t)v_Barray;
+    Barray = (const double *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (double *const[])(uintptr_t)v_Carray;
+    Carray = (double *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
     group_count = (int64_t)(int64_t)v_group_count;
     if (!apigen_get_opt_bytes(cx->rd, &b_transa_array, &l_transa_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int64_t[])b_m_array;
+        m_array = (const int64_t *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int64_t[])b_n_array;
+        n_array = (const int64_t *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int64_t[])b_k_array;
+        k_array = (const int64_t *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(double), &n_alpha_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "alpha_array"); return; }
         if (l_alpha_array != n_alpha_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
-        alpha_array = (double[])b_alpha_array;
+        alpha_array = (const double *)b_alpha_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_lda_array, &l_lda_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int64_t[])b_lda_array;
+        lda_array = (const int64_t *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int64_t[])b_ldb_array;
+        ldb_array = (const int64_t *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(double), &n_beta_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "beta_array"); return; }
         if (l_beta_array != n_beta_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
-        beta_array = (double[])b_beta_array;
+        beta_array = (const double *)b_beta_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldc_array, &l_ldc_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int64_t[])b_ldc_array;
+        ldc_array = (const int64_t *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int64_t[])b_group_size;
+        group_size = (const int64_t *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -14400,12 +14400,12 @@ static void h_cublasDgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const double *alpha = {0};
-    double *const Aarray[] = {0};
+    const double *const *Aarray = {0};
     int lda = {0};
-    double *const xarray[] = {0};
+    const double *const *xarray = {0};
     int incx = {0};
     const double *beta = {0};
-    double *const yarray[] = {0};
+    double *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -14445,15 +14445,15 @@ static void h_cublasDgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (double *const[])(uintptr_t)v_xarray;
+    xarray = (const double *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (double *const[])(uintptr_t)v_yarray;
+    yarray = (double *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -14502,12 +14502,12 @@ static void h_cublasDgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const double *alpha = {0};
-    double *const Aarray[] = {0};
+    const double *const *Aarray = {0};
     int64_t lda = {0};
-    double *const xarray[] = {0};
+    const double *const *xarray = {0};
     int64_t incx = {0};
     const double *beta = {0};
-    double *const yarray[] = {0};
+    double *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -14547,15 +14547,15 @@ static void h_cublasDgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (double *const[])(uintptr_t)v_xarray;
+    xarray = (const double *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (double *const[])(uintptr_t)v_yarray;
+    yarray = (double *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -15026,9 +15026,9 @@ static void h_cublasDgeqrfBatched(apigen_call_ctx *cx)
     cublasHandle_t handle = {0};
     int m = {0};
     int n = {0};
-    double *const Aarray[] = {0};
+    double *const *Aarray = {0};
     int lda = {0};
-    double *const TauArray[] = {0};
+    double *const *TauArray = {0};
     int *info = {0};
     int batchSize = {0};
     cublasStatus_t ret_;
@@ -15052,11 +15052,11 @@ static void h_cublasDgeqrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_TauArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "TauArray"); return; }
-    TauArray = (double *const[])(uintptr_t)v_TauArray;
+    TauArray = (double *const *)(uintptr_t)v_TauArray;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -15279,7 +15279,7 @@ static void h_cublasDgetrfBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    double *const A[] = {0};
+    double *const *A = {0};
     int lda = {0};
     int *P = {0};
     int *info = {0};
@@ -15299,7 +15299,7 @@ static void h_cublasDgetrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (double *const[])(uintptr_t)v_A;
+    A = (double *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
@@ -15321,10 +15321,10 @@ static void h_cublasDgetriBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    double *const A[] = {0};
+    const double *const *A = {0};
     int lda = {0};
     const int *P = {0};
-    double *const C[] = {0};
+    double *const *C = {0};
     int ldc = {0};
     int *info = {0};
     int batchSize = {0};
@@ -15345,13 +15345,13 @@ static void h_cublasDgetriBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (double *const[])(uintptr_t)v_A;
+    A = (const double *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
     P = (const int *)(uintptr_t)v_P;
     if (!apigen_get_u64(cx->rd, &v_C)) { apigen_reject(cx, APIGEN_BAD_ARGS, "C"); return; }
-    C = (double *const[])(uintptr_t)v_C;
+    C = (double *const *)(uintptr_t)v_C;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -15374,10 +15374,10 @@ static void h_cublasDgetrsBatched(apigen_call_ctx *cx)
     cublasOperation_t trans = {0};
     int n = {0};
     int nrhs = {0};
-    double *const Aarray[] = {0};
+    const double *const *Aarray = {0};
     int lda = {0};
     const int *devIpiv = {0};
-    double *const Barray[] = {0};
+    double *const *Barray = {0};
     int ldb = {0};
     int *info = {0};
     int batchSize = {0};
@@ -15407,13 +15407,13 @@ static void h_cublasDgetrsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (double *const[])(uintptr_t)v_Aarray;
+    Aarray = (const double *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_devIpiv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devIpiv"); return; }
     devIpiv = (const int *)(uintptr_t)v_devIpiv;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (double *const[])(uintptr_t)v_Barray;
+    Barray = (double *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
@@ -15442,9 +15442,9 @@ static void h_cublasDmatinvBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    double *const A[] = {0};
+    const double *const *A = {0};
     int lda = {0};
-    double *const Ainv[] = {0};
+    double *const *Ainv = {0};
     int lda_inv = {0};
     int *info = {0};
     int batchSize = {0};
@@ -15464,11 +15464,11 @@ static void h_cublasDmatinvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (double *const[])(uintptr_t)v_A;
+    A = (const double *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Ainv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ainv"); return; }
-    Ainv = (double *const[])(uintptr_t)v_Ainv;
+    Ainv = (double *const *)(uintptr_t)v_Ainv;
     if (!apigen_get_u32(cx->rd, &v_lda_inv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_inv"); return; }
     lda_inv = (int)(int32_t)v_lda_inv;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -20414,9 +20414,9 @@ static void h_cublasDtrsmBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const double *alpha = {0};
-    double *const A[] = {0};
+    const double *const *A = {0};
     int lda = {0};
-    double *const B[] = {0};
+    double *const *B = {0};
     int ldb = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -20458,11 +20458,11 @@ static void h_cublasDtrsmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (double *const[])(uintptr_t)v_A;
+    A = (const double *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (double *const[])(uintptr_t)v_B;
+    B = (double *const *)(uintptr_t)v_B;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -20501,9 +20501,9 @@ static void h_cublasDtrsmBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const double *alpha = {0};
-    double *const A[] = {0};
+    const double *const *A = {0};
     int64_t lda = {0};
-    double *const B[] = {0};
+    double *const *B = {0};
     int64_t ldb = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -20545,11 +20545,11 @@ static void h_cublasDtrsmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (double *const[])(uintptr_t)v_A;
+    A = (const double *const *)(uintptr_t)v_A;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (double *const[])(uintptr_t)v_B;
+    B = (double *const *)(uintptr_t)v_B;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -21235,14 +21235,14 @@ static void h_cublasGemmBatchedEx(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const void *alpha = {0};
-    void *const Aarray[] = {0};
+    const void *const *Aarray = {0};
     cudaDataType Atype = {0};
     int lda = {0};
-    void *const Barray[] = {0};
+    const void *const *Barray = {0};
     cudaDataType Btype = {0};
     int ldb = {0};
     const void *beta = {0};
-    void *const Carray[] = {0};
+    void *const *Carray = {0};
     cudaDataType Ctype = {0};
     int ldc = {0};
     int batchCount = {0};
@@ -21296,19 +21296,19 @@ static void h_cublasGemmBatchedEx(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (void *const[])(uintptr_t)v_Aarray;
+    Aarray = (const void *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_Atype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Atype"); return; }
     Atype = (cudaDataType)v_Atype;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (void *const[])(uintptr_t)v_Barray;
+    Barray = (const void *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_Btype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Btype"); return; }
     Btype = (cudaDataType)v_Btype;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (void *const[])(uintptr_t)v_Carray;
+    Carray = (void *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_Ctype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ctype"); return; }
     Ctype = (cudaDataType)v_Ctype;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
@@ -21365,14 +21365,14 @@ static void h_cublasGemmBatchedEx_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const void *alpha = {0};
-    void *const Aarray[] = {0};
+    const void *const *Aarray = {0};
     cudaDataType Atype = {0};
     int64_t lda = {0};
-    void *const Barray[] = {0};
+    const void *const *Barray = {0};
     cudaDataType Btype = {0};
     int64_t ldb = {0};
     const void *beta = {0};
-    void *const Carray[] = {0};
+    void *const *Carray = {0};
     cudaDataType Ctype = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
@@ -21426,19 +21426,19 @@ static void h_cublasGemmBatchedEx_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (void *const[])(uintptr_t)v_Aarray;
+    Aarray = (const void *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_Atype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Atype"); return; }
     Atype = (cudaDataType)v_Atype;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (void *const[])(uintptr_t)v_Barray;
+    Barray = (const void *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_Btype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Btype"); return; }
     Btype = (cudaDataType)v_Btype;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (void *const[])(uintptr_t)v_Carray;
+    Carray = (void *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_Ctype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ctype"); return; }
     Ctype = (cudaDataType)v_Ctype;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
@@ -21741,24 +21741,24 @@ static void h_cublasGemmEx_64(apigen_call_ctx *cx)
 static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int m_array[] = {0};
-    int n_array[] = {0};
-    int k_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int *m_array = {0};
+    const int *n_array = {0};
+    const int *k_array = {0};
     const void *alpha_array = {0};
-    void *const Aarray[] = {0};
+    const void *const *Aarray = {0};
     cudaDataType_t Atype = {0};
-    int lda_array[] = {0};
-    void *const Barray[] = {0};
+    const int *lda_array = {0};
+    const void *const *Barray = {0};
     cudaDataType_t Btype = {0};
-    int ldb_array[] = {0};
+    const int *ldb_array = {0};
     const void *beta_array = {0};
-    void *const Carray[] = {0};
+    void *const *Carray = {0};
     cudaDataType_t Ctype = {0};
-    int ldc_array[] = {0};
+    const int *ldc_array = {0};
     int group_count = {0};
-    int group_size[] = {0};
+    const int *group_size = {0};
     cublasComputeType_t computeType = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
@@ -21808,15 +21808,15 @@ static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (void *const[])(uintptr_t)v_Aarray;
+    Aarray = (const void *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_Atype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Atype"); return; }
     Atype = (cudaDataType_t)v_Atype;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (void *const[])(uintptr_t)v_Barray;
+    Barray = (const void *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_Btype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Btype"); return; }
     Btype = (cudaDataType_t)v_Btype;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (void *const[])(uintptr_t)v_Carray;
+    Carray = (void *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_Ctype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ctype"); return; }
     Ctype = (cudaDataType_t)v_Ctype;
     if (!apigen_get_u32(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
@@ -21827,31 +21827,31 @@ static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int[])b_m_array;
+        m_array = (const int *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int[])b_n_array;
+        n_array = (const int *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int[])b_k_array;
+        k_array = (const int *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
@@ -21863,13 +21863,13 @@ static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int[])b_lda_array;
+        lda_array = (const int *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int[])b_ldb_array;
+        ldb_array = (const int *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
@@ -21881,13 +21881,13 @@ static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int[])b_ldc_array;
+        ldc_array = (const int *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int[])b_group_size;
+        group_size = (const int *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -21901,24 +21901,24 @@ static void h_cublasGemmGroupedBatchedEx(apigen_call_ctx *cx)
 static void h_cublasGemmGroupedBatchedEx_64(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int64_t m_array[] = {0};
-    int64_t n_array[] = {0};
-    int64_t k_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int64_t *m_array = {0};
+    const int64_t *n_array = {0};
+    const int64_t *k_array = {0};
     const void *alpha_array = {0};
-    void *const Aarray[] = {0};
+    const void *const *Aarray = {0};
     cudaDataType_t Atype = {0};
-    int64_t lda_array[] = {0};
-    void *const Barray[] = {0};
+    const int64_t *lda_array = {0};
+    const void *const *Barray = {0};
     cudaDataType_t Btype = {0};
-    int64_t ldb_array[] = {0};
+    const int64_t *ldb_array = {0};
     const void *beta_array = {0};
-    void *const Carray[] = {0};
+    void *const *Carray = {0};
     cudaDataType_t Ctype = {0};
-    int64_t ldc_array[] = {0};
+    const int64_t *ldc_array = {0};
     int64_t group_count = {0};
-    int64_t group_size[] = {0};
+    const int64_t *group_size = {0};
     cublasComputeType_t computeType = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
@@ -21968,15 +21968,15 @@ static void h_cublasGemmGroupedBatchedEx_64(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (void *const[])(uintptr_t)v_Aarray;
+    Aarray = (const void *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_Atype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Atype"); return; }
     Atype = (cudaDataType_t)v_Atype;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (void *const[])(uintptr_t)v_Barray;
+    Barray = (const void *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_Btype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Btype"); return; }
     Btype = (cudaDataType_t)v_Btype;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (void *const[])(uintptr_t)v_Carray;
+    Carray = (void *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_Ctype)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ctype"); return; }
     Ctype = (cudaDataType_t)v_Ctype;
     if (!apigen_get_u64(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
@@ -21987,31 +21987,31 @@ static void h_cublasGemmGroupedBatchedEx_64(apigen_call_ctx *cx)
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int64_t[])b_m_array;
+        m_array = (const int64_t *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int64_t[])b_n_array;
+        n_array = (const int64_t *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int64_t[])b_k_array;
+        k_array = (const int64_t *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
@@ -22023,13 +22023,13 @@ static void h_cublasGemmGroupedBatchedEx_64(apigen_call_ctx *cx)
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int64_t[])b_lda_array;
+        lda_array = (const int64_t *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int64_t[])b_ldb_array;
+        ldb_array = (const int64_t *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
@@ -22041,13 +22041,13 @@ static void h_cublasGemmGroupedBatchedEx_64(apigen_call_ctx *cx)
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int64_t[])b_ldc_array;
+        ldc_array = (const int64_t *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int64_t[])b_group_size;
+        group_size = (const int64_t *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -23374,12 +23374,12 @@ static void h_cublasHSHgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int lda = {0};
-    __half *const xarray[] = {0};
+    const __half *const *xarray = {0};
     int incx = {0};
     const float *beta = {0};
-    __half *const yarray[] = {0};
+    __half *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -23419,15 +23419,15 @@ static void h_cublasHSHgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__half *const[])(uintptr_t)v_xarray;
+    xarray = (const __half *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (__half *const[])(uintptr_t)v_yarray;
+    yarray = (__half *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -23476,12 +23476,12 @@ static void h_cublasHSHgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int64_t lda = {0};
-    __half *const xarray[] = {0};
+    const __half *const *xarray = {0};
     int64_t incx = {0};
     const float *beta = {0};
-    __half *const yarray[] = {0};
+    __half *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -23521,15 +23521,15 @@ static void h_cublasHSHgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__half *const[])(uintptr_t)v_xarray;
+    xarray = (const __half *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (__half *const[])(uintptr_t)v_yarray;
+    yarray = (__half *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -23806,12 +23806,12 @@ static void h_cublasHSSgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int lda = {0};
-    __half *const xarray[] = {0};
+    const __half *const *xarray = {0};
     int incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -23851,15 +23851,15 @@ static void h_cublasHSSgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__half *const[])(uintptr_t)v_xarray;
+    xarray = (const __half *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -23908,12 +23908,12 @@ static void h_cublasHSSgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int64_t lda = {0};
-    __half *const xarray[] = {0};
+    const __half *const *xarray = {0};
     int64_t incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -23953,15 +23953,15 @@ static void h_cublasHSSgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__half *const[])(uintptr_t)v_xarray;
+    xarray = (const __half *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -24346,12 +24346,12 @@ static void h_cublasHgemmBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const __half *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int lda = {0};
-    __half *const Barray[] = {0};
+    const __half *const *Barray = {0};
     int ldb = {0};
     const __half *beta = {0};
-    __half *const Carray[] = {0};
+    __half *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -24397,15 +24397,15 @@ static void h_cublasHgemmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (__half *const[])(uintptr_t)v_Barray;
+    Barray = (const __half *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (__half *const[])(uintptr_t)v_Carray;
+    Carray = (__half *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -24456,12 +24456,12 @@ static void h_cublasHgemmBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const __half *alpha = {0};
-    __half *const Aarray[] = {0};
+    const __half *const *Aarray = {0};
     int64_t lda = {0};
-    __half *const Barray[] = {0};
+    const __half *const *Barray = {0};
     int64_t ldb = {0};
     const __half *beta = {0};
-    __half *const Carray[] = {0};
+    __half *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -24507,15 +24507,15 @@ static void h_cublasHgemmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__half *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __half *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (__half *const[])(uintptr_t)v_Barray;
+    Barray = (const __half *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (__half *const[])(uintptr_t)v_Carray;
+    Carray = (__half *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -29381,9 +29381,9 @@ static void h_cublasSgelsBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     int nrhs = {0};
-    float *const Aarray[] = {0};
+    float *const *Aarray = {0};
     int lda = {0};
-    float *const Carray[] = {0};
+    float *const *Carray = {0};
     int ldc = {0};
     int *info = {0};
     int *devInfoArray = {0};
@@ -29417,11 +29417,11 @@ static void h_cublasSgelsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (float *const[])(uintptr_t)v_Carray;
+    Carray = (float *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_devInfoArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devInfoArray"); return; }
@@ -29518,12 +29518,12 @@ static void h_cublasSgemmBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const float *alpha = {0};
-    float *const Aarray[] = {0};
+    const float *const *Aarray = {0};
     int lda = {0};
-    float *const Barray[] = {0};
+    const float *const *Barray = {0};
     int ldb = {0};
     const float *beta = {0};
-    float *const Carray[] = {0};
+    float *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -29569,15 +29569,15 @@ static void h_cublasSgemmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (float *const[])(uintptr_t)v_Barray;
+    Barray = (const float *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (float *const[])(uintptr_t)v_Carray;
+    Carray = (float *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -29628,12 +29628,12 @@ static void h_cublasSgemmBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const float *alpha = {0};
-    float *const Aarray[] = {0};
+    const float *const *Aarray = {0};
     int64_t lda = {0};
-    float *const Barray[] = {0};
+    const float *const *Barray = {0};
     int64_t ldb = {0};
     const float *beta = {0};
-    float *const Carray[] = {0};
+    float *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -29679,15 +29679,15 @@ static void h_cublasSgemmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (float *const[])(uintptr_t)v_Barray;
+    Barray = (const float *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (float *const[])(uintptr_t)v_Carray;
+    Carray = (float *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -29968,21 +29968,21 @@ static void h_cublasSgemmEx_64(apigen_call_ctx *cx)
 static void h_cublasSgemmGroupedBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int m_array[] = {0};
-    int n_array[] = {0};
-    int k_array[] = {0};
-    float alpha_array[] = {0};
-    float *const Aarray[] = {0};
-    int lda_array[] = {0};
-    float *const Barray[] = {0};
-    int ldb_array[] = {0};
-    float beta_array[] = {0};
-    float *const Carray[] = {0};
-    int ldc_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int *m_array = {0};
+    const int *n_array = {0};
+    const int *k_array = {0};
+    const float *alpha_array = {0};
+    const float *const *Aarray = {0};
+    const int *lda_array = {0};
+    const float *const *Barray = {0};
+    const int *ldb_array = {0};
+    const float *beta_array = {0};
+    float *const *Carray = {0};
+    const int *ldc_array = {0};
     int group_count = {0};
-    int group_size[] = {0};
+    const int *group_size = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
     void *r_;
@@ -30027,78 +30027,78 @@ static void h_cublasSgemmGroupedBatched(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (float *const[])(uintptr_t)v_Barray;
+    Barray = (const float *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (float *const[])(uintptr_t)v_Carray;
+    Carray = (float *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
     group_count = (int)(int32_t)v_group_count;
     if (!apigen_get_opt_bytes(cx->rd, &b_transa_array, &l_transa_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int[])b_m_array;
+        m_array = (const int *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int[])b_n_array;
+        n_array = (const int *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int[])b_k_array;
+        k_array = (const int *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(float), &n_alpha_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "alpha_array"); return; }
         if (l_alpha_array != n_alpha_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
-        alpha_array = (float[])b_alpha_array;
+        alpha_array = (const float *)b_alpha_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_lda_array, &l_lda_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int[])b_lda_array;
+        lda_array = (const int *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int[])b_ldb_array;
+        ldb_array = (const int *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(float), &n_beta_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "beta_array"); return; }
         if (l_beta_array != n_beta_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
-        beta_array = (float[])b_beta_array;
+        beta_array = (const float *)b_beta_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldc_array, &l_ldc_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int[])b_ldc_array;
+        ldc_array = (const int *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int[])b_group_size;
+        group_size = (const int *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -30112,21 +30112,21 @@ static void h_cublasSgemmGroupedBatched(apigen_call_ctx *cx)
 static void h_cublasSgemmGroupedBatched_64(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
-    cublasOperation_t transa_array[] = {0};
-    cublasOperation_t transb_array[] = {0};
-    int64_t m_array[] = {0};
-    int64_t n_array[] = {0};
-    int64_t k_array[] = {0};
-    float alpha_array[] = {0};
-    float *const Aarray[] = {0};
-    int64_t lda_array[] = {0};
-    float *const Barray[] = {0};
-    int64_t ldb_array[] = {0};
-    float beta_array[] = {0};
-    float *const Carray[] = {0};
-    int64_t ldc_array[] = {0};
+    const cublasOperation_t *transa_array = {0};
+    const cublasOperation_t *transb_array = {0};
+    const int64_t *m_array = {0};
+    const int64_t *n_array = {0};
+    const int64_t *k_array = {0};
+    const float *alpha_array = {0};
+    const float *const *Aarray = {0};
+    const int64_t *lda_array = {0};
+    const float *const *Barray = {0};
+    const int64_t *ldb_array = {0};
+    const float *beta_array = {0};
+    float *const *Carray = {0};
+    const int64_t *ldc_array = {0};
     int64_t group_count = {0};
-    int64_t group_size[] = {0};
+    const int64_t *group_size = {0};
     cublasStatus_t ret_;
     uint64_t v_handle;
     void *r_;
@@ -30171,78 +30171,78 @@ static void h_cublasSgemmGroupedBatched_64(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cublasHandle_t, v_handle, &r_)) return; /* handle */
     handle = (cublasHandle_t)(uintptr_t)r_;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (float *const[])(uintptr_t)v_Barray;
+    Barray = (const float *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (float *const[])(uintptr_t)v_Carray;
+    Carray = (float *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_group_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_count"); return; }
     group_count = (int64_t)(int64_t)v_group_count;
     if (!apigen_get_opt_bytes(cx->rd, &b_transa_array, &l_transa_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
     if (b_transa_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transa_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transa_array"); return; }
         if (l_transa_array != n_transa_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transa_array"); return; }
-        transa_array = (cublasOperation_t[])b_transa_array;
+        transa_array = (const cublasOperation_t *)b_transa_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_transb_array, &l_transb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
     if (b_transb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(cublasOperation_t), &n_transb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "transb_array"); return; }
         if (l_transb_array != n_transb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "transb_array"); return; }
-        transb_array = (cublasOperation_t[])b_transb_array;
+        transb_array = (const cublasOperation_t *)b_transb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_m_array, &l_m_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
     if (b_m_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_m_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "m_array"); return; }
         if (l_m_array != n_m_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "m_array"); return; }
-        m_array = (int64_t[])b_m_array;
+        m_array = (const int64_t *)b_m_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_n_array, &l_n_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
     if (b_n_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_n_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n_array"); return; }
         if (l_n_array != n_n_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "n_array"); return; }
-        n_array = (int64_t[])b_n_array;
+        n_array = (const int64_t *)b_n_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_k_array, &l_k_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
     if (b_k_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_k_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "k_array"); return; }
         if (l_k_array != n_k_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "k_array"); return; }
-        k_array = (int64_t[])b_k_array;
+        k_array = (const int64_t *)b_k_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_alpha_array, &l_alpha_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
     if (b_alpha_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(float), &n_alpha_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "alpha_array"); return; }
         if (l_alpha_array != n_alpha_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha_array"); return; }
-        alpha_array = (float[])b_alpha_array;
+        alpha_array = (const float *)b_alpha_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_lda_array, &l_lda_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
     if (b_lda_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_lda_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "lda_array"); return; }
         if (l_lda_array != n_lda_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_array"); return; }
-        lda_array = (int64_t[])b_lda_array;
+        lda_array = (const int64_t *)b_lda_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldb_array, &l_ldb_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
     if (b_ldb_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldb_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldb_array"); return; }
         if (l_ldb_array != n_ldb_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb_array"); return; }
-        ldb_array = (int64_t[])b_ldb_array;
+        ldb_array = (const int64_t *)b_ldb_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_beta_array, &l_beta_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
     if (b_beta_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(float), &n_beta_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "beta_array"); return; }
         if (l_beta_array != n_beta_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta_array"); return; }
-        beta_array = (float[])b_beta_array;
+        beta_array = (const float *)b_beta_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_ldc_array, &l_ldc_array, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
     if (b_ldc_array != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_ldc_array)) { apigen_reject(cx, APIGEN_TOO_LARGE, "ldc_array"); return; }
         if (l_ldc_array != n_ldc_array) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc_array"); return; }
-        ldc_array = (int64_t[])b_ldc_array;
+        ldc_array = (const int64_t *)b_ldc_array;
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_group_size, &l_group_size, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
     if (b_group_size != NULL) {
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) { apigen_reject(cx, APIGEN_TOO_LARGE, "group_size"); return; }
         if (l_group_size != n_group_size) { apigen_reject(cx, APIGEN_BAD_ARGS, "group_size"); return; }
-        group_size = (int64_t[])b_group_size;
+        group_size = (const int64_t *)b_group_size;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_Aarray, 0, false, "Aarray")) return; /* Aarray: device memory of this client */
@@ -30769,12 +30769,12 @@ static void h_cublasSgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    float *const Aarray[] = {0};
+    const float *const *Aarray = {0};
     int lda = {0};
-    float *const xarray[] = {0};
+    const float *const *xarray = {0};
     int incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -30814,15 +30814,15 @@ static void h_cublasSgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (float *const[])(uintptr_t)v_xarray;
+    xarray = (const float *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -30871,12 +30871,12 @@ static void h_cublasSgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    float *const Aarray[] = {0};
+    const float *const *Aarray = {0};
     int64_t lda = {0};
-    float *const xarray[] = {0};
+    const float *const *xarray = {0};
     int64_t incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -30916,15 +30916,15 @@ static void h_cublasSgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (float *const[])(uintptr_t)v_xarray;
+    xarray = (const float *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -31395,9 +31395,9 @@ static void h_cublasSgeqrfBatched(apigen_call_ctx *cx)
     cublasHandle_t handle = {0};
     int m = {0};
     int n = {0};
-    float *const Aarray[] = {0};
+    float *const *Aarray = {0};
     int lda = {0};
-    float *const TauArray[] = {0};
+    float *const *TauArray = {0};
     int *info = {0};
     int batchSize = {0};
     cublasStatus_t ret_;
@@ -31421,11 +31421,11 @@ static void h_cublasSgeqrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_TauArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "TauArray"); return; }
-    TauArray = (float *const[])(uintptr_t)v_TauArray;
+    TauArray = (float *const *)(uintptr_t)v_TauArray;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -31648,7 +31648,7 @@ static void h_cublasSgetrfBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    float *const A[] = {0};
+    float *const *A = {0};
     int lda = {0};
     int *P = {0};
     int *info = {0};
@@ -31668,7 +31668,7 @@ static void h_cublasSgetrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (float *const[])(uintptr_t)v_A;
+    A = (float *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
@@ -31690,10 +31690,10 @@ static void h_cublasSgetriBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    float *const A[] = {0};
+    const float *const *A = {0};
     int lda = {0};
     const int *P = {0};
-    float *const C[] = {0};
+    float *const *C = {0};
     int ldc = {0};
     int *info = {0};
     int batchSize = {0};
@@ -31714,13 +31714,13 @@ static void h_cublasSgetriBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (float *const[])(uintptr_t)v_A;
+    A = (const float *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
     P = (const int *)(uintptr_t)v_P;
     if (!apigen_get_u64(cx->rd, &v_C)) { apigen_reject(cx, APIGEN_BAD_ARGS, "C"); return; }
-    C = (float *const[])(uintptr_t)v_C;
+    C = (float *const *)(uintptr_t)v_C;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -31743,10 +31743,10 @@ static void h_cublasSgetrsBatched(apigen_call_ctx *cx)
     cublasOperation_t trans = {0};
     int n = {0};
     int nrhs = {0};
-    float *const Aarray[] = {0};
+    const float *const *Aarray = {0};
     int lda = {0};
     const int *devIpiv = {0};
-    float *const Barray[] = {0};
+    float *const *Barray = {0};
     int ldb = {0};
     int *info = {0};
     int batchSize = {0};
@@ -31776,13 +31776,13 @@ static void h_cublasSgetrsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (float *const[])(uintptr_t)v_Aarray;
+    Aarray = (const float *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_devIpiv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devIpiv"); return; }
     devIpiv = (const int *)(uintptr_t)v_devIpiv;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (float *const[])(uintptr_t)v_Barray;
+    Barray = (float *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
@@ -31820,9 +31820,9 @@ static void h_cublasSmatinvBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    float *const A[] = {0};
+    const float *const *A = {0};
     int lda = {0};
-    float *const Ainv[] = {0};
+    float *const *Ainv = {0};
     int lda_inv = {0};
     int *info = {0};
     int batchSize = {0};
@@ -31842,11 +31842,11 @@ static void h_cublasSmatinvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (float *const[])(uintptr_t)v_A;
+    A = (const float *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Ainv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ainv"); return; }
-    Ainv = (float *const[])(uintptr_t)v_Ainv;
+    Ainv = (float *const *)(uintptr_t)v_Ainv;
     if (!apigen_get_u32(cx->rd, &v_lda_inv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_inv"); return; }
     lda_inv = (int)(int32_t)v_lda_inv;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -36444,9 +36444,9 @@ static void h_cublasStrsmBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    float *const A[] = {0};
+    const float *const *A = {0};
     int lda = {0};
-    float *const B[] = {0};
+    float *const *B = {0};
     int ldb = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -36488,11 +36488,11 @@ static void h_cublasStrsmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (float *const[])(uintptr_t)v_A;
+    A = (const float *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (float *const[])(uintptr_t)v_B;
+    B = (float *const *)(uintptr_t)v_B;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -36531,9 +36531,9 @@ static void h_cublasStrsmBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    float *const A[] = {0};
+    const float *const *A = {0};
     int64_t lda = {0};
-    float *const B[] = {0};
+    float *const *B = {0};
     int64_t ldb = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -36575,11 +36575,11 @@ static void h_cublasStrsmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (float *const[])(uintptr_t)v_A;
+    A = (const float *const *)(uintptr_t)v_A;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (float *const[])(uintptr_t)v_B;
+    B = (float *const *)(uintptr_t)v_B;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -37046,12 +37046,12 @@ static void h_cublasTSSgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    __nv_bfloat16 *const Aarray[] = {0};
+    const __nv_bfloat16 *const *Aarray = {0};
     int lda = {0};
-    __nv_bfloat16 *const xarray[] = {0};
+    const __nv_bfloat16 *const *xarray = {0};
     int incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -37091,15 +37091,15 @@ static void h_cublasTSSgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__nv_bfloat16 *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __nv_bfloat16 *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__nv_bfloat16 *const[])(uintptr_t)v_xarray;
+    xarray = (const __nv_bfloat16 *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -37148,12 +37148,12 @@ static void h_cublasTSSgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    __nv_bfloat16 *const Aarray[] = {0};
+    const __nv_bfloat16 *const *Aarray = {0};
     int64_t lda = {0};
-    __nv_bfloat16 *const xarray[] = {0};
+    const __nv_bfloat16 *const *xarray = {0};
     int64_t incx = {0};
     const float *beta = {0};
-    float *const yarray[] = {0};
+    float *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -37193,15 +37193,15 @@ static void h_cublasTSSgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__nv_bfloat16 *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __nv_bfloat16 *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__nv_bfloat16 *const[])(uintptr_t)v_xarray;
+    xarray = (const __nv_bfloat16 *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (float *const[])(uintptr_t)v_yarray;
+    yarray = (float *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -37478,12 +37478,12 @@ static void h_cublasTSTgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const float *alpha = {0};
-    __nv_bfloat16 *const Aarray[] = {0};
+    const __nv_bfloat16 *const *Aarray = {0};
     int lda = {0};
-    __nv_bfloat16 *const xarray[] = {0};
+    const __nv_bfloat16 *const *xarray = {0};
     int incx = {0};
     const float *beta = {0};
-    __nv_bfloat16 *const yarray[] = {0};
+    __nv_bfloat16 *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -37523,15 +37523,15 @@ static void h_cublasTSTgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__nv_bfloat16 *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __nv_bfloat16 *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__nv_bfloat16 *const[])(uintptr_t)v_xarray;
+    xarray = (const __nv_bfloat16 *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (__nv_bfloat16 *const[])(uintptr_t)v_yarray;
+    yarray = (__nv_bfloat16 *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -37580,12 +37580,12 @@ static void h_cublasTSTgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const float *alpha = {0};
-    __nv_bfloat16 *const Aarray[] = {0};
+    const __nv_bfloat16 *const *Aarray = {0};
     int64_t lda = {0};
-    __nv_bfloat16 *const xarray[] = {0};
+    const __nv_bfloat16 *const *xarray = {0};
     int64_t incx = {0};
     const float *beta = {0};
-    __nv_bfloat16 *const yarray[] = {0};
+    __nv_bfloat16 *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -37625,15 +37625,15 @@ static void h_cublasTSTgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (__nv_bfloat16 *const[])(uintptr_t)v_Aarray;
+    Aarray = (const __nv_bfloat16 *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (__nv_bfloat16 *const[])(uintptr_t)v_xarray;
+    xarray = (const __nv_bfloat16 *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (__nv_bfloat16 *const[])(uintptr_t)v_yarray;
+    yarray = (__nv_bfloat16 *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -39522,9 +39522,9 @@ static void h_cublasZgelsBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     int nrhs = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    cuDoubleComplex *const *Aarray = {0};
     int lda = {0};
-    cuDoubleComplex *const Carray[] = {0};
+    cuDoubleComplex *const *Carray = {0};
     int ldc = {0};
     int *info = {0};
     int *devInfoArray = {0};
@@ -39558,11 +39558,11 @@ static void h_cublasZgelsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuDoubleComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuDoubleComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_devInfoArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devInfoArray"); return; }
@@ -39867,12 +39867,12 @@ static void h_cublasZgemmBatched(apigen_call_ctx *cx)
     int n = {0};
     int k = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    const cuDoubleComplex *const *Aarray = {0};
     int lda = {0};
-    cuDoubleComplex *const Barray[] = {0};
+    const cuDoubleComplex *const *Barray = {0};
     int ldb = {0};
     const cuDoubleComplex *beta = {0};
-    cuDoubleComplex *const Carray[] = {0};
+    cuDoubleComplex *const *Carray = {0};
     int ldc = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -39918,15 +39918,15 @@ static void h_cublasZgemmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int)(int32_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuDoubleComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuDoubleComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuDoubleComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuDoubleComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -39977,12 +39977,12 @@ static void h_cublasZgemmBatched_64(apigen_call_ctx *cx)
     int64_t n = {0};
     int64_t k = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    const cuDoubleComplex *const *Aarray = {0};
     int64_t lda = {0};
-    cuDoubleComplex *const Barray[] = {0};
+    const cuDoubleComplex *const *Barray = {0};
     int64_t ldb = {0};
     const cuDoubleComplex *beta = {0};
-    cuDoubleComplex *const Carray[] = {0};
+    cuDoubleComplex *const *Carray = {0};
     int64_t ldc = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -40028,15 +40028,15 @@ static void h_cublasZgemmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_k)) { apigen_reject(cx, APIGEN_BAD_ARGS, "k"); return; }
     k = (int64_t)(int64_t)v_k;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuDoubleComplex *const[])(uintptr_t)v_Barray;
+    Barray = (const cuDoubleComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_Carray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Carray"); return; }
-    Carray = (cuDoubleComplex *const[])(uintptr_t)v_Carray;
+    Carray = (cuDoubleComplex *const *)(uintptr_t)v_Carray;
     if (!apigen_get_u64(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int64_t)(int64_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -40590,12 +40590,12 @@ static void h_cublasZgemvBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    const cuDoubleComplex *const *Aarray = {0};
     int lda = {0};
-    cuDoubleComplex *const xarray[] = {0};
+    const cuDoubleComplex *const *xarray = {0};
     int incx = {0};
     const cuDoubleComplex *beta = {0};
-    cuDoubleComplex *const yarray[] = {0};
+    cuDoubleComplex *const *yarray = {0};
     int incy = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -40635,15 +40635,15 @@ static void h_cublasZgemvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (cuDoubleComplex *const[])(uintptr_t)v_xarray;
+    xarray = (const cuDoubleComplex *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u32(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int)(int32_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (cuDoubleComplex *const[])(uintptr_t)v_yarray;
+    yarray = (cuDoubleComplex *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u32(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int)(int32_t)v_incy;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -40692,12 +40692,12 @@ static void h_cublasZgemvBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    const cuDoubleComplex *const *Aarray = {0};
     int64_t lda = {0};
-    cuDoubleComplex *const xarray[] = {0};
+    const cuDoubleComplex *const *xarray = {0};
     int64_t incx = {0};
     const cuDoubleComplex *beta = {0};
-    cuDoubleComplex *const yarray[] = {0};
+    cuDoubleComplex *const *yarray = {0};
     int64_t incy = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -40737,15 +40737,15 @@ static void h_cublasZgemvBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_xarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "xarray"); return; }
-    xarray = (cuDoubleComplex *const[])(uintptr_t)v_xarray;
+    xarray = (const cuDoubleComplex *const *)(uintptr_t)v_xarray;
     if (!apigen_get_u64(cx->rd, &v_incx)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incx"); return; }
     incx = (int64_t)(int64_t)v_incx;
     if (!apigen_get_u64(cx->rd, &v_yarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "yarray"); return; }
-    yarray = (cuDoubleComplex *const[])(uintptr_t)v_yarray;
+    yarray = (cuDoubleComplex *const *)(uintptr_t)v_yarray;
     if (!apigen_get_u64(cx->rd, &v_incy)) { apigen_reject(cx, APIGEN_BAD_ARGS, "incy"); return; }
     incy = (int64_t)(int64_t)v_incy;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -41216,9 +41216,9 @@ static void h_cublasZgeqrfBatched(apigen_call_ctx *cx)
     cublasHandle_t handle = {0};
     int m = {0};
     int n = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    cuDoubleComplex *const *Aarray = {0};
     int lda = {0};
-    cuDoubleComplex *const TauArray[] = {0};
+    cuDoubleComplex *const *TauArray = {0};
     int *info = {0};
     int batchSize = {0};
     cublasStatus_t ret_;
@@ -41242,11 +41242,11 @@ static void h_cublasZgeqrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_TauArray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "TauArray"); return; }
-    TauArray = (cuDoubleComplex *const[])(uintptr_t)v_TauArray;
+    TauArray = (cuDoubleComplex *const *)(uintptr_t)v_TauArray;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -41662,7 +41662,7 @@ static void h_cublasZgetrfBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuDoubleComplex *const A[] = {0};
+    cuDoubleComplex *const *A = {0};
     int lda = {0};
     int *P = {0};
     int *info = {0};
@@ -41682,7 +41682,7 @@ static void h_cublasZgetrfBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuDoubleComplex *const[])(uintptr_t)v_A;
+    A = (cuDoubleComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
@@ -41704,10 +41704,10 @@ static void h_cublasZgetriBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuDoubleComplex *const A[] = {0};
+    const cuDoubleComplex *const *A = {0};
     int lda = {0};
     const int *P = {0};
-    cuDoubleComplex *const C[] = {0};
+    cuDoubleComplex *const *C = {0};
     int ldc = {0};
     int *info = {0};
     int batchSize = {0};
@@ -41728,13 +41728,13 @@ static void h_cublasZgetriBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuDoubleComplex *const[])(uintptr_t)v_A;
+    A = (const cuDoubleComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_P)) { apigen_reject(cx, APIGEN_BAD_ARGS, "P"); return; }
     P = (const int *)(uintptr_t)v_P;
     if (!apigen_get_u64(cx->rd, &v_C)) { apigen_reject(cx, APIGEN_BAD_ARGS, "C"); return; }
-    C = (cuDoubleComplex *const[])(uintptr_t)v_C;
+    C = (cuDoubleComplex *const *)(uintptr_t)v_C;
     if (!apigen_get_u32(cx->rd, &v_ldc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldc"); return; }
     ldc = (int)(int32_t)v_ldc;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -41757,10 +41757,10 @@ static void h_cublasZgetrsBatched(apigen_call_ctx *cx)
     cublasOperation_t trans = {0};
     int n = {0};
     int nrhs = {0};
-    cuDoubleComplex *const Aarray[] = {0};
+    const cuDoubleComplex *const *Aarray = {0};
     int lda = {0};
     const int *devIpiv = {0};
-    cuDoubleComplex *const Barray[] = {0};
+    cuDoubleComplex *const *Barray = {0};
     int ldb = {0};
     int *info = {0};
     int batchSize = {0};
@@ -41790,13 +41790,13 @@ static void h_cublasZgetrsBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_nrhs)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nrhs"); return; }
     nrhs = (int)(int32_t)v_nrhs;
     if (!apigen_get_u64(cx->rd, &v_Aarray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Aarray"); return; }
-    Aarray = (cuDoubleComplex *const[])(uintptr_t)v_Aarray;
+    Aarray = (const cuDoubleComplex *const *)(uintptr_t)v_Aarray;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_devIpiv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devIpiv"); return; }
     devIpiv = (const int *)(uintptr_t)v_devIpiv;
     if (!apigen_get_u64(cx->rd, &v_Barray)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Barray"); return; }
-    Barray = (cuDoubleComplex *const[])(uintptr_t)v_Barray;
+    Barray = (cuDoubleComplex *const *)(uintptr_t)v_Barray;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchSize"); return; }
@@ -44184,9 +44184,9 @@ static void h_cublasZmatinvBatched(apigen_call_ctx *cx)
 {
     cublasHandle_t handle = {0};
     int n = {0};
-    cuDoubleComplex *const A[] = {0};
+    const cuDoubleComplex *const *A = {0};
     int lda = {0};
-    cuDoubleComplex *const Ainv[] = {0};
+    cuDoubleComplex *const *Ainv = {0};
     int lda_inv = {0};
     int *info = {0};
     int batchSize = {0};
@@ -44206,11 +44206,11 @@ static void h_cublasZmatinvBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuDoubleComplex *const[])(uintptr_t)v_A;
+    A = (const cuDoubleComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_Ainv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Ainv"); return; }
-    Ainv = (cuDoubleComplex *const[])(uintptr_t)v_Ainv;
+    Ainv = (cuDoubleComplex *const *)(uintptr_t)v_Ainv;
     if (!apigen_get_u32(cx->rd, &v_lda_inv)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda_inv"); return; }
     lda_inv = (int)(int32_t)v_lda_inv;
     if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
@@ -47279,9 +47279,9 @@ static void h_cublasZtrsmBatched(apigen_call_ctx *cx)
     int m = {0};
     int n = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const A[] = {0};
+    const cuDoubleComplex *const *A = {0};
     int lda = {0};
-    cuDoubleComplex *const B[] = {0};
+    cuDoubleComplex *const *B = {0};
     int ldb = {0};
     int batchCount = {0};
     cublasStatus_t ret_;
@@ -47323,11 +47323,11 @@ static void h_cublasZtrsmBatched(apigen_call_ctx *cx)
     if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int)(int32_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuDoubleComplex *const[])(uintptr_t)v_A;
+    A = (const cuDoubleComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u32(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int)(int32_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (cuDoubleComplex *const[])(uintptr_t)v_B;
+    B = (cuDoubleComplex *const *)(uintptr_t)v_B;
     if (!apigen_get_u32(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int)(int32_t)v_ldb;
     if (!apigen_get_u32(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
@@ -47366,9 +47366,9 @@ static void h_cublasZtrsmBatched_64(apigen_call_ctx *cx)
     int64_t m = {0};
     int64_t n = {0};
     const cuDoubleComplex *alpha = {0};
-    cuDoubleComplex *const A[] = {0};
+    const cuDoubleComplex *const *A = {0};
     int64_t lda = {0};
-    cuDoubleComplex *const B[] = {0};
+    cuDoubleComplex *const *B = {0};
     int64_t ldb = {0};
     int64_t batchCount = {0};
     cublasStatus_t ret_;
@@ -47410,11 +47410,11 @@ static void h_cublasZtrsmBatched_64(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     n = (int64_t)(int64_t)v_n;
     if (!apigen_get_u64(cx->rd, &v_A)) { apigen_reject(cx, APIGEN_BAD_ARGS, "A"); return; }
-    A = (cuDoubleComplex *const[])(uintptr_t)v_A;
+    A = (const cuDoubleComplex *const *)(uintptr_t)v_A;
     if (!apigen_get_u64(cx->rd, &v_lda)) { apigen_reject(cx, APIGEN_BAD_ARGS, "lda"); return; }
     lda = (int64_t)(int64_t)v_lda;
     if (!apigen_get_u64(cx->rd, &v_B)) { apigen_reject(cx, APIGEN_BAD_ARGS, "B"); return; }
-    B = (cuDoubleComplex *const[])(uintptr_t)v_B;
+    B = (cuDoubleComplex *const *)(uintptr_t)v_B;
     if (!apigen_get_u64(cx->rd, &v_ldb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ldb"); return; }
     ldb = (int64_t)(int64_t)v_ldb;
     if (!apigen_get_u64(cx->rd, &v_batchCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "batchCount"); return; }
