@@ -658,14 +658,14 @@ static void check_last_error(ck *c)
 }
 
 /* `set:`/`get:` of a state: {function: F, param: P} */
-static void read_state_fn(ck *c, const handle_type_def *h, const spec_node *n, const char *what,
-                          char **fn, char **param)
+static void read_state_fn(ck *c, const handle_type_def *h, const state_def *st,
+                          const spec_node *n, const char *what, char **fn, char **param)
 {
     if (!n) {
-        diag_error(c->d, h->loc, NULL, NULL,
-                   "handle type '%s': a state needs `set:` and `get:`, each {function: F, "
+        diag_error(c->d, st->loc, NULL, NULL,
+                   "handle type '%s': state '%s' needs `set:` and `get:`, each {function: F, "
                    "param: P}",
-                   h->name);
+                   h->name, st->name);
         return;
     }
     if (!spec_want_map(n, what, c->d, NULL, NULL)) return;
@@ -673,7 +673,9 @@ static void read_state_fn(ck *c, const handle_type_def *h, const spec_node *n, c
     const spec_node *f = spec_get(n, "function"), *p = spec_get(n, "param");
     const char *fs, *ps;
     if (!f || !p) {
-        diag_error(c->d, n->loc, NULL, NULL, "%s: give `function:` and `param:`", what);
+        diag_error(c->d, n->loc, NULL, NULL,
+                   "handle type '%s': state '%s': %s: give `function:` and `param:`", h->name,
+                   st->name, what);
         return;
     }
     if (spec_string(f, what, c->d, NULL, NULL, &fs)) *fn = arena_strdup(c->a, fs);
@@ -712,8 +714,8 @@ static void read_states(ck *c, handle_type_def *h, const spec_node *sn)
                            "constant or integer macro",
                            h->name, st->name, is);
         }
-        read_state_fn(c, h, spec_get(e, "set"), "state set", &st->set_fn, &st->set_param);
-        read_state_fn(c, h, spec_get(e, "get"), "state get", &st->get_fn, &st->get_param);
+        read_state_fn(c, h, st, spec_get(e, "set"), "set", &st->set_fn, &st->set_param);
+        read_state_fn(c, h, st, spec_get(e, "get"), "get", &st->get_fn, &st->get_param);
     }
     if (h->nstates > 8)
         diag_error(c->d, sn->loc, NULL, NULL, "handle type '%s': more than 8 states", h->name);
@@ -1208,6 +1210,9 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
             perr_note(x, spec_key_loc(A, "if"), "`if:` needs both `then:` and `else:`%s%s", "", "");
             return;
         }
+        if (spec_get(A, "space"))
+            perr_note(x, spec_key_loc(A, "space"),
+                      "`space` and `if` on one parameter: conditions do not nest%s%s", "", "");
         a->kind = PK_COND;
         add_pending(x, &a->cond, n, 0, "condition");
         a->then_ann = arena_alloc(c->a, sizeof(param_ann));
