@@ -61,6 +61,11 @@ EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t h, cublasPointerMod
     if (!valid(h)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (mode != CUBLAS_POINTER_MODE_HOST && mode != CUBLAS_POINTER_MODE_DEVICE)
         return CUBLAS_STATUS_INVALID_VALUE;
+    /* FAKE_CUBLAS_STUCK_MODE=1: answers success but keeps the mode, so the
+     * guest's tracking and the library disagree (tests/cublas/state_check.sh:
+     * the server must refuse the next call that depends on it) */
+    const char *stuck = getenv("FAKE_CUBLAS_STUCK_MODE");
+    if (stuck && *stuck == '1') return CUBLAS_STATUS_SUCCESS;
     h->mode = mode;
     return CUBLAS_STATUS_SUCCESS;
 }
