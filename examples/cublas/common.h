@@ -26,8 +26,8 @@
     do {                                                                               \
         cublasStatus_t s_ = (call);                                                    \
         if (s_ != CUBLAS_STATUS_SUCCESS) {                                             \
-            printf("%s:%d: %s: %s (%d)\n", __FILE__, __LINE__, #call,                  \
-                   cublasGetStatusName(s_), (int)s_);                                  \
+            printf("line %d: %s: %s (%d)\n", __LINE__, #call, cublasGetStatusName(s_),  \
+                   (int)s_);                                                           \
             return 1;                                                                  \
         }                                                                              \
     } while (0)
