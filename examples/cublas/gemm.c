@@ -52,9 +52,10 @@ int main(void)
     CK(cublasSetMatrix(M, K, sizeof(float), A, M, dA, M));
     CK(cublasSetMatrix(K, N, sizeof(float), B, K, dB, K));
 
-    /* a workspace and the per-thread default stream on the handle */
-    CK(cublasSetWorkspace_v2(h, dWork, 1 << 20));
+    /* the per-thread default stream and a workspace on the handle (in this
+     * order: cublasSetStream_v2 resets the workspace to cuBLAS's own pool) */
     CK(cublasSetStream_v2(h, cudaStreamPerThread));
+    CK(cublasSetWorkspace_v2(h, dWork, 1 << 20));
     cudaStream_t st = NULL;
     CK(cublasGetStream_v2(h, &st));
     printf("stream is cudaStreamPerThread: %s\n", st == cudaStreamPerThread ? "yes" : "no");
