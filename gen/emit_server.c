@@ -532,9 +532,13 @@ static void emit_handler(emit_ctx *e, const function_def *f)
         if (!h) continue;
         const state_def *st = &h->states[f->state_uses[k].slot];
         char *ty = st->type ? c_type(st->type) : xstrdup("int");
+        /* errors.missing: the getter is a weak reference the library may lack */
+        char *guard = m->api.missing && st->get_fn ? xasprintf("%s == NULL || ", st->get_fn)
+                                                   : xstrdup("");
         PUT("srv_state_check", "state", st->name, "type", ty, "get", st->get_fn ? st->get_fn : "?",
             "name", s.names[f->state_uses[k].param], "success",
-            m->api.success ? m->api.success : "0");
+            m->api.success ? m->api.success : "0", "guard", guard);
+        free(guard);
         free(ty);
     }
     for (size_t i = 0; i < f->sig.nparams; i++) {
