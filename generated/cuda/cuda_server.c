@@ -255,6 +255,23 @@ static void tramp_CUhostFn(void *a0)
         apigen_wr_free(&w_);
 }
 
+/* Callback CUlogsCallback: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_CUlogsCallback(void *a0, enum CUlogLevel_enum a1, char *a2, unsigned long a3)
+{
+    void *bound_ = a0;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    ok_ = ok_ && apigen_put_str(&w_, a2);
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a3); /* a3 */
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
 /* Callback apigenCudaHostFnCb: runs on a host thread of the real library; sends the
  * arguments to the guest that registered it. */
 static void tramp_apigenCudaHostFnCb(unsigned long a0, int a1, void *a2)
@@ -8726,6 +8743,64 @@ static void h_cuLogsDumpToMemory(apigen_call_ctx *cx)
         k_ = ok_ ? n_size : 0;
         if (!apigen_put_bytes_ref(cx->wr, size, k_)) return;
     }
+}
+
+static void h_cuLogsRegisterCallback(apigen_call_ctx *cx)
+{
+    CUlogsCallback callbackFunc = {0};
+    void *userData = {0};
+    CUlogsCallbackHandle *callback_out = {0};
+    CUresult ret_;
+    uint64_t cb_callbackFunc = 0;
+    void *k_callbackFunc = NULL;
+    uint8_t p_callback_out = 0;
+    uint64_t n_callback_out = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &cb_callbackFunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callbackFunc"); return; }
+    if (!apigen_get_u8(cx->rd, &p_callback_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callback_out"); return; }
+    if (p_callback_out) {
+        n_callback_out = (uint64_t)(1);
+        callback_out = apigen_scratch(cx, n_callback_out, sizeof(CUlogsCallbackHandle));
+        if (callback_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_callbackFunc != 0) { /* callbackFunc */
+        k_callbackFunc = apigen_cb_bind(cx, CUDA_CB_TYPE_CUlogsCallback, cb_callbackFunc, false);
+        if (k_callbackFunc == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "callbackFunc"); return; }
+        callbackFunc = tramp_CUlogsCallback;
+    }
+    userData = k_callbackFunc;
+    ret_ = cuLogsRegisterCallback(callbackFunc, userData, callback_out);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_callback_out) { /* callback_out */
+        k_ = ok_ ? n_callback_out : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && callback_out[i_] != 0 ? apigen_handle_put_owned(cx, &ht_CUlogsCallbackHandle, (void *)(uintptr_t)callback_out[i_]) : 0)) return;
+    }
+}
+
+static void h_cuLogsUnregisterCallback(apigen_call_ctx *cx)
+{
+    CUlogsCallbackHandle callback = {0};
+    CUresult ret_;
+    uint64_t v_callback;
+    void *r_;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_callback)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callback"); return; }
+    if (!apigen_handle_get(cx, &ht_CUlogsCallbackHandle, v_callback, &r_)) return; /* callback */
+    callback = (CUlogsCallbackHandle)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuLogsUnregisterCallback(callback);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_CUlogsCallbackHandle, v_callback); /* callback destroyed */
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_cuMemAddressFree(apigen_call_ctx *cx)
@@ -17927,7 +18002,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[516] = {
+static const char *const call_names_[518] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18163,6 +18238,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
     [CUDA_CALL_cuLogsCurrent] = "cuLogsCurrent",
     [CUDA_CALL_cuLogsDumpToMemory] = "cuLogsDumpToMemory",
+    [CUDA_CALL_cuLogsRegisterCallback] = "cuLogsRegisterCallback",
+    [CUDA_CALL_cuLogsUnregisterCallback] = "cuLogsUnregisterCallback",
     [CUDA_CALL_cuMemAddressFree] = "cuMemAddressFree",
     [CUDA_CALL_cuMemAddressReserve] = "cuMemAddressReserve",
     [CUDA_CALL_cuMemAdvise] = "cuMemAdvise",
@@ -18444,7 +18521,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[516] = {
+static const apigen_handler_fn handlers_[518] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18680,6 +18757,8 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_cuLinkDestroy] = h_cuLinkDestroy,
     [CUDA_CALL_cuLogsCurrent] = h_cuLogsCurrent,
     [CUDA_CALL_cuLogsDumpToMemory] = h_cuLogsDumpToMemory,
+    [CUDA_CALL_cuLogsRegisterCallback] = h_cuLogsRegisterCallback,
+    [CUDA_CALL_cuLogsUnregisterCallback] = h_cuLogsUnregisterCallback,
     [CUDA_CALL_cuMemAddressFree] = h_cuMemAddressFree,
     [CUDA_CALL_cuMemAddressReserve] = h_cuMemAddressReserve,
     [CUDA_CALL_cuMemAdvise] = h_cuMemAdvise,
@@ -18961,7 +19040,7 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[516] = {
+static const uint8_t stream_in_calls_[518] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -13435,22 +13435,100 @@ done:
 
 APIGEN_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callbackFunc;
-    (void)userData;
-    (void)callback_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLogsRegisterCallback: not supported: %s", "not implemented yet: log messages would be delivered on the guest's callback thread");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_callback_out = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuLogsRegisterCallback))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, callbackFunc ? apigen_cb_register(&cuda_api, CUDA_CB_TYPE_CUlogsCallback, (void *)callbackFunc, userData, false) : 0)) goto nomem; /* callbackFunc */
+    if (callback_out != NULL) {
+        n_callback_out = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, callback_out != NULL)) goto nomem; /* callback_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (callback_out != NULL) { /* callback_out */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_callback_out) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            callback_out[i_] = (CUlogsCallbackHandle)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLogsRegisterCallback(callbackFunc=%#llx, userData=%#llx, callback_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)callbackFunc, (unsigned long long)(uintptr_t)userData, (unsigned long long)(uintptr_t)callback_out, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLogsUnregisterCallback: not supported: %s", "not implemented yet: see cuLogsRegisterCallback");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)callback); /* callback */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLogsUnregisterCallback, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)callback)) goto nomem; /* callback */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLogsUnregisterCallback(callback=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)callback, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
@@ -29342,6 +29420,31 @@ static void cbd_CUhostFn(apigen_rd *args, void *fn, void *user_data)
     ((CUhostFn)fn)(user_data);
 }
 
+/* Callback CUlogsCallback: decodes the arguments the server sent and calls the application. */
+static void cbd_CUlogsCallback(apigen_rd *args, void *fn, void *user_data)
+{
+    enum CUlogLevel_enum a1 = {0};
+    char *a2 = {0};
+    unsigned long a3 = {0};
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a1 = (enum CUlogLevel_enum)v_;
+    }
+    {
+        const char *s_;
+        if (!apigen_get_str(args, &s_, UINT64_MAX)) return;
+        a2 = (char *)s_;
+    }
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a3 = (unsigned long)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((CUlogsCallback)fn)(user_data, a1, a2, a3);
+}
+
 /* Callback apigenCudaHostFnCb: decodes the arguments the server sent and calls the application. */
 static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
 {
@@ -29361,7 +29464,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[516] = {
+static const char *const call_names_[518] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -29597,6 +29700,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
     [CUDA_CALL_cuLogsCurrent] = "cuLogsCurrent",
     [CUDA_CALL_cuLogsDumpToMemory] = "cuLogsDumpToMemory",
+    [CUDA_CALL_cuLogsRegisterCallback] = "cuLogsRegisterCallback",
+    [CUDA_CALL_cuLogsUnregisterCallback] = "cuLogsUnregisterCallback",
     [CUDA_CALL_cuMemAddressFree] = "cuMemAddressFree",
     [CUDA_CALL_cuMemAddressReserve] = "cuMemAddressReserve",
     [CUDA_CALL_cuMemAdvise] = "cuMemAdvise",
@@ -29878,8 +29983,9 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_cb_dispatch_fn cb_dispatch_[2] = {
+static const apigen_cb_dispatch_fn cb_dispatch_[3] = {
     [CUDA_CB_TYPE_CUhostFn] = cbd_CUhostFn,
+    [CUDA_CB_TYPE_CUlogsCallback] = cbd_CUlogsCallback,
     [CUDA_CB_TYPE_apigenCudaHostFnCb] = cbd_apigenCudaHostFnCb,
 };
 const apigen_api cuda_api = {

@@ -141,7 +141,7 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
 dk=$tdir/driver_kernels
 compare driver_basic "$stub" "" "$tdir/cuda_driver_basic" "$dk.ptx" "$dk.fatbin"
 # CUkernel as CUfunction, refused launch configurations, oversized copies
-compare driver_fixes "$stub" "" "$tdir/cuda_driver_fixes" "$dk.ptx"
+compare driver_fixes "$stub" "" "$tdir/cuda_driver_fixes" "$dk.ptx" "$dk.fatbin"
 for e in $examples; do
     [ -x "$static/$e" ] && compare "static.$e" "$stub" "" "$static/$e"
 done

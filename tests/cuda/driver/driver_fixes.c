@@ -9,8 +9,8 @@
  *   - a host-to-device copy larger than its allocation fails without the
  *     stub reading past the host buffer, and the session goes on;
  *   - a library loaded with CU_LIBRARY_BINARY_IS_PRESERVED and no option
- *     values array, as cuBLASLt loads its kernels.
- *   driver_fixes KERNELS.ptx */
+ *     values array, as cuBLASLt loads its kernels (from the fat binary).
+ *   driver_fixes KERNELS.ptx KERNELS.fatbin */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +45,8 @@ static char *read_all(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: %s KERNELS.ptx\n", argv[0]);
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s KERNELS.ptx KERNELS.fatbin\n", argv[0]);
         return 2;
     }
     CUdevice dev;
@@ -64,11 +64,13 @@ int main(int argc, char **argv)
     CHECK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
     CHECK(cuLibraryGetKernel(&k, lib, "axpy"));
     CUfunction kf = (CUfunction)k;
+    char *fatbin = read_all(argv[2]);
+    if (!fatbin) { printf("cannot read %s\n", argv[2]); return 1; }
     {
         CUlibrary kept;
         CUkernel k2;
         CUlibraryOption keep = CU_LIBRARY_BINARY_IS_PRESERVED;
-        CHECK(cuLibraryLoadData(&kept, ptx, NULL, NULL, 0, &keep, NULL, 1));
+        CHECK(cuLibraryLoadData(&kept, fatbin, NULL, NULL, 0, &keep, NULL, 1));
         CHECK(cuLibraryGetKernel(&k2, kept, "axpy"));
         CHECK(cuLibraryUnload(kept));
     }
@@ -121,6 +123,7 @@ int main(int argc, char **argv)
     CHECK(cuLibraryUnload(lib));
     CHECK(cuDevicePrimaryCtxRelease(dev));
     free(ptx);
+    free(fatbin);
     printf("done\n");
     return 0;
 }
