@@ -498,6 +498,17 @@ bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, co
 /* Whether addr lies in a device range the guest noted for any server (hand-written
  * guest code that must tell device addresses from its own host memory). */
 bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
+/* Handle states the guest tracks (spec `types.handles.H.state`, a handle's
+ * pointer mode): per (table, id), where table is the generated stub's array
+ * of the type's initial values (so the key also names the API and the
+ * type). add: a new handle, every state at its initial value. set: after a
+ * successful setter (an id never added starts from the initial values).
+ * get: false for an id the guest does not track (*v untouched). forget:
+ * after a successful destroy. Thread-safe; n is at most 8. */
+void apigen_hstate_add(const int64_t *table, size_t n, uint64_t id);
+void apigen_hstate_set(const int64_t *table, size_t n, uint64_t id, unsigned slot, int64_t v);
+bool apigen_hstate_get(const int64_t *table, uint64_t id, unsigned slot, int64_t *v);
+void apigen_hstate_forget(const int64_t *table, uint64_t id);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.
