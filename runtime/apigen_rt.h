@@ -59,6 +59,9 @@ enum apigen_frame_flags {
     APIGEN_F_STREAM = 1u << 6,   /* server -> guest: one chunk of a streamed out-buffer of the
                                     sync call (call_id, request_id) whose reply follows; the
                                     payload is the chunk's bytes (apigen_stream_write) */
+    APIGEN_F_OUTPUT = 1u << 7,   /* server -> guest, ahead of a sync call's reply: bytes the
+                                    session process wrote to its stdout (payload: u8 1, then
+                                    the bytes), for the guest's stdout (runtime/output.c) */
 };
 
 typedef struct apigen_frame_hdr {
@@ -365,6 +368,11 @@ typedef struct apigen_api {
     /* server side: spec `api.isolation: process`: by default the server runs
      * each session in a process of its own (apigen-server --isolation) */
     bool isolate_process;
+    /* server side: spec `api.forward_output: true`: what a session process
+     * writes to its stdout (a GPU kernel's printf) goes to the client, which
+     * writes it to its own stdout before the sync call that collected it
+     * returns (runtime/output.c) */
+    bool forward_output;
     /* the API's version (spec `api.version_macro`, e.g. CUDART_VERSION 13000 of
      * the headers it was generated from; 0: none), sent in the handshake: a
      * guest and a server of different versions refuse each other naming both */

@@ -19167,6 +19167,7 @@ const apigen_api apigen_api_cuda = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .forward_output = true,
     .api_version = CUDA_API_VERSION,
     .stream_in_calls = stream_in_calls_,
 };

@@ -13790,6 +13790,7 @@ const apigen_api apigen_api_cudart = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .forward_output = true,
     .api_version = CUDART_API_VERSION,
     .stream_in_calls = stream_in_calls_,
     .last_error_peek = last_error_peek_,
