@@ -17,6 +17,8 @@ __global__ void count(int n)
 
 int main()
 {
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
     // everything the program printed goes out before the device's lines
     // (the runtime writes them to the same stdout)
     std::printf("before the first kernel\n");
@@ -27,8 +29,6 @@ int main()
     std::printf("after cudaDeviceSynchronize\n");
     std::fflush(stdout);
 
-    cudaStream_t s;
-    CHECK(cudaStreamCreate(&s));
     hello<<<1, 1, 0, s>>>(2, 1.25f);
     hello<<<1, 1, 0, s>>>(3, -2.0f);
     CHECK(cudaStreamSynchronize(s));
