@@ -143,9 +143,11 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
             continue ;;
         *.mapped.tcp)
             # documented: mapped host memory is the shared-memory arena; over
-            # tcp the device pointer is refused (CUDA_ERROR_NOT_SUPPORTED)
+            # tcp the device pointer is refused (CUDA_ERROR_NOT_SUPPORTED, which
+            # NVIDIA's runtime reports as it maps it): the program stops there
             if cmp -s "$logs/$key.native.out" "$logs/$key.$m.out" ||
-               { [ "$(cat "$logs/$key.$m.rc")" = 1 ] && grep -q '^error: .*cudaErrorNotSupported' "$logs/$key.$m.out"; }; then
+               { [ "$(cat "$logs/$key.$m.rc")" = 1 ] &&
+                 grep -qE '^error: cudaHost(Alloc|GetDevicePointer)\(' "$logs/$key.$m.out"; }; then
                 why="${why:-tcp: mapped memory refused, as documented}"
             else
                 res="DIFFERS"; why="${why:-$m: $(first_error "$key" $m)}"
