@@ -17,7 +17,7 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
-                                       "private_symbols", "proc_table", NULL};
+                                       "private_symbols", "proc_table", "forward_output", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -303,6 +303,15 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                            "api.isolation must be thread or process, not '%s'", v);
         }
     }
+    /* the session process's stdout goes to the client (device printf): only
+     * a process per session can tell one client's output from another's */
+    const spec_node *fo = spec_get(api, "forward_output");
+    if (fo && spec_bool(fo, "api.forward_output", d, NULL, NULL, &s->forward_output) &&
+        s->forward_output && !s->isolate_process)
+        diag_error(d, fo->loc, NULL, NULL,
+                   "api.forward_output needs api.isolation: process (with threads, every session "
+                   "shares the server's stdout and no output could be given to its client): set "
+                   "isolation: process or leave forward_output out");
     const spec_node *pv = spec_get(api, "privileged");
     if (pv && spec_want_map(pv, "api.privileged", d, NULL, NULL)) {
         spec_check_keys(pv, privileged_keys, "api.privileged", d, NULL, NULL);

@@ -964,6 +964,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.async_errors_next_call ? "true" : "false", "device_destroy",
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
+    if (m->api.forward_output) PUT("srv_api_forward_output", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
     if (m->api.priv_option) {
         char *o = c_string(m->api.priv_option);

@@ -418,6 +418,7 @@ typedef struct api_settings {
                                first member has this name is inout by default (the version
                                the caller set must reach the library); other structs: out */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
+    int forward_output;     /* `forward_output: true`: the session process's stdout goes to its client */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
     char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
                                value (runtime/apigen_hobj.h) */

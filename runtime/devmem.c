@@ -43,8 +43,13 @@ static void ranges_removed(void) /* caller holds the write lock */
     atomic_fetch_add_explicit(&g_removed, 1, memory_order_release);
 }
 
+/* [addr, addr + extent) inside [base, end): the last byte in, one past the
+ * end out; an empty extent may start at the end itself (a zero-byte copy
+ * or set at one past an allocation's last byte, as sort and scan code do). */
 static bool in_range(uint64_t base, uint64_t end, uint64_t addr, uint64_t extent, bool has_extent)
 {
+    if (has_extent && extent == 0)
+        return addr >= base && addr <= end;
     return addr >= base && addr < end && (!has_extent || extent <= end - addr);
 }
 
@@ -84,6 +89,8 @@ bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, 
     bool ok = false;
     pthread_rwlock_rdlock(&g_rw);
     size_t i = containing(addr);
+    if (i == SIZE_MAX && has_extent && extent == 0 && addr) /* the end of the range below? */
+        i = containing(addr - 1);
     if (i != SIZE_MAX && g_r[i].owner == s) {
         ok = in_range(g_r[i].base, g_r[i].end, addr, extent, has_extent);
         /* read under the lock: a removal after it bumps g_removed past this */
@@ -105,6 +112,9 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
 {
     if (addr == 0)
         return true; /* NULL: the real library reports it as it would natively */
+    if (has_extent && extent == 0)
+        return true; /* touches no memory: the real library answers, as natively (CUDA takes a
+                        zero-byte copy or set at any address) */
     if (apigen_dev_owned(cx->session, addr, extent, has_extent))
         return true;
     if (rt_arena_holds(cx->session, addr, has_extent ? extent : 1))

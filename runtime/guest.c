@@ -813,6 +813,36 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
 /* apigen_hold_deferred: calls of hand-written guest code that report no error */
 static _Thread_local unsigned tl_hold_deferred;
 
+/* An APIGEN_F_OUTPUT frame (runtime/output.c): the bytes a session process
+ * printed, written to this process's stdout through stdio (in order with
+ * what the program printed before) and flushed, as the driver does with a
+ * kernel's printf. body: the payload when it came with the header. */
+static bool take_output(apigen_conn *conn, const apigen_frame_hdr *h, const uint8_t *body,
+                        int timeout_ms, char *err, size_t errlen)
+{
+    uint8_t *own = NULL;
+    if (!body && h->payload_len) {
+        if (!(own = malloc(h->payload_len))) {
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+        if (apigen_tp_recv(conn, own, h->payload_len, timeout_ms, err, errlen) != APIGEN_TP_OK) {
+            free(own);
+            return false;
+        }
+        body = own;
+    }
+    bool ok = h->payload_len >= 1 && body[0] == 1;
+    if (!ok)
+        snprintf(err, errlen, "not stdout");
+    else if (h->payload_len > 1) {
+        (void)fwrite(body + 1, 1, h->payload_len - 1, stdout);
+        (void)fflush(stdout);
+    }
+    free(own);
+    return ok;
+}
+
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -873,6 +903,16 @@ apigen_status apigen_call_sync(apigen_call *c)
             else
                 mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
             return c->status = APIGEN_LOST;
+        }
+        if (h.flags & APIGEN_F_OUTPUT) { /* what the session printed: ours to print first */
+            if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->call_id ||
+                !take_output(t->conn, &h, have ? t->rbuf : NULL, g->reply_ms, err, sizeof err)) {
+                mark_lost(g, "bad output frame in the reply to %s: %s",
+                          call_name(c->api, c->call_id), h.flags != APIGEN_F_OUTPUT ? "flags" : err);
+                apigen_tp_shutdown(t->conn);
+                return c->status = APIGEN_LOST;
+            }
+            continue;
         }
         if (!(h.flags & APIGEN_F_STREAM))
             break;

@@ -375,6 +375,13 @@ void rt_rec_request(apigen_conn *c, const apigen_frame_hdr *h, const uint8_t *pa
  * zero-copy pieces included), or header h with one payload piece */
 void rt_rec_sent_wr(apigen_conn *c, const apigen_wr *w, size_t frame_off);
 void rt_rec_sent(apigen_conn *c, const apigen_frame_hdr *h, const void *p, size_t n);
+
+/* Forwarded output (output.c): a session process of an API with
+ * forward_output points its fd 1 at a memfd (capture, once); before each
+ * sync reply of such an API, forward sends what was written since as
+ * APIGEN_F_OUTPUT frames on the call's connection (false: the send failed). */
+bool rt_output_capture(void);
+bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);
 void rt_rec_guest_id(struct apigen_session *s, uint64_t id);

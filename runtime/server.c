@@ -392,14 +392,18 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->has_deferred = false;
             sc->deferred = 0;
         }
-        bool framed = rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id, h->request_id,
-                                      h->thread_id);
+        /* what the call printed (a kernel's printf at a synchronization) goes
+         * out first, so the guest has written it when the call returns */
+        if (api->forward_output && !rt_output_forward(sc->conn, h))
+            ok = false;
+        bool framed = ok && rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id,
+                                            h->request_id, h->thread_id);
         if (framed && rt_rec_active)
             rt_rec_sent_wr(sc->conn, &sc->out, off);
         if (m0 && framed && h->call_id < api->ncalls)
             rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, sc->out.len + sc->out.ext_total,
                         rt_mx_ticks() - m0);
-        if (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
+        if (ok && (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err))) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
@@ -691,6 +695,15 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     sig_pipe[0] = sig_pipe[1] = -1;
     close_inherited_fds(sock, rt_trace_fd());
     rt_crash_report_install();
+    /* this process serves one client: what its libraries print is that
+     * client's (api.forward_output) */
+    for (unsigned i = 0; i < parent->napis; i++)
+        if (parent->apis[i]->forward_output) {
+            if (!rt_output_capture())
+                apigen_log("session child: cannot capture stdout (%s): kernels' output stays in "
+                           "the server's", strerror(errno));
+            break;
+        }
 
     rt_server *srv = calloc(1, sizeof *srv);
     uint8_t *payload = malloc(HELLO_MAX_PAYLOAD);

@@ -22,6 +22,7 @@ CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint6
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_memcpy3d_peer(apigen_call_ctx *cx, const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext, CUcontext dstContext, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3DPeer */
+CUresult cuda_host_memcpy_arena(apigen_call_ctx *cx, CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaMemcpyArena */
 CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
 CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
@@ -39,6 +40,7 @@ CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHan
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
+CUresult cuda_host_get_device_pointer(apigen_call_ctx *cx, CUdeviceptr *pdptr, void *p, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuMemHostGetDevicePointer_v2 */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2 */
 CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2_ptsz */
@@ -1716,6 +1718,38 @@ static void h_apigenCudaMemcpy3DPeer(apigen_call_ctx *cx)
         k_ = ok_ ? n_hostOut : 0;
         if (!apigen_put_bytes_ref(cx->wr, hostOut, k_)) return;
     }
+}
+
+static void h_apigenCudaMemcpyArena(apigen_call_ctx *cx)
+{
+    CUdeviceptr dev = {0};
+    uint64_t host = {0};
+    size_t ByteCount = {0};
+    CUstream hStream = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint64_t v_dev = 0;
+    uint64_t v_host;
+    uint64_t v_ByteCount;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_flags;
+    if (!apigen_get_u64(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+    dev = (CUdeviceptr)(uintptr_t)v_dev;
+    if (!apigen_get_u64(cx->rd, &v_host)) { apigen_reject(cx, APIGEN_BAD_ARGS, "host"); return; }
+    host = (uint64_t)v_host;
+    if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
+    ByteCount = (size_t)v_ByteCount;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dev, ByteCount, true, "dev")) return; /* dev: device memory of this client */
+    ret_ = cuda_host_memcpy_arena(cx, dev, host, ByteCount, hStream, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudaModuleLoad(apigen_call_ctx *cx)
@@ -10167,6 +10201,39 @@ static void h_cuMemGetMemPool(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuMemHostGetDevicePointer_v2(apigen_call_ctx *cx)
+{
+    CUdeviceptr *pdptr = {0};
+    void *p = {0};
+    unsigned int Flags = {0};
+    CUresult ret_;
+    uint64_t v_p = 0;
+    uint32_t v_Flags;
+    uint8_t p_pdptr = 0;
+    uint64_t n_pdptr = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_p)) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+    p = (void *)(uintptr_t)v_p;
+    if (!apigen_get_u32(cx->rd, &v_Flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Flags"); return; }
+    Flags = (unsigned int)v_Flags;
+    if (!apigen_get_u8(cx->rd, &p_pdptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pdptr"); return; }
+    if (p_pdptr) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_pdptr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pdptr"); return; }
+        pdptr = apigen_scratch(cx, n_pdptr, 1);
+        if (pdptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_get_device_pointer(cx, pdptr, p, Flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pdptr) { /* pdptr */
+        k_ = ok_ ? n_pdptr : 0;
+        if (!apigen_put_bytes_ref(cx->wr, pdptr, k_)) return;
+    }
+}
+
 static void h_cuMemMap(apigen_call_ctx *cx)
 {
     CUdeviceptr ptr = {0};
@@ -18120,7 +18187,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[520] = {
+static const char *const call_names_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18142,6 +18209,7 @@ static const char *const call_names_[520] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
+    [CUDA_CALL_apigenCudaMemcpyArena] = "apigenCudaMemcpyArena",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
@@ -18392,6 +18460,7 @@ static const char *const call_names_[520] = {
     [CUDA_CALL_cuMemGetInfo] = "cuMemGetInfo",
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",
@@ -18641,7 +18710,7 @@ static const char *const call_names_[520] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[520] = {
+static const apigen_handler_fn handlers_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18663,6 +18732,7 @@ static const apigen_handler_fn handlers_[520] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = h_apigenCudaMemAllocNodeGetParams,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = h_apigenCudaMemcpy3DPeer,
+    [CUDA_CALL_apigenCudaMemcpyArena] = h_apigenCudaMemcpyArena,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
     [CUDA_CALL_apigenCudaOccupancyCluster] = h_apigenCudaOccupancyCluster,
@@ -18913,6 +18983,7 @@ static const apigen_handler_fn handlers_[520] = {
     [CUDA_CALL_cuMemGetInfo] = h_cuMemGetInfo,
     [CUDA_CALL_cuMemGetInfo_v2] = h_cuMemGetInfo_v2,
     [CUDA_CALL_cuMemGetMemPool] = h_cuMemGetMemPool,
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = h_cuMemHostGetDevicePointer_v2,
     [CUDA_CALL_cuMemMap] = h_cuMemMap,
     [CUDA_CALL_cuMemPoolCreate] = h_cuMemPoolCreate,
     [CUDA_CALL_cuMemPoolDestroy] = h_cuMemPoolDestroy,
@@ -19162,7 +19233,7 @@ static const apigen_handler_fn handlers_[520] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[520] = {
+static const uint8_t stream_in_calls_[522] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };
@@ -19218,6 +19289,7 @@ const apigen_api apigen_api_cuda = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .forward_output = true,
     .api_version = CUDA_API_VERSION,
     .stream_in_calls = stream_in_calls_,
 };

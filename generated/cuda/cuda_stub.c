@@ -1530,6 +1530,67 @@ done:
     return ret_;
 }
 
+/* apigenCudaMemcpyArena: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream, unsigned int flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dev); /* dev */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaMemcpyArena, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev)) goto nomem; /* dev */
+    if (!apigen_put_u64(call_.wr, (uint64_t)host)) goto nomem; /* host */
+    if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dev)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaMemcpyArena(dev=%llu, host=%llu, ByteCount=%llu, hStream=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)dev, (unsigned long long)host, (unsigned long long)ByteCount, (unsigned long long)(uintptr_t)hStream, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaModuleLoad: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaModuleLoad(CUmodule *module, const void *image, size_t imageSize, unsigned int numOptions, const CUjit_option *options, const uint64_t *optionValues)
@@ -15401,19 +15462,60 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p,
     (void)p;
     (void)Flags;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemHostGetDevicePointer: not supported: %s", "mapped (zero-copy) host memory would have to be the GPU machine's memory, which the guest cannot address");
+        apigen_log("cuMemHostGetDevicePointer: not supported: %s", "the CUDA 3 form (a 32-bit device address); use cuMemHostGetDevicePointer_v2");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+/* The forwarder of cuMemHostGetDevicePointer_v2: the spec's hand-written guest code exports cuMemHostGetDevicePointer_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pdptr;
-    (void)p;
-    (void)Flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemHostGetDevicePointer_v2: not supported: %s", "mapped (zero-copy) host memory would have to be the GPU machine's memory, which the guest cannot address");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pdptr = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemHostGetDevicePointer_v2))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)p)) goto nomem; /* p */
+    if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
+    if (pdptr != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_pdptr)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pdptr != NULL)) goto nomem; /* pdptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemHostGetDevicePointer_v2(pdptr=%#llx, p=%#llx, Flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pdptr, (unsigned long long)(uintptr_t)p, (unsigned long long)Flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
@@ -17095,7 +17197,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyAtoHAsync_v2: the spec's hand-written guest code exports cuMemcpyAtoHAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17148,7 +17251,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyAtoHAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyAtoHAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17853,7 +17957,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoHAsync_v2: the spec's hand-written guest code exports cuMemcpyDtoHAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17906,7 +18011,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoHAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyDtoHAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18174,7 +18280,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoAAsync_v2: the spec's hand-written guest code exports cuMemcpyHtoAAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18237,7 +18344,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoAAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyHtoAAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18507,7 +18615,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoDAsync_v2: the spec's hand-written guest code exports cuMemcpyHtoDAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18573,7 +18682,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoDAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyHtoDAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22652,7 +22762,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture(CUstream hStream)
+/* The forwarder of cuStreamBeginCapture: the spec's hand-written guest code exports cuStreamBeginCapture and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22695,7 +22806,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCaptureToGraph: the spec's hand-written guest code exports cuStreamBeginCaptureToGraph and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22763,7 +22875,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCaptureToGraph_ptsz: the spec's hand-written guest code exports cuStreamBeginCaptureToGraph_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22831,7 +22944,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+/* The forwarder of cuStreamBeginCapture_ptsz: the spec's hand-written guest code exports cuStreamBeginCapture_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_ptsz(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22874,7 +22988,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCapture_v2: the spec's hand-written guest code exports cuStreamBeginCapture_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22918,7 +23033,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCapture_v2_ptsz: the spec's hand-written guest code exports cuStreamBeginCapture_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -29505,7 +29621,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[520] = {
+static const char *const call_names_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -29527,6 +29643,7 @@ static const char *const call_names_[520] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
+    [CUDA_CALL_apigenCudaMemcpyArena] = "apigenCudaMemcpyArena",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
@@ -29777,6 +29894,7 @@ static const char *const call_names_[520] = {
     [CUDA_CALL_cuMemGetInfo] = "cuMemGetInfo",
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",

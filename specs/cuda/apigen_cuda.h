@@ -157,6 +157,10 @@ CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
 #define APIGEN_CUDA_COPY_KIND 3u
 #define APIGEN_CUDA_COPY_ASYNC 4u        /* the *Async form, on hStream */
 #define APIGEN_CUDA_COPY_PT 8u           /* the _ptds / _ptsz entry point */
+#define APIGEN_CUDA_COPY_ARENA_SRC 16u   /* srcHost is the server's address of the first byte
+                                            in the client's arena (pitch srcPitch, height
+                                            srcHeight, offsets 0); no hostIn */
+#define APIGEN_CUDA_COPY_ARENA_DST 32u   /* dstHost likewise; no hostOut */
 
 /* A 2D or 3D copy: the guest's host memory on either side travels packed
  * (rows of WidthInBytes back to back: hostIn for a host source, hostOut
@@ -169,5 +173,13 @@ CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigne
 CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext,
                                 CUcontext dstContext, CUstream hStream, unsigned int kind,
                                 void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
+
+/* An async copy between the device and the client's shared-memory arena,
+ * whose host side is the server's address of it (host_arena.c): pinned
+ * memory and the shadows of copies captured into graphs. */
+#define APIGEN_CUDA_ARENA_TO_DEVICE 1u /* host -> device (else device -> host) */
+#define APIGEN_CUDA_ARENA_PTSZ 2u      /* the _ptsz entry point */
+CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream,
+                               unsigned int flags);
 
 #endif

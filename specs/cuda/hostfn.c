@@ -66,6 +66,7 @@ static void drop(host_fn *h)
     free(h);
 }
 
+/* flags may say PERSIST already (the caller knows the stream captures) */
 static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void *user,
                         uint32_t flags)
 {
@@ -76,8 +77,12 @@ static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void 
     /* captured into a graph, it runs at every launch of the graph: neither
      * side may free its record after the first run */
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult e = (flags & APIGEN_CUDA_HOSTFN_PTSZ) ? cuStreamIsCapturing_ptsz(stream, &st)
-                                                   : cuStreamIsCapturing(stream, &st);
+    CUresult e = CUDA_SUCCESS;
+    if (flags & APIGEN_CUDA_HOSTFN_PERSIST)
+        st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    else
+        e = (flags & APIGEN_CUDA_HOSTFN_PTSZ) ? cuStreamIsCapturing_ptsz(stream, &st)
+                                              : cuStreamIsCapturing(stream, &st);
     if (e == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE) {
         h->persist = true;
         flags |= APIGEN_CUDA_HOSTFN_PERSIST;
@@ -86,6 +91,12 @@ static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void 
     e = apigenCudaEnqueueHostFn(stream, reached, h, h->id, cb != NULL, flags);
     if (e != CUDA_SUCCESS) drop(h); /* never enqueued: nothing runs or frees it */
     return e;
+}
+
+CUresult apigen_cuda_host_fn_captured(CUstream stream, void (*fn)(void *), void *user, int ptsz)
+{
+    return enqueue(stream, fn, NULL, user,
+                   APIGEN_CUDA_HOSTFN_PERSIST | (ptsz ? APIGEN_CUDA_HOSTFN_PTSZ : 0));
 }
 
 APIGEN_EXPORT CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)

@@ -763,6 +763,32 @@ static void dev_ranges(void)
         CHECK(!apigen_dev_owned(a, base + 4032, 65, true)); /* past the end */
         CHECK(!apigen_dev_owned(a, base + 4096, 0, false));
         CHECK(!apigen_dev_owned(b, base + 16, 0, false));   /* another session's */
+        /* the edges exactly: the last byte in, one past out; an empty extent
+         * at one past the end is inside (a zero-byte copy there) */
+        CHECK(apigen_dev_owned(a, base + 4095, 1, true));
+        CHECK(!apigen_dev_owned(a, base + 4095, 2, true));
+        CHECK(!apigen_dev_owned(a, base + 4096, 1, true));
+        CHECK(apigen_dev_owned(a, base, 4096, true));
+        CHECK(!apigen_dev_owned(a, base, 4097, true));
+        CHECK(!apigen_dev_owned(a, base - 1, 1, true));
+        CHECK(!apigen_dev_owned(a, base - 1, 0, true));
+        CHECK(apigen_dev_owned(a, base + 4096, 0, true));
+        CHECK(apigen_dev_owned(a, base, 0, true));
+        CHECK(!apigen_dev_owned(a, base + 4097, 0, true));
+        CHECK(!apigen_dev_owned(b, base + 4096, 0, true));
+        CHECK(!apigen_dev_owned(a, base + 4032, UINT64_MAX, true)); /* no wrap-around */
+        /* the handlers' check: the same edges; a zero-byte extent anywhere
+         * touches no memory and goes to the real library */
+        cx.status = APIGEN_OK;
+        CHECK(apigen_dev_check(&cx, base + 4095, 1, true, "p") && cx.status == APIGEN_OK);
+        CHECK(apigen_dev_check(&cx, base + 4096, 0, true, "p") && cx.status == APIGEN_OK);
+        CHECK(apigen_dev_check(&cx, base + (1u << 20), 0, true, "p") && cx.status == APIGEN_OK);
+        CHECK(!apigen_dev_check(&cx, base + 4096, 1, true, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
+        CHECK(!apigen_dev_check(&cx, base + 4095, 2, true, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
+        CHECK(!apigen_dev_check(&cx, base + 4096, 0, false, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
     }
     /* taken by a destroy call that failed: back again; that succeeded: gone */
     CHECK(apigen_dev_take(&cx, base + 8, "p"));
@@ -828,6 +854,10 @@ static void dev_overruns(void)
     CHECK(!apigen_dev_overruns(&c, base + 16, 64, "dst"));
     CHECK(!apigen_dev_overruns(&c, base, 4096, "dst"));          /* to the end exactly */
     CHECK(apigen_dev_overruns(&c, base, 4097, "dst"));           /* one byte past */
+    CHECK(!apigen_dev_overruns(&c, base + 4095, 1, "dst"));      /* the last byte */
+    CHECK(apigen_dev_overruns(&c, base + 4095, 2, "dst"));
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 0, "dst"));      /* empty, at the end */
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 1, "dst"));      /* not noted: the server says */
     CHECK(apigen_dev_overruns(&c, base + 4032, 1u << 30, "dst")); /* driver_basic's oversized copy */
     CHECK(!apigen_dev_overruns(&c, base + 4096, 1u << 30, "dst")); /* not noted: the server says */
     CHECK(!apigen_dev_overruns(&c, 0, 1u << 30, "dst"));
