@@ -22,7 +22,7 @@ extern "C" {
 #endif
 
 /* Generated code carries `#if APIGEN_RUNTIME_ABI != N #error ...`. */
-#define APIGEN_RUNTIME_ABI 1
+#define APIGEN_RUNTIME_ABI 2 /* 2: apigen_api.family, apigen_call.wire_id, libapigen-guest.so.2 */
 #define APIGEN_PROTO_VERSION 2 /* 2: the short reply prefix (rt_internal.h) */
 #define APIGEN_MAGIC 0x4e475041u /* "APGN" */
 #define APIGEN_FRAME_HDR_SIZE 32u
@@ -382,6 +382,12 @@ typedef struct apigen_api {
      * returned that this does not hold was decided outside the library
      * (hand-written host code): the thread's last error is then the runtime's. */
     int64_t (*last_error_peek)(void);
+    /* spec `api.family` (NULL: none): the stubs of one family that a process
+     * loads share one session and one connection per thread and server
+     * (docs/internals.md "One session across APIs"); one server serves them
+     * all, and a handle type that is the same C type in two members has one
+     * type tag, so an id made through one is accepted by the other */
+    const char *family;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -401,6 +407,7 @@ typedef struct apigen_call { /* apigen_call_begin_on sets each field (guest.c): 
     void *thread;           /* runtime-private */
     void *sink;             /* runtime-private: apigen_call_stream_into */
     uint64_t sink_cap;
+    uint32_t wire_id;       /* runtime-private: call_id with the API's index in the session */
 } apigen_call;
 
 /* Connects lazily (APIGEN_SERVER), once per guest thread. false -> the

@@ -170,6 +170,8 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 
 static const char *api_call(const apigen_api *api, uint32_t id)
 {
+    if (id >> RT_CALL_API_SHIFT) /* a further API of a family session: its name is not kept */
+        return "call of a further API";
     if (api && id < api->ncalls && api->call_names && api->call_names[id])
         return api->call_names[id];
     return "?";
@@ -868,6 +870,12 @@ static void *serve(void *arg)
                  apigen_tp_peer(l->conn));
         l->session = (uint32_t)i;
         l->rc = -1;
+        /* a family's thread connections name the APIs the session had when
+         * each was opened: the first of the session's with these bytes */
+        for (size_t k = 0; k < nconns_ && !ref; k++)
+            if (conns_[k].session == i && conns_[k].join && conns_[k].hello_len == h.payload_len &&
+                memcmp(conns_[k].hello, buf, h.payload_len) == 0)
+                ref = &conns_[k];
         for (size_t k = 0; k < nconns_ && !ref; k++)
             if (conns_[k].session == i && conns_[k].join)
                 ref = &conns_[k];

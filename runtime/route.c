@@ -59,8 +59,8 @@ static _Thread_local int tl_building = -1;
 static rapi *find(const apigen_api *api)
 {
     unsigned n = atomic_load_explicit(&g_nr, memory_order_acquire);
-    for (unsigned i = 0; i < n; i++)
-        if (g_r[i]->api == api)
+    for (unsigned i = 0; i < n; i++) /* a family's APIs share servers, salts, device ranges */
+        if (rt_same_family(g_r[i]->api, api))
             return g_r[i];
     return NULL;
 }
@@ -142,7 +142,7 @@ void rt_route_forget_sessions(void)
 unsigned rt_route_current(const apigen_api *api)
 {
     for (unsigned i = 0; i < tl_ncur; i++)
-        if (tl_cur[i].api == api)
+        if (rt_same_family(tl_cur[i].api, api))
             return tl_cur[i].server;
     return 0;
 }
@@ -157,7 +157,7 @@ void apigen_select_server(const apigen_api *api, int server)
     if (server < 0)
         return;
     for (unsigned i = 0; i < tl_ncur; i++)
-        if (tl_cur[i].api == api) {
+        if (rt_same_family(tl_cur[i].api, api)) {
             tl_cur[i].server = (unsigned)server;
             return;
         }

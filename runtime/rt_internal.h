@@ -112,6 +112,21 @@ bool rt_host_pin(void *p, size_t n);
 void rt_host_unpin(void *p);
 extern void (*rt_buf_moving)(void *p);
 
+/* One session across the APIs of a family (apigen_api.family): a frame's
+ * call id carries the API's index in the session's list (the order the
+ * guest's handshakes named them: 0 is the API that opened the session) in
+ * its high 8 bits, so a session of one API sends the call ids it always did.
+ * RT_FAMILY_MAX APIs per session. */
+#define RT_CALL_API_SHIFT 24
+#define RT_CALL_LOCAL_MASK ((1u << RT_CALL_API_SHIFT) - 1)
+#define RT_FAMILY_MAX 16u
+/* Whether a and b are one API or members of one family. */
+static inline bool rt_same_family(const apigen_api *a, const apigen_api *b)
+{
+    return a == b || (a && b && a->family && b->family &&
+                      (a->family == b->family || __builtin_strcmp(a->family, b->family) == 0));
+}
+
 /* Handshake status codes (reply u32). */
 enum {
     RT_HELLO_OK = 0,
@@ -216,6 +231,13 @@ APIGEN_CHECK bool rt_random_key(uint8_t key[RT_KEY_LEN]);
 /* Joins by key (constant-time compare); NULL if unknown or a different api. */
 struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[RT_KEY_LEN]);
 void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
+/* The session's API of index idx (a frame's call id names it), NULL: none. */
+const apigen_api *rt_session_api(struct apigen_session *s, unsigned idx);
+/* A handshake named the session's APIs list[0..n): each already there must
+ * be the one of its index, the next ones join it (a family's member loaded
+ * later). RT_HELLO_OK, else RT_HELLO_API and msg says why. */
+uint32_t rt_session_add_apis(struct apigen_session *s, const apigen_api *const *list, unsigned n,
+                             char *msg, size_t msglen);
 /* Drops one connection's reference; the last one destroys owned handles
  * newest first, then callback bindings. ctrl: this connection was the
  * session's control connection (callbacks stop using it first). */
@@ -253,6 +275,7 @@ typedef struct rt_dispatch {
 typedef struct rt_own_error {
     bool has;
     int64_t err;
+    const apigen_api *api; /* in this API's error values (a family's connection carries several) */
 } rt_own_error;
 /* After the handler: discards what an in-stream (or a bulk the handler never
  * reached) left unread, so the next frame starts where it should. false:
