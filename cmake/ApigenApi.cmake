@@ -113,6 +113,9 @@ function(apigen_add_api)
   apigen_lto(${n}_stub)
   target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs} ${PROJECT_SOURCE_DIR}/runtime)
   target_link_libraries(${n}_stub PRIVATE apigen_guest_so)
+  # calls into the shared guest runtime through the GOT, bound at load: no
+  # PLT jump per call, no lazy lookup in the first calls
+  target_compile_options(${n}_stub PRIVATE -fno-plt)
   set_target_properties(${n}_stub PROPERTIES
     BUILD_RPATH "$ORIGIN"
     INSTALL_RPATH "$ORIGIN"

@@ -20,6 +20,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Building the shared guest runtime (libapigen-guest.so.2, compiled with
+ * hidden visibility): what this header declares is its interface, exported;
+ * everything else in it stays inside. */
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 /* Generated code carries `#if APIGEN_RUNTIME_ABI != N #error ...`. */
 #define APIGEN_RUNTIME_ABI 2 /* 2: apigen_api.family, apigen_call.wire_id, libapigen-guest.so.2 */
@@ -714,6 +720,9 @@ void apigen_arena_accept(const apigen_api *api);
  * [--token-file F]; serves every API in apis[]. */
 int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, unsigned napis);
 
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

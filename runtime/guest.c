@@ -642,6 +642,11 @@ static gthr *new_thr(gapi *g, const apigen_api *api)
  * (of its family's: one for all its members), and api's index there. */
 static gthr *get_thr(const apigen_api *api, unsigned server, unsigned *idx)
 {
+    gthr *h = tl_head;
+    if (h && h->g->apis[0] == api && h->g->index == server && h->gen == h->g->gen) {
+        *idx = 0; /* the common case: the thread's first state, its session's first API */
+        return h;
+    }
     for (gthr **pp = &tl_head; *pp; pp = &(*pp)->next) {
         gthr *t = *pp;
         if (t->g->index != server || !rt_same_family(t->g->api, api))

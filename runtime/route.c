@@ -139,12 +139,21 @@ void rt_route_forget_sessions(void)
             atomic_store(&g_r[i]->salt[k], 0);
 }
 
-unsigned rt_route_current(const apigen_api *api)
+__attribute__((noinline)) static unsigned route_current_multi(const apigen_api *api)
 {
     for (unsigned i = 0; i < tl_ncur; i++)
         if (rt_same_family(tl_cur[i].api, api))
             return tl_cur[i].server;
     return 0;
+}
+
+unsigned rt_route_current(const apigen_api *api)
+{
+    /* one server: it is every thread's (a selection needs a call first, and
+     * the first call read APIGEN_SERVER); small enough to inline into every call */
+    if (!atomic_load_explicit(&g_multi, memory_order_relaxed))
+        return 0;
+    return route_current_multi(api);
 }
 
 int apigen_current_server(const apigen_api *api)
