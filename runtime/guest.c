@@ -180,7 +180,12 @@ static void mark_lost(gapi *g, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
-    const char *n = g->api->family ? g->api->family : g->api->name;
+    /* a family's state: every API of it is cut off */
+    char n[160];
+    if (g->api->family)
+        snprintf(n, sizeof n, "family %s", g->api->family);
+    else
+        snprintf(n, sizeof n, "%s", g->api->name);
     if (rt_servers(g->api) > 1)
         apigen_log("%s: lost connection to server %u (%s): %s; every further %s call routed "
                    "there fails, the other servers still serve", n, g->index,

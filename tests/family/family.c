@@ -5,7 +5,8 @@
  *   family all            every case below, in order
  *   family create         prints a buffer's handle value (then exits)
  *   family use HEX        exbDescribe of another process's handle value
- *   family exa-only       exa calls, then one exb call (its status) */
+ *   family exa-only       exa calls, then one exb call (its status)
+ *   family exb-first      the same with an exb call first */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,8 +115,10 @@ int main(int argc, char **argv)
         exaBuffer b = (exaBuffer)(uintptr_t)strtoull(argv[2], NULL, 16);
         CHECK("exbDescribe(another process's buffer)", exbDescribe(ctx, b, text, sizeof text),
               EXB_ERROR_INVALID_HANDLE);
-    } else if (strcmp(mode, "exa-only") == 0) {
+    } else if (strcmp(mode, "exa-only") == 0 || strcmp(mode, "exb-first") == 0) {
         int v = 0;
+        if (mode[2] == 'b') /* exb's call comes first: it cannot open the session */
+            printf("exbGetVersion %d\n", (int)exbGetVersion(&v));
         exaContext ctx = make_ctx();
         exaBuffer a = make_buffer(ctx, 16, 3);
         size_t n = 0;
@@ -123,7 +126,7 @@ int main(int argc, char **argv)
         printf("exbGetVersion %d\n", (int)exbGetVersion(&v));
         CHECK("exaGetBufferSize again", exaGetBufferSize(a, &n), EXA_SUCCESS);
     } else {
-        fprintf(stderr, "usage: %s all|create|use HEX|exa-only\n", argv[0]);
+        fprintf(stderr, "usage: %s all|create|use HEX|exa-only|exb-first\n", argv[0]);
         return 2;
     }
     printf("%s\n", failures ? "FAILED" : "ok");

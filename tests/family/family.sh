@@ -12,7 +12,8 @@
 #   two_processes  a buffer handle printed by one forwarded process is unknown to
 #                  another (EXB_ERROR_INVALID_HANDLE), as natively
 #   exa_only       a server of exa alone (apigen-server-exa): exa's calls work, exb's
-#                  fail with EXB_ERROR_CONNECTION_LOST and one line naming exb
+#                  fail with EXB_ERROR_CONNECTION_LOST and one line naming exb (exb's
+#                  call after exa's, and first: then exa's calls open the session)
 set -u
 MODE=${1:?usage: family.sh MODE BUILD_DIR}
 B=$(cd "${2:?usage: family.sh MODE BUILD_DIR}" && pwd)
@@ -114,6 +115,11 @@ exa_only)
     grep -q "exb: server refused the connection: API 'exb' is not served here (server serves: exa)" "$TMP/remote.err" ||
         fail "exa_only: no line naming exb's refusal"
     [ "$(grep -c "exb" "$TMP/remote.err")" = 1 ] || fail "exa_only: more than one line about exb"
+    # exb's call first: refused, and exa's calls then open the session
+    remote remote exb-first
+    [ "$(cat "$TMP/remote.rc")" = 0 ] || fail "exb_first: exit $(cat "$TMP/remote.rc")"
+    [ "$(grep -c "^exbGetVersion 5$" "$TMP/remote.out")" = 2 ] || fail "exb_first: exb's calls did not fail with EXB_ERROR_CONNECTION_LOST"
+    [ "$(grep -c "exb" "$TMP/remote.err")" = 1 ] || fail "exb_first: not one line about exb"
     ;;
 *)
     echo "unknown mode $MODE"
