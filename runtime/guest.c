@@ -733,6 +733,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     c->sink = NULL;
     c->sink_cap = 0;
     c->wire_id = call_id;
+    c->salt = 0;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     /* c->rd is empty: all zero is what apigen_rd_init(NULL, 0) writes */
     unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api), idx = 0;
@@ -771,6 +772,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     t->in_frame = true;
     c->wr = &t->q;
     c->thread = t;
+    c->salt = t->g->salt;
     c->status = APIGEN_OK; /* c->t0 stays 0: the stub keeps its own trace start */
     return true;
 }
@@ -1070,13 +1072,7 @@ void apigen_hold_deferred(bool on)
         tl_hold_deferred--;
 }
 
-bool apigen_vouch_id(const apigen_call *c, uint64_t id)
-{
-    const gthr *t = c->thread;
-    if (!id)
-        return true;
-    return t && ((id >> 32) & 0x7fffffffu) == t->g->salt;
-}
+extern inline bool apigen_vouch_id(const apigen_call *c, uint64_t id);
 
 /* Whether the frame just ended in t->q holds a value of guest-id form (of
  * this session) that this thread did not name since its queue was last
