@@ -126,10 +126,14 @@ function(apigen_add_api)
     C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${stub_dir}
     LINK_DEPENDS ${map})
+  # -z nodelete: the shared guest runtime keeps this stub's apigen_api (and
+  # its threads call the stub's callback dispatchers) for the process' life,
+  # so a dlclose must not unmap it
   target_link_options(${n}_stub PRIVATE
     -Wl,-soname,${A_SONAME}
     -Wl,--version-script=${map}
-    -Wl,-z,defs)
+    -Wl,-z,defs
+    -Wl,-z,nodelete)
 
   # The shared guest runtime beside the stub (one file per folder, whichever
   # stub copies it: the same bytes).
