@@ -15,7 +15,9 @@
 #
 # Makes:
 #   <name>_stub               shared library STUB_DIR/<SONAME>, exporting exactly the
-#                             symbols of <name>.map (-fvisibility=hidden), linked with apigen_guest
+#                             symbols of <name>.map (-fvisibility=hidden), linked with the
+#                             shared guest runtime libapigen-guest.so.2 (apigen_guest_so),
+#                             which is copied beside it and found there ($ORIGIN)
 #   apigen-server-<name>      <name>_server.c + <name>_server_main.c + apigen_host + REAL_LIBS
 #   regen-<name>              (when the apigen target exists) regenerates GENERATED from SPEC
 #
@@ -89,7 +91,7 @@ function(apigen_add_api)
       return()
     endif()
   endforeach()
-  foreach(t apigen_guest apigen_host)
+  foreach(t apigen_guest_so apigen_host)
     if(NOT TARGET ${t})
       message(WARNING "apigen_add_api(${n}): the runtime target ${t} does not exist; "
                       "the ${n} stub and server are not built")
@@ -110,8 +112,13 @@ function(apigen_add_api)
   add_library(${n}_stub SHARED ${stub_c} ${srcs})
   apigen_lto(${n}_stub)
   target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs} ${PROJECT_SOURCE_DIR}/runtime)
-  target_link_libraries(${n}_stub PRIVATE apigen_guest)
+  target_link_libraries(${n}_stub PRIVATE apigen_guest_so)
+  # calls into the shared guest runtime through the GOT, bound at load: no
+  # PLT jump per call, no lazy lookup in the first calls
+  target_compile_options(${n}_stub PRIVATE -fno-plt)
   set_target_properties(${n}_stub PROPERTIES
+    BUILD_RPATH "$ORIGIN"
+    INSTALL_RPATH "$ORIGIN"
     PREFIX ""
     OUTPUT_NAME ${A_SONAME}
     SUFFIX ""
@@ -119,10 +126,28 @@ function(apigen_add_api)
     C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${stub_dir}
     LINK_DEPENDS ${map})
+  # -z nodelete: the shared guest runtime keeps this stub's apigen_api (and
+  # its threads call the stub's callback dispatchers) for the process' life,
+  # so a dlclose must not unmap it
   target_link_options(${n}_stub PRIVATE
     -Wl,-soname,${A_SONAME}
     -Wl,--version-script=${map}
-    -Wl,-z,defs)
+    -Wl,-z,defs
+    -Wl,-z,nodelete)
+
+  # The shared guest runtime beside the stub (one file per folder, whichever
+  # stub copies it: the same bytes).
+  if(NOT stub_dir STREQUAL "${CMAKE_BINARY_DIR}/stub")
+    add_custom_command(TARGET ${n}_stub POST_BUILD
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:apigen_guest_so>
+              ${stub_dir}/$<TARGET_FILE_NAME:apigen_guest_so>
+      VERBATIM)
+  endif()
+
+  # What a family's server (apigen_add_family_server) takes of this API.
+  set_property(GLOBAL PROPERTY APIGEN_API_${n}_SERVER_SOURCES ${server_c} ${host_srcs})
+  set_property(GLOBAL PROPERTY APIGEN_API_${n}_INCLUDES ${gen} ${api_incs})
+  set_property(GLOBAL PROPERTY APIGEN_API_${n}_REAL_LIBS ${A_REAL_LIBS})
 
   # Host: the server with the real library. DT_RPATH (not RUNPATH) so that an
   # LD_LIBRARY_PATH meant for a guest never makes it load the stub.
@@ -132,4 +157,56 @@ function(apigen_add_api)
                              ${PROJECT_SOURCE_DIR}/runtime)
   target_link_libraries(apigen-server-${n} PRIVATE apigen_host ${A_REAL_LIBS})
   target_link_options(apigen-server-${n} PRIVATE -Wl,--disable-new-dtags)
+endfunction()
+
+# apigen_add_family_server(NAME name APIS api...): apigen-server-<name>, one
+# server for the APIs of one family (spec api.family), each made before with
+# apigen_add_api: their handlers, hand-written host code and real libraries
+# in one binary, so that a guest that loads several of their stubs has one
+# session there. The APIs' host sources must not define the same global
+# symbols. The single-API servers stay as they are.
+function(apigen_add_family_server)
+  cmake_parse_arguments(A "" "NAME" "APIS" ${ARGN})
+  if(NOT A_NAME OR NOT A_APIS)
+    message(FATAL_ERROR "apigen_add_family_server: NAME and APIS are required")
+  endif()
+  set(srcs "")
+  set(incs "")
+  set(libs "")
+  set(decls "")
+  set(list "")
+  foreach(n ${A_APIS})
+    get_property(s GLOBAL PROPERTY APIGEN_API_${n}_SERVER_SOURCES)
+    if(NOT s)
+      message(WARNING "apigen_add_family_server(${A_NAME}): API ${n} was not added with "
+                      "apigen_add_api (or not built); apigen-server-${A_NAME} is not built")
+      return()
+    endif()
+    get_property(i GLOBAL PROPERTY APIGEN_API_${n}_INCLUDES)
+    get_property(l GLOBAL PROPERTY APIGEN_API_${n}_REAL_LIBS)
+    list(APPEND srcs ${s})
+    list(APPEND incs ${i})
+    list(APPEND libs ${l})
+    string(APPEND decls "extern const apigen_api apigen_api_${n};\n")
+    string(APPEND list "&apigen_api_${n}, ")
+  endforeach()
+  list(LENGTH A_APIS napis)
+  set(main ${CMAKE_CURRENT_BINARY_DIR}/apigen_server_${A_NAME}_main.c)
+  file(GENERATE OUTPUT ${main} CONTENT
+"/* apigen-server-${A_NAME}: the APIs ${A_APIS} of one family in one server
+ * (cmake/ApigenApi.cmake, apigen_add_family_server). */
+#include \"apigen_rt.h\"
+
+${decls}
+int main(int argc, char **argv)
+{
+    static const apigen_api *const apis[] = {${list}};
+    return apigen_server_main(argc, argv, apis, ${napis});
+}
+")
+  add_executable(apigen-server-${A_NAME} ${main} ${srcs})
+  apigen_lto(apigen-server-${A_NAME})
+  target_include_directories(apigen-server-${A_NAME} PRIVATE ${incs} ${PROJECT_SOURCE_DIR}/runtime)
+  target_link_libraries(apigen-server-${A_NAME} PRIVATE apigen_host ${libs})
+  target_link_options(apigen-server-${A_NAME} PRIVATE -Wl,--disable-new-dtags)
 endfunction()

@@ -17,7 +17,8 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
-                                       "private_symbols", "proc_table", "forward_output", NULL};
+                                       "private_symbols", "proc_table", "forward_output", "family",
+                                       NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -291,6 +292,20 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
             if (!s->last_error_get && !s->last_error_peek)
                 diag_error(d, le->loc, NULL, NULL,
                            "api.errors.last_error names no function: give get:, peek: or both");
+        }
+    }
+    /* api.family: the stubs of one family share one session (docs/spec.md) */
+    const spec_node *fam = spec_get(api, "family");
+    if (fam) {
+        const char *v;
+        if (spec_string(fam, "api.family", d, NULL, NULL, &v)) {
+            if (!is_c_identifier(v))
+                diag_error(d, fam->loc, NULL, NULL,
+                           "api.family: '%s' is not an identifier; name the family the API "
+                           "shares a session with (e.g. cuda), the same in every member's spec",
+                           v);
+            else
+                s->family = arena_strdup(m->arena, v);
         }
     }
     const spec_node *iso = spec_get(api, "isolation");
@@ -867,6 +882,19 @@ static void check_handles(ck *c, const spec_node *root)
                            h->name, h->also[k]);
         }
     }
+    /* a family's type tags are hashes: two types of one API must not share one */
+    for (size_t i = 0; c->m->api.family && i < c->m->nhandles; i++)
+        for (size_t j = i + 1; j < c->m->nhandles; j++) {
+            handle_type_def *a = &c->m->handles[i], *b = &c->m->handles[j];
+            char *ka = handle_family_key(c->m, a), *kb = handle_family_key(c->m, b);
+            if (strcmp(ka, kb) != 0 && model_handle_tag(c->m, a) == model_handle_tag(c->m, b))
+                diag_error(c->d, b->loc, NULL, NULL,
+                           "handle types '%s' (%s) and '%s' (%s) have the same family type tag "
+                           "by chance: rename one of the structs or leave api.family out",
+                           a->name, ka, b->name, kb);
+            free(ka);
+            free(kb);
+        }
     /* destroy functions are checked once the functions are known */
 }
 
@@ -2447,10 +2475,12 @@ static void check_device_ranges(ck *c)
             }
         }
     }
-    if (m->api.device_checked && !creators)
+    /* in a family, another member may create the session's device ranges */
+    if (m->api.device_checked && !creators && !m->api.family)
         diag_error(c->d, m->api.device_loc, NULL, NULL,
                    "types.device: no parameter creates device addresses (`dir: out, elem: device, "
-                   "creates: {bytes: EXPR}`), so every device parameter would be refused");
+                   "creates: {bytes: EXPR}`), so every device parameter would be refused (unless "
+                   "another API of its api.family creates them)");
 }
 
 static char *xasprintf_arena(arena *a, const char *fmt, ...)

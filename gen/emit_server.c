@@ -860,7 +860,7 @@ int emit_server(emit_ctx *e, strbuf *out)
             pt = xasprintf("pt_%s", h->name);
         }
         char tag[16], npt[16];
-        snprintf(tag, sizeof tag, "%u", h->tag);
+        snprintf(tag, sizeof tag, m->api.family ? "%uu" : "%u", model_handle_tag(m, h));
         snprintf(npt, sizeof npt, "%zu", h->npassthrough);
         if (h->nalso) { /* the other types declared first: their definitions may come later */
             strbuf v = {0};
@@ -966,6 +966,7 @@ int emit_server(emit_ctx *e, strbuf *out)
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
     if (m->api.forward_output) PUT("srv_api_forward_output", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
+    if (m->api.family) PUT("srv_api_family", "family", m->api.family);
     if (m->api.priv_option) {
         char *o = c_string(m->api.priv_option);
         PUT("srv_api_privileged", "option", o);

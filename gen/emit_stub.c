@@ -1127,6 +1127,7 @@ int emit_stub(emit_ctx *e, strbuf *out)
     PUT("stub_api_close", "API", e->API, "cb_dispatch", e->ncbs ? "cb_dispatch_" : "NULL",
         "async_next", m->api.async_errors_next_call ? "true" : "false");
     if (m->api.version_macro) PUT("stub_api_version", "API", e->API);
+    if (m->api.family) PUT("stub_api_family", "family", m->api.family);
     PUT("stub_api_end", NULL);
     return e->o.failed || e->failed ? -1 : 0;
 }

@@ -152,6 +152,27 @@ handle_type_def *model_handle_of(api_model *m, const type_info *t)
     return NULL;
 }
 
+char *handle_family_key(const api_model *m, const handle_type_def *h)
+{
+    const type_info *t = h->type;
+    if (t && t->kind == TY_POINTER && t->pointee && t->pointee->kind == TY_RECORD &&
+        t->pointee->canonical_unqual && strncmp(t->pointee->canonical_unqual, "struct ", 7) == 0)
+        return xstrdup(t->pointee->canonical_unqual);
+    return xasprintf("%s.%s", m->api.name, h->name);
+}
+
+unsigned model_handle_tag(const api_model *m, const handle_type_def *h)
+{
+    if (!m->api.family)
+        return h->tag;
+    char *key = handle_family_key(m, h);
+    uint32_t x = 2166136261u; /* FNV-1a 32 */
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        x = (x ^ *p) * 16777619u;
+    free(key);
+    return (unsigned)(x | 0x80000000u); /* never an index tag */
+}
+
 void model_free(api_model *m)
 {
     if (!m) return;

@@ -417,6 +417,8 @@ typedef struct api_settings {
     char *versioned_member; /* `types.versioned.member`: a non-const pointer to a struct whose
                                first member has this name is inout by default (the version
                                the caller set must reach the library); other structs: out */
+    char *family;           /* api.family: stubs of one family share one session; a handle
+                               type that points to a struct has a family-wide type tag */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
     int forward_output;     /* `forward_output: true`: the session process's stdout goes to its client */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
@@ -489,6 +491,14 @@ macro_def *model_find_macro(const api_model *m, const char *name);
 /* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
 handle_type_def *model_handle_of(api_model *m, const type_info *t);
 void model_free(api_model *m);
+/* The server's type tag of handle type h: its index, or in a family API
+ * (api.family) a hash of what it is, so that every member of the family
+ * gives one C type the same tag (handle_family_key). */
+unsigned model_handle_tag(const api_model *m, const handle_type_def *h);
+/* In a family API: a pointer to a struct is known by that struct's name
+ * ("struct CUstream_st": cudaStream_t and CUstream are one type); any other
+ * handle type (an integer) by "<api>.<typedef>", its own. *key: malloc'd. */
+char *handle_family_key(const api_model *m, const handle_type_def *h);
 /* FNV-1a 64 over a canonical text of the validated model (fingerprint.c). */
 uint64_t model_fingerprint(const api_model *m);
 

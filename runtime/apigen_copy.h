@@ -17,6 +17,12 @@
  * it off) each copy parts of it; it returns when every byte is copied. Helpers start on first use; one
  * wide copy runs at a time (another thread's copy meanwhile is a plain
  * memcpy). Safe across fork(): a child starts its own helpers. */
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__) /* exported by libapigen-guest.so.2 */
+#pragma GCC visibility push(default)
+#endif
 void apigen_copy_wide(void *dst, const void *src, size_t n);
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #endif

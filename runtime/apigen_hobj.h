@@ -26,6 +26,9 @@
 
 #include "apigen_rt.h"
 
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__) /* exported by libapigen-guest.so.2 */
+#pragma GCC visibility push(default)
+#endif
 void *apigen_hobj_get(uint64_t id, const void *first);
 uint64_t apigen_hobj_id(const void *h);
 bool apigen_hobj_known(const void *h);
@@ -33,6 +36,9 @@ void apigen_hobj_ref(const void *h, int delta, bool owned);
 void apigen_hobj_ids_to_objs(void *p, uint64_t nbytes, const void *first);
 APIGEN_CHECK bool apigen_hobj_put_keyed(apigen_wr *w, const void *p, uint64_t n, size_t elem,
                                         const int64_t *keys, size_t nkeys);
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #if defined(APIGEN_HOBJ_FIRST)
 extern const void *const APIGEN_HOBJ_FIRST;

@@ -20,9 +20,15 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+/* Building the shared guest runtime (libapigen-guest.so.2, compiled with
+ * hidden visibility): what this header declares is its interface, exported;
+ * everything else in it stays inside. */
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
 
 /* Generated code carries `#if APIGEN_RUNTIME_ABI != N #error ...`. */
-#define APIGEN_RUNTIME_ABI 1
+#define APIGEN_RUNTIME_ABI 2 /* 2: apigen_api.family, apigen_call.wire_id, libapigen-guest.so.2 */
 #define APIGEN_PROTO_VERSION 2 /* 2: the short reply prefix (rt_internal.h) */
 #define APIGEN_MAGIC 0x4e475041u /* "APGN" */
 #define APIGEN_FRAME_HDR_SIZE 32u
@@ -310,8 +316,17 @@ inline bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out)
 
 /* ---- logging and tracing --------------------------------------------------- */
 void apigen_log(const char *fmt, ...) APIGEN_PRINTF(1, 2); /* "apigen: ..." on stderr */
-/* APIGEN_TRACE=1 (or a file path) turns on the one-line-per-call trace. */
-bool apigen_tracing(void);
+/* APIGEN_TRACE=1 (or a file path) turns on the one-line-per-call trace.
+ * Every call asks (twice on the guest): inline, one load after the first
+ * answer, since the stubs call the runtime across a shared library.
+ * apigen_trace_state_ (log.c): 0 not read yet, 1 off, 2 on. */
+extern int apigen_trace_state_;
+bool apigen_tracing_slow(void);
+inline bool apigen_tracing(void)
+{
+    int st = __atomic_load_n(&apigen_trace_state_, __ATOMIC_ACQUIRE);
+    return __builtin_expect(st != 0, 1) ? st == 2 : apigen_tracing_slow();
+}
 void apigen_trace(const char *fmt, ...) APIGEN_PRINTF(1, 2);
 uint64_t apigen_now_ns(void);
 
@@ -390,6 +405,12 @@ typedef struct apigen_api {
      * returned that this does not hold was decided outside the library
      * (hand-written host code): the thread's last error is then the runtime's. */
     int64_t (*last_error_peek)(void);
+    /* spec `api.family` (NULL: none): the stubs of one family that a process
+     * loads share one session and one connection per thread and server
+     * (docs/internals.md "One session across APIs"); one server serves them
+     * all, and a handle type that is the same C type in two members has one
+     * type tag, so an id made through one is accepted by the other */
+    const char *family;
 } apigen_api;
 
 /* ---- guest side: calls ----------------------------------------------------- */
@@ -409,6 +430,8 @@ typedef struct apigen_call { /* apigen_call_begin_on sets each field (guest.c): 
     void *thread;           /* runtime-private */
     void *sink;             /* runtime-private: apigen_call_stream_into */
     uint64_t sink_cap;
+    uint32_t wire_id;       /* runtime-private: call_id with the API's index in the session */
+    uint64_t salt;          /* runtime-private: the session's (apigen_vouch_id); 0: none */
 } apigen_call;
 
 /* Connects lazily (APIGEN_SERVER), once per guest thread. false -> the
@@ -451,8 +474,22 @@ unsigned apigen_server_count(const apigen_api *api); /* 1 without APIGEN_SERVER 
 /* The server whose session handed out handle id / the device range holding
  * addr (the current server's first, when servers' ranges overlap), or
  * APIGEN_ROUTE_ANY when none is known. */
-int apigen_route_id(const apigen_api *api, uint64_t id);
-int apigen_route_dev(const apigen_api *api, uint64_t addr);
+/* apigen_route_multi_ (route.c): some API has several servers; with one,
+ * every route is "any", inline. */
+extern int apigen_route_multi_;
+int apigen_route_id_multi(const apigen_api *api, uint64_t id);
+inline int apigen_route_id(const apigen_api *api, uint64_t id)
+{
+    return __atomic_load_n(&apigen_route_multi_, __ATOMIC_RELAXED) ? apigen_route_id_multi(api, id)
+                                                                  : APIGEN_ROUTE_ANY;
+}
+int apigen_route_dev_multi(const apigen_api *api, uint64_t addr);
+inline int apigen_route_dev(const apigen_api *api, uint64_t addr)
+{
+    return __atomic_load_n(&apigen_route_multi_, __ATOMIC_RELAXED) && addr
+               ? apigen_route_dev_multi(api, addr)
+               : APIGEN_ROUTE_ANY;
+}
 /* Device ranges a call created (`creates: {bytes:}`) and freed (`destroys`)
  * on a server, for apigen_route_dev and apigen_vouch_dev. Hand-written code
  * notes the ranges its calls create in other ways (pitched allocations). */
@@ -492,7 +529,10 @@ int apigen_building_server(void);
  * handed out or a guest id of it; a freed one still passes: the server's
  * rejection is then reported later). vouch_dev: addr is 0 or inside a device
  * range the guest noted for that server (apigen_dev_note). */
-bool apigen_vouch_id(const apigen_call *c, uint64_t id);
+inline bool apigen_vouch_id(const apigen_call *c, uint64_t id)
+{
+    return !id || ((id >> 32) & 0x7fffffffu) == c->salt; /* a salt is never 0 */
+}
 bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
 /* Whether [addr, addr + bytes) certainly runs past the client's memory: addr
  * lies in a range the guest noted for the call's server and the extent goes
@@ -768,6 +808,9 @@ void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_P
  * [--token-file F]; serves every API in apis[]. */
 int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, unsigned napis);
 
+#if defined(APIGEN_GUEST_SO) && defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 #ifdef __cplusplus
 }
 #endif

@@ -60,17 +60,26 @@ static inline void tlock_give(tlock *l)
 }
 
 typedef struct gcb {
+    const apigen_api *api; /* whose callback (a family shares the table) */
     uint64_t id;
     unsigned type;
     void *fn, *user;
     bool once;
 } gcb;
 
-/* Process-wide state of one API on one server (APIGEN_SERVER=url1,url2,...:
- * one per URL, index = its position; route.c picks the server of a call). */
+/* Process-wide state of one API, or of the APIs of one family (api.family),
+ * on one server (APIGEN_SERVER=url1,url2,...: one per URL, index = its
+ * position; route.c picks the server of a call). */
 typedef struct gapi {
     struct gapi *next;
-    const apigen_api *api;
+    const apigen_api *api; /* the first seen: names the family's state */
+    /* The session's APIs, in the order the server knows them (a frame's API
+     * index): apis[0] opened it, a later one joined it (join_member). napis
+     * is published after apis[napis - 1] is set and the server accepted it. */
+    const apigen_api *apis[RT_FAMILY_MAX];
+    _Atomic unsigned napis;
+    const apigen_api *refused[RT_FAMILY_MAX]; /* members the server refused (under mu) */
+    unsigned nrefused;
     unsigned index;     /* which server */
     struct gapi *home;  /* server 0's: it keeps the API's callback table */
     /* apigen_set_session_hook: 0 not run on this session, 1 running (on
@@ -129,7 +138,8 @@ typedef struct gthr {
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
     uint32_t gids[GIDS_MAX];     /* ... (their n; the first GIDS_MAX), under mu */
     bool pend;     /* a queued call's error that no call has reported yet ... */
-    int64_t pend_err; /* ... (the sync call that got it could not return it) */
+    int64_t pend_err; /* ... (the sync call that got it could not return it) ... */
+    const apigen_api *pend_api; /* ... in the error values of this API */
     gapi *g;
     unsigned gen;
     apigen_conn *conn;
@@ -170,13 +180,19 @@ static void mark_lost(gapi *g, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, sizeof why, fmt, ap);
     va_end(ap);
+    /* a family's state: every API of it is cut off */
+    char n[160];
+    if (g->api->family)
+        snprintf(n, sizeof n, "family %s", g->api->family);
+    else
+        snprintf(n, sizeof n, "%s", g->api->name);
     if (rt_servers(g->api) > 1)
         apigen_log("%s: lost connection to server %u (%s): %s; every further %s call routed "
-                   "there fails, the other servers still serve", g->api->name, g->index,
-                   g->url[0] ? g->url : "(no server)", why, g->api->name);
+                   "there fails, the other servers still serve", n, g->index,
+                   g->url[0] ? g->url : "(no server)", why, n);
     else
-        apigen_log("%s: lost connection to %s: %s; every further %s call fails", g->api->name,
-                   g->url[0] ? g->url : "(no server)", why, g->api->name);
+        apigen_log("%s: lost connection to %s: %s; every further %s call fails", n,
+                   g->url[0] ? g->url : "(no server)", why, n);
 }
 
 static void unlink_thr(gthr *t)
@@ -286,10 +302,12 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
     pthread_once(&g_once, once_init);
     pthread_mutex_lock(&g_mu);
     gapi *g = g_apis;
-    while (g && (g->api != api || g->index != index))
+    while (g && (!rt_same_family(g->api, api) || g->index != index))
         g = g->next;
     if (!g && (g = calloc(1, sizeof *g))) {
         g->api = api;
+        g->apis[0] = api;
+        atomic_init(&g->napis, 1);
         g->index = index;
         g->home = home ? home : g;
         atomic_init(&g->hook_state, 0);
@@ -356,10 +374,15 @@ static bool guest_token(char *buf, size_t cap, char *why, size_t whylen)
     return true;
 }
 
-/* Sends the handshake on conn and reads the answer; false + why. */
+/* Sends the handshake on conn, naming the session's APIs list[0..n) (the
+ * server checks each; a join that names one more adds it to the session),
+ * and reads the answer; false + why, and the server's status in *st (0 when
+ * none came). */
 static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN], uint64_t tid,
-                  char *why, size_t whylen)
+                  const apigen_api *const *list, unsigned n, uint32_t *stp, char *why,
+                  size_t whylen)
 {
+    *stp = 0;
     apigen_wr w;
     size_t off;
     char token[RT_TOKEN_MAX];
@@ -378,14 +401,25 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
         pid[i] = (uint8_t)(p >> (8 * i));
     const char *comm = program_invocation_short_name ? program_invocation_short_name : "";
     apigen_wr_init(&w);
+    const apigen_api *a0 = list[0];
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, RT_HELLO_V3) &&
-              apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
+              apigen_put_str(&w, a0->name) && apigen_put_u64(&w, a0->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
               apigen_put_str(&w, token[0] ? token : NULL) &&
-              apigen_put_u64(&w, g->api->api_version) && apigen_put_u64(&w, afd < 0 ? 0 : asize) &&
+              apigen_put_u64(&w, a0->api_version) && apigen_put_u64(&w, afd < 0 ? 0 : asize) &&
               apigen_put_u32(&w, RT_HELLO_TAG_PID) && apigen_put_bytes(&w, pid, sizeof pid) &&
-              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm)) &&
-              rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
+              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm));
+    if (ok && n >= 2) { /* the family's further APIs: one extension */
+        apigen_wr f;
+        apigen_wr_init(&f);
+        bool fok = apigen_put_u32(&f, n - 1);
+        for (unsigned i = 1; fok && i < n; i++)
+            fok = apigen_put_str(&f, list[i]->name) && apigen_put_u64(&f, list[i]->fingerprint) &&
+                  apigen_put_u64(&f, list[i]->api_version);
+        ok = fok && apigen_put_u32(&w, RT_HELLO_TAG_FAMILY) && apigen_put_bytes(&w, f.buf, f.len);
+        apigen_wr_free(&f);
+    }
+    ok = ok && rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");
         apigen_wr_free(&w);
@@ -413,6 +447,7 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
         snprintf(why, whylen, "malformed handshake reply (%s)", rd.err ? rd.err : "bad flags");
         ok = false;
     } else if (st != RT_HELLO_OK) {
+        *stp = st;
         snprintf(why, whylen, "server refused the connection: %s", msg ? msg : "(no reason)");
         ok = false;
     } else {
@@ -429,16 +464,48 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
                                  whylen) &&
              apigen_tp_recv_side(conn, ack, sizeof ack, &nofd, g->connect_ms, why, whylen);
         if (ok)
-            rt_arena_guest_ack(g->api, ack, nofd);
+            rt_arena_guest_ack(a0, ack, nofd);
     }
     return ok;
 }
 
-/* Control connection + session, once per process. Caller holds g->mu. */
-static bool ensure_session(gapi *g)
+/* The server refused api (it does not serve it, or another version): api's
+ * calls fail from now on, with one line; the family's other APIs go on.
+ * Caller holds g->mu. */
+static void refuse_member(gapi *g, const apigen_api *api, const char *why)
+{
+    for (unsigned i = 0; i < g->nrefused; i++)
+        if (g->refused[i] == api)
+            return;
+    if (g->nrefused < RT_FAMILY_MAX)
+        g->refused[g->nrefused++] = api;
+    apigen_log("%s: %s (%s); every %s call fails%s%s%s", api->name, why,
+               g->url[0] ? g->url : "(no server)", api->name,
+               api->family ? ", the other APIs of family " : "", api->family ? api->family : "",
+               api->family ? " go on" : "");
+}
+
+static bool is_refused(const gapi *g, const apigen_api *api)
+{
+    for (unsigned i = 0; i < g->nrefused; i++)
+        if (g->refused[i] == api)
+            return true;
+    return false;
+}
+
+/* A refusal that concerns the API named, not the connection or the session. */
+static bool api_refusal(uint32_t st)
+{
+    return st == RT_HELLO_API || st == RT_HELLO_FINGERPRINT;
+}
+
+/* Control connection + session, once per process; api (the API of the call
+ * that needs it) opens it and is the session's API 0. Caller holds g->mu. */
+static bool ensure_session(gapi *g, const apigen_api *api)
 {
     char why[600];
-    if (atomic_load(&g->lost))
+    uint32_t st;
+    if (atomic_load(&g->lost) || is_refused(g, api))
         return false;
     if (g->connected)
         return true;
@@ -456,6 +523,8 @@ static bool ensure_session(gapi *g)
     }
     g->connect_ms = env_int("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS, "milliseconds");
     g->reply_ms = env_int("APIGEN_TIMEOUT_MS", -1, "milliseconds");
+    g->apis[0] = api;
+    atomic_store_explicit(&g->napis, 1, memory_order_release);
     /* several servers: a handle's salt names its server, so two sessions
      * with one salt (a 2^-30 chance) are not kept: ask for another */
     for (int tries = 0;; tries++) {
@@ -464,10 +533,13 @@ static bool ensure_session(gapi *g)
             return false;
         }
         memset(g->key, 0, sizeof g->key);
-        if (!hello(g, g->ctrl, false, g->key, 0, why, sizeof why)) {
+        if (!hello(g, g->ctrl, false, g->key, 0, g->apis, 1, &st, why, sizeof why)) {
             apigen_tp_close(g->ctrl);
             g->ctrl = NULL;
-            mark_lost(g, "%s", why);
+            if (api->family && api_refusal(st))
+                refuse_member(g, api, why); /* another member may still open the session */
+            else
+                mark_lost(g, "%s", why);
             return false;
         }
         g->salt = rt_key_salt(g->key);
@@ -481,14 +553,74 @@ static bool ensure_session(gapi *g)
     return true;
 }
 
-static gthr *new_thr(gapi *g)
+/* api's index in g's session, when the session has it. */
+static inline bool member_of(gapi *g, const apigen_api *api, unsigned *idx)
+{
+    unsigned n = atomic_load_explicit(&g->napis, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        if (g->apis[i] == api) {
+            *idx = i;
+            return true;
+        }
+    return false;
+}
+
+/* api (a member of g's family) joins g's session: a handshake on a
+ * connection of its own names the session's APIs and api last; the server
+ * checks api and adds it. Then every connection of the session may carry
+ * api's calls (its index in the frames' call ids). */
+static bool join_member(gapi *g, const apigen_api *api, unsigned *idx)
+{
+    char why[600];
+    uint32_t st;
+    bool ok = false;
+    pthread_mutex_lock(&g->mu);
+    if (member_of(g, api, idx)) {
+        ok = true;
+    } else if (ensure_session(g, api)) {
+        unsigned n = atomic_load(&g->napis);
+        apigen_conn *conn = NULL;
+        uint8_t key[RT_KEY_LEN];
+        memcpy(key, g->key, sizeof key);
+        if (member_of(g, api, idx)) {
+            ok = true; /* it opened the session */
+        } else if (n >= RT_FAMILY_MAX) {
+            refuse_member(g, api, "the session has the most APIs a family may have");
+        } else {
+            g->apis[n] = api;
+            if (!apigen_tp_connect(g->url, g->connect_ms, &conn, why, sizeof why)) {
+                mark_lost(g, "%s", why);
+            } else if (!hello(g, conn, true, key, 0, g->apis, n + 1, &st, why, sizeof why)) {
+                if (api_refusal(st))
+                    refuse_member(g, api, why);
+                else
+                    mark_lost(g, "%s", why);
+            } else {
+                atomic_store_explicit(&g->napis, n + 1, memory_order_release);
+                *idx = n;
+                ok = true;
+                if (apigen_tracing())
+                    apigen_trace("%s: joined the %s session as its API %u", api->name,
+                                 api->family, n);
+            }
+            apigen_tp_close(conn);
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
+    return ok;
+}
+
+static gthr *new_thr(gapi *g, const apigen_api *api)
 {
     char why[600];
     uint8_t key[RT_KEY_LEN];
+    const apigen_api *list[RT_FAMILY_MAX];
+    uint32_t st;
     pthread_mutex_lock(&g->mu);
-    bool ok = ensure_session(g);
-    unsigned gen = g->gen;
+    bool ok = ensure_session(g, api);
+    unsigned gen = g->gen, n = atomic_load(&g->napis);
     memcpy(key, g->key, sizeof key);
+    memcpy(list, g->apis, n * sizeof list[0]);
     pthread_mutex_unlock(&g->mu);
     if (!ok)
         return NULL;
@@ -503,7 +635,7 @@ static gthr *new_thr(gapi *g)
     atomic_init(&t->mu, 0);
     apigen_wr_init(&t->q);
     if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
-        !hello(g, t->conn, true, key, t->tid, why, sizeof why)) {
+        !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why)) {
         mark_lost(g, "%s", why);
         free_thr(t, false);
         return NULL;
@@ -521,14 +653,26 @@ static gthr *new_thr(gapi *g)
     return t;
 }
 
-static gthr *get_thr(const apigen_api *api, unsigned server)
+/* The calling thread's connection to server `server` of api's session
+ * (of its family's: one for all its members), and api's index there. */
+static gthr *get_thr(const apigen_api *api, unsigned server, unsigned *idx)
 {
+    gthr *h = tl_head;
+    if (h && h->g->apis[0] == api && h->g->index == server && h->gen == h->g->gen) {
+        *idx = 0; /* the common case: the thread's first state, its session's first API */
+        return h;
+    }
     for (gthr **pp = &tl_head; *pp; pp = &(*pp)->next) {
         gthr *t = *pp;
-        if (t->g->api != api || t->g->index != server)
+        if (t->g->index != server || !rt_same_family(t->g->api, api))
             continue;
-        if (t->gen == t->g->gen)
-            return t;
+        if (t->gen == t->g->gen) {
+            if (t->g->apis[0] == api) { /* the common case: one API, or the first */
+                *idx = 0;
+                return t;
+            }
+            return member_of(t->g, api, idx) || join_member(t->g, api, idx) ? t : NULL;
+        }
         *pp = t->next; /* inherited from the parent across fork() */
         free_thr(t, false);
         break;
@@ -540,7 +684,10 @@ static gthr *get_thr(const apigen_api *api, unsigned server)
     }
     if (atomic_load(&g->lost))
         return NULL;
-    return new_thr(g);
+    gthr *t = new_thr(g, api);
+    if (t && !member_of(g, api, idx) && !join_member(g, api, idx))
+        return NULL;
+    return t;
 }
 
 /* A further server's session is set up: the API's hand-written code replays
@@ -595,14 +742,17 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     c->thread = NULL;
     c->sink = NULL;
     c->sink_cap = 0;
+    c->wire_id = call_id;
+    c->salt = 0;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     /* c->rd is empty: all zero is what apigen_rd_init(NULL, 0) writes */
-    unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api);
+    unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api), idx = 0;
     if (want && want >= rt_servers(api))
         return false;
-    gthr *t = get_thr(api, want);
+    gthr *t = get_thr(api, want, &idx);
     if (!t || atomic_load(&t->g->lost))
         return false;
+    c->wire_id = call_id | idx << RT_CALL_API_SHIFT;
     if (want && atomic_load_explicit(&t->g->hook_state, memory_order_acquire) != 2) {
         run_session_hook(t->g);
         if (atomic_load(&t->g->lost))
@@ -632,6 +782,7 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     t->in_frame = true;
     c->wr = &t->q;
     c->thread = t;
+    c->salt = t->g->salt;
     c->status = APIGEN_OK; /* c->t0 stays 0: the stub keeps its own trace start */
     return true;
 }
@@ -854,7 +1005,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     uint32_t req = ++t->req;
-    if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->call_id, req, t->tid)) {
+    if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->wire_id, req, t->tid)) {
         c->status = drop_frame(t, c);
         unlock_thr(t);
         return c->status;
@@ -917,7 +1068,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         if (!(h.flags & APIGEN_F_STREAM))
             break;
         /* a chunk of a streamed out-buffer: straight into the caller's memory */
-        if (h.flags != APIGEN_F_STREAM || h.request_id != req || h.call_id != c->call_id ||
+        if (h.flags != APIGEN_F_STREAM || h.request_id != req || h.call_id != c->wire_id ||
             !c->sink || h.payload_len > c->sink_cap - streamed) {
             mark_lost(g, "unexpected streamed data in the reply to %s",
                       call_name(c->api, c->call_id));
@@ -937,7 +1088,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     rt_reply_prefix rp;
-    if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->call_id ||
+    if (!(h.flags & APIGEN_F_REPLY) || h.request_id != req || h.call_id != c->wire_id ||
         !rt_get_reply_prefix(&c->rd, &rp)) {
         mark_lost(g, "malformed reply to %s", call_name(c->api, c->call_id));
         apigen_rd_init(&c->rd, NULL, 0);
@@ -949,7 +1100,7 @@ apigen_status apigen_call_sync(apigen_call *c)
     c->status = (apigen_status)rp.status;
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
-    if (t->pend) { /* the first error of the queued calls wins */
+    if (t->pend && t->pend_api == c->api) { /* the first error of the queued calls wins */
         c->has_deferred = true;
         c->deferred_error = t->pend_err;
         t->pend = false;
@@ -957,6 +1108,7 @@ apigen_status apigen_call_sync(apigen_call *c)
     if (tl_hold_deferred && c->has_deferred) { /* a call hand-written code made for itself */
         t->pend = true;
         t->pend_err = c->deferred_error;
+        t->pend_api = c->api;
         c->has_deferred = false;
     }
     return c->status;
@@ -970,13 +1122,7 @@ void apigen_hold_deferred(bool on)
         tl_hold_deferred--;
 }
 
-bool apigen_vouch_id(const apigen_call *c, uint64_t id)
-{
-    const gthr *t = c->thread;
-    if (!id)
-        return true;
-    return t && ((id >> 32) & 0x7fffffffu) == t->g->salt;
-}
+extern inline bool apigen_vouch_id(const apigen_call *c, uint64_t id);
 
 /* Whether the frame just ended in t->q holds a value of guest-id form (of
  * this session) that this thread did not name since its queue was last
@@ -1013,7 +1159,7 @@ apigen_status apigen_call_async(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     if (t->q.failed ||
-        !rt_wr_end_frame(&t->q, t->frame_off, APIGEN_F_ASYNC, c->call_id, ++t->req, t->tid)) {
+        !rt_wr_end_frame(&t->q, t->frame_off, APIGEN_F_ASYNC, c->wire_id, ++t->req, t->tid)) {
         (void)drop_frame(t, c);
         unlock_thr(t);
         return c->status = APIGEN_LOST; /* only OK or LOST may be returned here */
@@ -1085,6 +1231,7 @@ void apigen_call_end(apigen_call *c)
     if (c->has_deferred && c->status == APIGEN_OK) { /* not reported: the next call does */
         t->pend = true;
         t->pend_err = c->deferred_error;
+        t->pend_api = c->api;
     }
     if (c->rd.pull && !rt_pull_drain(&c->rd)) /* a bulk the caller did not read */
         mark_lost(t->g, "reading the reply to %s: %s", call_name(c->api, c->call_id),
@@ -1195,7 +1342,7 @@ static void *cb_reader(void *arg)
                 break;
             }
         pthread_mutex_unlock(&home->mu);
-        const apigen_api *api = g->api;
+        const apigen_api *api = found ? cb.api : g->api;
         if (!found || cb.type != h.call_id || cb.type >= api->ncb_types || !api->cb_dispatch ||
             !api->cb_dispatch[cb.type]) {
             apigen_log("%s: ignoring callback %llu of type %u: not registered", api->name,
@@ -1223,7 +1370,7 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
         return 0;
     uint64_t id = 0;
     pthread_mutex_lock(&g->mu);
-    bool ok = ensure_session(g);
+    bool ok = ensure_session(g, api);
     if (ok && !g->reader_started) {
         pthread_t th;
         pthread_attr_t at;
@@ -1250,7 +1397,7 @@ uint64_t apigen_cb_register(const apigen_api *api, unsigned cb_type, void *fn, v
         h->capcbs = nc;
     }
     id = ++h->next_cb;
-    h->cbs[h->ncbs++] = (gcb){id, cb_type, fn, user_data, once};
+    h->cbs[h->ncbs++] = (gcb){api, id, cb_type, fn, user_data, once};
 out:
     pthread_mutex_unlock(&h->mu);
     return id;

@@ -51,6 +51,14 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
                     h->comm[k++] = c >= 0x20 && c < 0x7f ? c : '?';
                 }
                 h->comm[k] = 0;
+            } else if (ok && tag == RT_HELLO_TAG_FAMILY) {
+                apigen_rd f;
+                apigen_rd_init(&f, v, (size_t)vn);
+                ok = apigen_get_u32(&f, &h->nmore) && h->nmore >= 1 && h->nmore < RT_FAMILY_MAX;
+                for (uint32_t i = 0; ok && i < h->nmore; i++)
+                    ok = apigen_get_str(&f, &h->more_name[i], RT_NAME_MAX) && h->more_name[i] &&
+                         apigen_get_u64(&f, &h->more_fp[i]) && apigen_get_u64(&f, &h->more_version[i]);
+                ok = ok && apigen_rd_done(&f);
             }
         }
     }
@@ -61,12 +69,22 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
     return RT_HELLO_OK;
 }
 
+/* the family's further APIs, after the two u64s */
+static bool more(const rt_hello *h, apigen_wr *w)
+{
+    bool ok = !h->nmore || apigen_put_u32(w, h->nmore);
+    for (uint32_t i = 0; ok && i < h->nmore; i++)
+        ok = apigen_put_str(w, h->more_name[i]) && apigen_put_u64(w, h->more_fp[i]) &&
+             apigen_put_u64(w, h->more_version[i]);
+    return ok;
+}
+
 bool rt_hello_canon(const rt_hello *h, apigen_wr *w)
 {
     /* as a version-2 guest writes it: the trailing u64s only when needed */
     return apigen_put_u32(w, APIGEN_PROTO_VERSION) && apigen_put_str(w, h->name) &&
            apigen_put_u64(w, h->fp) && apigen_put_u8(w, h->join) && apigen_put_raw(w, h->key, RT_KEY_LEN) &&
            apigen_put_str(w, h->token) &&
-           (!(h->api_version || h->arena_size) || apigen_put_u64(w, h->api_version)) &&
-           (!h->arena_size || apigen_put_u64(w, h->arena_size));
+           (!(h->api_version || h->arena_size || h->nmore) || apigen_put_u64(w, h->api_version)) &&
+           (!(h->arena_size || h->nmore) || apigen_put_u64(w, h->arena_size)) && more(h, w);
 }

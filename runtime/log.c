@@ -18,7 +18,7 @@ static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 static int trace_fd = -1;
 /* Every call asks whether it traces (twice on the guest): after the first
  * answer that is one load, not a pthread_once. 0: not read yet, 1: off, 2: on. */
-static _Atomic int trace_state;
+int apigen_trace_state_; /* __atomic_* only (apigen_rt.h reads it inline) */
 
 /* One write() per line so lines from several threads never interleave. */
 static void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
@@ -71,14 +71,13 @@ static void trace_init(void)
     trace_fd = fd;
 }
 
-bool apigen_tracing(void)
+extern inline bool apigen_tracing(void);
+
+bool apigen_tracing_slow(void)
 {
-    int st = atomic_load_explicit(&trace_state, memory_order_acquire);
-    if (__builtin_expect(st == 0, 0)) {
-        pthread_once(&trace_once, trace_init);
-        st = trace_fd >= 0 ? 2 : 1; /* trace_fd is published by the release below */
-        atomic_store_explicit(&trace_state, st, memory_order_release);
-    }
+    pthread_once(&trace_once, trace_init);
+    int st = trace_fd >= 0 ? 2 : 1; /* trace_fd is published by the release below */
+    __atomic_store_n(&apigen_trace_state_, st, __ATOMIC_RELEASE);
     return st == 2;
 }
 

@@ -170,6 +170,8 @@ static bool grow(void **p, size_t *cap, size_t n, size_t elem)
 
 static const char *api_call(const apigen_api *api, uint32_t id)
 {
+    if (id >> RT_CALL_API_SHIFT) /* a further API of a family session: its name is not kept */
+        return "call of a further API";
     if (api && id < api->ncalls && api->call_names && api->call_names[id])
         return api->call_names[id];
     return "?";
@@ -814,6 +816,23 @@ static void on_end(live *l)
     }
 }
 
+/* Whether a recorded connection's handshake is live's, compared as version
+ * 2 (the pid and process name change from run to run). */
+static bool same_hello(const rconn *c, const rt_hello *live)
+{
+    rt_hello rh;
+    const char *why = NULL;
+    apigen_wr a, b;
+    apigen_wr_init(&a);
+    apigen_wr_init(&b);
+    bool same = rt_hello_parse(c->hello, c->hello_len, &rh, &why) == RT_HELLO_OK &&
+                rt_hello_canon(&rh, &a) && rt_hello_canon(live, &b) && a.len == b.len &&
+                memcmp(a.buf, b.buf, a.len) == 0;
+    apigen_wr_free(&a);
+    apigen_wr_free(&b);
+    return same;
+}
+
 static void *serve(void *arg)
 {
     live *l = arg;
@@ -862,6 +881,11 @@ static void *serve(void *arg)
                  apigen_tp_peer(l->conn));
         l->session = (uint32_t)i;
         l->rc = -1;
+        /* a family's thread connections name the APIs the session had when
+         * each was opened: the first of the session's with these bytes */
+        for (size_t k = 0; k < nconns_ && !ref; k++)
+            if (conns_[k].session == i && conns_[k].join && same_hello(&conns_[k], &hl))
+                ref = &conns_[k];
         for (size_t k = 0; k < nconns_ && !ref; k++)
             if (conns_[k].session == i && conns_[k].join)
                 ref = &conns_[k];

@@ -46,7 +46,7 @@ typedef struct rapi {
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static rapi *g_r[MAX_APIS];
 static _Atomic unsigned g_nr;
-static _Atomic bool g_multi; /* some API has more than one server */
+int apigen_route_multi_; /* some API has more than one server (__atomic_*: apigen_rt.h reads it) */
 
 /* The calling thread's current server per API (only after a selection). */
 static _Thread_local struct {
@@ -56,13 +56,21 @@ static _Thread_local struct {
 static _Thread_local unsigned tl_ncur;
 static _Thread_local int tl_building = -1;
 
-static rapi *find(const apigen_api *api)
+/* a family's APIs share servers, salts, device ranges */
+__attribute__((noinline)) static rapi *find_family(const apigen_api *api)
 {
     unsigned n = atomic_load_explicit(&g_nr, memory_order_acquire);
     for (unsigned i = 0; i < n; i++)
-        if (g_r[i]->api == api)
+        if (rt_same_family(g_r[i]->api, api))
             return g_r[i];
     return NULL;
+}
+
+/* the API that made the table first (every call of a one-API process) inline */
+static inline rapi *find(const apigen_api *api)
+{
+    unsigned n = atomic_load_explicit(&g_nr, memory_order_acquire);
+    return n && g_r[0]->api == api ? g_r[0] : find_family(api);
 }
 
 /* The API's servers, read from APIGEN_SERVER the first time. */
@@ -89,7 +97,7 @@ static rapi *get(const apigen_api *api)
         g_r[atomic_load(&g_nr)] = r;
         atomic_store_explicit(&g_nr, atomic_load(&g_nr) + 1, memory_order_release);
         if (r->n > 1)
-            atomic_store(&g_multi, true);
+            __atomic_store_n(&apigen_route_multi_, 1, __ATOMIC_SEQ_CST);
     }
     pthread_mutex_unlock(&g_mu);
     return r;
@@ -139,12 +147,21 @@ void rt_route_forget_sessions(void)
             atomic_store(&g_r[i]->salt[k], 0);
 }
 
-unsigned rt_route_current(const apigen_api *api)
+__attribute__((noinline)) static unsigned route_current_multi(const apigen_api *api)
 {
     for (unsigned i = 0; i < tl_ncur; i++)
-        if (tl_cur[i].api == api)
+        if (rt_same_family(tl_cur[i].api, api))
             return tl_cur[i].server;
     return 0;
+}
+
+unsigned rt_route_current(const apigen_api *api)
+{
+    /* one server: it is every thread's (a selection needs a call first, and
+     * the first call read APIGEN_SERVER); small enough to inline into every call */
+    if (!__atomic_load_n(&apigen_route_multi_, __ATOMIC_RELAXED))
+        return 0;
+    return route_current_multi(api);
 }
 
 int apigen_current_server(const apigen_api *api)
@@ -157,7 +174,7 @@ void apigen_select_server(const apigen_api *api, int server)
     if (server < 0)
         return;
     for (unsigned i = 0; i < tl_ncur; i++)
-        if (tl_cur[i].api == api) {
+        if (rt_same_family(tl_cur[i].api, api)) {
             tl_cur[i].server = (unsigned)server;
             return;
         }
@@ -169,10 +186,10 @@ void apigen_select_server(const apigen_api *api, int server)
 }
 
 /* ---- handles ------------------------------------------------------------------ */
-int apigen_route_id(const apigen_api *api, uint64_t id)
+extern inline int apigen_route_id(const apigen_api *api, uint64_t id);
+
+int apigen_route_id_multi(const apigen_api *api, uint64_t id)
 {
-    if (!atomic_load_explicit(&g_multi, memory_order_relaxed))
-        return APIGEN_ROUTE_ANY;
     uint64_t salt = (id >> 32) & 0x7fffffffu; /* RT_GID_BIT aside: guest ids too */
     rapi *r = salt ? find(api) : NULL;
     for (unsigned k = 0; r && k < r->n; k++)
@@ -305,16 +322,9 @@ bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, co
     return true;
 }
 
-__attribute__((noinline)) static int route_dev_multi(const apigen_api *api, uint64_t addr);
+extern inline int apigen_route_dev(const apigen_api *api, uint64_t addr);
 
-int apigen_route_dev(const apigen_api *api, uint64_t addr)
-{
-    if (!atomic_load_explicit(&g_multi, memory_order_relaxed) || !addr)
-        return APIGEN_ROUTE_ANY; /* (the lookup apart: no stack frame here) */
-    return route_dev_multi(api, addr);
-}
-
-static int route_dev_multi(const apigen_api *api, uint64_t addr)
+int apigen_route_dev_multi(const apigen_api *api, uint64_t addr)
 {
     rapi *r = find(api);
     if (!r)

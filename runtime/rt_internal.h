@@ -112,6 +112,21 @@ bool rt_host_pin(void *p, size_t n);
 void rt_host_unpin(void *p);
 extern void (*rt_buf_moving)(void *p);
 
+/* One session across the APIs of a family (apigen_api.family): a frame's
+ * call id carries the API's index in the session's list (the order the
+ * guest's handshakes named them: 0 is the API that opened the session) in
+ * its high 8 bits, so a session of one API sends the call ids it always did.
+ * RT_FAMILY_MAX APIs per session. */
+#define RT_CALL_API_SHIFT 24
+#define RT_CALL_LOCAL_MASK ((1u << RT_CALL_API_SHIFT) - 1)
+#define RT_FAMILY_MAX 16u
+/* Whether a and b are one API or members of one family. */
+static inline bool rt_same_family(const apigen_api *a, const apigen_api *b)
+{
+    return a == b || (a && b && a->family && b->family &&
+                      (a->family == b->family || __builtin_strcmp(a->family, b->family) == 0));
+}
+
 /* Handshake status codes (reply u32). */
 enum {
     RT_HELLO_OK = 0,
@@ -134,22 +149,28 @@ enum {
  * - version 3 (RT_HELLO_V3; frames stay version 2): u64 API version (0:
  *   none), u64 arena size (0: none), then (u32 tag, bytes value) pairs to
  *   the end, unknown tags skipped: RT_HELLO_TAG_PID (u64 LE, the guest's
- *   pid as it sees it), RT_HELLO_TAG_COMM (its process name).
+ *   pid as it sees it), RT_HELLO_TAG_COMM (its process name),
+ *   RT_HELLO_TAG_FAMILY (a family's further APIs: u32 n, then n times str
+ *   name, u64 fingerprint, u64 API version).
  * A server speaks both; a version-2 server refuses a version-3 guest with
  * "protocol version mismatch". */
 #define RT_HELLO_V3 3u
-enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2 };
+enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3 };
 typedef struct rt_hello {
     uint32_t proto;
     const char *name, *token; /* point into the payload */
     uint64_t fp, api_version, arena_size, pid;
     uint8_t join, key[RT_KEY_LEN];
     char comm[32];
+    uint32_t nmore; /* the family's further APIs (RT_HELLO_TAG_FAMILY) */
+    const char *more_name[RT_FAMILY_MAX];
+    uint64_t more_fp[RT_FAMILY_MAX], more_version[RT_FAMILY_MAX];
 } rt_hello;
 /* RT_HELLO_OK; RT_HELLO_PROTO (h->proto: what came); RT_HELLO_MALFORMED (*err) */
 uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **err);
-/* h as a version-2 guest would have written it (no pid, no process name):
- * what a replay compares with the recording */
+/* h as a version-2 guest would have written it (no pid, no process name;
+ * a family's further APIs after the two u64s): what a replay compares with
+ * the recording */
 APIGEN_CHECK bool rt_hello_canon(const rt_hello *h, apigen_wr *w);
 
 /* The runtime's prefix of every reply: u8 status (apigen_status), u8 flags,
@@ -246,6 +267,13 @@ void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
 struct rt_mx_sess;
 void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m);
 struct rt_mx_sess *rt_session_mx(const struct apigen_session *s);
+/* The session's API of index idx (a frame's call id names it), NULL: none. */
+const apigen_api *rt_session_api(struct apigen_session *s, unsigned idx);
+/* A handshake named the session's APIs list[0..n): each already there must
+ * be the one of its index, the next ones join it (a family's member loaded
+ * later). RT_HELLO_OK, else RT_HELLO_API and msg says why. */
+uint32_t rt_session_add_apis(struct apigen_session *s, const apigen_api *const *list, unsigned n,
+                             char *msg, size_t msglen);
 /* Drops one connection's reference; the last one destroys owned handles
  * newest first, then callback bindings. ctrl: this connection was the
  * session's control connection (callbacks stop using it first). */
@@ -283,6 +311,7 @@ typedef struct rt_dispatch {
 typedef struct rt_own_error {
     bool has;
     int64_t err;
+    const apigen_api *api; /* in this API's error values (a family's connection carries several) */
 } rt_own_error;
 /* After the handler: discards what an in-stream (or a bulk the handler never
  * reached) left unread, so the next frame starts where it should. false:

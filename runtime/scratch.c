@@ -86,6 +86,7 @@ void apigen_set_last_error(apigen_call_ctx *cx, int64_t err)
     if (d && d->own) {
         d->own->has = true;
         d->own->err = err;
+        d->own->api = cx->api;
     }
 }
 
@@ -95,7 +96,7 @@ int64_t apigen_last_error(apigen_call_ctx *cx, int64_t real, bool clear)
     if (!d)
         return real;
     d->last_error_call = true;
-    if (!d->own || !d->own->has)
+    if (!d->own || !d->own->has || d->own->api != cx->api) /* another API's error */
         return real;
     int64_t e = d->own->err; /* newer than the library's (which get just cleared) */
     if (clear)

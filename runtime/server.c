@@ -77,6 +77,7 @@ typedef struct sconn {
     rt_warm r_warm, out_warm;
     bool has_deferred;
     int64_t deferred;
+    const apigen_api *deferred_api; /* the API whose error values deferred is in */
     rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
     unsigned nrejected;
     bool pre_hello;         /* session child: the handshake frame is already in rbuf */
@@ -170,6 +171,46 @@ static bool arena_exchange(sconn *sc)
     return true;
 }
 
+/* The served API named name, checked against the guest's fingerprint and
+ * version; RT_HELLO_OK, else the status and msg. */
+static uint32_t check_api(const rt_server *srv, const char *name, uint64_t fp,
+                          uint64_t api_version, const apigen_api **out, char *msg, size_t msglen)
+{
+    const apigen_api *a = NULL;
+    for (unsigned i = 0; i < srv->napis; i++)
+        if (strcmp(srv->apis[i]->name, name) == 0)
+            a = srv->apis[i];
+    *out = a;
+    if (!a) {
+        int n = snprintf(msg, msglen, "API '%s' is not served here (server serves:", name);
+        for (unsigned i = 0; i < srv->napis && n > 0 && (size_t)n < msglen; i++)
+            n += snprintf(msg + n, msglen - (size_t)n, " %s", srv->apis[i]->name);
+        if (n > 0 && (size_t)n < msglen - 1)
+            snprintf(msg + n, msglen - (size_t)n, ")");
+        return RT_HELLO_API;
+    }
+    if (api_version != a->api_version) {
+        /* before the fingerprint, which differs too: say which versions */
+        char gv[32], sv[32];
+        snprintf(gv, sizeof gv, "%llu", (unsigned long long)api_version);
+        snprintf(sv, sizeof sv, "%llu", (unsigned long long)a->api_version);
+        snprintf(msg, msglen,
+                 "API '%s' version mismatch: guest built for %s %s, server is %s %s "
+                 "(generate the stub and the server from the same headers)",
+                 name, name, api_version ? gv : "(no version)", name,
+                 a->api_version ? sv : "(no version)");
+        return RT_HELLO_FINGERPRINT;
+    }
+    if (fp != a->fingerprint) {
+        snprintf(msg, msglen,
+                 "API '%s' fingerprint mismatch: guest 0x%016llx, server 0x%016llx "
+                 "(stub and server were generated from different headers or specs)",
+                 name, (unsigned long long)fp, (unsigned long long)a->fingerprint);
+        return RT_HELLO_FINGERPRINT;
+    }
+    return RT_HELLO_OK;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -195,41 +236,29 @@ static bool handshake(sconn *sc)
     uint64_t fp = hl.fp, api_version = hl.api_version, arena_size = hl.arena_size;
     uint8_t join = hl.join, key[RT_KEY_LEN];
     memcpy(key, hl.key, RT_KEY_LEN);
+    uint32_t nmore = hl.nmore;
+    const apigen_api *list[RT_FAMILY_MAX];
     msg[0] = 0;
     if (st == RT_HELLO_PROTO)
         snprintf(msg, sizeof msg, "protocol version mismatch: guest speaks %u, server speaks %u and %u",
                  hl.proto, APIGEN_PROTO_VERSION, RT_HELLO_V3);
+    if (st == RT_HELLO_OK)
+        st = check_api(srv, name, fp, api_version, &sc->api, msg, sizeof msg);
+    list[0] = sc->api;
+    for (uint32_t i = 0; i < nmore && st == RT_HELLO_OK; i++) {
+        if ((st = check_api(srv, hl.more_name[i], hl.more_fp[i], hl.more_version[i], &list[i + 1], msg,
+                            sizeof msg)) == RT_HELLO_OK &&
+            !(list[0]->family && rt_same_family(list[0], list[i + 1]))) {
+            snprintf(msg, sizeof msg, "API '%s' is not of the family of '%s' (%s): one session "
+                     "serves the APIs of one family", hl.more_name[i], list[0]->name,
+                     list[0]->family ? list[0]->family : "no family");
+            st = RT_HELLO_API;
+        }
+    }
     if (st == RT_HELLO_MALFORMED)
         snprintf(msg, sizeof msg, "malformed handshake: %s", why);
     if (st == RT_HELLO_OK) {
-        for (unsigned i = 0; i < srv->napis; i++)
-            if (strcmp(srv->apis[i]->name, name) == 0)
-                sc->api = srv->apis[i];
-        if (!sc->api) {
-            int n = snprintf(msg, sizeof msg, "API '%s' is not served here (server serves:", name);
-            for (unsigned i = 0; i < srv->napis && n > 0 && (size_t)n < sizeof msg; i++)
-                n += snprintf(msg + n, sizeof msg - (size_t)n, " %s", srv->apis[i]->name);
-            if (n > 0 && (size_t)n < sizeof msg - 1)
-                snprintf(msg + n, sizeof msg - (size_t)n, ")");
-            st = RT_HELLO_API;
-        } else if (api_version != sc->api->api_version) {
-            /* before the fingerprint, which differs too: say which versions */
-            char gv[32], sv[32];
-            snprintf(gv, sizeof gv, "%llu", (unsigned long long)api_version);
-            snprintf(sv, sizeof sv, "%llu", (unsigned long long)sc->api->api_version);
-            snprintf(msg, sizeof msg,
-                     "API '%s' version mismatch: guest built for %s %s, server is %s %s "
-                     "(generate the stub and the server from the same headers)",
-                     name, name, api_version ? gv : "(no version)", name,
-                     sc->api->api_version ? sv : "(no version)");
-            st = RT_HELLO_FINGERPRINT;
-        } else if (fp != sc->api->fingerprint) {
-            snprintf(msg, sizeof msg,
-                     "API '%s' fingerprint mismatch: guest 0x%016llx, server 0x%016llx "
-                     "(stub and server were generated from different headers or specs)",
-                     name, (unsigned long long)fp, (unsigned long long)sc->api->fingerprint);
-            st = RT_HELLO_FINGERPRINT;
-        } else if (srv->token && (!token || !token_eq(token, srv->token))) {
+        if (srv->token && (!token || !token_eq(token, srv->token))) {
             snprintf(msg, sizeof msg, "authentication failed: %s (set APIGEN_TOKEN to the server's token)",
                      token ? "wrong token" : "no token sent");
             st = RT_HELLO_AUTH;
@@ -243,6 +272,10 @@ static bool handshake(sconn *sc)
             if (!sc->session) {
                 snprintf(msg, sizeof msg, "unknown session key (the guest's session has ended)");
                 st = RT_HELLO_SESSION;
+            } else if ((st = rt_session_add_apis(sc->session, list, nmore + 1, msg, sizeof msg)) !=
+                       RT_HELLO_OK) {
+                rt_session_release(sc->session, sc->conn);
+                sc->session = NULL;
             }
         } else {
             sc->session = rt_session_create_keyed(sc->api, sc->conn,
@@ -253,6 +286,11 @@ static bool handshake(sconn *sc)
             if (!sc->session) {
                 snprintf(msg, sizeof msg, "server cannot create a session (out of memory or entropy)");
                 st = RT_HELLO_SESSION;
+            } else if (nmore &&
+                       (st = rt_session_add_apis(sc->session, list, nmore + 1, msg, sizeof msg)) !=
+                           RT_HELLO_OK) {
+                rt_session_release(sc->session, sc->conn);
+                sc->session = NULL;
             }
         }
     }
@@ -294,7 +332,14 @@ static void put_prefix(uint8_t *p, size_t len, apigen_status status, bool report
  * its head when pl->pending: a call that may stream its last in-buffer). */
 static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pull *pl)
 {
-    const apigen_api *api = sc->api;
+    /* the frame's API: its index in the session (0 with one API) */
+    const apigen_api *api = rt_session_api(sc->session, h->call_id >> RT_CALL_API_SHIFT);
+    uint32_t call_id = h->call_id & RT_CALL_LOCAL_MASK;
+    bool bad_api = !api;
+    if (bad_api) {
+        api = sc->api; /* its error values say it */
+        call_id = UINT32_MAX;
+    }
     bool is_async = (h->flags & APIGEN_F_ASYNC) != 0;
     apigen_rd rd = *rdp;
     size_t off;
@@ -303,7 +348,9 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     uint64_t m0 = sc->mx.c ? rt_mx_ticks() : 0;
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
-    size_t prefix = !is_async && sc->has_deferred ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
+    /* an async call's error is reported to a call of the same API (its values) */
+    bool held = sc->has_deferred && sc->deferred_api == api;
+    size_t prefix = !is_async && held ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
     if (!rt_wr_begin_reply(&sc->out, &off, prefix)) {
         apigen_log("closing connection from %s: out of memory", apigen_tp_peer(sc->conn));
         return false;
@@ -313,18 +360,20 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     cx.session = sc->session;
     cx.rd = &rd;
     cx.wr = &sc->out;
-    cx.call_id = h->call_id;
+    cx.call_id = call_id;
     cx.is_async = is_async;
     cx.status = APIGEN_OK;
     cx.budget = sc->srv->max_arg;
     cx.rt = &rtd;
 
-    if (h->call_id >= api->ncalls)
+    if (bad_api)
+        apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
+    else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
-    else if (!api->handlers || !api->handlers[h->call_id])
-        apigen_reject(&cx, APIGEN_UNSUPPORTED, call_name(api, h->call_id));
+    else if (!api->handlers || !api->handlers[call_id])
+        apigen_reject(&cx, APIGEN_UNSUPPORTED, call_name(api, call_id));
     else
-        api->handlers[h->call_id](&cx);
+        api->handlers[call_id](&cx);
     if (cx.dev_taken)
         apigen_dev_end(&cx, false); /* a range taken by a handler that returned early comes back */
     if (cx.status == APIGEN_OK && sc->out.failed)
@@ -337,7 +386,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     }
 
     if (cx.status != APIGEN_OK && sc->nrejected++ < REJECT_LOG_CAP)
-        apigen_log("%s.%s from %s rejected: %s (%s)%s", api->name, call_name(api, h->call_id),
+        apigen_log("%s.%s from %s rejected: %s (%s)%s", api->name, call_name(api, call_id),
                    apigen_tp_peer(sc->conn), apigen_status_str(cx.status),
                    cx.reject_what ? cx.reject_what : "-",
                    sc->nrejected == REJECT_LOG_CAP ? "; further rejections not logged" : "");
@@ -349,12 +398,14 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         if (cx.status != APIGEN_OK) {
             sc->own.has = true;
             sc->own.err = api->status_error[cx.status];
+            sc->own.api = api;
         } else if (cx.has_result && cx.result_error != api->success_value) {
             /* the library's own state is the newer, unless the error never
              * reached it (apigen_result_own, or its peek says otherwise) */
             sc->own.has = rtd.result_own ||
                           (api->last_error_peek && api->last_error_peek() != cx.result_error);
             sc->own.err = cx.result_error;
+            sc->own.api = api;
         }
     }
     /* --metrics: counted before the reply leaves, so a guest that saw the
@@ -370,14 +421,16 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             if (cx.status != APIGEN_OK) {
                 sc->has_deferred = true;
                 sc->deferred = api->status_error[cx.status];
+                sc->deferred_api = api;
             } else if (cx.has_result && cx.result_error != api->success_value) {
                 sc->has_deferred = true;
                 sc->deferred = cx.result_error;
+                sc->deferred_api = api;
             }
         }
     } else {
-        bool report = cx.status == APIGEN_OK && sc->has_deferred && !rtd.last_error_call;
-        if (rtd.last_error_call && cx.status == APIGEN_OK) {
+        bool report = cx.status == APIGEN_OK && held && !rtd.last_error_call;
+        if (rtd.last_error_call && cx.status == APIGEN_OK && held) {
             /* the last error it returned includes the held async error (or a
              * newer one): reported */
             sc->has_deferred = false;
@@ -405,13 +458,13 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
                         rt_mx_ticks() - m0);
         if (ok && (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err))) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
-                       call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
+                       call_name(api, call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
         }
     }
     rt_scratch_free_all(&cx);
     if (t0)
-        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, h->call_id),
+        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
     /* Do not keep a huge reply buffer per thread, unless replies used most of
@@ -427,10 +480,13 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
  * that receiving the rest later could move). */
 static bool stream_head_first(const sconn *sc, const apigen_frame_hdr *h)
 {
-    const apigen_api *api = sc->api;
+    const apigen_api *api = (h->flags & APIGEN_F_BULK) && sc->session
+                                ? rt_session_api(sc->session, h->call_id >> RT_CALL_API_SHIFT)
+                                : NULL;
+    uint32_t call_id = h->call_id & RT_CALL_LOCAL_MASK;
     /* recording: whole requests, so that their bytes can be written */
-    return !rt_rec_active && (h->flags & APIGEN_F_BULK) && api->stream_in_calls && h->call_id < api->ncalls &&
-           api->stream_in_calls[h->call_id] &&
+    return !rt_rec_active && api && api->stream_in_calls && call_id < api->ncalls &&
+           api->stream_in_calls[call_id] &&
            !(h->flags & (APIGEN_F_BYE | APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) &&
            !(h->call_id == RT_CALL_WAIT && (h->flags & APIGEN_F_ASYNC));
 }

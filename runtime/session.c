@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -36,7 +37,10 @@ struct apigen_session {
     struct apigen_session *next;
     uint8_t key[RT_KEY_LEN];
     uint64_t salt; /* high 32 bits of every id of this session */
-    const apigen_api *api;
+    /* Its APIs (one, or members of a family): a frame's API index names one.
+     * napis is published after apis[napis - 1] is set (under mu). */
+    const apigen_api *apis[RT_FAMILY_MAX];
+    _Atomic unsigned napis;
     unsigned refs; /* connections; under g_mu */
 
     pthread_mutex_t mu; /* handles and bindings */
@@ -129,7 +133,8 @@ struct apigen_session *rt_session_create_keyed(const apigen_api *api, apigen_con
     }
     s->salt = rt_key_salt(s->key); /* never 0; the server's ids stay below 2^63 */
     s->serial = atomic_fetch_add(&g_serial, 1) + 1; /* never 0: an empty cache entry matches none */
-    s->api = api;
+    s->apis[0] = api;
+    atomic_init(&s->napis, 1);
     s->refs = 1;
     s->ctrl = ctrl;
     pthread_mutex_init(&s->mu, NULL);
@@ -162,7 +167,7 @@ struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[
     struct apigen_session *found = NULL;
     pthread_mutex_lock(&g_mu);
     for (struct apigen_session *s = g_sessions; s; s = s->next)
-        if (key_eq(s->key, key) && s->api == api)
+        if (key_eq(s->key, key) && s->apis[0] == api)
             found = s;
     if (found)
         found->refs++;
@@ -178,6 +183,45 @@ void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m)
 struct rt_mx_sess *rt_session_mx(const struct apigen_session *s)
 {
     return s ? s->mx : NULL;
+}
+
+const apigen_api *rt_session_api(struct apigen_session *s, unsigned idx)
+{
+    return idx < atomic_load_explicit(&s->napis, memory_order_acquire) ? s->apis[idx] : NULL;
+}
+
+uint32_t rt_session_add_apis(struct apigen_session *s, const apigen_api *const *list, unsigned n,
+                             char *msg, size_t msglen)
+{
+    uint32_t st = RT_HELLO_OK;
+    pthread_mutex_lock(&s->mu);
+    unsigned have = atomic_load(&s->napis);
+    for (unsigned i = 0; i < n && st == RT_HELLO_OK; i++) {
+        if (i < have && s->apis[i] != list[i]) {
+            snprintf(msg, msglen, "API '%s' named as API %u of a session whose API %u is '%s'",
+                     list[i]->name, i, i, s->apis[i]->name);
+            st = RT_HELLO_API;
+        } else if (i > have) {
+            snprintf(msg, msglen, "API '%s' named as API %u of a session of %u", list[i]->name,
+                     i, have);
+            st = RT_HELLO_API;
+        } else if (i == have) {
+            for (unsigned k = 0; k < have && st == RT_HELLO_OK; k++)
+                if (s->apis[k] == list[i]) {
+                    snprintf(msg, msglen, "API '%s' named twice", list[i]->name);
+                    st = RT_HELLO_API;
+                }
+            if (st == RT_HELLO_OK) {
+                s->apis[have++] = list[i];
+                atomic_store_explicit(&s->napis, have, memory_order_release);
+                if (apigen_tracing())
+                    apigen_trace("server: %s joined the session of %s as its API %u",
+                                 list[i]->name, s->apis[0]->name, i);
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return st;
 }
 
 void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN])
@@ -200,7 +244,11 @@ static void session_destroy(struct apigen_session *s)
      * whose trampoline looks up handle ids. Newest first: children
      * (a buffer of a context) go before their parents. Device memory
      * first: it may belong to a context (SVM). */
-    rt_dev_release_session(s, s->api);
+    const apigen_api *dapi = s->apis[0]; /* the ranges are the session's: a member frees them */
+    for (unsigned i = 0; i < atomic_load(&s->napis) && !dapi->device_destroy; i++)
+        if (s->apis[i]->device_destroy)
+            dapi = s->apis[i];
+    rt_dev_release_session(s, dapi);
     rt_mx_session_close(s->mx);
     for (size_t i = s->nh; i-- > 0;) {
         hent *e = &s->h[i];

@@ -11,8 +11,8 @@
 #include "cublas_api.h"
 #include "apigen_cublas.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "cublas: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "cublas: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)

@@ -143,106 +143,106 @@ static void destroy_CUcontext(void *real)
     (void)cuCtxDestroy_v2((CUcontext)(uintptr_t)real);
 }
 static const uint64_t pt_CUcontext[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUcontext = {"CUcontext", 0, destroy_CUcontext, pt_CUcontext, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUcontext = {"CUcontext", 3479166125u, destroy_CUcontext, pt_CUcontext, 1, 0, NULL, 0};
 static void destroy_CUgreenCtx(void *real)
 {
     (void)cuGreenCtxDestroy((CUgreenCtx)(uintptr_t)real);
 }
 static const uint64_t pt_CUgreenCtx[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 1, destroy_CUgreenCtx, pt_CUgreenCtx, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgreenCtx = {"CUgreenCtx", 2790403746u, destroy_CUgreenCtx, pt_CUgreenCtx, 1, 0, NULL, 0};
 static void destroy_CUmodule(void *real)
 {
     (void)cuModuleUnload((CUmodule)(uintptr_t)real);
 }
 static const uint64_t pt_CUmodule[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmodule = {"CUmodule", 2, destroy_CUmodule, pt_CUmodule, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUmodule = {"CUmodule", 3895322178u, destroy_CUmodule, pt_CUmodule, 1, 0, NULL, 0};
 static const uint64_t pt_CUfunction[] = {(uint64_t)INT64_C(0)};
 static const apigen_handle_type ht_CUkernel;
 static const apigen_handle_type *const also_CUfunction[] = {&ht_CUkernel};
-static const apigen_handle_type ht_CUfunction = {"CUfunction", 3, NULL, pt_CUfunction, 1, 0,
+static const apigen_handle_type ht_CUfunction = {"CUfunction", 3276465864u, NULL, pt_CUfunction, 1, 0,
                                              also_CUfunction, 1};
 static void destroy_CUlibrary(void *real)
 {
     (void)cuLibraryUnload((CUlibrary)(uintptr_t)real);
 }
 static const uint64_t pt_CUlibrary[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 4, destroy_CUlibrary, pt_CUlibrary, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUlibrary = {"CUlibrary", 3212341171u, destroy_CUlibrary, pt_CUlibrary, 1, 0, NULL, 0};
 static const uint64_t pt_CUkernel[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUkernel = {"CUkernel", 5, NULL, pt_CUkernel, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUkernel = {"CUkernel", 2243133578u, NULL, pt_CUkernel, 1, 0, NULL, 0};
 static void destroy_CUarray(void *real)
 {
     (void)cuArrayDestroy((CUarray)(uintptr_t)real);
 }
 static const uint64_t pt_CUarray[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUarray = {"CUarray", 6, destroy_CUarray, pt_CUarray, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUarray = {"CUarray", 2607832805u, destroy_CUarray, pt_CUarray, 1, 0, NULL, 0};
 static void destroy_CUmipmappedArray(void *real)
 {
     (void)cuMipmappedArrayDestroy((CUmipmappedArray)(uintptr_t)real);
 }
 static const uint64_t pt_CUmipmappedArray[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 7, destroy_CUmipmappedArray, pt_CUmipmappedArray, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUmipmappedArray = {"CUmipmappedArray", 2747393892u, destroy_CUmipmappedArray, pt_CUmipmappedArray, 1, 0, NULL, 0};
 static const uint64_t pt_CUtexref[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUtexref = {"CUtexref", 8, NULL, pt_CUtexref, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUtexref = {"CUtexref", 2381593672u, NULL, pt_CUtexref, 1, 0, NULL, 0};
 static const uint64_t pt_CUsurfref[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 9, NULL, pt_CUsurfref, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUsurfref = {"CUsurfref", 3725318577u, NULL, pt_CUsurfref, 1, 0, NULL, 0};
 static void destroy_CUevent(void *real)
 {
     (void)cuEventDestroy_v2((CUevent)(uintptr_t)real);
 }
 static const uint64_t pt_CUevent[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUevent = {"CUevent", 10, destroy_CUevent, pt_CUevent, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUevent = {"CUevent", 3784272030u, destroy_CUevent, pt_CUevent, 1, 0, NULL, 0};
 static void destroy_CUstream(void *real)
 {
     (void)cuStreamDestroy_v2((CUstream)(uintptr_t)real);
 }
 static const uint64_t pt_CUstream[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1), (uint64_t)INT64_C(2)};
-static const apigen_handle_type ht_CUstream = {"CUstream", 11, destroy_CUstream, pt_CUstream, 3, 0, NULL, 0};
+static const apigen_handle_type ht_CUstream = {"CUstream", 2750932798u, destroy_CUstream, pt_CUstream, 3, 0, NULL, 0};
 static const uint64_t pt_CUgraphicsResource[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 12, NULL, pt_CUgraphicsResource, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgraphicsResource = {"CUgraphicsResource", 2169150821u, NULL, pt_CUgraphicsResource, 1, 0, NULL, 0};
 static void destroy_CUexternalMemory(void *real)
 {
     (void)cuDestroyExternalMemory((CUexternalMemory)(uintptr_t)real);
 }
 static const uint64_t pt_CUexternalMemory[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 13, destroy_CUexternalMemory, pt_CUexternalMemory, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUexternalMemory = {"CUexternalMemory", 2153084866u, destroy_CUexternalMemory, pt_CUexternalMemory, 1, 0, NULL, 0};
 static void destroy_CUexternalSemaphore(void *real)
 {
     (void)cuDestroyExternalSemaphore((CUexternalSemaphore)(uintptr_t)real);
 }
 static const uint64_t pt_CUexternalSemaphore[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 14, destroy_CUexternalSemaphore, pt_CUexternalSemaphore, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUexternalSemaphore = {"CUexternalSemaphore", 2326477295u, destroy_CUexternalSemaphore, pt_CUexternalSemaphore, 1, 0, NULL, 0};
 static void destroy_CUgraph(void *real)
 {
     (void)cuGraphDestroy((CUgraph)(uintptr_t)real);
 }
 static const uint64_t pt_CUgraph[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraph = {"CUgraph", 15, destroy_CUgraph, pt_CUgraph, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgraph = {"CUgraph", 3143348706u, destroy_CUgraph, pt_CUgraph, 1, 0, NULL, 0};
 static const uint64_t pt_CUgraphNode[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphNode = {"CUgraphNode", 16, NULL, pt_CUgraphNode, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgraphNode = {"CUgraphNode", 3652025062u, NULL, pt_CUgraphNode, 1, 0, NULL, 0};
 static void destroy_CUgraphExec(void *real)
 {
     (void)cuGraphExecDestroy((CUgraphExec)(uintptr_t)real);
 }
 static const uint64_t pt_CUgraphExec[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 17, destroy_CUgraphExec, pt_CUgraphExec, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgraphExec = {"CUgraphExec", 2841123053u, destroy_CUgraphExec, pt_CUgraphExec, 1, 0, NULL, 0};
 static const uint64_t pt_CUmemoryPool[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 18, NULL, pt_CUmemoryPool, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUmemoryPool = {"CUmemoryPool", 3626535145u, NULL, pt_CUmemoryPool, 1, 0, NULL, 0};
 static const uint64_t pt_CUuserObject[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 19, NULL, pt_CUuserObject, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUuserObject = {"CUuserObject", 3963280422u, NULL, pt_CUuserObject, 1, 0, NULL, 0};
 static const uint64_t pt_CUgraphDeviceNode[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 20, NULL, pt_CUgraphDeviceNode, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUgraphDeviceNode = {"CUgraphDeviceNode", 3865849370u, NULL, pt_CUgraphDeviceNode, 1, 0, NULL, 0};
 static const uint64_t pt_CUasyncCallbackHandle[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 21, NULL, pt_CUasyncCallbackHandle, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUasyncCallbackHandle = {"CUasyncCallbackHandle", 3064876609u, NULL, pt_CUasyncCallbackHandle, 1, 0, NULL, 0};
 static void destroy_CUlinkState(void *real)
 {
     (void)cuLinkDestroy((CUlinkState)(uintptr_t)real);
 }
 static const uint64_t pt_CUlinkState[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 22, destroy_CUlinkState, pt_CUlinkState, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUlinkState = {"CUlinkState", 4177747125u, destroy_CUlinkState, pt_CUlinkState, 1, 0, NULL, 0};
 static const uint64_t pt_CUdevResourceDesc[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 23, NULL, pt_CUdevResourceDesc, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUdevResourceDesc = {"CUdevResourceDesc", 3658184872u, NULL, pt_CUdevResourceDesc, 1, 0, NULL, 0};
 static const uint64_t pt_CUlogsCallbackHandle[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 24, NULL, pt_CUlogsCallbackHandle, 1, 0, NULL, 0};
+static const apigen_handle_type ht_CUlogsCallbackHandle = {"CUlogsCallbackHandle", 2196357934u, NULL, pt_CUlogsCallbackHandle, 1, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback CUhostFn: runs on a host thread of the real library; sends the
@@ -19291,5 +19291,6 @@ const apigen_api apigen_api_cuda = {
     .isolate_process = true,
     .forward_output = true,
     .api_version = CUDA_API_VERSION,
+    .family = "cuda",
     .stream_in_calls = stream_in_calls_,
 };

@@ -30173,4 +30173,5 @@ const apigen_api cuda_api = {
     .ncb_types = CUDA_NCB_TYPES,
     .async_errors_next_call = true,
     .api_version = CUDA_API_VERSION,
+    .family = "cuda",
 };

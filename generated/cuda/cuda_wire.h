@@ -14,8 +14,8 @@
 #include "cudaProfiler.h"
 #include "apigen_cuda.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "cuda: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "cuda: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)

@@ -128,61 +128,61 @@ static void destroy_cudaStream_t(void *real)
     (void)cudaStreamDestroy((cudaStream_t)(uintptr_t)real);
 }
 static const uint64_t pt_cudaStream_t[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1), (uint64_t)INT64_C(2)};
-static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 0, destroy_cudaStream_t, pt_cudaStream_t, 3, 0, NULL, 0};
+static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 2750932798u, destroy_cudaStream_t, pt_cudaStream_t, 3, 0, NULL, 0};
 static void destroy_cudaEvent_t(void *real)
 {
     (void)cudaEventDestroy((cudaEvent_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaEvent_t = {"cudaEvent_t", 1, destroy_cudaEvent_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaEvent_t = {"cudaEvent_t", 3784272030u, destroy_cudaEvent_t, NULL, 0, 0, NULL, 0};
 static void destroy_cudaGraph_t(void *real)
 {
     (void)cudaGraphDestroy((cudaGraph_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaGraph_t = {"cudaGraph_t", 2, destroy_cudaGraph_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaGraph_t = {"cudaGraph_t", 3143348706u, destroy_cudaGraph_t, NULL, 0, 0, NULL, 0};
 static void destroy_cudaGraphExec_t(void *real)
 {
     (void)cudaGraphExecDestroy((cudaGraphExec_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaGraphExec_t = {"cudaGraphExec_t", 3, destroy_cudaGraphExec_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaGraphExec_t = {"cudaGraphExec_t", 2841123053u, destroy_cudaGraphExec_t, NULL, 0, 0, NULL, 0};
 static const uint64_t pt_cudaGraphNode_t[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cudaGraphNode_t = {"cudaGraphNode_t", 4, NULL, pt_cudaGraphNode_t, 1, 0, NULL, 0};
+static const apigen_handle_type ht_cudaGraphNode_t = {"cudaGraphNode_t", 3652025062u, NULL, pt_cudaGraphNode_t, 1, 0, NULL, 0};
 static void destroy_cudaArray_t(void *real)
 {
     (void)cudaFreeArray((cudaArray_t)(uintptr_t)real);
 }
 static const uint64_t pt_cudaArray_t[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cudaArray_t = {"cudaArray_t", 5, destroy_cudaArray_t, pt_cudaArray_t, 1, 0, NULL, 0};
+static const apigen_handle_type ht_cudaArray_t = {"cudaArray_t", 3188028200u, destroy_cudaArray_t, pt_cudaArray_t, 1, 0, NULL, 0};
 static void destroy_cudaMipmappedArray_t(void *real)
 {
     (void)cudaFreeMipmappedArray((cudaMipmappedArray_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaMipmappedArray_t = {"cudaMipmappedArray_t", 6, destroy_cudaMipmappedArray_t, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_cudaMemPool_t = {"cudaMemPool_t", 7, NULL, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_cudaUserObject_t = {"cudaUserObject_t", 8, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaMipmappedArray_t = {"cudaMipmappedArray_t", 2735030101u, destroy_cudaMipmappedArray_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaMemPool_t = {"cudaMemPool_t", 3626535145u, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaUserObject_t = {"cudaUserObject_t", 3963280422u, NULL, NULL, 0, 0, NULL, 0};
 static const uint64_t pt_cudaKernel_t[] = {(uint64_t)INT64_C(0)};
-static const apigen_handle_type ht_cudaKernel_t = {"cudaKernel_t", 9, NULL, pt_cudaKernel_t, 1, 0, NULL, 0};
+static const apigen_handle_type ht_cudaKernel_t = {"cudaKernel_t", 2243133578u, NULL, pt_cudaKernel_t, 1, 0, NULL, 0};
 static void destroy_cudaLibrary_t(void *real)
 {
     (void)cudaLibraryUnload((cudaLibrary_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaLibrary_t = {"cudaLibrary_t", 10, destroy_cudaLibrary_t, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_cudaFunction_t = {"cudaFunction_t", 11, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaLibrary_t = {"cudaLibrary_t", 3212341171u, destroy_cudaLibrary_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaFunction_t = {"cudaFunction_t", 3276465864u, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_cudaExternalMemory_t(void *real)
 {
     (void)cudaDestroyExternalMemory((cudaExternalMemory_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaExternalMemory_t = {"cudaExternalMemory_t", 12, destroy_cudaExternalMemory_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaExternalMemory_t = {"cudaExternalMemory_t", 3419595102u, destroy_cudaExternalMemory_t, NULL, 0, 0, NULL, 0};
 static void destroy_cudaExternalSemaphore_t(void *real)
 {
     (void)cudaDestroyExternalSemaphore((cudaExternalSemaphore_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudaExternalSemaphore_t = {"cudaExternalSemaphore_t", 13, destroy_cudaExternalSemaphore_t, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_cudaGraphicsResource_t = {"cudaGraphicsResource_t", 14, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaExternalSemaphore_t = {"cudaExternalSemaphore_t", 2196452819u, destroy_cudaExternalSemaphore_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cudaGraphicsResource_t = {"cudaGraphicsResource_t", 3275845934u, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_apigenCudartModule(void *real)
 {
     (void)apigenCudartUnregisterModule((apigenCudartModule)(uintptr_t)real);
 }
-static const apigen_handle_type ht_apigenCudartModule = {"apigenCudartModule", 15, destroy_apigenCudartModule, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_apigenCudartModule = {"apigenCudartModule", 3684980307u, destroy_apigenCudartModule, NULL, 0, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback apigenCudartAsyncCb: runs on a host thread of the real library; sends the
@@ -13792,6 +13792,7 @@ const apigen_api apigen_api_cudart = {
     .isolate_process = true,
     .forward_output = true,
     .api_version = CUDART_API_VERSION,
+    .family = "cuda",
     .stream_in_calls = stream_in_calls_,
     .last_error_peek = last_error_peek_,
 };

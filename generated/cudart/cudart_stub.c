@@ -19812,4 +19812,5 @@ const apigen_api cudart_api = {
     .ncb_types = CUDART_NCB_TYPES,
     .async_errors_next_call = true,
     .api_version = CUDART_API_VERSION,
+    .family = "cuda",
 };

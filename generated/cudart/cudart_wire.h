@@ -10,8 +10,8 @@
 #include "cuda_runtime_api.h"
 #include "apigen_cudart.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "cudart: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "cudart: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)

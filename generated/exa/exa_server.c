@@ -25,12 +25,12 @@ static void destroy_exaContext(void *real)
 {
     (void)exaDestroyContext((exaContext)(uintptr_t)real);
 }
-static const apigen_handle_type ht_exaContext = {"exaContext", 0, destroy_exaContext, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_exaContext = {"exaContext", 3937892183u, destroy_exaContext, NULL, 0, 0, NULL, 0};
 static void destroy_exaBuffer(void *real)
 {
     (void)exaReleaseBuffer((exaBuffer)(uintptr_t)real);
 }
-static const apigen_handle_type ht_exaBuffer = {"exaBuffer", 1, destroy_exaBuffer, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_exaBuffer = {"exaBuffer", 2448626500u, destroy_exaBuffer, NULL, 0, 0, NULL, 0};
 
 /* ---- callback trampolines ---- */
 /* Callback exaNotifyFn: runs on a host thread of the real library; sends the
@@ -924,6 +924,7 @@ const apigen_api apigen_api_exa = {
     .ncb_types = EXA_NCB_TYPES,
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
+    .family = "exa",
     .stream_in_calls = stream_in_calls_,
     .last_error_peek = last_error_peek_,
 };

@@ -1407,4 +1407,5 @@ const apigen_api exa_api = {
     .cb_dispatch = cb_dispatch_,
     .ncb_types = EXA_NCB_TYPES,
     .async_errors_next_call = true,
+    .family = "exa",
 };

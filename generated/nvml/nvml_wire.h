@@ -13,8 +13,8 @@
 #include "nvml.h"
 #include "apigen_nvml.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "nvml: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "nvml: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)

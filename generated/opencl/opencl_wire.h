@@ -33,8 +33,8 @@
 #include "CL/cl_egl.h"
 #include "CL/cl_ext.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "opencl: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "opencl: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)

@@ -189,6 +189,19 @@ static const apigen_api tapi_other = TAPI_INIT("nope", 0x1234);
 /* a guest generated from another version of the headers (api.version_macro) */
 static apigen_api tapi_badver = TAPI_INIT("tapi", 0x1234);
 
+/* A family (spec api.family) of two APIs: one session, one connection per
+ * thread; fam_b_badfp is fb generated from other headers. */
+#define FAPI_INIT(nm, fp)                                                                          \
+    {                                                                                              \
+        .name = nm, .fingerprint = fp, .ncalls = NCALLS, .call_names = call_names,                \
+        .handlers = handlers, .handle_types = handle_types, .nhandle_types = 1, .success_value = 0, \
+        .status_error = {0, 101, 102, 103, 104, 105, 106, 107}, .cb_dispatch = cb_dispatch,        \
+        .ncb_types = 1, .async_errors_next_call = true, .family = "tfam"                           \
+    }
+static const apigen_api fam_a = FAPI_INIT("fa", 0x1111);
+static const apigen_api fam_b = FAPI_INIT("fb", 0x2222);
+static const apigen_api fam_b_badfp = FAPI_INIT("fb", 0x3333);
+
 /* ======================= guest-side helpers ======================= */
 typedef struct res {
     apigen_status st;
@@ -453,6 +466,54 @@ static int scenario_cleanup(void)
     return check_failures;
 }
 
+static apigen_status fail_async_on(const apigen_api *api, uint32_t code)
+{
+    apigen_call c;
+    if (!apigen_call_begin(api, &c, C_FAIL_ASYNC))
+        return c.status;
+    CHECK(apigen_put_u32(c.wr, code));
+    apigen_status st = apigen_call_async(&c);
+    apigen_call_end(&c);
+    return st;
+}
+
+/* Two APIs of a family: a handle of one is the other's; an async error of
+ * one is reported by the next sync call of the same API only. */
+static int scenario_family(void)
+{
+    res r = call2(&fam_a, C_CREATE, 1, 9, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    uint64_t id = r.out;
+    r = call2(&fam_b, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 9);
+    CHECK(fail_async_on(&fam_a, 42) == APIGEN_OK);
+    r = call2(&fam_b, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && !r.has_deferred);
+    r = call2(&fam_a, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.has_deferred && r.deferred == 42);
+    r = call2(&fam_b, C_DESTROY, 1, id, 0, false);
+    CHECK(r.st == APIGEN_OK);
+    r = call2(&fam_a, C_USE, 1, id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    return check_failures;
+}
+
+/* A member the server refuses (another fingerprint): its calls fail, the
+ * family's other API goes on. */
+static int scenario_family_badfp(void)
+{
+    res r = call2(&fam_a, C_CREATE, 1, 3, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    apigen_call c;
+    CHECK(!apigen_call_begin(&fam_b_badfp, &c, C_USE));
+    CHECK(c.status == APIGEN_LOST);
+    r = call2(&fam_b_badfp, C_USE, 1, r.out, 0, true);
+    CHECK(r.st == APIGEN_LOST);
+    r = call2(&fam_a, C_CREATE, 1, 4, 0, true);
+    CHECK(r.st == APIGEN_OK);
+    return check_failures;
+}
+
 static int scenario_badfp(void)
 {
     apigen_call c;
@@ -643,7 +704,9 @@ static pid_t start_server(const char *name, char **argv, char urls[][256], int n
         int argc = 0;
         while (argv[argc])
             argc++;
-        const apigen_api *apis[] = {&tapi};
+        const apigen_api *apis[] = {&tapi}, *fam[] = {&fam_a, &fam_b};
+        if (strncmp(name, "family", 6) == 0) /* the family's server */
+            exit(apigen_server_main(argc, argv, fam, 2));
         exit(apigen_server_main(argc, argv, apis, 1));
     }
     for (int tries = 0; tries < 2000; tries++) {
@@ -982,6 +1045,29 @@ int main(void)
     CHECK(count_lines(t, "apigen:") == 1);
     CHECK_CONTAINS(t, "API 'nope' is not served here (server serves: tapi)");
     free(t);
+
+    /* a family's server: two APIs over one session; a member refused by name */
+    {
+        char fsock[160], flisten[200], furls[1][256];
+        snprintf(fsock, sizeof fsock, "%s/fam.sock", dir);
+        snprintf(flisten, sizeof flisten, "unix://%s", fsock);
+        char *fargv[] = {"apigen-server", "--listen", flisten, NULL};
+        pid_t fsrv = start_server("family_server", fargv, furls, 1);
+        CHECK(fsrv > 0);
+        if (fsrv > 0) {
+            t = run_guest("family", furls[0], NULL, scenario_family, NULL);
+            CHECK(count_lines(t, "apigen:") == 0);
+            free(t);
+            t = run_guest("family_badfp", furls[0], NULL, scenario_family_badfp, NULL);
+            CHECK(count_lines(t, "apigen:") == 1);
+            CHECK_CONTAINS(t, "fb: server refused the connection: API 'fb' fingerprint mismatch: "
+                              "guest 0x0000000000003333, server 0x0000000000002222");
+            CHECK_CONTAINS(t, "every fb call fails, the other APIs of family tfam go on");
+            free(t);
+            kill(fsrv, SIGTERM);
+            waitpid(fsrv, NULL, 0);
+        }
+    }
 
     hostile_frames(urls[0]);
     hostile_frames(urls[1]);

@@ -9,8 +9,8 @@
 #include "apigen_rt.h"
 #include "devmem.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "devmem: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "devmem: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)
