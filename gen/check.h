@@ -39,4 +39,8 @@ void build_proc_table(api_model *m, diag_sink *d);
 void check_servers(api_model *m, const spec_node *root, const spec_node *const *entries,
                    diag_sink *d);
 
+/* check_cache.c, after check_servers: `cache:` (answers the guest keeps
+ * per server session) over the decided parameters. */
+void check_cache(api_model *m, const spec_node *const *entries, diag_sink *d);
+
 #endif

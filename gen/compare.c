@@ -88,6 +88,13 @@ static void put_kinds(strbuf *b, const function_def *f)
     if (f->privileged) sb_puts(b, " +privileged");
     if (f->gather_all) sb_puts(b, " +gather.all");
     if (f->gather_first) sb_puts(b, " +gather.first");
+    if (f->cache) {
+        sb_puts(b, " +cache");
+        if (f->cache_if) sb_printf(b, "(if %s)", f->cache_if->text);
+        for (size_t i = 0; i < f->ncache_errors; i++)
+            sb_printf(b, "%s%s", i ? "," : "(errors ", f->cache_errors[i]);
+        if (f->ncache_errors) sb_putc(b, ')');
+    }
 }
 
 /* ---- structs the functions reach ------------------------------------------------ */

@@ -665,6 +665,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         need_i |= ann_needs_i(a);
     }
     if (need_i) PUT("stub_local", "decl", "uint64_t i_");
+    if (f->cache) PUT("stub_local", "decl", "bool cached_ = false");
     int routes = !on && fn_routes(f);
     if (routes) {
         PUT("stub_route_decl");
@@ -754,7 +755,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                 }
             }
         }
-        PUT("stub_sync");
+        if (f->cache)
+            PUT("stub_sync_cached", "cond", f->cache_if ? f->cache_if->text : "true");
+        else
+            PUT("stub_sync");
         const type_info *rt = f->sig.ret;
         wire_scalar w;
         if (is_void) {
@@ -777,6 +781,15 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         for (size_t i = 0; i < f->sig.nparams; i++)
             get_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
         put_after_reply(&s, success);
+        if (f->cache) { /* the function's own answer, before a deferred error joins it */
+            strbuf kb = {0};
+            sb_printf(&kb, "ret_ == %s", success);
+            for (size_t i = 0; i < f->ncache_errors; i++)
+                sb_printf(&kb, " || ret_ == %s", f->cache_errors[i]);
+            char *keep = sb_take(&kb);
+            PUT("stub_cache_keep", "cond", keep);
+            free(keep);
+        }
         /* handle objects: the application's references, before a deferred error */
         for (size_t i = 0; hobj(e) && is_err && i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
@@ -822,7 +835,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (is_void) sb_puts(&rfmt, "void");
     else trace_arg(&rfmt, &args, f->sig.ret, NULL, "ret_", 0);
     char *fs = sb_take(&fmt), *as = sb_take(&args), *rs = sb_take(&rfmt);
-    PUT("stub_done", "fn", f->name, "fmt", fs, "rfmt", rs, "args", as);
+    PUT(f->cache ? "stub_done_cached" : "stub_done", "fn", f->name, "fmt", fs, "rfmt", rs, "args",
+        as);
     free(fs);
     free(as);
     free(rs);

@@ -302,6 +302,13 @@ typedef struct function_def {
     char *privileged;    /* `privileged: "reason"` (needs api.privileged): the server runs it
                             only when started with --<api.privileged.option>, else returns
                             api.privileged.error and logs the reason once */
+    /* `cache: session` (check_cache.c): the out-values depend only on the
+     * inputs for the life of a session, so the guest keeps each answer per
+     * server session and answers the same request again without a round trip */
+    int cache;
+    expr *cache_if;      /* kept only when this holds (NULL: always) */
+    char **cache_errors; /* errors kept too (success always is) */
+    size_t ncache_errors;
 } function_def;
 
 /* Whether a function has a call id and a handler on the server: forwarded,

@@ -414,6 +414,19 @@ APIGEN_CHECK apigen_status apigen_call_sync(apigen_call *c);
 APIGEN_CHECK apigen_status apigen_call_async(apigen_call *c);
 /* Releases the reply buffer. Call once after begin, whatever happened. */
 void apigen_call_end(apigen_call *c);
+/* Spec `cache:` (a call whose answer depends only on its inputs for the
+ * life of the session): as apigen_call_sync, but when `cacheable` and this
+ * server's session already answered the same request bytes, the kept
+ * answer is in c->rd, *hit is set and nothing is sent: queued async calls
+ * stay queued (the answer cannot depend on them), and their errors, queued
+ * or already known, are left to the next call that reaches the server (the
+ * kept answer is the function's own, as natively). Otherwise the call
+ * goes to the server and apigen_call_cache_keep may keep its answer. */
+APIGEN_CHECK apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit);
+/* After apigen_call_sync_cached went to the server and the stub decoded an
+ * answer the spec lets it keep (success, or one of `cache.errors`): keeps
+ * the reply for the same request on this server until the session ends. */
+void apigen_call_cache_keep(apigen_call *c);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
 

@@ -110,6 +110,9 @@ typedef struct gapi {
      * call (flusher_on: decided). */
     int flush_us;
     atomic_bool flusher_on;
+    /* spec `cache:`: this session's kept answers (created with the session,
+     * under mu; a fork child's session starts without the parent's) */
+    rt_cache *_Atomic cache;
 } gapi;
 
 /* Per thread, per API. */
@@ -143,6 +146,14 @@ typedef struct gthr {
     size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
     rt_warm q_warm, r_warm;       /* large queue / reply buffers stay while in use */
     rt_pull pull;                 /* the reply's bulk, while it is in transit */
+    /* apigen_call_sync_cached -> apigen_call_cache_keep: the request of the
+     * call in flight (call id, payload) and where its reply lies */
+    uint8_t *ckey;
+    size_t ckey_len, ckey_cap;
+    uint32_t ckey_call;
+    bool ckey_ok;
+    const uint8_t *crep;
+    size_t crep_len, crep_off;
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -219,6 +230,7 @@ static void free_thr(gthr *t, bool flush)
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
+    free(t->ckey);
     free(t);
 }
 
@@ -265,6 +277,10 @@ static void fork_child(void)
         atomic_store(&g->gid_unsent, 0);
         atomic_store(&g->flusher_on, false); /* the parent's flusher is not here */
         atomic_store(&g->hook_state, 0);
+        /* the parent's session's answers: the child opens its own session.
+         * Left allocated, not freed: another parent thread may have held
+         * its lock at fork(). */
+        atomic_store(&g->cache, NULL);
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
@@ -298,6 +314,7 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
         atomic_init(&g->lost, false);
         atomic_init(&g->next_gid, 0);
         atomic_init(&g->nasync, 0);
+        atomic_init(&g->cache, NULL);
         atomic_init(&g->gid_unsent, 0);
         g->next = g_apis;
         g_apis = g;
@@ -471,6 +488,8 @@ static bool ensure_session(gapi *g)
         g->ctrl = NULL;
     }
     rt_route_salt(g->api, g->index, g->salt);
+    if (!atomic_load(&g->cache)) /* kept answers are this session's (spec `cache:`) */
+        atomic_store_explicit(&g->cache, rt_cache_new(), memory_order_release);
     g->connected = true;
     return true;
 }
@@ -916,6 +935,84 @@ apigen_status apigen_call_sync(apigen_call *c)
     return c->status;
 }
 
+/* ---- kept answers (spec `cache:`) ------------------------------------------------ */
+/* NULL: no memory for one when the session began (calls then go to the server) */
+static rt_cache *session_cache(gapi *g)
+{
+    return atomic_load_explicit(&g->cache, memory_order_acquire);
+}
+
+/* Whether the frame being built is all in t->q's buffer (no zero-copy
+ * piece of the caller's memory, which the key would not hold). */
+static bool frame_is_flat(const gthr *t)
+{
+    for (unsigned i = 0; i < t->q.next; i++)
+        if (t->q.ext[i].at > t->frame_off)
+            return false;
+    return !t->q.failed;
+}
+
+apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
+{
+    gthr *t = c->thread;
+    *hit = false;
+    if (!cacheable || !t || !t->in_frame || !frame_is_flat(t) || atomic_load(&t->g->lost))
+        return apigen_call_sync(c); /* which says what is wrong, if anything */
+    gapi *g = t->g;
+    rt_cache *kc = session_cache(g);
+    const uint8_t *key = t->q.buf + t->frame_off + APIGEN_FRAME_HDR_SIZE;
+    size_t n = t->q.len - t->frame_off - APIGEN_FRAME_HDR_SIZE, len, off;
+    if (kc && rt_cache_find(kc, c->call_id, key, n, &t->rbuf, &t->rcap, &len, &off)) {
+        rt_wr_truncate(&t->q, t->frame_off); /* never sent */
+        t->in_frame = false;
+        settle_queue(t);
+        unlock_thr(t);
+        apigen_rd_init(&c->rd, t->rbuf, len);
+        c->rd.p += off;
+        c->rd.left -= off;
+        t->last_reply = len;
+        /* the function's own answer: errors of async calls (queued, or
+         * known and not reported yet) stay for the next call that reaches
+         * the server, as natively a query does not return a launch's error */
+        c->has_deferred = false;
+        *hit = true;
+        return c->status = APIGEN_OK;
+    }
+    t->ckey_ok = false;
+    if (kc && t->ckey_cap < n) {
+        uint8_t *nk = realloc(t->ckey, n);
+        if (nk) {
+            t->ckey = nk;
+            t->ckey_cap = n;
+        }
+    }
+    bool keyed = kc && t->ckey_cap >= n;
+    if (keyed) {
+        memcpy(t->ckey, key, n);
+        t->ckey_len = n;
+        t->ckey_call = c->call_id;
+    }
+    apigen_status st = apigen_call_sync(c);
+    if (st == APIGEN_OK && keyed && !c->rd.pull && c->rd.base) {
+        t->crep = c->rd.base;
+        t->crep_off = (size_t)(c->rd.p - c->rd.base);
+        t->crep_len = t->crep_off + c->rd.left;
+        t->ckey_ok = true;
+    }
+    return st;
+}
+
+void apigen_call_cache_keep(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t || !t->ckey_ok || c->status != APIGEN_OK || t->ckey_call != c->call_id)
+        return;
+    t->ckey_ok = false;
+    if (t->gen == t->g->gen && !atomic_load(&t->g->lost))
+        rt_cache_add(session_cache(t->g), t->ckey_call, t->ckey, t->ckey_len, t->crep,
+                     t->crep_len, t->crep_off);
+}
+
 void apigen_hold_deferred(bool on)
 {
     if (on)
@@ -1049,6 +1146,7 @@ void apigen_call_end(apigen_call *c)
         t->rcap = 0;
     }
     t->last_reply = 0;
+    t->ckey_ok = false;
     c->rd = (apigen_rd){0}; /* apigen_rd_init(NULL, 0) */
     c->thread = NULL;
 }

@@ -516,13 +516,14 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_count = 0;
+    bool cached_ = false;
     if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetDeviceCount, srv_))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -531,6 +532,8 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
         ret_ = (exaStatus)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -553,7 +556,7 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -603,6 +606,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_info = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     { /* device: the guest's device ordinal -> its server's */
         int64_t l_;
@@ -617,7 +621,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         if (!apigen_mul_size((uint64_t)(1), sizeof(exaDeviceInfo), &n_info)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -626,6 +630,8 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         ret_ = (exaStatus)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -648,7 +654,7 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetDeviceInfo(device=%lld, info=%#llx) = %llu [%s, %llu us]", (long long)device, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetDeviceInfo(device=%lld, info=%#llx) = %llu [%s, %llu us]", (long long)device, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -695,6 +701,7 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     exaStatus ret_ = {0};
     uint64_t n_major = 0;
     uint64_t n_minor = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetVersion))
         goto fail;
     if (major != NULL) {
@@ -705,7 +712,7 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -715,6 +722,8 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     }
     if (major != NULL && !apigen_get_into(&call_.rd, major, n_major, NULL)) goto bad; /* major */
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -737,7 +746,7 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetVersion(major=%#llx, minor=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetVersion(major=%#llx, minor=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
