@@ -67,7 +67,7 @@ static void check_one(api_model *m, function_def *f, const spec_node *E, diag_si
             return;
         }
     } else if (spec_want_map(n, "cache", d, f->name, NULL)) {
-        if (!spec_check_keys(n, cache_keys, "cache", d, f->name, NULL)) return;
+        if (spec_check_keys(n, cache_keys, "cache", d, f->name, NULL)) return;
         cond = spec_get(n, "if");
         errs = spec_get(n, "errors");
     } else {

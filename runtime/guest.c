@@ -488,7 +488,9 @@ static bool ensure_session(gapi *g)
         g->ctrl = NULL;
     }
     rt_route_salt(g->api, g->index, g->salt);
-    if (!atomic_load(&g->cache)) /* kept answers are this session's (spec `cache:`) */
+    /* kept answers are this session's (spec `cache:`); APIGEN_CACHE=0: none,
+     * every call goes to the server (to measure what they save) */
+    if (!atomic_load(&g->cache) && env_int("APIGEN_CACHE", 1, "0 or 1") != 0)
         atomic_store_explicit(&g->cache, rt_cache_new(), memory_order_release);
     g->connected = true;
     return true;
@@ -936,7 +938,8 @@ apigen_status apigen_call_sync(apigen_call *c)
 }
 
 /* ---- kept answers (spec `cache:`) ------------------------------------------------ */
-/* NULL: no memory for one when the session began (calls then go to the server) */
+/* NULL: APIGEN_CACHE=0, or no memory for one when the session began (calls
+ * then go to the server) */
 static rt_cache *session_cache(gapi *g)
 {
     return atomic_load_explicit(&g->cache, memory_order_acquire);

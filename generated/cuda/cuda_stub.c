@@ -4605,6 +4605,7 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
     CUresult ret_ = {0};
     uint64_t n_major = 0;
     uint64_t n_minor = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceComputeCapability))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -4616,7 +4617,7 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4626,6 +4627,8 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
     }
     if (major != NULL && !apigen_get_into(&call_.rd, major, n_major, NULL)) goto bad; /* major */
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4648,7 +4651,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceComputeCapability(major=%#llx, minor=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceComputeCapability(major=%#llx, minor=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4660,6 +4663,7 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGet))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)ordinal)) goto nomem; /* ordinal */
@@ -4667,7 +4671,7 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUdevice), &n_device)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, device != NULL)) goto nomem; /* device */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4676,6 +4680,8 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4698,7 +4704,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGet(device=%#llx, ordinal=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (long long)ordinal, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGet(device=%#llx, ordinal=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (long long)ordinal, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4710,6 +4716,7 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pi = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetAttribute))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)attrib)) goto nomem; /* attrib */
@@ -4718,7 +4725,7 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_pi)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pi != NULL)) goto nomem; /* pi */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, ((((((attrib < CU_DEVICE_ATTRIBUTE_MAX) && (attrib != CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)) && (attrib != CU_DEVICE_ATTRIBUTE_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT)) && (attrib != CU_DEVICE_ATTRIBUTE_ECC_ENABLED)) && (attrib != CU_DEVICE_ATTRIBUTE_MPS_ENABLED), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4727,6 +4734,8 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
+    if (!cached_ && (ret_ == CUDA_SUCCESS || ret_ == CUDA_ERROR_INVALID_VALUE))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4749,7 +4758,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetAttribute(pi=%#llx, attrib=%llu, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetAttribute(pi=%#llx, attrib=%llu, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4811,13 +4820,14 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_count = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetCount))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4826,6 +4836,8 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
         ret_ = (CUresult)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4848,7 +4860,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5232,6 +5244,7 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_name = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetName))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
@@ -5240,7 +5253,7 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_name)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, name != NULL)) goto nomem; /* name */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5249,6 +5262,8 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5271,7 +5286,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetName(name=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)name, (long long)len, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetName(name=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)name, (long long)len, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5403,6 +5418,7 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pciBusId = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetPCIBusId))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
@@ -5411,7 +5427,7 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_pciBusId)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pciBusId != NULL)) goto nomem; /* pciBusId */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5420,6 +5436,8 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
         ret_ = (CUresult)v_;
     }
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5442,7 +5460,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetPCIBusId(pciBusId=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pciBusId, (long long)len, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetPCIBusId(pciBusId=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pciBusId, (long long)len, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5556,6 +5574,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_uuid = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetUuid))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -5563,7 +5582,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5572,6 +5591,8 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5594,7 +5615,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetUuid(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetUuid(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5606,6 +5627,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_uuid = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetUuid_v2))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -5613,7 +5635,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5622,6 +5644,8 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5644,7 +5668,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetUuid_v2(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetUuid_v2(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6214,6 +6238,7 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_bytes = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceTotalMem_v2))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -6221,7 +6246,7 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6230,6 +6255,8 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6252,7 +6279,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceTotalMem_v2(bytes=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)bytes, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceTotalMem_v2(bytes=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)bytes, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6274,13 +6301,14 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_driverVersion = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDriverGetVersion))
         goto fail;
     if (driverVersion != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_driverVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, driverVersion != NULL)) goto nomem; /* driverVersion */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6289,6 +6317,8 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
         ret_ = (CUresult)v_;
     }
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6311,7 +6341,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
