@@ -4617,7 +4617,7 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4671,7 +4671,7 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUdevice), &n_device)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, device != NULL)) goto nomem; /* device */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4725,7 +4725,7 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_pi)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pi != NULL)) goto nomem; /* pi */
-    st_ = apigen_call_sync_cached(&call_, ((((((attrib < CU_DEVICE_ATTRIBUTE_MAX) && (attrib != CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)) && (attrib != CU_DEVICE_ATTRIBUTE_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT)) && (attrib != CU_DEVICE_ATTRIBUTE_ECC_ENABLED)) && (attrib != CU_DEVICE_ATTRIBUTE_MPS_ENABLED), &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (((((((attrib < CU_DEVICE_ATTRIBUTE_MAX) && (attrib != CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)) && (attrib != CU_DEVICE_ATTRIBUTE_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT)) && (attrib != CU_DEVICE_ATTRIBUTE_ECC_ENABLED)) && (attrib != CU_DEVICE_ATTRIBUTE_MPS_ENABLED)), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4827,7 +4827,7 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5253,7 +5253,7 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_name)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, name != NULL)) goto nomem; /* name */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5427,7 +5427,7 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_pciBusId)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pciBusId != NULL)) goto nomem; /* pciBusId */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5582,7 +5582,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5635,7 +5635,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6246,7 +6246,7 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6308,7 +6308,7 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_driverVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, driverVersion != NULL)) goto nomem; /* driverVersion */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {

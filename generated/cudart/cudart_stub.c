@@ -2864,7 +2864,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_value)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, value != NULL)) goto nomem; /* value */
-    st_ = apigen_call_sync_cached(&call_, ((((((attr < cudaDevAttrMax) && (attr != cudaDevAttrComputeMode)) && (attr != cudaDevAttrClockRate)) && (attr != cudaDevAttrMemoryClockRate)) && (attr != cudaDevAttrKernelExecTimeout)) && (attr != cudaDevAttrEccEnabled)) && (attr != 133), &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (((((((attr < cudaDevAttrMax) && (attr != cudaDevAttrComputeMode)) && (attr != cudaDevAttrClockRate)) && (attr != cudaDevAttrMemoryClockRate)) && (attr != cudaDevAttrKernelExecTimeout)) && (attr != cudaDevAttrEccEnabled)) && (attr != 133)), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4030,7 +4030,7 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_driverVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, driverVersion != NULL)) goto nomem; /* driverVersion */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5493,7 +5493,7 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5640,7 +5640,7 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaDeviceProp), &n_prop)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, prop != NULL)) goto nomem; /* prop */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -16809,7 +16809,7 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_runtimeVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, runtimeVersion != NULL)) goto nomem; /* runtimeVersion */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {

@@ -523,7 +523,7 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -621,7 +621,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         if (!apigen_mul_size((uint64_t)(1), sizeof(exaDeviceInfo), &n_info)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -712,7 +712,7 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync_cached(&call_, true, &cached_); /* cache: kept answers first */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
