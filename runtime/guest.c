@@ -113,6 +113,10 @@ typedef struct gapi {
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
     rt_cache *_Atomic cache;
+    /* api.thread_state: bumped by apigen_state_forget_all; a thread's value
+     * holds only while its epoch is the current one */
+    atomic_uint_fast64_t state_epoch;
+    bool no_answers; /* APIGEN_CACHE=0: neither kept answers nor thread state */
 } gapi;
 
 /* Per thread, per API. */
@@ -154,6 +158,10 @@ typedef struct gthr {
     bool ckey_ok;
     const uint8_t *crep;
     size_t crep_len, crep_off;
+    /* api.thread_state: this thread's values on this server */
+    uint64_t sval[APIGEN_STATE_MAX], sepoch[APIGEN_STATE_MAX];
+    uint32_t sknown;   /* bit per slot */
+    uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -315,6 +323,7 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
         atomic_init(&g->next_gid, 0);
         atomic_init(&g->nasync, 0);
         atomic_init(&g->cache, NULL);
+        atomic_init(&g->state_epoch, 1);
         atomic_init(&g->gid_unsent, 0);
         g->next = g_apis;
         g_apis = g;
@@ -488,9 +497,10 @@ static bool ensure_session(gapi *g)
         g->ctrl = NULL;
     }
     rt_route_salt(g->api, g->index, g->salt);
-    /* kept answers are this session's (spec `cache:`); APIGEN_CACHE=0: none,
-     * every call goes to the server (to measure what they save) */
-    if (!atomic_load(&g->cache) && env_int("APIGEN_CACHE", 1, "0 or 1") != 0)
+    /* kept answers are this session's (spec `cache:`, `state:`); APIGEN_CACHE=0:
+     * none, every call goes to the server (to measure what they save) */
+    g->no_answers = env_int("APIGEN_CACHE", 1, "0 or 1") == 0;
+    if (!atomic_load(&g->cache) && !g->no_answers)
         atomic_store_explicit(&g->cache, rt_cache_new(), memory_order_release);
     g->connected = true;
     return true;
@@ -839,6 +849,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     uint32_t req = ++t->req;
+    t->epoch_at_send = atomic_load(&g->state_epoch);
     if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->call_id, req, t->tid)) {
         c->status = drop_frame(t, c);
         unlock_thr(t);
@@ -1014,6 +1025,50 @@ void apigen_call_cache_keep(apigen_call *c)
     if (t->gen == t->g->gen && !atomic_load(&t->g->lost))
         rt_cache_add(session_cache(t->g), t->ckey_call, t->ckey, t->ckey_len, t->crep,
                      t->crep_len, t->crep_off);
+}
+
+/* ---- thread state kept in the guest (api.thread_state) ------------------------ */
+bool apigen_state_get(const apigen_api *api, unsigned slot, uint64_t *value)
+{
+    if (slot >= APIGEN_STATE_MAX)
+        return false;
+    unsigned server = rt_route_current(api);
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->api != api || t->g->index != server)
+            continue;
+        gapi *g = t->g;
+        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers ||
+            !(t->sknown & (1u << slot)) ||
+            t->sepoch[slot] != atomic_load(&g->state_epoch))
+            return false;
+        *value = t->sval[slot];
+        return true;
+    }
+    return false;
+}
+
+void apigen_state_set(apigen_call *c, unsigned slot, uint64_t value)
+{
+    gthr *t = c->thread;
+    if (!t || slot >= APIGEN_STATE_MAX || c->status != APIGEN_OK)
+        return;
+    t->sval[slot] = value;
+    t->sepoch[slot] = t->epoch_at_send; /* stale if a forget_all came meanwhile */
+    t->sknown |= 1u << slot;
+}
+
+void apigen_state_forget(apigen_call *c, unsigned slot)
+{
+    gthr *t = c->thread;
+    if (t && slot < APIGEN_STATE_MAX)
+        t->sknown &= ~(1u << slot);
+}
+
+void apigen_state_forget_all(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (t)
+        atomic_fetch_add(&t->g->state_epoch, 1);
 }
 
 void apigen_hold_deferred(bool on)

@@ -508,6 +508,70 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_state_get(&exa_api, 0, &v_)) {
+            *device = (int)v_;
+            ret_ = EXA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetCurrentDevice))
+        goto fail;
+    if (device != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_device)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, device != NULL)) goto nomem; /* device */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == EXA_SUCCESS && device != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(int64_t)*device); /* current_device */
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaGetCurrentDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* exaGetDeviceCount on one server (srv_); the exported exaGetDeviceCount asks each (spec `gather:`). */
 static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
 {
@@ -1187,6 +1251,54 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT exaStatus exaSetCurrentDevice(int device)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaSetCurrentDevice))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if ((device >= 0)) { /* state: what the call tells of the thread's values */
+        if (ret_ == EXA_SUCCESS)
+            apigen_state_set(&call_, 0, (uint64_t)(int64_t)device); /* current_device */
+    }
+    if ((device < 0)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 0); /* current_device: unknown until a call tells */
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaSetCurrentDevice(device=%lld) = %llu [%s, %llu us]", (long long)device, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_data)
 {
     apigen_call call_;
@@ -1364,7 +1476,7 @@ static void cbd_exaNotifyFn(apigen_rd *args, void *fn, void *user_data)
     ((exaNotifyFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[25] = {
+static const char *const call_names_[27] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -1374,6 +1486,7 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaFree] = "exaFree",
     [EXA_CALL_exaGetBufferSize] = "exaGetBufferSize",
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
+    [EXA_CALL_exaGetCurrentDevice] = "exaGetCurrentDevice",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
     [EXA_CALL_exaGetLastError] = "exaGetLastError",
@@ -1386,6 +1499,7 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",
+    [EXA_CALL_exaSetCurrentDevice] = "exaSetCurrentDevice",
     [EXA_CALL_exaSetNotify] = "exaSetNotify",
     [EXA_CALL_exaSumBuffers] = "exaSumBuffers",
     [EXA_CALL_exaWriteBuffer] = "exaWriteBuffer",

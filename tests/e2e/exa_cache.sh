@@ -40,7 +40,7 @@ fwd() {
     : >"$TMP/s0.trace"
     : >"$TMP/s1.trace"
     LD_LIBRARY_PATH=$B/stub APIGEN_SERVER=$1 APIGEN_TRACE=$TMP/guest.trace \
-        timeout -k 5 60 "$PROG" >"$TMP/fwd" 2>"$TMP/fwd.err" ||
+        timeout -k 5 60 "${PROG}" >"$TMP/fwd" 2>"$TMP/fwd.err" ||
         { echo "FAIL: the forwarded run exited $?"; cat "$TMP/fwd.err"; exit 1; }
 }
 calls() { grep -c "server: exa\.$2 " "$TMP/$1.trace"; } # SERVER FUNCTION
@@ -76,6 +76,24 @@ want s0 exaGetVersion 3 "APIGEN_CACHE=0: every call"
 want s0 exaGetDeviceCount 3 "APIGEN_CACHE=0: every call"
 want s0 exaGetDeviceInfo 12 "APIGEN_CACHE=0: every call"
 ! grep -q '\[cached' "$TMP/guest.trace" || { echo "FAIL: APIGEN_CACHE=0 and a cached answer"; exit 1; }
+
+# The thread's current device (api.thread_state): known from the calls that
+# set it, answered in the guest; a second thread has its own; unset, it is
+# asked again. 12 exaGetCurrentDevice calls, 4 reach the server: each
+# thread's first, the one after the unset, the NULL pointer.
+rm -f "$TMP/guest.trace"
+env -u APIGEN_SERVER LD_LIBRARY_PATH=$B/real "$B/examples/exa/exa_thread_state" >"$TMP/native.ts" 2>&1 ||
+    { echo "FAIL: the native thread_state run"; cat "$TMP/native.ts"; exit 1; }
+PROG=$B/examples/exa/exa_thread_state fwd "$URL_s0"
+diff -u "$TMP/native.ts" "$TMP/fwd" || { echo "FAIL: thread state over one server"; exit 1; }
+want s0 exaGetCurrentDevice 4 "each thread's first, after the unset, the NULL pointer"
+want s0 exaSetCurrentDevice 4 "never answered in the guest"
+[ "$(grep -c 'exaGetCurrentDevice(.*\[cached' "$TMP/guest.trace")" = 8 ] ||
+    { echo "FAIL: the guest's trace does not show 8 answered exaGetCurrentDevice calls"; exit 1; }
+rm -f "$TMP/guest.trace"
+APIGEN_CACHE=0 PROG=$B/examples/exa/exa_thread_state fwd "$URL_s0"
+diff -u "$TMP/native.ts" "$TMP/fwd" || { echo "FAIL: thread state, APIGEN_CACHE=0"; exit 1; }
+want s0 exaGetCurrentDevice 12 "APIGEN_CACHE=0: every call"
 
 rm -f "$TMP/guest.trace"
 fwd "$URL_s0,$URL_s1"
