@@ -2621,6 +2621,12 @@ APIGEN_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2676,6 +2682,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdev
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2738,6 +2750,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *para
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2803,6 +2821,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCre
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2850,6 +2874,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2894,6 +2921,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2936,6 +2966,9 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3214,6 +3247,17 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     CUresult ret_ = {0};
     uint64_t n_pctx = 0;
     uint64_t i_;
+    bool cached_ = false;
+    if ((1) && pctx != NULL) { /* state: the thread's current_context, when the guest knows it */
+        uint64_t v_;
+        if (apigen_state_get(&cuda_api, 0, &v_)) {
+            *pctx = (CUcontext)(uintptr_t)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetCurrent))
         goto fail;
     if (pctx != NULL) {
@@ -3236,6 +3280,10 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3255,7 +3303,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3320,6 +3368,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_state_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice))
         goto fail;
     if (device != NULL) {
@@ -3335,6 +3394,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3357,7 +3420,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3369,6 +3432,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && (uintptr_t)ctx == 0 && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_state_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice_v2, srv_))
@@ -3387,6 +3461,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1) && (uintptr_t)ctx == 0) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_state_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3409,7 +3487,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3750,6 +3828,10 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3804,6 +3886,10 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3847,6 +3933,11 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3889,6 +3980,11 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4055,6 +4151,15 @@ APIGEN_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((ctx != 0)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+    }
+    if ((ctx == 0)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -5788,6 +5893,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5829,6 +5937,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -5872,6 +5983,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5913,6 +6027,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -11825,6 +11942,9 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
