@@ -188,16 +188,17 @@ void check_state(api_model *m, const spec_node *root, const spec_node *const *en
         }
         f->nstate = k;
         /* the answer is the calling thread's current server's: an ordinal
-         * routes elsewhere (handles and device addresses too, but the stub
+         * in routes elsewhere (an out one is mapped back before the guest
+         * keeps it; handles and device addresses route too, but the stub
          * answers only when each is NULL, which routes nowhere) */
         int routes = 0;
         for (size_t p = 0; p < f->sig.nparams; p++)
-            routes |= f->sig.params[p].ann.ordinal;
+            routes |= f->sig.params[p].ann.ordinal && f->sig.params[p].ann.kind == PK_VALUE;
         if (answers > 1)
             diag_error(d, at, f->name, NULL, "state: one `answer:` per function");
         else if (answers && (routes || f->cache))
             diag_error(d, at, f->name, NULL,
-                       "state.answer: the function takes a device ordinal (which routes it "
+                       "state.answer: the function takes a device ordinal in (which routes it "
                        "to another server than the thread's current one) or is also "
                        "`cache:`d");
     }

@@ -5434,6 +5434,17 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_state_get(&cudart_api, 0, &v_)) {
+            *device = (int)v_;
+            ret_ = cudaSuccess;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetDevice))
         goto fail;
     if (device != NULL) {
@@ -5451,6 +5462,10 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == cudaSuccess && device != NULL)
+            apigen_state_set(&call_, 0, (uint64_t)(int64_t)*device); /* device */
+    }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5473,7 +5488,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -16873,6 +16888,9 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
     }
     if (ret_ == cudaSuccess)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_state_forget(&call_, 0); /* device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
