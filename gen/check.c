@@ -36,7 +36,7 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", "cache", "state", NULL};
+                                      "gather", "selects", "privileged", "limits", "cache", "thread_state", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -2244,7 +2244,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     check_device_ranges(&c);
     check_servers(m, root, entries, d);
     check_cache(m, entries, d);
-    check_state(m, root, entries, d);
+    check_thread_state(m, root, entries, d);
     free(entries);
 
     int id = 1;

@@ -623,7 +623,7 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
     return r;
 }
 
-/* The 64 bits the guest keeps of a value of type t (spec `state:`), and back. */
+/* The 64 bits the guest keeps of a value of type t (spec `thread_state:`), and back. */
 static char *state_value(const type_info *t, const char *v)
 {
     return t->kind == TY_POINTER ? xasprintf("(uint64_t)(uintptr_t)%s", v)

@@ -260,7 +260,7 @@ typedef struct fn_sig {
     int variadic;
 } fn_sig;
 
-/* One entry of a function's `state:` (check_state.c): what the call does to
+/* One entry of a function's `thread_state:` (check_thread_state.c): what the call does to
  * the per-thread values the guest tracks (api.thread_state), by slot index. */
 typedef struct state_entry {
     expr *cond;            /* NULL: always */
@@ -324,7 +324,7 @@ typedef struct function_def {
     expr *cache_if;      /* kept only when this holds (NULL: always) */
     char **cache_errors; /* errors kept too (success always is) */
     size_t ncache_errors;
-    state_entry *state;  /* `state:` (api.thread_state) */
+    state_entry *state;  /* `thread_state:` (api.thread_state) */
     size_t nstate;
 } function_def;
 

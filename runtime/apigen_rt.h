@@ -428,7 +428,7 @@ APIGEN_CHECK apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheabl
  * the reply for the same request on this server until the session ends. */
 void apigen_call_cache_keep(apigen_call *c);
 /* Spec `api.thread_state` (docs/spec.md "Thread state kept in the guest"):
- * up to APIGEN_STATE_MAX per-thread values (slots) the guest tracks per
+ * up to APIGEN_TSTATE_MAX per-thread values (slots) the guest tracks per
  * server session, from the calls that tell them. get: the calling thread's
  * value of slot on its current server, when a call told it since the last
  * forget (false: unknown, or no session yet: ask the server). set, forget:
@@ -436,11 +436,11 @@ void apigen_call_cache_keep(apigen_call *c);
  * forget_all: every thread's values of c's server (a call that may end
  * what another thread holds); a value set by a call that was in flight
  * meanwhile stays unknown. */
-#define APIGEN_STATE_MAX 8
-bool apigen_state_get(const apigen_api *api, unsigned slot, uint64_t *value);
-void apigen_state_set(apigen_call *c, unsigned slot, uint64_t value);
-void apigen_state_forget(apigen_call *c, unsigned slot);
-void apigen_state_forget_all(apigen_call *c);
+#define APIGEN_TSTATE_MAX 8
+bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value);
+void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value);
+void apigen_tstate_forget(apigen_call *c, unsigned slot);
+void apigen_tstate_forget_all(apigen_call *c);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
 

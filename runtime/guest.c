@@ -113,7 +113,7 @@ typedef struct gapi {
     /* spec `cache:`: this session's kept answers (created with the session,
      * under mu; a fork child's session starts without the parent's) */
     rt_cache *_Atomic cache;
-    /* api.thread_state: bumped by apigen_state_forget_all; a thread's value
+    /* api.thread_state: bumped by apigen_tstate_forget_all; a thread's value
      * holds only while its epoch is the current one */
     atomic_uint_fast64_t state_epoch;
     bool no_answers; /* APIGEN_CACHE=0: neither kept answers nor thread state */
@@ -159,7 +159,7 @@ typedef struct gthr {
     const uint8_t *crep;
     size_t crep_len, crep_off;
     /* api.thread_state: this thread's values on this server */
-    uint64_t sval[APIGEN_STATE_MAX], sepoch[APIGEN_STATE_MAX];
+    uint64_t sval[APIGEN_TSTATE_MAX], sepoch[APIGEN_TSTATE_MAX];
     uint32_t sknown;   /* bit per slot */
     uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */
 } gthr;
@@ -497,7 +497,7 @@ static bool ensure_session(gapi *g)
         g->ctrl = NULL;
     }
     rt_route_salt(g->api, g->index, g->salt);
-    /* kept answers are this session's (spec `cache:`, `state:`); APIGEN_CACHE=0:
+    /* kept answers are this session's (spec `cache:`, `thread_state:`); APIGEN_CACHE=0:
      * none, every call goes to the server (to measure what they save) */
     g->no_answers = env_int("APIGEN_CACHE", 1, "0 or 1") == 0;
     if (!atomic_load(&g->cache) && !g->no_answers)
@@ -1028,9 +1028,9 @@ void apigen_call_cache_keep(apigen_call *c)
 }
 
 /* ---- thread state kept in the guest (api.thread_state) ------------------------ */
-bool apigen_state_get(const apigen_api *api, unsigned slot, uint64_t *value)
+bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value)
 {
-    if (slot >= APIGEN_STATE_MAX)
+    if (slot >= APIGEN_TSTATE_MAX)
         return false;
     unsigned server = rt_route_current(api);
     for (gthr *t = tl_head; t; t = t->next) {
@@ -1047,24 +1047,24 @@ bool apigen_state_get(const apigen_api *api, unsigned slot, uint64_t *value)
     return false;
 }
 
-void apigen_state_set(apigen_call *c, unsigned slot, uint64_t value)
+void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value)
 {
     gthr *t = c->thread;
-    if (!t || slot >= APIGEN_STATE_MAX || c->status != APIGEN_OK)
+    if (!t || slot >= APIGEN_TSTATE_MAX || c->status != APIGEN_OK)
         return;
     t->sval[slot] = value;
     t->sepoch[slot] = t->epoch_at_send; /* stale if a forget_all came meanwhile */
     t->sknown |= 1u << slot;
 }
 
-void apigen_state_forget(apigen_call *c, unsigned slot)
+void apigen_tstate_forget(apigen_call *c, unsigned slot)
 {
     gthr *t = c->thread;
-    if (t && slot < APIGEN_STATE_MAX)
+    if (t && slot < APIGEN_TSTATE_MAX)
         t->sknown &= ~(1u << slot);
 }
 
-void apigen_state_forget_all(apigen_call *c)
+void apigen_tstate_forget_all(apigen_call *c)
 {
     gthr *t = c->thread;
     if (t)

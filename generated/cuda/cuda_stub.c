@@ -2623,9 +2623,9 @@ APIGEN_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2685,9 +2685,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdev
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2753,9 +2753,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *para
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2823,9 +2823,9 @@ APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCre
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2875,7 +2875,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2922,7 +2922,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2968,7 +2968,7 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3250,7 +3250,7 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     bool cached_ = false;
     if ((1) && pctx != NULL) { /* state: the thread's current_context, when the guest knows it */
         uint64_t v_;
-        if (apigen_state_get(&cuda_api, 0, &v_)) {
+        if (apigen_tstate_get(&cuda_api, 0, &v_)) {
             *pctx = (CUcontext)(uintptr_t)v_;
             ret_ = CUDA_SUCCESS;
             st_ = APIGEN_OK;
@@ -3282,7 +3282,7 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     }
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && pctx != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3371,7 +3371,7 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     bool cached_ = false;
     if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
         uint64_t v_;
-        if (apigen_state_get(&cuda_api, 1, &v_)) {
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
             *device = (CUdevice)v_;
             ret_ = CUDA_SUCCESS;
             st_ = APIGEN_OK;
@@ -3396,7 +3396,7 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && device != NULL)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3435,7 +3435,7 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     bool cached_ = false;
     if ((1) && (uintptr_t)ctx == 0 && device != NULL) { /* state: the thread's current_device, when the guest knows it */
         uint64_t v_;
-        if (apigen_state_get(&cuda_api, 1, &v_)) {
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
             *device = (CUdevice)v_;
             ret_ = CUDA_SUCCESS;
             st_ = APIGEN_OK;
@@ -3463,7 +3463,7 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if ((1) && (uintptr_t)ctx == 0) { /* state: what the call tells of the thread's values */
         if (ret_ == CUDA_SUCCESS && device != NULL)
-            apigen_state_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3829,8 +3829,8 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3887,8 +3887,8 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
         }
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3934,9 +3934,9 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3982,9 +3982,9 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4153,13 +4153,13 @@ APIGEN_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if ((ctx != 0)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
         if (ret_ == CUDA_SUCCESS)
-            apigen_state_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if ((ctx == 0)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 0); /* current_context: unknown until a call tells */
-        apigen_state_forget(&call_, 1); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -5894,7 +5894,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -5939,7 +5939,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -5984,7 +5984,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -6029,7 +6029,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -11944,7 +11944,7 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
         ret_ = (CUresult)v_;
     }
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget_all(&call_); /* every thread's values: unknown until a call tells */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;

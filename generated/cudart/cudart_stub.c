@@ -5437,7 +5437,7 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     bool cached_ = false;
     if ((1) && device != NULL) { /* state: the thread's device, when the guest knows it */
         uint64_t v_;
-        if (apigen_state_get(&cudart_api, 0, &v_)) {
+        if (apigen_tstate_get(&cudart_api, 0, &v_)) {
             *device = (int)v_;
             ret_ = cudaSuccess;
             st_ = APIGEN_OK;
@@ -5464,7 +5464,7 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == cudaSuccess && device != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(int64_t)*device); /* device */
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* device */
     }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
@@ -16889,7 +16889,7 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
     if (ret_ == cudaSuccess)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
     if ((1)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 0); /* device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;

@@ -518,7 +518,7 @@ APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
     bool cached_ = false;
     if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
         uint64_t v_;
-        if (apigen_state_get(&exa_api, 0, &v_)) {
+        if (apigen_tstate_get(&exa_api, 0, &v_)) {
             *device = (int)v_;
             ret_ = EXA_SUCCESS;
             st_ = APIGEN_OK;
@@ -543,7 +543,7 @@ APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if ((1)) { /* state: what the call tells of the thread's values */
         if (ret_ == EXA_SUCCESS && device != NULL)
-            apigen_state_set(&call_, 0, (uint64_t)(int64_t)*device); /* current_device */
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* current_device */
     }
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
@@ -1270,10 +1270,10 @@ APIGEN_EXPORT exaStatus exaSetCurrentDevice(int device)
     }
     if ((device >= 0)) { /* state: what the call tells of the thread's values */
         if (ret_ == EXA_SUCCESS)
-            apigen_state_set(&call_, 0, (uint64_t)(int64_t)device); /* current_device */
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)device); /* current_device */
     }
     if ((device < 0)) { /* state: what the call tells of the thread's values */
-        apigen_state_forget(&call_, 0); /* current_device: unknown until a call tells */
+        apigen_tstate_forget(&call_, 0); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/gpu/cache-trips.sh: what the answers given in the guest (spec `cache:`, `state:`)
+# tests/gpu/cache-trips.sh: what the answers given in the guest (spec `cache:`, `thread_state:`)
 # save, on the GPU machine. Runs each PyTorch case of tests/gpu/torch/ over
 # apigen's driver stub twice on one transport, with APIGEN_CACHE=0 (every
 # call reaches the server: before) and without (kept answers: after), each

@@ -1,5 +1,5 @@
 /* Per-thread values the guest tracks (docs/spec.md "Thread state kept in the
- * guest"): `api.thread_state` names them (slots), a function's `state:`
+ * guest"): `api.thread_state` names them (slots), a function's `thread_state:`
  * says which calls set, forget or answer them. A value is known only after
  * a call that tells it (a successful set, or an answer fetched from the
  * server), so the guest answers exactly what the server's thread would.
@@ -58,7 +58,7 @@ static int want_slot(api_model *m, function_def *f, const spec_node *n, diag_sin
     int s = n && n->kind == SN_SCALAR ? slot_of(m, n->str) : -1;
     if (s < 0)
         diag_error(d, n ? n->loc : f->loc, f->name, NULL,
-                   "state.%s: '%s' is not a slot of api.thread_state", what,
+                   "thread_state.%s: '%s' is not a slot of api.thread_state", what,
                    n && n->kind == SN_SCALAR ? n->str : "?");
     return s;
 }
@@ -74,7 +74,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
                     *an = spec_get(E, "answer");
     if (c) {
         if (c->kind != SN_SCALAR) {
-            diag_error(d, c->loc, f->name, NULL, "state.if: a C expression over the function's "
+            diag_error(d, c->loc, f->name, NULL, "thread_state.if: a C expression over the function's "
                                                "parameters passed by value");
         } else {
             expr_env env = {m, f, 0, 0, d, NULL, "condition", c->loc};
@@ -83,7 +83,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             if (!se->cond) diag_note(d, f->loc, "declared here");
         }
     }
-    if (set && spec_want_map(set, "state.set", d, f->name, NULL)) {
+    if (set && spec_want_map(set, "thread_state.set", d, f->name, NULL)) {
         se->set_slot = arena_alloc(m->arena, (set->n + 1) * sizeof(int));
         se->set_param = arena_alloc(m->arena, (set->n + 1) * sizeof(char *));
         se->set_deref = arena_alloc(m->arena, (set->n + 1) * sizeof(int));
@@ -92,7 +92,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             const spec_node *v = set->items[i];
             if (s < 0) {
                 diag_error(d, set->key_locs[i], f->name, NULL,
-                           "state.set: '%s' is not a slot of api.thread_state", set->keys[i]);
+                           "thread_state.set: '%s' is not a slot of api.thread_state", set->keys[i]);
                 continue;
             }
             const char *pn = v && v->kind == SN_SCALAR ? v->str : "";
@@ -100,7 +100,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             param_def *p = param_named(f, pn + deref);
             if (!p || (deref ? !one_value_out(p, 1) : !one_value_in(p))) {
                 diag_error(d, v ? v->loc : set->key_locs[i], f->name, NULL,
-                           "state.set: '%s' is neither a parameter passed by value (an integer, "
+                           "thread_state.set: '%s' is neither a parameter passed by value (an integer, "
                            "an enum or a handle) nor `*P` of an out pointer P to one such value",
                            pn);
                 continue;
@@ -120,20 +120,20 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
             if (s >= 0) se->forget[se->nforget++] = s;
         }
     }
-    if (fa) spec_bool(fa, "state.forget_all", d, f->name, NULL, &se->forget_all);
-    if (an && spec_want_map(an, "state.answer", d, f->name, NULL)) {
+    if (fa) spec_bool(fa, "thread_state.forget_all", d, f->name, NULL, &se->forget_all);
+    if (an && spec_want_map(an, "thread_state.answer", d, f->name, NULL)) {
         if (an->n != 1) {
-            diag_error(d, an->loc, f->name, NULL, "state.answer: one slot: {SLOT: PARAM}");
+            diag_error(d, an->loc, f->name, NULL, "thread_state.answer: one slot: {SLOT: PARAM}");
         } else {
             int s = slot_of(m, an->keys[0]);
             const spec_node *v = an->items[0];
             param_def *p = v && v->kind == SN_SCALAR ? param_named(f, v->str) : NULL;
             if (s < 0)
                 diag_error(d, an->key_locs[0], f->name, NULL,
-                           "state.answer: '%s' is not a slot of api.thread_state", an->keys[0]);
+                           "thread_state.answer: '%s' is not a slot of api.thread_state", an->keys[0]);
             else if (!p || !one_value_out(p, 0))
                 diag_error(d, v ? v->loc : an->loc, f->name, NULL,
-                           "state.answer: '%s' is not an out pointer to one integer, enum or "
+                           "thread_state.answer: '%s' is not an out pointer to one integer, enum or "
                            "handle (that the call does not create)",
                            v && v->kind == SN_SCALAR ? v->str : "?");
             else {
@@ -144,7 +144,7 @@ static void check_entry(api_model *m, function_def *f, const spec_node *E, state
     }
 }
 
-void check_state(api_model *m, const spec_node *root, const spec_node *const *entries,
+void check_thread_state(api_model *m, const spec_node *root, const spec_node *const *entries,
                  diag_sink *d)
 {
     const spec_node *ts = spec_get(spec_get(root, "api"), "thread_state");
@@ -163,18 +163,18 @@ void check_state(api_model *m, const spec_node *root, const spec_node *const *en
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
         function_def *f = &m->functions[i];
-        const spec_node *n = spec_get(entries[i], "state");
+        const spec_node *n = spec_get(entries[i], "thread_state");
         if (!n) continue;
-        src_loc at = spec_key_loc(entries[i], "state");
+        src_loc at = spec_key_loc(entries[i], "thread_state");
         if (!m->api.nthread_state) {
             diag_error(d, at, f->name, NULL,
-                       "state: needs api.thread_state (the names of the per-thread values)");
+                       "thread_state: needs api.thread_state (the names of the per-thread values)");
             continue;
         }
         if (f->mode != FN_FORWARD || f->async || f->async_if || !returns_api_error(m, f) ||
             f->gather_count || f->gather_all || f->gather_first) {
             diag_error(d, at, f->name, NULL,
-                       "state: needs a synchronous forwarded function that returns the API's "
+                       "thread_state: needs a synchronous forwarded function that returns the API's "
                        "error type and gathers nothing (the guest learns from its answer)");
             continue;
         }
@@ -195,10 +195,10 @@ void check_state(api_model *m, const spec_node *root, const spec_node *const *en
         for (size_t p = 0; p < f->sig.nparams; p++)
             routes |= f->sig.params[p].ann.ordinal && f->sig.params[p].ann.kind == PK_VALUE;
         if (answers > 1)
-            diag_error(d, at, f->name, NULL, "state: one `answer:` per function");
+            diag_error(d, at, f->name, NULL, "thread_state: one `answer:` per function");
         else if (answers && (routes || f->cache))
             diag_error(d, at, f->name, NULL,
-                       "state.answer: the function takes a device ordinal in (which routes it "
+                       "thread_state.answer: the function takes a device ordinal in (which routes it "
                        "to another server than the thread's current one) or is also "
                        "`cache:`d");
     }
