@@ -18,7 +18,7 @@ static const char *const api_keys[] = {"name",    "headers",      "include_dirs"
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
                                        "private_symbols", "proc_table", "forward_output", "family",
-                                       NULL};
+                                       "thread_state", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -41,7 +41,7 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", NULL};
+                                      "gather", "selects", "privileged", "limits", "cache", "thread_state", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -2603,6 +2603,8 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     free(entry_locs);
     check_device_ranges(&c);
     check_servers(m, root, entries, d);
+    check_cache(m, entries, d);
+    check_thread_state(m, root, entries, d);
     free(entries);
 
     int id = 1;

@@ -88,6 +88,25 @@ static void put_kinds(strbuf *b, const function_def *f)
     if (f->privileged) sb_puts(b, " +privileged");
     if (f->gather_all) sb_puts(b, " +gather.all");
     if (f->gather_first) sb_puts(b, " +gather.first");
+    for (size_t k = 0; k < f->nstate; k++) { /* api.thread_state slots by index */
+        const state_entry *se = &f->state[k];
+        sb_puts(b, " +state(");
+        if (se->cond) sb_printf(b, "if %s;", se->cond->text);
+        for (size_t j = 0; j < se->nset; j++)
+            sb_printf(b, "set %d=%s%s;", se->set_slot[j], se->set_deref[j] ? "*" : "",
+                      se->set_param[j]);
+        for (size_t j = 0; j < se->nforget; j++) sb_printf(b, "forget %d;", se->forget[j]);
+        if (se->forget_all) sb_puts(b, "forget_all;");
+        if (se->answer_slot >= 0) sb_printf(b, "answer %d=%s;", se->answer_slot, se->answer_param);
+        sb_putc(b, ')');
+    }
+    if (f->cache) {
+        sb_puts(b, " +cache");
+        if (f->cache_if) sb_printf(b, "(if %s)", f->cache_if->text);
+        for (size_t i = 0; i < f->ncache_errors; i++)
+            sb_printf(b, "%s%s", i ? "," : "(errors ", f->cache_errors[i]);
+        if (f->ncache_errors) sb_putc(b, ')');
+    }
 }
 
 /* ---- structs the functions reach ------------------------------------------------ */

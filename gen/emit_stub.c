@@ -675,6 +675,99 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
     return r;
 }
 
+/* The 64 bits the guest keeps of a value of type t (spec `thread_state:`), and back. */
+static char *tstate_value(const type_info *t, const char *v)
+{
+    return t->kind == TY_POINTER ? xasprintf("(uint64_t)(uintptr_t)%s", v)
+                                 : xasprintf("(uint64_t)(int64_t)%s", v);
+}
+
+/* A state entry's condition, and for an answer that each handle or device
+ * address argument is NULL (a call that names none routes to the thread's
+ * current server, whose values the guest keeps). */
+static char *tstate_cond(const function_def *f, const state_entry *se, int answer)
+{
+    strbuf b = {0};
+    sb_printf(&b, "(%s)", se->cond ? se->cond->text : "1");
+    for (size_t i = 0; answer && i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_HANDLE || a->kind == PK_DEVPTR)
+            sb_printf(&b, " && (uintptr_t)%s == 0", f->sig.params[i].name);
+    }
+    return sb_take(&b);
+}
+
+static void put_tstate_answer(stub_fn *s)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    for (size_t k = 0; k < f->nstate; k++) {
+        const state_entry *se = &f->state[k];
+        if (se->answer_slot < 0) continue;
+        const param_def *p = NULL;
+        for (size_t i = 0; i < f->sig.nparams; i++)
+            if (strcmp(f->sig.params[i].name, se->answer_param) == 0) p = &f->sig.params[i];
+        char *ty = c_type(p->ann.elem_type);
+        char *conv = p->ann.elem_type->kind == TY_POINTER ? xasprintf("(%s)(uintptr_t)v_", ty)
+                                                          : xasprintf("(%s)v_", ty);
+        char *cond = tstate_cond(f, se, 1), *idx = xasprintf("%d", se->answer_slot);
+        PUT("stub_tstate_answer", "cond", cond, "name", p->name, "api", m->api.name, "idx", idx,
+            "slot", m->api.thread_state[se->answer_slot], "conv", conv, "success",
+            m->api.success ? m->api.success : "0");
+        free(ty);
+        free(conv);
+        free(cond);
+        free(idx);
+    }
+}
+
+static void put_tstate_after(stub_fn *s, const char *success)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    for (size_t k = 0; k < f->nstate; k++) {
+        const state_entry *se = &f->state[k];
+        char *cond = tstate_cond(f, se, se->answer_slot >= 0);
+        PUT("stub_tstate_open", "cond", cond);
+        free(cond);
+        for (size_t j = 0; j < se->nforget; j++) {
+            char *idx = xasprintf("%d", se->forget[j]);
+            PUT("stub_tstate_forget", "idx", idx, "slot", m->api.thread_state[se->forget[j]]);
+            free(idx);
+        }
+        if (se->forget_all) PUT("stub_tstate_forget_all");
+        for (size_t j = 0; j <= se->nset; j++) {
+            int slot, deref;
+            const char *pn;
+            if (j < se->nset) {
+                slot = se->set_slot[j], deref = se->set_deref[j], pn = se->set_param[j];
+            } else if (se->answer_slot >= 0) { /* an answer fetched: known from now on */
+                slot = se->answer_slot, deref = 1, pn = se->answer_param;
+            } else {
+                break;
+            }
+            const param_def *p = NULL;
+            for (size_t i = 0; i < f->sig.nparams; i++)
+                if (strcmp(f->sig.params[i].name, pn) == 0) p = &f->sig.params[i];
+            char *v = deref ? xasprintf("*%s", pn) : xstrdup(pn);
+            char *val = tstate_value(deref ? p->ann.elem_type : p->type, v);
+            char *idx = xasprintf("%d", slot);
+            if (deref)
+                PUT("stub_tstate_set_ptr", "success", success, "idx", idx, "value", val, "name", pn,
+                    "slot", m->api.thread_state[slot]);
+            else
+                PUT("stub_tstate_set", "success", success, "idx", idx, "value", val, "slot",
+                    m->api.thread_state[slot]);
+            free(v);
+            free(val);
+            free(idx);
+        }
+        PUT("stub_close_brace");
+    }
+}
+
 static void emit_forwarded(emit_ctx *e, const function_def *f)
 {
     stub_fn s = {e, f, param_names(f), 0, 0, 0, 0};
@@ -717,6 +810,14 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         need_i |= ann_needs_i(a);
     }
     if (need_i) PUT("stub_local", "decl", "uint64_t i_");
+    int answers = 0;
+    for (size_t k = 0; k < f->nstate; k++) answers |= f->state[k].answer_slot >= 0;
+    if (f->cache || answers) PUT("stub_local", "decl", "bool cached_ = false");
+    if (answers) {
+        e->o.indent = 4;
+        put_tstate_answer(&s);
+        e->o.indent = 0;
+    }
     /* state values the call carries (`space:`), read from the guest's tracking */
     for (size_t k = 0; k < f->nstate_uses; k++) {
         const state_use *u = &f->state_uses[k];
@@ -835,7 +936,10 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                 }
             }
         }
-        PUT("stub_sync");
+        if (f->cache)
+            PUT("stub_sync_cached", "cond", f->cache_if ? f->cache_if->text : "true");
+        else
+            PUT("stub_sync");
         const type_info *rt = f->sig.ret;
         wire_scalar w;
         if (is_void) {
@@ -858,6 +962,16 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         for (size_t i = 0; i < f->sig.nparams; i++)
             get_reply(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
         put_after_reply(&s, success);
+        if (f->cache) { /* the function's own answer, before a deferred error joins it */
+            strbuf kb = {0};
+            sb_printf(&kb, "ret_ == %s", success);
+            for (size_t i = 0; i < f->ncache_errors; i++)
+                sb_printf(&kb, " || ret_ == %s", f->cache_errors[i]);
+            char *keep = sb_take(&kb);
+            PUT("stub_cache_keep", "cond", keep);
+            free(keep);
+        }
+        put_tstate_after(&s, success);
         /* handle objects: the application's references, before a deferred error */
         for (size_t i = 0; hobj(e) && is_err && i < f->sig.nparams; i++) {
             const param_ann *a = &f->sig.params[i].ann;
@@ -903,7 +1017,8 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
     if (is_void) sb_puts(&rfmt, "void");
     else trace_arg(&rfmt, &args, f->sig.ret, NULL, "ret_", 0);
     char *fs = sb_take(&fmt), *as = sb_take(&args), *rs = sb_take(&rfmt);
-    PUT("stub_done", "fn", f->name, "fmt", fs, "rfmt", rs, "args", as);
+    PUT(f->cache || answers ? "stub_done_cached" : "stub_done", "fn", f->name, "fmt", fs, "rfmt",
+        rs, "args", as);
     free(fs);
     free(as);
     free(rs);

@@ -287,6 +287,21 @@ typedef struct fn_sig {
     int variadic;
 } fn_sig;
 
+/* One entry of a function's `thread_state:` (check_thread_state.c): what the call does to
+ * the per-thread values the guest tracks (api.thread_state), by slot index. */
+typedef struct state_entry {
+    expr *cond;            /* NULL: always */
+    int *set_slot;         /* after success: slot = the parameter's value, or ... */
+    char **set_param;      /* ... *param when set_deref (an out pointer to one value) */
+    int *set_deref;
+    size_t nset;
+    int *forget;           /* after the call, whatever it returned: unknown on this thread */
+    size_t nforget;
+    int forget_all;        /* after the call: every thread's values unknown */
+    int answer_slot;       /* -1 none; else answered from the slot when known ... */
+    char *answer_param;    /* ... into this out pointer to one value; learned on success */
+} state_entry;
+
 typedef struct function_def {
     char *name;
     fn_sig sig;
@@ -336,6 +351,15 @@ typedef struct function_def {
     char *privileged;    /* `privileged: "reason"` (needs api.privileged): the server runs it
                             only when started with --<api.privileged.option>, else returns
                             api.privileged.error and logs the reason once */
+    /* `cache: session` (check_cache.c): the out-values depend only on the
+     * inputs for the life of a session, so the guest keeps each answer per
+     * server session and answers the same request again without a round trip */
+    int cache;
+    expr *cache_if;      /* kept only when this holds (NULL: always) */
+    char **cache_errors; /* errors kept too (success always is) */
+    size_t ncache_errors;
+    state_entry *state;  /* `thread_state:` (api.thread_state) */
+    size_t nstate;
 } function_def;
 
 /* Whether a function has a call id and a handler on the server: forwarded,
@@ -433,6 +457,8 @@ typedef struct api_settings {
     char *proc_header;      /* api.proc_table: a header of function-pointer typedefs ... */
     char *proc_pattern;     /* ... named like "PFN_{name}_v{version}" (+ a variant suffix) */
     src_loc proc_loc;
+    char **thread_state;    /* api.thread_state: per-thread values the guest tracks (slots) */
+    size_t nthread_state;
     char *ordinals;         /* api.ordinals: the function that counts one server's devices
                                (`gather:` of a count only): device ordinals need it */
     char *version_macro;    /* api.version_macro: the headers' integer version macro ... */

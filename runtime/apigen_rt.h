@@ -445,6 +445,33 @@ APIGEN_CHECK apigen_status apigen_call_sync(apigen_call *c);
 APIGEN_CHECK apigen_status apigen_call_async(apigen_call *c);
 /* Releases the reply buffer. Call once after begin, whatever happened. */
 void apigen_call_end(apigen_call *c);
+/* Spec `cache:` (a call whose answer depends only on its inputs for the
+ * life of the session): as apigen_call_sync, but when `cacheable` and this
+ * server's session already answered the same request bytes, the kept
+ * answer is in c->rd, *hit is set and nothing is sent: queued async calls
+ * stay queued (the answer cannot depend on them), and their errors, queued
+ * or already known, are left to the next call that reaches the server (the
+ * kept answer is the function's own, as natively). Otherwise the call
+ * goes to the server and apigen_call_cache_keep may keep its answer. */
+APIGEN_CHECK apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit);
+/* After apigen_call_sync_cached went to the server and the stub decoded an
+ * answer the spec lets it keep (success, or one of `cache.errors`): keeps
+ * the reply for the same request on this server until the session ends. */
+void apigen_call_cache_keep(apigen_call *c);
+/* Spec `api.thread_state` (docs/spec.md "Thread state kept in the guest"):
+ * up to APIGEN_TSTATE_MAX per-thread values (slots) the guest tracks per
+ * server session, from the calls that tell them. get: the calling thread's
+ * value of slot on its current server, when a call told it since the last
+ * forget (false: unknown, or no session yet: ask the server). set, forget:
+ * after call c (before apigen_call_end), on c's thread and server.
+ * forget_all: every thread's values of c's server (a call that may end
+ * what another thread holds); a value set by a call that was in flight
+ * meanwhile stays unknown. */
+#define APIGEN_TSTATE_MAX 8
+bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value);
+void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value);
+void apigen_tstate_forget(apigen_call *c, unsigned slot);
+void apigen_tstate_forget_all(apigen_call *c);
 /* A reply that did not decode: the connection is dropped (one log line). */
 void apigen_call_bad_reply(apigen_call *c);
 

@@ -119,6 +119,13 @@ typedef struct gapi {
      * call (flusher_on: decided). */
     int flush_us;
     atomic_bool flusher_on;
+    /* spec `cache:`: this session's kept answers (created with the session,
+     * under mu; a fork child's session starts without the parent's) */
+    rt_cache *_Atomic cache;
+    /* api.thread_state: bumped by apigen_tstate_forget_all; a thread's value
+     * holds only while its epoch is the current one */
+    atomic_uint_fast64_t state_epoch;
+    bool no_answers; /* APIGEN_CACHE=0: neither kept answers nor thread state */
 } gapi;
 
 /* Per thread, per API. */
@@ -153,6 +160,23 @@ typedef struct gthr {
     size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
     rt_warm q_warm, r_warm;       /* large queue / reply buffers stay while in use */
     rt_pull pull;                 /* the reply's bulk, while it is in transit */
+    /* apigen_call_sync_cached -> apigen_call_cache_keep: the request of the
+     * call in flight (call id, payload) and where its reply lies */
+    uint8_t *ckey;
+    size_t ckey_len, ckey_cap;
+    uint32_t ckey_call;
+    bool ckey_ok;
+    const uint8_t *crep;
+    size_t crep_len, crep_off;
+    /* api.thread_state: this thread's values on this server */
+    uint64_t sval[APIGEN_TSTATE_MAX], sepoch[APIGEN_TSTATE_MAX];
+    uint32_t sknown;   /* bit per slot */
+    /* the API whose slots these are: the APIs of a family share this thread
+     * connection, and a call of one may change what another keeps (a
+     * runtime's cudaSetDevice changes the driver's current context), so a
+     * call of any other API forgets them */
+    const apigen_api *state_api;
+    uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -235,6 +259,7 @@ static void free_thr(gthr *t, bool flush)
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
+    free(t->ckey);
     free(t);
 }
 
@@ -281,6 +306,10 @@ static void fork_child(void)
         atomic_store(&g->gid_unsent, 0);
         atomic_store(&g->flusher_on, false); /* the parent's flusher is not here */
         atomic_store(&g->hook_state, 0);
+        /* the parent's session's answers: the child opens its own session.
+         * Left allocated, not freed: another parent thread may have held
+         * its lock at fork(). */
+        atomic_store(&g->cache, NULL);
         pthread_mutex_unlock(&g->thr_mu);
         pthread_mutex_unlock(&g->mu);
     }
@@ -316,6 +345,8 @@ static gapi *get_gapi(const apigen_api *api, unsigned index)
         atomic_init(&g->lost, false);
         atomic_init(&g->next_gid, 0);
         atomic_init(&g->nasync, 0);
+        atomic_init(&g->cache, NULL);
+        atomic_init(&g->state_epoch, 1);
         atomic_init(&g->gid_unsent, 0);
         g->next = g_apis;
         g_apis = g;
@@ -549,6 +580,11 @@ static bool ensure_session(gapi *g, const apigen_api *api)
         g->ctrl = NULL;
     }
     rt_route_salt(g->api, g->index, g->salt);
+    /* kept answers are this session's (spec `cache:`, `thread_state:`); APIGEN_CACHE=0:
+     * none, every call goes to the server (to measure what they save) */
+    g->no_answers = env_int("APIGEN_CACHE", 1, "0 or 1") == 0;
+    if (!atomic_load(&g->cache) && !g->no_answers)
+        atomic_store_explicit(&g->cache, rt_cache_new(), memory_order_release);
     g->connected = true;
     return true;
 }
@@ -780,6 +816,10 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
         return false;
     }
     t->in_frame = true;
+    if (__builtin_expect(t->state_api && t->state_api != api, 0)) {
+        t->sknown = 0;
+        t->state_api = NULL;
+    }
     c->wr = &t->q;
     c->thread = t;
     c->salt = t->g->salt;
@@ -1005,6 +1045,7 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     uint32_t req = ++t->req;
+    t->epoch_at_send = atomic_load(&g->state_epoch);
     if (t->q.failed || !rt_wr_end_frame(&t->q, t->frame_off, 0, c->wire_id, req, t->tid)) {
         c->status = drop_frame(t, c);
         unlock_thr(t);
@@ -1056,7 +1097,7 @@ apigen_status apigen_call_sync(apigen_call *c)
             return c->status = APIGEN_LOST;
         }
         if (h.flags & APIGEN_F_OUTPUT) { /* what the session printed: ours to print first */
-            if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->call_id ||
+            if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->wire_id ||
                 !take_output(t->conn, &h, have ? t->rbuf : NULL, g->reply_ms, err, sizeof err)) {
                 mark_lost(g, "bad output frame in the reply to %s: %s",
                           call_name(c->api, c->call_id), h.flags != APIGEN_F_OUTPUT ? "flags" : err);
@@ -1112,6 +1153,135 @@ apigen_status apigen_call_sync(apigen_call *c)
         c->has_deferred = false;
     }
     return c->status;
+}
+
+/* ---- kept answers (spec `cache:`) ------------------------------------------------ */
+/* NULL: APIGEN_CACHE=0, or no memory for one when the session began (calls
+ * then go to the server) */
+static rt_cache *session_cache(gapi *g)
+{
+    return atomic_load_explicit(&g->cache, memory_order_acquire);
+}
+
+/* Whether the frame being built is all in t->q's buffer (no zero-copy
+ * piece of the caller's memory, which the key would not hold). */
+static bool frame_is_flat(const gthr *t)
+{
+    for (unsigned i = 0; i < t->q.next; i++)
+        if (t->q.ext[i].at > t->frame_off)
+            return false;
+    return !t->q.failed;
+}
+
+apigen_status apigen_call_sync_cached(apigen_call *c, bool cacheable, bool *hit)
+{
+    gthr *t = c->thread;
+    *hit = false;
+    if (!cacheable || !t || !t->in_frame || !frame_is_flat(t) || atomic_load(&t->g->lost))
+        return apigen_call_sync(c); /* which says what is wrong, if anything */
+    gapi *g = t->g;
+    rt_cache *kc = session_cache(g);
+    const uint8_t *key = t->q.buf + t->frame_off + APIGEN_FRAME_HDR_SIZE;
+    size_t n = t->q.len - t->frame_off - APIGEN_FRAME_HDR_SIZE, len, off;
+    if (kc && rt_cache_find(kc, c->wire_id, key, n, &t->rbuf, &t->rcap, &len, &off)) {
+        rt_wr_truncate(&t->q, t->frame_off); /* never sent */
+        t->in_frame = false;
+        settle_queue(t);
+        unlock_thr(t);
+        apigen_rd_init(&c->rd, t->rbuf, len);
+        c->rd.p += off;
+        c->rd.left -= off;
+        t->last_reply = len;
+        /* the function's own answer: errors of async calls (queued, or
+         * known and not reported yet) stay for the next call that reaches
+         * the server, as natively a query does not return a launch's error */
+        c->has_deferred = false;
+        *hit = true;
+        return c->status = APIGEN_OK;
+    }
+    t->ckey_ok = false;
+    if (kc && t->ckey_cap < n) {
+        uint8_t *nk = realloc(t->ckey, n);
+        if (nk) {
+            t->ckey = nk;
+            t->ckey_cap = n;
+        }
+    }
+    bool keyed = kc && t->ckey_cap >= n;
+    if (keyed) {
+        memcpy(t->ckey, key, n);
+        t->ckey_len = n;
+        t->ckey_call = c->wire_id;
+    }
+    apigen_status st = apigen_call_sync(c);
+    if (st == APIGEN_OK && keyed && !c->rd.pull && c->rd.base) {
+        t->crep = c->rd.base;
+        t->crep_off = (size_t)(c->rd.p - c->rd.base);
+        t->crep_len = t->crep_off + c->rd.left;
+        t->ckey_ok = true;
+    }
+    return st;
+}
+
+void apigen_call_cache_keep(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (!t || !t->ckey_ok || c->status != APIGEN_OK || t->ckey_call != c->wire_id)
+        return;
+    t->ckey_ok = false;
+    if (t->gen == t->g->gen && !atomic_load(&t->g->lost))
+        rt_cache_add(session_cache(t->g), t->ckey_call, t->ckey, t->ckey_len, t->crep,
+                     t->crep_len, t->crep_off);
+}
+
+/* ---- thread state kept in the guest (api.thread_state) ------------------------ */
+bool apigen_tstate_get(const apigen_api *api, unsigned slot, uint64_t *value)
+{
+    if (slot >= APIGEN_TSTATE_MAX)
+        return false;
+    unsigned server = rt_route_current(api);
+    for (gthr *t = tl_head; t; t = t->next) {
+        if (t->g->index != server || !rt_same_family(t->g->api, api))
+            continue;
+        if (t->state_api != api)
+            return false;
+        gapi *g = t->g;
+        if (t->gen != g->gen || atomic_load(&g->lost) || g->no_answers ||
+            !(t->sknown & (1u << slot)) ||
+            t->sepoch[slot] != atomic_load(&g->state_epoch))
+            return false;
+        *value = t->sval[slot];
+        return true;
+    }
+    return false;
+}
+
+void apigen_tstate_set(apigen_call *c, unsigned slot, uint64_t value)
+{
+    gthr *t = c->thread;
+    if (!t || slot >= APIGEN_TSTATE_MAX || c->status != APIGEN_OK)
+        return;
+    if (t->state_api != c->api) {
+        t->sknown = 0;
+        t->state_api = c->api;
+    }
+    t->sval[slot] = value;
+    t->sepoch[slot] = t->epoch_at_send; /* stale if a forget_all came meanwhile */
+    t->sknown |= 1u << slot;
+}
+
+void apigen_tstate_forget(apigen_call *c, unsigned slot)
+{
+    gthr *t = c->thread;
+    if (t && slot < APIGEN_TSTATE_MAX)
+        t->sknown &= t->state_api == c->api ? ~(1u << slot) : 0u;
+}
+
+void apigen_tstate_forget_all(apigen_call *c)
+{
+    gthr *t = c->thread;
+    if (t)
+        atomic_fetch_add(&t->g->state_epoch, 1);
 }
 
 void apigen_hold_deferred(bool on)
@@ -1242,6 +1412,7 @@ void apigen_call_end(apigen_call *c)
         t->rcap = 0;
     }
     t->last_reply = 0;
+    t->ckey_ok = false;
     c->rd = (apigen_rd){0}; /* apigen_rd_init(NULL, 0) */
     c->thread = NULL;
 }

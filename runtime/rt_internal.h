@@ -419,4 +419,15 @@ void rt_rec_guest_id(struct apigen_session *s, uint64_t id);
 int rt_replay_main(const char *path, const apigen_api *const *apis, unsigned napis,
                    const char *const *urls, unsigned nurls);
 
+/* cache.c: a server session's kept answers (spec `cache:`), request bytes
+ * of call_id -> reply bytes (results from off on). find copies the reply
+ * into *buf (grown to *cap); false: not kept (or no memory to copy it).
+ * add keeps a copy, unless one is kept already or the table is full. */
+typedef struct rt_cache rt_cache;
+rt_cache *rt_cache_new(void);
+bool rt_cache_find(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, uint8_t **buf,
+                   size_t *cap, size_t *len, size_t *off);
+void rt_cache_add(rt_cache *c, uint32_t call_id, const uint8_t *key, size_t n, const uint8_t *rep,
+                  size_t len, size_t off);
+
 #endif

@@ -2815,6 +2815,12 @@ APIGEN_EXPORT CUresult cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2870,6 +2876,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdev
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2932,6 +2944,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *para
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -2997,6 +3015,12 @@ APIGEN_EXPORT CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCre
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)dev); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3044,6 +3068,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3088,6 +3115,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuCtxDestroy_v2(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3130,6 +3160,9 @@ APIGEN_EXPORT CUresult cuCtxDetach(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -3408,6 +3441,17 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     CUresult ret_ = {0};
     uint64_t n_pctx = 0;
     uint64_t i_;
+    bool cached_ = false;
+    if ((1) && pctx != NULL) { /* state: the thread's current_context, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 0, &v_)) {
+            *pctx = (CUcontext)(uintptr_t)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetCurrent))
         goto fail;
     if (pctx != NULL) {
@@ -3430,6 +3474,10 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3449,7 +3497,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3514,6 +3562,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice))
         goto fail;
     if (device != NULL) {
@@ -3529,6 +3588,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3551,7 +3614,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3563,6 +3626,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && (uintptr_t)ctx == 0 && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice_v2, srv_))
@@ -3581,6 +3655,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1) && (uintptr_t)ctx == 0) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3603,7 +3681,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3944,6 +4022,10 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3998,6 +4080,10 @@ APIGEN_EXPORT CUresult cuCtxPopCurrent_v2(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4041,6 +4127,11 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent(CUcontext ctx)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4083,6 +4174,11 @@ APIGEN_EXPORT CUresult cuCtxPushCurrent_v2(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4249,6 +4345,15 @@ APIGEN_EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((ctx != 0)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
+        if (ret_ == CUDA_SUCCESS)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)ctx); /* current_context */
+    }
+    if ((ctx == 0)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* current_context: unknown until a call tells */
+        apigen_tstate_forget(&call_, 1); /* current_device: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -4799,6 +4904,7 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
     CUresult ret_ = {0};
     uint64_t n_major = 0;
     uint64_t n_minor = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceComputeCapability))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -4810,7 +4916,7 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4820,6 +4926,8 @@ APIGEN_EXPORT CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevic
     }
     if (major != NULL && !apigen_get_into(&call_.rd, major, n_major, NULL)) goto bad; /* major */
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4842,7 +4950,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceComputeCapability(major=%#llx, minor=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceComputeCapability(major=%#llx, minor=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4854,6 +4962,7 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGet))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)ordinal)) goto nomem; /* ordinal */
@@ -4861,7 +4970,7 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUdevice), &n_device)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, device != NULL)) goto nomem; /* device */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4870,6 +4979,8 @@ APIGEN_EXPORT CUresult cuDeviceGet(CUdevice *device, int ordinal)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4892,7 +5003,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGet(device=%#llx, ordinal=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (long long)ordinal, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGet(device=%#llx, ordinal=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (long long)ordinal, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4904,6 +5015,7 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pi = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetAttribute))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)attrib)) goto nomem; /* attrib */
@@ -4912,7 +5024,7 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_pi)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pi != NULL)) goto nomem; /* pi */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (((((((attrib < CU_DEVICE_ATTRIBUTE_MAX) && (attrib != CU_DEVICE_ATTRIBUTE_COMPUTE_MODE)) && (attrib != CU_DEVICE_ATTRIBUTE_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)) && (attrib != CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT)) && (attrib != CU_DEVICE_ATTRIBUTE_ECC_ENABLED)) && (attrib != CU_DEVICE_ATTRIBUTE_MPS_ENABLED)), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4921,6 +5033,8 @@ APIGEN_EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, 
         ret_ = (CUresult)v_;
     }
     if (pi != NULL && !apigen_get_into(&call_.rd, pi, n_pi, NULL)) goto bad; /* pi */
+    if (!cached_ && (ret_ == CUDA_SUCCESS || ret_ == CUDA_ERROR_INVALID_VALUE))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4943,7 +5057,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetAttribute(pi=%#llx, attrib=%llu, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetAttribute(pi=%#llx, attrib=%llu, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pi, (unsigned long long)attrib, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5005,13 +5119,14 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_count = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetCount))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5020,6 +5135,8 @@ APIGEN_EXPORT CUresult cuDeviceGetCount(int *count)
         ret_ = (CUresult)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5042,7 +5159,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5426,6 +5543,7 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_name = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetName))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
@@ -5434,7 +5552,7 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_name)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, name != NULL)) goto nomem; /* name */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5443,6 +5561,8 @@ APIGEN_EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5465,7 +5585,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetName(name=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)name, (long long)len, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetName(name=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)name, (long long)len, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5597,6 +5717,7 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_pciBusId = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetPCIBusId))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)len)) goto nomem; /* len */
@@ -5605,7 +5726,7 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
         if (!apigen_mul_size((uint64_t)(len), sizeof(char), &n_pciBusId)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, pciBusId != NULL)) goto nomem; /* pciBusId */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5614,6 +5735,8 @@ APIGEN_EXPORT CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev
         ret_ = (CUresult)v_;
     }
     if (pciBusId != NULL && !apigen_get_into(&call_.rd, pciBusId, n_pciBusId, NULL)) goto bad; /* pciBusId */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5636,7 +5759,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetPCIBusId(pciBusId=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pciBusId, (long long)len, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetPCIBusId(pciBusId=%#llx, len=%lld, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pciBusId, (long long)len, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5750,6 +5873,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_uuid = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetUuid))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -5757,7 +5881,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5766,6 +5890,8 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5788,7 +5914,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetUuid(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetUuid(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5800,6 +5926,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_uuid = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceGetUuid_v2))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -5807,7 +5934,7 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(CUuuid), &n_uuid)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, uuid != NULL)) goto nomem; /* uuid */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5816,6 +5943,8 @@ APIGEN_EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (uuid != NULL && !apigen_get_into(&call_.rd, uuid, n_uuid, NULL)) goto bad; /* uuid */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5838,7 +5967,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceGetUuid_v2(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceGetUuid_v2(uuid=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)uuid, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5958,6 +6087,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease(CUdevice dev)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5999,6 +6131,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -6042,6 +6177,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset(CUdevice dev)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6083,6 +6221,9 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuDevicePrimaryCtxReset_v2(CUdevice dev)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
@@ -6408,6 +6549,7 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_bytes = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDeviceTotalMem_v2))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)dev)) goto nomem; /* dev */
@@ -6415,7 +6557,7 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6424,6 +6566,8 @@ APIGEN_EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
         ret_ = (CUresult)v_;
     }
     if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6446,7 +6590,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDeviceTotalMem_v2(bytes=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)bytes, (long long)dev, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDeviceTotalMem_v2(bytes=%#llx, dev=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)bytes, (long long)dev, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -6468,13 +6612,14 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_driverVersion = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuDriverGetVersion))
         goto fail;
     if (driverVersion != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_driverVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, driverVersion != NULL)) goto nomem; /* driverVersion */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -6483,6 +6628,8 @@ APIGEN_EXPORT CUresult cuDriverGetVersion(int *driverVersion)
         ret_ = (CUresult)v_;
     }
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
+    if (!cached_ && (ret_ == CUDA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -6505,7 +6652,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -11897,6 +12044,9 @@ APIGEN_EXPORT CUresult cuGreenCtxDestroy(CUgreenCtx hCtx)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (CUresult)v_;
+    }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget_all(&call_); /* every thread's values: unknown until a call tells */
     }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;

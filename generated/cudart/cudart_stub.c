@@ -2848,6 +2848,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_value = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     { /* device: the guest's device ordinal -> its server's */
         int64_t l_;
@@ -2863,7 +2864,7 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_value)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, value != NULL)) goto nomem; /* value */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (((((((attr < cudaDevAttrMax) && (attr != cudaDevAttrComputeMode)) && (attr != cudaDevAttrClockRate)) && (attr != cudaDevAttrMemoryClockRate)) && (attr != cudaDevAttrKernelExecTimeout)) && (attr != cudaDevAttrEccEnabled)) && (attr != 133)), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -2872,6 +2873,8 @@ APIGEN_EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr
         ret_ = (cudaError_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -2894,7 +2897,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaDeviceGetAttribute(value=%#llx, attr=%llu, device=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)value, (unsigned long long)attr, (long long)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaDeviceGetAttribute(value=%#llx, attr=%llu, device=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)value, (unsigned long long)attr, (long long)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4020,13 +4023,14 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_driverVersion = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDriverGetVersion))
         goto fail;
     if (driverVersion != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_driverVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, driverVersion != NULL)) goto nomem; /* driverVersion */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -4035,6 +4039,8 @@ APIGEN_EXPORT cudaError_t cudaDriverGetVersion(int *driverVersion)
         ret_ = (cudaError_t)v_;
     }
     if (driverVersion != NULL && !apigen_get_into(&call_.rd, driverVersion, n_driverVersion, NULL)) goto bad; /* driverVersion */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -4057,7 +4063,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaDriverGetVersion(driverVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)driverVersion, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5428,6 +5434,17 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cudart_api, 0, &v_)) {
+            *device = (int)v_;
+            ret_ = cudaSuccess;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaGetDevice))
         goto fail;
     if (device != NULL) {
@@ -5445,6 +5462,10 @@ APIGEN_EXPORT cudaError_t cudaGetDevice(int *device)
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
     if (device != NULL && ret_ == cudaSuccess) /* device: the server's device ordinal -> the guest's */
         *device = (int)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)*device);
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == cudaSuccess && device != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* device */
+    }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5467,7 +5488,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5480,13 +5501,14 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_count = 0;
+    bool cached_ = false;
     if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaGetDeviceCount, srv_))
         goto fail;
     if (count != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5495,6 +5517,8 @@ static cudaError_t cudart_on_cudaGetDeviceCount(int srv_, int *count)
         ret_ = (cudaError_t)v_;
     }
     if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5517,7 +5541,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -5616,6 +5640,7 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_prop = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     { /* device: the guest's device ordinal -> its server's */
         int64_t l_;
@@ -5630,7 +5655,7 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaDeviceProp), &n_prop)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, prop != NULL)) goto nomem; /* prop */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -5639,6 +5664,8 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, i
         ret_ = (cudaError_t)v_;
     }
     if (prop != NULL && !apigen_get_into(&call_.rd, prop, n_prop, NULL)) goto bad; /* prop */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -5661,7 +5688,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaGetDeviceProperties(prop=%#llx, device=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)prop, (long long)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaGetDeviceProperties(prop=%#llx, device=%lld) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)prop, (long long)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -16836,13 +16863,14 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
     uint64_t n_runtimeVersion = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaRuntimeGetVersion))
         goto fail;
     if (runtimeVersion != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_runtimeVersion)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, runtimeVersion != NULL)) goto nomem; /* runtimeVersion */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -16851,6 +16879,8 @@ APIGEN_EXPORT cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         ret_ = (cudaError_t)v_;
     }
     if (runtimeVersion != NULL && !apigen_get_into(&call_.rd, runtimeVersion, n_runtimeVersion, NULL)) goto bad; /* runtimeVersion */
+    if (!cached_ && (ret_ == cudaSuccess))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -16873,7 +16903,7 @@ fail:
     ret_ = (cudaError_t)cudart_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cudaRuntimeGetVersion(runtimeVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)runtimeVersion, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cudaRuntimeGetVersion(runtimeVersion=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)runtimeVersion, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -16904,6 +16934,9 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
     }
     if (ret_ == cudaSuccess)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
+    }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */

@@ -336,6 +336,31 @@ static void h_exaGetContextName(apigen_call_ctx *cx)
     }
 }
 
+static void h_exaGetCurrentDevice(apigen_call_ctx *cx)
+{
+    int *device = {0};
+    exaStatus ret_;
+    uint8_t p_device = 0;
+    uint64_t n_device = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u8(cx->rd, &p_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (p_device) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_device)) { apigen_reject(cx, APIGEN_TOO_LARGE, "device"); return; }
+        device = apigen_scratch(cx, n_device, 1);
+        if (device == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = exaGetCurrentDevice(device);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == EXA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_device) { /* device */
+        k_ = ok_ ? n_device : 0;
+        if (!apigen_put_bytes_ref(cx->wr, device, k_)) return;
+    }
+}
+
 static void h_exaGetDeviceCount(apigen_call_ctx *cx)
 {
     int *count = {0};
@@ -726,6 +751,19 @@ static void h_exaReleaseBuffer(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_exaSetCurrentDevice(apigen_call_ctx *cx)
+{
+    int device = {0};
+    exaStatus ret_;
+    uint32_t v_device;
+    if (!apigen_get_u32(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    device = (int)(int32_t)v_device;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = exaSetCurrentDevice(device);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_exaSetNotify(apigen_call_ctx *cx)
 {
     exaContext ctx = {0};
@@ -833,7 +871,7 @@ static void h_exaWriteBuffer(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[25] = {
+static const char *const call_names_[27] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -843,6 +881,7 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaFree] = "exaFree",
     [EXA_CALL_exaGetBufferSize] = "exaGetBufferSize",
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
+    [EXA_CALL_exaGetCurrentDevice] = "exaGetCurrentDevice",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
     [EXA_CALL_exaGetLastError] = "exaGetLastError",
@@ -855,11 +894,12 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",
+    [EXA_CALL_exaSetCurrentDevice] = "exaSetCurrentDevice",
     [EXA_CALL_exaSetNotify] = "exaSetNotify",
     [EXA_CALL_exaSumBuffers] = "exaSumBuffers",
     [EXA_CALL_exaWriteBuffer] = "exaWriteBuffer",
 };
-static const apigen_handler_fn handlers_[25] = {
+static const apigen_handler_fn handlers_[27] = {
     [EXA_CALL_exaCreateBuffer] = h_exaCreateBuffer,
     [EXA_CALL_exaCreateContext] = h_exaCreateContext,
     [EXA_CALL_exaCreateContextWithProperties] = h_exaCreateContextWithProperties,
@@ -869,6 +909,7 @@ static const apigen_handler_fn handlers_[25] = {
     [EXA_CALL_exaFree] = h_exaFree,
     [EXA_CALL_exaGetBufferSize] = h_exaGetBufferSize,
     [EXA_CALL_exaGetContextName] = h_exaGetContextName,
+    [EXA_CALL_exaGetCurrentDevice] = h_exaGetCurrentDevice,
     [EXA_CALL_exaGetDeviceCount] = h_exaGetDeviceCount,
     [EXA_CALL_exaGetDeviceInfo] = h_exaGetDeviceInfo,
     [EXA_CALL_exaGetLastError] = h_exaGetLastError,
@@ -881,11 +922,12 @@ static const apigen_handler_fn handlers_[25] = {
     [EXA_CALL_exaReadBuffer] = h_exaReadBuffer,
     [EXA_CALL_exaReduceSum] = h_exaReduceSum,
     [EXA_CALL_exaReleaseBuffer] = h_exaReleaseBuffer,
+    [EXA_CALL_exaSetCurrentDevice] = h_exaSetCurrentDevice,
     [EXA_CALL_exaSetNotify] = h_exaSetNotify,
     [EXA_CALL_exaSumBuffers] = h_exaSumBuffers,
     [EXA_CALL_exaWriteBuffer] = h_exaWriteBuffer,
 };
-static const uint8_t stream_in_calls_[25] = {
+static const uint8_t stream_in_calls_[27] = {
     [EXA_CALL_exaMemcpy] = 1,
     [EXA_CALL_exaWriteBuffer] = 1,
 };

@@ -508,20 +508,30 @@ done:
     return ret_;
 }
 
-/* exaGetDeviceCount on one server (srv_); the exported exaGetDeviceCount asks each (spec `gather:`). */
-static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
+APIGEN_EXPORT exaStatus exaGetCurrentDevice(int *device)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
-    uint64_t n_count = 0;
-    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetDeviceCount, srv_))
-        goto fail;
-    if (count != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
+    uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&exa_api, 0, &v_)) {
+            *device = (int)v_;
+            ret_ = EXA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
     }
-    if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetCurrentDevice))
+        goto fail;
+    if (device != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_device)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, device != NULL)) goto nomem; /* device */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -530,7 +540,11 @@ static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (exaStatus)v_;
     }
-    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == EXA_SUCCESS && device != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -553,7 +567,60 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetCurrentDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* exaGetDeviceCount on one server (srv_); the exported exaGetDeviceCount asks each (spec `gather:`). */
+static exaStatus exa_on_exaGetDeviceCount(int srv_, int *count)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    uint64_t n_count = 0;
+    bool cached_ = false;
+    if (!apigen_call_begin_on(&exa_api, &call_, EXA_CALL_exaGetDeviceCount, srv_))
+        goto fail;
+    if (count != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_count)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, count != NULL)) goto nomem; /* count */
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if (count != NULL && !apigen_get_into(&call_.rd, count, n_count, NULL)) goto bad; /* count */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaGetDeviceCount(count=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)count, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -603,6 +670,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     exaStatus ret_ = {0};
     uint64_t n_info = 0;
+    bool cached_ = false;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     { /* device: the guest's device ordinal -> its server's */
         int64_t l_;
@@ -617,7 +685,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         if (!apigen_mul_size((uint64_t)(1), sizeof(exaDeviceInfo), &n_info)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, info != NULL)) goto nomem; /* info */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -626,6 +694,8 @@ APIGEN_EXPORT exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
         ret_ = (exaStatus)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -648,7 +718,7 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetDeviceInfo(device=%lld, info=%#llx) = %llu [%s, %llu us]", (long long)device, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetDeviceInfo(device=%lld, info=%#llx) = %llu [%s, %llu us]", (long long)device, (unsigned long long)(uintptr_t)info, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -695,6 +765,7 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     exaStatus ret_ = {0};
     uint64_t n_major = 0;
     uint64_t n_minor = 0;
+    bool cached_ = false;
     if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaGetVersion))
         goto fail;
     if (major != NULL) {
@@ -705,7 +776,7 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_minor)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, minor != NULL)) goto nomem; /* minor */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (true), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -715,6 +786,8 @@ APIGEN_EXPORT exaStatus exaGetVersion(int *major, int *minor)
     }
     if (major != NULL && !apigen_get_into(&call_.rd, major, n_major, NULL)) goto bad; /* major */
     if (minor != NULL && !apigen_get_into(&call_.rd, minor, n_minor, NULL)) goto bad; /* minor */
+    if (!cached_ && (ret_ == EXA_SUCCESS))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == EXA_SUCCESS) {
         ret_ = (exaStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -737,7 +810,7 @@ fail:
     ret_ = (exaStatus)exa_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("exaGetVersion(major=%#llx, minor=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("exaGetVersion(major=%#llx, minor=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)major, (unsigned long long)(uintptr_t)minor, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1178,6 +1251,54 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT exaStatus exaSetCurrentDevice(int device)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    exaStatus ret_ = {0};
+    if (!apigen_call_begin(&exa_api, &call_, EXA_CALL_exaSetCurrentDevice))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)device)) goto nomem; /* device */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (exaStatus)v_;
+    }
+    if ((device >= 0)) { /* state: what the call tells of the thread's values */
+        if (ret_ == EXA_SUCCESS)
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)device); /* current_device */
+    }
+    if ((device < 0)) { /* state: what the call tells of the thread's values */
+        apigen_tstate_forget(&call_, 0); /* current_device: unknown until a call tells */
+    }
+    if (call_.has_deferred && ret_ == EXA_SUCCESS) {
+        ret_ = (exaStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (exaStatus)exa_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("exaSetCurrentDevice(device=%lld) = %llu [%s, %llu us]", (long long)device, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT exaStatus exaSetNotify(exaContext ctx, exaNotifyFn fn, void *user_data)
 {
     apigen_call call_;
@@ -1355,7 +1476,7 @@ static void cbd_exaNotifyFn(apigen_rd *args, void *fn, void *user_data)
     ((exaNotifyFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[25] = {
+static const char *const call_names_[27] = {
     [EXA_CALL_exaCreateBuffer] = "exaCreateBuffer",
     [EXA_CALL_exaCreateContext] = "exaCreateContext",
     [EXA_CALL_exaCreateContextWithProperties] = "exaCreateContextWithProperties",
@@ -1365,6 +1486,7 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaFree] = "exaFree",
     [EXA_CALL_exaGetBufferSize] = "exaGetBufferSize",
     [EXA_CALL_exaGetContextName] = "exaGetContextName",
+    [EXA_CALL_exaGetCurrentDevice] = "exaGetCurrentDevice",
     [EXA_CALL_exaGetDeviceCount] = "exaGetDeviceCount",
     [EXA_CALL_exaGetDeviceInfo] = "exaGetDeviceInfo",
     [EXA_CALL_exaGetLastError] = "exaGetLastError",
@@ -1377,6 +1499,7 @@ static const char *const call_names_[25] = {
     [EXA_CALL_exaReadBuffer] = "exaReadBuffer",
     [EXA_CALL_exaReduceSum] = "exaReduceSum",
     [EXA_CALL_exaReleaseBuffer] = "exaReleaseBuffer",
+    [EXA_CALL_exaSetCurrentDevice] = "exaSetCurrentDevice",
     [EXA_CALL_exaSetNotify] = "exaSetNotify",
     [EXA_CALL_exaSumBuffers] = "exaSumBuffers",
     [EXA_CALL_exaWriteBuffer] = "exaWriteBuffer",

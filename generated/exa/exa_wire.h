@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define EXA_FINGERPRINT UINT64_C(0x67af10538ce2abcd)
+#define EXA_FINGERPRINT UINT64_C(0x582e9a02782707c2)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -33,22 +33,24 @@ enum {
     EXA_CALL_exaFree = 7,
     EXA_CALL_exaGetBufferSize = 8,
     EXA_CALL_exaGetContextName = 9,
-    EXA_CALL_exaGetDeviceCount = 10,
-    EXA_CALL_exaGetDeviceInfo = 11,
-    EXA_CALL_exaGetLastError = 12,
-    EXA_CALL_exaGetVersion = 13,
-    EXA_CALL_exaLaunchFill = 14,
-    EXA_CALL_exaLaunchSaxpy = 15,
-    EXA_CALL_exaMalloc = 16,
-    EXA_CALL_exaMemcpy = 17,
-    EXA_CALL_exaPeekAtLastError = 18,
-    EXA_CALL_exaReadBuffer = 19,
-    EXA_CALL_exaReduceSum = 20,
-    EXA_CALL_exaReleaseBuffer = 21,
-    EXA_CALL_exaSetNotify = 22,
-    EXA_CALL_exaSumBuffers = 23,
-    EXA_CALL_exaWriteBuffer = 24,
-    EXA_NCALLS = 25
+    EXA_CALL_exaGetCurrentDevice = 10,
+    EXA_CALL_exaGetDeviceCount = 11,
+    EXA_CALL_exaGetDeviceInfo = 12,
+    EXA_CALL_exaGetLastError = 13,
+    EXA_CALL_exaGetVersion = 14,
+    EXA_CALL_exaLaunchFill = 15,
+    EXA_CALL_exaLaunchSaxpy = 16,
+    EXA_CALL_exaMalloc = 17,
+    EXA_CALL_exaMemcpy = 18,
+    EXA_CALL_exaPeekAtLastError = 19,
+    EXA_CALL_exaReadBuffer = 20,
+    EXA_CALL_exaReduceSum = 21,
+    EXA_CALL_exaReleaseBuffer = 22,
+    EXA_CALL_exaSetCurrentDevice = 23,
+    EXA_CALL_exaSetNotify = 24,
+    EXA_CALL_exaSumBuffers = 25,
+    EXA_CALL_exaWriteBuffer = 26,
+    EXA_NCALLS = 27
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */

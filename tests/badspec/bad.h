@@ -18,5 +18,8 @@ bdStatus bdWrite(bdThing thing, const void *src, size_t bytes);
 bdStatus bdRead(bdThing thing, void *dst, size_t bytes, size_t *done);
 bdStatus bdLog(const char *fmt, ...);
 const char *bdName(bdThing thing);
+/* spec `cache:` fixtures: a query of values only, and a thread's last error */
+bdStatus bdCount(bdMode mode, int *n);
+bdStatus bdLastError(void);
 
 #endif

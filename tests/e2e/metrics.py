@@ -155,7 +155,9 @@ def mode_exa(server, stub_dir, client, isolation, transport, promtool=None):
     url = url_for(transport)
     _, port = start_server(server, ["--listen", url, "--isolation", isolation,
                                     "--metrics", "tcp://127.0.0.1:0"])
-    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url)
+    # APIGEN_CACHE=0: every call reaches the server, which counts it (the
+    # stub would answer the repeated exaGetVersion itself: spec `cache:`)
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url, APIGEN_CACHE="0")
     c = subprocess.Popen([client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
     procs.append(c)
     line = c.stdout.readline()
@@ -224,7 +226,9 @@ def mode_crash(server, stub_dir, client, transport, promtool=None):
     url = url_for(transport)
     srv, port = start_server(server, ["--listen", url, "--isolation", "process",
                                       "--metrics", "tcp://127.0.0.1:0"])
-    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url)
+    # APIGEN_CACHE=0: every call reaches the server, which counts it (the
+    # stub would answer the repeated exaGetVersion itself: spec `cache:`)
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url, APIGEN_CACHE="0")
     c = subprocess.Popen([client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
     procs.append(c)
     if not re.match(r"ready \d+", c.stdout.readline()):
@@ -275,7 +279,9 @@ def mode_prometheus(server, stub_dir, client, prometheus):
     url = url_for("unix")
     _, port = start_server(server, ["--listen", url, "--isolation", "thread",
                                     "--metrics", "tcp://127.0.0.1:0"])
-    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url)
+    # APIGEN_CACHE=0: every call reaches the server, which counts it (the
+    # stub would answer the repeated exaGetVersion itself: spec `cache:`)
+    env = dict(os.environ, LD_LIBRARY_PATH=stub_dir, APIGEN_SERVER=url, APIGEN_CACHE="0")
     r = subprocess.run([client], input="go\n", capture_output=True, text=True, env=env, timeout=60)
     if r.returncode != 0:
         fail("the client failed", r.stdout + r.stderr)

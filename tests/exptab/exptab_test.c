@@ -6,6 +6,7 @@
  * driver gave in the phase-1 trace (H100, driver 580.159.04, CUDA 13.0;
  * /work/team/trace1, copied as docs/driver-trace-2026-11-25.txt). */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>

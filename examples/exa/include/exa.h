@@ -77,6 +77,11 @@ const char *exaStatusString(exaStatus status);
  * and clears it, Peek returns it. */
 exaStatus exaGetLastError(void);
 exaStatus exaPeekAtLastError(void);
+/* The calling thread's current device (as CUDA's current context is the
+ * thread's): -1 until set; exaSetCurrentDevice(-1) unsets it, a device past
+ * the last one is EXA_ERROR_INVALID_VALUE (nothing changes). */
+exaStatus exaSetCurrentDevice(int device);
+exaStatus exaGetCurrentDevice(int *device);
 
 /* -- contexts ------------------------------------------------------------- */
 exaStatus exaCreateContext(int device, const char *name, exaContext *ctx);

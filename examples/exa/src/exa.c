@@ -363,6 +363,24 @@ EXA_API exaStatus exaGetDeviceInfo(int device, exaDeviceInfo *info)
     return EXA_SUCCESS;
 }
 
+static _Thread_local int tl_current = -1;
+
+EXA_API exaStatus exaSetCurrentDevice(int device)
+{
+    if (device < -1 || device >= NDEVICES)
+        return last_(EXA_ERROR_INVALID_VALUE);
+    tl_current = device;
+    return EXA_SUCCESS;
+}
+
+EXA_API exaStatus exaGetCurrentDevice(int *device)
+{
+    if (!device)
+        return last_(EXA_ERROR_INVALID_VALUE);
+    *device = tl_current;
+    return EXA_SUCCESS;
+}
+
 EXA_API exaStatus exaGetLastError(void)
 {
     exaStatus st = tl_last;

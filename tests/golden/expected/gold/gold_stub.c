@@ -1151,6 +1151,7 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     goldStatus ret_ = {0};
+    bool cached_ = false;
     if (!apigen_call_begin(&gold_api, &call_, GOLD_CALL_goldValues))
         goto fail;
     if (!apigen_put_u8(call_.wr, (uint8_t)a)) goto nomem; /* a */
@@ -1161,7 +1162,7 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
     if (!apigen_put_f64(call_.wr, (double)f)) goto nomem; /* f */
     if (!apigen_put_u8(call_.wr, (uint8_t)g)) goto nomem; /* g */
     if (!apigen_put_u32(call_.wr, (uint32_t)dir)) goto nomem; /* dir */
-    st_ = apigen_call_sync(&call_);
+    st_ = apigen_call_sync_cached(&call_, (c > 0), &cached_); /* cache: kept answers first */
     if (st_ != APIGEN_OK)
         goto rejected;
     {
@@ -1169,6 +1170,8 @@ APIGEN_EXPORT goldStatus goldValues(int8_t a, uint16_t b, int32_t c, uint64_t d,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (goldStatus)v_;
     }
+    if (!cached_ && (ret_ == GOLD_OK))
+        apigen_call_cache_keep(&call_); /* cache: this request's answer for the session */
     if (call_.has_deferred && ret_ == GOLD_OK) {
         ret_ = (goldStatus)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -1188,7 +1191,7 @@ fail:
     ret_ = (goldStatus)gold_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("goldValues(a=%lld, b=%llu, c=%lld, d=%llu, e=%g, f=%g, g=%llu, dir=%llu) = %llu [%s, %llu us]", (long long)a, (unsigned long long)b, (long long)c, (unsigned long long)d, (double)e, (double)f, (unsigned long long)g, (unsigned long long)dir, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("goldValues(a=%lld, b=%llu, c=%lld, d=%llu, e=%g, f=%g, g=%llu, dir=%llu) = %llu [%s, %llu us]", (long long)a, (unsigned long long)b, (long long)c, (unsigned long long)d, (double)e, (double)f, (unsigned long long)g, (unsigned long long)dir, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
