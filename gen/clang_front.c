@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "include_paths.h"
 #include "util.h"
 
 #ifndef APIGEN_CLANG_RESOURCE_HINT
@@ -803,6 +804,8 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         *(char **)VEC_PUSH(args, nargs) = xstrdup(rd);
     }
     for (size_t i = 0; i < ndirs; i++) *(char **)VEC_PUSH(args, nargs) = xasprintf("-I%s", dirs[i]);
+    /* nothing else: no /usr/local/include (include_paths.c) */
+    include_paths_args(&args, &nargs, rd);
     for (size_t i = 0; i < opt->nextra_defines; i++)
         *(char **)VEC_PUSH(args, nargs) = xasprintf("-D%s", opt->extra_defines[i]);
     for (size_t i = 0; i < s->ndefines; i++)
@@ -840,11 +843,21 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
                 at.col = col;
             }
             CXString msg = clang_getDiagnosticSpelling(dg);
-            diag_error(d, at, NULL, NULL, "%s", clang_getCString(msg));
+            const char *ms = clang_getCString(msg);
+            size_t ml = strlen(ms);
+            if (ml > 15 && strcmp(ms + ml - 15, " file not found") == 0) {
+                /* say where it was looked for */
+                char *searched = include_paths_searched(dirs, ndirs, rd);
+                diag_error(d, at, NULL, NULL, "%s (searched: %s)", ms, searched);
+                free(searched);
+            } else {
+                diag_error(d, at, NULL, NULL, "%s", ms);
+            }
             clang_disposeString(msg);
         }
         clang_disposeDiagnostic(dg);
     }
+    include_paths_check(F.tu, dirs, ndirs, rd, d);
     if (d->errors > errors0) {
         clang_disposeTranslationUnit(F.tu);
         clang_disposeIndex(idx);
