@@ -9,13 +9,13 @@
 #include "util.h"
 
 static const char *const top_keys[] = {"api", "types", "functions", NULL};
-static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
+static const char *const api_keys[] = {"name",    "headers",      "helper_headers", "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
                                        "private_symbols", "proc_table", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
-static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
+static const char *const api_early_keys[] = {"name",       "headers", "helper_headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
                                              NULL};
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
@@ -94,12 +94,32 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
     const spec_node *h = spec_get(api, "headers");
     if (!h) diag_error(d, *api_loc, NULL, NULL, "api.headers is missing: list the headers to parse");
     spec_string_list(h, "api.headers", d, m->arena, &s->headers, &s->nheaders);
+    s->napi_headers = s->nheaders;
+    /* api.helper_headers: the spec's own, parsed after the API's features are
+     * known (they may include <api>_features.h); taken like the headers */
+    const spec_node *hh = spec_get(api, "helper_headers");
+    char **helpers = NULL;
+    size_t nhelpers = 0;
+    spec_string_list(hh, "api.helper_headers", d, m->arena, &helpers, &nhelpers);
+    if (nhelpers) {
+        char **all = arena_alloc(m->arena, (s->nheaders + nhelpers) * sizeof *all);
+        if (s->nheaders) memcpy(all, s->headers, s->nheaders * sizeof *all);
+        memcpy(all + s->nheaders, helpers, nhelpers * sizeof *all);
+        s->headers = all;
+        s->nheaders += nhelpers;
+    }
     if (s->nheaders) {
         *header_locs = xcalloc(s->nheaders, sizeof(src_loc));
-        if (h->kind == SN_LIST)
-            for (size_t i = 0, k = 0; i < h->n && k < s->nheaders; i++)
-                if (h->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = h->items[i]->loc;
-        if (h->kind == SN_SCALAR) (*header_locs)[0] = h->loc;
+        size_t k = 0;
+        const spec_node *lists[2] = {h, hh};
+        for (int li = 0; li < 2; li++) {
+            const spec_node *l = lists[li];
+            if (!l) continue;
+            if (l->kind == SN_LIST)
+                for (size_t i = 0; i < l->n && k < s->nheaders; i++)
+                    if (l->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = l->items[i]->loc;
+            if (l->kind == SN_SCALAR && k < s->nheaders) (*header_locs)[k++] = l->loc;
+        }
     }
     spec_string_list(spec_get(api, "include_dirs"), "api.include_dirs", d, m->arena,
                      &s->include_dirs, &s->ninclude_dirs);
