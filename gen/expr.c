@@ -11,7 +11,7 @@ typedef enum { T_END, T_NUM, T_IDENT, T_PUNCT } tok_kind;
 
 typedef struct tok {
     tok_kind kind;
-    char text[64];
+    char text[256]; /* APIGEN_HAS_PARAM_function_parameter names run long */
     unsigned col; /* offset in the text */
 } tok;
 
