@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char *const top_keys[] = {"api", "types", "functions", NULL};
@@ -351,22 +352,26 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                      &s->extra_symbols, &s->nextra_symbols);
     for (size_t i = 0; i < s->nextra_symbols; i++)
         if (!is_c_identifier(s->extra_symbols[i]))
-            diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
-                       "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+            diag_error(d,
+                       spec_item_loc(spec_get(api, "extra_symbols"), s->extra_symbols[i],
+                                     spec_key_loc(api, "extra_symbols")),
+                       NULL, NULL, "api.extra_symbols: '%s' is not a C identifier",
+                       s->extra_symbols[i]);
     read_private_symbols(spec_get(api, "private_symbols"), d, m->arena, s);
     for (size_t i = 0; i < s->nprivate_symbols; i++) {
         const char *ps = s->private_symbols[i];
+        src_loc at = spec_item_loc(spec_get(api, "private_symbols"), ps,
+                                   spec_key_loc(api, "private_symbols"));
         int dup = 0;
         for (size_t k = 0; k < s->nextra_symbols; k++) dup |= strcmp(ps, s->extra_symbols[k]) == 0;
         if (!is_c_identifier(ps))
-            diag_error(d, spec_key_loc(api, "private_symbols"), NULL, NULL,
-                       "api.private_symbols: '%s' is not a C identifier", ps);
+            diag_error(d, at, NULL, NULL, "api.private_symbols: '%s' is not a C identifier", ps);
         else if (model_find_function(m, ps))
-            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+            diag_error(d, at, ps, NULL,
                        "api.private_symbols: '%s' is declared in the headers: annotate it under "
                        "functions: instead (private symbols are the ones no header declares)", ps);
         else if (dup)
-            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+            diag_error(d, at, ps, NULL,
                        "api.private_symbols: '%s' is also in api.extra_symbols: the spec's "
                        "sources define it, or the stub does, not both", ps);
     }
@@ -691,7 +696,7 @@ static void check_handles(ck *c, const spec_node *root)
                 if (c->m->records[k]->name && strcmp(c->m->records[k]->name, names[i]) == 0)
                     r = c->m->records[k];
             if (!r || !r->complete)
-                diag_error(c->d, bs->loc, NULL, NULL,
+                diag_error(c->d, spec_item_loc(bs, names[i], bs->loc), NULL, NULL,
                            "types.bytes: '%s' is not a complete struct or union of the headers",
                            names[i]);
             else
@@ -2088,12 +2093,12 @@ static void check_symbol_versions(ck *c, const spec_node *root)
         for (size_t k = 0; k < nf; k++) {
             function_def *f = model_find_function(c->m, fns[k]);
             if (!f) {
-                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                diag_error(c->d, spec_item_loc(sv->items[i], fns[k], sv->items[i]->loc), fns[k], NULL,
                            "api.library.symbol_versions.%s: no such function among the selected "
                            "functions of the headers",
                            node);
             } else if (f->symbol_version) {
-                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                diag_error(c->d, spec_item_loc(sv->items[i], fns[k], sv->items[i]->loc), fns[k], NULL,
                            "api.library.symbol_versions: listed under both %s and %s",
                            f->symbol_version, node);
             } else {
@@ -2165,6 +2170,18 @@ static char *cat_arena(arena *a, const char *x, const char *y)
     return r;
 }
 
+/* "did you mean": the header's functions that have no entry of their own */
+struct fn_cands {
+    const api_model *m;
+    const spec_node *fns;
+};
+static const char *fn_cand(void *ctx, size_t i)
+{
+    const struct fn_cands *fc = ctx;
+    const char *n = fc->m->functions[i].name;
+    return spec_get(fc->fns, n) ? NULL : n;
+}
+
 int check_model(api_model *m, const spec_node *root, diag_sink *d)
 {
     unsigned e0 = d->errors;
@@ -2189,9 +2206,17 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         for (size_t i = 0; i < fns->n; i++) {
             function_def *f = model_find_function(m, fns->keys[i]);
             if (!f) {
-                diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
-                          "no such function among the selected functions of the headers; "
-                          "the annotation matches nothing");
+                struct fn_cands fc = {m, fns};
+                const char *near = suggest_name(fns->keys[i], fn_cand, m->nfunctions, &fc);
+                if (near)
+                    diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
+                              "no such function among the selected functions of the headers; "
+                              "did you mean '%s'? The annotation matches nothing",
+                              near);
+                else
+                    diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
+                              "no such function among the selected functions of the headers; "
+                              "the annotation matches nothing");
                 *(char **)VEC_PUSH(m->unmatched, m->nunmatched) = arena_strdup(c.a, fns->keys[i]);
                 size_t nl = m->nunmatched - 1;
                 *(src_loc *)VEC_PUSH(m->unmatched_locs, nl) = fns->key_locs[i];
