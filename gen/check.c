@@ -499,6 +499,10 @@ static void resolve_node(api_model *m, spec_node **slot, diag_sink *d)
             return;
         }
         drop_key(n, "when");
+        if (is_choice(n)) { /* {when: C, first: [...]}: the choice once C holds */
+            resolve_node(m, slot, d);
+            return;
+        }
     }
     if (n->kind == SN_MAP || n->kind == SN_LIST) resolve_children(m, n, d, NULL);
 }
