@@ -91,8 +91,8 @@ static int change_report(const api_model *m, const apigen_options *opt, const ch
  * what needs an annotation) gets it anyway, from a second load that
  * generates undecided functions as unsupported (its diagnostics dropped:
  * the first run's are the ones that count). Nothing but the report is
- * written. */
-static void report_despite_errors(const apigen_options *opt)
+ * written. Returns the report's errors. */
+static unsigned report_despite_errors(const apigen_options *opt)
 {
     apigen_options o2 = *opt;
     o2.undecided_unsupported = 1;
@@ -105,7 +105,7 @@ static void report_despite_errors(const apigen_options *opt)
         fprintf(stderr, "apigen: --compare: no change report: the errors above are not only "
                         "functions the defaults cannot decide\n");
         if (quiet) fclose(quiet);
-        return;
+        return 0;
     }
     fclose(quiet);
     char *prev = xasprintf("%s/%s_model.txt", opt->compare_dir, m.api.name);
@@ -115,6 +115,7 @@ static void report_despite_errors(const apigen_options *opt)
         fprintf(stderr, "apigen: error: --compare: cannot read %s\n", prev);
     free(prev);
     model_free(&m);
+    return d3.errors; /* the report's own: declarations changed under annotations */
 }
 
 int main(int argc, char **argv)
@@ -187,7 +188,7 @@ int main(int argc, char **argv)
     d.strict = opt.strict;
     api_model m;
     if (apigen_load(&opt, &d, &m) != 0) {
-        if (opt.compare_dir) report_despite_errors(&opt);
+        if (opt.compare_dir) d.errors += report_despite_errors(&opt);
         fprintf(stderr, "apigen: %s: %u error%s, nothing written%s\n", opt.spec_path, d.errors,
                 d.errors == 1 ? "" : "s", opt.compare_dir ? " but the change report" : "");
         rc = 1;
