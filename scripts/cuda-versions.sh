@@ -15,6 +15,7 @@
 #
 # Environment: APIGEN_WHEEL_CACHE (default ~/.cache/apigen-cuda-wheels),
 # APIGEN_BUILD_SERVER=0 (generate and build the stub only: CI's quick matrix),
+# APIGEN_PREPARE_ONLY=1 (only fetch and unpack the version's headers and library),
 # CC (default cc), APIGEN_STUB_CFLAGS (e.g. -fsanitize=address when the runtime
 # libraries were built with it), KEEP=1 keeps the work folder, PIP (default pip).
 # Exit status: 0 every version matches, 1 a mismatch or a failure, 77 the
@@ -93,6 +94,8 @@ for v in "$@"; do
     if [ $rc = 77 ]; then status=77; continue; fi
     [ $rc = 0 ] || { status=1; continue; }
     d=$cache/v$v
+    # APIGEN_PREPARE_ONLY=1: the headers and library only (scripts/cuda-driver-versions.sh)
+    [ "${APIGEN_PREPARE_ONLY:-0}" = 1 ] && { echo "prepared $d"; continue; }
     soname=$(wheels "$v" | cut -d' ' -f3)
     work=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cuda-$v.XXXXXX")
     out=$work/gen

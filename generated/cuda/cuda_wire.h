@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0xf054c4dd3e7e10b4)
+#define CUDA_FINGERPRINT UINT64_C(0xf31044799c5e8cee)
 
 /* Call ids: forwarded and custom functions. */
 enum {
