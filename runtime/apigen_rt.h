@@ -498,6 +498,17 @@ bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, co
 /* Whether addr lies in a device range the guest noted for any server (hand-written
  * guest code that must tell device addresses from its own host memory). */
 bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
+/* Handle states the guest tracks (spec `types.handles.H.state`, a handle's
+ * pointer mode): per (table, id), where table is the generated stub's array
+ * of the type's initial values (so the key also names the API and the
+ * type). add: a new handle, every state at its initial value. set: after a
+ * successful setter (an id never added starts from the initial values).
+ * get: false for an id the guest does not track (*v untouched). forget:
+ * after a successful destroy. Thread-safe; n is at most 8. */
+void apigen_hstate_add(const int64_t *table, size_t n, uint64_t id);
+void apigen_hstate_set(const int64_t *table, size_t n, uint64_t id, unsigned slot, int64_t v);
+bool apigen_hstate_get(const int64_t *table, uint64_t id, unsigned slot, int64_t *v);
+void apigen_hstate_forget(const int64_t *table, uint64_t id);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.
@@ -701,6 +712,19 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
  * interpreting them first: the guest can change arena bytes at any time
  * (apigen_get_str never takes an arena reference). */
 void apigen_arena_accept(const apigen_api *api);
+
+/* ---- metrics (apigen-server --metrics tcp://ADDR:PORT) ---------------------
+ * The runtime counts calls, errors, latency, bytes and sessions per API by
+ * itself. An API's hand-written host code may add its own families (an
+ * accelerator's memory and utilization): a hook, registered once (from a
+ * constructor), that appends Prometheus text lines (# HELP, # TYPE, then
+ * samples; names apigen_<something>_...) to every scrape. It runs on the
+ * metrics thread, or under --isolation process in a collector process of
+ * its own (the parent never touches the vendor library), one call at a
+ * time; it must not block for long (the scrape waits at most 5 s). */
+typedef struct apigen_metrics_out apigen_metrics_out;
+void apigen_metrics_hook(const apigen_api *api, void (*hook)(apigen_metrics_out *o));
+void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_PRINTF(2, 3);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

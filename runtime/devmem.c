@@ -4,6 +4,7 @@
  * read lock, unless the thread found the range lately (its cache below). */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "rt_metrics.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -112,9 +113,18 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
     return false;
 }
 
+/* --metrics: the bytes each session holds follow its ranges */
+static void held(const drange *r, int sign)
+{
+    if (rt_mx_on)
+        rt_mx_devmem(rt_session_mx(r->owner), sign * (int64_t)(r->end - r->base));
+}
+
 /* Removes ranges [i, j) (caller holds the write lock). */
 static void remove_span(size_t i, size_t j)
 {
+    for (size_t k = i; k < j; k++)
+        held(&g_r[k], -1);
     memmove(g_r + i, g_r + j, (g_n - j) * sizeof *g_r);
     g_n -= j - i;
     ranges_removed();
@@ -144,6 +154,7 @@ static bool insert(struct apigen_session *s, uint64_t base, uint64_t end, uint64
     memmove(g_r + i + 1, g_r + i, (g_n - i) * sizeof *g_r);
     g_r[i] = (drange){base, end, s, seq};
     g_n++;
+    held(&g_r[i], 1);
     return true;
 }
 
@@ -219,8 +230,11 @@ void rt_dev_release_session(struct apigen_session *s, const apigen_api *api)
     for (size_t i = 0; i < g_n; i++) {
         if (g_r[i].owner != s)
             g_r[w++] = g_r[i];
-        else if (mine)
-            mine[k++] = g_r[i];
+        else {
+            held(&g_r[i], -1);
+            if (mine)
+                mine[k++] = g_r[i];
+        }
     }
     g_n = w;
     ranges_removed(); /* even with none: s's address may come back as another session's */

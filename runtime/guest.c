@@ -370,15 +370,21 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
     int afd = !join && apigen_tp_can_pass_fds(conn) && rt_servers(g->api) == 1
                   ? rt_arena_guest_fd(&asize) /* one server: several would each need theirs */
                   : -1;
+    /* who we are, for the server's metrics and logs (rt_internal.h: hello
+     * version 3): the pid and process name as this process sees them */
+    uint8_t pid[8];
+    uint64_t p = (uint64_t)getpid();
+    for (int i = 0; i < 8; i++)
+        pid[i] = (uint8_t)(p >> (8 * i));
+    const char *comm = program_invocation_short_name ? program_invocation_short_name : "";
     apigen_wr_init(&w);
-    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
+    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, RT_HELLO_V3) &&
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
               apigen_put_str(&w, token[0] ? token : NULL) &&
-              /* optional trailing fields: the API's version, when it has one
-               * (0 when an arena follows), the arena's size */
-              ((!g->api->api_version && afd < 0) || apigen_put_u64(&w, g->api->api_version)) &&
-              (afd < 0 || apigen_put_u64(&w, asize)) &&
+              apigen_put_u64(&w, g->api->api_version) && apigen_put_u64(&w, afd < 0 ? 0 : asize) &&
+              apigen_put_u32(&w, RT_HELLO_TAG_PID) && apigen_put_bytes(&w, pid, sizeof pid) &&
+              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");

@@ -84,6 +84,21 @@ CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *
                                  uint32_t isCallback, uint32_t flags);
 CUresult apigenCudaHostFnDone(uint64_t id);
 
+/* Graph host nodes (hostfn.c, host_fn.c): op APIGEN_CUDA_HOST_NODE_ADD
+ * (phGraphNode, hGraph, dependencies), _SET (hNode) or _EXEC_SET
+ * (hGraphExec, hNode). The server's node calls fn (registered for the
+ * node's life) with `id` at each run and waits for apigenCudaHostFnDone(id),
+ * as a stream's host function does. apigenCudaHostNodeGetParams answers
+ * the id of the node's registration (this session's only). */
+#define APIGEN_CUDA_HOST_NODE_ADD 0u
+#define APIGEN_CUDA_HOST_NODE_SET 1u
+#define APIGEN_CUDA_HOST_NODE_EXEC_SET 2u
+CUresult apigenCudaHostNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph,
+                            const CUgraphNode *dependencies, size_t numDependencies,
+                            CUgraphExec hGraphExec, CUgraphNode hNode, apigenCudaHostFnCb fn,
+                            void *user, uint64_t id);
+CUresult apigenCudaHostNodeGetParams(CUgraphNode hNode, uint64_t *id);
+
 /* cuStreamGetCaptureInfo_v2/_v3: the driver's dependency arrays copied
  * out (room for cap; *numDeps is the full count); ptsz: the _ptsz form. */
 CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz,
