@@ -33,7 +33,9 @@ libcuda=${LIBCUDA:-}
 known="12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.1 13.2 13.3 13.4 13.5"
 [ "$*" = all ] && set -- $known
 S=$root/specs/cuda
-guest_srcs="guest.c image.c launch.c host_mem.c copy3d.c hostfn.c graph_kernel.c occupancy.c graph_nodes.c proc.c export_tables.c context_gone.c launch_check.c dev_ranges.c ctx_id.c"
+# the guest's sources: the spec's api.sources (cuda/guest.c, ...); the
+# server's: examples/cuda/CMakeLists.txt's HOST_SOURCES
+guest_srcs=$(sed -n 's/^  sources: \[\(.*\)\]$/\1/p' "$root/specs/cuda.yaml" | tr -d ' ' | tr ',' ' ' | sed 's|cuda/||g')
 host_srcs="host.c host_fn.c host_copy.c host_capture.c"
 
 profiler_wheel() {
