@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "suggest.h"
 #include "util.h"
 
 static const char *const top_keys[] = {"api", "types", "defaults", "functions", NULL};
@@ -13,14 +14,14 @@ static const char *const defaults_keys[] = {"pointers", "params", NULL};
 static const char *const state_keys[] = {"initial", "set", "get", NULL};
 static const char *const state_fn_keys[] = {"function", "param", NULL};
 static const char *const space_keys[] = {"state", "host", "device", NULL};
-static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
+static const char *const api_keys[] = {"name",    "headers",      "helper_headers", "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
                                        "private_symbols", "proc_table", "forward_output", "family",
                                        "thread_state", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
-static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
+static const char *const api_early_keys[] = {"name",       "headers", "helper_headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
                                              NULL};
 static const char *const variants_keys[] = {"defines", "suffixes", NULL};
@@ -99,12 +100,32 @@ int check_api_settings(api_model *m, const spec_node *root, diag_sink *d, src_lo
     const spec_node *h = spec_get(api, "headers");
     if (!h) diag_error(d, *api_loc, NULL, NULL, "api.headers is missing: list the headers to parse");
     spec_string_list(h, "api.headers", d, m->arena, &s->headers, &s->nheaders);
+    s->napi_headers = s->nheaders;
+    /* api.helper_headers: the spec's own, parsed after the API's features are
+     * known (they may include <api>_features.h); taken like the headers */
+    const spec_node *hh = spec_get(api, "helper_headers");
+    char **helpers = NULL;
+    size_t nhelpers = 0;
+    spec_string_list(hh, "api.helper_headers", d, m->arena, &helpers, &nhelpers);
+    if (nhelpers) {
+        char **all = arena_alloc(m->arena, (s->nheaders + nhelpers) * sizeof *all);
+        if (s->nheaders) memcpy(all, s->headers, s->nheaders * sizeof *all);
+        memcpy(all + s->nheaders, helpers, nhelpers * sizeof *all);
+        s->headers = all;
+        s->nheaders += nhelpers;
+    }
     if (s->nheaders) {
         *header_locs = xcalloc(s->nheaders, sizeof(src_loc));
-        if (h->kind == SN_LIST)
-            for (size_t i = 0, k = 0; i < h->n && k < s->nheaders; i++)
-                if (h->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = h->items[i]->loc;
-        if (h->kind == SN_SCALAR) (*header_locs)[0] = h->loc;
+        size_t k = 0;
+        const spec_node *lists[2] = {h, hh};
+        for (int li = 0; li < 2; li++) {
+            const spec_node *l = lists[li];
+            if (!l) continue;
+            if (l->kind == SN_LIST)
+                for (size_t i = 0; i < l->n && k < s->nheaders; i++)
+                    if (l->items[i]->kind == SN_SCALAR) (*header_locs)[k++] = l->items[i]->loc;
+            if (l->kind == SN_SCALAR && k < s->nheaders) (*header_locs)[k++] = l->loc;
+        }
     }
     spec_string_list(spec_get(api, "include_dirs"), "api.include_dirs", d, m->arena,
                      &s->include_dirs, &s->ninclude_dirs);
@@ -359,22 +380,26 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                      &s->extra_symbols, &s->nextra_symbols);
     for (size_t i = 0; i < s->nextra_symbols; i++)
         if (!is_c_identifier(s->extra_symbols[i]))
-            diag_error(d, spec_key_loc(api, "extra_symbols"), NULL, NULL,
-                       "api.extra_symbols: '%s' is not a C identifier", s->extra_symbols[i]);
+            diag_error(d,
+                       spec_item_loc(spec_get(api, "extra_symbols"), s->extra_symbols[i],
+                                     spec_key_loc(api, "extra_symbols")),
+                       NULL, NULL, "api.extra_symbols: '%s' is not a C identifier",
+                       s->extra_symbols[i]);
     read_private_symbols(spec_get(api, "private_symbols"), d, m->arena, s);
     for (size_t i = 0; i < s->nprivate_symbols; i++) {
         const char *ps = s->private_symbols[i];
+        src_loc at = spec_item_loc(spec_get(api, "private_symbols"), ps,
+                                   spec_key_loc(api, "private_symbols"));
         int dup = 0;
         for (size_t k = 0; k < s->nextra_symbols; k++) dup |= strcmp(ps, s->extra_symbols[k]) == 0;
         if (!is_c_identifier(ps))
-            diag_error(d, spec_key_loc(api, "private_symbols"), NULL, NULL,
-                       "api.private_symbols: '%s' is not a C identifier", ps);
+            diag_error(d, at, NULL, NULL, "api.private_symbols: '%s' is not a C identifier", ps);
         else if (model_find_function(m, ps))
-            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+            diag_error(d, at, ps, NULL,
                        "api.private_symbols: '%s' is declared in the headers: annotate it under "
                        "functions: instead (private symbols are the ones no header declares)", ps);
         else if (dup)
-            diag_error(d, spec_key_loc(api, "private_symbols"), ps, NULL,
+            diag_error(d, at, ps, NULL,
                        "api.private_symbols: '%s' is also in api.extra_symbols: the spec's "
                        "sources define it, or the stub does, not both", ps);
     }
@@ -502,6 +527,10 @@ static void resolve_node(api_model *m, spec_node **slot, diag_sink *d)
             return;
         }
         drop_key(n, "when");
+        if (is_choice(n)) { /* {when: C, first: [...]}: the choice once C holds */
+            resolve_node(m, slot, d);
+            return;
+        }
     }
     if (n->kind == SN_MAP || n->kind == SN_LIST) resolve_children(m, n, d, NULL);
 }
@@ -764,7 +793,7 @@ static void check_handles(ck *c, const spec_node *root)
                 if (c->m->records[k]->name && strcmp(c->m->records[k]->name, names[i]) == 0)
                     r = c->m->records[k];
             if (!r || !r->complete)
-                diag_error(c->d, bs->loc, NULL, NULL,
+                diag_error(c->d, spec_item_loc(bs, names[i], bs->loc), NULL, NULL,
                            "types.bytes: '%s' is not a complete struct or union of the headers",
                            names[i]);
             else
@@ -2424,12 +2453,12 @@ static void check_symbol_versions(ck *c, const spec_node *root)
         for (size_t k = 0; k < nf; k++) {
             function_def *f = model_find_function(c->m, fns[k]);
             if (!f) {
-                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                diag_error(c->d, spec_item_loc(sv->items[i], fns[k], sv->items[i]->loc), fns[k], NULL,
                            "api.library.symbol_versions.%s: no such function among the selected "
                            "functions of the headers",
                            node);
             } else if (f->symbol_version) {
-                diag_error(c->d, sv->items[i]->loc, fns[k], NULL,
+                diag_error(c->d, spec_item_loc(sv->items[i], fns[k], sv->items[i]->loc), fns[k], NULL,
                            "api.library.symbol_versions: listed under both %s and %s",
                            f->symbol_version, node);
             } else {
@@ -2503,6 +2532,18 @@ static char *cat_arena(arena *a, const char *x, const char *y)
     return r;
 }
 
+/* "did you mean": the header's functions that have no entry of their own */
+struct fn_cands {
+    const api_model *m;
+    const spec_node *fns;
+};
+static const char *fn_cand(void *ctx, size_t i)
+{
+    const struct fn_cands *fc = ctx;
+    const char *n = fc->m->functions[i].name;
+    return spec_get(fc->fns, n) ? NULL : n;
+}
+
 int check_model(api_model *m, const spec_node *root, diag_sink *d)
 {
     unsigned e0 = d->errors;
@@ -2528,9 +2569,17 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         for (size_t i = 0; i < fns->n; i++) {
             function_def *f = model_find_function(m, fns->keys[i]);
             if (!f) {
-                diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
-                          "no such function among the selected functions of the headers; "
-                          "the annotation matches nothing");
+                struct fn_cands fc = {m, fns};
+                const char *near = suggest_name(fns->keys[i], fn_cand, m->nfunctions, &fc);
+                if (near)
+                    diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
+                              "no such function among the selected functions of the headers; "
+                              "did you mean '%s'? The annotation matches nothing",
+                              near);
+                else
+                    diag_warn(d, fns->key_locs[i], fns->keys[i], NULL,
+                              "no such function among the selected functions of the headers; "
+                              "the annotation matches nothing");
                 *(char **)VEC_PUSH(m->unmatched, m->nunmatched) = arena_strdup(c.a, fns->keys[i]);
                 size_t nl = m->nunmatched - 1;
                 *(src_loc *)VEC_PUSH(m->unmatched_locs, nl) = fns->key_locs[i];

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "header_features.h"
+#include "include_paths.h"
 #include "util.h"
 
 #ifndef APIGEN_CLANG_RESOURCE_HINT
@@ -724,6 +727,93 @@ static void mark_declared_variants(front *F)
     }
 }
 
+/* clang's errors, "file not found" with the folders searched */
+static void report_diags(CXTranslationUnit tu, char *const *dirs, size_t ndirs, const char *rd,
+                         diag_sink *d)
+{
+    unsigned nd = clang_getNumDiagnostics(tu);
+    for (unsigned i = 0; i < nd; i++) {
+        CXDiagnostic dg = clang_getDiagnostic(tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(dg);
+        if (sev >= CXDiagnostic_Error) {
+            CXFile f;
+            unsigned line, col;
+            clang_getExpansionLocation(clang_getDiagnosticLocation(dg), &f, &line, &col, NULL);
+            src_loc at = {0};
+            if (f) {
+                CXString fn = clang_getFileName(f);
+                at.file = intern(clang_getCString(fn));
+                clang_disposeString(fn);
+                at.line = line;
+                at.col = col;
+            }
+            CXString msg = clang_getDiagnosticSpelling(dg);
+            const char *ms = clang_getCString(msg);
+            size_t ml = strlen(ms);
+            if (ml > 15 && strcmp(ms + ml - 15, " file not found") == 0) {
+                /* say where it was looked for */
+                char *searched = include_paths_searched(dirs, ndirs, rd);
+                diag_error(d, at, NULL, NULL, "%s (searched: %s)", ms, searched);
+                free(searched);
+            } else {
+                diag_error(d, at, NULL, NULL, "%s", ms);
+            }
+            clang_disposeString(msg);
+        }
+        clang_disposeDiagnostic(dg);
+    }
+}
+
+/* Pass 1 when the spec has helper headers: the API's own headers alone give
+ * the features, written as <api>_features.h into a fresh folder that pass 2
+ * (the helpers included) searches. Returns the folder (malloc'd) or NULL. */
+static char *features_pass(front *F, CXIndex idx, const char *api_text, char **args, size_t nargs,
+                           char *const *dirs, size_t ndirs, const char *rd, const src_loc *api_loc)
+{
+    const char *tu_name = "apigen-api-headers.c";
+    struct CXUnsavedFile uf = {tu_name, api_text, (unsigned long)strlen(api_text)};
+    CXTranslationUnit tu = NULL;
+    enum CXErrorCode ec = clang_parseTranslationUnit2(
+        idx, tu_name, (const char *const *)args, (int)nargs, &uf, 1,
+        CXTranslationUnit_SkipFunctionBodies, &tu);
+    if (ec != CXError_Success || !tu) {
+        diag_error(F->d, api_loc ? *api_loc : (src_loc){0}, NULL, NULL,
+                   "libclang could not parse the headers (error %d)", (int)ec);
+        return NULL;
+    }
+    unsigned e0 = F->d->errors;
+    report_diags(tu, dirs, ndirs, rd, F->d);
+    include_paths_check(tu, dirs, ndirs, rd, F->d);
+    if (F->d->errors == e0) features_collect(tu, F->m);
+    clang_disposeTranslationUnit(tu);
+    if (F->d->errors > e0) return NULL;
+    const char *t = getenv("TMPDIR");
+    char *dir = xasprintf("%s/apigen-features.XXXXXX", t && *t ? t : "/tmp");
+    if (!mkdtemp(dir)) {
+        diag_error(F->d, api_loc ? *api_loc : (src_loc){0}, NULL, NULL,
+                   "cannot create a temporary folder for %s_features.h", F->m->api.name);
+        free(dir);
+        return NULL;
+    }
+    char *path = xasprintf("%s/%s_features.h", dir, F->m->api.name);
+    strbuf sb = {0};
+    features_header(F->m, &sb);
+    FILE *f = fopen(path, "w");
+    int ok = f && fwrite(sb.s, 1, sb.len, f) == sb.len;
+    if (f && fclose(f) != 0) ok = 0;
+    sb_free(&sb);
+    if (!ok) {
+        diag_error(F->d, api_loc ? *api_loc : (src_loc){0}, NULL, NULL, "cannot write %s", path);
+        remove(path);
+        rmdir(dir);
+        free(path);
+        free(dir);
+        return NULL;
+    }
+    free(path);
+    return dir;
+}
+
 int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_dir,
                       const src_loc *header_locs, const src_loc *api_loc, diag_sink *d)
 {
@@ -753,7 +843,8 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
                 break;
             }
 
-    strbuf tu_text = {0};
+    strbuf tu_text = {0}, api_text = {0};
+    char *feat_dir = NULL;
     F.main_paths = xcalloc(s->nheaders + 1, sizeof(char *));
     for (size_t i = 0; i < s->nheaders; i++) {
         char *found = NULL;
@@ -772,6 +863,7 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         }
         F.main_paths[i] = found;
         sb_printf(&tu_text, "#include \"%s\"\n", found);
+        if (i < s->napi_headers) sb_printf(&api_text, "#include \"%s\"\n", found);
     }
     /* api.proc_table's header: its typedefs are read, its functions not taken */
     if (s->proc_header) {
@@ -803,6 +895,8 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         *(char **)VEC_PUSH(args, nargs) = xstrdup(rd);
     }
     for (size_t i = 0; i < ndirs; i++) *(char **)VEC_PUSH(args, nargs) = xasprintf("-I%s", dirs[i]);
+    /* nothing else: no /usr/local/include (include_paths.c) */
+    include_paths_args(&args, &nargs, rd);
     for (size_t i = 0; i < opt->nextra_defines; i++)
         *(char **)VEC_PUSH(args, nargs) = xasprintf("-D%s", opt->extra_defines[i]);
     for (size_t i = 0; i < s->ndefines; i++)
@@ -813,6 +907,15 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
     const char *tu_name = "apigen-headers.c";
     struct CXUnsavedFile uf = {tu_name, tu_text.s ? tu_text.s : "", (unsigned long)tu_text.len};
     CXIndex idx = clang_createIndex(0, 0);
+    if (s->napi_headers < s->nheaders) {
+        feat_dir = features_pass(&F, idx, api_text.s ? api_text.s : "", args, nargs, dirs, ndirs,
+                                 rd, api_loc);
+        if (!feat_dir) {
+            clang_disposeIndex(idx);
+            goto out_args;
+        }
+        *(char **)VEC_PUSH(args, nargs) = xasprintf("-I%s", feat_dir);
+    }
     enum CXErrorCode ec = clang_parseTranslationUnit2(
         idx, tu_name, (const char *const *)args, (int)nargs, &uf, 1,
         CXTranslationUnit_DetailedPreprocessingRecord | CXTranslationUnit_SkipFunctionBodies,
@@ -823,28 +926,8 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         clang_disposeIndex(idx);
         goto out_args;
     }
-    unsigned nd = clang_getNumDiagnostics(F.tu);
-    for (unsigned i = 0; i < nd; i++) {
-        CXDiagnostic dg = clang_getDiagnostic(F.tu, i);
-        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(dg);
-        if (sev >= CXDiagnostic_Error) {
-            CXFile f;
-            unsigned line, col;
-            clang_getExpansionLocation(clang_getDiagnosticLocation(dg), &f, &line, &col, NULL);
-            src_loc at = {0};
-            if (f) {
-                CXString fn = clang_getFileName(f);
-                at.file = intern(clang_getCString(fn));
-                clang_disposeString(fn);
-                at.line = line;
-                at.col = col;
-            }
-            CXString msg = clang_getDiagnosticSpelling(dg);
-            diag_error(d, at, NULL, NULL, "%s", clang_getCString(msg));
-            clang_disposeString(msg);
-        }
-        clang_disposeDiagnostic(dg);
-    }
+    report_diags(F.tu, dirs, ndirs, rd, d);
+    include_paths_check(F.tu, dirs, ndirs, rd, d);
     if (d->errors > errors0) {
         clang_disposeTranslationUnit(F.tu);
         clang_disposeIndex(idx);
@@ -862,6 +945,7 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
         /* a bad regex was reported by check.c when it read the spec */
     }
     clang_visitChildren(clang_getTranslationUnitCursor(F.tu), visit_top, &F);
+    if (!feat_dir) features_collect(F.tu, m); /* every header is the API's */
     clang_disposeTranslationUnit(F.tu);
     if (s->nvariant_suffixes && s->nvariant_defines)
         find_variants(&F, idx, tu_name, &uf, args, nargs, api_loc);
@@ -871,6 +955,13 @@ int clang_front_parse(api_model *m, const apigen_options *opt, const char *spec_
     clang_disposeIndex(idx);
 
 out_args:
+    if (feat_dir) {
+        char *p = xasprintf("%s/%s_features.h", feat_dir, m->api.name);
+        remove(p);
+        free(p);
+        rmdir(feat_dir);
+        free(feat_dir);
+    }
     for (size_t i = 0; i < nargs; i++) free(args[i]);
     free(args);
 out:
@@ -880,6 +971,7 @@ out:
     free(F.main_paths);
     free(F.main_files);
     sb_free(&tu_text);
+    sb_free(&api_text);
     strmap_free(&F.types);
     strmap_free(&F.records);
     strmap_free(&F.enums);

@@ -66,6 +66,7 @@ int apigen_emit(const api_model *m, const apigen_options *opt, diag_sink *d)
         {".map", emit_map, {0}, NULL, NULL, 0},
         {"_coverage.md", emit_coverage, {0}, NULL, NULL, 0},
         {"_model.txt", emit_model, {0}, NULL, NULL, 0},
+        {"_features.h", emit_features, {0}, NULL, NULL, 0},
     };
     const size_t narts = sizeof arts / sizeof arts[0];
     int rc = 0;

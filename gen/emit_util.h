@@ -45,6 +45,7 @@ int emit_server_main(emit_ctx *e, strbuf *out);
 int emit_map(emit_ctx *e, strbuf *out);
 int emit_coverage(emit_ctx *e, strbuf *out);
 int emit_model(emit_ctx *e, strbuf *out);
+int emit_features(emit_ctx *e, strbuf *out);
 
 /* ---- C types ---- */
 /* `T name` for a declaration (handles pointers, function pointers, arrays);

@@ -11,7 +11,7 @@ typedef enum { T_END, T_NUM, T_IDENT, T_PUNCT } tok_kind;
 
 typedef struct tok {
     tok_kind kind;
-    char text[64];
+    char text[256]; /* APIGEN_HAS_PARAM_function_parameter names run long */
     unsigned col; /* offset in the text */
 } tok;
 
@@ -490,8 +490,11 @@ static int64_t ev_unary(parser *P)
             if (n->kind != T_IDENT) fail_at(P, n->col, "`defined` takes a macro name%s", "");
             P->pos++;
             if (paren) expect(P, ")");
+            if (strncmp(n->text, "APIGEN_HAS_", 11) == 0) return model_has_feature(P->env->m, n->text);
             return model_find_macro(P->env->m, n->text) != NULL;
         }
+        /* a feature of the headers (header_features.c): 1 when declared, else 0 */
+        if (strncmp(t->text, "APIGEN_HAS_", 11) == 0) return model_has_feature(P->env->m, t->text);
         macro_def *md = model_find_macro(P->env->m, t->text);
         if (md) return md->value;
         enum_const *ec = model_find_enum_const(P->env->m, t->text, NULL);

@@ -1,9 +1,12 @@
 /* apigen CLI: a thin layer over apigen_load + apigen_emit.
  * Exit status: 0 success, 1 errors in the spec or headers (or output not
  * written), 2 usage. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "apigen.h"
 #include "compare.h"
@@ -31,7 +34,9 @@ static void usage(FILE *f)
           "                   run in DIR (<api>_model.txt): functions added, removed and\n"
           "                   changed, struct layouts; a declaration that changed under an\n"
           "                   annotation is an error (the output is still written, exit 1).\n"
-          "                   Default: OUTDIR's own snapshot when there is one\n"
+          "                   Default: OUTDIR's own snapshot when there is one. With\n"
+          "                   --compare the report is also written to\n"
+          "                   OUTDIR/<api>_changes.txt, errors or not\n"
           "  --undecided-unsupported\n"
           "                   a function with no spec entry that the defaults cannot\n"
           "                   decide is generated as unsupported (a warning) instead of an\n"
@@ -50,6 +55,67 @@ static const char *opt_value(int argc, char **argv, int *i, const char *flag)
     if (argv[*i][fl]) return argv[*i] + fl;
     if (*i + 1 >= argc) return "";
     return argv[++*i];
+}
+
+
+/* The change report against prev: to stdout and, when --compare was given,
+ * to OUTDIR/<api>_changes.txt (created even when nothing else is written).
+ * Returns model_compare's result. */
+static int change_report(const api_model *m, const apigen_options *opt, const char *prev,
+                         diag_sink *d, int verbose)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (!mem) return model_compare(m, prev, stdout, d, verbose);
+    int cmp = model_compare(m, prev, mem, d, verbose);
+    fclose(mem);
+    fwrite(text, 1, len, stdout);
+    if (opt->compare_dir && cmp >= 0) {
+        char *path = xasprintf("%s/%s_changes.txt", opt->out_dir, m->api.name);
+        FILE *f = NULL;
+        if (mkdir(opt->out_dir, 0777) == 0 || errno == EEXIST) f = fopen(path, "w");
+        if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
+            fprintf(stderr, "apigen: error: cannot write %s: %s\n", path, strerror(errno));
+            d->errors++;
+        } else {
+            fprintf(stderr, "apigen: the change report is also in %s\n", path);
+        }
+        free(path);
+    }
+    free(text);
+    return cmp;
+}
+
+/* --compare with errors: the user who most needs the report (what changed,
+ * what needs an annotation) gets it anyway, from a second load that
+ * generates undecided functions as unsupported (its diagnostics dropped:
+ * the first run's are the ones that count). Nothing but the report is
+ * written. Returns the report's errors. */
+static unsigned report_despite_errors(const apigen_options *opt)
+{
+    apigen_options o2 = *opt;
+    o2.undecided_unsupported = 1;
+    FILE *quiet = tmpfile();
+    diag_sink d2;
+    diag_init(&d2, quiet ? quiet : stderr);
+    d2.max_errors = 1;
+    api_model m;
+    if (!quiet || apigen_load(&o2, &d2, &m) != 0) {
+        fprintf(stderr, "apigen: --compare: no change report: the errors above are not only "
+                        "functions the defaults cannot decide\n");
+        if (quiet) fclose(quiet);
+        return 0;
+    }
+    fclose(quiet);
+    char *prev = xasprintf("%s/%s_model.txt", opt->compare_dir, m.api.name);
+    diag_sink d3;
+    diag_init(&d3, stderr);
+    if (change_report(&m, opt, prev, &d3, 1) < 0)
+        fprintf(stderr, "apigen: error: --compare: cannot read %s\n", prev);
+    free(prev);
+    model_free(&m);
+    return d3.errors; /* the report's own: declarations changed under annotations */
 }
 
 int main(int argc, char **argv)
@@ -122,8 +188,9 @@ int main(int argc, char **argv)
     d.strict = opt.strict;
     api_model m;
     if (apigen_load(&opt, &d, &m) != 0) {
-        fprintf(stderr, "apigen: %s: %u error%s, nothing written\n", opt.spec_path, d.errors,
-                d.errors == 1 ? "" : "s");
+        if (opt.compare_dir) d.errors += report_despite_errors(&opt);
+        fprintf(stderr, "apigen: %s: %u error%s, nothing written%s\n", opt.spec_path, d.errors,
+                d.errors == 1 ? "" : "s", opt.compare_dir ? " but the change report" : "");
         rc = 1;
         goto out;
     }
@@ -132,7 +199,7 @@ int main(int argc, char **argv)
                            m.api.name);
     int cmp = 0;
     if (opt.compare_dir || file_exists(prev)) {
-        cmp = model_compare(&m, prev, stdout, &d, opt.compare_dir != NULL);
+        cmp = change_report(&m, &opt, prev, &d, opt.compare_dir != NULL);
         if (cmp < 0) {
             fprintf(stderr, "apigen: error: --compare: cannot read %s\n", prev);
             d.errors++;

@@ -393,8 +393,9 @@ typedef struct handle_type_def {
 
 typedef struct api_settings {
     char *name;             /* "foo": C identifier */
-    char **headers;         /* as given in the spec */
+    char **headers;         /* as given in the spec: api.headers, then api.helper_headers */
     size_t nheaders;
+    size_t napi_headers;    /* headers[0..napi_headers) are the API's own (header_features.c) */
     char **include_dirs;
     size_t ninclude_dirs;
     char **defines;         /* "NAME" or "NAME=VALUE" */
@@ -503,6 +504,8 @@ typedef struct api_model {
     src_loc *unmatched_locs;
     size_t nunmatched;
     uint64_t fingerprint;      /* FNV-1a 64 over the canonical model text */
+    char **features;           /* APIGEN_HAS_*: what the API's headers declare, sorted */
+    size_t nfeatures;
     void *arena;               /* owned memory (implementation detail) */
 } api_model;
 
@@ -514,6 +517,8 @@ handle_type_def *model_find_handle(api_model *m, const char *name);
 /* An enum constant anywhere in the headers (owner: its enum), or NULL. */
 enum_const *model_find_enum_const(const api_model *m, const char *name, enum_def **owner);
 macro_def *model_find_macro(const api_model *m, const char *name);
+/* 1 when the API's headers declare the feature (APIGEN_HAS_..., features.c). */
+int model_has_feature(const api_model *m, const char *name);
 /* The handle type a C type is, through typedefs (canonical comparison), or NULL. */
 handle_type_def *model_handle_of(api_model *m, const type_info *t);
 void model_free(api_model *m);

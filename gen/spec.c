@@ -299,3 +299,17 @@ int spec_string_list(const spec_node *n, const char *what, diag_sink *d, struct 
     }
     return ok;
 }
+
+/* The location of the scalar `value` inside n (an item of a list, at any
+ * depth), else `fallback`: an error about one item points at that item. */
+src_loc spec_item_loc(const spec_node *n, const char *value, src_loc fallback)
+{
+    if (!n || !value) return fallback;
+    if (n->kind == SN_SCALAR) return strcmp(n->str, value) == 0 ? n->loc : fallback;
+    if (n->kind != SN_LIST && n->kind != SN_MAP) return fallback;
+    for (size_t i = 0; i < n->n; i++) {
+        src_loc l = spec_item_loc(n->items[i], value, (src_loc){0});
+        if (l.file) return l;
+    }
+    return fallback;
+}

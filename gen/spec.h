@@ -49,6 +49,9 @@ int spec_int(const spec_node *n, const char *what, diag_sink *d, const char *fn,
 /* A list of strings; a single string is a list of one. The array and the
  * strings are allocated in arena `a` (the model's). */
 struct arena;
+/* Where the scalar `value` is written inside n (a list item, at any depth),
+ * else fallback: errors about one item of a list point at that item. */
+src_loc spec_item_loc(const spec_node *n, const char *value, src_loc fallback);
 int spec_string_list(const spec_node *n, const char *what, diag_sink *d, struct arena *a,
                      char ***out, size_t *count);
 /* Whether a scalar reads as a YAML boolean / integer (for typed unions). */

@@ -11,9 +11,11 @@
 #   scripts/cuda-versions.sh APIGEN GUEST_LIB TRANSPORT_LIB VERSION...
 #     APIGEN         the apigen binary
 #     GUEST_LIB      libapigen_guest.a, TRANSPORT_LIB libapigen_transport.a
-#     VERSION        11.8 | 12.9 | 13.0 | 13.5 (the wheels below)
+#     VERSION        11.7 ... 13.5 (`known` below: NVIDIA's wheels), or "all"
 #
 # Environment: APIGEN_WHEEL_CACHE (default ~/.cache/apigen-cuda-wheels),
+# APIGEN_BUILD_SERVER=0 (generate and build the stub only: CI's quick matrix),
+# APIGEN_PREPARE_ONLY=1 (only fetch and unpack the version's headers and library),
 # CC (default cc), APIGEN_STUB_CFLAGS (e.g. -fsanitize=address when the runtime
 # libraries were built with it), KEEP=1 keeps the work folder, PIP (default pip).
 # Exit status: 0 every version matches, 1 a mismatch or a failure, 77 the
@@ -34,14 +36,18 @@ pip=${PIP:-pip}
 cc=${CC:-cc}
 mkdir -p "$cache" || exit 1
 
-# VERSION -> "runtime-package crt-package soname"
+# Every CUDA runtime version NVIDIA's wheels offer (11.7 is the first on PyPI)
+known="11.7 11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.1 13.2 13.3 13.4 13.5"
+
+# VERSION -> "runtime-package crt-package soname": the runtime wheel holds
+# cuda_runtime_api.h, cuda.h and libcudart; crt/ comes from nvcc (11, 12) or
+# nvidia-cuda-crt (13)
 wheels() {
+    case " $known " in *" $1 "*) ;; *) return 1 ;; esac
     case $1 in
-    11.8) echo "nvidia-cuda-runtime-cu11==11.8.* nvidia-cuda-nvcc-cu11==11.8.* libcudart.so.11.0" ;;
-    12.9) echo "nvidia-cuda-runtime-cu12==12.9.* nvidia-cuda-nvcc-cu12==12.9.* libcudart.so.12" ;;
-    13.0) echo "nvidia-cuda-runtime==13.0.* nvidia-cuda-crt==13.0.* libcudart.so.13" ;;
-    13.5) echo "nvidia-cuda-runtime==13.5.* nvidia-cuda-crt==13.5.* libcudart.so.13" ;;
-    *) return 1 ;;
+    11.*) echo "nvidia-cuda-runtime-cu11==$1.* nvidia-cuda-nvcc-cu11==$1.* libcudart.so.11.0" ;;
+    12.*) echo "nvidia-cuda-runtime-cu12==$1.* nvidia-cuda-nvcc-cu12==$1.* libcudart.so.12" ;;
+    13.*) echo "nvidia-cuda-runtime==$1.* nvidia-cuda-crt==$1.* libcudart.so.13" ;;
     esac
 }
 
@@ -63,7 +69,7 @@ fetch() {
 prepare() {
     d=$cache/v$1
     [ -f "$d/.ready" ] && return 0
-    set -- $(wheels "$1") || { echo "unknown CUDA version '$1' (known: 11.8 12.9 13.0 13.5)"; return 1; }
+    set -- $(wheels "$1") || { echo "unknown CUDA version '$1' (known: $known)"; return 1; }
     rt=$(fetch "$1") && crt=$(fetch "$2") || {
         echo "SKIP: cannot download $1 / $2 from the package registry and they are not cached in $cache:"
         tail -n 3 "$cache/pip.log" 2>/dev/null | sed 's/^/  /'
@@ -79,6 +85,7 @@ prepare() {
         touch "$d/.ready"
 }
 
+[ "$*" = all ] && set -- $known
 status=0
 for v in "$@"; do
     echo "=== CUDA $v"
@@ -87,6 +94,8 @@ for v in "$@"; do
     if [ $rc = 77 ]; then status=77; continue; fi
     [ $rc = 0 ] || { status=1; continue; }
     d=$cache/v$v
+    # APIGEN_PREPARE_ONLY=1: the headers and library only (scripts/cuda-driver-versions.sh)
+    [ "${APIGEN_PREPARE_ONLY:-0}" = 1 ] && { echo "prepared $d"; continue; }
     soname=$(wheels "$v" | cut -d' ' -f3)
     work=$(mktemp -d "${TMPDIR:-/tmp}/apigen-cuda-$v.XXXXXX")
     out=$work/gen
@@ -115,8 +124,12 @@ for v in "$@"; do
         continue
     fi
     # 2b. the server for this version: generated handlers + host.c over its libcudart
-    if [ ! -f "$host_lib" ]; then
+    srv="server built"
+    if [ "${APIGEN_BUILD_SERVER:-1}" = 0 ]; then
+        srv="server not built (APIGEN_BUILD_SERVER=0)"
+    elif [ ! -f "$host_lib" ]; then
         echo "note: no $host_lib: the server for $v is not built"
+        srv="server not built"
     # shellcheck disable=SC2086
     elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -w -o "$work/apigen-server-cudart" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" -I "$root/transports" \
@@ -139,7 +152,7 @@ for v in "$@"; do
         status=1
     else
         cov=$(sed -n 's/^| forwarded + local + custom | \(.*\) |$/\1/p' "$out/cudart_coverage.md")
-        echo "PASS: $v: $nfn functions ($cov forwarded, local or custom); all $(wc -l <"$work/real") symbols of $soname (with versions) exported by the stub; soname $got; server built"
+        echo "PASS: $v: $nfn functions ($cov forwarded, local or custom); all $(wc -l <"$work/real") symbols of $soname (with versions) exported by the stub; soname $got; $srv"
     fi
     [ "${KEEP:-0}" = 1 ] && echo "kept $work" || rm -rf "$work"
 done

@@ -32,7 +32,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDA_FINGERPRINT UINT64_C(0x8c7408fe472963d4)
+#define CUDA_FINGERPRINT UINT64_C(0x77b72625b96240b2)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -9,6 +9,28 @@
 
 #include <cuda.h>
 
+/* What the headers declare (written by apigen next to the generated code):
+ * stand-ins for the types older versions lack, which the internal calls
+ * below name (an older stub never sends them). */
+#include "cuda_features.h"
+#ifndef APIGEN_HAS_TYPE_CUlibrary /* 12.0 */
+typedef struct CUlib_st *CUlibrary;
+#endif
+#ifndef APIGEN_HAS_TYPE_CUkernel /* 12.0 */
+typedef struct CUkern_st *CUkernel;
+#endif
+#ifndef APIGEN_HAS_TYPE_CUlibraryOption
+typedef enum CUlibraryOption_enum { APIGEN_CUDA_NO_LIBRARY_OPTION_ = -1 } CUlibraryOption;
+#endif
+#ifndef APIGEN_HAS_TYPE_CUgraphEdgeData /* 12.3 */
+typedef struct CUgraphEdgeData_st {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} CUgraphEdgeData;
+#endif
+
 /* kernel parameters the layout query reports at most */
 #define APIGEN_CUDA_MAX_PARAMS 512
 

@@ -16,6 +16,10 @@
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
+/* CUDA 12.3's forms on (the edge data, the _v2/_v3 node parameters); 12.2's
+ * generic node calls are unsupported (specs/cuda.yaml) */
+#ifdef APIGEN_HAS_FN_cuGraphAddNode_v2
+
 _Static_assert(sizeof(CUDA_KERNEL_NODE_PARAMS_v3) == sizeof(CUDA_KERNEL_NODE_PARAMS_v2),
                "kernel node parameters v3 and v2 share one layout");
 _Static_assert(sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v2) == sizeof(CUDA_MEM_ALLOC_NODE_PARAMS_v1),
@@ -72,8 +76,10 @@ static CUresult add_node(const char *fn, CUgraphNode *ph, CUgraph g, const CUgra
         return cuGraphAddHostNode(ph, g, deps, nd, &h);
     }
     case CU_GRAPH_NODE_TYPE_GRAPH:
+#ifdef APIGEN_HAS_FIELD_CUDA_CHILD_GRAPH_NODE_PARAMS_st_ownership /* 12.9: before, always a clone */
         if (p->graph.ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE)
             return unsupported(fn, p->type, "a child graph moved into its parent (only clones)");
+#endif
         return cuGraphAddChildGraphNode(ph, g, deps, nd, p->graph.graph);
     case CU_GRAPH_NODE_TYPE_EMPTY: return cuGraphAddEmptyNode(ph, g, deps, nd);
     case CU_GRAPH_NODE_TYPE_WAIT_EVENT: return cuGraphAddEventWaitNode(ph, g, deps, nd, p->eventWait.event);
@@ -199,3 +205,4 @@ APIGEN_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphN
 {
     return set_node("cuGraphExecNodeSetParams", hGraphExec, hNode, nodeParams);
 }
+#endif /* APIGEN_HAS_FN_cuGraphAddNode_v2 */

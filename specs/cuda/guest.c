@@ -228,12 +228,14 @@ APIGEN_EXPORT CUresult cuLibraryLoadData(CUlibrary *library, const void *code,
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         for (unsigned i = 0; i < numLibraryOptions; i++) {
+#ifdef APIGEN_HAS_CONST_CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE
             if (libraryOptions[i] == CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE) {
                 apigen_log("cuda: cuLibraryLoadData: CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE "
                            "names guest host memory the server cannot read: not supported");
                 free(jv), free(lv);
                 return CUDA_ERROR_NOT_SUPPORTED;
             }
+#endif
             lv[i] = libraryOptionValues ? (uint64_t)(uintptr_t)libraryOptionValues[i] : 0;
         }
     }

@@ -104,8 +104,11 @@ CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsi
     CUfunction f = func_of(cx, func, &k);
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     for (unsigned i = 0; i < numAttrs; i++)
-        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
-            attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT /* 12.3 */
+            || attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+#endif
+        )
             return CUDA_ERROR_NOT_SUPPORTED; /* an event handle inside: not translated */
     /* the request's bytes need not be aligned for the kernel's parameters */
     uint64_t small[128];
@@ -313,6 +316,7 @@ CUresult cuda_host_surf_object_create(apigen_call_ctx *cx, CUsurfObject *pSurfOb
     return cuSurfObjectCreate(pSurfObject, &r);
 }
 
+#ifdef APIGEN_HAS_FN_cuCtxCreate_v4 /* 12.5 */
 /* cuCtxCreate_v4: CUctxCreateParams arrived as bytes; its pointers are the
  * guest's. Without them (the common NULL or zeroed parameters) the call is
  * the driver's; execution-affinity and CIG arrays are not carried yet. */
@@ -326,6 +330,7 @@ CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx,
         return CUDA_ERROR_NOT_SUPPORTED;
     return cuCtxCreate_v4(pctx, ctxCreateParams, flags, dev);
 }
+#endif
 
 /* cuGraphInstantiateWithParams: CUDA_GRAPH_INSTANTIATE_PARAMS arrived as
  * bytes: the upload stream is an id in, the error node a real handle out. */
@@ -778,8 +783,11 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
     CUfunction f = func_of(cx, func, &k);
     if (!f && func) return CUDA_ERROR_INVALID_HANDLE;
     for (unsigned i = 0; i < numAttrs; i++)
-        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
-            attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+        if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+            || attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+#endif
+        )
             return CUDA_ERROR_NOT_SUPPORTED;
     CUlaunchConfig c = {dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6],
                         hStream, (CUlaunchAttribute *)attrs, numAttrs};

@@ -117,8 +117,11 @@ static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 {
     for (unsigned i = 0; i < nattrs; i++)
         if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE ||
-            attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION ||
-            attrs[i].id == CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION)
+            attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION /* 12.8 */
+            || attrs[i].id == CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION
+#endif
+        )
             return 0;
     return apigen_cuda_launch_vouched(f, gx, gy, gz, bx, by, bz, shmem);
 }
@@ -172,8 +175,11 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
     if (c->numAttrs && !c->attrs) return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < c->numAttrs; i++) {
         CUlaunchAttributeID id = c->attrs[i].id;
-        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
-            id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT) {
+        if (id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT /* 12.3 */
+            || id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
+#endif
+        ) {
             apigen_log("cuda: cuLaunchKernelEx: launch attribute %d (an event to record) is not "
                        "supported over apigen yet",
                        (int)id);

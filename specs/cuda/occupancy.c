@@ -69,6 +69,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction
 
 typedef CUresult (*copy_async_fn)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 
+#ifdef APIGEN_HAS_TYPE_CUmemcpyAttributes /* 12.8 */
 static CUresult batch(CUdeviceptr *dsts, CUdeviceptr *srcs, size_t *sizes, size_t count,
                       size_t numAttrs, size_t *failIdx, CUstream s, copy_async_fn copy)
 {
@@ -119,3 +120,4 @@ APIGEN_EXPORT CUresult cuMemcpyBatchAsync_v2_ptsz(CUdeviceptr *dsts, CUdeviceptr
     (void)attrs, (void)attrsIdxs;
     return batch(dsts, srcs, sizes, count, numAttrs, NULL, hStream, cuMemcpyAsync_ptsz);
 }
+#endif

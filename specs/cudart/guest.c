@@ -70,7 +70,7 @@ FWD_DECL(cudaMemcpyAsync, MEMCPYA_ARGS)
 FWD_DECL(cudaMemcpyAsync_ptsz, MEMCPYA_ARGS)
 FWD_DECL(cudaStreamBeginCapture, cudaStream_t stream, enum cudaStreamCaptureMode mode)
 FWD_DECL(cudaStreamBeginCapture_ptsz, cudaStream_t stream, enum cudaStreamCaptureMode mode)
-#if CUDART_VERSION >= 12030
+#ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph /* 12.3 */
 #define CAPTURE_TO_GRAPH_ARGS                                                                      \
     cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *dependencies,                   \
         const cudaGraphEdgeData *dependencyData, size_t numDependencies,                           \
@@ -676,7 +676,10 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
     return e;
 }
 
-#if CUDART_VERSION >= 12000 /* nvcc 12+ launches by kernel handle; 11.x has no cudaGetKernel */
+/* A version number, not a feature: nvcc 12.0's programs launch by kernel
+ * handle (__cudaGetKernel, exported by libcudart 12.0) although the 12.0
+ * headers declare no cudaKernel_t (12.1 does); 11.x has no kernel handles. */
+#if CUDART_VERSION >= 12000
 static u64map kernel_to_host_; /* kernel id from __cudaGetKernel -> the program's address */
 
 /* <<<>>> launches: nvcc's stub asks for the kernel handle once per launch
@@ -685,7 +688,15 @@ static u64map kernel_to_host_; /* kernel id from __cudaGetKernel -> the program'
  * version takes (cudaLaunchKernel with a registered function). */
 APIGEN_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun)
 {
+#ifdef APIGEN_HAS_FN_cudaGetKernel /* 12.1 */
     cudaError_t e = cudaGetKernel(kernel, fun);
+#else
+    /* 12.0: no cudaGetKernel to ask the server; launches by handle go by the
+     * program's address (launch_by_handle), so that address is the handle */
+    if (!kernel) return cudaErrorInvalidValue;
+    cudaError_t e = cudart_map_host(fun) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+    if (e == cudaSuccess) *kernel = (cudaKernel_t)(uintptr_t)fun;
+#endif
     if (e == cudaSuccess && kernel && *kernel) {
         pthread_mutex_lock(&lock_);
         (void)map_put(&kernel_to_host_, (uint64_t)(uintptr_t)*kernel, (uint64_t)(uintptr_t)fun);
@@ -734,6 +745,7 @@ LAUNCH_KERNEL(cudaLaunchKernel_ptsz, APIGEN_CUDART_PTSZ)
 LAUNCH_KERNEL(cudaLaunchCooperativeKernel, APIGEN_CUDART_COOPERATIVE)
 LAUNCH_KERNEL(cudaLaunchCooperativeKernel_ptsz, APIGEN_CUDART_COOPERATIVE | APIGEN_CUDART_PTSZ)
 
+#ifdef APIGEN_HAS_FN_cudaLaunchKernelExC /* 11.8 */
 #define LAUNCH_KERNEL_EX(name, flags)                                                              \
     APIGEN_EXPORT cudaError_t name(const cudaLaunchConfig_t *config, const void *func,             \
                                    void **args)                                                    \
@@ -745,6 +757,7 @@ LAUNCH_KERNEL(cudaLaunchCooperativeKernel_ptsz, APIGEN_CUDART_COOPERATIVE | APIG
     }
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC, 0)
 LAUNCH_KERNEL_EX(cudaLaunchKernelExC_ptsz, APIGEN_CUDART_PTSZ)
+#endif
 
 /* The stub's own per-thread-stream variant (generated; the header declares
  * it only under CUDA_API_PER_THREAD_DEFAULT_STREAM). */
@@ -763,7 +776,7 @@ static atomic_bool captured_ever_;
     }
 BEGIN_CAPTURE(cudaStreamBeginCapture)
 BEGIN_CAPTURE(cudaStreamBeginCapture_ptsz)
-#if CUDART_VERSION >= 12030
+#ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph /* 12.3 */
 #define BEGIN_CAPTURE_TO_GRAPH(name)                                                               \
     APIGEN_EXPORT cudaError_t name(CAPTURE_TO_GRAPH_ARGS)                                          \
     {                                                                                              \
@@ -1312,7 +1325,7 @@ static cudaError_t staged_d2h(staging *s, void *dst, const void *src, size_t cou
 static bool stream_on_current_device(cudaStream_t stream)
 {
     if (stream == 0 || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return true;
-#if CUDART_VERSION >= 12080
+#ifdef APIGEN_HAS_FN_cudaStreamGetDevice /* 12.8 */
     int sd = -1, cd = -2;
     apigen_hold_deferred(true); /* a query of the stub's own: it reports no async error */
     bool same = cudaStreamGetDevice(stream, &sd) == cudaSuccess &&
@@ -1942,7 +1955,7 @@ static const void *kernel_proxy(const void *func)
     uint64_t fun = 0;
     const void *proxy = cudart_map_host(func);
     if (proxy || !func) return proxy;
-#if CUDART_VERSION >= 12000
+#if CUDART_VERSION >= 12000 /* kernel handles: see kernel_to_host_ */
     pthread_mutex_lock(&lock_);
     bool ok = map_get(&kernel_to_host_, (uint64_t)(uintptr_t)func, &fun);
     pthread_mutex_unlock(&lock_);
@@ -2153,7 +2166,7 @@ APIGEN_EXPORT cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node,
 }
 
 /* ---- stream capture info -------------------------------------------------------------------- */
-#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+#ifdef APIGEN_HAS_PARAM_cudaStreamGetCaptureInfo_edgeData_out /* 13.0; 12.x: other forms (specs/cudart.yaml) */
 typedef struct capture_store {
     size_t cap;
     cudaGraphNode_t *deps;
@@ -2235,6 +2248,7 @@ APIGEN_EXPORT cudaError_t cudaStreamGetCaptureInfo_ptsz(
 #endif
 
 /* ---- cluster occupancy, library images ------------------------------------------------------- */
+#ifdef APIGEN_HAS_FN_cudaOccupancyMaxActiveClusters /* 11.8 */
 static cudaError_t occupancy_cluster(int *out, const void *func, const cudaLaunchConfig_t *c,
                                      uint32_t which)
 {
@@ -2255,6 +2269,7 @@ APIGEN_EXPORT cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const
 {
     return occupancy_cluster(numClusters, func, config, 1);
 }
+#endif
 
 APIGEN_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code,
                                               enum cudaJitOption *jitOptions,
@@ -2273,7 +2288,7 @@ APIGEN_EXPORT cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void
 }
 
 /* ---- batch copies -------------------------------------------------------------------------- */
-#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+#if defined(APIGEN_HAS_FN_cudaMemcpyBatchAsync) && !defined(APIGEN_HAS_PARAM_cudaMemcpyBatchAsync_failIdx) /* 13.0; 12.8: another form */
 /* One cudaMemcpyAsync per copy on the stream, in order: the strictest of the
  * srcAccessOrder choices, and what the attributes' location hints allow. */
 static cudaError_t memcpy_batch(void *const *dsts, const void *const *srcs, const size_t *sizes,
@@ -2556,7 +2571,7 @@ APIGEN_EXPORT cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node,
     return cudaSuccess;
 }
 
-#if CUDART_VERSION >= 12000 /* to the end: cudaGraphNodeParams (12.2), async notifications (12.4), logs */
+#ifdef APIGEN_HAS_TYPE_cudaGraphNodeParams /* 12.2 */
 /* ---- generic node parameters: by type onto the calls of each kind --------------------------- */
 static cudaError_t node_unsupported(const char *what)
 {
@@ -2592,7 +2607,7 @@ static struct cudaMemsetParams memset_v1(const struct cudaMemsetParamsV2 *m)
     return v;
 }
 
-#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+#ifdef APIGEN_HAS_PARAM_cudaGraphAddNode_dependencyData /* 13.0; 12.x: cudaGraphAddNode_v2 */
 static bool edges_plain(const cudaGraphEdgeData *d, size_t n)
 {
     static const cudaGraphEdgeData zero;
@@ -2713,8 +2728,10 @@ static cudaError_t node_set(cudaGraphExec_t exec, cudaGraphNode_t node,
                     : cudaGraphHostNodeSetParams(node, &h);
     }
     case cudaGraphNodeTypeGraph:
-        if (!exec || p->graph.ownership != cudaGraphChildGraphOwnershipClone)
-            return node_unsupported(what);
+        if (!exec) return node_unsupported(what);
+#ifdef APIGEN_HAS_FIELD_cudaChildGraphNodeParams_ownership /* 12.9 */
+        if (p->graph.ownership != cudaGraphChildGraphOwnershipClone) return node_unsupported(what);
+#endif
         return cudaGraphExecChildGraphNodeSetParams(exec, node, p->graph.graph);
     case cudaGraphNodeTypeWaitEvent:
         return exec ? cudaGraphExecEventWaitNodeSetEvent(exec, node, p->eventWait.event)
@@ -2734,7 +2751,9 @@ static cudaError_t node_set(cudaGraphExec_t exec, cudaGraphNode_t node,
         return exec ? cudaGraphExecExternalSemaphoresWaitNodeSetParams(exec, node, &w)
                     : cudaGraphExternalSemaphoresWaitNodeSetParams(node, &w);
     }
+#ifdef APIGEN_HAS_CONST_cudaGraphNodeTypeConditional /* 12.3 */
     case cudaGraphNodeTypeConditional: return node_unsupported(what);
+#endif
     default: return bad_args(); /* empty, alloc, free: nothing to update */
     }
 }
@@ -2753,7 +2772,10 @@ APIGEN_EXPORT cudaError_t cudaGraphExecNodeSetParams(cudaGraphExec_t graphExec,
     return node_set(graphExec, node, nodeParams, "cudaGraphExecNodeSetParams");
 }
 
+#endif /* APIGEN_HAS_TYPE_cudaGraphNodeParams */
+
 /* ---- log callbacks, async notifications -------------------------------------------------------- */
+#if defined(APIGEN_HAS_FN_cudaDeviceRegisterAsyncNotification) /* 12.4; logs 13.0 */
 /* The server registers its own callback with the driver; each event comes to
  * the callback thread here, which calls the program's function. The handle
  * the program gets is the guest's record. */
@@ -2767,7 +2789,7 @@ typedef struct notify_reg {
 
 static u64map notify_regs_; /* record -> 1 while registered */
 
-#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+#ifdef APIGEN_HAS_FN_cudaLogsRegisterCallback
 static void log_reached(uint64_t msg, uint32_t level, void *user)
 {
     notify_reg *r = user;
@@ -2824,7 +2846,7 @@ static void notify_gone(notify_reg *r)
     pthread_mutex_unlock(&lock_);
 }
 
-#if CUDART_VERSION >= 13000 /* CUDA 12's forms differ (specs/cudart.yaml) */
+#ifdef APIGEN_HAS_FN_cudaLogsRegisterCallback
 APIGEN_EXPORT cudaError_t cudaLogsRegisterCallback(cudaLogsCallback_t callbackFunc, void *userData,
                                                    cudaLogsCallbackHandle *callback_out)
 {
@@ -2881,4 +2903,4 @@ APIGEN_EXPORT cudaError_t cudaDeviceUnregisterAsyncNotification(int device,
     if (e == cudaSuccess) notify_gone(r);
     return e;
 }
-#endif /* CUDART_VERSION >= 12000 */
+#endif /* APIGEN_HAS_FN_cudaDeviceRegisterAsyncNotification */

@@ -22,8 +22,10 @@
  * CUDA_API_PER_THREAD_DEFAULT_STREAM */
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                   size_t sharedMem, cudaStream_t stream);
+#ifdef APIGEN_HAS_FN_cudaLaunchKernelExC /* 11.8 */
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
                                      void **args);
+#endif
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                              void **args, size_t sharedMem, cudaStream_t stream);
 cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData);
@@ -161,12 +163,12 @@ static _Thread_local unsigned last_gen_;
 static void *driver_entry(const char *sym, unsigned version)
 {
     void *f = NULL;
-#if CUDART_VERSION >= 12050
+#ifdef APIGEN_HAS_FN_cudaGetDriverEntryPointByVersion /* 12.5 */
     enum cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPointByVersion(sym, &f, version, cudaEnableDefault, &q) != cudaSuccess ||
         q != cudaDriverEntryPointSuccess)
         f = NULL;
-#elif CUDART_VERSION >= 12000
+#elif defined(APIGEN_HAS_PARAM_cudaGetDriverEntryPoint_driverStatus) /* 12.0 */
     (void)version;
     enum cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPoint(sym, &f, cudaEnableDefault, &q) != cudaSuccess ||
@@ -179,7 +181,7 @@ static void *driver_entry(const char *sym, unsigned version)
     return f;
 }
 
-#if CUDART_VERSION >= 12040
+#ifdef APIGEN_HAS_FN_cudaFuncGetParamInfo /* 12.4 */
 #define param_info cudaFuncGetParamInfo
 #else
 /* Runtimes before 12.4 have no cudaFuncGetParamInfo: the driver's
@@ -438,6 +440,9 @@ cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel
     for (uint32_t i = 0; i < l->n; i++) argv[i] = (char *)(uintptr_t)params + l->offsets[i];
     bool ptsz = flags & APIGEN_CUDART_PTSZ;
     if (numAttrs) {
+#ifndef APIGEN_HAS_FN_cudaLaunchKernelExC /* before 11.8 (the guest sends none) */
+        e = cudaErrorNotSupported;
+#else
         cudaLaunchConfig_t cfg;
         memset(&cfg, 0, sizeof cfg);
         cfg.gridDim = grid;
@@ -447,10 +452,11 @@ cudaError_t cudart_host_launch(apigen_call_ctx *cx, const void *func, cudaKernel
         cfg.attrs = (cudaLaunchAttribute *)(uintptr_t)attrs;
         cfg.numAttrs = numAttrs;
         e = ptsz ? cudaLaunchKernelExC_ptsz(&cfg, f, argv) : cudaLaunchKernelExC(&cfg, f, argv);
+#endif
     } else if (flags & APIGEN_CUDART_COOPERATIVE) {
         e = ptsz ? cudaLaunchCooperativeKernel_ptsz(f, grid, block, argv, sharedMem, stream)
                  : cudaLaunchCooperativeKernel(f, grid, block, argv, sharedMem, stream);
-#if CUDART_VERSION >= 12000 /* 11.x: no kernel handles (the guest sends none) */
+#if CUDART_VERSION >= 12000 /* kernel handles from 12.0's nvcc, though its headers lack cudaKernel_t (guest.c); 11.x: none */
     } else if (!func) {
         e = ptsz ? __cudaLaunchKernel_ptsz(kernel, grid, block, argv, sharedMem, stream)
                  : __cudaLaunchKernel(kernel, grid, block, argv, sharedMem, stream);
@@ -644,7 +650,7 @@ static pthread_once_t range_once_ = PTHREAD_ONCE_INIT;
 static void range_fn_init(void)
 {
     void *f = NULL;
-#if CUDART_VERSION >= 12000
+#ifdef APIGEN_HAS_PARAM_cudaGetDriverEntryPoint_driverStatus
     enum cudaDriverEntryPointQueryResult q;
     if (cudaGetDriverEntryPoint("cuMemGetAddressRange", &f, cudaEnableDefault, &q) == cudaSuccess &&
         q == cudaDriverEntryPointSuccess)
@@ -697,7 +703,7 @@ cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, c
     return add_range(cx, e, *devPtr, size);
 }
 
-#if CUDART_VERSION >= 12000 /* libraries: 12.0 */
+#ifdef APIGEN_HAS_FN_cudaLibraryGetGlobal /* libraries */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes,
                                            cudaLibrary_t library, const char *name)
 {
@@ -867,7 +873,7 @@ cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaRe
     return e;
 }
 
-#if CUDART_VERSION >= 12000 /* cudaGraphInstantiateWithParams, cudaGraphExecUpdateResultInfo */
+#ifdef APIGEN_HAS_FN_cudaGraphInstantiateWithParams /* 12.0 */
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                                 cudaGraphInstantiateParams *instantiateParams);
 

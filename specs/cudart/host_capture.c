@@ -48,7 +48,7 @@ cudaError_t cudaMemcpy2DFromArrayAsync_ptsz(void *dst, size_t dpitch, cudaArray_
                                             cudaStream_t stream);
 
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
-#if CUDART_VERSION >= 12030
+#ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph /* 12.3 */
 cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
                                                const cudaGraphNode_t *dependencies,
                                                const cudaGraphEdgeData *dependencyData,
@@ -76,7 +76,7 @@ cudaError_t cudart_host_begin_capture_ptsz(apigen_call_ctx *cx, cudaStream_t str
     atomic_store(&captured_ever_, true);
     return cudaStreamBeginCapture_ptsz(stream, mode);
 }
-#if CUDART_VERSION >= 12030
+#ifdef APIGEN_HAS_FN_cudaStreamBeginCaptureToGraph
 cudaError_t cudart_host_begin_capture_to_graph(apigen_call_ctx *cx, cudaStream_t stream,
                                                cudaGraph_t graph,
                                                const cudaGraphNode_t *dependencies,

@@ -229,7 +229,7 @@ cudaError_t apigenCudartStreamGetCaptureInfo(cudaStream_t stream,
                                              cudaGraphNode_t *deps, cudaGraphEdgeData *edges,
                                              size_t cap, size_t *numDeps, uint32_t flags)
 {
-#if CUDART_VERSION < 13000 /* the guest sends it from 13.0 on (12.x: other forms) */
+#ifndef APIGEN_HAS_PARAM_cudaStreamGetCaptureInfo_edgeData_out /* the guest sends it from 13.0 on (12.x: other forms) */
     (void)stream, (void)status, (void)id, (void)graph, (void)deps, (void)edges, (void)cap,
         (void)numDeps, (void)flags;
     return cudaErrorNotSupported;
@@ -267,6 +267,11 @@ cudaError_t apigenCudartOccupancyCluster(int *result, const void *func, dim3 gri
                                          const cudaLaunchAttribute *attrs, uint32_t numAttrs,
                                          uint32_t which)
 {
+#ifndef APIGEN_HAS_FN_cudaOccupancyMaxActiveClusters /* before 11.8 (the guest sends none) */
+    (void)result, (void)func, (void)grid, (void)block, (void)sharedMem, (void)stream;
+    (void)attrs, (void)numAttrs, (void)which;
+    return cudaErrorNotSupported;
+#else
     cudaLaunchConfig_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.gridDim = grid;
@@ -278,6 +283,7 @@ cudaError_t apigenCudartOccupancyCluster(int *result, const void *func, dim3 gri
     if (numAttrs && !attrs) return cudaErrorInvalidValue;
     return which ? cudaOccupancyMaxActiveClusters(result, func, &cfg)
                  : cudaOccupancyMaxPotentialClusterSize(result, func, &cfg);
+#endif
 }
 
 /* The image must be exactly what its own header says (the runtime reads
@@ -295,7 +301,7 @@ cudaError_t apigenCudartLibraryLoadData(cudaLibrary_t *library, const void *code
     void *copy = aligned_alloc(16, (codeSize + 15) & ~(size_t)15);
     if (!copy) return cudaErrorMemoryAllocation;
     memcpy(copy, code, codeSize);
-#if CUDART_VERSION >= 12000
+#ifdef APIGEN_HAS_FN_cudaLibraryLoadData
     cudaError_t e = cudaLibraryLoadData(library, copy, jitOptions, jitOptionsValues, numJitOptions,
                                         libraryOptions, libraryOptionValues, numLibraryOptions);
 #else /* 11.x: no libraries (the guest never sends it) */
@@ -424,7 +430,7 @@ cudaError_t apigenCudartMemAllocNodeGetParams(cudaGraphNode_t node,
     return cudaSuccess;
 }
 
-#if CUDART_VERSION >= 13000 /* APIGEN_CUDART_HN_GUARDS: 12.x names these differently, 11.x has none */
+#ifdef APIGEN_HAS_FN_cudaLogsRegisterCallback /* 13.0: logs; async notifications served with them */
 /* ---- log callbacks, async notifications ------------------------------------------------------ */
 /* One record per registration; log messages wait in a small queue until the
  * guest's callback fetches them (apigenCudartLogsTake). */

@@ -1,12 +1,14 @@
-/* cudart: what only some CUDA versions need (the spec's `when:` entries
- * name these). Compiled against every version's headers: CUDART_VERSION
- * decides. */
+/* cudart: what only some CUDA versions' libraries export (the spec's
+ * `when:` entries name these). Compiled against every version's headers.
+ * These are exports no header declares (or declares only for the runtime's
+ * own build), so no feature of the headers can tell: CUDART_VERSION decides,
+ * the one place besides the soname where a version number stays. */
 #include <cuda_runtime_api.h>
 
 #define APIGEN_CUDART_EXPORT __attribute__((visibility("default")))
 
-#if CUDART_VERSION >= 13050
-/* Exported by libcudart.so.13 of CUDA 13.5 but declared in no header (no
+#if CUDART_VERSION >= 13030
+/* Exported by libcudart.so.13 from CUDA 13.3 on but declared in no header (no
  * prototype to forward): a program that finds them gets "not supported". */
 APIGEN_CUDART_EXPORT cudaError_t cudaSubgridCreate(void) { return cudaErrorNotSupported; }
 APIGEN_CUDART_EXPORT cudaError_t cudaSubgridWorkerGridCreate(void) { return cudaErrorNotSupported; }
@@ -53,7 +55,12 @@ APIGEN_CUDART_EXPORT void __cudaRegisterSurface(void **fatCubinHandle, const voi
     (void)fatCubinHandle, (void)hostVar, (void)deviceAddress, (void)deviceName, (void)dim,
         (void)ext;
 }
-/* 11.x headers declare it only for the runtime's own build, so no
+/* cuda_profiler_api.h of 11.x (removed in 12.0) */
+APIGEN_CUDART_EXPORT cudaError_t cudaProfilerInitialize(void) { return cudaErrorNotSupported; }
+#endif
+
+#if CUDART_VERSION < 12030
+/* Headers before 12.3 declare it only for the runtime's own build, so no
  * per-thread macro leads to it; the _ptsz form is the plain one with the
  * per-thread default stream for stream 0. */
 APIGEN_CUDART_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(
@@ -62,8 +69,6 @@ APIGEN_CUDART_EXPORT cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(
     return cudaStreamUpdateCaptureDependencies(stream ? stream : cudaStreamPerThread, dependencies,
                                                numDependencies, flags);
 }
-/* cuda_profiler_api.h of 11.x (removed in 12.0) */
-APIGEN_CUDART_EXPORT cudaError_t cudaProfilerInitialize(void) { return cudaErrorNotSupported; }
 #endif
 
 typedef int apigen_cudart_versions_nonempty; /* ISO C: no empty translation unit */
