@@ -9,8 +9,8 @@
 #include "apigen_rt.h"
 #include "space.h"
 
-#if APIGEN_RUNTIME_ABI != 1
-#error "sp: generated for apigen runtime ABI 1: regenerate with apigen"
+#if APIGEN_RUNTIME_ABI != 2
+#error "sp: generated for apigen runtime ABI 2: regenerate with apigen"
 #endif
 
 #if defined(__cplusplus)
