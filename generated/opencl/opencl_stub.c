@@ -81,7 +81,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+/* The forwarder of clCloneKernel: the spec's hand-written guest code exports clCloneKernel and calls this. */
+APIGEN_HIDDEN cl_kernel opencl_fwd_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1749,23 +1750,45 @@ APIGEN_EXPORT cl_int clEnqueueAcquireGLObjects(cl_command_queue command_queue, c
     return CL_INVALID_OPERATION;
 }
 
+bool opencl_may_queue_plain(cl_command_queue command_queue); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
+    bool may_queue_ = opencl_may_queue_plain(command_queue);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CL_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1780,6 +1803,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_waitlist(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1789,6 +1813,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_waitlist(command_queue, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
@@ -1808,16 +1833,40 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1832,6 +1881,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1841,6 +1891,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -1867,16 +1918,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1891,6 +1966,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy_rect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1903,6 +1979,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy_rect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -1942,16 +2019,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2183,6 +2284,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_fill(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2193,6 +2295,7 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_fill(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -2221,16 +2324,40 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2327,6 +2454,7 @@ APIGEN_EXPORT void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem ima
     return opencl_guest_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
 }
 
+bool opencl_may_queue_marker(cl_command_queue command_queue, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
     apigen_call call_;
@@ -2334,6 +2462,7 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t g_event = 0;
+    bool may_queue_ = opencl_may_queue_marker(command_queue, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker, srv_))
@@ -2341,16 +2470,40 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2365,6 +2518,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_waitlist(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2374,6 +2528,7 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_waitlist(command_queue, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
@@ -2393,16 +2548,40 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2483,6 +2662,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2495,6 +2675,7 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
@@ -2529,16 +2710,40 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -3141,6 +3346,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_task(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -3150,6 +3356,7 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_task(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
@@ -3171,16 +3378,40 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3200,6 +3431,7 @@ APIGEN_EXPORT cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_
     return opencl_guest_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
 }
 
+bool opencl_may_queue_wait(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
     apigen_call call_;
@@ -3208,6 +3440,7 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
     cl_int ret_ = {0};
     uint64_t n_event_list = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_wait(command_queue, num_events, event_list);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_list != NULL && (num_events) > 0) /* event_list: its first handle */
@@ -3225,12 +3458,32 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
         for (i_ = 0; i_ < n_event_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_list[i_]))) goto nomem;
     }
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CL_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3245,6 +3498,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -3255,6 +3509,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -3283,7 +3538,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -5173,7 +5428,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
+/* The forwarder of clReleaseCommandQueue: the spec's hand-written guest code exports clReleaseCommandQueue and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5194,10 +5450,6 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5239,10 +5491,6 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5284,10 +5532,6 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5329,10 +5573,6 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5374,10 +5614,6 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5398,7 +5634,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+/* The forwarder of clReleaseKernel: the spec's hand-written guest code exports clReleaseKernel and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseKernel(cl_kernel kernel)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5419,10 +5656,6 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5443,7 +5676,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+/* The forwarder of clReleaseMemObject: the spec's hand-written guest code exports clReleaseMemObject and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseMemObject(cl_mem memobj)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5464,10 +5698,6 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5509,10 +5739,6 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5554,10 +5780,6 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5599,10 +5821,6 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5644,10 +5862,6 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5689,10 +5903,6 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5734,10 +5944,6 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5779,10 +5985,6 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5824,10 +6026,6 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5869,10 +6067,6 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5914,10 +6108,6 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5959,10 +6149,6 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:

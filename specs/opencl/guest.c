@@ -85,6 +85,16 @@ cl_mem opencl_fwd_clCreateImage3D(cl_context context, cl_mem_flags flags,
                                   size_t image_height, size_t image_depth, size_t image_row_pitch,
                                   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret);
 
+cl_int opencl_fwd_clReleaseCommandQueue(cl_command_queue command_queue);
+cl_int opencl_fwd_clReleaseMemObject(cl_mem memobj);
+cl_int opencl_fwd_clReleaseKernel(cl_kernel kernel);
+cl_kernel opencl_fwd_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);
+
+/* checks.c: the facts the guest keeps for its enqueue checks */
+void opencl_facts_released(uint64_t id);
+void opencl_facts_arg_set(cl_kernel k, cl_uint index);
+void opencl_facts_cloned(cl_kernel from, cl_kernel to);
+
 /* ---- local: extension function addresses --------------------------------------- */
 
 /* ocl-icd's loader query, answered by the stub (clinfo prints it). */
@@ -195,21 +205,71 @@ APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_
 }
 
 /* A cl_mem or cl_sampler argument is a handle object in the ICD build: its id
- * travels, as in the drop-in build (the host wrapper tells handles from bytes). */
+ * travels, as in the drop-in build (the host wrapper tells handles from bytes).
+ * An argument set is noted for the enqueue checks (checks.c). */
 APIGEN_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                     const void *arg_value)
 {
+    cl_int err;
 #if defined(APIGEN_OPENCL_ICD)
     void *h;
     if (arg_value && arg_size == sizeof h) {
         memcpy(&h, arg_value, sizeof h);
         if (apigen_hobj_known(h)) {
             uint64_t id = APIGEN_H2ID(h);
-            return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, &id);
+            err = opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, &id);
+            if (err == CL_SUCCESS)
+                opencl_facts_arg_set(kernel, arg_index);
+            return err;
         }
     }
 #endif
-    return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    err = opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    if (err == CL_SUCCESS)
+        opencl_facts_arg_set(kernel, arg_index);
+    return err;
+}
+
+/* Releases of objects the enqueue checks know: their facts are asked again
+ * at the next use (the object may be gone). The id is taken first: in the
+ * ICD build the last release frees the handle object. */
+APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    uint64_t id = APIGEN_H2ID(command_queue);
+    cl_int err = opencl_fwd_clReleaseCommandQueue(command_queue);
+    if (err == CL_SUCCESS)
+        opencl_facts_released(id);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+{
+    uint64_t id = APIGEN_H2ID(memobj);
+    cl_int err = opencl_fwd_clReleaseMemObject(memobj);
+    if (err == CL_SUCCESS)
+        opencl_facts_released(id);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+{
+    uint64_t id = APIGEN_H2ID(kernel);
+    cl_int err = opencl_fwd_clReleaseKernel(kernel);
+    if (err == CL_SUCCESS)
+        opencl_facts_released(id);
+    return err;
+}
+
+/* A clone has the arguments its source had set. */
+APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = opencl_fwd_clCloneKernel(source_kernel, &err);
+    if (k && err == CL_SUCCESS)
+        opencl_facts_cloned(source_kernel, k);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return k;
 }
 
 APIGEN_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
@@ -1170,8 +1230,11 @@ APIGEN_EXPORT cl_int clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint n,
 APIGEN_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
                                               const void *arg_value)
 {
-    return opencl_fwd_clSetKernelArgSVMPointer(kernel, arg_index,
-                                               (const void *)(uintptr_t)svm_server(arg_value));
+    cl_int err = opencl_fwd_clSetKernelArgSVMPointer(
+        kernel, arg_index, (const void *)(uintptr_t)svm_server(arg_value));
+    if (err == CL_SUCCESS)
+        opencl_facts_arg_set(kernel, arg_index);
+    return err;
 }
 
 APIGEN_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,
