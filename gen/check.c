@@ -1968,6 +1968,10 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 pa->guest_id = 1;
                 continue;
             }
+            /* an `if:` whose one branch is an output: the call is queued only when
+             * the other branch is taken (emit_stub.c adds that to the condition) */
+            if (pa->kind == PK_COND && !(has_out(pa->then_ann) && has_out(pa->else_ann)))
+                continue;
             diag_error(d, at, f->name, f->sig.params[i].name,
                        "`%s` refused: this parameter is an output, and an async call "
                        "returns before the server answers (only one out handle that the call "

@@ -737,6 +737,19 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             free(cond);
             cond = c2;
         }
+        /* a conditional output (check.c): queued only on the other branch */
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (a->kind != PK_COND) continue;
+            int out_then = a->then_ann && (a->then_ann->kind == PK_OUT || a->then_ann->kind == PK_INOUT);
+            int out_else = a->else_ann && (a->else_ann->kind == PK_OUT || a->else_ann->kind == PK_INOUT);
+            if (!out_then && !out_else) continue;
+            const char *ct = a->cond ? a->cond->text : "0";
+            char *c2 = xasprintf(out_then ? "%s%s!(%s)" : "%s%s(%s)", cond ? cond : "",
+                                 cond ? " && " : "", ct);
+            free(cond);
+            cond = c2;
+        }
         if (vouch) PUT("stub_vouch_note");
         if (cond) {
             PUT("stub_if", "cond", cond);

@@ -16,6 +16,8 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx); /* hand-written, in the
 void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueUnmapMemObject */
 void opencl_host_clSVMAlloc(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMAlloc */
 void opencl_host_clSVMFree(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMFree */
+cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_int status); /* hand-written, in the spec's sources: wraps apigenOpenclStagedDone */
+cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr, size_t size); /* hand-written, in the spec's sources: wraps apigenOpenclStagedWait */
 cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clBuildProgram */
 cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clCompileProgram */
 cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBuffer */
@@ -240,6 +242,93 @@ static void tramp_clSetProgramReleaseCallback_pfn_notify(struct _cl_program *a0,
 }
 
 /* ---- handlers ---- */
+static void h_apigenOpenclStagedDone(apigen_call_ctx *cx)
+{
+    cl_command_queue queue = {0};
+    cl_ulong token = {0};
+    cl_int status = {0};
+    cl_int ret_;
+    uint64_t v_queue;
+    void *r_;
+    uint64_t v_token;
+    uint32_t v_status;
+    if (!apigen_get_u64(cx->rd, &v_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_queue, &r_)) return; /* queue */
+    queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_token)) { apigen_reject(cx, APIGEN_BAD_ARGS, "token"); return; }
+    token = (cl_ulong)v_token;
+    if (!apigen_get_u32(cx->rd, &v_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
+    status = (cl_int)(int32_t)v_status;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_staged_done(cx, queue, token, status);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenOpenclStagedWait(apigen_call_ctx *cx)
+{
+    cl_command_queue queue = {0};
+    cl_ulong token = {0};
+    cl_uint flags = {0};
+    void *ptr = {0};
+    size_t size = {0};
+    cl_int ret_;
+    uint64_t v_queue;
+    void *r_;
+    uint64_t v_token;
+    uint32_t v_flags;
+    uint64_t v_size;
+    const void *b_ptr = NULL;
+    uint64_t l_ptr = 0;
+    uint64_t n_ptr = 0;
+    uint8_t p_ptr = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_queue, &r_)) return; /* queue */
+    queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_token)) { apigen_reject(cx, APIGEN_BAD_ARGS, "token"); return; }
+    token = (cl_ulong)v_token;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (cl_uint)v_flags;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (p_ptr) {
+            n_ptr = (uint64_t)(size);
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+        }
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_staged_wait(cx, queue, token, flags, ptr, size);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
+    } else {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
+    }
+}
+
 static void h_clBuildProgram(apigen_call_ctx *cx)
 {
     cl_program program = {0};
@@ -2585,14 +2674,15 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
     uint32_t v_num_events_in_wait_list;
     uint8_t p_ptr = 0;
     uint64_t n_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2608,11 +2698,16 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
     size = (size_t)v_size;
     if (!apigen_get_u32(cx->rd, &v_num_events_in_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_events_in_wait_list"); return; }
     num_events_in_wait_list = (cl_uint)v_num_events_in_wait_list;
-    if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (p_ptr) {
-        n_ptr = (uint64_t)(size);
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (p_ptr) {
+            n_ptr = (uint64_t)(size);
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
@@ -2627,26 +2722,23 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadBuffer(cx, command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -2689,14 +2781,15 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
     uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
     uint8_t p_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2734,15 +2827,20 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (b_ptr != NULL) {
-        n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
-        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
-        memcpy(ptr, b_ptr, n_ptr);
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
-    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2756,26 +2854,23 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadBufferRect(cx, command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -2810,14 +2905,15 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
     uint8_t p_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2845,15 +2941,20 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (b_ptr != NULL) {
-        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
-        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
-        memcpy(ptr, b_ptr, n_ptr);
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
-    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2867,26 +2968,23 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadImage(cx, command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -5656,7 +5754,9 @@ static void h_clWaitForEvents(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[113] = {
+static const char *const call_names_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = "apigenOpenclStagedDone",
+    [OPENCL_CALL_apigenOpenclStagedWait] = "apigenOpenclStagedWait",
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",
@@ -5770,7 +5870,9 @@ static const char *const call_names_[113] = {
     [OPENCL_CALL_clUnloadPlatformCompiler] = "clUnloadPlatformCompiler",
     [OPENCL_CALL_clWaitForEvents] = "clWaitForEvents",
 };
-static const apigen_handler_fn handlers_[113] = {
+static const apigen_handler_fn handlers_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = h_apigenOpenclStagedDone,
+    [OPENCL_CALL_apigenOpenclStagedWait] = h_apigenOpenclStagedWait,
     [OPENCL_CALL_clBuildProgram] = h_clBuildProgram,
     [OPENCL_CALL_clCloneKernel] = h_clCloneKernel,
     [OPENCL_CALL_clCompileProgram] = h_clCompileProgram,

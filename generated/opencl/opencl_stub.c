@@ -22,6 +22,118 @@ cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_m
 void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment); /* hand-written, in the spec's sources */
 void opencl_guest_clSVMFree(cl_context context, void *svm_pointer); /* hand-written, in the spec's sources */
 
+/* apigenOpenclStagedDone: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(queue)); /* queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_apigenOpenclStagedDone, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(queue))) goto nomem; /* queue */
+    if (!apigen_put_u64(call_.wr, (uint64_t)token)) goto nomem; /* token */
+    if (!apigen_put_u32(call_.wr, (uint32_t)status)) goto nomem; /* status */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenOpenclStagedDone(queue=%#llx, token=%llu, status=%lld) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (long long)status, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenOpenclStagedWait: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cl_int apigenOpenclStagedWait(cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr, size_t size)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_ptr = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(queue)); /* queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_apigenOpenclStagedWait, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(queue))) goto nomem; /* queue */
+    if (!apigen_put_u64(call_.wr, (uint64_t)token)) goto nomem; /* token */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    } else {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenOpenclStagedWait(queue=%#llx, token=%llu, flags=%llu, ptr=%#llx, size=%llu) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (unsigned long long)flags, (unsigned long long)(uintptr_t)ptr, (unsigned long long)size, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
     apigen_call call_;
@@ -2761,7 +2873,9 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+bool opencl_may_queue_read(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
+/* The forwarder of clEnqueueReadBuffer: the spec's hand-written guest code exports clEnqueueReadBuffer and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2769,11 +2883,16 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     cl_int ret_ = {0};
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBuffer, srv_))
@@ -2784,10 +2903,14 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)(size);
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2797,10 +2920,20 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2809,15 +2942,12 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -2843,6 +2973,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_read_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueReadBufferRect: the spec's hand-written guest code exports clEnqueueReadBufferRect and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -2855,11 +2986,16 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read_rect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBufferRect, srv_))
@@ -2884,10 +3020,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2897,10 +3037,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2909,15 +3059,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -2946,6 +3093,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_read_image(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueReadImage: the spec's hand-written guest code exports clEnqueueReadImage and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -2957,11 +3105,16 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read_image(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadImage, srv_))
@@ -2980,10 +3133,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2993,10 +3150,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3005,15 +3172,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -6972,7 +7136,9 @@ static void cbd_clSetProgramReleaseCallback_pfn_notify(apigen_rd *args, void *fn
     ((void (*)(cl_program, void *))fn)(a0, user_data);
 }
 
-static const char *const call_names_[113] = {
+static const char *const call_names_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = "apigenOpenclStagedDone",
+    [OPENCL_CALL_apigenOpenclStagedWait] = "apigenOpenclStagedWait",
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",

@@ -502,3 +502,49 @@ bool opencl_may_queue_copy_rect(cl_command_queue q, cl_mem src, cl_mem dst,
         return false;
     return disjoint(rs, ls, es, rd, ld, ed);
 }
+
+/* Staged reads (staged.c): queued when the buffer side is sure to be taken;
+ * else synchronous, and a read the implementation refuses returns its error. */
+bool opencl_may_queue_read(cl_command_queue q, cl_mem m, cl_bool blocking, size_t off,
+                           size_t size, void *ptr, cl_uint n, const cl_event *list,
+                           cl_event *event)
+{
+    (void)blocking;
+    (void)ptr;
+    fact qf;
+    uint64_t r;
+    size_t l;
+    return event && size && queue_ok(q, n, list, &qf) && buffer_ok(m, &qf, off, size, &r, &l);
+}
+
+bool opencl_may_queue_read_rect(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                const size_t *bo, const size_t *ho, const size_t *region,
+                                size_t brow, size_t bslice, size_t hrow, size_t hslice, void *ptr,
+                                cl_uint n, const cl_event *list, cl_event *event)
+{
+    (void)blocking;
+    (void)ptr;
+    fact qf;
+    uint64_t r;
+    size_t f, e, l, hf, he;
+    return event && rect_span(bo, region, &brow, &bslice, &f, &e) &&
+           rect_span(ho, region, &hrow, &hslice, &hf, &he) && queue_ok(q, n, list, &qf) &&
+           buffer_ok(m, &qf, f, e, &r, &l);
+}
+
+/* Images: the queue and the wait list only (the image's own checks stay the
+ * server's: an error there is reported by the thread's next call). */
+bool opencl_may_queue_read_image(cl_command_queue q, cl_mem image, cl_bool blocking,
+                                 const size_t *origin, const size_t *region, size_t row,
+                                 size_t slice, void *ptr, cl_uint n, const cl_event *list,
+                                 cl_event *event)
+{
+    (void)blocking;
+    (void)row;
+    (void)slice;
+    (void)ptr;
+    fact qf, mf;
+    return event && image && origin && region && queue_ok(q, n, list, &qf) &&
+           mem_facts(image, &mf) && mf.u.m.type != CL_MEM_OBJECT_BUFFER &&
+           mf.u.m.ctx == qf.u.q.ctx;
+}

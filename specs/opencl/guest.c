@@ -90,6 +90,16 @@ cl_int opencl_fwd_clReleaseMemObject(cl_mem memobj);
 cl_int opencl_fwd_clReleaseKernel(cl_kernel kernel);
 cl_kernel opencl_fwd_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);
 
+cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                      size_t offset, size_t size, void *ptr, cl_uint nwait,
+                                      const cl_event *wait, cl_event *event);
+
+/* staged.c: non-blocking reads */
+uint64_t opencl_staged_token(void);
+cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
+                           cl_uint flags, cl_event ev, cl_event *event);
+#define STAGED 2u /* blocking_read bit 1: staged (spec), ptr carries the token */
+
 /* checks.c: the facts the guest keeps for its enqueue checks */
 void opencl_facts_released(uint64_t id);
 void opencl_facts_arg_set(cl_kernel k, cl_uint index);
@@ -374,6 +384,25 @@ static bool rect_norm(const size_t *host_origin, const size_t *region, size_t *r
 
 static const size_t zero3[3] = {0, 0, 0};
 
+/* Non-blocking reads are staged (staged.c): they return at once, and the
+ * bytes land before the event completes. A read without memory or bytes
+ * goes as before (blocking), for the implementation's own error. */
+APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                         size_t offset, size_t size, void *ptr, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event)
+{
+    if (blocking || !ptr || !size)
+        return opencl_fwd_clEnqueueReadBuffer(q, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
+                                              size, ptr, nwait, wait, event);
+    uint64_t token = opencl_staged_token();
+    cl_event ev = NULL;
+    cl_int err = opencl_fwd_clEnqueueReadBuffer(q, buffer, STAGED, offset, size,
+                                                (void *)(uintptr_t)token, nwait, wait, &ev);
+    if (err != CL_SUCCESS)
+        return err;
+    return opencl_staged_start(q, token, ptr, size, 0, ev, event);
+}
+
 APIGEN_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, cl_bool blocking,
                                              const size_t *buffer_origin,
                                              const size_t *host_origin, const size_t *region,
@@ -383,12 +412,26 @@ APIGEN_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, 
                                              cl_event *event)
 {
     size_t off;
-    if (ptr && rect_norm(host_origin, region, &host_row_pitch, &host_slice_pitch, &off))
-        return opencl_fwd_clEnqueueReadBufferRect(
-            q, buffer, blocking, buffer_origin, zero3, region, buffer_row_pitch,
-            buffer_slice_pitch, host_row_pitch, host_slice_pitch, (char *)ptr + off, nwait, wait,
-            event);
-    return opencl_fwd_clEnqueueReadBufferRect(q, buffer, blocking, buffer_origin, host_origin,
+    if (ptr && rect_norm(host_origin, region, &host_row_pitch, &host_slice_pitch, &off)) {
+        if (blocking)
+            return opencl_fwd_clEnqueueReadBufferRect(
+                q, buffer, CL_TRUE, buffer_origin, zero3, region, buffer_row_pitch,
+                buffer_slice_pitch, host_row_pitch, host_slice_pitch, (char *)ptr + off, nwait,
+                wait, event);
+        uint64_t token = opencl_staged_token();
+        cl_event ev = NULL;
+        cl_int err = opencl_fwd_clEnqueueReadBufferRect(
+            q, buffer, STAGED, buffer_origin, zero3, region, buffer_row_pitch, buffer_slice_pitch,
+            host_row_pitch, host_slice_pitch, (void *)(uintptr_t)token, nwait, wait, &ev);
+        if (err != CL_SUCCESS)
+            return err;
+        size_t bytes = (region[2] - 1) * host_slice_pitch + (region[1] - 1) * host_row_pitch +
+                       region[0];
+        return opencl_staged_start(q, token, (char *)ptr + off, bytes, APIGEN_OPENCL_STAGED_ROWS,
+                                   ev, event);
+    }
+    return opencl_fwd_clEnqueueReadBufferRect(q, buffer, blocking ? CL_TRUE : CL_FALSE,
+                                              buffer_origin, host_origin,
                                               region, buffer_row_pitch, buffer_slice_pitch,
                                               host_row_pitch, host_slice_pitch, ptr, nwait, wait,
                                               event);
@@ -452,8 +495,20 @@ APIGEN_EXPORT cl_int clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_boo
 {
     if (ptr && !image_pitches(image, region, &row_pitch, &slice_pitch))
         ptr = NULL; /* only the implementation's error can come back */
-    return opencl_fwd_clEnqueueReadImage(q, image, blocking, origin, region, row_pitch,
-                                         slice_pitch, ptr, nwait, wait, event);
+    if (blocking || !ptr)
+        return opencl_fwd_clEnqueueReadImage(q, image, blocking ? CL_TRUE : CL_FALSE, origin,
+                                             region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                             event);
+    uint64_t token = opencl_staged_token();
+    cl_event ev = NULL;
+    cl_int err = opencl_fwd_clEnqueueReadImage(q, image, STAGED, origin, region, row_pitch,
+                                               slice_pitch, (void *)(uintptr_t)token, nwait, wait,
+                                               &ev);
+    if (err != CL_SUCCESS)
+        return err;
+    return opencl_staged_start(q, token, ptr,
+                               slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1),
+                               APIGEN_OPENCL_STAGED_ROWS, ev, event);
 }
 
 APIGEN_EXPORT cl_int clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool blocking,

@@ -5,6 +5,7 @@
  * wire format through the runtime's checked cursor (formats: guest.c).
  * Nothing here trusts the guest: every id is looked up in this client's
  * handle table, every length is checked before use. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,16 +168,238 @@ cl_mem opencl_host_clCreateImage3D(apigen_call_ctx *cx, cl_context context, cl_m
                            0, 0, host_ptr, errcode_ret);
 }
 
-/* Reads and writes complete before the reply: the bytes travel with this
- * call (a non-blocking read that is complete on return is legal). */
+/* ---- staged non-blocking reads (apigen_opencl.h, guest: staged.c) ---------------
+ * A staged read R1 reads into server memory (the wait list as given); the
+ * event the application gets is a one-element read R2 of the same object
+ * (so its command type is the read's) that waits for R1 and for a gate G,
+ * a user event the guest opens once the bytes are in its memory. The
+ * record is the client's (a handle of a private type, freed with it) and
+ * found by the guest's token. */
+typedef struct staged {
+    struct staged *next;
+    void *session;
+    uint64_t token, hid;
+    unsigned char *buf;
+    size_t size;
+    size_t row_bytes, nrows, row_pitch, nslices, slice_pitch; /* where R1's bytes lie */
+    cl_event r1, gate;
+} staged;
+
+static pthread_mutex_t staged_mu = PTHREAD_MUTEX_INITIALIZER;
+static staged *staged_list;
+
+static void CL_CALLBACK free_copy(cl_event ev, cl_int status, void *copy);
+
+/* The client went away (or the read is done): the gate opens (failed, when
+ * the bytes never landed); the buffer goes when R1 no longer writes it. */
+static void staged_destroy(void *real)
+{
+    staged *s = real;
+    pthread_mutex_lock(&staged_mu);
+    for (staged **pp = &staged_list; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&staged_mu);
+    if (s->gate) {
+        clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
+        clReleaseEvent(s->gate);
+    }
+    if (s->r1) {
+        if (clSetEventCallback(s->r1, CL_COMPLETE, free_copy, s->buf) != CL_SUCCESS)
+            clWaitForEvents(1, &s->r1), free(s->buf);
+        clReleaseEvent(s->r1);
+    } else {
+        free(s->buf);
+    }
+    free(s);
+}
+
+static const apigen_handle_type ht_staged = {"opencl staged read", 0x53544700u, staged_destroy,
+                                             NULL, 0, 0, NULL, 0};
+
+static staged *staged_find(apigen_call_ctx *cx, uint64_t token)
+{
+    staged *s;
+    pthread_mutex_lock(&staged_mu);
+    for (s = staged_list; s && (s->session != (void *)cx->session || s->token != token);
+         s = s->next)
+        ;
+    pthread_mutex_unlock(&staged_mu);
+    return s;
+}
+
+/* A record for `size` bytes laid out as the plan says; NULL: no memory. */
+static staged *staged_new(apigen_call_ctx *cx, uint64_t token, size_t size, size_t row_bytes,
+                          size_t nrows, size_t row_pitch, size_t nslices, size_t slice_pitch)
+{
+    if (!token || staged_find(cx, token))
+        return NULL;
+    staged *s = calloc(1, sizeof *s);
+    if (s)
+        s->buf = malloc(size ? size : 1);
+    if (!s || !s->buf) {
+        if (s)
+            free(s->buf);
+        free(s);
+        return NULL;
+    }
+    *s = (staged){NULL, cx->session, token, 0, s->buf, size, row_bytes, nrows, row_pitch,
+                  nslices, slice_pitch, NULL, NULL};
+    return s;
+}
+
+/* After R1 was enqueued (its error in err): the gate, R2 (enq2 into a
+ * scratch element freed when R2 completes) and the record's handle. */
+typedef cl_int (*enq_one)(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                          cl_event *ev);
+
+static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_command_queue q,
+                            enq_one enq2, const void *args, cl_event *event)
+{
+    cl_context ctx = NULL;
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS)
+        s->gate = clCreateUserEvent(ctx, &err);
+    void *one = err == CL_SUCCESS ? malloc(64) : NULL;
+    if (err == CL_SUCCESS && !one)
+        err = CL_OUT_OF_HOST_MEMORY;
+    cl_event r2 = NULL;
+    if (err == CL_SUCCESS) {
+        cl_event deps[2] = {s->r1, s->gate};
+        err = enq2(args, one, 2, deps, &r2);
+    }
+    if (err == CL_SUCCESS && clSetEventCallback(r2, CL_COMPLETE, free_copy, one) != CL_SUCCESS)
+        err = CL_OUT_OF_HOST_MEMORY; /* R2 is held by the gate: it cannot have run */
+    if (err != CL_SUCCESS) {
+        if (r2) { /* not yet run: the gate fails it, then it may go */
+            clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
+            clWaitForEvents(1, &r2);
+            clReleaseEvent(r2);
+        }
+        free(one);
+        staged_destroy(s);
+        return err;
+    }
+    pthread_mutex_lock(&staged_mu);
+    s->next = staged_list;
+    staged_list = s;
+    pthread_mutex_unlock(&staged_mu);
+    s->hid = apigen_handle_put_owned(cx, &ht_staged, s);
+    if (!s->hid) { /* rejected (no memory): gone with its gate failed */
+        staged_destroy(s);
+        clReleaseEvent(r2);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    if (event)
+        *event = r2;
+    else
+        clReleaseEvent(r2);
+    return CL_SUCCESS;
+}
+
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    size_t offset;
+} one_buf;
+
+static cl_int one_of_buffer(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                            cl_event *ev)
+{
+    const one_buf *a = args;
+    return clEnqueueReadBuffer(a->q, a->mem, CL_FALSE, a->offset, 1, dst, n, deps, ev);
+}
+
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    const size_t *origin;
+    size_t row, slice;
+} one_rect;
+
+static cl_int one_of_rect(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                          cl_event *ev)
+{
+    const one_rect *a = args;
+    static const size_t one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    return clEnqueueReadBufferRect(a->q, a->mem, CL_FALSE, a->origin, zero, one, a->row,
+                                   a->slice, 0, 0, dst, n, deps, ev);
+}
+
+static cl_int one_of_image(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                           cl_event *ev)
+{
+    const one_rect *a = args;
+    static const size_t one[3] = {1, 1, 1};
+    return clEnqueueReadImage(a->q, a->mem, CL_FALSE, a->origin, one, 0, 0, dst, n, deps, ev);
+}
+
+cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
+                               cl_uint flags, void *ptr, size_t size)
+{
+    (void)queue;
+    staged *s = staged_find(cx, token);
+    if (!s || !ptr || size != s->size)
+        return CL_INVALID_VALUE;
+    cl_int err = clWaitForEvents(1, &s->r1), st = CL_COMPLETE;
+    if (clGetEventInfo(s->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st < 0)
+        return st;
+    if (err != CL_SUCCESS)
+        return err;
+    if (!(flags & APIGEN_OPENCL_STAGED_ROWS) || !s->nrows) {
+        memcpy(ptr, s->buf, size);
+        return CL_SUCCESS;
+    }
+    /* only the rows R1 wrote: the bytes between them stay the application's */
+    for (size_t z = 0; z < s->nslices; z++)
+        for (size_t y = 0; y < s->nrows; y++) {
+            size_t at = z * s->slice_pitch + y * s->row_pitch;
+            if (at > size || s->row_bytes > size - at)
+                return CL_INVALID_VALUE;
+            memcpy((char *)ptr + at, s->buf + at, s->row_bytes);
+        }
+    return CL_SUCCESS;
+}
+
+cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
+                               cl_int status)
+{
+    (void)queue;
+    staged *s = staged_find(cx, token);
+    if (!s)
+        return CL_INVALID_VALUE;
+    cl_int err = clSetUserEventStatus(s->gate, status < 0 ? status : CL_COMPLETE);
+    clReleaseEvent(s->gate);
+    s->gate = NULL;
+    uint64_t hid = s->hid;
+    staged_destroy(s);
+    apigen_handle_drop(cx, &ht_staged, hid);
+    return err;
+}
+
+/* Blocking reads complete before the reply: the bytes travel with this call.
+ * Staged ones (blocking_read & 2) carry the guest's token in ptr. */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
                                        cl_bool blocking_read, size_t offset, size_t size,
                                        void *ptr, cl_uint nwait, const cl_event *wait,
                                        cl_event *event)
 {
-    (void)cx;
-    (void)blocking_read;
-    return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    if (!(blocking_read & 2))
+        return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    if (size > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = staged_new(cx, (uint64_t)(uintptr_t)ptr, size, size, 1, 0, 1, 0);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(q, buffer, CL_FALSE, offset, size, s->buf, nwait, wait,
+                                     &s->r1);
+    one_buf a = {q, buffer, offset};
+    return staged_finish(cx, s, err, q, one_of_buffer, &a, event);
 }
 
 /* Non-blocking writes are async calls (the spec's async_if): their bytes
@@ -263,13 +486,30 @@ cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue
                                            void *ptr, cl_uint nwait, const cl_event *wait,
                                            cl_event *event)
 {
-    (void)cx;
-    (void)blocking;
-    if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+    if (!(blocking & 2)) {
+        if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+            return CL_INVALID_VALUE;
+        return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
+                                       buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                       host_slice_pitch, ptr, nwait, wait, event);
+    }
+    /* staged: the guest sent the rectangle from host_origin 0 with explicit pitches */
+    if (!region || !region[0] || !region[1] || !region[2] || !host_row_pitch ||
+        !host_slice_pitch || rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
         return CL_INVALID_VALUE;
-    return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
-                                   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                   host_slice_pitch, ptr, nwait, wait, event);
+    size_t bytes = (region[2] - 1) * host_slice_pitch + (region[1] - 1) * host_row_pitch +
+                   region[0];
+    if (bytes > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0], region[1],
+                           host_row_pitch, region[2], host_slice_pitch);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBufferRect(q, buffer, CL_FALSE, buffer_origin, host_origin, region,
+                                         buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                         host_slice_pitch, s->buf, nwait, wait, &s->r1);
+    one_rect a = {q, buffer, buffer_origin, buffer_row_pitch, buffer_slice_pitch};
+    return staged_finish(cx, s, err, q, one_of_rect, &a, event);
 }
 
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue q,
@@ -450,12 +690,36 @@ cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, c
                                       void *ptr, cl_uint nwait, const cl_event *wait,
                                       cl_event *event)
 {
-    (void)cx;
-    (void)blocking;
-    if (image_host_bad(image, region, row_pitch, slice_pitch) || image_box_bad(image, origin, region))
+    if (!(blocking & 2)) {
+        if (image_host_bad(image, region, row_pitch, slice_pitch) ||
+            image_box_bad(image, origin, region))
+            return CL_INVALID_VALUE;
+        return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
+                                  image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    }
+    /* staged: the spec's byte count lands in server memory first */
+    size_t es = 0, bytes;
+    if (!image || !region || !region[0] || !region[1] || !region[2] || !slice_pitch ||
+        image_host_bad(image, region, row_pitch, slice_pitch) ||
+        image_box_bad(image, origin, region) ||
+        clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof es, &es, NULL) != CL_SUCCESS ||
+        !mul_ok(slice_pitch, region[2], &bytes) ||
+        !mul_ok(bytes, row_pitch == 0 ? region[1] : 1, &bytes))
         return CL_INVALID_VALUE;
-    return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
-                              image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    if (bytes > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = row_pitch == 0 /* a 1D image array: its rows are the slices */
+                    ? staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0] * es,
+                                 region[1], slice_pitch, 1, 0)
+                    : staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0] * es,
+                                 region[1], row_pitch, region[2], slice_pitch);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadImage(q, image, CL_FALSE, origin, region, row_pitch,
+                                    image_slice_pitch(image, slice_pitch), s->buf, nwait, wait,
+                                    &s->r1);
+    one_rect a = {q, image, origin, 0, 0};
+    return staged_finish(cx, s, err, q, one_of_image, &a, event);
 }
 
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
