@@ -183,6 +183,8 @@ typedef struct staged {
     size_t size;
     size_t row_bytes, nrows, row_pitch, nslices, slice_pitch; /* where R1's bytes lie */
     cl_event r1, gate;
+    bool waited; /* R1 completed: buf may go */
+    bool opened; /* the gate's status is set */
 } staged;
 
 static pthread_mutex_t staged_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -202,18 +204,38 @@ static void staged_destroy(void *real)
             break;
         }
     pthread_mutex_unlock(&staged_mu);
-    if (s->gate) {
+    if (s->gate && !s->opened)
         clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
-        clReleaseEvent(s->gate);
-    }
-    if (s->r1) {
+    if (s->r1 && !s->waited) {
         if (clSetEventCallback(s->r1, CL_COMPLETE, free_copy, s->buf) != CL_SUCCESS)
             clWaitForEvents(1, &s->r1), free(s->buf);
-        clReleaseEvent(s->r1);
     } else {
         free(s->buf);
     }
+    if (s->gate) /* the record's references; R2's tail holds its own */
+        clReleaseEvent(s->gate);
+    if (s->r1)
+        clReleaseEvent(s->r1);
     free(s);
+}
+
+/* R2 completed (or failed, perhaps before the gate opened): R2's own
+ * references to the gate and R1 go (PoCL may still notify R2 through them
+ * until then); the record keeps its own until the guest is done. */
+typedef struct {
+    cl_event gate, r1;
+    void *one;
+} staged_tail;
+
+static void CL_CALLBACK staged_tail_done(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    (void)status;
+    staged_tail *t = user;
+    clReleaseEvent(t->gate);
+    clReleaseEvent(t->r1);
+    free(t->one);
+    free(t);
 }
 
 static const apigen_handle_type ht_staged = {"opencl staged read", 0x53544700u, staged_destroy,
@@ -246,7 +268,7 @@ static staged *staged_new(apigen_call_ctx *cx, uint64_t token, size_t size, size
         return NULL;
     }
     *s = (staged){NULL, cx->session, token, 0, s->buf, size, row_bytes, nrows, row_pitch,
-                  nslices, slice_pitch, NULL, NULL};
+                  nslices, slice_pitch, NULL, NULL, false, false};
     return s;
 }
 
@@ -263,7 +285,8 @@ static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_comma
         err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
     if (err == CL_SUCCESS)
         s->gate = clCreateUserEvent(ctx, &err);
-    void *one = err == CL_SUCCESS ? malloc(64) : NULL;
+    staged_tail *t = err == CL_SUCCESS ? calloc(1, sizeof *t) : NULL;
+    void *one = t ? malloc(64) : NULL;
     if (err == CL_SUCCESS && !one)
         err = CL_OUT_OF_HOST_MEMORY;
     cl_event r2 = NULL;
@@ -271,15 +294,25 @@ static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_comma
         cl_event deps[2] = {s->r1, s->gate};
         err = enq2(args, one, 2, deps, &r2);
     }
-    if (err == CL_SUCCESS && clSetEventCallback(r2, CL_COMPLETE, free_copy, one) != CL_SUCCESS)
-        err = CL_OUT_OF_HOST_MEMORY; /* R2 is held by the gate: it cannot have run */
+    if (err == CL_SUCCESS) {
+        *t = (staged_tail){s->gate, s->r1, one};
+        clRetainEvent(s->gate);
+        clRetainEvent(s->r1);
+        if (clSetEventCallback(r2, CL_COMPLETE, staged_tail_done, t) != CL_SUCCESS) {
+            clReleaseEvent(s->gate);
+            clReleaseEvent(s->r1);
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
     if (err != CL_SUCCESS) {
         if (r2) { /* not yet run: the gate fails it, then it may go */
             clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
+            s->opened = true;
             clWaitForEvents(1, &r2);
             clReleaseEvent(r2);
         }
         free(one);
+        free(t);
         staged_destroy(s);
         return err;
     }
@@ -345,6 +378,7 @@ cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_u
     if (!s || !ptr || size != s->size)
         return CL_INVALID_VALUE;
     cl_int err = clWaitForEvents(1, &s->r1), st = CL_COMPLETE;
+    s->waited = true;
     if (clGetEventInfo(s->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
             CL_SUCCESS &&
         st < 0)
@@ -373,9 +407,12 @@ cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_u
     staged *s = staged_find(cx, token);
     if (!s)
         return CL_INVALID_VALUE;
+    if (!s->waited) { /* the guest never waited: R1 may still write buf */
+        clWaitForEvents(1, &s->r1);
+        s->waited = true;
+    }
     cl_int err = clSetUserEventStatus(s->gate, status < 0 ? status : CL_COMPLETE);
-    clReleaseEvent(s->gate);
-    s->gate = NULL;
+    s->opened = true;
     uint64_t hid = s->hid;
     staged_destroy(s);
     apigen_handle_drop(cx, &ht_staged, hid);
