@@ -192,6 +192,10 @@ static staged *staged_list;
 
 static void CL_CALLBACK free_copy(cl_event ev, cl_int status, void *copy);
 
+/* Opens the gate with status, unless R1 failed: R2 then failed with it
+ * already, and PoCL would notify the completed (perhaps freed) R2 again. */
+static void gate_open(struct staged *s, cl_int status);
+
 /* The client went away (or the read is done): the gate opens (failed, when
  * the bytes never landed); the buffer goes when R1 no longer writes it. */
 static void staged_destroy(void *real)
@@ -205,7 +209,7 @@ static void staged_destroy(void *real)
         }
     pthread_mutex_unlock(&staged_mu);
     if (s->gate && !s->opened)
-        clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
+        gate_open(s, CL_INVALID_OPERATION);
     if (s->r1 && !s->waited) {
         if (clSetEventCallback(s->r1, CL_COMPLETE, free_copy, s->buf) != CL_SUCCESS)
             clWaitForEvents(1, &s->r1), free(s->buf);
@@ -236,6 +240,17 @@ static void CL_CALLBACK staged_tail_done(cl_event ev, cl_int status, void *user)
     clReleaseEvent(t->r1);
     free(t->one);
     free(t);
+}
+
+static void gate_open(staged *s, cl_int status)
+{
+    cl_int st = CL_COMPLETE;
+    s->opened = true;
+    if (clGetEventInfo(s->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st < 0)
+        return;
+    clSetUserEventStatus(s->gate, status);
 }
 
 static const apigen_handle_type ht_staged = {"opencl staged read", 0x53544700u, staged_destroy,
@@ -306,8 +321,7 @@ static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_comma
     }
     if (err != CL_SUCCESS) {
         if (r2) { /* not yet run: the gate fails it, then it may go */
-            clSetUserEventStatus(s->gate, CL_INVALID_OPERATION);
-            s->opened = true;
+            gate_open(s, CL_INVALID_OPERATION);
             clWaitForEvents(1, &r2);
             clReleaseEvent(r2);
         }
@@ -411,8 +425,8 @@ cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_u
         clWaitForEvents(1, &s->r1);
         s->waited = true;
     }
-    cl_int err = clSetUserEventStatus(s->gate, status < 0 ? status : CL_COMPLETE);
-    s->opened = true;
+    gate_open(s, status < 0 ? status : CL_COMPLETE);
+    cl_int err = CL_SUCCESS;
     uint64_t hid = s->hid;
     staged_destroy(s);
     apigen_handle_drop(cx, &ht_staged, hid);

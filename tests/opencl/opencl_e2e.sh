@@ -9,7 +9,7 @@
 #   forged                  forged / foreign handle values: the OpenCL error, the
 #                           server survives (forwarded only: natively UB)
 #   exports                 the stub exports exactly ocl-icd's symbols and versions
-#   load unix|tcp|shm       ocl_conform load: issue 20's checks from 2 threads at once,
+#   load unix|tcp|shm       ocl_conform load: issue 20's checks from 3 threads at once,
 #                           natively and forwarded, same output
 #   icd_clinfo              the ICD driver build next to PoCL under the system's ICD
 #                           loader (OCL_ICD_VENDORS): clinfo lists both platforms
@@ -114,9 +114,9 @@ diff)
 load)
     # ocl_conform load: N threads at once, natively and forwarded; each passes
     T=${3:-unix}
-    "$EX/ocl_conform" load 2 >"$TMP/native" 2>&1 || { echo "FAIL: natively"; cat "$TMP/native"; exit 1; }
+    "$EX/ocl_conform" load 3 >"$TMP/native" 2>&1 || { echo "FAIL: natively"; cat "$TMP/native"; exit 1; }
     start_server "$T"
-    fwd "$EX/ocl_conform" load 2 >"$TMP/fwd" 2>&1
+    fwd "$EX/ocl_conform" load 3 >"$TMP/fwd" 2>&1
     frc=$?
     if [ $frc != 0 ] || ! diff -u "$TMP/native" "$TMP/fwd"; then
         echo "FAIL: ocl_conform load forwarded over $T (rc $frc)"
