@@ -886,7 +886,10 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
 }
 
 /* map buffer request: u64 queue, u64 buffer, u32 blocking, u64 flags, u64 offset,
- * u64 size, wait list (u8 present, u64 n, ids), u8 event wanted */
+ * u64 size, wait list (u8 present, u64 n, ids), u8 event wanted; with
+ * blocking bit 1 (a non-blocking map, returned at once) u64 token: the
+ * bytes are staged (staged.c) and land before the map's event completes, or
+ * 0 for CL_MAP_WRITE_INVALIDATE_REGION (no bytes) */
 void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking_map,
                                       cl_map_flags map_flags, size_t offset, size_t size,
                                       cl_uint nwait, const cl_event *wait, cl_event *event,
@@ -899,16 +902,27 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
     }
+    bool staged = !blocking_map && size;
+    uint64_t token = staged && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
+                         ? opencl_staged_token()
+                         : 0;
     if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(buffer)) ||
-        !apigen_put_u32(c.wr, blocking_map) || !apigen_put_u64(c.wr, map_flags) ||
+        !apigen_put_u32(c.wr, staged ? STAGED : CL_TRUE) || !apigen_put_u64(c.wr, map_flags) ||
         !apigen_put_u64(c.wr, offset) || !apigen_put_u64(c.wr, size) ||
-        !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL)) {
+        !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL) ||
+        (staged && !apigen_put_u64(c.wr, token))) {
         apigen_call_end(&c);
         if (errcode_ret)
             *errcode_ret = CL_OUT_OF_HOST_MEMORY;
         return NULL;
     }
-    return finish_map(&c, buffer, map_flags, NULL, NULL, event, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    void *p = finish_map(&c, buffer, map_flags, NULL, NULL, event, &err);
+    if (p && token)
+        opencl_staged_start(q, token, p, size, 0, NULL, NULL);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return p;
 }
 
 /* map image request: u64 queue, u64 image, u32 blocking, u64 flags,

@@ -293,7 +293,7 @@ typedef cl_int (*enq_one)(const void *args, void *dst, cl_uint n, const cl_event
                           cl_event *ev);
 
 static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_command_queue q,
-                            enq_one enq2, const void *args, cl_event *event)
+                            enq_one enq2, const void *args, cl_event *event, cl_event *gate)
 {
     cl_context ctx = NULL;
     if (err == CL_SUCCESS)
@@ -340,11 +340,33 @@ static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_comma
         clReleaseEvent(r2);
         return CL_OUT_OF_HOST_MEMORY;
     }
+    if (gate)
+        *gate = s->gate;
     if (event)
         *event = r2;
     else
         clReleaseEvent(r2);
     return CL_SUCCESS;
+}
+
+/* A staged map: the map itself is R2 (its event the application's). */
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    cl_map_flags flags;
+    size_t offset, size;
+    void *p;
+    cl_int err;
+} one_map;
+
+static cl_int map_of_buffer(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                            cl_event *ev)
+{
+    (void)dst;
+    one_map *a = (one_map *)(uintptr_t)args;
+    a->p = clEnqueueMapBuffer(a->q, a->mem, CL_FALSE, a->flags, a->offset, a->size, n, deps, ev,
+                              &a->err);
+    return a->err;
 }
 
 typedef struct {
@@ -450,7 +472,7 @@ cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue q, 
     cl_int err = clEnqueueReadBuffer(q, buffer, CL_FALSE, offset, size, s->buf, nwait, wait,
                                      &s->r1);
     one_buf a = {q, buffer, offset};
-    return staged_finish(cx, s, err, q, one_of_buffer, &a, event);
+    return staged_finish(cx, s, err, q, one_of_buffer, &a, event, NULL);
 }
 
 /* Non-blocking writes are async calls (the spec's async_if): their bytes
@@ -560,7 +582,7 @@ cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue
                                          buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
                                          host_slice_pitch, s->buf, nwait, wait, &s->r1);
     one_rect a = {q, buffer, buffer_origin, buffer_row_pitch, buffer_slice_pitch};
-    return staged_finish(cx, s, err, q, one_of_rect, &a, event);
+    return staged_finish(cx, s, err, q, one_of_rect, &a, event, NULL);
 }
 
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue q,
@@ -770,7 +792,7 @@ cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, c
                                     image_slice_pitch(image, slice_pitch), s->buf, nwait, wait,
                                     &s->r1);
     one_rect a = {q, image, origin, 0, 0};
-    return staged_finish(cx, s, err, q, one_of_image, &a, event);
+    return staged_finish(cx, s, err, q, one_of_image, &a, event, NULL);
 }
 
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
@@ -1276,11 +1298,29 @@ typedef struct host_mapping {
     cl_mem mem;
     void *ptr;
     uint64_t size;
+    cl_event gate, r1; /* a staged map's (retained): opened, failed, if the client goes */
 } host_mapping;
+
+/* A staged map's gate, if its client went before the bytes landed: failed,
+ * so the map (and the unmap below) do not wait for ever. */
+static void mapping_gate_close(host_mapping *m)
+{
+    if (!m->gate)
+        return;
+    cl_int g = CL_COMPLETE, r = CL_COMPLETE;
+    clGetEventInfo(m->gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof g, &g, NULL);
+    clGetEventInfo(m->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof r, &r, NULL);
+    if (g > CL_COMPLETE && r >= 0)
+        clSetUserEventStatus(m->gate, CL_INVALID_OPERATION);
+    clReleaseEvent(m->gate);
+    clReleaseEvent(m->r1);
+    m->gate = m->r1 = NULL;
+}
 
 static void mapping_destroy(void *real)
 {
     host_mapping *m = real;
+    mapping_gate_close(m);
     if (m->queue) {
         clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
         clFinish(m->queue);
@@ -1294,9 +1334,21 @@ static const apigen_handle_type ht_mapping = {"opencl mapping", 0x4d415000u, map
                                               NULL, 0, 0, NULL, 0};
 
 /* Reply as guest.c's finish_map reads it. */
+static void map_reply_staged(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem,
+                             void *ptr, uint64_t size, size_t row_pitch, size_t slice_pitch,
+                             cl_event ev, bool send_bytes, cl_event gate, cl_event r1);
+
 static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem, void *ptr,
                       uint64_t size, size_t row_pitch, size_t slice_pitch, cl_event ev,
                       bool send_bytes)
+{
+    map_reply_staged(cx, err, q, mem, ptr, size, row_pitch, slice_pitch, ev, send_bytes, NULL,
+                     NULL);
+}
+
+static void map_reply_staged(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem,
+                             void *ptr, uint64_t size, size_t row_pitch, size_t slice_pitch,
+                             cl_event ev, bool send_bytes, cl_event gate, cl_event r1)
 {
     uint64_t id = 0, evid = 0;
     if (err == CL_SUCCESS) {
@@ -1307,7 +1359,11 @@ static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_me
         } else {
             clRetainCommandQueue(q);
             clRetainMemObject(mem);
-            *m = (host_mapping){q, mem, ptr, size};
+            *m = (host_mapping){q, mem, ptr, size, gate, r1};
+            if (gate) {
+                clRetainEvent(gate);
+                clRetainEvent(r1);
+            }
             id = apigen_handle_put_owned(cx, &ht_mapping, m);
         }
         if (ev)
@@ -1333,8 +1389,12 @@ void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &vq) || !apigen_get_u64(cx->rd, &vm) ||
         !apigen_get_u32(cx->rd, &blocking) || !apigen_get_u64(cx->rd, &flags) ||
         !apigen_get_u64(cx->rd, &offset) || !apigen_get_u64(cx->rd, &size) ||
-        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev) ||
-        !apigen_rd_done(cx->rd))
+        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev))
+        return bad(cx, "clEnqueueMapBuffer");
+    uint64_t token = 0;
+    if ((blocking & 2) && !apigen_get_u64(cx->rd, &token))
+        return bad(cx, "clEnqueueMapBuffer");
+    if (!apigen_rd_done(cx->rd))
         return bad(cx, "clEnqueueMapBuffer");
     if (size > cx->budget) {
         apigen_reject(cx, APIGEN_TOO_LARGE, "size");
@@ -1343,9 +1403,36 @@ void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
     cl_command_queue q = real_of(cx, "cl_command_queue", vq);
     cl_mem mem = real_of(cx, "cl_mem", vm);
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
-                                 want_ev ? &ev : NULL, &err);
-    map_reply(cx, err, q, mem, p, size, 0, 0, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+    void *p;
+    if (!(blocking & 2)) {
+        p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err, q, mem, p, size, 0, 0, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+        return;
+    }
+    /* non-blocking (guest.c): an invalidating map brings no bytes and need not
+     * wait; any other is staged (R1 reads, the map itself waits for the gate) */
+    if (!token) {
+        p = clEnqueueMapBuffer(q, mem, CL_FALSE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err, q, mem, p, size, 0, 0, ev, false);
+        return;
+    }
+    staged *s = size && mem && q ? staged_new(cx, token, size, size, 1, 0, 1, 0) : NULL;
+    if (!s) { /* nothing to stage (the library's own error), or no memory: as before */
+        p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err == CL_SUCCESS && size ? CL_OUT_OF_HOST_MEMORY : err, q, mem, p, size,
+                  0, 0, ev, false);
+        return;
+    }
+    err = clEnqueueReadBuffer(q, mem, CL_FALSE, offset, size, s->buf, nwait, wait, &s->r1);
+    one_map a = {q, mem, flags, offset, size, NULL, CL_SUCCESS};
+    cl_event gate = NULL, r1 = s->r1;
+    err = staged_finish(cx, s, err, q, map_of_buffer, &a, &ev, &gate);
+    map_reply_staged(cx, err, q, mem, a.p, size, 0, 0, want_ev ? ev : NULL, false, gate, r1);
+    if (ev && !want_ev)
+        clReleaseEvent(ev);
 }
 
 void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
@@ -1436,6 +1523,7 @@ void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx)
         clReleaseCommandQueue(m->queue);
         clReleaseMemObject(m->mem);
         m->queue = NULL;
+        mapping_gate_close(m);
         apigen_handle_drop(cx, &ht_mapping, vmap);
         free(m);
     }

@@ -82,14 +82,16 @@ static void *worker(void *arg)
     return NULL;
 }
 
-/* After the staged read was enqueued (its event in ev): a worker takes it
- * over. *event gets ev when the application asked for it. */
+/* After the staged read (or map) was enqueued (its event in ev, NULL for a
+ * map, whose event the application already has): a worker takes it over.
+ * *event gets ev when the application asked for it; else the worker releases
+ * it once the bytes landed. */
 cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
                            cl_uint flags, cl_event ev, cl_event *event)
 {
     job *j = calloc(1, sizeof *j);
     if (j)
-        *j = (job){NULL, q, token, ptr, size, flags, ev, event == NULL};
+        *j = (job){NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL};
     pthread_mutex_lock(&mu);
     bool start = j && idle == 0;
     if (j) {
@@ -127,7 +129,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         pthread_attr_destroy(&at);
     }
     if (!j) { /* no memory for the job: wait here */
-        job k = {NULL, q, token, ptr, size, flags, ev, event == NULL};
+        job k = {NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL};
         run(&k);
     }
     if (event)
