@@ -168,7 +168,7 @@ static int errors(env *e, int quiet, cl_int *got)
     E(CL_MEM_COPY_OVERLAP, clEnqueueCopyBuffer(e->q, a, sub, 1000, 0, 100, 0, NULL, NULL));
     E(CL_SUCCESS, clEnqueueCopyBuffer(e->q, a, sub, 0, 0, 100, 0, NULL, NULL));
     /* a non-blocking write past the end */
-    static int host[64];
+    int host[64] = {0};
     E(CL_INVALID_VALUE, clEnqueueWriteBuffer(e->q, a, CL_FALSE, 4090, sizeof host, host, 0, NULL, NULL));
     /* the releases that follow report nothing of the above */
     P(clReleaseMemObject(sub));
@@ -470,6 +470,149 @@ static int events(env *e, int quiet)
     return bad;
 }
 
+/* ---- info queries answer what the application set ---------------------------------- */
+
+static void mem_info(const char *what, cl_mem m, const void *host_ptr, int quiet, int *bad)
+{
+    cl_mem_flags f = 0;
+    void *hp = (void *)1;
+    size_t n1 = 0, n2 = 0;
+    CHECK(clGetMemObjectInfo(m, CL_MEM_FLAGS, sizeof f, &f, &n1));
+    CHECK(clGetMemObjectInfo(m, CL_MEM_HOST_PTR, sizeof hp, &hp, &n2));
+    if (!quiet)
+        printf("%-34s CL_MEM_FLAGS %#llx (size %zu), CL_MEM_HOST_PTR %s (size %zu)\n", what,
+               (unsigned long long)f, n1,
+               hp == NULL ? "NULL" : hp == host_ptr ? "the host_ptr given" : "ANOTHER pointer",
+               n2);
+    *bad += hp != NULL && hp != host_ptr;
+}
+
+static int info(env *e, int quiet)
+{
+    cl_int err;
+    int bad = 0;
+    int *host = malloc(1024 * sizeof *host); /* each thread's own (the load test) */
+    for (int i = 0; i < 1024; i++)
+        host[i] = i;
+    static const struct { const char *name; cl_mem_flags f; } fl[] = {
+        {"READ_WRITE", CL_MEM_READ_WRITE},
+        {"READ_ONLY|USE_HOST_PTR", CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR},
+        {"WRITE_ONLY|COPY_HOST_PTR", CL_MEM_WRITE_ONLY | CL_MEM_COPY_HOST_PTR},
+        {"READ_WRITE|USE_HOST_PTR", CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR},
+        {"ALLOC_HOST_PTR|COPY_HOST_PTR", CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR},
+        {"USE_HOST_PTR|HOST_READ_ONLY", CL_MEM_USE_HOST_PTR | CL_MEM_HOST_READ_ONLY},
+    };
+    for (size_t i = 0; i < sizeof fl / sizeof fl[0]; i++) {
+        void *hp = fl[i].f & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) ? host : NULL;
+        cl_mem m = clCreateBuffer(e->ctx, fl[i].f, 1024 * sizeof *host, hp, &err);
+        CHECK(err);
+        char what[80];
+        snprintf(what, sizeof what, "buffer %s", fl[i].name);
+        mem_info(what, m, host, quiet, &bad);
+        if (fl[i].f & CL_MEM_USE_HOST_PTR) { /* and a sub-buffer of it */
+            cl_buffer_region r = {1024, 512};
+            cl_mem sub = clCreateSubBuffer(m, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+            CHECK(err);
+            snprintf(what, sizeof what, "  its sub-buffer at 1024");
+            cl_mem_flags f = 0;
+            void *p = NULL;
+            CHECK(clGetMemObjectInfo(sub, CL_MEM_FLAGS, sizeof f, &f, NULL));
+            CHECK(clGetMemObjectInfo(sub, CL_MEM_HOST_PTR, sizeof p, &p, NULL));
+            if (!quiet)
+                printf("%-34s CL_MEM_FLAGS %#llx, CL_MEM_HOST_PTR %s\n", what,
+                       (unsigned long long)f,
+                       p == (char *)host + 1024 ? "host_ptr + 1024" : p ? "ANOTHER" : "NULL");
+            CHECK(clReleaseMemObject(sub));
+        }
+        CHECK(clReleaseMemObject(m));
+    }
+    cl_bool images = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL));
+    if (images) {
+        cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+        static const cl_mem_object_type types[] = {CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE2D,
+                                                   CL_MEM_OBJECT_IMAGE3D,
+                                                   CL_MEM_OBJECT_IMAGE1D_ARRAY,
+                                                   CL_MEM_OBJECT_IMAGE2D_ARRAY};
+        static const char *const tn[] = {"1D", "2D", "3D", "1D array", "2D array"};
+        for (int t = 0; t < 5; t++)
+            for (int u = 0; u < 2; u++) {
+                cl_image_desc d = {types[t], 4, t == 0 || t == 3 ? 1 : 4, t == 2 ? 4 : 1,
+                                   t >= 3 ? 4 : 1, 0, 0, 0, 0, {NULL}};
+                cl_mem_flags f = CL_MEM_READ_ONLY |
+                                 (u ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
+                cl_mem m = clCreateImage(e->ctx, f, &fmt, &d, host, &err);
+                CHECK(err);
+                char what[80];
+                snprintf(what, sizeof what, "image %s %s", tn[t], u ? "USE_HOST_PTR" : "COPY_HOST_PTR");
+                mem_info(what, m, host, quiet, &bad);
+                CHECK(clReleaseMemObject(m));
+            }
+        cl_mem m = clCreateImage2D(e->ctx, CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR, &fmt, 4, 4, 0,
+                                   host, &err);
+        CHECK(err);
+        mem_info("image clCreateImage2D USE_HOST_PTR", m, host, quiet, &bad);
+        CHECK(clReleaseMemObject(m));
+    }
+    /* USE_HOST_PTR: the buffer's bytes reach host_ptr at a map, a blocking read, clFinish */
+    int *use = calloc(256, sizeof *use);
+    cl_mem m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, 256 * sizeof *use,
+                              use, &err);
+    CHECK(err);
+    cl_program p = build_opts(e, "");
+    cl_kernel k = clCreateKernel(p, "fill", &err);
+    CHECK(err);
+    int v = 5;
+    size_t g = 256;
+    CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+    CHECK(clSetKernelArg(k, 1, sizeof v, &v));
+    CHECK(clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    CHECK(clFinish(e->q));
+    int at_finish = use[0] == 5 && use[255] == 5;
+    v = 6;
+    CHECK(clSetKernelArg(k, 1, sizeof v, &v));
+    CHECK(clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    int *mp = clEnqueueMapBuffer(e->q, m, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 64, 128, 0, NULL,
+                                 NULL, &err);
+    CHECK(err);
+    int at_map = mp == use + 16 && use[16] == 6 && use[47] == 6;
+    mp[0] = 9;
+    CHECK(clEnqueueUnmapMemObject(e->q, m, mp, 0, NULL, NULL));
+    v = 7;
+    CHECK(clSetKernelArg(k, 1, sizeof v, &v));
+    CHECK(clEnqueueNDRangeKernel(e->q, k, 1, NULL, &g, NULL, 0, NULL, NULL));
+    int one = 0;
+    CHECK(clEnqueueReadBuffer(e->q, m, CL_TRUE, 0, sizeof one, &one, 0, NULL, NULL));
+    int at_read = one == 7 && use[0] == 7;
+    if (!quiet)
+        printf("USE_HOST_PTR buffer: host_ptr holds the kernel's results at clFinish %d, the map "
+               "returns host_ptr + offset with them %d, after a blocking read %d\n", at_finish,
+               at_map, at_read);
+    bad += !at_finish + !at_map + !at_read;
+    CHECK(clReleaseKernel(k));
+    CHECK(clReleaseMemObject(m));
+    CHECK(clReleaseProgram(p));
+    /* build options as given */
+    static const char *const opts[] = {"", "-cl-std=CL1.2", "-DX=1  -cl-mad-enable",
+                                       "-cl-kernel-arg-info", NULL};
+    for (int i = 0; i < 5; i++) {
+        cl_program q = clCreateProgramWithSource(e->ctx, 1, &src, NULL, &err);
+        CHECK(err);
+        CHECK(clBuildProgram(q, 1, &e->dev, opts[i], NULL, NULL));
+        size_t n = 0;
+        char got[256] = "";
+        CHECK(clGetProgramBuildInfo(q, e->dev, CL_PROGRAM_BUILD_OPTIONS, 0, NULL, &n));
+        CHECK(clGetProgramBuildInfo(q, e->dev, CL_PROGRAM_BUILD_OPTIONS, sizeof got, got, NULL));
+        if (!quiet)
+            printf("build options \"%s\": CL_PROGRAM_BUILD_OPTIONS \"%s\" (size %zu)\n",
+                   opts[i] ? opts[i] : "(NULL)", got, n);
+        CHECK(clReleaseProgram(q));
+    }
+    free(use);
+    free(host);
+    return bad;
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 static int run(const char *what, int quiet, cl_int *got)
@@ -481,6 +624,8 @@ static int run(const char *what, int quiet, cl_int *got)
         bad += errors(&e, quiet, got);
     if (!what || !strcmp(what, "events"))
         bad += events(&e, quiet);
+    if (!what || !strcmp(what, "info"))
+        bad += info(&e, quiet);
     teardown(&e);
     return bad;
 }

@@ -42,6 +42,7 @@ cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue co
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBufferRect */
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteImage */
 cl_int opencl_host_clGetContextInfo(apigen_call_ctx *cx, cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetContextInfo */
+cl_int opencl_host_clGetProgramBuildInfo(apigen_call_ctx *cx, cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramBuildInfo */
 cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramInfo */
 cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clLinkProgram */
 cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value); /* hand-written, in the spec's sources: wraps clSetKernelArg */
@@ -4756,7 +4757,7 @@ static void h_clGetProgramBuildInfo(apigen_call_ctx *cx)
         if (param_value_size_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    ret_ = opencl_host_clGetProgramBuildInfo(cx, program, device, param_name, param_value_size, param_value, param_value_size_ret);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

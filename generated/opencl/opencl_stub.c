@@ -326,7 +326,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateBuffer: the spec's hand-written guest code exports clCreateBuffer and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -385,7 +386,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateBufferWithProperties: the spec's hand-written guest code exports clCreateBufferWithProperties and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1577,7 +1579,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+/* The forwarder of clCreateSubBuffer: the spec's hand-written guest code exports clCreateSubBuffer and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3957,7 +3960,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
+/* The forwarder of clFinish: the spec's hand-written guest code exports clFinish and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clFinish(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4968,7 +4972,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+/* The forwarder of clGetMemObjectInfo: the spec's hand-written guest code exports clGetMemObjectInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -6944,7 +6949,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+/* The forwarder of clWaitForEvents: the spec's hand-written guest code exports clWaitForEvents and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -308,12 +308,16 @@ static bool all_args_set(cl_kernel k, cl_uint nargs)
 
 /* ---- the checks -------------------------------------------------------------------- */
 
-static bool wait_list_ok(cl_uint n, const cl_event *list)
+/* A wait list of events that the queue's session handed out (an event of
+ * another client or server is refused by the server: not vouched for). */
+static bool wait_list_ok(cl_command_queue q, cl_uint n, const cl_event *list)
 {
     if ((n == 0) != (list == NULL))
         return false;
+    /* ids carry their session's salt in bits 32..62 (runtime: apigen_vouch_id) */
+    uint64_t salt = APIGEN_H2ID(q) >> 32 & 0x7fffffffu;
     for (cl_uint i = 0; i < n; i++)
-        if (!list[i])
+        if (!list[i] || (APIGEN_H2ID(list[i]) >> 32 & 0x7fffffffu) != salt)
             return false;
     return true;
 }
@@ -321,7 +325,7 @@ static bool wait_list_ok(cl_uint n, const cl_event *list)
 /* The queue is live and the wait list well formed; *qf gets the queue's facts. */
 static bool queue_ok(cl_command_queue q, cl_uint n, const cl_event *list, fact *qf)
 {
-    return wait_list_ok(n, list) && queue_facts(q, qf);
+    return queue_facts(q, qf) && wait_list_ok(q, n, list);
 }
 
 static bool ndrange_ok(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *offset,

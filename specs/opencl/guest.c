@@ -98,7 +98,32 @@ cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool
 uint64_t opencl_staged_token(void);
 cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
                            cl_uint flags, cl_event ev, cl_event *event);
+void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list);
+cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
 #define STAGED 2u /* blocking_read bit 1: staged (spec), ptr carries the token */
+
+cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                 void *host_ptr, cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateBufferWithProperties(cl_context context,
+                                               const cl_mem_properties *properties,
+                                               cl_mem_flags flags, size_t size, void *host_ptr,
+                                               cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                    cl_buffer_create_type type, const void *info,
+                                    cl_int *errcode_ret);
+cl_int opencl_fwd_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret);
+cl_int opencl_fwd_clFinish(cl_command_queue command_queue);
+
+/* hostptr.c: objects created with host memory */
+void opencl_hostptr_created(cl_mem m, cl_context ctx, cl_mem_flags flags, void *host_ptr,
+                            size_t size, bool buffer);
+void opencl_hostptr_sub(cl_mem sub, cl_mem parent, size_t origin, size_t size);
+void opencl_hostptr_released(uint64_t id, cl_mem m);
+void *opencl_hostptr_at(cl_mem m, size_t offset);
+void opencl_hostptr_info(cl_mem m, cl_mem_info name, size_t size, void *value);
+void opencl_hostptr_finish(cl_command_queue q);
 
 /* checks.c: the facts the guest keeps for its enqueue checks */
 void opencl_facts_released(uint64_t id);
@@ -256,8 +281,82 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
 {
     uint64_t id = APIGEN_H2ID(memobj);
     cl_int err = opencl_fwd_clReleaseMemObject(memobj);
-    if (err == CL_SUCCESS)
+    if (err == CL_SUCCESS) {
         opencl_facts_released(id);
+        opencl_hostptr_released(id, memobj);
+    }
+    return err;
+}
+
+/* Buffers with host memory: recorded as created (hostptr.c). */
+APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                    void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateBuffer(context, flags, size, host_ptr, &err);
+    if (m && err == CL_SUCCESS)
+        opencl_hostptr_created(m, context, flags, host_ptr, size, true);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context,
+                                                  const cl_mem_properties *properties,
+                                                  cl_mem_flags flags, size_t size,
+                                                  void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateBufferWithProperties(context, properties, flags, size,
+                                                       host_ptr, &err);
+    if (m && err == CL_SUCCESS)
+        opencl_hostptr_created(m, context, flags, host_ptr, size, true);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                       cl_buffer_create_type type, const void *info,
+                                       cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateSubBuffer(buffer, flags, type, info, &err);
+    if (m && err == CL_SUCCESS && type == CL_BUFFER_CREATE_TYPE_REGION && info) {
+        const cl_buffer_region *r = info;
+        opencl_hostptr_sub(m, buffer, r->origin, r->size);
+    }
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+/* CL_MEM_FLAGS and CL_MEM_HOST_PTR as the application created the object. */
+APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret)
+{
+    cl_int err = opencl_fwd_clGetMemObjectInfo(memobj, param_name, param_value_size,
+                                               param_value, param_value_size_ret);
+    if (err == CL_SUCCESS)
+        opencl_hostptr_info(memobj, param_name, param_value_size, param_value);
+    return err;
+}
+
+/* USE_HOST_PTR buffers of the queue's context reach their host memory. */
+APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
+{
+    cl_int err = opencl_fwd_clFinish(command_queue);
+    opencl_staged_quiesce(command_queue, 0, NULL); /* staged.c: already so, but see there */
+    if (err == CL_SUCCESS)
+        opencl_hostptr_finish(command_queue);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+    cl_int err = opencl_fwd_clWaitForEvents(num_events, event_list);
+    opencl_staged_quiesce(NULL, num_events, event_list);
     return err;
 }
 
@@ -391,9 +490,14 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_b
                                          size_t offset, size_t size, void *ptr, cl_uint nwait,
                                          const cl_event *wait, cl_event *event)
 {
-    if (blocking || !ptr || !size)
-        return opencl_fwd_clEnqueueReadBuffer(q, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
-                                              size, ptr, nwait, wait, event);
+    if (blocking || !ptr || !size) {
+        cl_int err = opencl_fwd_clEnqueueReadBuffer(q, buffer, blocking ? CL_TRUE : CL_FALSE,
+                                                    offset, size, ptr, nwait, wait, event);
+        char *hp = err == CL_SUCCESS && ptr ? opencl_hostptr_at(buffer, offset) : NULL;
+        if (hp && hp != ptr) /* USE_HOST_PTR: its memory holds what was read too */
+            memmove(hp, ptr, size);
+        return err;
+    }
     uint64_t token = opencl_staged_token();
     cl_event ev = NULL;
     cl_int err = opencl_fwd_clEnqueueReadBuffer(q, buffer, STAGED, offset, size,
@@ -671,13 +775,26 @@ static cl_mem create_image(cl_context ctx, bool with_props, const cl_mem_propert
     return filled(ctx, img, err, &sh, host_ptr, CL_INVALID_IMAGE_DESCRIPTOR, errcode_ret);
 }
 
+/* An image with host memory: recorded as created (hostptr.c). */
+static cl_mem noted(cl_mem img, cl_context ctx, cl_mem_flags flags, void *host_ptr,
+                    cl_int *errcode_ret, cl_int err)
+{
+    if (img && err == CL_SUCCESS)
+        opencl_hostptr_created(img, ctx, flags, host_ptr, 0, false);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return img;
+}
+
 APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags,
                                    const cl_image_format *image_format,
                                    const cl_image_desc *image_desc, void *host_ptr,
                                    cl_int *errcode_ret)
 {
-    return create_image(context, false, NULL, flags, image_format, image_desc, host_ptr,
-                        errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = create_image(context, false, NULL, flags, image_format, image_desc, host_ptr,
+                            &err);
+    return noted(m, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context,
@@ -687,8 +804,10 @@ APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context,
                                                  const cl_image_desc *image_desc, void *host_ptr,
                                                  cl_int *errcode_ret)
 {
-    return create_image(context, true, properties, flags, image_format, image_desc, host_ptr,
-                        errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = create_image(context, true, properties, flags, image_format, image_desc, host_ptr,
+                            &err);
+    return noted(m, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags,
@@ -710,7 +829,8 @@ APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags,
                                             image_format, image_width, image_height, 0, NULL,
                                             &err);
     img_shape sh = {CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 0, image_row_pitch, 0};
-    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
+    img = filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, &err);
+    return noted(img, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags,
@@ -735,7 +855,8 @@ APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags,
                                             0, 0, NULL, &err);
     img_shape sh = {CL_MEM_OBJECT_IMAGE3D, image_width, image_height, image_depth, 0,
                     image_row_pitch, image_slice_pitch};
-    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
+    img = filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, &err);
+    return noted(img, context, flags, host_ptr, errcode_ret, err);
 }
 
 /* ---- custom: shared helpers ------------------------------------------------------- */
@@ -822,6 +943,7 @@ typedef struct mapping {
     uint64_t id;
     uint64_t size;
     bool write_back;
+    bool borrowed; /* ptr is the application's (USE_HOST_PTR): not freed */
 } mapping;
 
 static pthread_mutex_t maps_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -831,7 +953,7 @@ static mapping *maps;
  * u64 slice pitch, u64 event id (0: none), bytes (size, or 0 when the map
  * was CL_MAP_WRITE_INVALIDATE_REGION) */
 static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *row_pitch,
-                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret)
+                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret, void *dest)
 {
     apigen_status st = apigen_call_sync(c);
     cl_int err;
@@ -851,16 +973,19 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
             err = (cl_int)e;
             if (err == CL_SUCCESS) {
                 mapping *m = calloc(1, sizeof *m);
-                ptr = aligned_alloc(64, (size + 63) / 64 * 64 + 64);
+                ptr = dest ? dest : aligned_alloc(64, (size + 63) / 64 * 64 + 64);
                 if (!m || !ptr) {
                     free(m);
-                    free(ptr);
+                    if (!dest)
+                        free(ptr);
                     ptr = NULL;
                     err = CL_OUT_OF_HOST_MEMORY; /* the server's mapping stays until exit */
                 } else {
-                    memcpy(ptr, bytes, nbytes);
+                    if (nbytes)
+                        memmove(ptr, bytes, nbytes);
                     *m = (mapping){NULL, ptr, mem, id, size,
-                                   (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0};
+                                   (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0,
+                                   dest != NULL};
                     pthread_mutex_lock(&maps_mu);
                     m->next = maps;
                     maps = m;
@@ -917,9 +1042,10 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
         return NULL;
     }
     cl_int err = CL_SUCCESS;
-    void *p = finish_map(&c, buffer, map_flags, NULL, NULL, event, &err);
+    void *p = finish_map(&c, buffer, map_flags, NULL, NULL, event, &err,
+                         opencl_hostptr_at(buffer, offset));
     if (p && token)
-        opencl_staged_start(q, token, p, size, 0, NULL, NULL);
+        opencl_staged_start(q, token, p, size, 0, NULL, event);
     if (errcode_ret)
         *errcode_ret = err;
     return p;
@@ -954,7 +1080,7 @@ void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b
         return NULL;
     }
     return finish_map(&c, image, map_flags, image_row_pitch, image_slice_pitch, event,
-                      errcode_ret);
+                      errcode_ret, NULL);
 }
 
 /* unmap request: u64 queue, u64 memobj, u64 mapping id (0: not a mapping of
@@ -1006,7 +1132,8 @@ out:
     if (st != APIGEN_OK)
         err = (cl_int)opencl_api.status_error[st];
     if (m && err == CL_SUCCESS) {
-        free(m->ptr);
+        if (!m->borrowed)
+            free(m->ptr);
         free(m);
     } else if (m) {
         pthread_mutex_lock(&maps_mu); /* still mapped: put it back */

@@ -879,6 +879,43 @@ static const char *with_arg_info(apigen_call_ctx *cx, const char *options)
     return o;
 }
 
+/* CL_PROGRAM_BUILD_OPTIONS as the application gave them: without the
+ * " -cl-kernel-arg-info" with_arg_info appended (always, and last), value
+ * and size alike. */
+cl_int opencl_host_clGetProgramBuildInfo(apigen_call_ctx *cx, cl_program program,
+                                         cl_device_id device, cl_program_build_info param_name,
+                                         size_t param_value_size, void *param_value,
+                                         size_t *param_value_size_ret)
+{
+    if (param_name != CL_PROGRAM_BUILD_OPTIONS)
+        return clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value,
+                                     param_value_size_ret);
+    size_t n = 0;
+    cl_int err = clGetProgramBuildInfo(program, device, param_name, 0, NULL, &n);
+    if (err != CL_SUCCESS)
+        return err;
+    char *all = apigen_scratch(cx, n + 1, 1);
+    if (!all)
+        return CL_OUT_OF_HOST_MEMORY;
+    err = clGetProgramBuildInfo(program, device, param_name, n, all, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    all[n] = 0;
+    static const char added[] = " -cl-kernel-arg-info";
+    size_t len = strlen(all), k = sizeof added - 1;
+    if (len >= k && strcmp(all + len - k, added) == 0)
+        all[len -= k] = 0;
+    else if (strcmp(all, added + 1) == 0) /* "" with the space trimmed */
+        all[len = 0] = 0;
+    if (param_value && param_value_size < len + 1)
+        return CL_INVALID_VALUE;
+    if (param_value)
+        memcpy(param_value, all, len + 1);
+    if (param_value_size_ret)
+        *param_value_size_ret = len + 1;
+    return CL_SUCCESS;
+}
+
 /* Whether dev is one of have[] or a sub-device of one. */
 static bool device_among(cl_device_id dev, const cl_device_id *have, size_t nhave)
 {

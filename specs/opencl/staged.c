@@ -24,6 +24,7 @@
 
 typedef struct job {
     struct job *next;
+    struct job *live_next; /* in `live` until the bytes landed */
     cl_command_queue queue; /* routes the calls to the read's server */
     uint64_t token;
     void *ptr;
@@ -31,11 +32,14 @@ typedef struct job {
     cl_uint flags;
     cl_event event; /* the application's event, or ours to release */
     bool release;
+    cl_event app_event; /* a map's event (the application's; not released here) */
 } job;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
 static job *head, *tail;
+static job *live; /* queued or running: clFinish and clWaitForEvents wait for them */
 static unsigned idle;
 static uint64_t next_token;
 
@@ -76,8 +80,14 @@ static void *worker(void *arg)
             tail = NULL;
         pthread_mutex_unlock(&mu);
         run(j);
-        free(j);
         pthread_mutex_lock(&mu);
+        for (job **pp = &live; *pp; pp = &(*pp)->live_next)
+            if (*pp == j) {
+                *pp = j->live_next;
+                break;
+            }
+        pthread_cond_broadcast(&landed);
+        free(j);
     }
     return NULL;
 }
@@ -91,7 +101,8 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
 {
     job *j = calloc(1, sizeof *j);
     if (j)
-        *j = (job){NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL};
+        *j = (job){NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL,
+                   ev ? NULL : (event ? *event : NULL)};
     pthread_mutex_lock(&mu);
     bool start = j && idle == 0;
     if (j) {
@@ -100,6 +111,8 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         else
             head = j;
         tail = j;
+        j->live_next = live;
+        live = j;
         pthread_cond_signal(&cv);
     }
     pthread_mutex_unlock(&mu);
@@ -123,16 +136,50 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
             pthread_mutex_unlock(&mu);
             if (mine) {
                 run(j);
+                pthread_mutex_lock(&mu);
+                for (job **lp = &live; *lp; lp = &(*lp)->live_next)
+                    if (*lp == j) {
+                        *lp = j->live_next;
+                        break;
+                    }
+                pthread_cond_broadcast(&landed);
+                pthread_mutex_unlock(&mu);
                 free(j);
             }
         }
         pthread_attr_destroy(&at);
     }
     if (!j) { /* no memory for the job: wait here */
-        job k = {NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL};
+        job k = {NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL, NULL};
         run(&k);
     }
-    if (event)
+    if (event && ev)
         *event = ev;
     return CL_SUCCESS;
+}
+
+/* After the server said q finished, or that the events completed: their
+ * staged bytes are in place when this returns. The server's answer already
+ * implies it (the application's events complete only after the bytes
+ * landed); waiting here as well keeps it so where the answer comes from
+ * elsewhere (a replay, which does not order one thread's replies after
+ * another thread's requests). match: the job's queue, or one of the events. */
+static bool pending(cl_command_queue q, cl_uint n, const cl_event *list)
+{
+    for (job *j = live; j; j = j->live_next) {
+        if (q && j->queue == q)
+            return true;
+        for (cl_uint i = 0; list && i < n; i++)
+            if (list[i] && (j->event == list[i] || j->app_event == list[i]))
+                return true;
+    }
+    return false;
+}
+
+void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list)
+{
+    pthread_mutex_lock(&mu);
+    while (pending(q, n, list))
+        pthread_cond_wait(&landed, &mu);
+    pthread_mutex_unlock(&mu);
 }
