@@ -613,6 +613,97 @@ static int info(env *e, int quiet)
     return bad;
 }
 
+/* ---- handles inside structs and lists ------------------------------------------------ */
+
+static int structs(env *e, int quiet)
+{
+    cl_int err;
+    int bad = 0;
+    /* a property list: CL_CONTEXT_PLATFORM, and CL_CONTEXT_PROPERTIES back */
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)e->platform, 0};
+    cl_context c2 = clCreateContext(props, 1, &e->dev, NULL, NULL, &err);
+    CHECK(err);
+    cl_context_properties back[8] = {0};
+    size_t n = 0;
+    CHECK(clGetContextInfo(c2, CL_CONTEXT_PROPERTIES, sizeof back, back, &n));
+    int same = n == sizeof props && back[0] == CL_CONTEXT_PLATFORM &&
+               back[1] == (cl_context_properties)e->platform;
+    if (!quiet)
+        printf("context from CL_CONTEXT_PLATFORM: CL_CONTEXT_PROPERTIES gives the platform back %d\n",
+               same);
+    bad += !same;
+    CHECK(clReleaseContext(c2));
+    /* cl_buffer_region and CL_MEM_ASSOCIATED_MEMOBJECT */
+    cl_mem buf = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, 4096, NULL, &err);
+    CHECK(err);
+    cl_buffer_region r = {0, 1024};
+    cl_mem sub = clCreateSubBuffer(buf, 0, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+    CHECK(err);
+    cl_mem parent = NULL;
+    CHECK(clGetMemObjectInfo(sub, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL));
+    if (!quiet)
+        printf("sub-buffer: CL_MEM_ASSOCIATED_MEMOBJECT is its buffer %d\n", parent == buf);
+    bad += parent != buf;
+    CHECK(clReleaseMemObject(sub));
+    cl_bool images = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL));
+    if (images) {
+        /* cl_image_desc.buffer: a 1D image buffer over buf sees buf's bytes */
+        cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+        unsigned char bytes[4096];
+        for (int i = 0; i < 4096; i++)
+            bytes[i] = (unsigned char)(i * 7);
+        CHECK(clEnqueueWriteBuffer(e->q, buf, CL_TRUE, 0, sizeof bytes, bytes, 0, NULL, NULL));
+        for (int props_too = 0; props_too < 2; props_too++) {
+            cl_image_desc d = {CL_MEM_OBJECT_IMAGE1D_BUFFER, 1024, 1, 1, 1, 0, 0, 0, 0, {NULL}};
+            d.buffer = buf;
+            cl_mem img = props_too ? clCreateImageWithProperties(e->ctx, NULL, CL_MEM_READ_ONLY,
+                                                                 &fmt, &d, NULL, &err)
+                                   : clCreateImage(e->ctx, CL_MEM_READ_ONLY, &fmt, &d, NULL, &err);
+            if (!quiet)
+                printf("%s: 1D image from a buffer: %d\n",
+                       props_too ? "clCreateImageWithProperties" : "clCreateImage", (int)err);
+            if (err != CL_SUCCESS) {
+                bad++;
+                continue;
+            }
+            cl_mem ib = NULL;
+            CHECK(clGetImageInfo(img, CL_IMAGE_BUFFER, sizeof ib, &ib, NULL));
+            unsigned char got[4096] = {0};
+            size_t o[3] = {0, 0, 0}, rg[3] = {1024, 1, 1};
+            CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, o, rg, 0, 0, got, 0, NULL, NULL));
+            int ok = ib == buf && !memcmp(got, bytes, sizeof got);
+            if (!quiet)
+                printf("  CL_IMAGE_BUFFER is the buffer, the image reads its bytes: %d\n", ok);
+            bad += !ok;
+            CHECK(clReleaseMemObject(img));
+        }
+        /* cl_image_desc.mem_object: a 2D image over a buffer (a device without
+         * cl_khr_image2d_from_buffer refuses it: CL_INVALID_OPERATION) */
+        cl_image_desc d2 = {CL_MEM_OBJECT_IMAGE2D, 16, 16, 1, 1, 0, 0, 0, 0, {NULL}};
+        d2.mem_object = buf;
+        cl_mem i2 = clCreateImage(e->ctx, CL_MEM_READ_ONLY, &fmt, &d2, NULL, &err);
+        if (!quiet)
+            printf("2D image from a buffer: %d\n", (int)err);
+        if (i2)
+            CHECK(clReleaseMemObject(i2));
+        /* and a 2D image from a 2D image (OpenCL 2.0; refused where unsupported) */
+        cl_image_desc d3 = {CL_MEM_OBJECT_IMAGE2D, 16, 16, 1, 1, 0, 0, 0, 0, {NULL}};
+        cl_mem src2 = clCreateImage(e->ctx, CL_MEM_READ_ONLY, &fmt, &d3, NULL, &err);
+        CHECK(err);
+        cl_image_format bgra = {CL_BGRA, CL_UNORM_INT8};
+        d3.mem_object = src2;
+        cl_mem i3 = clCreateImage(e->ctx, CL_MEM_READ_ONLY, &bgra, &d3, NULL, &err);
+        if (!quiet)
+            printf("2D image from a 2D image: %d\n", (int)err);
+        if (i3)
+            CHECK(clReleaseMemObject(i3));
+        CHECK(clReleaseMemObject(src2));
+    }
+    CHECK(clReleaseMemObject(buf));
+    return bad;
+}
+
 /* ---- main ---------------------------------------------------------------------------- */
 
 static int run(const char *what, int quiet, cl_int *got)
@@ -626,6 +717,8 @@ static int run(const char *what, int quiet, cl_int *got)
         bad += events(&e, quiet);
     if (!what || !strcmp(what, "info"))
         bad += info(&e, quiet);
+    if (!what || !strcmp(what, "structs"))
+        bad += structs(&e, quiet);
     teardown(&e);
     return bad;
 }

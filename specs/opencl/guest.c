@@ -746,11 +746,31 @@ static cl_mem filled(cl_context ctx, cl_mem img, cl_int err, const img_shape *sh
     return err == CL_SUCCESS ? img : NULL;
 }
 
+/* cl_image_desc travels as bytes: its mem_object (the buffer of a 1D image
+ * buffer or of a 2D image, the image of a 2D image from an image) goes as
+ * the object's id, as a handle argument would. In the drop-in build a
+ * handle is its id already. */
+static const cl_image_desc *desc_ids(const cl_image_desc *d, cl_image_desc *copy)
+{
+#if defined(APIGEN_OPENCL_ICD)
+    if (d && d->mem_object) {
+        *copy = *d;
+        copy->mem_object = (cl_mem)(uintptr_t)APIGEN_H2ID(d->mem_object);
+        return copy;
+    }
+#else
+    (void)copy;
+#endif
+    return d;
+}
+
 static cl_mem create_image(cl_context ctx, bool with_props, const cl_mem_properties *props,
                            cl_mem_flags flags, const cl_image_format *fmt,
-                           const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
+                           const cl_image_desc *app_desc, void *host_ptr, cl_int *errcode_ret)
 {
     cl_int err;
+    cl_image_desc wire;
+    const cl_image_desc *desc = desc_ids(app_desc, &wire);
     if (!own_host_ptr(flags, host_ptr, &err) || !desc ||
         desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
         if (err != CL_SUCCESS) {
