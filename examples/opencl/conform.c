@@ -170,6 +170,24 @@ static int errors(env *e, int quiet, cl_int *got)
     /* a non-blocking write past the end */
     int host[64] = {0};
     E(CL_INVALID_VALUE, clEnqueueWriteBuffer(e->q, a, CL_FALSE, 4090, sizeof host, host, 0, NULL, NULL));
+    /* image commands past the image's edge */
+    cl_bool images = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL));
+    if (images) {
+        cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+        cl_image_desc d = {CL_MEM_OBJECT_IMAGE2D, 8, 8, 1, 1, 0, 0, 0, 0, {NULL}};
+        cl_mem img = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fmt, &d, NULL, &err);
+        CHECK(err);
+        size_t io[3] = {4, 4, 0}, ir[3] = {8, 2, 1}, ok3[3] = {4, 4, 1};
+        cl_uint4 color = {{1, 2, 3, 4}};
+        int pix[64] = {0};
+        E(CL_INVALID_VALUE, clEnqueueFillImage(e->q, img, &color, io, ir, 0, NULL, NULL));
+        E(CL_SUCCESS, clEnqueueFillImage(e->q, img, &color, io, ok3, 0, NULL, NULL));
+        E(CL_INVALID_VALUE, clEnqueueWriteImage(e->q, img, CL_FALSE, io, ir, 0, 0, pix, 0, NULL, NULL));
+        E(CL_INVALID_VALUE, clEnqueueReadImage(e->q, img, CL_FALSE, io, ir, 0, 0, pix, 0, NULL, NULL));
+        E(CL_SUCCESS, clEnqueueReadImage(e->q, img, CL_FALSE, io, ok3, 0, 0, pix, 0, NULL, NULL));
+        P(clReleaseMemObject(img));
+    }
     /* the releases that follow report nothing of the above */
     P(clReleaseMemObject(sub));
     P(clReleaseKernel(k3));

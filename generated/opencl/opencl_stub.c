@@ -2487,6 +2487,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_fill_image(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2499,6 +2500,7 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_fill_image(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
@@ -2532,16 +2534,40 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -3860,6 +3886,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write_image(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueWriteImage: the spec's hand-written guest code exports clEnqueueWriteImage and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -3873,6 +3900,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write_image(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
@@ -3909,7 +3937,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)

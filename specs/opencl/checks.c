@@ -42,7 +42,13 @@ typedef struct fact {
             size_t wg, reqd[3];
             bool dev_ok;
         } k;
-        struct { cl_context ctx; size_t size, offset; uint64_t root; cl_mem_object_type type; } m;
+        struct {
+            cl_context ctx;
+            size_t size, offset;
+            uint64_t root;
+            cl_mem_object_type type;
+            size_t lim[3]; /* images: the extent of each origin/region coordinate */
+        } m;
         struct { cl_uint dims; size_t sizes[3], wg; cl_uint align; } d;
     } u;
     size_t nset;   /* kernels: arguments set (bitmap over set[]) */
@@ -226,6 +232,17 @@ static bool mem_facts(cl_mem m, fact *out)
              CL_SUCCESS &&
          clGetMemObjectInfo(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) ==
              CL_SUCCESS;
+    if (ok && n.u.m.type != CL_MEM_OBJECT_BUFFER && n.u.m.type != CL_MEM_OBJECT_PIPE) {
+        size_t w = 0, h = 0, d = 0, a = 0;
+        ok = clGetImageInfo((cl_mem)m, CL_IMAGE_WIDTH, sizeof w, &w, NULL) == CL_SUCCESS &&
+             clGetImageInfo((cl_mem)m, CL_IMAGE_HEIGHT, sizeof h, &h, NULL) == CL_SUCCESS &&
+             clGetImageInfo((cl_mem)m, CL_IMAGE_DEPTH, sizeof d, &d, NULL) == CL_SUCCESS &&
+             clGetImageInfo((cl_mem)m, CL_IMAGE_ARRAY_SIZE, sizeof a, &a, NULL) == CL_SUCCESS;
+        cl_mem_object_type t = n.u.m.type;
+        n.u.m.lim[0] = w;
+        n.u.m.lim[1] = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? a : h ? h : 1;
+        n.u.m.lim[2] = t == CL_MEM_OBJECT_IMAGE2D_ARRAY ? a : t == CL_MEM_OBJECT_IMAGE3D ? d : 1;
+    }
     hold(false);
     /* a sub-buffer's parent is a buffer (never itself a sub-buffer): the root */
     n.u.m.root = parent ? APIGEN_H2ID(parent) : id;
@@ -536,8 +553,25 @@ bool opencl_may_queue_read_rect(cl_command_queue q, cl_mem m, cl_bool blocking,
            buffer_ok(m, &qf, f, e, &r, &l);
 }
 
-/* Images: the queue and the wait list only (the image's own checks stay the
- * server's: an error there is reported by the thread's next call). */
+/* An image of the queue's context with origin + region inside it (the
+ * format and access checks stay the implementation's: such an error is the
+ * thread's next call's). */
+static bool image_box_ok(cl_command_queue q, cl_mem image, const size_t *origin,
+                         const size_t *region, cl_uint n, const cl_event *list)
+{
+    fact qf, mf;
+    size_t end;
+    if (!image || !origin || !region || !queue_ok(q, n, list, &qf) || !mem_facts(image, &mf) ||
+        mf.u.m.type == CL_MEM_OBJECT_BUFFER || mf.u.m.type == CL_MEM_OBJECT_PIPE ||
+        mf.u.m.ctx != qf.u.q.ctx)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!region[i] || __builtin_add_overflow(origin[i], region[i], &end) ||
+            end > mf.u.m.lim[i])
+            return false;
+    return true;
+}
+
 bool opencl_may_queue_read_image(cl_command_queue q, cl_mem image, cl_bool blocking,
                                  const size_t *origin, const size_t *region, size_t row,
                                  size_t slice, void *ptr, cl_uint n, const cl_event *list,
@@ -547,8 +581,25 @@ bool opencl_may_queue_read_image(cl_command_queue q, cl_mem image, cl_bool block
     (void)row;
     (void)slice;
     (void)ptr;
-    fact qf, mf;
-    return event && image && origin && region && queue_ok(q, n, list, &qf) &&
-           mem_facts(image, &mf) && mf.u.m.type != CL_MEM_OBJECT_BUFFER &&
-           mf.u.m.ctx == qf.u.q.ctx;
+    return event && image_box_ok(q, image, origin, region, n, list);
+}
+
+bool opencl_may_queue_write_image(cl_command_queue q, cl_mem image, cl_bool blocking,
+                                  const size_t *origin, const size_t *region, size_t row,
+                                  size_t slice, const void *ptr, cl_uint n, const cl_event *list,
+                                  cl_event *event)
+{
+    (void)blocking;
+    (void)row;
+    (void)slice;
+    (void)event;
+    return ptr && image_box_ok(q, image, origin, region, n, list);
+}
+
+bool opencl_may_queue_fill_image(cl_command_queue q, cl_mem image, const void *color,
+                                 const size_t *origin, const size_t *region, cl_uint n,
+                                 const cl_event *list, cl_event *event)
+{
+    (void)event;
+    return color && image_box_ok(q, image, origin, region, n, list);
 }
