@@ -167,9 +167,15 @@ static int errors(env *e, int quiet, cl_int *got)
     CHECK(err);
     E(CL_MEM_COPY_OVERLAP, clEnqueueCopyBuffer(e->q, a, sub, 1000, 0, 100, 0, NULL, NULL));
     E(CL_SUCCESS, clEnqueueCopyBuffer(e->q, a, sub, 0, 0, 100, 0, NULL, NULL));
-    /* a non-blocking write past the end */
+    /* non-blocking writes past the end, migrations */
     int host[64] = {0};
     E(CL_INVALID_VALUE, clEnqueueWriteBuffer(e->q, a, CL_FALSE, 4090, sizeof host, host, 0, NULL, NULL));
+    char *rows = calloc(1, 64 * 65); /* room for the whole rectangle: only the buffer is short */
+    E(CL_INVALID_VALUE, clEnqueueWriteBufferRect(e->q, a, CL_FALSE, o0, o0, rbig, 64, 0, 64, 0, rows, 0, NULL, NULL));
+    free(rows);
+    E(CL_INVALID_VALUE, clEnqueueMigrateMemObjects(e->q, 0, NULL, 0, 0, NULL, NULL));
+    E(CL_INVALID_VALUE, clEnqueueMigrateMemObjects(e->q, 1, &a, 1u << 7, 0, NULL, NULL));
+    E(CL_SUCCESS, clEnqueueMigrateMemObjects(e->q, 1, &a, CL_MIGRATE_MEM_OBJECT_HOST, 0, NULL, NULL));
     /* image commands past the image's edge */
     cl_bool images = CL_FALSE;
     CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, NULL));
@@ -186,6 +192,14 @@ static int errors(env *e, int quiet, cl_int *got)
         E(CL_INVALID_VALUE, clEnqueueWriteImage(e->q, img, CL_FALSE, io, ir, 0, 0, pix, 0, NULL, NULL));
         E(CL_INVALID_VALUE, clEnqueueReadImage(e->q, img, CL_FALSE, io, ir, 0, 0, pix, 0, NULL, NULL));
         E(CL_SUCCESS, clEnqueueReadImage(e->q, img, CL_FALSE, io, ok3, 0, 0, pix, 0, NULL, NULL));
+        cl_image_format fl = {CL_R, CL_FLOAT};
+        cl_mem img2 = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fl, &d, NULL, &err);
+        CHECK(err);
+        E(CL_IMAGE_FORMAT_MISMATCH, clEnqueueCopyImage(e->q, img, img2, o0, o0, ok3, 0, NULL, NULL));
+        E(CL_INVALID_VALUE, clEnqueueCopyImageToBuffer(e->q, img, a, o0, ok3, 4090, 0, NULL, NULL));
+        E(CL_SUCCESS, clEnqueueCopyImageToBuffer(e->q, img, a, o0, ok3, 0, 0, NULL, NULL));
+        E(CL_SUCCESS, clEnqueueCopyBufferToImage(e->q, a, img, 0, o0, ok3, 0, NULL, NULL));
+        P(clReleaseMemObject(img2));
         P(clReleaseMemObject(img));
     }
     /* the releases that follow report nothing of the above */

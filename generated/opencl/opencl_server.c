@@ -29,6 +29,9 @@ cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context c
 cl_program opencl_host_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateProgramWithBuiltInKernels */
 cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret); /* hand-written, in the spec's sources: wraps clCreateSubDevices */
 cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices); /* hand-written, in the spec's sources: wraps clCreateSubDevicesEXT */
+cl_int opencl_host_clEnqueueCopyBufferToImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyBufferToImage */
+cl_int opencl_host_clEnqueueCopyImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyImage */
+cl_int opencl_host_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyImageToBuffer */
 cl_int opencl_host_clEnqueueFillImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueFillImage */
 cl_int opencl_host_clEnqueueNDRangeKernel(apigen_call_ctx *cx, cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueNDRangeKernel */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBuffer */
@@ -2062,7 +2065,7 @@ static void h_clEnqueueCopyBufferToImage(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyBufferToImage(cx, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -2153,7 +2156,7 @@ static void h_clEnqueueCopyImage(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyImage(cx, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -2238,7 +2241,7 @@ static void h_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyImageToBuffer(cx, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))

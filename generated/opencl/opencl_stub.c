@@ -2185,6 +2185,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_buffer_to_image(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2196,6 +2197,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_buffer_to_image(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -2228,16 +2230,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2255,6 +2281,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy_image(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2267,6 +2294,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy_image(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
@@ -2302,16 +2330,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2329,6 +2381,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_image_to_buffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2340,6 +2393,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_image_to_buffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
@@ -2372,16 +2426,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2737,6 +2815,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_migrate(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2747,6 +2826,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_migrate(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && mem_objects != NULL && (num_mem_objects) > 0) /* mem_objects: its first handle */
@@ -2779,16 +2859,40 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3779,6 +3883,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueWriteBufferRect: the spec's hand-written guest code exports clEnqueueWriteBufferRect and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -3793,6 +3898,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write_rect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -3835,7 +3941,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)

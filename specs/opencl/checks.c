@@ -48,6 +48,8 @@ typedef struct fact {
             uint64_t root;
             cl_mem_object_type type;
             size_t lim[3]; /* images: the extent of each origin/region coordinate */
+            size_t elem;   /* images: bytes per pixel */
+            cl_image_format fmt;
         } m;
         struct { cl_uint dims; size_t sizes[3], wg; cl_uint align; } d;
     } u;
@@ -237,7 +239,11 @@ static bool mem_facts(cl_mem m, fact *out)
         ok = clGetImageInfo((cl_mem)m, CL_IMAGE_WIDTH, sizeof w, &w, NULL) == CL_SUCCESS &&
              clGetImageInfo((cl_mem)m, CL_IMAGE_HEIGHT, sizeof h, &h, NULL) == CL_SUCCESS &&
              clGetImageInfo((cl_mem)m, CL_IMAGE_DEPTH, sizeof d, &d, NULL) == CL_SUCCESS &&
-             clGetImageInfo((cl_mem)m, CL_IMAGE_ARRAY_SIZE, sizeof a, &a, NULL) == CL_SUCCESS;
+             clGetImageInfo((cl_mem)m, CL_IMAGE_ARRAY_SIZE, sizeof a, &a, NULL) == CL_SUCCESS &&
+             clGetImageInfo((cl_mem)m, CL_IMAGE_ELEMENT_SIZE, sizeof n.u.m.elem, &n.u.m.elem,
+                            NULL) == CL_SUCCESS &&
+             clGetImageInfo((cl_mem)m, CL_IMAGE_FORMAT, sizeof n.u.m.fmt, &n.u.m.fmt, NULL) ==
+                 CL_SUCCESS;
         cl_mem_object_type t = n.u.m.type;
         n.u.m.lim[0] = w;
         n.u.m.lim[1] = t == CL_MEM_OBJECT_IMAGE1D_ARRAY ? a : h ? h : 1;
@@ -556,8 +562,9 @@ bool opencl_may_queue_read_rect(cl_command_queue q, cl_mem m, cl_bool blocking,
 /* An image of the queue's context with origin + region inside it (the
  * format and access checks stay the implementation's: such an error is the
  * thread's next call's). */
-static bool image_box_ok(cl_command_queue q, cl_mem image, const size_t *origin,
-                         const size_t *region, cl_uint n, const cl_event *list)
+static bool image_box_ok_f(cl_command_queue q, cl_mem image, const size_t *origin,
+                           const size_t *region, cl_uint n, const cl_event *list, fact *qf_out,
+                           fact *mf_out)
 {
     fact qf, mf;
     size_t end;
@@ -568,6 +575,95 @@ static bool image_box_ok(cl_command_queue q, cl_mem image, const size_t *origin,
     for (int i = 0; i < 3; i++)
         if (!region[i] || __builtin_add_overflow(origin[i], region[i], &end) ||
             end > mf.u.m.lim[i])
+            return false;
+    if (qf_out)
+        *qf_out = qf;
+    if (mf_out)
+        *mf_out = mf;
+    return true;
+}
+
+static bool image_box_ok(cl_command_queue q, cl_mem image, const size_t *origin,
+                         const size_t *region, cl_uint n, const cl_event *list)
+{
+    return image_box_ok_f(q, image, origin, region, n, list, NULL, NULL);
+}
+
+/* The bytes a region of an image holds, packed. */
+static bool region_bytes(const fact *mf, const size_t *region, size_t *bytes)
+{
+    return !__builtin_mul_overflow(mf->u.m.elem, region[0], bytes) &&
+           !__builtin_mul_overflow(*bytes, region[1], bytes) &&
+           !__builtin_mul_overflow(*bytes, region[2], bytes);
+}
+
+bool opencl_may_queue_copy_image(cl_command_queue q, cl_mem src, cl_mem dst, const size_t *so,
+                                 const size_t *dor, const size_t *region, cl_uint n,
+                                 const cl_event *list, cl_event *event)
+{
+    (void)event;
+    fact sf, df;
+    /* one image: overlap is the implementation's to judge */
+    return src != dst && image_box_ok_f(q, src, so, region, n, list, NULL, &sf) &&
+           image_box_ok_f(q, dst, dor, region, n, list, NULL, &df) &&
+           sf.u.m.type == df.u.m.type &&
+           sf.u.m.fmt.image_channel_order == df.u.m.fmt.image_channel_order &&
+           sf.u.m.fmt.image_channel_data_type == df.u.m.fmt.image_channel_data_type;
+}
+
+bool opencl_may_queue_image_to_buffer(cl_command_queue q, cl_mem src, cl_mem dst,
+                                      const size_t *so, const size_t *region, size_t doff,
+                                      cl_uint n, const cl_event *list, cl_event *event)
+{
+    (void)event;
+    fact qf, mf;
+    uint64_t r;
+    size_t bytes, l;
+    return image_box_ok_f(q, src, so, region, n, list, &qf, &mf) &&
+           region_bytes(&mf, region, &bytes) && buffer_ok(dst, &qf, doff, bytes, &r, &l);
+}
+
+bool opencl_may_queue_buffer_to_image(cl_command_queue q, cl_mem src, cl_mem dst, size_t soff,
+                                      const size_t *dor, const size_t *region, cl_uint n,
+                                      const cl_event *list, cl_event *event)
+{
+    (void)event;
+    fact qf, mf;
+    uint64_t r;
+    size_t bytes, l;
+    return image_box_ok_f(q, dst, dor, region, n, list, &qf, &mf) &&
+           region_bytes(&mf, region, &bytes) && buffer_ok(src, &qf, soff, bytes, &r, &l);
+}
+
+bool opencl_may_queue_write_rect(cl_command_queue q, cl_mem m, cl_bool blocking,
+                                 const size_t *bo, const size_t *ho, const size_t *region,
+                                 size_t brow, size_t bslice, size_t hrow, size_t hslice,
+                                 const void *ptr, cl_uint n, const cl_event *list,
+                                 cl_event *event)
+{
+    (void)blocking;
+    (void)event;
+    fact qf;
+    uint64_t r;
+    size_t f, e, l, hf, he;
+    return ptr && rect_span(bo, region, &brow, &bslice, &f, &e) &&
+           rect_span(ho, region, &hrow, &hslice, &hf, &he) && queue_ok(q, n, list, &qf) &&
+           buffer_ok(m, &qf, f, e, &r, &l);
+}
+
+bool opencl_may_queue_migrate(cl_command_queue q, cl_uint nmem, const cl_mem *mems,
+                              cl_mem_migration_flags flags, cl_uint n, const cl_event *list,
+                              cl_event *event)
+{
+    (void)event;
+    fact qf, mf;
+    if (!nmem || !mems ||
+        (flags & ~(cl_mem_migration_flags)(CL_MIGRATE_MEM_OBJECT_HOST |
+                                           CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)) ||
+        !queue_ok(q, n, list, &qf))
+        return false;
+    for (cl_uint i = 0; i < nmem; i++)
+        if (!mem_facts(mems[i], &mf) || mf.u.m.ctx != qf.u.q.ctx)
             return false;
     return true;
 }

@@ -816,6 +816,46 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
     return copy_owned(err, copy, own, event);
 }
 
+/* Copies with images: the same box check (PoCL copies a region past the
+ * image's edge: found probing clEnqueueCopyBufferToImage natively). */
+cl_int opencl_host_clEnqueueCopyImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem src,
+                                      cl_mem dst, const size_t *src_origin,
+                                      const size_t *dst_origin, const size_t *region,
+                                      cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    (void)cx;
+    if ((src && image_box_bad(src, src_origin, region)) ||
+        (dst && image_box_bad(dst, dst_origin, region)))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx, cl_command_queue q,
+                                              cl_mem src, cl_mem dst, const size_t *src_origin,
+                                              const size_t *region, size_t dst_offset,
+                                              cl_uint nwait, const cl_event *wait,
+                                              cl_event *event)
+{
+    (void)cx;
+    if (src && image_box_bad(src, src_origin, region))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait,
+                                      event);
+}
+
+cl_int opencl_host_clEnqueueCopyBufferToImage(apigen_call_ctx *cx, cl_command_queue q,
+                                              cl_mem src, cl_mem dst, size_t src_offset,
+                                              const size_t *dst_origin, const size_t *region,
+                                              cl_uint nwait, const cl_event *wait,
+                                              cl_event *event)
+{
+    (void)cx;
+    if (dst && image_box_bad(dst, dst_origin, region))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait,
+                                      event);
+}
+
 cl_int opencl_host_clEnqueueFillImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
                                       const void *fill_color, const size_t *origin,
                                       const size_t *region, cl_uint nwait, const cl_event *wait,
