@@ -8,12 +8,16 @@
 #include "expr.h"
 #include "util.h"
 
-static const char *const top_keys[] = {"api", "types", "functions", NULL};
+static const char *const top_keys[] = {"api", "types", "defaults", "functions", NULL};
+static const char *const defaults_keys[] = {"pointers", "params", NULL};
+static const char *const state_keys[] = {"initial", "set", "get", NULL};
+static const char *const state_fn_keys[] = {"function", "param", NULL};
+static const char *const space_keys[] = {"state", "host", "device", NULL};
 static const char *const api_keys[] = {"name",    "headers",      "include_dirs", "defines",
                                        "clang_args", "select",    "library",      "errors",
                                        "sources", "extra_symbols", "variants", "isolation",
                                        "handle_objects", "version_macro", "ordinals", "privileged",
-                                       "private_symbols", "proc_table", NULL};
+                                       "private_symbols", "proc_table", "forward_output", NULL};
 /* read before the headers are parsed: `when:` cannot choose them */
 static const char *const api_early_keys[] = {"name",       "headers", "include_dirs", "defines",
                                              "clang_args", "select",  "variants",     "proc_table",
@@ -33,7 +37,7 @@ static const char *const device_keys[] = {"destroy", NULL};
 static const char *const privileged_keys[] = {"option", "error", NULL};
 static const char *const hobj_keys[] = {"define", "first", NULL};
 static const char *const dev_creates_keys[] = {"bytes", NULL};
-static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", NULL};
+static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "async_check",
@@ -47,7 +51,7 @@ static const char *const param_keys[] = {"dir",        "count",    "bytes",   "c
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", "stream", "ordinal", "out_on_error", NULL};
+                                         "map",        "checked", "stream", "ordinal", "out_on_error", "space", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map",
@@ -300,6 +304,15 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
                            "api.isolation must be thread or process, not '%s'", v);
         }
     }
+    /* the session process's stdout goes to the client (device printf): only
+     * a process per session can tell one client's output from another's */
+    const spec_node *fo = spec_get(api, "forward_output");
+    if (fo && spec_bool(fo, "api.forward_output", d, NULL, NULL, &s->forward_output) &&
+        s->forward_output && !s->isolate_process)
+        diag_error(d, fo->loc, NULL, NULL,
+                   "api.forward_output needs api.isolation: process (with threads, every session "
+                   "shares the server's stdout and no output could be given to its client): set "
+                   "isolation: process or leave forward_output out");
     const spec_node *pv = spec_get(api, "privileged");
     if (pv && spec_want_map(pv, "api.privileged", d, NULL, NULL)) {
         spec_check_keys(pv, privileged_keys, "api.privileged", d, NULL, NULL);
@@ -536,6 +549,7 @@ typedef struct ck {
     pending_expr *pend;
     size_t npend;
     type_info *byte_type;
+    const spec_node *rules; /* defaults.params: annotations by parameter name */
 } ck;
 
 static int resolve_const(ck *c, const char *name, int64_t *v)
@@ -653,6 +667,70 @@ static void check_last_error(ck *c)
     }
 }
 
+/* `set:`/`get:` of a state: {function: F, param: P} */
+static void read_state_fn(ck *c, const handle_type_def *h, const state_def *st,
+                          const spec_node *n, const char *what, char **fn, char **param)
+{
+    if (!n) {
+        diag_error(c->d, st->loc, NULL, NULL,
+                   "handle type '%s': state '%s' needs `set:` and `get:`, each {function: F, "
+                   "param: P}",
+                   h->name, st->name);
+        return;
+    }
+    if (!spec_want_map(n, what, c->d, NULL, NULL)) return;
+    spec_check_keys(n, state_fn_keys, what, c->d, NULL, NULL);
+    const spec_node *f = spec_get(n, "function"), *p = spec_get(n, "param");
+    const char *fs, *ps;
+    if (!f || !p) {
+        diag_error(c->d, n->loc, NULL, NULL,
+                   "handle type '%s': state '%s': %s: give `function:` and `param:`", h->name,
+                   st->name, what);
+        return;
+    }
+    if (spec_string(f, what, c->d, NULL, NULL, &fs)) *fn = arena_strdup(c->a, fs);
+    if (spec_string(p, what, c->d, NULL, NULL, &ps)) *param = arena_strdup(c->a, ps);
+}
+
+/* `state: {NAME: {initial: C, set: {...}, get: {...}}}` of a handle type */
+static void read_states(ck *c, handle_type_def *h, const spec_node *sn)
+{
+    if (!spec_want_map(sn, "state", c->d, NULL, NULL)) return;
+    for (size_t i = 0; i < sn->n; i++) {
+        const spec_node *e = sn->items[i];
+        if (!is_c_identifier(sn->keys[i])) {
+            diag_error(c->d, sn->key_locs[i], NULL, NULL,
+                       "handle type '%s': state '%s' is not a C identifier", h->name,
+                       sn->keys[i]);
+            continue;
+        }
+        if (!spec_want_map(e, "a state", c->d, NULL, NULL)) continue;
+        spec_check_keys(e, state_keys, "a state", c->d, NULL, NULL);
+        state_def *st = VEC_PUSH(h->states, h->nstates);
+        st->name = arena_strdup(c->a, sn->keys[i]);
+        st->loc = sn->key_locs[i];
+        const spec_node *in = spec_get(e, "initial");
+        const char *is;
+        if (!in)
+            diag_error(c->d, e->loc, NULL, NULL,
+                       "handle type '%s': state '%s' needs `initial:`, its value for a new "
+                       "handle",
+                       h->name, st->name);
+        else if (spec_string(in, "initial", c->d, NULL, NULL, &is)) {
+            st->initial = arena_strdup(c->a, is);
+            if (!resolve_const(c, is, &st->initial_v))
+                diag_error(c->d, in->loc, NULL, NULL,
+                           "handle type '%s': state '%s': initial '%s' is not an integer, enum "
+                           "constant or integer macro",
+                           h->name, st->name, is);
+        }
+        read_state_fn(c, h, st, spec_get(e, "set"), "set", &st->set_fn, &st->set_param);
+        read_state_fn(c, h, st, spec_get(e, "get"), "get", &st->get_fn, &st->get_param);
+    }
+    if (h->nstates > 8)
+        diag_error(c->d, sn->loc, NULL, NULL, "handle type '%s': more than 8 states", h->name);
+}
+
 static void check_handles(ck *c, const spec_node *root)
 {
     const spec_node *types = spec_get(root, "types");
@@ -754,6 +832,8 @@ static void check_handles(ck *c, const spec_node *root)
             h->also_loc = an->loc;
             spec_string_list(an, "also", c->d, c->a, &h->also, &h->nalso);
         }
+        const spec_node *sn = spec_get(hn, "state");
+        if (sn) read_states(c, h, sn);
         const spec_node *pt = spec_get(hn, "passthrough");
         if (pt) {
             size_t n = pt->kind == SN_LIST ? pt->n : 1;
@@ -967,6 +1047,14 @@ static const char *default_ann(ck *c, const type_info *t, param_ann *a)
         break;
     }
     type_info *p = pointee_of(t);
+    /* defaults.pointers: device (a library whose data lives on the device):
+     * a data pointer nothing else decides is a device address */
+    int dev = c->m->api.pointers_device && !model_handle_of(c->m, p) && p &&
+              !p->is_char && p->kind != TY_FNPTR && !(p->kind == TY_RECORD && !is_plain(p));
+    if (dev) {
+        a->kind = PK_DEVPTR;
+        return NULL;
+    }
     if (!p || p->kind == TY_VOID)
         return "has no size: give `dir:` with `count:` or `bytes:`, or mark it `device`";
     if (model_handle_of(c->m, p)) {
@@ -1006,6 +1094,7 @@ typedef struct pctx {
     param_def *p;
     int report_undecided; /* FN_FORWARD: an undecided parameter is an error */
     int errors;
+    int in_space;         /* applying the host form of a `space:` parameter */
 } pctx;
 
 static void perr_note(pctx *x, src_loc at, const char *fmt, const char *a1, const char *a2)
@@ -1034,6 +1123,7 @@ static int is_ptr(const type_info *t)
 
 static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out);
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
+static void apply_space(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 
 /* Applies an annotation map/shorthand `A` (or the default when A is NULL)
  * to x->p, into `a`. branch: inside then/else. */
@@ -1130,6 +1220,9 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
             perr_note(x, spec_key_loc(A, "if"), "`if:` needs both `then:` and `else:`%s%s", "", "");
             return;
         }
+        if (spec_get(A, "space"))
+            perr_note(x, spec_key_loc(A, "space"),
+                      "`space` and `if` on one parameter: conditions do not nest%s%s", "", "");
         a->kind = PK_COND;
         add_pending(x, &a->cond, n, 0, "condition");
         a->then_ann = arena_alloc(c->a, sizeof(param_ann));
@@ -1144,6 +1237,10 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
     }
     if (spec_get(A, "then") || spec_get(A, "else")) {
         perr_note(x, A->loc, "`then:`/`else:` need `if:`%s%s", "", "");
+        return;
+    }
+    if ((n = spec_get(A, "space")) && !x->in_space && !branch) {
+        apply_space(x, A, n, a);
         return;
     }
     if ((n = spec_get(A, "callback"))) {
@@ -1532,7 +1629,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                 a->map_fn = arena_strdup(c->a, fn_);
         }
     }
-    if ((n = spec_get(A, "checked"))) {
+    if ((n = spec_get(A, "checked")) && !x->in_space) { /* space: the device form's */
         int chk = 1;
         if (a->kind != PK_DEVPTR && !(a->kind == PK_IN && a->elem == EK_DEVPTR))
             perr_note(x, spec_key_loc(A, "checked"),
@@ -1548,6 +1645,116 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
 }
 
 /* A byte size: an integer, or a string with a K, M or G suffix ("8M"). */
+/* `space: {state: S, host: H, device: D}`: where the pointer lives depends on
+ * the state S of the function's handle argument: host memory as the rest of
+ * the annotation says when S == H, a device address when S == D. It becomes a
+ * conditional over `st_S_`, the state value the call carries (the stub reads
+ * it from the guest's tracking, the server checks it against the getter). */
+static void apply_space(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    const type_info *t = x->p->type;
+    if (!is_ptr(t)) {
+        perr_note(x, n->loc,
+                  "`space` on a parameter of non-pointer type '%s'%s: only a pointer lives in "
+                  "host or device memory",
+                  t->spelling, "");
+        return;
+    }
+    if (spec_get(A, "if")) {
+        perr_note(x, n->loc, "`space` and `if` on one parameter: conditions do not nest%s%s", "",
+                  "");
+        return;
+    }
+    if (!spec_want_map(n, "space", c->d, x->fn->name, x->p->name)) {
+        x->errors++;
+        return;
+    }
+    if (spec_check_keys(n, space_keys, "space", c->d, x->fn->name, x->p->name)) x->errors++;
+    const spec_node *sn = spec_get(n, "state"), *hn = spec_get(n, "host"),
+                    *dn = spec_get(n, "device");
+    const char *sname, *hs, *ds;
+    if (!sn || !hn || !dn) {
+        perr_note(x, n->loc,
+                  "`space` needs `state:` (a state of the handle argument's type), `host:` and "
+                  "`device:` (the state's values for host and device memory)%s%s",
+                  "", "");
+        return;
+    }
+    if (!spec_string(sn, "space.state", c->d, x->fn->name, x->p->name, &sname) ||
+        !spec_string(hn, "space.host", c->d, x->fn->name, x->p->name, &hs) ||
+        !spec_string(dn, "space.device", c->d, x->fn->name, x->p->name, &ds)) {
+        x->errors++;
+        return;
+    }
+    size_t hp = 0, found = 0;
+    unsigned slot = 0;
+    handle_type_def *ht = NULL;
+    for (size_t k = 0; k < x->fn->sig.nparams; k++) {
+        handle_type_def *h = model_handle_of(c->m, x->fn->sig.params[k].type);
+        for (size_t j = 0; h && j < h->nstates; j++)
+            if (strcmp(h->states[j].name, sname) == 0) {
+                if (!found) hp = k, slot = (unsigned)j, ht = h;
+                found++;
+            }
+    }
+    if (!found) {
+        perr_note(x, sn->loc,
+                  "space: no parameter of the function is a handle whose type has state '%s' "
+                  "(types.handles.TYPE.state)%s",
+                  sname, "");
+        return;
+    }
+    if (found > 1) {
+        perr_note(x, sn->loc,
+                  "space: several handle parameters have state '%s': the state to read is "
+                  "ambiguous%s",
+                  sname, "");
+        return;
+    }
+    int64_t hv, dv;
+    if (!resolve_const(c, hs, &hv) || !resolve_const(c, ds, &dv)) {
+        perr_note(x, n->loc,
+                  "space: host '%s' and device '%s' must be integers, enum constants or integer "
+                  "macros",
+                  hs, ds);
+        return;
+    }
+    if (hv == dv) {
+        perr_note(x, n->loc, "space: host '%s' and device '%s' are the same value", hs, ds);
+        return;
+    }
+    a->kind = PK_COND;
+    a->space_state = ht->states[slot].name;
+    a->space_host = arena_strdup(c->a, hs);
+    a->space_device = arena_strdup(c->a, ds);
+    a->space_host_v = hv;
+    a->space_device_v = dv;
+    a->cond = arena_alloc(c->a, sizeof *a->cond);
+    a->cond->text = xasprintf_arena(c->a, "(st_%s_ == (int64_t)(%s))", a->space_state, hs);
+    a->cond->loc = n->loc;
+    a->then_ann = arena_alloc(c->a, sizeof(param_ann));
+    a->else_ann = arena_alloc(c->a, sizeof(param_ann));
+    x->in_space = 1;
+    apply_ann(x, A, a->then_ann, 0);
+    x->in_space = 0;
+    if (a->then_ann->kind == PK_COND)
+        perr_note(x, n->loc, "`space` and `if` on one parameter: conditions do not nest%s%s", "", "");
+    a->else_ann->kind = PK_DEVPTR;
+    a->else_ann->loc = n->loc;
+    const spec_node *ck_ = spec_get(A, "checked");
+    int chk = 1;
+    if (ck_ && spec_bool(ck_, "checked", c->d, x->fn->name, x->p->name, &chk))
+        a->else_ann->dev_unchecked = !chk;
+    function_def *f = x->fn;
+    for (size_t k = 0; k < f->nstate_uses; k++)
+        if (f->state_uses[k].param == hp && f->state_uses[k].slot == slot) return;
+    state_use *u = VEC_PUSH(f->state_uses, f->nstate_uses);
+    u->param = hp;
+    u->handle_type = ht->name;
+    u->slot = slot;
+}
+
 static int stream_size(pctx *x, const spec_node *n, const char *what, uint64_t *out)
 {
     int64_t v;
@@ -1681,6 +1888,36 @@ static const char *param_list(function_def *f, strbuf *b)
         sb_printf(b, "%s%s", i ? ", " : "", f->sig.params[i].name);
     if (!f->sig.nparams) sb_puts(b, "none");
     return b->s;
+}
+
+/* The annotation of p: the function entry's, else (a forwarded function's
+ * pointer) the `defaults.params` rule of its name, else none. */
+static const spec_node *param_node(ck *c, const function_def *f, const spec_node *ps,
+                                   const param_def *p)
+{
+    const spec_node *A = spec_get(ps, p->name);
+    if (A || !c->rules || f->mode != FN_FORWARD || !p->name || !is_ptr(p->type)) return A;
+    return spec_get(c->rules, p->name);
+}
+
+/* `defaults: {pointers: device, params: {NAME: annotation}}` */
+static void check_defaults(ck *c, const spec_node *root)
+{
+    const spec_node *df = spec_get(root, "defaults"), *n;
+    if (!df || !spec_want_map(df, "defaults", c->d, NULL, NULL)) return;
+    spec_check_keys(df, defaults_keys, "defaults", c->d, NULL, NULL);
+    const char *pv;
+    if ((n = spec_get(df, "pointers")) && spec_string(n, "defaults.pointers", c->d, NULL, NULL, &pv)) {
+        if (strcmp(pv, "device") == 0)
+            c->m->api.pointers_device = 1;
+        else if (strcmp(pv, "host") != 0)
+            diag_error(c->d, n->loc, NULL, NULL,
+                       "defaults.pointers: '%s' is not `host` (the defaults' table) or `device` "
+                       "(an undecided data pointer is a device address)",
+                       pv);
+    }
+    if ((n = spec_get(df, "params")) && spec_want_map(n, "defaults.params", c->d, NULL, NULL))
+        c->rules = n;
 }
 
 static void check_function(ck *c, function_def *f, const spec_node *E, src_loc key_loc)
@@ -1861,17 +2098,17 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
     }
 
     /* pass 1: kinds; callbacks first so user_data parameters are known */
-    pctx x = {c, f, NULL, f->mode == FN_FORWARD, 0};
+    pctx x = {c, f, NULL, f->mode == FN_FORWARD, 0, 0};
     for (size_t i = 0; i < f->sig.nparams; i++) {
         param_def *p = &f->sig.params[i];
-        const spec_node *A = spec_get(ps, p->name);
+        const spec_node *A = param_node(c, f, ps, p);
         if (!A || A->kind != SN_MAP || !spec_get(A, "callback")) continue;
         x.p = p;
         apply_ann(&x, A, &p->ann, 0);
     }
     for (size_t i = 0; i < f->sig.nparams; i++) {
         param_def *p = &f->sig.params[i];
-        const spec_node *A = spec_get(ps, p->name);
+        const spec_node *A = param_node(c, f, ps, p);
         if (A && A->kind == SN_MAP && spec_get(A, "callback")) continue;
         x.p = p;
         int is_ud = 0;
@@ -2010,6 +2247,97 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                            "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
             else
                 f->async_check = arena_strdup(c->a, fn_);
+        }
+    }
+}
+
+/* One handle parameter of type h in f (its index), else reports and returns -1. */
+static long state_handle_param(ck *c, const function_def *f, const handle_type_def *h,
+                               const state_def *st, const char *role)
+{
+    long hp = -1;
+    int n = 0;
+    for (size_t k = 0; k < f->sig.nparams; k++)
+        if (f->sig.params[k].ann.kind == PK_HANDLE && f->sig.params[k].ann.handle_type &&
+            strcmp(f->sig.params[k].ann.handle_type, h->name) == 0)
+            hp = (long)k, n++;
+    if (n != 1) {
+        diag_error(c->d, st->loc, f->name, NULL,
+                   "state '%s': the %s takes %s parameter of handle type '%s' (it needs "
+                   "exactly one)",
+                   st->name, role, n ? "more than one" : "no", h->name);
+        diag_note(c->d, f->loc, "declared here");
+        return -1;
+    }
+    return hp;
+}
+
+/* The setter and getter of every `state:`: forwarded, synchronous, returning
+ * the error type, with one handle of the type and the named value parameter
+ * (a value for the setter, an out pointer to one integer for the getter). */
+static void check_states(ck *c)
+{
+    api_model *m = c->m;
+    const type_info *et = m->api.error_ty;
+    for (size_t i = 0; i < m->nhandles; i++) {
+        handle_type_def *h = &m->handles[i];
+        for (size_t j = 0; j < h->nstates; j++) {
+            state_def *st = &h->states[j];
+            for (int role = 1; role <= 2; role++) {
+                const char *fname = role == 1 ? st->set_fn : st->get_fn;
+                const char *pname = role == 1 ? st->set_param : st->get_param;
+                const char *rn = role == 1 ? "setter" : "getter";
+                if (!fname || !pname) continue;
+                function_def *f = model_find_function(m, fname);
+                if (!f) {
+                    diag_error(c->d, st->loc, NULL, NULL,
+                               "handle type '%s': state '%s': %s '%s' is not a selected "
+                               "function of the headers",
+                               h->name, st->name, rn, fname);
+                    continue;
+                }
+                if (f->mode != FN_FORWARD || f->async || f->async_if || f->wrap_guest ||
+                    !et || strcmp(f->sig.ret->canonical_unqual, et->canonical_unqual) != 0) {
+                    diag_error(c->d, st->loc, f->name, NULL,
+                               "state '%s': the %s must be a forwarded, synchronous function "
+                               "that returns the error type (the guest follows its successful "
+                               "calls)",
+                               st->name, rn);
+                    continue;
+                }
+                if (f->state_role) {
+                    diag_error(c->d, st->loc, f->name, NULL,
+                               "state '%s': the function already sets or gets another state",
+                               st->name);
+                    continue;
+                }
+                long hp = state_handle_param(c, f, h, st, rn);
+                param_def *vp = find_param(f, pname);
+                if (hp < 0) continue;
+                int ok = vp != NULL;
+                if (ok && role == 1) ok = vp->ann.kind == PK_VALUE;
+                if (ok && role == 2)
+                    ok = vp->ann.kind == PK_OUT && vp->ann.elem == EK_BYTES && !vp->ann.count &&
+                         vp->ann.elem_type &&
+                         (vp->ann.elem_type->kind == TY_SINT ||
+                          vp->ann.elem_type->kind == TY_UINT || vp->ann.elem_type->kind == TY_ENUM);
+                if (!ok) {
+                    diag_error(c->d, st->loc, f->name, pname,
+                               role == 1 ? "state '%s': the setter's parameter '%s' must be a "
+                                           "value (an integer or enum)"
+                                         : "state '%s': the getter's parameter '%s' must be an "
+                                           "out pointer to one integer or enum",
+                               st->name, pname);
+                    if (vp) diag_note(c->d, vp->loc, "declared here");
+                    continue;
+                }
+                if (role == 2) st->type = vp->ann.elem_type;
+                f->state_role = role;
+                f->state_hparam = (size_t)hp;
+                f->state_vparam = (size_t)(vp - f->sig.params);
+                f->state_htype = h->name;
+                f->state_slot = (unsigned)j;
+            }
         }
     }
 }
@@ -2190,7 +2518,7 @@ static char *cat_arena(arena *a, const char *x, const char *y)
 int check_model(api_model *m, const spec_node *root, diag_sink *d)
 {
     unsigned e0 = d->errors;
-    ck c = {m, d, m->arena, NULL, 0, NULL};
+    ck c = {m, d, m->arena, NULL, 0, NULL, NULL};
     c.byte_type = arena_alloc(c.a, sizeof(type_info));
     c.byte_type->kind = TY_UINT;
     c.byte_type->spelling = c.byte_type->canonical = c.byte_type->canonical_unqual =
@@ -2202,6 +2530,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
     check_errors(&c, root);
     check_handles(&c, root);
     check_destroy_fns(&c);
+    check_defaults(&c, root);
 
     const spec_node *fns = spec_get(root, "functions");
     if (fns && !spec_want_map(fns, "functions", d, NULL, NULL)) fns = NULL;
@@ -2259,6 +2588,7 @@ int check_model(api_model *m, const spec_node *root, diag_sink *d)
         }
         check_stream_order(&c, f);
     }
+    check_states(&c);
     check_symbol_versions(&c, root);
     build_proc_table(m, d);
     check_last_error(&c);

@@ -478,6 +478,20 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     strbuf *save = e->o.sb;
     e->o.sb = &body;
     e->o.indent = 4;
+    /* state values (`space:`) come first: the conditions read them */
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const handle_type_def *h = find_handle(m, f->state_uses[k].handle_type);
+        const char *st = h ? h->states[f->state_uses[k].slot].name : "unknown";
+        need(&s, "int64_t st_%s_ = 0", st);
+        need(&s, "uint64_t v_st_%s_", st);
+        PUT("srv_state_get", "state", st);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (a->kind == PK_COND && a->space_state)
+            PUT("srv_space_check", "state", a->space_state, "host", a->space_host, "device",
+                a->space_device, "name", s.names[i]);
+    }
     for (size_t i = 0; i < f->sig.nparams; i++)
         get_value_like(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
     for (size_t i = 0; i < f->sig.nparams; i++) {
@@ -511,6 +525,22 @@ static void emit_handler(emit_ctx *e, const function_def *f)
     if (m->api.device_checked)
         for (size_t i = 0; i < f->sig.nparams; i++)
             dev_checks(&s, s.names[i], &f->sig.params[i].ann);
+    /* the guest's state values must be the real handle's: a wrong one would
+     * make the library read a host buffer as device memory or the reverse */
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const handle_type_def *h = find_handle(m, f->state_uses[k].handle_type);
+        if (!h) continue;
+        const state_def *st = &h->states[f->state_uses[k].slot];
+        char *ty = st->type ? c_type(st->type) : xstrdup("int");
+        /* errors.missing: the getter is a weak reference the library may lack */
+        char *guard = m->api.missing && st->get_fn ? xasprintf("%s == NULL || ", st->get_fn)
+                                                   : xstrdup("");
+        PUT("srv_state_check", "state", st->name, "type", ty, "get", st->get_fn ? st->get_fn : "?",
+            "name", s.names[f->state_uses[k].param], "success",
+            m->api.success ? m->api.success : "0", "guard", guard);
+        free(guard);
+        free(ty);
+    }
     for (size_t i = 0; i < f->sig.nparams; i++) {
         const param_def *p = &f->sig.params[i];
         if (p->ann.kind != PK_CALLBACK) continue;
@@ -934,6 +964,7 @@ int emit_server(emit_ctx *e, strbuf *out)
         m->api.async_errors_next_call ? "true" : "false", "device_destroy",
         m->api.device_checked && m->api.device_destroy ? "destroy_device_" : "NULL");
     if (m->api.isolate_process) PUT("srv_api_isolation", NULL);
+    if (m->api.forward_output) PUT("srv_api_forward_output", NULL);
     if (m->api.version_macro) PUT("srv_api_version", "API", e->API);
     if (m->api.priv_option) {
         char *o = c_string(m->api.priv_option);

@@ -495,6 +495,57 @@ static void put_route(stub_fn *s, const param_def *p, const char *name, const pa
 
 /* After the reply: out ordinals mapped back, the thread's server selected,
  * device ranges noted and forgotten (all no-ops with one server). */
+/* The guest's id of a handle expression (its tracking key). */
+static char *state_id(const emit_ctx *e, const char *expr)
+{
+    return hobj(e) ? xasprintf("APIGEN_H2ID(%s)", expr) : xasprintf("(uint64_t)(uintptr_t)%s", expr);
+}
+
+static const handle_type_def *handle_named(const api_model *m, const char *name)
+{
+    for (size_t k = 0; name && k < m->nhandles; k++)
+        if (strcmp(m->handles[k].name, name) == 0) return &m->handles[k];
+    return NULL;
+}
+
+/* After the reply: the guest's tracking of handle states (spec `state:`):
+ * a setter's value, a new handle's initial values, a destroyed one's end. */
+static void put_state_after(stub_fn *s, const char *ok)
+{
+    emit_ctx *e = s->e;
+    const function_def *f = s->f;
+    const api_model *m = e->m;
+    char nbuf[24];
+    if (f->state_role == 1) {
+        const handle_type_def *h = handle_named(m, f->state_htype);
+        char *id = state_id(e, s->names[f->state_hparam]);
+        char slot[24];
+        snprintf(slot, sizeof slot, "%u", f->state_slot);
+        snprintf(nbuf, sizeof nbuf, "%zu", h ? h->nstates : 0);
+        PUT("stub_state_set", "ok", ok, "state", h ? h->states[f->state_slot].name : "?", "name",
+            s->names[f->state_hparam], "ht", f->state_htype, "n", nbuf, "id", id, "slot", slot,
+            "value", s->names[f->state_vparam]);
+        free(id);
+    }
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        const handle_type_def *h = handle_named(m, a->handle_type);
+        if (!h || !h->nstates) continue;
+        snprintf(nbuf, sizeof nbuf, "%zu", h->nstates);
+        if (a->kind == PK_OUT && a->elem == EK_HANDLE && a->creates && !a->count) {
+            char *deref = xasprintf("*%s", s->names[i]);
+            char *id = state_id(e, deref);
+            PUT("stub_state_add", "ok", ok, "name", s->names[i], "ht", h->name, "n", nbuf, "id", id);
+            free(id);
+            free(deref);
+        } else if (a->kind == PK_HANDLE && a->destroys) {
+            char *id = state_id(e, s->names[i]);
+            PUT("stub_state_forget", "ok", ok, "name", s->names[i], "ht", h->name, "id", id);
+            free(id);
+        }
+    }
+}
+
 static void put_after_reply(stub_fn *s, const char *success)
 {
     emit_ctx *e = s->e;
@@ -516,6 +567,7 @@ static void put_after_reply(stub_fn *s, const char *success)
         }
     }
     if (f->selects) PUT("stub_selects", "api", api, "success", success);
+    put_state_after(s, ok);
     free(ok);
 }
 
@@ -692,6 +744,30 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         free(d);
         free(call);
     }
+    /* state values the call carries (`space:`), read from the guest's tracking */
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const state_use *u = &f->state_uses[k];
+        const handle_type_def *h = handle_named(m, u->handle_type);
+        char slot[24];
+        snprintf(slot, sizeof slot, "%u", u->slot);
+        char *id = state_id(e, s.names[u->param]);
+        PUT("stub_state_local", "state", h->states[u->slot].name, "ht", h->name, "slot", slot,
+            "id", id, "name", s.names[u->param]);
+        free(id);
+    }
+    /* a `state:` getter: a handle the guest tracks is answered without a round trip */
+    if (f->state_role == 2 && !on) {
+        const handle_type_def *h = handle_named(m, f->state_htype);
+        char slot[24];
+        snprintf(slot, sizeof slot, "%u", f->state_slot);
+        char *id = state_id(e, s.names[f->state_hparam]);
+        char *ty = c_type(f->sig.params[f->state_vparam].ann.elem_type);
+        PUT("stub_state_get_local", "out", s.names[f->state_vparam], "state",
+            h->states[f->state_slot].name, "ht", h->name, "slot", slot, "id", id, "type", ty,
+            "success", m->api.success ? m->api.success : "0");
+        free(ty);
+        free(id);
+    }
     int routes = !on && fn_routes(f);
     if (routes) {
         PUT("stub_route_decl");
@@ -716,6 +792,11 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             continue;
         PUT("stub_dev_overrun", "name", s.names[i], "extent", a->extent->text);
         s.used_baddev = 1;
+    }
+    for (size_t k = 0; k < f->nstate_uses; k++) {
+        const handle_type_def *h = handle_named(m, f->state_uses[k].handle_type);
+        PUT("stub_state_put", "state", h->states[f->state_uses[k].slot].name);
+        s.used_nomem = 1;
     }
     for (size_t i = 0; i < f->sig.nparams; i++)
         put_value_like(&s, &f->sig.params[i], s.names[i], &f->sig.params[i].ann);
@@ -982,6 +1063,22 @@ int emit_stub(emit_ctx *e, strbuf *out)
         free_names(names, f->sig.nparams);
     }
     if (m->api.ordinals) PUT("stub_ordinals_decl", "api", m->api.name);
+    /* handle states the guest tracks (types.handles.H.state) */
+    for (size_t i = 0; i < m->nhandles; i++) {
+        const handle_type_def *h = &m->handles[i];
+        if (!h->nstates) continue;
+        strbuf in = {0}, nm = {0};
+        for (size_t k = 0; k < h->nstates; k++) {
+            sb_printf(&in, "%s(int64_t)(%s)", k ? ", " : "", h->states[k].initial ? h->states[k].initial : "0");
+            sb_printf(&nm, "%s%s", k ? ", " : "", h->states[k].name);
+        }
+        char n[24];
+        snprintf(n, sizeof n, "%zu", h->nstates);
+        char *ins = sb_take(&in), *nms = sb_take(&nm);
+        PUT("stub_hstate_decl", "ht", h->name, "names", nms, "n", n, "init", ins);
+        free(ins);
+        free(nms);
+    }
     /* the map functions of device parameters, once each */
     {
         const char **maps = NULL;

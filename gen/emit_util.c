@@ -141,7 +141,7 @@ const char *pname(const param_def *p, size_t i, char tmp[24])
 static char *strip_top_const(const type_info *t)
 {
     const char *s = t->spelling ? t->spelling : "int";
-    if (t->is_const) {
+    if (t->is_const && t->kind != TY_ARRAY) { /* an array's const is its elements' */
         size_t l = strlen(s);
         if (t->kind == TY_POINTER && l > 6 && strcmp(s + l - 6, " const") == 0)
             return xstrndup(s, l - 6);
@@ -156,6 +156,14 @@ char *c_decl(const type_info *t, const char *name, int drop_const)
     char *r;
     char *fp = strstr(s, "(*");
     char *br = strchr(s, '[');
+    if (drop_const && br && strcmp(br, "[]") == 0 && !fp) {
+        /* an unsized array parameter is a pointer: a local of it cannot be one */
+        size_t l = (size_t)(br - s);
+        while (l && s[l - 1] == ' ') l--;
+        r = xasprintf("%.*s *%s", (int)l, s, name);
+        free(s);
+        return r;
+    }
     if (fp) {
         r = xasprintf("%.*s%s%s", (int)(fp - s + 2), s, name, fp + 2);
     } else if (br) {
@@ -173,7 +181,16 @@ char *c_decl(const type_info *t, const char *name, int drop_const)
 
 char *c_type(const type_info *t)
 {
-    return strip_top_const(t);
+    char *s = strip_top_const(t);
+    size_t n = strlen(s);
+    if (n >= 2 && strcmp(s + n - 2, "[]") == 0 && !strstr(s, "(*")) {
+        /* an unsized array parameter's type is the pointer it decays to */
+        while (n > 2 && s[n - 3] == ' ') n--;
+        char *r = xasprintf("%.*s *", (int)(n - 2), s);
+        free(s);
+        return r;
+    }
+    return s;
 }
 
 int type_is_void(const type_info *t)

@@ -153,6 +153,9 @@ uint64_t model_fingerprint(const api_model *m)
         for (size_t k = 0; k < m->handles[i].npassthrough; k++)
             sb_printf(&b, "%" PRId64 ",", m->handles[i].passthrough[k]);
         if (m->handles[i].unknown_as_null) sb_puts(&b, " unknown_as_null");
+        for (size_t k = 0; k < m->handles[i].nstates; k++) /* the getter the server asks */
+            sb_printf(&b, " state=%s:%s", m->handles[i].states[k].name,
+                      m->handles[i].states[k].get_fn ? m->handles[i].states[k].get_fn : "-");
         sb_putc(&b, '\n');
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
@@ -161,8 +164,12 @@ uint64_t model_fingerprint(const api_model *m)
                   f->call_id, f->async, f->async_if ? f->async_if->text : "-",
                   f->error_out ? f->error_out : "-");
         put_type(&b, f->sig.ret, 0);
-        sb_printf(&b, " rh=%s:%d var=%d\n", f->ret_handle ? f->ret_handle : "-", f->ret_creates,
+        sb_printf(&b, " rh=%s:%d var=%d", f->ret_handle ? f->ret_handle : "-", f->ret_creates,
                   f->sig.variadic);
+        /* state values the call carries ahead of its arguments (`space:`) */
+        for (size_t k = 0; k < f->nstate_uses; k++)
+            sb_printf(&b, " state=%zu:%u", f->state_uses[k].param, f->state_uses[k].slot);
+        sb_putc(&b, '\n');
         for (size_t k = 0; k < f->sig.nparams; k++) {
             const param_def *p = &f->sig.params[k];
             sb_printf(&b, "  p %s ", p->name);

@@ -155,6 +155,8 @@ handle_type_def *model_handle_of(api_model *m, const type_info *t)
 void model_free(api_model *m)
 {
     if (!m) return;
+    for (size_t i = 0; i < m->nfunctions; i++) free(m->functions[i].state_uses);
+    for (size_t i = 0; i < m->nhandles; i++) free(m->handles[i].states);
     free(m->functions);
     free(m->records);
     free(m->enums);

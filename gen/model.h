@@ -223,6 +223,11 @@ typedef struct param_ann {
      * NVML_ERROR_INSUFFICIENT_SIZE with the count it needs) */
     char **out_on_error;
     size_t nout_on_error;
+    /* PK_COND from `space: {state: S, host: H, device: D}`: the state's
+     * value decides (then: host memory as annotated, else: a device address) */
+    char *space_state;
+    char *space_host, *space_device;   /* constants as written */
+    int64_t space_host_v, space_device_v;
     /* PK_COND */
     expr *cond;
     struct param_ann *then_ann, *else_ann;
@@ -235,6 +240,28 @@ typedef struct param_def {
     src_loc loc;        /* header declaration */
     param_ann ann;      /* filled by check.c */
 } param_def;
+
+/* `types.handles.H.state.NAME`: a value of each handle of type H that the
+ * guest tracks from the setter's successful calls (cuBLAS's pointer mode),
+ * which decides where `space:` parameters live. The server checks the
+ * guest's value against the real library's getter before the call. */
+typedef struct state_def {
+    char *name;           /* C identifier: the stub's and handler's `st_<name>_` */
+    char *initial;        /* the value of a new handle, as written */
+    int64_t initial_v;
+    char *set_fn, *set_param;   /* the setter and its value parameter */
+    char *get_fn, *get_param;   /* the getter and its out parameter */
+    type_info *type;      /* the getter's out pointee (an integer or enum) */
+    src_loc loc;
+} state_def;
+
+/* A state value a function's call carries (one per `space:` state used):
+ * the handle parameter it is read from and the state of its type. */
+typedef struct state_use {
+    size_t param;         /* index of the handle parameter */
+    char *handle_type;
+    unsigned slot;        /* index in the handle type's states */
+} state_use;
 
 /* ---- functions ------------------------------------------------------------ */
 
@@ -301,6 +328,13 @@ typedef struct function_def {
                             no server go to the server of its ordinal argument */
     char *undecided;     /* apigen --undecided-unsupported: why the defaults could not decide
                             this unannotated function (it became FN_UNSUPPORTED) */
+    state_use *state_uses; /* state values the call sends (`space:` parameters) */
+    size_t nstate_uses;
+    int state_role;      /* a `state:` setter (1) or getter (2) of ... */
+    size_t state_hparam; /* ... the handle parameter ... */
+    size_t state_vparam; /* ... and the value parameter (set) or out pointer (get) ... */
+    char *state_htype;   /* ... of this handle type's ... */
+    unsigned state_slot; /* ... state */
     char *privileged;    /* `privileged: "reason"` (needs api.privileged): the server runs it
                             only when started with --<api.privileged.option>, else returns
                             api.privileged.error and logs the reason once */
@@ -328,8 +362,12 @@ typedef struct handle_type_def {
     char **also;          /* handle types whose ids are accepted in this one's place */
     size_t nalso;
     src_loc also_loc;
+    struct state_def *states;  /* `state:` values the guest tracks per handle */
+    size_t nstates;
     src_loc loc;
 } handle_type_def;
+
+
 
 typedef struct api_settings {
     char *name;             /* "foo": C identifier */
@@ -376,10 +414,13 @@ typedef struct api_settings {
     size_t nprivate_symbols;
     char **private_reasons; /* per private symbol: its group's `unsupported:` reason, or NULL */
     int device_checked;     /* `types.device`: device addresses are per-client ranges */
+    int pointers_device;    /* `defaults.pointers: device`: an undecided data pointer is a
+                               device address */
     char *versioned_member; /* `types.versioned.member`: a non-const pointer to a struct whose
                                first member has this name is inout by default (the version
                                the caller set must reach the library); other structs: out */
     int isolate_process;    /* `isolation: process`: the server's default is a process per session */
+    int forward_output;     /* `forward_output: true`: the session process's stdout goes to its client */
     char *hobj_define;      /* api.handle_objects: the stub built with this macro defined ... */
     char *hobj_first;       /* ... makes handles objects whose first member is this symbol's
                                value (runtime/apigen_hobj.h) */

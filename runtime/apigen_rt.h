@@ -59,6 +59,9 @@ enum apigen_frame_flags {
     APIGEN_F_STREAM = 1u << 6,   /* server -> guest: one chunk of a streamed out-buffer of the
                                     sync call (call_id, request_id) whose reply follows; the
                                     payload is the chunk's bytes (apigen_stream_write) */
+    APIGEN_F_OUTPUT = 1u << 7,   /* server -> guest, ahead of a sync call's reply: bytes the
+                                    session process wrote to its stdout (payload: u8 1, then
+                                    the bytes), for the guest's stdout (runtime/output.c) */
 };
 
 typedef struct apigen_frame_hdr {
@@ -365,6 +368,11 @@ typedef struct apigen_api {
     /* server side: spec `api.isolation: process`: by default the server runs
      * each session in a process of its own (apigen-server --isolation) */
     bool isolate_process;
+    /* server side: spec `api.forward_output: true`: what a session process
+     * writes to its stdout (a GPU kernel's printf) goes to the client, which
+     * writes it to its own stdout before the sync call that collected it
+     * returns (runtime/output.c) */
+    bool forward_output;
     /* the API's version (spec `api.version_macro`, e.g. CUDART_VERSION 13000 of
      * the headers it was generated from; 0: none), sent in the handshake: a
      * guest and a server of different versions refuse each other naming both */
@@ -498,6 +506,17 @@ bool apigen_dev_overruns(const apigen_call *c, uint64_t addr, uint64_t bytes, co
 /* Whether addr lies in a device range the guest noted for any server (hand-written
  * guest code that must tell device addresses from its own host memory). */
 bool apigen_dev_noted(const apigen_api *api, uint64_t addr);
+/* Handle states the guest tracks (spec `types.handles.H.state`, a handle's
+ * pointer mode): per (table, id), where table is the generated stub's array
+ * of the type's initial values (so the key also names the API and the
+ * type). add: a new handle, every state at its initial value. set: after a
+ * successful setter (an id never added starts from the initial values).
+ * get: false for an id the guest does not track (*v untouched). forget:
+ * after a successful destroy. Thread-safe; n is at most 8. */
+void apigen_hstate_add(const int64_t *table, size_t n, uint64_t id);
+void apigen_hstate_set(const int64_t *table, size_t n, uint64_t id, unsigned slot, int64_t v);
+bool apigen_hstate_get(const int64_t *table, uint64_t id, unsigned slot, int64_t *v);
+void apigen_hstate_forget(const int64_t *table, uint64_t id);
 /* Hand-written guest code that makes calls of its own (a query it needs) and
  * does not return their error: between hold(true) and hold(false) no call of
  * this thread reports an async call's deferred error; the next one does.
@@ -609,8 +628,10 @@ uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_
 /* Device address ranges (SECURITY.md S4), for specs with `types.device`.
  * Every device parameter is checked: NULL passes (the real library reports
  * it), anything else must lie in a range of this client ([addr, addr +
- * extent) inside it when has_extent), else the call is rejected with
- * APIGEN_BAD_DEVPTR (the API's invalid_value). */
+ * extent) inside it when has_extent: its last byte in, one past out), else
+ * the call is rejected with APIGEN_BAD_DEVPTR (the API's invalid_value). An
+ * extent of 0 passes at any address: it touches no memory, and the real
+ * library answers as it would natively. */
 APIGEN_CHECK bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent,
                                    bool has_extent, const char *what);
 /* After a successful `creates` call: [addr, addr + bytes) belongs to this
@@ -622,7 +643,8 @@ APIGEN_CHECK bool apigen_dev_add(apigen_call_ctx *cx, uint64_t addr, uint64_t by
 APIGEN_CHECK bool apigen_dev_take(apigen_call_ctx *cx, uint64_t addr, const char *what);
 void apigen_dev_end(apigen_call_ctx *cx, bool ok);
 /* For hand-written host code (kernel arguments, structs with addresses):
- * whether [addr, addr + extent) lies in a range of session s. */
+ * whether [addr, addr + extent) lies in a range of session s (an empty
+ * extent may start one past the range's last byte). */
 bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, bool has_extent);
 /* Whether [addr, addr + n) lies in the calling client's shared-memory arena
  * (the server's mapping of it), which is then registered with the accelerator
@@ -695,12 +717,51 @@ void *apigen_arena_alloc(size_t n);
 bool apigen_arena_free(void *p);
 bool apigen_arena_owns(const void *p);
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n);
+/* Host memory a graph reaches at every launch (arena_shadow.c): for a copy
+ * between host memory and the device captured into a graph, whose host side
+ * is width bytes per row, height rows pitch apart, depth slices slice apart
+ * (1D: pitch = width, height = depth = 1). Arena memory (whole span inside
+ * it) is used as it is; other memory gets a shadow block in the arena with
+ * the same layout (out->shadow), to be filled before a copy to the device
+ * (apigen_shadow_fill, run as a host function of the API at every launch)
+ * and drained after a copy from it (apigen_shadow_drain); out->local is the
+ * guest's address of what the copy names, out->peer the server's. A shadow
+ * of a copy that was not issued goes back with apigen_shadow_drop; one that
+ * was captured stays (a graph may run it). Answers BAD (no row, width past
+ * pitch, overflow), NO_ARENA (api's server took no arena: tcp://, ucx://,
+ * APIGEN_ARENA=0, or it is full) or NO_MEMORY. */
+typedef struct apigen_shadow apigen_shadow;
+typedef struct apigen_graph_host_t {
+    void *local;
+    uint64_t peer;
+    apigen_shadow *shadow; /* NULL: arena memory, used as it is */
+} apigen_graph_host_t;
+enum { APIGEN_GRAPH_HOST_OK = 0, APIGEN_GRAPH_HOST_BAD = -1, APIGEN_GRAPH_HOST_NO_ARENA = -2,
+       APIGEN_GRAPH_HOST_NO_MEMORY = -3 };
+int apigen_graph_host(const apigen_api *api, void *user, size_t pitch, size_t width,
+                      size_t height, size_t depth, size_t slice, apigen_graph_host_t *out);
+void apigen_shadow_fill(void *shadow);
+void apigen_shadow_drain(void *shadow);
+void apigen_shadow_drop(apigen_shadow *shadow);
 /* Server: api's sessions take guests' arenas (other APIs decline them, and
  * an arena reference to them is an ordinary, too long, buffer). Only for
  * APIs whose handlers pass buffer arguments to the real library without
  * interpreting them first: the guest can change arena bytes at any time
  * (apigen_get_str never takes an arena reference). */
 void apigen_arena_accept(const apigen_api *api);
+
+/* ---- metrics (apigen-server --metrics tcp://ADDR:PORT) ---------------------
+ * The runtime counts calls, errors, latency, bytes and sessions per API by
+ * itself. An API's hand-written host code may add its own families (an
+ * accelerator's memory and utilization): a hook, registered once (from a
+ * constructor), that appends Prometheus text lines (# HELP, # TYPE, then
+ * samples; names apigen_<something>_...) to every scrape. It runs on the
+ * metrics thread, or under --isolation process in a collector process of
+ * its own (the parent never touches the vendor library), one call at a
+ * time; it must not block for long (the scrape waits at most 5 s). */
+typedef struct apigen_metrics_out apigen_metrics_out;
+void apigen_metrics_hook(const apigen_api *api, void (*hook)(apigen_metrics_out *o));
+void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_PRINTF(2, 3);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

@@ -4,6 +4,7 @@
  * read lock, unless the thread found the range lately (its cache below). */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "rt_metrics.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,8 +43,13 @@ static void ranges_removed(void) /* caller holds the write lock */
     atomic_fetch_add_explicit(&g_removed, 1, memory_order_release);
 }
 
+/* [addr, addr + extent) inside [base, end): the last byte in, one past the
+ * end out; an empty extent may start at the end itself (a zero-byte copy
+ * or set at one past an allocation's last byte, as sort and scan code do). */
 static bool in_range(uint64_t base, uint64_t end, uint64_t addr, uint64_t extent, bool has_extent)
 {
+    if (has_extent && extent == 0)
+        return addr >= base && addr <= end;
     return addr >= base && addr < end && (!has_extent || extent <= end - addr);
 }
 
@@ -83,6 +89,8 @@ bool apigen_dev_owned(struct apigen_session *s, uint64_t addr, uint64_t extent, 
     bool ok = false;
     pthread_rwlock_rdlock(&g_rw);
     size_t i = containing(addr);
+    if (i == SIZE_MAX && has_extent && extent == 0 && addr) /* the end of the range below? */
+        i = containing(addr - 1);
     if (i != SIZE_MAX && g_r[i].owner == s) {
         ok = in_range(g_r[i].base, g_r[i].end, addr, extent, has_extent);
         /* read under the lock: a removal after it bumps g_removed past this */
@@ -104,6 +112,9 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
 {
     if (addr == 0)
         return true; /* NULL: the real library reports it as it would natively */
+    if (has_extent && extent == 0)
+        return true; /* touches no memory: the real library answers, as natively (CUDA takes a
+                        zero-byte copy or set at any address) */
     if (apigen_dev_owned(cx->session, addr, extent, has_extent))
         return true;
     if (rt_arena_holds(cx->session, addr, has_extent ? extent : 1))
@@ -112,9 +123,18 @@ bool apigen_dev_check(apigen_call_ctx *cx, uint64_t addr, uint64_t extent, bool 
     return false;
 }
 
+/* --metrics: the bytes each session holds follow its ranges */
+static void held(const drange *r, int sign)
+{
+    if (rt_mx_on)
+        rt_mx_devmem(rt_session_mx(r->owner), sign * (int64_t)(r->end - r->base));
+}
+
 /* Removes ranges [i, j) (caller holds the write lock). */
 static void remove_span(size_t i, size_t j)
 {
+    for (size_t k = i; k < j; k++)
+        held(&g_r[k], -1);
     memmove(g_r + i, g_r + j, (g_n - j) * sizeof *g_r);
     g_n -= j - i;
     ranges_removed();
@@ -144,6 +164,7 @@ static bool insert(struct apigen_session *s, uint64_t base, uint64_t end, uint64
     memmove(g_r + i + 1, g_r + i, (g_n - i) * sizeof *g_r);
     g_r[i] = (drange){base, end, s, seq};
     g_n++;
+    held(&g_r[i], 1);
     return true;
 }
 
@@ -219,8 +240,11 @@ void rt_dev_release_session(struct apigen_session *s, const apigen_api *api)
     for (size_t i = 0; i < g_n; i++) {
         if (g_r[i].owner != s)
             g_r[w++] = g_r[i];
-        else if (mine)
-            mine[k++] = g_r[i];
+        else {
+            held(&g_r[i], -1);
+            if (mine)
+                mine[k++] = g_r[i];
+        }
     }
     g_n = w;
     ranges_removed(); /* even with none: s's address may come back as another session's */

@@ -370,15 +370,21 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
     int afd = !join && apigen_tp_can_pass_fds(conn) && rt_servers(g->api) == 1
                   ? rt_arena_guest_fd(&asize) /* one server: several would each need theirs */
                   : -1;
+    /* who we are, for the server's metrics and logs (rt_internal.h: hello
+     * version 3): the pid and process name as this process sees them */
+    uint8_t pid[8];
+    uint64_t p = (uint64_t)getpid();
+    for (int i = 0; i < 8; i++)
+        pid[i] = (uint8_t)(p >> (8 * i));
+    const char *comm = program_invocation_short_name ? program_invocation_short_name : "";
     apigen_wr_init(&w);
-    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, APIGEN_PROTO_VERSION) &&
+    bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, RT_HELLO_V3) &&
               apigen_put_str(&w, g->api->name) && apigen_put_u64(&w, g->api->fingerprint) &&
               apigen_put_u8(&w, join) && apigen_put_raw(&w, key, RT_KEY_LEN) &&
               apigen_put_str(&w, token[0] ? token : NULL) &&
-              /* optional trailing fields: the API's version, when it has one
-               * (0 when an arena follows), the arena's size */
-              ((!g->api->api_version && afd < 0) || apigen_put_u64(&w, g->api->api_version)) &&
-              (afd < 0 || apigen_put_u64(&w, asize)) &&
+              apigen_put_u64(&w, g->api->api_version) && apigen_put_u64(&w, afd < 0 ? 0 : asize) &&
+              apigen_put_u32(&w, RT_HELLO_TAG_PID) && apigen_put_bytes(&w, pid, sizeof pid) &&
+              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");
@@ -807,6 +813,36 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
 /* apigen_hold_deferred: calls of hand-written guest code that report no error */
 static _Thread_local unsigned tl_hold_deferred;
 
+/* An APIGEN_F_OUTPUT frame (runtime/output.c): the bytes a session process
+ * printed, written to this process's stdout through stdio (in order with
+ * what the program printed before) and flushed, as the driver does with a
+ * kernel's printf. body: the payload when it came with the header. */
+static bool take_output(apigen_conn *conn, const apigen_frame_hdr *h, const uint8_t *body,
+                        int timeout_ms, char *err, size_t errlen)
+{
+    uint8_t *own = NULL;
+    if (!body && h->payload_len) {
+        if (!(own = malloc(h->payload_len))) {
+            snprintf(err, errlen, "out of memory");
+            return false;
+        }
+        if (apigen_tp_recv(conn, own, h->payload_len, timeout_ms, err, errlen) != APIGEN_TP_OK) {
+            free(own);
+            return false;
+        }
+        body = own;
+    }
+    bool ok = h->payload_len >= 1 && body[0] == 1;
+    if (!ok)
+        snprintf(err, errlen, "not stdout");
+    else if (h->payload_len > 1) {
+        (void)fwrite(body + 1, 1, h->payload_len - 1, stdout);
+        (void)fflush(stdout);
+    }
+    free(own);
+    return ok;
+}
+
 apigen_status apigen_call_sync(apigen_call *c)
 {
     gthr *t = c->thread;
@@ -867,6 +903,16 @@ apigen_status apigen_call_sync(apigen_call *c)
             else
                 mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
             return c->status = APIGEN_LOST;
+        }
+        if (h.flags & APIGEN_F_OUTPUT) { /* what the session printed: ours to print first */
+            if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->call_id ||
+                !take_output(t->conn, &h, have ? t->rbuf : NULL, g->reply_ms, err, sizeof err)) {
+                mark_lost(g, "bad output frame in the reply to %s: %s",
+                          call_name(c->api, c->call_id), h.flags != APIGEN_F_OUTPUT ? "flags" : err);
+                apigen_tp_shutdown(t->conn);
+                return c->status = APIGEN_LOST;
+            }
+            continue;
         }
         if (!(h.flags & APIGEN_F_STREAM))
             break;

@@ -827,19 +827,13 @@ static void *serve(void *arg)
         apigen_log("replay: %s: no handshake (%s)", apigen_tp_peer(l->conn), eof ? "closed" : err);
         goto out;
     }
-    apigen_rd rd;
-    uint32_t proto = 0;
-    const char *name = NULL, *token = NULL;
-    uint64_t fp = 0, ver = 0, arena = 0;
-    uint8_t join = 0, key[RT_KEY_LEN];
-    apigen_rd_init(&rd, buf, h.payload_len);
-    if (!apigen_get_u32(&rd, &proto) || !apigen_get_str(&rd, &name, RT_NAME_MAX) || !name ||
-        !apigen_get_u64(&rd, &fp) || !apigen_get_u8(&rd, &join) || !apigen_get_raw(&rd, key, RT_KEY_LEN) ||
-        !apigen_get_str(&rd, &token, RT_TOKEN_MAX) ||
-        (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &ver) ||
-                                  (!apigen_rd_done(&rd) && !apigen_get_u64(&rd, &arena)))))
+    rt_hello hl;
+    const char *why = NULL;
+    if (rt_hello_parse(buf, h.payload_len, &hl, &why) != RT_HELLO_OK)
         fail("%s: malformed handshake", apigen_tp_peer(l->conn));
-    (void)proto; /* the bytes are compared below */
+    const char *name = hl.name;
+    uint8_t join = hl.join, key[RT_KEY_LEN];
+    memcpy(key, hl.key, RT_KEY_LEN);
     for (unsigned k = 0; k < napis_; k++)
         if (strcmp(apis_[k]->name, name) == 0)
             l->api = apis_[k];
@@ -879,11 +873,22 @@ static void *serve(void *arg)
     if (!grow((void **)&lives_, &caplives_, nlives_, sizeof *lives_))
         fail("out of memory");
     lives_[nlives_++] = l;
-    if (ref->hello_len != h.payload_len || memcmp(ref->hello, buf, h.payload_len) != 0) {
+    /* compared as version 2 (the guest's pid and name change from run to
+     * run; a recording of either version replays with a guest of either) */
+    rt_hello rh;
+    apigen_wr cr, cl;
+    apigen_wr_init(&cr);
+    apigen_wr_init(&cl);
+    if (rt_hello_parse(ref->hello, ref->hello_len, &rh, &why) != RT_HELLO_OK ||
+        !rt_hello_canon(&rh, &cr) || !rt_hello_canon(&hl, &cl))
+        fail("the recording's handshake (API '%s') is malformed or out of memory", name);
+    if (cr.len != cl.len || memcmp(cr.buf, cl.buf, cl.len) != 0) {
         char what[64];
         snprintf(what, sizeof what, "handshake (API '%s')", name);
-        first_diff(what, l, ref->hello, ref->hello_len, buf, h.payload_len, 0);
+        first_diff(what, l, cr.buf, cr.len, cl.buf, cl.len, 0);
     }
+    apigen_wr_free(&cr);
+    apigen_wr_free(&cl);
     pthread_mutex_unlock(&mu);
 
     /* the reply the recording server sent: ok and the recorded key */
@@ -901,7 +906,7 @@ static void *serve(void *arg)
             goto ended;
         }
     }
-    if (arena) { /* declined, as the recording server did (record.c) */
+    if (hl.arena_size) { /* declined, as the recording server did (record.c) */
         char tag[RT_ARENA_TAG_LEN];
         uint8_t ack[RT_ARENA_ACK_LEN] = {2};
         int fd = -1;

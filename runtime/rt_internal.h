@@ -125,6 +125,33 @@ enum {
 #define RT_KEY_LEN 16
 #define RT_NAME_MAX 256u
 
+#define RT_TOKEN_MAX 4096u
+/* The handshake request (guest.c writes it, hello.c reads it): u32 hello
+ * version, str API name, u64 fingerprint, u8 join, 16 bytes session key
+ * (zeros for a new session), str token (may be absent), then
+ * - version 2 (APIGEN_PROTO_VERSION): optional u64 API version, optional
+ *   u64 arena size (non-zero; new sessions only);
+ * - version 3 (RT_HELLO_V3; frames stay version 2): u64 API version (0:
+ *   none), u64 arena size (0: none), then (u32 tag, bytes value) pairs to
+ *   the end, unknown tags skipped: RT_HELLO_TAG_PID (u64 LE, the guest's
+ *   pid as it sees it), RT_HELLO_TAG_COMM (its process name).
+ * A server speaks both; a version-2 server refuses a version-3 guest with
+ * "protocol version mismatch". */
+#define RT_HELLO_V3 3u
+enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2 };
+typedef struct rt_hello {
+    uint32_t proto;
+    const char *name, *token; /* point into the payload */
+    uint64_t fp, api_version, arena_size, pid;
+    uint8_t join, key[RT_KEY_LEN];
+    char comm[32];
+} rt_hello;
+/* RT_HELLO_OK; RT_HELLO_PROTO (h->proto: what came); RT_HELLO_MALFORMED (*err) */
+uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **err);
+/* h as a version-2 guest would have written it (no pid, no process name):
+ * what a replay compares with the recording */
+APIGEN_CHECK bool rt_hello_canon(const rt_hello *h, apigen_wr *w);
+
 /* The runtime's prefix of every reply: u8 status (apigen_status), u8 flags,
  * then, with RT_REPLY_VALUE, the u64 error of an earlier async call (the
  * server adds those 8 bytes only while it holds such an error, so a call's
@@ -169,7 +196,6 @@ static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
                   key[3]) ^ ((uint64_t)key[4] << 8 | key[5]);
     return (s & 0x7fffffffu) | 0x10000u;
 }
-#define RT_TOKEN_MAX 4096u
 
 /* ---- several servers, guest side (route.c; guest.c connects) ------------------ */
 #define RT_MAX_SERVERS 16
@@ -216,6 +242,10 @@ APIGEN_CHECK bool rt_random_key(uint8_t key[RT_KEY_LEN]);
 /* Joins by key (constant-time compare); NULL if unknown or a different api. */
 struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[RT_KEY_LEN]);
 void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
+/* --metrics: the session's record (rt_metrics.h; NULL: none) */
+struct rt_mx_sess;
+void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m);
+struct rt_mx_sess *rt_session_mx(const struct apigen_session *s);
 /* Drops one connection's reference; the last one destroys owned handles
  * newest first, then callback bindings. ctrl: this connection was the
  * session's control connection (callbacks stop using it first). */
@@ -345,6 +375,13 @@ void rt_rec_request(apigen_conn *c, const apigen_frame_hdr *h, const uint8_t *pa
  * zero-copy pieces included), or header h with one payload piece */
 void rt_rec_sent_wr(apigen_conn *c, const apigen_wr *w, size_t frame_off);
 void rt_rec_sent(apigen_conn *c, const apigen_frame_hdr *h, const void *p, size_t n);
+
+/* Forwarded output (output.c): a session process of an API with
+ * forward_output points its fd 1 at a memfd (capture, once); before each
+ * sync reply of such an API, forward sends what was written since as
+ * APIGEN_F_OUTPUT frames on the call's connection (false: the send failed). */
+bool rt_output_capture(void);
+bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);
 void rt_rec_guest_id(struct apigen_session *s, uint64_t id);

@@ -4,6 +4,7 @@
  * the connection it came on. */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "rt_metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,6 +82,7 @@ typedef struct sconn {
     bool pre_hello;         /* session child: the handshake frame is already in rbuf */
     apigen_frame_hdr pre_h;
     bool handed_off;        /* parent: the socket now belongs to a session child */
+    rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
 } sconn;
 
 static int sig_pipe[2] = {-1, -1};
@@ -127,8 +129,8 @@ static bool token_eq(const char *a, const char *b)
     return d == 0;
 }
 
-static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
-                               const uint8_t key[RT_KEY_LEN], char *msg, size_t msglen);
+static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_hello *hl,
+                               char *msg, size_t msglen);
 
 /* After the handshake of a new session that offers an arena: the guest's
  * memfd arrives beside the stream; answer whether it is mapped, and where
@@ -186,33 +188,19 @@ static bool handshake(sconn *sc)
         apigen_log("closing connection from %s: first frame is not a handshake", apigen_tp_peer(sc->conn));
         return false;
     }
-    apigen_rd rd;
-    apigen_rd_init(&rd, sc->rbuf, h.payload_len);
-    uint32_t proto = 0;
-    const char *name = NULL, *token = NULL;
-    uint64_t fp = 0, api_version = 0, arena_size = 0;
-    uint8_t join = 0, key[RT_KEY_LEN];
-    uint32_t st = RT_HELLO_OK;
+    rt_hello hl;
+    const char *why = NULL;
+    uint32_t st = rt_hello_parse(sc->rbuf, h.payload_len, &hl, &why);
+    const char *name = hl.name, *token = hl.token;
+    uint64_t fp = hl.fp, api_version = hl.api_version, arena_size = hl.arena_size;
+    uint8_t join = hl.join, key[RT_KEY_LEN];
+    memcpy(key, hl.key, RT_KEY_LEN);
     msg[0] = 0;
-    if (!apigen_get_u32(&rd, &proto)) {
-        st = RT_HELLO_MALFORMED;
-    } else if (proto != APIGEN_PROTO_VERSION) {
-        st = RT_HELLO_PROTO;
-        snprintf(msg, sizeof msg, "protocol version mismatch: guest speaks %u, server speaks %u", proto,
-                 APIGEN_PROTO_VERSION);
-    } else if (!apigen_get_str(&rd, &name, RT_NAME_MAX) || !name || !apigen_get_u64(&rd, &fp) ||
-               !apigen_get_u8(&rd, &join) || join > 1 || !apigen_get_raw(&rd, key, RT_KEY_LEN) ||
-               !apigen_get_str(&rd, &token, RT_TOKEN_MAX) ||
-               /* optional trailing u64s: the guest's API version (0: none sent),
-                * the size of the arena a new session's guest passes next */
-               (!apigen_rd_done(&rd) &&
-                (!apigen_get_u64(&rd, &api_version) ||
-                 (!apigen_rd_done(&rd) && (!apigen_get_u64(&rd, &arena_size) || !arena_size || join ||
-                                           !apigen_rd_done(&rd)))))) {
-        st = RT_HELLO_MALFORMED;
-    }
+    if (st == RT_HELLO_PROTO)
+        snprintf(msg, sizeof msg, "protocol version mismatch: guest speaks %u, server speaks %u and %u",
+                 hl.proto, APIGEN_PROTO_VERSION, RT_HELLO_V3);
     if (st == RT_HELLO_MALFORMED)
-        snprintf(msg, sizeof msg, "malformed handshake: %s", rd.err ? rd.err : "bad field");
+        snprintf(msg, sizeof msg, "malformed handshake: %s", why);
     if (st == RT_HELLO_OK) {
         for (unsigned i = 0; i < srv->napis; i++)
             if (strcmp(srv->apis[i]->name, name) == 0)
@@ -247,7 +235,7 @@ static bool handshake(sconn *sc)
             st = RT_HELLO_AUTH;
         } else if (srv->isolation == ISO_PROCESS && !srv->is_child) {
             /* the session's child answers the handshake */
-            st = route_to_child(sc, &h, join, key, msg, sizeof msg);
+            st = route_to_child(sc, &h, &hl, msg, sizeof msg);
             if (st == RT_HELLO_OK)
                 return false;
         } else if (join) {
@@ -259,6 +247,9 @@ static bool handshake(sconn *sc)
         } else {
             sc->session = rt_session_create_keyed(sc->api, sc->conn,
                                                   srv->is_child ? srv->child_key : NULL);
+            if (sc->session && rt_mx_on)
+                rt_session_set_mx(sc->session, rt_mx_session_open(sc->api, apigen_tp_peer(sc->conn),
+                                                                  hl.pid, hl.comm));
             if (!sc->session) {
                 snprintf(msg, sizeof msg, "server cannot create a session (out of memory or entropy)");
                 st = RT_HELLO_SESSION;
@@ -309,6 +300,7 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     size_t off;
     char err[256];
     uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
+    uint64_t m0 = sc->mx.c ? rt_mx_ticks() : 0;
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
     size_t prefix = !is_async && sc->has_deferred ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
@@ -365,8 +357,14 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->own.err = cx.result_error;
         }
     }
+    /* --metrics: counted before the reply leaves, so a guest that saw the
+     * reply finds the call counted (even if this process dies next) */
+    bool mx_err = cx.status != APIGEN_OK || (cx.has_result && cx.result_error != api->success_value);
+    uint64_t mx_in = APIGEN_FRAME_HDR_SIZE + (uint64_t)h->payload_len;
     bool ok = true;
     if (is_async) {
+        if (m0 && h->call_id < api->ncalls)
+            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
         if (!sc->has_deferred) {
             if (cx.status != APIGEN_OK) {
@@ -394,11 +392,18 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
             sc->has_deferred = false;
             sc->deferred = 0;
         }
-        bool framed = rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id, h->request_id,
-                                      h->thread_id);
+        /* what the call printed (a kernel's printf at a synchronization) goes
+         * out first, so the guest has written it when the call returns */
+        if (api->forward_output && !rt_output_forward(sc->conn, h))
+            ok = false;
+        bool framed = ok && rt_wr_end_frame(&sc->out, off, APIGEN_F_REPLY, h->call_id,
+                                            h->request_id, h->thread_id);
         if (framed && rt_rec_active)
             rt_rec_sent_wr(sc->conn, &sc->out, off);
-        if (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err)) {
+        if (m0 && framed && h->call_id < api->ncalls)
+            rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, sc->out.len + sc->out.ext_total,
+                        rt_mx_ticks() - m0);
+        if (ok && (!framed || !rt_wr_send(sc->conn, &sc->out, -1, err, sizeof err))) {
             apigen_log("closing connection from %s: sending reply to %s: %s", apigen_tp_peer(sc->conn),
                        call_name(api, h->call_id), sc->out.failed ? "reply too large" : err);
             ok = false;
@@ -436,6 +441,8 @@ static void *conn_main(void *arg)
     rt_server *srv = sc->srv;
     apigen_wr_init(&sc->out);
     if (handshake(sc)) {
+        if (rt_mx_on)
+            rt_mx_claim(sc->api, &sc->mx);
         for (;;) {
             apigen_frame_hdr h;
             char err[256];
@@ -496,6 +503,7 @@ static void *conn_main(void *arg)
     /* Wake anyone sending callbacks on it, then give up the session (the
      * last connection destroys what the client created). A socket handed to
      * a session child is only closed here: shutdown would end it there too. */
+    rt_mx_unclaim(&sc->mx);
     if (!sc->handed_off)
         apigen_tp_shutdown(sc->conn);
     if (rt_rec_active)
@@ -687,6 +695,15 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     sig_pipe[0] = sig_pipe[1] = -1;
     close_inherited_fds(sock, rt_trace_fd());
     rt_crash_report_install();
+    /* this process serves one client: what its libraries print is that
+     * client's (api.forward_output) */
+    for (unsigned i = 0; i < parent->napis; i++)
+        if (parent->apis[i]->forward_output) {
+            if (!rt_output_capture())
+                apigen_log("session child: cannot capture stdout (%s): kernels' output stays in "
+                           "the server's", strerror(errno));
+            break;
+        }
 
     rt_server *srv = calloc(1, sizeof *srv);
     uint8_t *payload = malloc(HELLO_MAX_PAYLOAD);
@@ -776,9 +793,11 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
 
 /* Parent: hands sc's connection to the child of its session (a new child
  * for a new session). RT_HELLO_OK: the child owns the socket now. */
-static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
-                               const uint8_t key[RT_KEY_LEN], char *msg, size_t msglen)
+static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_hello *hl,
+                               char *msg, size_t msglen)
 {
+    bool join = hl->join;
+    const uint8_t *key = hl->key;
     rt_server *srv = sc->srv;
     iso_msg m;
     int fds[2], nfds = apigen_tp_handoff_fds(sc->conn, fds);
@@ -817,19 +836,24 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, bool join,
             snprintf(msg, msglen, "server cannot create a session (out of memory, entropy or fds)");
             return RT_HELLO_SESSION;
         }
+        /* its counters: shared with this process, which serves the scrape */
+        struct rt_mx_seg *mx = rt_mx_seg_new(sc->api, apigen_tp_peer(sc->conn), hl->pid, hl->comm);
         pid_t pid = fork();
         if (pid == 0) {
             close(sv[0]);
+            rt_mx_seg_child(mx);
             child_main(srv, sv[1], nkey); /* never returns */
         }
         close(sv[1]);
         if (pid < 0) {
             pthread_mutex_unlock(&srv->mu);
+            rt_mx_seg_free(mx);
             close(sv[0]);
             free(c);
             snprintf(msg, msglen, "server cannot create a session process: %s", strerror(errno));
             return RT_HELLO_SESSION;
         }
+        rt_mx_seg_add(mx, pid);
         c->pid = pid;
         c->sock = sv[0];
         c->api = sc->api;
@@ -860,6 +884,13 @@ static void reap_children(rt_server *srv)
     int st;
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        rt_mx_seg_end(pid); /* its counts join the API's totals */
+        if (pid == rt_mx_collector_pid()) {
+            if (WIFSIGNALED(st))
+                apigen_log("the metrics collector process %ld was killed by signal %d", (long)pid,
+                           WTERMSIG(st));
+            continue;
+        }
         pthread_mutex_lock(&srv->mu);
         for (rt_child **pp = &srv->children; *pp; pp = &(*pp)->next) {
             rt_child *c = *pp;
@@ -977,7 +1008,7 @@ static void usage(const char *argv0)
             "usage: %s --listen URL [--listen URL ...] [--max-arg BYTES[K|M|G]] [--max-conns N]\n"
             "       [--token-file FILE] [--isolation thread|process]\n"
             "       [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
-            "       [--record FILE | --replay FILE]\n"
+            "       [--record FILE | --replay FILE] [--metrics tcp://ADDR:PORT]\n"
             "  URL: unix:///path, tcp://host:port, tcp://[addr]:port, tls://host:port, shm://name,\n"
             "    ucx://host:port\n"
             "  --max-arg: bytes one call may make the server allocate (default APIGEN_MAX_ARG or 1G)\n"
@@ -995,7 +1026,10 @@ static void usage(const char *argv0)
             "  --record FILE: write every request and every frame sent back, per connection, to\n"
             "    FILE (sessions as threads; no shared-memory arena; docs/internals.md)\n"
             "  --replay FILE: answer guests from a recording, calling nothing; exits 0 once every\n"
-            "    recorded session ran as recorded, 1 at the first request that differs\n",
+            "    recorded session ran as recorded, 1 at the first request that differs\n"
+            "  --metrics tcp://ADDR:PORT: Prometheus metrics on http://ADDR:PORT/metrics (calls,\n"
+            "    errors, latency and bytes per function, sessions, device memory per session, and\n"
+            "    what the served APIs add); no token: bind it to an address only monitors reach\n",
             argv0);
 }
 
@@ -1005,7 +1039,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     unsigned nurls = 0;
     const char *token_file = NULL;
     const char *tls_cert = NULL, *tls_key = NULL, *tls_client_ca = NULL;
-    const char *record = NULL, *replay = NULL;
+    const char *record = NULL, *replay = NULL, *metrics = NULL;
     int isolation = -1;
     rt_server *srv = calloc(1, sizeof *srv);
     if (!srv)
@@ -1024,7 +1058,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
         const char *a = argv[i], *v = NULL;
         const char *opts[] = {"--listen",     "--max-arg",  "--token-file", "--max-conns",
                               "--isolation",  "--tls-cert", "--tls-key",    "--tls-client-ca",
-                              "--record",     "--replay"};
+                              "--record",     "--replay",   "--metrics"};
         const int nopts = (int)(sizeof opts / sizeof opts[0]);
         int which = -1;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -1097,6 +1131,8 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
             record = v;
         } else if (which == 9) {
             replay = v;
+        } else if (which == 10) {
+            metrics = v;
         } else {
             token_file = v;
         }
@@ -1144,6 +1180,11 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     }
 
     signal(SIGPIPE, SIG_IGN);
+    /* before the listeners: a collector process forked here inherits none */
+    if (metrics && !rt_mx_start(metrics, apis, napis, srv->isolation == ISO_PROCESS)) {
+        free(srv->token);
+        return free(srv), 2;
+    }
     if (sig_pipe[0] < 0 && pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
         apigen_log("pipe: %s", strerror(errno));
         free(srv->token);
@@ -1278,6 +1319,7 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
      * release their sessions (which destroys what clients created). */
     for (unsigned i = 0; i < nurls; i++)
         apigen_tp_listener_close(ls[i]);
+    rt_mx_stop();
     stop_children(srv);
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);

@@ -3,6 +3,7 @@
  * type-checked, ids never reused) so a client can only name its own objects. */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "rt_metrics.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -61,6 +62,8 @@ struct apigen_session {
     pthread_mutex_t send_mu; /* the control connection, for callbacks */
     apigen_conn *ctrl;
     bool ctrl_dead;
+
+    struct rt_mx_sess *mx; /* --metrics: its record (NULL: off) */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -167,6 +170,16 @@ struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[
     return found;
 }
 
+void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m)
+{
+    s->mx = m;
+}
+
+struct rt_mx_sess *rt_session_mx(const struct apigen_session *s)
+{
+    return s ? s->mx : NULL;
+}
+
 void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN])
 {
     memcpy(key, s->key, RT_KEY_LEN);
@@ -188,6 +201,7 @@ static void session_destroy(struct apigen_session *s)
      * (a buffer of a context) go before their parents. Device memory
      * first: it may belong to a context (SVM). */
     rt_dev_release_session(s, s->api);
+    rt_mx_session_close(s->mx);
     for (size_t i = s->nh; i-- > 0;) {
         hent *e = &s->h[i];
         if (e->live && e->owned && e->ht->destroy)

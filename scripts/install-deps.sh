@@ -45,6 +45,24 @@ if [ "$(cat "$NVML_PREFIX/VERSION" 2>/dev/null)" != "$NVML_VERSION" ]; then
     rm -rf "$tmp"
 fi
 
+# promtool, which checks the servers' Prometheus text (e2e.metrics.*,
+# nvml.metrics.*), and prometheus, which scrapes one in e2e.metrics.prometheus.
+# Debian has them only in the prometheus package (a 19 MB download, 96 MB
+# installed with a service, web assets and their JavaScript packages, none of
+# which the tests use): only the two binaries (48 + 50 MB) are taken out of
+# the .deb, into /opt/apigen/bin, and the package is not installed. Without
+# them the tests still parse and check the scrapes themselves, and
+# e2e.metrics.promtool and e2e.metrics.prometheus are skipped saying why.
+PROMTOOL_DIR=${PROMTOOL_DIR:-/opt/apigen/bin}
+if [ ! -x "$PROMTOOL_DIR/promtool" ] || [ ! -x "$PROMTOOL_DIR/prometheus" ]; then
+    tmp=$(mktemp -d)
+    (cd "$tmp" && $SUDO apt-get download prometheus)
+    dpkg-deb --fsys-tarfile "$tmp"/prometheus_*.deb | tar -x -C "$tmp" ./usr/bin/promtool ./usr/bin/prometheus
+    $SUDO mkdir -p "$PROMTOOL_DIR"
+    $SUDO cp "$tmp/usr/bin/promtool" "$tmp/usr/bin/prometheus" "$PROMTOOL_DIR/"
+    $SUDO rm -rf "$tmp"
+fi
+
 # pynvml (NVIDIA's nvidia-ml-py, of the same driver line) for the test that
 # runs it natively and through the stub (nvml.pynvml.*): a pure Python
 # module, kept out of the system's Python in /opt/apigen/python (the tests

@@ -15,11 +15,14 @@ CUresult cuda_host_enqueue_host_fn(apigen_call_ctx *cx, CUstream hStream, apigen
 CUresult cuda_host_exec_kernel_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaExecKernelNodeSetParams */
 CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudaFuncName */
 CUresult cuda_host_host_fn_done(apigen_call_ctx *cx, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudaHostFnDone */
+CUresult cuda_host_host_node(apigen_call_ctx *cx, unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphExec hGraphExec, CUgraphNode hNode, apigenCudaHostFnCb fn, void *user, uint64_t id); /* hand-written, in the spec's sources: wraps apigenCudaHostNode */
+CUresult cuda_host_host_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t *id); /* hand-written, in the spec's sources: wraps apigenCudaHostNodeGetParams */
 CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t *func, uint64_t *kern, CUcontext *ctx, unsigned int *dims, void *params, size_t cap, size_t *paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeGetParams */
 CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint64_t func, uint64_t kern, CUcontext ctx, const unsigned int *dims, const void *params, size_t paramsSize); /* hand-written, in the spec's sources: wraps apigenCudaKernelNodeSetParams */
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, const void *params, size_t paramsSize, const CUlaunchAttribute *attrs, unsigned int numAttrs, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaLaunch */
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3D */
 CUresult cuda_host_memcpy3d_peer(apigen_call_ctx *cx, const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext, CUcontext dstContext, CUstream hStream, unsigned int kind, void *hostOut, size_t outSize, const void *hostIn, size_t inSize); /* hand-written, in the spec's sources: wraps apigenCudaMemcpy3DPeer */
+CUresult cuda_host_memcpy_arena(apigen_call_ctx *cx, CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream, unsigned int flags); /* hand-written, in the spec's sources: wraps apigenCudaMemcpyArena */
 CUresult cuda_host_occupancy_block_size(apigen_call_ctx *cx, int *minGridSize, int *blockSize, uint64_t func, size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags, int withFlags); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyBlockSize */
 CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, uint64_t func, const unsigned int *dims, CUstream hStream, const CUlaunchAttribute *attrs, unsigned int numAttrs); /* hand-written, in the spec's sources: wraps apigenCudaOccupancyCluster */
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
@@ -37,6 +40,7 @@ CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHan
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
+CUresult cuda_host_get_device_pointer(apigen_call_ctx *cx, CUdeviceptr *pdptr, void *p, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuMemHostGetDevicePointer_v2 */
 CUresult cuda_host_pool_import(apigen_call_ctx *cx, CUdeviceptr *ptr_out, CUmemoryPool pool, CUmemPoolPtrExportData *shareData); /* hand-written, in the spec's sources: wraps cuMemPoolImportPointer */
 CUresult cuda_host_atoh_async(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2 */
 CUresult cuda_host_atoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream); /* hand-written, in the spec's sources: wraps cuMemcpyAtoHAsync_v2_ptsz */
@@ -249,6 +253,23 @@ static void tramp_CUhostFn(void *a0)
     apigen_wr w_;
     bool ok_ = true;
     apigen_cb_begin(bound_, &w_);
+    if (ok_)
+        apigen_cb_send(bound_, &w_);
+    else
+        apigen_wr_free(&w_);
+}
+
+/* Callback CUlogsCallback: runs on a host thread of the real library; sends the
+ * arguments to the guest that registered it. */
+static void tramp_CUlogsCallback(void *a0, enum CUlogLevel_enum a1, char *a2, unsigned long a3)
+{
+    void *bound_ = a0;
+    apigen_wr w_;
+    bool ok_ = true;
+    apigen_cb_begin(bound_, &w_);
+    ok_ = ok_ && apigen_put_u32(&w_, (uint32_t)a1); /* a1 */
+    ok_ = ok_ && apigen_put_str(&w_, a2);
+    ok_ = ok_ && apigen_put_u64(&w_, (uint64_t)a3); /* a3 */
     if (ok_)
         apigen_cb_send(bound_, &w_);
     else
@@ -852,6 +873,122 @@ static void h_apigenCudaHostFnDone(apigen_call_ctx *cx)
     ret_ = cuda_host_host_fn_done(cx, id);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCudaHostNode(apigen_call_ctx *cx)
+{
+    unsigned int op = {0};
+    CUgraphNode *phGraphNode = {0};
+    CUgraph hGraph = {0};
+    const CUgraphNode *dependencies = {0};
+    size_t numDependencies = {0};
+    CUgraphExec hGraphExec = {0};
+    CUgraphNode hNode = {0};
+    apigenCudaHostFnCb fn = {0};
+    void *user = {0};
+    uint64_t id = {0};
+    CUresult ret_;
+    uint32_t v_op;
+    uint64_t v_hGraph;
+    void *r_;
+    uint64_t v_numDependencies;
+    uint64_t v_hGraphExec;
+    uint64_t v_hNode;
+    uint64_t cb_fn = 0;
+    void *k_fn = NULL;
+    uint64_t v_id;
+    uint8_t p_phGraphNode = 0;
+    uint64_t n_phGraphNode = 0;
+    uint8_t p_dependencies = 0;
+    uint64_t n_dependencies = 0;
+    CUgraphNode *a_dependencies = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    uint64_t v_;
+    int ok_;
+    if (!apigen_get_u32(cx->rd, &v_op)) { apigen_reject(cx, APIGEN_BAD_ARGS, "op"); return; }
+    op = (unsigned int)v_op;
+    if (!apigen_get_u64(cx->rd, &v_hGraph)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraph"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraph, v_hGraph, &r_)) return; /* hGraph */
+    hGraph = (CUgraph)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_numDependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numDependencies"); return; }
+    numDependencies = (size_t)v_numDependencies;
+    if (!apigen_get_u64(cx->rd, &v_hGraphExec)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hGraphExec"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphExec, v_hGraphExec, &r_)) return; /* hGraphExec */
+    hGraphExec = (CUgraphExec)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &cb_fn)) { apigen_reject(cx, APIGEN_BAD_ARGS, "fn"); return; }
+    if (!apigen_get_u64(cx->rd, &v_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    id = (uint64_t)v_id;
+    if (!apigen_get_u8(cx->rd, &p_phGraphNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "phGraphNode"); return; }
+    if (p_phGraphNode) {
+        n_phGraphNode = (uint64_t)(1);
+        phGraphNode = apigen_scratch(cx, n_phGraphNode, sizeof(CUgraphNode));
+        if (phGraphNode == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_dependencies)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+    if (p_dependencies) {
+        n_dependencies = (uint64_t)(numDependencies);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_dependencies) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+        a_dependencies = apigen_scratch(cx, n_dependencies, sizeof(CUgraphNode));
+        if (a_dependencies == NULL) return;
+        for (i_ = 0; i_ < n_dependencies; i_++) {
+            if (!apigen_get_u64(cx->rd, &v_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dependencies"); return; }
+            if (!apigen_handle_get(cx, &ht_CUgraphNode, v_, &r_)) return; /* dependencies */
+            a_dependencies[i_] = (CUgraphNode)(uintptr_t)r_;
+        }
+        dependencies = a_dependencies;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_fn != 0) { /* fn */
+        k_fn = apigen_cb_bind(cx, CUDA_CB_TYPE_apigenCudaHostFnCb, cb_fn, false);
+        if (k_fn == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "fn"); return; }
+        fn = tramp_apigenCudaHostFnCb;
+    }
+    user = k_fn;
+    ret_ = cuda_host_host_node(cx, op, phGraphNode, hGraph, dependencies, numDependencies, hGraphExec, hNode, fn, user, id);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_phGraphNode) { /* phGraphNode */
+        k_ = ok_ ? n_phGraphNode : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && phGraphNode[i_] != 0 ? apigen_handle_put(cx, &ht_CUgraphNode, (void *)(uintptr_t)phGraphNode[i_]) : 0)) return;
+    }
+}
+
+static void h_apigenCudaHostNodeGetParams(apigen_call_ctx *cx)
+{
+    CUgraphNode hNode = {0};
+    uint64_t *id = {0};
+    CUresult ret_;
+    uint64_t v_hNode;
+    void *r_;
+    uint8_t p_id = 0;
+    uint64_t n_id = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_hNode)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hNode"); return; }
+    if (!apigen_handle_get(cx, &ht_CUgraphNode, v_hNode, &r_)) return; /* hNode */
+    hNode = (CUgraphNode)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    if (p_id) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_id)) { apigen_reject(cx, APIGEN_TOO_LARGE, "id"); return; }
+        id = apigen_scratch(cx, n_id, 1);
+        if (id == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_host_node_get(cx, hNode, id);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_id) { /* id */
+        k_ = ok_ ? n_id : 0;
+        if (!apigen_put_bytes_ref(cx->wr, id, k_)) return;
+    }
 }
 
 static void h_apigenCudaKernelNodeGetParams(apigen_call_ctx *cx)
@@ -1581,6 +1718,38 @@ static void h_apigenCudaMemcpy3DPeer(apigen_call_ctx *cx)
         k_ = ok_ ? n_hostOut : 0;
         if (!apigen_put_bytes_ref(cx->wr, hostOut, k_)) return;
     }
+}
+
+static void h_apigenCudaMemcpyArena(apigen_call_ctx *cx)
+{
+    CUdeviceptr dev = {0};
+    uint64_t host = {0};
+    size_t ByteCount = {0};
+    CUstream hStream = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint64_t v_dev = 0;
+    uint64_t v_host;
+    uint64_t v_ByteCount;
+    uint64_t v_hStream;
+    void *r_;
+    uint32_t v_flags;
+    if (!apigen_get_u64(cx->rd, &v_dev)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dev"); return; }
+    dev = (CUdeviceptr)(uintptr_t)v_dev;
+    if (!apigen_get_u64(cx->rd, &v_host)) { apigen_reject(cx, APIGEN_BAD_ARGS, "host"); return; }
+    host = (uint64_t)v_host;
+    if (!apigen_get_u64(cx->rd, &v_ByteCount)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ByteCount"); return; }
+    ByteCount = (size_t)v_ByteCount;
+    if (!apigen_get_u64(cx->rd, &v_hStream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "hStream"); return; }
+    if (!apigen_handle_get(cx, &ht_CUstream, v_hStream, &r_)) return; /* hStream */
+    hStream = (CUstream)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (!apigen_dev_check(cx, v_dev, ByteCount, true, "dev")) return; /* dev: device memory of this client */
+    ret_ = cuda_host_memcpy_arena(cx, dev, host, ByteCount, hStream, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudaModuleLoad(apigen_call_ctx *cx)
@@ -8728,6 +8897,64 @@ static void h_cuLogsDumpToMemory(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuLogsRegisterCallback(apigen_call_ctx *cx)
+{
+    CUlogsCallback callbackFunc = {0};
+    void *userData = {0};
+    CUlogsCallbackHandle *callback_out = {0};
+    CUresult ret_;
+    uint64_t cb_callbackFunc = 0;
+    void *k_callbackFunc = NULL;
+    uint8_t p_callback_out = 0;
+    uint64_t n_callback_out = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &cb_callbackFunc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callbackFunc"); return; }
+    if (!apigen_get_u8(cx->rd, &p_callback_out)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callback_out"); return; }
+    if (p_callback_out) {
+        n_callback_out = (uint64_t)(1);
+        callback_out = apigen_scratch(cx, n_callback_out, sizeof(CUlogsCallbackHandle));
+        if (callback_out == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if (cb_callbackFunc != 0) { /* callbackFunc */
+        k_callbackFunc = apigen_cb_bind(cx, CUDA_CB_TYPE_CUlogsCallback, cb_callbackFunc, false);
+        if (k_callbackFunc == NULL) { apigen_reject(cx, APIGEN_NO_MEMORY, "callbackFunc"); return; }
+        callbackFunc = tramp_CUlogsCallback;
+    }
+    userData = k_callbackFunc;
+    ret_ = cuLogsRegisterCallback(callbackFunc, userData, callback_out);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_callback_out) { /* callback_out */
+        k_ = ok_ ? n_callback_out : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, ok_ && callback_out[i_] != 0 ? apigen_handle_put_owned(cx, &ht_CUlogsCallbackHandle, (void *)(uintptr_t)callback_out[i_]) : 0)) return;
+    }
+}
+
+static void h_cuLogsUnregisterCallback(apigen_call_ctx *cx)
+{
+    CUlogsCallbackHandle callback = {0};
+    CUresult ret_;
+    uint64_t v_callback;
+    void *r_;
+    int ok_;
+    if (!apigen_get_u64(cx->rd, &v_callback)) { apigen_reject(cx, APIGEN_BAD_ARGS, "callback"); return; }
+    if (!apigen_handle_get(cx, &ht_CUlogsCallbackHandle, v_callback, &r_)) return; /* callback */
+    callback = (CUlogsCallbackHandle)(uintptr_t)r_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuLogsUnregisterCallback(callback);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (ok_)
+        apigen_handle_drop(cx, &ht_CUlogsCallbackHandle, v_callback); /* callback destroyed */
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_cuMemAddressFree(apigen_call_ctx *cx)
 {
     CUdeviceptr ptr = {0};
@@ -9971,6 +10198,39 @@ static void h_cuMemGetMemPool(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, ok_ && pool[i_] != 0 ? apigen_handle_put(cx, &ht_CUmemoryPool, (void *)(uintptr_t)pool[i_]) : 0)) return;
+    }
+}
+
+static void h_cuMemHostGetDevicePointer_v2(apigen_call_ctx *cx)
+{
+    CUdeviceptr *pdptr = {0};
+    void *p = {0};
+    unsigned int Flags = {0};
+    CUresult ret_;
+    uint64_t v_p = 0;
+    uint32_t v_Flags;
+    uint8_t p_pdptr = 0;
+    uint64_t n_pdptr = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_p)) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+    p = (void *)(uintptr_t)v_p;
+    if (!apigen_get_u32(cx->rd, &v_Flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "Flags"); return; }
+    Flags = (unsigned int)v_Flags;
+    if (!apigen_get_u8(cx->rd, &p_pdptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pdptr"); return; }
+    if (p_pdptr) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_pdptr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pdptr"); return; }
+        pdptr = apigen_scratch(cx, n_pdptr, 1);
+        if (pdptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_get_device_pointer(cx, pdptr, p, Flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pdptr) { /* pdptr */
+        k_ = ok_ ? n_pdptr : 0;
+        if (!apigen_put_bytes_ref(cx->wr, pdptr, k_)) return;
     }
 }
 
@@ -17927,7 +18187,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[516] = {
+static const char *const call_names_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -17937,6 +18197,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
+    [CUDA_CALL_apigenCudaHostNode] = "apigenCudaHostNode",
+    [CUDA_CALL_apigenCudaHostNodeGetParams] = "apigenCudaHostNodeGetParams",
     [CUDA_CALL_apigenCudaKernelNodeGetParams] = "apigenCudaKernelNodeGetParams",
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
@@ -17947,6 +18209,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
+    [CUDA_CALL_apigenCudaMemcpyArena] = "apigenCudaMemcpyArena",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
@@ -18163,6 +18426,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
     [CUDA_CALL_cuLogsCurrent] = "cuLogsCurrent",
     [CUDA_CALL_cuLogsDumpToMemory] = "cuLogsDumpToMemory",
+    [CUDA_CALL_cuLogsRegisterCallback] = "cuLogsRegisterCallback",
+    [CUDA_CALL_cuLogsUnregisterCallback] = "cuLogsUnregisterCallback",
     [CUDA_CALL_cuMemAddressFree] = "cuMemAddressFree",
     [CUDA_CALL_cuMemAddressReserve] = "cuMemAddressReserve",
     [CUDA_CALL_cuMemAdvise] = "cuMemAdvise",
@@ -18195,6 +18460,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuMemGetInfo] = "cuMemGetInfo",
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",
@@ -18444,7 +18710,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[516] = {
+static const apigen_handler_fn handlers_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18454,6 +18720,8 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = h_apigenCudaExecKernelNodeSetParams,
     [CUDA_CALL_apigenCudaFuncName] = h_apigenCudaFuncName,
     [CUDA_CALL_apigenCudaHostFnDone] = h_apigenCudaHostFnDone,
+    [CUDA_CALL_apigenCudaHostNode] = h_apigenCudaHostNode,
+    [CUDA_CALL_apigenCudaHostNodeGetParams] = h_apigenCudaHostNodeGetParams,
     [CUDA_CALL_apigenCudaKernelNodeGetParams] = h_apigenCudaKernelNodeGetParams,
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = h_apigenCudaKernelNodeSetParams,
     [CUDA_CALL_apigenCudaLaunch] = h_apigenCudaLaunch,
@@ -18464,6 +18732,7 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = h_apigenCudaMemAllocNodeGetParams,
     [CUDA_CALL_apigenCudaMemcpy3D] = h_apigenCudaMemcpy3D,
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = h_apigenCudaMemcpy3DPeer,
+    [CUDA_CALL_apigenCudaMemcpyArena] = h_apigenCudaMemcpyArena,
     [CUDA_CALL_apigenCudaModuleLoad] = h_apigenCudaModuleLoad,
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = h_apigenCudaOccupancyBlockSize,
     [CUDA_CALL_apigenCudaOccupancyCluster] = h_apigenCudaOccupancyCluster,
@@ -18680,6 +18949,8 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_cuLinkDestroy] = h_cuLinkDestroy,
     [CUDA_CALL_cuLogsCurrent] = h_cuLogsCurrent,
     [CUDA_CALL_cuLogsDumpToMemory] = h_cuLogsDumpToMemory,
+    [CUDA_CALL_cuLogsRegisterCallback] = h_cuLogsRegisterCallback,
+    [CUDA_CALL_cuLogsUnregisterCallback] = h_cuLogsUnregisterCallback,
     [CUDA_CALL_cuMemAddressFree] = h_cuMemAddressFree,
     [CUDA_CALL_cuMemAddressReserve] = h_cuMemAddressReserve,
     [CUDA_CALL_cuMemAdvise] = h_cuMemAdvise,
@@ -18712,6 +18983,7 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_cuMemGetInfo] = h_cuMemGetInfo,
     [CUDA_CALL_cuMemGetInfo_v2] = h_cuMemGetInfo_v2,
     [CUDA_CALL_cuMemGetMemPool] = h_cuMemGetMemPool,
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = h_cuMemHostGetDevicePointer_v2,
     [CUDA_CALL_cuMemMap] = h_cuMemMap,
     [CUDA_CALL_cuMemPoolCreate] = h_cuMemPoolCreate,
     [CUDA_CALL_cuMemPoolDestroy] = h_cuMemPoolDestroy,
@@ -18961,7 +19233,7 @@ static const apigen_handler_fn handlers_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[516] = {
+static const uint8_t stream_in_calls_[522] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };
@@ -19017,6 +19289,7 @@ const apigen_api apigen_api_cuda = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .forward_output = true,
     .api_version = CUDA_API_VERSION,
     .stream_in_calls = stream_in_calls_,
 };

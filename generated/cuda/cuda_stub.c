@@ -657,6 +657,139 @@ done:
     return ret_;
 }
 
+/* apigenCudaHostNode: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaHostNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphExec hGraphExec, CUgraphNode hNode, apigenCudaHostFnCb fn, void *user, uint64_t id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_phGraphNode = 0;
+    uint64_t n_dependencies = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraph); /* hGraph */
+    if (srv_ < 0 && dependencies != NULL && (numDependencies) > 0) /* dependencies: its first handle */
+        srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)dependencies[0]);
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hGraphExec); /* hGraphExec */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaHostNode, srv_))
+        goto fail;
+    if (!apigen_put_u32(call_.wr, (uint32_t)op)) goto nomem; /* op */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraph)) goto nomem; /* hGraph */
+    if (!apigen_put_u64(call_.wr, (uint64_t)numDependencies)) goto nomem; /* numDependencies */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hGraphExec)) goto nomem; /* hGraphExec */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (!apigen_put_u64(call_.wr, fn ? apigen_cb_register(&cuda_api, CUDA_CB_TYPE_apigenCudaHostFnCb, (void *)fn, user, false) : 0)) goto nomem; /* fn */
+    if (!apigen_put_u64(call_.wr, (uint64_t)id)) goto nomem; /* id */
+    if (phGraphNode != NULL) {
+        n_phGraphNode = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, phGraphNode != NULL)) goto nomem; /* phGraphNode */
+    if (dependencies != NULL) {
+        n_dependencies = (uint64_t)(numDependencies);
+    }
+    if (!apigen_put_u8(call_.wr, dependencies != NULL)) goto nomem; /* dependencies */
+    if (dependencies != NULL) {
+        if (!apigen_put_u64(call_.wr, n_dependencies)) goto nomem;
+        for (i_ = 0; i_ < n_dependencies; i_++)
+            if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dependencies[i_])) goto nomem;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (phGraphNode != NULL) { /* phGraphNode */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_phGraphNode) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            phGraphNode[i_] = (CUgraphNode)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaHostNode(op=%llu, phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, hGraphExec=%#llx, hNode=%#llx, fn=%#llx, user=%#llx, id=%llu) = %llu [%s, %llu us]", (unsigned long long)op, (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)fn, (unsigned long long)(uintptr_t)user, (unsigned long long)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaHostNodeGetParams: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaHostNodeGetParams(CUgraphNode hNode, uint64_t *id)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_id = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hNode); /* hNode */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaHostNodeGetParams, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hNode)) goto nomem; /* hNode */
+    if (id != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(uint64_t), &n_id)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, id != NULL)) goto nomem; /* id */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (id != NULL && !apigen_get_into(&call_.rd, id, n_id, NULL)) goto bad; /* id */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaHostNodeGetParams(hNode=%#llx, id=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)id, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudaKernelNodeGetParams: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN CUresult apigenCudaKernelNodeGetParams(CUgraphNode hNode, uint64_t *func, uint64_t *kern, CUcontext *ctx, unsigned int *dims, void *params, size_t cap, size_t *paramsSize)
@@ -1393,6 +1526,67 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("apigenCudaMemcpy3DPeer(copy=%#llx, srcContext=%#llx, dstContext=%#llx, hStream=%#llx, kind=%llu, hostOut=%#llx, outSize=%llu, hostIn=%#llx, inSize=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)copy, (unsigned long long)(uintptr_t)srcContext, (unsigned long long)(uintptr_t)dstContext, (unsigned long long)(uintptr_t)hStream, (unsigned long long)kind, (unsigned long long)(uintptr_t)hostOut, (unsigned long long)outSize, (unsigned long long)(uintptr_t)hostIn, (unsigned long long)inSize, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCudaMemcpyArena: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream, unsigned int flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_dev(&cuda_api, (uint64_t)(uintptr_t)dev); /* dev */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)hStream); /* hStream */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_apigenCudaMemcpyArena, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dev)) goto nomem; /* dev */
+    if (!apigen_put_u64(call_.wr, (uint64_t)host)) goto nomem; /* host */
+    if (!apigen_put_u64(call_.wr, (uint64_t)ByteCount)) goto nomem; /* ByteCount */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dev)
+            && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDA_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudaMemcpyArena(dev=%llu, host=%llu, ByteCount=%llu, hStream=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)dev, (unsigned long long)host, (unsigned long long)ByteCount, (unsigned long long)(uintptr_t)hStream, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -7987,19 +8181,6 @@ APIGEN_EXPORT CUresult cuGraphAddExternalSemaphoresWaitNode(CUgraphNode *phGraph
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuGraphAddHostNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_HOST_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddHostNode: not supported: %s", "not implemented yet: the host function would run on the guest's callback thread");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphAddMemFreeNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUdeviceptr dptr)
 {
     apigen_call call_;
@@ -8230,33 +8411,6 @@ done:
         apigen_trace("cuGraphAddMemsetNode(phGraphNode=%#llx, hGraph=%#llx, dependencies=%#llx, numDependencies=%llu, memsetParams=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)phGraphNode, (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)dependencies, (unsigned long long)numDependencies, (unsigned long long)(uintptr_t)memsetParams, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, CUgraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddNode: not supported: %s", "not implemented yet: CUgraphNodeParams is a union of every node kind's parameters");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUgraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)phGraphNode;
-    (void)hGraph;
-    (void)dependencies;
-    (void)dependencyData;
-    (void)numDependencies;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphAddNode_v2: not supported: %s", "not implemented yet: CUgraphNodeParams is a union of every node kind's parameters");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph *phGraph)
@@ -9077,17 +9231,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecHostNodeSetParams: not supported: %s", "not implemented yet: host nodes (see cuGraphAddHostNode)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT CUresult cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
 {
     apigen_call call_;
@@ -9196,17 +9339,6 @@ done:
         apigen_trace("cuGraphExecMemsetNodeSetParams(hGraphExec=%#llx, hNode=%#llx, memsetParams=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)(uintptr_t)memsetParams, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphExecNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode, CUgraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hGraphExec;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphExecNodeSetParams: not supported: %s", "not implemented yet: CUgraphNodeParams is a union of every node kind's parameters");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph, CUgraphNode *hErrorNode_out, CUgraphExecUpdateResult *updateResult_out)
@@ -9665,26 +9797,6 @@ done:
         apigen_trace("cuGraphGetRootNodes(hGraph=%#llx, rootNodes=%#llx, numRootNodes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraph, (unsigned long long)(uintptr_t)rootNodes, (unsigned long long)(uintptr_t)numRootNodes, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphHostNodeGetParams: not supported: %s", "not implemented yet: host nodes (see cuGraphAddHostNode)");
-    return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT CUresult cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphHostNodeSetParams: not supported: %s", "not implemented yet: host nodes (see cuGraphAddHostNode)");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
@@ -11042,16 +11154,6 @@ done:
         apigen_trace("cuGraphNodeSetEnabled(hGraphExec=%#llx, hNode=%#llx, isEnabled=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)hGraphExec, (unsigned long long)(uintptr_t)hNode, (unsigned long long)isEnabled, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT CUresult cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams *nodeParams)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)hNode;
-    (void)nodeParams;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuGraphNodeSetParams: not supported: %s", "not implemented yet: CUgraphNodeParams is a union of every node kind's parameters");
-    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT CUresult cuGraphReleaseUserObject(CUgraph graph, CUuserObject object, unsigned int count)
@@ -13435,22 +13537,100 @@ done:
 
 APIGEN_EXPORT CUresult cuLogsRegisterCallback(CUlogsCallback callbackFunc, void *userData, CUlogsCallbackHandle *callback_out)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callbackFunc;
-    (void)userData;
-    (void)callback_out;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLogsRegisterCallback: not supported: %s", "not implemented yet: log messages would be delivered on the guest's callback thread");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_callback_out = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuLogsRegisterCallback))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, callbackFunc ? apigen_cb_register(&cuda_api, CUDA_CB_TYPE_CUlogsCallback, (void *)callbackFunc, userData, false) : 0)) goto nomem; /* callbackFunc */
+    if (callback_out != NULL) {
+        n_callback_out = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, callback_out != NULL)) goto nomem; /* callback_out */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (callback_out != NULL) { /* callback_out */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_callback_out) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            callback_out[i_] = (CUlogsCallbackHandle)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLogsRegisterCallback(callbackFunc=%#llx, userData=%#llx, callback_out=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)callbackFunc, (unsigned long long)(uintptr_t)userData, (unsigned long long)(uintptr_t)callback_out, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLogsUnregisterCallback(CUlogsCallbackHandle callback)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLogsUnregisterCallback: not supported: %s", "not implemented yet: see cuLogsRegisterCallback");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)callback); /* callback */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLogsUnregisterCallback, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)callback)) goto nomem; /* callback */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLogsUnregisterCallback(callback=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)callback, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
@@ -15282,19 +15462,60 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p,
     (void)p;
     (void)Flags;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemHostGetDevicePointer: not supported: %s", "mapped (zero-copy) host memory would have to be the GPU machine's memory, which the guest cannot address");
+        apigen_log("cuMemHostGetDevicePointer: not supported: %s", "the CUDA 3 form (a 32-bit device address); use cuMemHostGetDevicePointer_v2");
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+/* The forwarder of cuMemHostGetDevicePointer_v2: the spec's hand-written guest code exports cuMemHostGetDevicePointer_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pdptr;
-    (void)p;
-    (void)Flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemHostGetDevicePointer_v2: not supported: %s", "mapped (zero-copy) host memory would have to be the GPU machine's memory, which the guest cannot address");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_pdptr = 0;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemHostGetDevicePointer_v2))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)p)) goto nomem; /* p */
+    if (!apigen_put_u32(call_.wr, (uint32_t)Flags)) goto nomem; /* Flags */
+    if (pdptr != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_pdptr)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, pdptr != NULL)) goto nomem; /* pdptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (pdptr != NULL && !apigen_get_into(&call_.rd, pdptr, n_pdptr, NULL)) goto bad; /* pdptr */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemHostGetDevicePointer_v2(pdptr=%#llx, p=%#llx, Flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pdptr, (unsigned long long)(uintptr_t)p, (unsigned long long)Flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle, CUmemAllocationHandleType shHandleType)
@@ -16976,7 +17197,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyAtoHAsync_v2: the spec's hand-written guest code exports cuMemcpyAtoHAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17029,7 +17251,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyAtoHAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyAtoHAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyAtoHAsync_v2_ptsz(void *dstHost, CUarray srcArray, size_t srcOffset, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17734,7 +17957,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoHAsync_v2: the spec's hand-written guest code exports cuMemcpyDtoHAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17787,7 +18011,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoHAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyDtoHAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoHAsync_v2_ptsz(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18055,7 +18280,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoAAsync_v2: the spec's hand-written guest code exports cuMemcpyHtoAAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18118,7 +18344,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoAAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyHtoAAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoAAsync_v2_ptsz(CUarray dstArray, size_t dstOffset, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18388,7 +18615,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoDAsync_v2: the spec's hand-written guest code exports cuMemcpyHtoDAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18454,7 +18682,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyHtoDAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyHtoDAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22533,7 +22762,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture(CUstream hStream)
+/* The forwarder of cuStreamBeginCapture: the spec's hand-written guest code exports cuStreamBeginCapture and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22576,7 +22806,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCaptureToGraph: the spec's hand-written guest code exports cuStreamBeginCaptureToGraph and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22644,7 +22875,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCaptureToGraph_ptsz: the spec's hand-written guest code exports cuStreamBeginCaptureToGraph_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies, const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22712,7 +22944,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream hStream)
+/* The forwarder of cuStreamBeginCapture_ptsz: the spec's hand-written guest code exports cuStreamBeginCapture_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_ptsz(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22755,7 +22988,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCapture_v2: the spec's hand-written guest code exports cuStreamBeginCapture_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -22799,7 +23033,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
+/* The forwarder of cuStreamBeginCapture_v2_ptsz: the spec's hand-written guest code exports cuStreamBeginCapture_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -29342,6 +29577,31 @@ static void cbd_CUhostFn(apigen_rd *args, void *fn, void *user_data)
     ((CUhostFn)fn)(user_data);
 }
 
+/* Callback CUlogsCallback: decodes the arguments the server sent and calls the application. */
+static void cbd_CUlogsCallback(apigen_rd *args, void *fn, void *user_data)
+{
+    enum CUlogLevel_enum a1 = {0};
+    char *a2 = {0};
+    unsigned long a3 = {0};
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(args, &v_)) return;
+        a1 = (enum CUlogLevel_enum)v_;
+    }
+    {
+        const char *s_;
+        if (!apigen_get_str(args, &s_, UINT64_MAX)) return;
+        a2 = (char *)s_;
+    }
+    {
+        uint64_t v_;
+        if (!apigen_get_u64(args, &v_)) return;
+        a3 = (unsigned long)v_;
+    }
+    if (!apigen_rd_done(args)) return;
+    ((CUlogsCallback)fn)(user_data, a1, a2, a3);
+}
+
 /* Callback apigenCudaHostFnCb: decodes the arguments the server sent and calls the application. */
 static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
 {
@@ -29361,7 +29621,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[516] = {
+static const char *const call_names_[522] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -29371,6 +29631,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaExecKernelNodeSetParams] = "apigenCudaExecKernelNodeSetParams",
     [CUDA_CALL_apigenCudaFuncName] = "apigenCudaFuncName",
     [CUDA_CALL_apigenCudaHostFnDone] = "apigenCudaHostFnDone",
+    [CUDA_CALL_apigenCudaHostNode] = "apigenCudaHostNode",
+    [CUDA_CALL_apigenCudaHostNodeGetParams] = "apigenCudaHostNodeGetParams",
     [CUDA_CALL_apigenCudaKernelNodeGetParams] = "apigenCudaKernelNodeGetParams",
     [CUDA_CALL_apigenCudaKernelNodeSetParams] = "apigenCudaKernelNodeSetParams",
     [CUDA_CALL_apigenCudaLaunch] = "apigenCudaLaunch",
@@ -29381,6 +29643,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_apigenCudaMemAllocNodeGetParams] = "apigenCudaMemAllocNodeGetParams",
     [CUDA_CALL_apigenCudaMemcpy3D] = "apigenCudaMemcpy3D",
     [CUDA_CALL_apigenCudaMemcpy3DPeer] = "apigenCudaMemcpy3DPeer",
+    [CUDA_CALL_apigenCudaMemcpyArena] = "apigenCudaMemcpyArena",
     [CUDA_CALL_apigenCudaModuleLoad] = "apigenCudaModuleLoad",
     [CUDA_CALL_apigenCudaOccupancyBlockSize] = "apigenCudaOccupancyBlockSize",
     [CUDA_CALL_apigenCudaOccupancyCluster] = "apigenCudaOccupancyCluster",
@@ -29597,6 +29860,8 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
     [CUDA_CALL_cuLogsCurrent] = "cuLogsCurrent",
     [CUDA_CALL_cuLogsDumpToMemory] = "cuLogsDumpToMemory",
+    [CUDA_CALL_cuLogsRegisterCallback] = "cuLogsRegisterCallback",
+    [CUDA_CALL_cuLogsUnregisterCallback] = "cuLogsUnregisterCallback",
     [CUDA_CALL_cuMemAddressFree] = "cuMemAddressFree",
     [CUDA_CALL_cuMemAddressReserve] = "cuMemAddressReserve",
     [CUDA_CALL_cuMemAdvise] = "cuMemAdvise",
@@ -29629,6 +29894,7 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuMemGetInfo] = "cuMemGetInfo",
     [CUDA_CALL_cuMemGetInfo_v2] = "cuMemGetInfo_v2",
     [CUDA_CALL_cuMemGetMemPool] = "cuMemGetMemPool",
+    [CUDA_CALL_cuMemHostGetDevicePointer_v2] = "cuMemHostGetDevicePointer_v2",
     [CUDA_CALL_cuMemMap] = "cuMemMap",
     [CUDA_CALL_cuMemPoolCreate] = "cuMemPoolCreate",
     [CUDA_CALL_cuMemPoolDestroy] = "cuMemPoolDestroy",
@@ -29878,8 +30144,9 @@ static const char *const call_names_[516] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_cb_dispatch_fn cb_dispatch_[2] = {
+static const apigen_cb_dispatch_fn cb_dispatch_[3] = {
     [CUDA_CB_TYPE_CUhostFn] = cbd_CUhostFn,
+    [CUDA_CB_TYPE_CUlogsCallback] = cbd_CUlogsCallback,
     [CUDA_CB_TYPE_apigenCudaHostFnCb] = cbd_apigenCudaHostFnCb,
 };
 const apigen_api cuda_api = {

@@ -39,6 +39,7 @@ cudaError_t cudart_host_instantiate_with_params_ptsz(apigen_call_ctx *cx, cudaGr
 cudaError_t cudart_host_memcpy_node_get(apigen_call_ctx *cx, cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams); /* hand-written, in the spec's sources: wraps cudaGraphMemcpyNodeGetParams */
 cudaError_t cudart_host_memcpy_node_set(apigen_call_ctx *cx, cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams); /* hand-written, in the spec's sources: wraps cudaGraphMemcpyNodeSetParams */
 cudaError_t cudart_host_graphics_mapped_pointer(apigen_call_ctx *cx, void **devPtr, size_t *size, cudaGraphicsResource_t resource); /* hand-written, in the spec's sources: wraps cudaGraphicsResourceGetMappedPointer */
+cudaError_t cudart_host_get_device_pointer(apigen_call_ctx *cx, void **pDevice, void *pHost, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaHostGetDevicePointer */
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaIpcOpenMemHandle */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetGlobal */
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
@@ -6769,6 +6770,42 @@ static void h_cudaGraphicsUnregisterResource(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_cudaHostGetDevicePointer(apigen_call_ctx *cx)
+{
+    void **pDevice = {0};
+    void *pHost = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint64_t v_pHost = 0;
+    uint32_t v_flags;
+    uint8_t p_pDevice = 0;
+    uint64_t n_pDevice = 0;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_pHost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pHost"); return; }
+    pHost = (void *)(uintptr_t)v_pHost;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_pDevice)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pDevice"); return; }
+    if (p_pDevice) {
+        n_pDevice = (uint64_t)(1);
+        pDevice = apigen_scratch(cx, n_pDevice, sizeof(void *));
+        if (pDevice == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_get_device_pointer(cx, pDevice, pHost, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_pDevice) { /* pDevice */
+        k_ = ok_ ? n_pDevice : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)pDevice[i_])) return;
+    }
+}
+
 static void h_cudaInitDevice(apigen_call_ctx *cx)
 {
     int device = {0};
@@ -13023,7 +13060,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[335] = {
+static const char *const call_names_[336] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13202,6 +13239,7 @@ static const char *const call_names_[335] = {
     [CUDART_CALL_cudaGraphicsSubResourceGetMappedArray] = "cudaGraphicsSubResourceGetMappedArray",
     [CUDART_CALL_cudaGraphicsUnmapResources] = "cudaGraphicsUnmapResources",
     [CUDART_CALL_cudaGraphicsUnregisterResource] = "cudaGraphicsUnregisterResource",
+    [CUDART_CALL_cudaHostGetDevicePointer] = "cudaHostGetDevicePointer",
     [CUDART_CALL_cudaInitDevice] = "cudaInitDevice",
     [CUDART_CALL_cudaIpcCloseMemHandle] = "cudaIpcCloseMemHandle",
     [CUDART_CALL_cudaIpcGetEventHandle] = "cudaIpcGetEventHandle",
@@ -13359,7 +13397,7 @@ static const char *const call_names_[335] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[335] = {
+static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13538,6 +13576,7 @@ static const apigen_handler_fn handlers_[335] = {
     [CUDART_CALL_cudaGraphicsSubResourceGetMappedArray] = h_cudaGraphicsSubResourceGetMappedArray,
     [CUDART_CALL_cudaGraphicsUnmapResources] = h_cudaGraphicsUnmapResources,
     [CUDART_CALL_cudaGraphicsUnregisterResource] = h_cudaGraphicsUnregisterResource,
+    [CUDART_CALL_cudaHostGetDevicePointer] = h_cudaHostGetDevicePointer,
     [CUDART_CALL_cudaInitDevice] = h_cudaInitDevice,
     [CUDART_CALL_cudaIpcCloseMemHandle] = h_cudaIpcCloseMemHandle,
     [CUDART_CALL_cudaIpcGetEventHandle] = h_cudaIpcGetEventHandle,
@@ -13695,7 +13734,7 @@ static const apigen_handler_fn handlers_[335] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[335] = {
+static const uint8_t stream_in_calls_[336] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,
@@ -13751,6 +13790,7 @@ const apigen_api apigen_api_cudart = {
     .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .forward_output = true,
     .api_version = CUDART_API_VERSION,
     .stream_in_calls = stream_in_calls_,
     .last_error_peek = last_error_peek_,

@@ -10355,15 +10355,61 @@ APIGEN_EXPORT cudaError_t cudaGraphicsVDPAURegisterVideoSurface(cudaGraphicsReso
     return cudaErrorNotSupported;
 }
 
-APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+/* The forwarder of cudaHostGetDevicePointer: the spec's hand-written guest code exports cudaHostGetDevicePointer and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)pDevice;
-    (void)pHost;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaHostGetDevicePointer: not supported: %s", "mapped (zero-copy) host memory would have to be the GPU machine's memory, which the guest cannot address");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_pDevice = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaHostGetDevicePointer))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)pHost)) goto nomem; /* pHost */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (pDevice != NULL) {
+        n_pDevice = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, pDevice != NULL)) goto nomem; /* pDevice */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (pDevice != NULL) { /* pDevice */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_pDevice) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            pDevice[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaHostGetDevicePointer(pDevice=%#llx, pHost=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pDevice, (unsigned long long)(uintptr_t)pHost, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaImportExternalMemory(cudaExternalMemory_t *extMem_out, const struct cudaExternalMemoryHandleDesc *memHandleDesc)
@@ -19399,7 +19445,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[335] = {
+static const char *const call_names_[336] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -19578,6 +19624,7 @@ static const char *const call_names_[335] = {
     [CUDART_CALL_cudaGraphicsSubResourceGetMappedArray] = "cudaGraphicsSubResourceGetMappedArray",
     [CUDART_CALL_cudaGraphicsUnmapResources] = "cudaGraphicsUnmapResources",
     [CUDART_CALL_cudaGraphicsUnregisterResource] = "cudaGraphicsUnregisterResource",
+    [CUDART_CALL_cudaHostGetDevicePointer] = "cudaHostGetDevicePointer",
     [CUDART_CALL_cudaInitDevice] = "cudaInitDevice",
     [CUDART_CALL_cudaIpcCloseMemHandle] = "cudaIpcCloseMemHandle",
     [CUDART_CALL_cudaIpcGetEventHandle] = "cudaIpcGetEventHandle",

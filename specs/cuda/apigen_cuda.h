@@ -62,6 +62,21 @@ CUresult apigenCudaEnqueueHostFn(CUstream hStream, apigenCudaHostFnCb fn, void *
                                  uint32_t isCallback, uint32_t flags);
 CUresult apigenCudaHostFnDone(uint64_t id);
 
+/* Graph host nodes (hostfn.c, host_fn.c): op APIGEN_CUDA_HOST_NODE_ADD
+ * (phGraphNode, hGraph, dependencies), _SET (hNode) or _EXEC_SET
+ * (hGraphExec, hNode). The server's node calls fn (registered for the
+ * node's life) with `id` at each run and waits for apigenCudaHostFnDone(id),
+ * as a stream's host function does. apigenCudaHostNodeGetParams answers
+ * the id of the node's registration (this session's only). */
+#define APIGEN_CUDA_HOST_NODE_ADD 0u
+#define APIGEN_CUDA_HOST_NODE_SET 1u
+#define APIGEN_CUDA_HOST_NODE_EXEC_SET 2u
+CUresult apigenCudaHostNode(unsigned int op, CUgraphNode *phGraphNode, CUgraph hGraph,
+                            const CUgraphNode *dependencies, size_t numDependencies,
+                            CUgraphExec hGraphExec, CUgraphNode hNode, apigenCudaHostFnCb fn,
+                            void *user, uint64_t id);
+CUresult apigenCudaHostNodeGetParams(CUgraphNode hNode, uint64_t *id);
+
 /* cuStreamGetCaptureInfo_v2/_v3: the driver's dependency arrays copied
  * out (room for cap; *numDeps is the full count); ptsz: the _ptsz form. */
 CUresult apigenCudaStreamGetCaptureInfo(CUstream hStream, unsigned int ptsz,
@@ -142,6 +157,10 @@ CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
 #define APIGEN_CUDA_COPY_KIND 3u
 #define APIGEN_CUDA_COPY_ASYNC 4u        /* the *Async form, on hStream */
 #define APIGEN_CUDA_COPY_PT 8u           /* the _ptds / _ptsz entry point */
+#define APIGEN_CUDA_COPY_ARENA_SRC 16u   /* srcHost is the server's address of the first byte
+                                            in the client's arena (pitch srcPitch, height
+                                            srcHeight, offsets 0); no hostIn */
+#define APIGEN_CUDA_COPY_ARENA_DST 32u   /* dstHost likewise; no hostOut */
 
 /* A 2D or 3D copy: the guest's host memory on either side travels packed
  * (rows of WidthInBytes back to back: hostIn for a host source, hostOut
@@ -154,5 +173,13 @@ CUresult apigenCudaMemcpy3D(const CUDA_MEMCPY3D *copy, CUstream hStream, unsigne
 CUresult apigenCudaMemcpy3DPeer(const CUDA_MEMCPY3D_PEER *copy, CUcontext srcContext,
                                 CUcontext dstContext, CUstream hStream, unsigned int kind,
                                 void *hostOut, size_t outSize, const void *hostIn, size_t inSize);
+
+/* An async copy between the device and the client's shared-memory arena,
+ * whose host side is the server's address of it (host_arena.c): pinned
+ * memory and the shadows of copies captured into graphs. */
+#define APIGEN_CUDA_ARENA_TO_DEVICE 1u /* host -> device (else device -> host) */
+#define APIGEN_CUDA_ARENA_PTSZ 2u      /* the _ptsz entry point */
+CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, size_t ByteCount, CUstream hStream,
+                               unsigned int flags);
 
 #endif

@@ -7,7 +7,10 @@
  * (CU_MEMORYTYPE_UNIFIED) is the guest's host memory or the server's.
  * 2D copies travel as a 3D descriptor of depth 1, peer copies as a
  * CUDA_MEMCPY3D_PEER with their contexts; the server calls the function the
- * application called. */
+ * application called. An async copy's host side in the shared-memory arena
+ * (pinned memory), or any host side of a copy a stream capture records
+ * (through a shadow in the arena, capture.c), travels as the server's
+ * address of it instead (APIGEN_CUDA_COPY_ARENA_*). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,38 @@ static CUmemorytype side(CUmemorytype t, CUdeviceptr dev, const void **host)
     if (apigen_cuda_on_server(dev)) return CU_MEMORYTYPE_DEVICE;
     *host = (const void *)(uintptr_t)dev;
     return CU_MEMORYTYPE_HOST;
+}
+
+/* An async copy's host side named by the server's address of it in the
+ * arena (APIGEN_CUDA_COPY_ARENA_*): pinned memory always (async as
+ * natively), pageable memory through a shadow (capture.c) when the stream
+ * captures. 1 with *gh set, 0 to pack the rows into the message as for any
+ * other copy, -1 with *e an error. */
+static int arena_host(const void *base, size_t x, size_t y, size_t z, size_t pitch,
+                      size_t height, const CUDA_MEMCPY3D *c, size_t depth, CUstream s, int pt,
+                      apigen_graph_host_t *gh, CUresult *e)
+{
+    uint64_t off, slice;
+    if (!base || !c->WidthInBytes || !c->Height || pitch < c->WidthInBytes ||
+        !apigen_mul_size(z, height, &off) || !apigen_add_size(off, y, &off) ||
+        !apigen_mul_size(off, pitch, &off) || !apigen_add_size(off, x, &off) ||
+        off > UINTPTR_MAX - (uintptr_t)base || !apigen_mul_size(height, pitch, &slice) ||
+        slice > SIZE_MAX)
+        return 0; /* the driver says what is wrong with it */
+    void *first = (unsigned char *)(uintptr_t)base + off;
+    int own = apigen_arena_owns(first), cap = own ? -1 : apigen_cuda_captures(s, pt);
+    if (!own && !cap) return 0;
+    switch (apigen_graph_host(&cuda_api, first, pitch, c->WidthInBytes, c->Height, depth,
+                              (size_t)slice, gh)) {
+    case APIGEN_GRAPH_HOST_OK: break;
+    case APIGEN_GRAPH_HOST_NO_MEMORY: *e = CUDA_ERROR_OUT_OF_MEMORY; return -1;
+    default: return 0; /* no arena: packed (captured, the server refuses it) */
+    }
+    if (gh->shadow && cap < 0 && !apigen_cuda_captures(s, pt)) {
+        apigen_shadow_drop(gh->shadow); /* pinned rows past the arena's end: packed */
+        return 0;
+    }
+    return 1;
 }
 
 /* peer: a CUDA_MEMCPY3D_PEER copy (the contexts travel with it) */
@@ -40,9 +75,49 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
     size_t sheight = c.srcHeight ? c.srcHeight : c.Height;
     size_t dpitch = c.dstPitch ? c.dstPitch : c.WidthInBytes;
     size_t dheight = c.dstHeight ? c.dstHeight : c.Height;
-    if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
-        if (!sh || spitch < c.WidthInBytes) return CUDA_ERROR_INVALID_VALUE;
-        if (bytes && !(in = malloc(bytes))) return CUDA_ERROR_OUT_OF_MEMORY;
+    int pt = (kind & APIGEN_CUDA_COPY_PT) != 0;
+    apigen_graph_host_t gs = {0}, gd = {0};
+    CUresult e = CUDA_SUCCESS;
+    if ((kind & APIGEN_CUDA_COPY_ASYNC) && c.srcMemoryType == CU_MEMORYTYPE_HOST) {
+        int r = arena_host(sh, c.srcXInBytes, c.srcY, c.srcZ, spitch, sheight, &c, depth, stream,
+                           pt, &gs, &e);
+        if (r < 0) return e;
+        if (r > 0) {
+            kind |= APIGEN_CUDA_COPY_ARENA_SRC;
+            c.srcHost = (const void *)(uintptr_t)gs.peer;
+            c.srcXInBytes = c.srcY = c.srcZ = 0;
+            c.srcPitch = spitch;
+            c.srcHeight = sheight;
+        }
+    }
+    if ((kind & APIGEN_CUDA_COPY_ASYNC) && c.dstMemoryType == CU_MEMORYTYPE_HOST) {
+        int r = arena_host(dh, c.dstXInBytes, c.dstY, c.dstZ, dpitch, dheight, &c, depth, stream,
+                           pt, &gd, &e);
+        if (r < 0) {
+            apigen_shadow_drop(gs.shadow);
+            return e;
+        }
+        if (r > 0) {
+            kind |= APIGEN_CUDA_COPY_ARENA_DST;
+            c.dstHost = (void *)(uintptr_t)gd.peer;
+            c.dstXInBytes = c.dstY = c.dstZ = 0;
+            c.dstPitch = dpitch;
+            c.dstHeight = dheight;
+        }
+    }
+    if (gs.shadow && (e = apigen_cuda_host_fn_captured(stream, apigen_shadow_fill, gs.shadow,
+                                                       pt)) != CUDA_SUCCESS) {
+        apigen_shadow_drop(gs.shadow);
+        apigen_shadow_drop(gd.shadow);
+        return e;
+    }
+    if (c.srcMemoryType == CU_MEMORYTYPE_HOST && !(kind & APIGEN_CUDA_COPY_ARENA_SRC)) {
+        /* (a destination's shadow here was never used: gs has none) */
+        if (!sh || spitch < c.WidthInBytes || (bytes && !(in = malloc(bytes)))) {
+            apigen_shadow_drop(gd.shadow);
+            return !sh || spitch < c.WidthInBytes ? CUDA_ERROR_INVALID_VALUE
+                                                  : CUDA_ERROR_OUT_OF_MEMORY;
+        }
         for (size_t z = 0; z < depth; z++)
             for (size_t y = 0; y < c.Height; y++)
                 memcpy(in + (z * c.Height + y) * c.WidthInBytes,
@@ -54,7 +129,7 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
         c.srcPitch = c.WidthInBytes;
         c.srcHeight = c.Height;
     }
-    if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
+    if (c.dstMemoryType == CU_MEMORYTYPE_HOST && !(kind & APIGEN_CUDA_COPY_ARENA_DST)) {
         if (!dh || dpitch < c.WidthInBytes) {
             free(in);
             return CUDA_ERROR_INVALID_VALUE;
@@ -71,13 +146,13 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
         sent.dstPitch = c.WidthInBytes;
         sent.dstHeight = c.Height;
     }
-    CUresult e;
     if (peer) {
         CUDA_MEMCPY3D_PEER pp;
         memset(&pp, 0, sizeof pp);
         pp.srcXInBytes = sent.srcXInBytes, pp.srcY = sent.srcY, pp.srcZ = sent.srcZ;
         pp.srcLOD = sent.srcLOD, pp.srcMemoryType = sent.srcMemoryType;
         pp.srcDevice = sent.srcDevice, pp.srcArray = sent.srcArray, pp.srcContext = sctx;
+        pp.srcHost = sent.srcHost, pp.dstHost = sent.dstHost; /* arena addresses, or NULL */
         pp.srcPitch = sent.srcPitch, pp.srcHeight = sent.srcHeight;
         pp.dstXInBytes = sent.dstXInBytes, pp.dstY = sent.dstY, pp.dstZ = sent.dstZ;
         pp.dstLOD = sent.dstLOD, pp.dstMemoryType = sent.dstMemoryType;
@@ -97,6 +172,11 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
                        out + (z * c.Height + y) * c.WidthInBytes, c.WidthInBytes);
     free(in);
     free(out);
+    if (gd.shadow) {
+        if (e == CUDA_SUCCESS) return apigen_cuda_host_fn_captured(stream, apigen_shadow_drain,
+                                                                   gd.shadow, pt);
+        apigen_shadow_drop(gd.shadow);
+    }
     return e;
 }
 

@@ -45,4 +45,12 @@ CUresult apigen_cuda_extra_buffer(const struct apigen_cuda_layout *l, void **ext
 int apigen_cuda_launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                                unsigned by, unsigned bz, unsigned shmem);
 
+/* A host function on a stream that captures (hostfn.c): it runs, here, at
+ * every launch of the graph; ptsz: the stream is named as by a _ptsz form. */
+CUresult apigen_cuda_host_fn_captured(CUstream stream, void (*fn)(void *), void *user, int ptsz);
+
+/* Whether work enqueued on the stream now is captured into a graph
+ * (capture.c): asked of the server only once this process began a capture. */
+int apigen_cuda_captures(CUstream stream, int ptsz);
+
 #endif

@@ -384,6 +384,22 @@ static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstrea
                          size_t inSize, const CUDA_MEMCPY3D_PEER *peer, CUcontext sctx,
                          CUcontext dctx);
 
+/* A host side the guest named by the server's address of it in its arena
+ * (APIGEN_CUDA_COPY_ARENA_*): offsets 0, every row of the copy inside the
+ * client's arena. */
+static int arena_side(apigen_call_ctx *cx, const void *host, size_t x, size_t y, size_t z,
+                      size_t pitch, size_t height, const CUDA_MEMCPY3D *c)
+{
+    size_t depth = c->Depth ? c->Depth : 1;
+    uint64_t a, b, span;
+    if (x || y || z || pitch < c->WidthInBytes || (depth > 1 && height < c->Height)) return 0;
+    if (!c->WidthInBytes || !c->Height) return 1; /* nothing is read or written */
+    return apigen_mul_size(height, pitch, &a) && apigen_mul_size(a, depth - 1, &a) &&
+           apigen_mul_size(pitch, c->Height - 1, &b) && apigen_add_size(a, b, &span) &&
+           apigen_add_size(span, c->WidthInBytes, &span) &&
+           apigen_arena_holds(cx, (uint64_t)(uintptr_t)host, span);
+}
+
 CUresult cuda_host_memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstream hStream,
                             unsigned int kind, void *hostOut, size_t outSize, const void *hostIn,
                             size_t inSize)
@@ -402,11 +418,11 @@ CUresult cuda_host_memcpy3d_peer(apigen_call_ctx *cx, const CUDA_MEMCPY3D_PEER *
     memset(&c, 0, sizeof c);
     c.srcXInBytes = copy->srcXInBytes, c.srcY = copy->srcY, c.srcZ = copy->srcZ;
     c.srcLOD = copy->srcLOD, c.srcMemoryType = copy->srcMemoryType;
-    c.srcDevice = copy->srcDevice, c.srcArray = copy->srcArray;
+    c.srcDevice = copy->srcDevice, c.srcArray = copy->srcArray, c.srcHost = copy->srcHost;
     c.srcPitch = copy->srcPitch, c.srcHeight = copy->srcHeight;
     c.dstXInBytes = copy->dstXInBytes, c.dstY = copy->dstY, c.dstZ = copy->dstZ;
     c.dstLOD = copy->dstLOD, c.dstMemoryType = copy->dstMemoryType;
-    c.dstDevice = copy->dstDevice, c.dstArray = copy->dstArray;
+    c.dstDevice = copy->dstDevice, c.dstArray = copy->dstArray, c.dstHost = copy->dstHost;
     c.dstPitch = copy->dstPitch, c.dstHeight = copy->dstHeight;
     c.WidthInBytes = copy->WidthInBytes, c.Height = copy->Height, c.Depth = copy->Depth;
     return memcpy3d(cx, &c, hStream, kind, hostOut, outSize, hostIn, inSize, copy, srcContext,
@@ -430,13 +446,21 @@ static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstrea
     static unsigned char none[1]; /* an empty copy's host side (the guest sent no bytes) */
     if (!need && !hostIn) hostIn = none;
     if (!need && !hostOut) hostOut = none;
-    if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
+    int asrc = (kind & APIGEN_CUDA_COPY_ARENA_SRC) && c.srcMemoryType == CU_MEMORYTYPE_HOST;
+    int adst = (kind & APIGEN_CUDA_COPY_ARENA_DST) && c.dstMemoryType == CU_MEMORYTYPE_HOST;
+    if (asrc) {
+        if (!arena_side(cx, c.srcHost, c.srcXInBytes, c.srcY, c.srcZ, c.srcPitch, c.srcHeight, &c))
+            return CUDA_ERROR_INVALID_VALUE;
+    } else if (c.srcMemoryType == CU_MEMORYTYPE_HOST) {
         if (!hostIn || inSize < need || c.srcXInBytes || c.srcY || c.srcZ ||
             c.srcPitch != c.WidthInBytes || (c.srcHeight && c.srcHeight != c.Height))
             return CUDA_ERROR_INVALID_VALUE;
         c.srcHost = hostIn;
     }
-    if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
+    if (adst) {
+        if (!arena_side(cx, c.dstHost, c.dstXInBytes, c.dstY, c.dstZ, c.dstPitch, c.dstHeight, &c))
+            return CUDA_ERROR_INVALID_VALUE;
+    } else if (c.dstMemoryType == CU_MEMORYTYPE_HOST) {
         if (!hostOut || outSize < need || c.dstXInBytes || c.dstY || c.dstZ ||
             c.dstPitch != c.WidthInBytes || (c.dstHeight && c.dstHeight != c.Height))
             return CUDA_ERROR_INVALID_VALUE;
@@ -473,9 +497,11 @@ static CUresult memcpy3d(apigen_call_ctx *cx, const CUDA_MEMCPY3D *copy, CUstrea
         else
             e = pt ? cuMemcpy2D_v2_ptds(&d) : cuMemcpy2D_v2(&d);
     }
-    /* the host sides live in this request and its reply: done before they go */
+    /* the host sides live in this request and its reply: done before they go
+     * (arena memory lives as long as the session: async as natively) */
     if (e == CUDA_SUCCESS && async &&
-        (c.srcMemoryType == CU_MEMORYTYPE_HOST || c.dstMemoryType == CU_MEMORYTYPE_HOST))
+        ((c.srcMemoryType == CU_MEMORYTYPE_HOST && !asrc) ||
+         (c.dstMemoryType == CU_MEMORYTYPE_HOST && !adst)))
         e = pt ? cuStreamSynchronize_ptsz(hStream) : cuStreamSynchronize(hStream);
     return e;
 }

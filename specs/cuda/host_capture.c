@@ -8,9 +8,15 @@
  * is invalidated (a synchronize on the capturing stream, illegal during a
  * capture), so cuStreamEndCapture reports it as for any unsupported call
  * rather than handing out a graph without the copy. Copies on streams that
- * are not capturing go to the driver as they are. (The streamed path of
- * cuMemcpyDtoHAsync_v2 refuses a capture in host_copy.c; 2D/3D copies wait
- * for their host sides in host.c.) */
+ * are not capturing go to the driver as they are. A source in the client's
+ * shared-memory arena (an arena reference: pinned memory, or the shadow the
+ * guest made for pageable memory, arena_shadow.c) lives as long as the
+ * session and is taken; the guest sends captured copies that way whenever
+ * it has an arena, so what is refused here is a capture over a transport
+ * without one (tcp://, ucx://), or a client that bypassed the guest
+ * library. (The streamed path of cuMemcpyDtoHAsync_v2 refuses a capture in
+ * host_copy.c; 2D/3D copies wait for their host sides in host.c, and name
+ * arena memory with APIGEN_CUDA_COPY_ARENA_*.) */
 #include <stdint.h>
 
 #include "apigen_rt.h"
@@ -33,19 +39,24 @@ static int captured(CUstream s, int ptsz, const char *fn)
     return 1;
 }
 
+/* Host memory of the call (bytes in the request), not the client's arena. */
+static int transient(apigen_call_ctx *cx, const void *host, size_t n)
+{
+    return n && !apigen_arena_holds(cx, (uint64_t)(uintptr_t)host, n);
+}
+
 CUresult cuda_host_htod_async(apigen_call_ctx *cx, CUdeviceptr dstDevice, const void *srcHost,
                               size_t ByteCount, CUstream hStream)
 {
-    (void)cx;
-    if (captured(hStream, 0, "cuMemcpyHtoDAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (transient(cx, srcHost, ByteCount) && captured(hStream, 0, "cuMemcpyHtoDAsync_v2"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
 }
 
 CUresult cuda_host_htod_async_ptsz(apigen_call_ctx *cx, CUdeviceptr dstDevice,
                                    const void *srcHost, size_t ByteCount, CUstream hStream)
 {
-    (void)cx;
-    if (captured(hStream, 1, "cuMemcpyHtoDAsync_v2_ptsz"))
+    if (transient(cx, srcHost, ByteCount) && captured(hStream, 1, "cuMemcpyHtoDAsync_v2_ptsz"))
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return cuMemcpyHtoDAsync_v2_ptsz(dstDevice, srcHost, ByteCount, hStream);
 }
@@ -70,16 +81,15 @@ CUresult cuda_host_dtoh_async_ptsz(apigen_call_ctx *cx, void *dstHost, CUdevicep
 CUresult cuda_host_htoa_async(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset,
                               const void *srcHost, size_t ByteCount, CUstream hStream)
 {
-    (void)cx;
-    if (captured(hStream, 0, "cuMemcpyHtoAAsync_v2")) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (transient(cx, srcHost, ByteCount) && captured(hStream, 0, "cuMemcpyHtoAAsync_v2"))
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 
 CUresult cuda_host_htoa_async_ptsz(apigen_call_ctx *cx, CUarray dstArray, size_t dstOffset,
                                    const void *srcHost, size_t ByteCount, CUstream hStream)
 {
-    (void)cx;
-    if (captured(hStream, 1, "cuMemcpyHtoAAsync_v2_ptsz"))
+    if (transient(cx, srcHost, ByteCount) && captured(hStream, 1, "cuMemcpyHtoAAsync_v2_ptsz"))
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     return cuMemcpyHtoAAsync_v2_ptsz(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }

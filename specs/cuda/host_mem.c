@@ -2,9 +2,11 @@
  * cuMemAllocHost / cuMemHostAlloc memory is guest memory, carved from the
  * shared arena when the transport has one (the server registered it with
  * the GPU: copies from it are zero-copy), else plain memory; registering
- * memory (cuMemHostRegister) records the range. The device cannot address
- * the guest's RAM, so mapped pointers (cuMemHostGetDevicePointer) are
- * unsupported. cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
+ * memory (cuMemHostRegister) records the range. The device reaches only the
+ * arena (registered mapped on the server, host_arena.c):
+ * cuMemHostGetDevicePointer_v2 answers the server's device pointer for its
+ * address of arena bytes, and refuses other memory (CUDA_ERROR_NOT_SUPPORTED,
+ * a log line). cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
  * host memory, else the server's answer to cuPointerGetAttribute. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -158,6 +160,36 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
     if (i < 0) return CUDA_ERROR_INVALID_VALUE;
     *pFlags = f;
     return CUDA_SUCCESS;
+}
+
+CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
+
+/* The device pointer is noted as the client's device memory (unified
+ * copies with it go to the server, async calls with it are vouched for). */
+APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+    if (!pdptr || !p) return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&lock_);
+    long i = find(p);
+    size_t left = i >= 0 ? ranges_[i].size - ((uintptr_t)p - ranges_[i].base) : 0;
+    int owned = i >= 0 && ranges_[i].owned;
+    pthread_mutex_unlock(&lock_);
+    if (i < 0) {
+        CUresult e = need_context();
+        return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
+    }
+    uint64_t peer = apigen_arena_peer_addr(&cuda_api, p, left);
+    if (!peer) {
+        apigen_log("cuMemHostGetDevicePointer_v2: %p is %s: the device reaches only host memory "
+                   "of the shared-memory arena (cuMemHostAlloc / cuMemAllocHost over unix:// or "
+                   "shm://): refused (CUDA_ERROR_NOT_SUPPORTED)",
+                   p, owned ? "pinned memory outside the arena" : "registered memory");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    CUresult e = cuda_fwd_cuMemHostGetDevicePointer_v2(pdptr, (void *)(uintptr_t)peer, Flags);
+    if (e == CUDA_SUCCESS && *pdptr && !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
+        apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)*pdptr, left);
+    return e;
 }
 
 /* ---- unified copies ---------------------------------------------------------------------------- */

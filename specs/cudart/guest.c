@@ -120,6 +120,7 @@ FWD_DECL(cudaFree, void *devPtr)
 FWD_DECL(cudaFreeAsync, void *devPtr, cudaStream_t hStream)
 FWD_DECL(cudaFreeAsync_ptsz, void *devPtr, cudaStream_t hStream)
 FWD_DECL(cudaPointerGetAttributes, struct cudaPointerAttributes *attributes, const void *ptr)
+FWD_DECL(cudaHostGetDevicePointer, void **pDevice, void *pHost, unsigned int flags)
 FWD_DECL(cudaStreamSynchronize, cudaStream_t stream)
 FWD_DECL(cudaStreamSynchronize_ptsz, cudaStream_t stream)
 FWD_DECL(cudaStreamQuery, cudaStream_t stream)
@@ -981,13 +982,14 @@ static cudaError_t local_error(cudaError_t e)
 }
 
 /* Pinned host memory is the guest's own (the arena, which the server
- * registered as portable pinned memory; plain memory without an arena).
- * Flags the stub cannot honour are refused, never accepted and echoed:
- * mapped memory would need the device to reach the guest's pages through an
- * address of the server's (the fidelity issue), write-combined memory a
- * mapping the guest cannot make. Portable is what every pinned block here is. */
+ * registered as portable, mapped pinned memory; plain memory without an
+ * arena). Flags the stub cannot honour are refused, never accepted and
+ * echoed: mapped memory needs the arena (the device reaches it through the
+ * server's mapping: cudaHostGetDevicePointer), so a mapped block that cannot
+ * come from it is refused; write-combined memory would need a mapping the
+ * guest cannot make. Portable is what every pinned block here is. */
 #define HOST_ALLOC_FLAGS (cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)
-#define HOST_ALLOC_UNSUPPORTED (cudaHostAllocMapped | cudaHostAllocWriteCombined)
+#define HOST_ALLOC_UNSUPPORTED cudaHostAllocWriteCombined
 #define HOST_REGISTER_FLAGS                                                                        \
     (cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |                \
      cudaHostRegisterReadOnly)
@@ -1000,13 +1002,19 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     if (e != cudaSuccess) return e;
     if (flags & ~(unsigned)HOST_ALLOC_FLAGS) return local_error(cudaErrorInvalidValue);
     if (flags & HOST_ALLOC_UNSUPPORTED) {
-        apigen_log("cudaHostAlloc: flags 0x%x: mapped and write-combined host memory are not "
-                   "supported remotely (cudaErrorNotSupported)", flags);
+        apigen_log("cudaHostAlloc: flags 0x%x: write-combined host memory is not supported "
+                   "remotely (cudaErrorNotSupported)", flags);
         return local_error(cudaErrorNotSupported);
     }
     /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
     void *p = apigen_arena_alloc(size ? size : 1);
+    if (!p && (flags & cudaHostAllocMapped)) {
+        apigen_log("cudaHostAlloc: cudaHostAllocMapped needs the shared-memory arena (a server "
+                   "on this machine: unix:// or shm://, APIGEN_ARENA not 0, room left in it): "
+                   "refused (cudaErrorNotSupported)");
+        return local_error(cudaErrorNotSupported);
+    }
     if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
         return local_error(cudaErrorMemoryAllocation);
     ranges_add(&host_ranges_, p, size, flags, true);
@@ -1039,7 +1047,8 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
     if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
     if (flags & HOST_REGISTER_UNSUPPORTED) {
         apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
-                   "supported remotely (cudaErrorNotSupported)", flags);
+                   "supported remotely: the device reaches only memory of the shared-memory "
+                   "arena (cudaHostAlloc / cudaMallocHost) (cudaErrorNotSupported)", flags);
         return local_error(cudaErrorNotSupported);
     }
     if (ranges_find(&host_ranges_, ptr, &r))
@@ -1064,6 +1073,37 @@ APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
         return local_error(cudaErrorInvalidValue);
     *pFlags = r.flags; /* only flags the allocation honours are ever accepted */
     return cudaSuccess;
+}
+
+/* Mapped memory: a block in the arena, whose device pointer the server's
+ * runtime gives for its address of the bytes (registered mapped there). The
+ * pointer is noted as device memory here (cudaMemcpyDefault with it is a
+ * copy the server makes, as natively the driver resolves it). */
+APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+    range r;
+    if (!pDevice || !pHost) return local_error(cudaErrorInvalidValue);
+    if (!ranges_find(&host_ranges_, pHost, &r)) {
+        cudaError_t e = runtime_ready();
+        return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
+    }
+    uint64_t left = r.size - ((uintptr_t)pHost - r.base);
+    uint64_t peer = apigen_arena_peer_addr(&cudart_api, pHost, left);
+    if (!peer) {
+        apigen_log("cudaHostGetDevicePointer: %p is %s: the device reaches only host memory of "
+                   "the shared-memory arena (cudaHostAlloc / cudaMallocHost over unix:// or "
+                   "shm://): refused (cudaErrorNotSupported)",
+                   pHost, r.owned ? "pinned memory outside the arena" : "registered memory");
+        return local_error(cudaErrorNotSupported);
+    }
+    cudaError_t e = cudart_fwd_cudaHostGetDevicePointer(pDevice, (void *)(uintptr_t)peer, flags);
+    range d;
+    if (e == cudaSuccess && *pDevice && !ranges_find(&dev_ranges_, *pDevice, &d)) {
+        ranges_add(&dev_ranges_, *pDevice, (size_t)left, 0, false);
+        apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api),
+                        (uint64_t)(uintptr_t)*pDevice, left);
+    }
+    return e;
 }
 
 APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes,
@@ -1344,32 +1384,16 @@ static void *slot_begin(void *dst, const void *src, size_t count, enum cudaMemcp
  * the application's buffer, row by row for a pitched copy. A shadow lives as
  * long as the graph may run: like a captured host function's record, it is
  * never freed. Without an arena (tcp://, ucx://) such a copy of pageable
- * memory is refused with cudaErrorStreamCaptureUnsupported. */
-typedef struct shadow_copy {
-    void *user, *shadow;
-    size_t pitch, width, height; /* a 1D copy: one row */
-} shadow_copy;
-
-static void shadow_fill(void *p)
-{
-    shadow_copy *c = p;
-    for (size_t y = 0; y < c->height; y++)
-        memcpy((char *)c->shadow + y * c->pitch, (const char *)c->user + y * c->pitch, c->width);
-}
-
-static void shadow_drain(void *p)
-{
-    shadow_copy *c = p;
-    for (size_t y = 0; y < c->height; y++)
-        memcpy((char *)c->user + y * c->pitch, (const char *)c->shadow + y * c->pitch, c->width);
-}
+ * memory is refused with cudaErrorStreamCaptureUnsupported. The layouts
+ * and shadows are the runtime's (apigen_graph_host, shared with the CUDA
+ * driver stub). */
 
 /* The host side of a captured copy, as the forwarded call must name it. */
 typedef struct captured_host {
     const void *src; /* to the device: the source (in the arena: sent as a reference) */
     void *dst;       /* from the device: the server's address of the destination, to be
                         sent with cudaMemcpyDefault (the server takes it as it is) */
-    shadow_copy *shadow; /* pageable memory: its shadow; NULL for arena memory */
+    apigen_shadow *shadow; /* pageable memory: its shadow; NULL for arena memory */
 } captured_host;
 
 /* Before the copy: where its host side is (*cap) and, to the device, the
@@ -1378,34 +1402,24 @@ typedef struct captured_host {
 static cudaError_t capture_before(captured_host *cap, bool to_device, void *user, size_t pitch,
                                   size_t width, size_t height, cudaStream_t stream, uint32_t flags)
 {
-    uint64_t span;
+    apigen_graph_host_t gh;
     memset(cap, 0, sizeof *cap);
-    if (!apigen_mul_size(pitch, height - 1, &span) || !apigen_add_size(span, width, &span) ||
-        span > SIZE_MAX)
-        return cudaErrorInvalidValue; /* no host memory is that large */
-    if (apigen_arena_owns(user)) {
-        cap->src = user;
-        cap->dst = (void *)(uintptr_t)apigen_arena_peer_addr(&cudart_api, user, span);
-        if (to_device || cap->dst) return cudaSuccess;
-    }
-    shadow_copy *c = malloc(sizeof *c);
-    void *sh = c ? apigen_arena_alloc(span) : NULL;
-    uint64_t peer = sh ? apigen_arena_peer_addr(&cudart_api, sh, span) : 0;
-    if (!peer) {
+    int r = apigen_graph_host(&cudart_api, user, pitch, width, height, 1, pitch * height, &gh);
+    if (r == APIGEN_GRAPH_HOST_BAD) return cudaErrorInvalidValue; /* no host memory is that large */
+    if (r == APIGEN_GRAPH_HOST_NO_MEMORY) return cudaErrorMemoryAllocation;
+    if (r == APIGEN_GRAPH_HOST_NO_ARENA) {
         static atomic_bool said;
-        if (sh) (void)apigen_arena_free(sh);
-        free(c);
         if (!atomic_exchange(&said, true))
             apigen_log("a copy of pageable memory captured into a graph needs the shared memory "
                        "arena (a server on this machine: unix:// or shm://, APIGEN_ARENA not 0): "
                        "refused with cudaErrorStreamCaptureUnsupported");
         return cudaErrorStreamCaptureUnsupported;
     }
-    *c = (shadow_copy){user, sh, pitch, width, height};
-    cap->shadow = c;
-    cap->src = sh;
-    cap->dst = (void *)(uintptr_t)peer;
-    return to_device ? enqueue_host_fn(stream, shadow_fill, NULL, c, flags) : cudaSuccess;
+    cap->src = gh.local;
+    cap->dst = (void *)(uintptr_t)gh.peer;
+    cap->shadow = gh.shadow;
+    return to_device && gh.shadow ? enqueue_host_fn(stream, apigen_shadow_fill, NULL, gh.shadow, flags)
+                                  : cudaSuccess;
 }
 
 /* After the copy was issued (e): from the device, the drain of a shadow
@@ -1415,9 +1429,9 @@ static cudaError_t capture_after(captured_host *cap, bool to_device, cudaError_t
                                  cudaStream_t stream, uint32_t flags)
 {
     if (!cap->shadow || to_device) return e;
-    if (e == cudaSuccess) return enqueue_host_fn(stream, shadow_drain, NULL, cap->shadow, flags);
-    (void)apigen_arena_free(cap->shadow->shadow);
-    free(cap->shadow);
+    if (e == cudaSuccess)
+        return enqueue_host_fn(stream, apigen_shadow_drain, NULL, cap->shadow, flags);
+    apigen_shadow_drop(cap->shadow);
     return e;
 }
 

@@ -528,6 +528,21 @@ cudaError_t cudart_host_pointer_attributes(apigen_call_ctx *cx,
     return cudaPointerGetAttributes(attributes, ptr);
 }
 
+/* Mapped host memory: only the client's arena (registered mapped when a
+ * call first uses it, which apigen_arena_holds makes happen), never another
+ * address of this process. */
+cudaError_t cudart_host_get_device_pointer(apigen_call_ctx *cx, void **pDevice, void *pHost,
+                                           unsigned int flags)
+{
+    if (!apigen_arena_holds(cx, (uint64_t)(uintptr_t)pHost, 1)) {
+        apigen_log("cudaHostGetDevicePointer: %p is not in the client's shared-memory arena: "
+                   "refused (cudaErrorInvalidValue)", pHost);
+        apigen_result_own(cx);
+        return cudaErrorInvalidValue;
+    }
+    return cudaHostGetDevicePointer(pDevice, pHost, flags);
+}
+
 cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error)
 {
     apigen_set_last_error(cx, (int64_t)error);
@@ -1024,9 +1039,14 @@ cudaError_t cudart_host_exec_memcpy_node_set(apigen_call_ctx *cx, cudaGraphExec_
  * buffers. The thread's pending error (cudaGetLastError belongs to the
  * guest) is never touched: with one pending, nothing is registered; a
  * failed registration clears only its own error. */
+/* Portable, and mapped when the device can map host memory (a kernel then
+ * reaches the arena: cudaHostGetDevicePointer). */
 static bool cudart_host_register(void *p, size_t n)
 {
     if (cudaPeekAtLastError() != cudaSuccess) return false;
+    if (cudaHostRegister(p, n, cudaHostRegisterPortable | cudaHostRegisterMapped) == cudaSuccess)
+        return true;
+    (void)cudaGetLastError();
     if (cudaHostRegister(p, n, cudaHostRegisterPortable) == cudaSuccess) return true;
     (void)cudaGetLastError();
     return false;

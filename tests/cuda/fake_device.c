@@ -7,9 +7,13 @@
  *
  * A device-side refusal to provoke: cudaMemset(Async) with value 0x7e fails
  * with cudaErrorInvalidValue (and sets the thread's last error, as the
- * runtime does). Never used with a GPU. */
+ * runtime does). A stand-in for a kernel's printf: cudaMemset(Async) with
+ * value 0x70 leaves a line that the next cudaDeviceSynchronize prints to
+ * stdout through stdio, unflushed, as the driver prints a kernel's output at
+ * a synchronization. Never used with a GPU. */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda_runtime_api.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,10 +55,17 @@ FAKE cudaError_t cudaFree(void *devPtr)
     free(devPtr); /* NULL: the runtime is ready */
     return cudaSuccess;
 }
+static char printed_[256]; /* what the "kernels" printed, until a synchronization */
+
 FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
     if (value == 0x7e) return fail(cudaErrorInvalidValue);
+    if (value == 0x70) {
+        size_t at = strlen(printed_);
+        snprintf(printed_ + at, sizeof printed_ - at, "device: a kernel printed this (%zu bytes)\n",
+                 count);
+    }
     memset(devPtr, value, count);
     return cudaSuccess;
 }
@@ -102,6 +113,8 @@ FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 }
 FAKE cudaError_t cudaDeviceSynchronize(void)
 {
+    if (printed_[0]) printf("%s", printed_);
+    printed_[0] = 0;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaGetLastError(void)

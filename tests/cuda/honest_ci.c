@@ -117,6 +117,12 @@ int main(void)
     P("cudaMemset3DAsync(memory not the client's)", cudaMemset3DAsync(bogus, 0, ext, 0));
     P("next synchronous call", cudaGetDevice(&dev));
     last("then");
+    printf("-- what the device prints reaches stdout at the synchronization\n");
+    fflush(stdout);
+    P("cudaMemsetAsync(prints)", cudaMemsetAsync(d, 0x70, 16, 0));
+    P("cudaMemsetAsync(prints again)", cudaMemsetAsync(d, 0x70, 32, 0));
+    fflush(stdout);
+    P("cudaDeviceSynchronize", cudaDeviceSynchronize());
     P("cudaFree", cudaFree(d));
     last("end");
     return 0;

@@ -7,6 +7,7 @@
  * /work/team/trace1, copied as docs/driver-trace-2026-11-25.txt). */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -119,6 +119,51 @@ static apigen_status raw_str_ref(uint64_t off)
     return st;
 }
 
+/* apigen_graph_host (arena_shadow.c): arena memory as it is; other memory
+ * through a shadow with the same layout whose fill and drain move the rows
+ * only, never the gaps between them (pitched rows, 3D slices). */
+static void graph_host(uint8_t *arena_block, uint64_t srv)
+{
+    apigen_graph_host_t gh;
+    CHECK(apigen_graph_host(&aapi, arena_block + 64, 48, 37, 5, 1, 240, &gh) == APIGEN_GRAPH_HOST_OK &&
+          !gh.shadow && gh.local == arena_block + 64 && gh.peer == srv + 64);
+    /* 2 slices of 5 rows of 37 bytes, 48 apart, slices 6 rows apart */
+    enum { P = 48, W = 37, H = 5, D = 2, SL = 6 * P, SPAN = SL + 4 * P + W };
+    uint8_t *user = malloc(SL * 2), *orig = malloc(SL * 2);
+    for (int i = 0; i < SL * 2; i++)
+        user[i] = orig[i] = (uint8_t)(i * 7 + 3);
+    CHECK(apigen_graph_host(&aapi, user, P, W, H, D, SL, &gh) == APIGEN_GRAPH_HOST_OK && gh.shadow &&
+          apigen_arena_owns(gh.local) && gh.local != user &&
+          gh.peer == apigen_arena_peer_addr(&aapi, gh.local, SPAN));
+    if (gh.shadow) {
+        uint8_t *sh = gh.local;
+        memset(sh, 0x11, SPAN);
+        apigen_shadow_fill(gh.shadow);
+        int bad = 0;
+        for (int i = 0; i < SPAN; i++) {
+            bool row = i % SL < H * P && i % P < W;
+            bad += row ? sh[i] != user[i] : sh[i] != 0x11;
+        }
+        CHECK(bad == 0);
+        memset(sh, 0xcd, SPAN); /* what the device wrote */
+        apigen_shadow_drain(gh.shadow);
+        bad = 0;
+        for (int i = 0; i < SL * 2; i++) {
+            bool row = i < SPAN && i % SL < H * P && i % P < W;
+            bad += row ? user[i] != 0xcd : user[i] != orig[i];
+        }
+        CHECK(bad == 0);
+        apigen_shadow_drop(gh.shadow);
+    }
+    /* layouts no copy has */
+    CHECK(apigen_graph_host(&aapi, user, 16, 17, 1, 1, 16, &gh) == APIGEN_GRAPH_HOST_BAD);
+    CHECK(apigen_graph_host(&aapi, user, 16, 16, 0, 1, 16, &gh) == APIGEN_GRAPH_HOST_BAD);
+    CHECK(apigen_graph_host(&aapi, user, 16, 16, 4, 2, 32, &gh) == APIGEN_GRAPH_HOST_BAD);
+    CHECK(apigen_graph_host(&aapi, user, UINT64_MAX / 2, 1, 3, 1, 1, &gh) == APIGEN_GRAPH_HOST_BAD);
+    free(user);
+    free(orig);
+}
+
 static int guest(bool expect_arena)
 {
     uint8_t small[100];
@@ -129,6 +174,9 @@ static int guest(bool expect_arena)
     uint8_t *buf = apigen_arena_alloc(n);
     if (!expect_arena) {
         CHECK(buf == NULL);
+        apigen_graph_host_t gh;
+        CHECK(apigen_graph_host(&aapi, small, 10, 10, 1, 1, 10, &gh) == APIGEN_GRAPH_HOST_NO_ARENA &&
+              !gh.shadow && !gh.peer);
         return check_failures;
     }
     CHECK(buf != NULL && apigen_arena_owns(buf) && ((uintptr_t)buf & 4095) == 0);
@@ -154,6 +202,7 @@ static int guest(bool expect_arena)
     apigen_call_end(&c);
     CHECK(buf[4095] == (uint8_t)(4095 * 31 + 5) && buf[4096] == 0xab && buf[4096 + 8191] == 0xab &&
           buf[4096 + 8192] == (uint8_t)((4096 + 8192) * 31 + 5));
+    graph_host(buf, srv);
     /* a reference outside the arena is rejected; the session goes on */
     CHECK(raw_ref(16, 1ull << 40) == APIGEN_BAD_ARGS);
     CHECK(raw_ref(1ull << 40, 0) == APIGEN_BAD_ARGS);

@@ -763,6 +763,32 @@ static void dev_ranges(void)
         CHECK(!apigen_dev_owned(a, base + 4032, 65, true)); /* past the end */
         CHECK(!apigen_dev_owned(a, base + 4096, 0, false));
         CHECK(!apigen_dev_owned(b, base + 16, 0, false));   /* another session's */
+        /* the edges exactly: the last byte in, one past out; an empty extent
+         * at one past the end is inside (a zero-byte copy there) */
+        CHECK(apigen_dev_owned(a, base + 4095, 1, true));
+        CHECK(!apigen_dev_owned(a, base + 4095, 2, true));
+        CHECK(!apigen_dev_owned(a, base + 4096, 1, true));
+        CHECK(apigen_dev_owned(a, base, 4096, true));
+        CHECK(!apigen_dev_owned(a, base, 4097, true));
+        CHECK(!apigen_dev_owned(a, base - 1, 1, true));
+        CHECK(!apigen_dev_owned(a, base - 1, 0, true));
+        CHECK(apigen_dev_owned(a, base + 4096, 0, true));
+        CHECK(apigen_dev_owned(a, base, 0, true));
+        CHECK(!apigen_dev_owned(a, base + 4097, 0, true));
+        CHECK(!apigen_dev_owned(b, base + 4096, 0, true));
+        CHECK(!apigen_dev_owned(a, base + 4032, UINT64_MAX, true)); /* no wrap-around */
+        /* the handlers' check: the same edges; a zero-byte extent anywhere
+         * touches no memory and goes to the real library */
+        cx.status = APIGEN_OK;
+        CHECK(apigen_dev_check(&cx, base + 4095, 1, true, "p") && cx.status == APIGEN_OK);
+        CHECK(apigen_dev_check(&cx, base + 4096, 0, true, "p") && cx.status == APIGEN_OK);
+        CHECK(apigen_dev_check(&cx, base + (1u << 20), 0, true, "p") && cx.status == APIGEN_OK);
+        CHECK(!apigen_dev_check(&cx, base + 4096, 1, true, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
+        CHECK(!apigen_dev_check(&cx, base + 4095, 2, true, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
+        CHECK(!apigen_dev_check(&cx, base + 4096, 0, false, "p") && cx.status == APIGEN_BAD_DEVPTR);
+        cx.status = APIGEN_OK;
     }
     /* taken by a destroy call that failed: back again; that succeeded: gone */
     CHECK(apigen_dev_take(&cx, base + 8, "p"));
@@ -828,6 +854,10 @@ static void dev_overruns(void)
     CHECK(!apigen_dev_overruns(&c, base + 16, 64, "dst"));
     CHECK(!apigen_dev_overruns(&c, base, 4096, "dst"));          /* to the end exactly */
     CHECK(apigen_dev_overruns(&c, base, 4097, "dst"));           /* one byte past */
+    CHECK(!apigen_dev_overruns(&c, base + 4095, 1, "dst"));      /* the last byte */
+    CHECK(apigen_dev_overruns(&c, base + 4095, 2, "dst"));
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 0, "dst"));      /* empty, at the end */
+    CHECK(!apigen_dev_overruns(&c, base + 4096, 1, "dst"));      /* not noted: the server says */
     CHECK(apigen_dev_overruns(&c, base + 4032, 1u << 30, "dst")); /* driver_basic's oversized copy */
     CHECK(!apigen_dev_overruns(&c, base + 4096, 1u << 30, "dst")); /* not noted: the server says */
     CHECK(!apigen_dev_overruns(&c, 0, 1u << 30, "dst"));
@@ -835,11 +865,65 @@ static void dev_overruns(void)
     CHECK(!apigen_dev_overruns(&c, base, 4097, "dst"));          /* freed: no longer known */
 }
 
+/* The handshake's two versions (runtime/hello.c): version 2 as older guests
+ * send it, version 3 with the guest's pid and name and a tag the server does
+ * not know; malformed extensions refused; both canonicalize alike. */
+static size_t hello_bytes(apigen_wr *w, uint32_t ver, bool v3_ext, uint32_t pid_len, bool unknown)
+{
+    static const uint8_t key[RT_KEY_LEN] = {1, 2, 3};
+    uint8_t pid[8] = {0x39, 0x30}; /* 12345 */
+    apigen_wr_reset(w);
+    bool ok = apigen_put_u32(w, ver) && apigen_put_str(w, "tapi") && apigen_put_u64(w, 0x1234) &&
+              apigen_put_u8(w, 0) && apigen_put_raw(w, key, RT_KEY_LEN) && apigen_put_str(w, NULL);
+    if (ver == 2)
+        ok = ok && apigen_put_u64(w, 7);
+    else
+        ok = ok && apigen_put_u64(w, 7) && apigen_put_u64(w, 0);
+    if (v3_ext)
+        ok = ok && (!unknown || (apigen_put_u32(w, 99) && apigen_put_bytes(w, "zz", 2))) &&
+             apigen_put_u32(w, RT_HELLO_TAG_PID) && apigen_put_bytes(w, pid, pid_len) &&
+             apigen_put_u32(w, RT_HELLO_TAG_COMM) && apigen_put_bytes(w, "my\napp\"\x80", 8);
+    CHECK(ok);
+    return w->len;
+}
+
+static void hello_versions(void)
+{
+    apigen_wr w, c2, c3;
+    apigen_wr_init(&w);
+    apigen_wr_init(&c2);
+    apigen_wr_init(&c3);
+    rt_hello h;
+    const char *err;
+    size_t n = hello_bytes(&w, 2, false, 8, false);
+    CHECK(rt_hello_parse(w.buf, n, &h, &err) == RT_HELLO_OK && h.proto == 2 && h.api_version == 7 &&
+          h.pid == 0 && h.comm[0] == 0 && strcmp(h.name, "tapi") == 0);
+    CHECK(rt_hello_canon(&h, &c2));
+    CHECK(c2.len == n && memcmp(c2.buf, w.buf, n) == 0); /* a version-2 hello is its own canon */
+    n = hello_bytes(&w, RT_HELLO_V3, true, 8, true);
+    CHECK(rt_hello_parse(w.buf, n, &h, &err) == RT_HELLO_OK && h.proto == 3 && h.api_version == 7 &&
+          h.arena_size == 0 && h.pid == 12345);
+    CHECK_STR(h.comm, "my?app\"?"); /* printable kept (escaped in a label), the rest '?' */
+    CHECK(rt_hello_canon(&h, &c3));
+    CHECK(c3.len == c2.len && memcmp(c3.buf, c2.buf, c2.len) == 0);
+    n = hello_bytes(&w, RT_HELLO_V3, true, 4, false); /* a pid of 4 bytes */
+    CHECK(rt_hello_parse(w.buf, n, &h, &err) == RT_HELLO_MALFORMED && err);
+    n = hello_bytes(&w, RT_HELLO_V3, false, 8, false);
+    CHECK(rt_hello_parse(w.buf, n - 3, &h, &err) == RT_HELLO_MALFORMED); /* cut in its arena size */
+    CHECK(rt_hello_parse(w.buf, n, &h, &err) == RT_HELLO_OK && h.pid == 0);
+    n = hello_bytes(&w, 4, false, 8, false);
+    CHECK(rt_hello_parse(w.buf, n, &h, &err) == RT_HELLO_PROTO && h.proto == 4);
+    apigen_wr_free(&w);
+    apigen_wr_free(&c2);
+    apigen_wr_free(&c3);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/apigen-unit-rt-%d", (int)getpid());
     mkdir(dir, 0700);
     signal(SIGPIPE, SIG_IGN);
+    hello_versions();
     dev_ranges();
     guest_dev_ranges();
     dev_overruns();

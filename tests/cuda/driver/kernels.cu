@@ -19,3 +19,6 @@ extern "C" __global__ void fill(int *out, char c, struct pair p, int n)
 
 __device__ int counter;
 extern "C" __global__ void bump(void) { atomicAdd(&counter, 1); }
+
+// graph host nodes (driver_graph_host.c): one thread counts in buf[i]
+extern "C" __global__ void bump_at(int *buf, int i) { buf[i] += 1; }

@@ -1,0 +1,64 @@
+#!/bin/sh
+# tests/gpu/torch-cases.sh: the PyTorch cases of tests/gpu/torch/ natively
+# and over apigen's driver stub (NVIDIA's runtime, cuBLAS, cuDNN and
+# PyTorch's kernels run in the guest; every driver call is forwarded), on
+# each transport; stdout compared (values bitwise), one table.
+#
+#   BUILD=/tmp/b OUT=/dir tests/gpu/torch-cases.sh   (after building cuda_stub
+#   and apigen-server-cuda into $BUILD)
+# Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer"),
+# TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
+# PYTHON.
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$root/build-gpu-driver}
+py=${PYTHON:-python3}
+OUT=${OUT:-$root/torch-cases-out}
+cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer}
+transports=${TRANSPORTS:-unix shm tcp}
+steps=${STEPS:-200}
+mkdir -p "$OUT"
+server=$build/examples/cuda/apigen-server-cuda
+[ -x "$server" ] || { echo "torch-cases.sh: no $server"; exit 2; }
+tmp=$(mktemp -d /tmp/apigen-torch-cases.XXXXXX)
+port=$((20000 + $$ % 20000))
+"$server" --listen "unix://$tmp/cuda.sock" --listen "tcp://127.0.0.1:$port" --listen "shm://apigen-tc-$$" \
+    > "$OUT/server.log" 2>&1 &
+spid=$!
+i=0; while [ ! -S "$tmp/cuda.sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+url() { case $1 in unix) echo "unix://$tmp/cuda.sock" ;; tcp) echo "tcp://127.0.0.1:$port" ;; shm) echo "shm://apigen-tc-$$" ;; esac; }
+secs() { sed -n 's/^seconds //p' "$1" | tail -1; }
+printf '%-18s | %-10s' case native > "$OUT/table.txt"
+for t in $transports; do printf ' | %-26s' "$t" >> "$OUT/table.txt"; done
+echo >> "$OUT/table.txt"
+fail=0
+for c in $cases; do
+    ( cd "$root/tests/gpu/torch" && timeout 600 "$py" "$c.py" "$steps" ) > "$OUT/$c.native.out" 2> "$OUT/$c.native.err"
+    nrc=$?
+    ns=$(secs "$OUT/$c.native.err")
+    printf '%-18s | %-10s' "$c" "rc $nrc ${ns:+${ns}s}" >> "$OUT/table.txt"
+    for t in $transports; do
+        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_LIBRARY_PATH="$build/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+            timeout 900 "$py" "$c.py" "$steps" ) > "$OUT/$c.$t.out" 2> "$OUT/$c.$t.err"
+        frc=$?
+        fs=$(secs "$OUT/$c.$t.err")
+        ratio=
+        [ -n "$ns" ] && [ -n "$fs" ] && ratio=$(awk -v a="$fs" -v b="$ns" 'BEGIN { if (a > 0) printf "%.2fx", b / a }')
+        if [ "$frc" = "$nrc" ] && cmp -s "$OUT/$c.native.out" "$OUT/$c.$t.out"; then
+            printf ' | %-26s' "identical ${fs:+${fs}s $ratio}" >> "$OUT/table.txt"
+        else
+            printf ' | %-26s' "DIFFERS (rc $frc)" >> "$OUT/table.txt"; fail=1
+        fi
+    done
+    echo >> "$OUT/table.txt"
+done
+kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+rm -rf "$tmp"
+cat "$OUT/table.txt"
+echo "(seconds: the training loop's own time; ratio: native time / forwarded time)"
+for c in $cases; do for t in $transports; do
+    cmp -s "$OUT/$c.native.out" "$OUT/$c.$t.out" 2>/dev/null && continue
+    echo "== $c over $t: first differences"; diff "$OUT/$c.native.out" "$OUT/$c.$t.out" | head -6
+    tail -4 "$OUT/$c.$t.err"
+done; done
+exit $fail
