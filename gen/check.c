@@ -42,7 +42,8 @@ static const char *const dev_creates_keys[] = {"bytes", NULL};
 static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_null", "also", "state", NULL};
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
-                                      "gather", "selects", "privileged", "limits", "cache", "thread_state", NULL};
+                                      "gather", "selects", "privileged", "limits", "cache", "thread_state",
+                                      "async_check", "keeps_deferred", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -2111,6 +2112,25 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
         }
     }
 
+    /* keeps_deferred: never returns an earlier async call's error */
+    if ((n = spec_get(E, "keeps_deferred"))) {
+        int keep = 0;
+        const type_info *et = c->m->api.error_ty;
+        if (spec_bool(n, "keeps_deferred", d, f->name, NULL, &keep) && keep) {
+            if (f->mode != FN_FORWARD)
+                diag_error(d, n->loc, f->name, NULL,
+                           "keeps_deferred: only a forwarded function reports deferred errors "
+                           "(this one is %s); drop it", fn_mode_name(f->mode));
+            else if (!et || strcmp(f->sig.ret->canonical_unqual, et->canonical_unqual) != 0)
+                diag_error(d, n->loc, f->name, NULL,
+                           "keeps_deferred: the function returns '%s', not the error type, so "
+                           "it never reports an async call's error; drop it",
+                           f->sig.ret->spelling);
+            else
+                f->keeps_deferred = 1;
+        }
+    }
+
     /* error_out */
     param_def *eo = NULL;
     if ((n = spec_get(E, "error_out"))) {
@@ -2242,6 +2262,10 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 pa->guest_id = 1;
                 continue;
             }
+            /* an `if:` whose one branch is an output: the call is queued only when
+             * the other branch is taken (emit_stub.c adds that to the condition) */
+            if (pa->kind == PK_COND && !(has_out(pa->then_ann) && has_out(pa->else_ann)))
+                continue;
             diag_error(d, at, f->name, f->sig.params[i].name,
                        "`%s` refused: this parameter is an output, and an async call "
                        "returns before the server answers (only one out handle that the call "
@@ -2262,6 +2286,24 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             pe->what = "condition";
         } else if (ain) {
             diag_error(d, ain->loc, f->name, NULL, "`async_if:` is a C expression");
+        }
+    }
+    /* async_check: a guest function of the call's parameters that says whether the
+     * call may be queued (else it goes synchronously: the error is its own) */
+    const spec_node *ack = spec_get(E, "async_check");
+    if (ack) {
+        const char *fn_;
+        if (!f->async && !ain)
+            diag_error(d, ack->loc, f->name, NULL,
+                       "`async_check` applies to async calls: give `async: true` or "
+                       "`async_if:` too, or drop it");
+        else if (spec_string(ack, "async_check", d, f->name, NULL, &fn_)) {
+            if (!is_c_identifier(fn_))
+                diag_error(d, ack->loc, f->name, NULL,
+                           "`async_check: %s` is not a C function name (a guest function "
+                           "`bool F(<the call's parameters>)` in the spec's sources)", fn_);
+            else
+                f->async_check = arena_strdup(c->a, fn_);
         }
     }
 }

@@ -78,6 +78,8 @@ static void put_kinds(strbuf *b, const function_def *f)
     }
     if (f->async) sb_puts(b, " +async");
     if (f->async_if) sb_printf(b, " +async_if(%s)", f->async_if->text);
+    if (f->async_check) sb_printf(b, " +async_check(%s)", f->async_check);
+    if (f->keeps_deferred) sb_puts(b, " +keeps_deferred");
     if (f->internal) sb_puts(b, " +internal");
     if (f->wrap_guest) sb_puts(b, " +wrap.guest");
     if (f->wrap_host) sb_printf(b, " +wrap.host(%s)", f->wrap_host);

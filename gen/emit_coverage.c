@@ -117,6 +117,10 @@ int emit_coverage(emit_ctx *e, strbuf *out)
             if (f->wrap_host) sb_printf(&notes, "host wrapper %s; ", f->wrap_host);
             if (f->async) sb_puts(&notes, "async");
             if (f->async_if) sb_printf(&notes, "async if `%s`", f->async_if->text);
+            if (f->async_check)
+                sb_printf(&notes, " when %s passes its arguments (else synchronous)",
+                          f->async_check);
+            if (f->keeps_deferred) sb_puts(&notes, "reports no earlier async call's error; ");
             if (f->privileged)
                 sb_printf(&notes, "privileged (--%s): %s; ", e->m->api.priv_option, f->privileged);
             break;

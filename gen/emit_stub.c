@@ -85,6 +85,21 @@ static char *proto(const function_def *f, const char *name, char **names)
     return proto_with(f, name, names, NULL);
 }
 
+/* `async_check: F`: "bool F(T a, U b)" (decl) or "F(a, b)" (call) */
+static char *async_check_text(const function_def *f, char **names, int call)
+{
+    strbuf b = {0};
+    sb_printf(&b, "%s%s(", call ? "" : "bool ", f->async_check);
+    if (!f->sig.nparams && !call) sb_puts(&b, "void");
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        char *d = call ? xstrdup(names[i]) : c_decl(f->sig.params[i].type, names[i], 0);
+        sb_printf(&b, "%s%s", i ? ", " : "", d);
+        free(d);
+    }
+    sb_putc(&b, ')');
+    return sb_take(&b);
+}
+
 static int ann_needs_n(const param_ann *a)
 {
     if (!a || a->guest_id) return 0;
@@ -781,6 +796,11 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                               : xstrdup(f->name);
     char *pr = proto_with(f, fwd, s.names, on ? "int srv_" : NULL);
     char *rtype = c_type(f->sig.ret);
+    if (f->async_check) {
+        char *d = async_check_text(f, s.names, 0);
+        PUT("stub_custom_decl", "proto", d);
+        free(d);
+    }
     if (on) PUT("stub_fn_open_on", "proto", pr, "fn", f->name);
     else if (f->wrap_guest) PUT("stub_fn_open_fwd", "proto", pr, "fn", f->name);
     else if (f->internal) PUT("stub_fn_open_internal", "proto", pr, "fn", f->name);
@@ -817,6 +837,13 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         e->o.indent = 4;
         put_tstate_answer(&s);
         e->o.indent = 0;
+    }
+    if (f->async_check) { /* asked first: it may make calls of its own */
+        char *call = async_check_text(f, s.names, 1);
+        char *d = xasprintf("bool may_queue_ = %s", call);
+        PUT("stub_local", "decl", d);
+        free(d);
+        free(call);
     }
     /* state values the call carries (`space:`), read from the guest's tracking */
     for (size_t k = 0; k < f->nstate_uses; k++) {
@@ -887,6 +914,24 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
                      : f->async_if        ? xstrdup(f->async_if->text)
                      : vouch              ? xstrdup(vouch)
                                           : NULL;
+        if (f->async_check) {
+            char *c2 = cond ? xasprintf("may_queue_ && %s", cond) : xstrdup("may_queue_");
+            free(cond);
+            cond = c2;
+        }
+        /* a conditional output (check.c): queued only on the other branch */
+        for (size_t i = 0; i < f->sig.nparams; i++) {
+            const param_ann *a = &f->sig.params[i].ann;
+            if (a->kind != PK_COND) continue;
+            int out_then = a->then_ann && (a->then_ann->kind == PK_OUT || a->then_ann->kind == PK_INOUT);
+            int out_else = a->else_ann && (a->else_ann->kind == PK_OUT || a->else_ann->kind == PK_INOUT);
+            if (!out_then && !out_else) continue;
+            const char *ct = a->cond ? a->cond->text : "0";
+            char *c2 = xasprintf(out_then ? "%s%s!(%s)" : "%s%s(%s)", cond ? cond : "",
+                                 cond ? " && " : "", ct);
+            free(cond);
+            cond = c2;
+        }
         if (vouch) PUT("stub_vouch_note");
         if (cond) {
             PUT("stub_if", "cond", cond);
@@ -913,7 +958,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             PUT("stub_close_brace");
         }
     }
-    int has_sync = !f->async || vouch != NULL;
+    int has_sync = !f->async || vouch != NULL || f->async_check != NULL;
     free(vouch);
     if (has_sync) {
         /* a streamed out-buffer: its chunks arrive ahead of the reply, straight into it */
@@ -981,7 +1026,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         }
         if (f->last_error)
             PUT("stub_deferred_in_last_error");
-        else if (is_err && m->api.async_errors_next_call)
+        else if (is_err && m->api.async_errors_next_call && !f->keeps_deferred)
             PUT("stub_deferred", "success", success, "type", rtype);
         PUT("stub_success_end");
     }

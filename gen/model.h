@@ -314,6 +314,8 @@ typedef struct function_def {
     char *custom_host;   /* FN_CUSTOM: C function in specs/<api>/ replacing the handler */
     int async;           /* always async */
     expr *async_if;      /* async when this is true at run time */
+    char *async_check;   /* guest function bool F(<params>): queued only when it says so */
+    int keeps_deferred;  /* never returns an earlier async call's error (the next call does) */
     char *error_out;     /* parameter receiving the error code (errcode_ret) */
     char *ret_handle;    /* return value is a handle of this type ... */
     int ret_creates;     /* ... created by this call */

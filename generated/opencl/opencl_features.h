@@ -73,6 +73,8 @@
 #define APIGEN_HAS_FIELD__cl_queue_family_properties_intel_count 1
 #define APIGEN_HAS_FIELD__cl_queue_family_properties_intel_name 1
 #define APIGEN_HAS_FIELD__cl_queue_family_properties_intel_properties 1
+#define APIGEN_HAS_FN_apigenOpenclStagedDone 1
+#define APIGEN_HAS_FN_apigenOpenclStagedWait 1
 #define APIGEN_HAS_FN_clBuildProgram 1
 #define APIGEN_HAS_FN_clCloneKernel 1
 #define APIGEN_HAS_FN_clCommandBarrierWithWaitListKHR 1
@@ -275,6 +277,14 @@
 #define APIGEN_HAS_FN_clUnloadPlatformCompiler 1
 #define APIGEN_HAS_FN_clUpdateMutableCommandsKHR 1
 #define APIGEN_HAS_FN_clWaitForEvents 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedDone_queue 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedDone_status 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedDone_token 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedWait_flags 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedWait_ptr 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedWait_queue 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedWait_size 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedWait_token 1
 #define APIGEN_HAS_PARAM_clBuildProgram_device_list 1
 #define APIGEN_HAS_PARAM_clBuildProgram_num_devices 1
 #define APIGEN_HAS_PARAM_clBuildProgram_options 1

@@ -16,6 +16,8 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx); /* hand-written, in the
 void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueUnmapMemObject */
 void opencl_host_clSVMAlloc(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMAlloc */
 void opencl_host_clSVMFree(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMFree */
+cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_int status); /* hand-written, in the spec's sources: wraps apigenOpenclStagedDone */
+cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr, size_t size); /* hand-written, in the spec's sources: wraps apigenOpenclStagedWait */
 cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clBuildProgram */
 cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clCompileProgram */
 cl_mem opencl_host_clCreateBuffer(apigen_call_ctx *cx, cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateBuffer */
@@ -27,6 +29,9 @@ cl_mem opencl_host_clCreateImageWithProperties(apigen_call_ctx *cx, cl_context c
 cl_program opencl_host_clCreateProgramWithBuiltInKernels(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *kernel_names, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clCreateProgramWithBuiltInKernels */
 cl_int opencl_host_clCreateSubDevices(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property *properties, cl_uint num_devices, cl_device_id *out_devices, cl_uint *num_devices_ret); /* hand-written, in the spec's sources: wraps clCreateSubDevices */
 cl_int opencl_host_clCreateSubDevicesEXT(apigen_call_ctx *cx, cl_device_id in_device, const cl_device_partition_property_ext *properties, cl_uint num_entries, cl_device_id *out_devices, cl_uint *num_devices); /* hand-written, in the spec's sources: wraps clCreateSubDevicesEXT */
+cl_int opencl_host_clEnqueueCopyBufferToImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyBufferToImage */
+cl_int opencl_host_clEnqueueCopyImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyImage */
+cl_int opencl_host_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueCopyImageToBuffer */
 cl_int opencl_host_clEnqueueFillImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueFillImage */
 cl_int opencl_host_clEnqueueNDRangeKernel(apigen_call_ctx *cx, cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueNDRangeKernel */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueReadBuffer */
@@ -40,6 +45,7 @@ cl_int opencl_host_clEnqueueWriteBuffer(apigen_call_ctx *cx, cl_command_queue co
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteBufferRect */
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources: wraps clEnqueueWriteImage */
 cl_int opencl_host_clGetContextInfo(apigen_call_ctx *cx, cl_context context, cl_context_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetContextInfo */
+cl_int opencl_host_clGetProgramBuildInfo(apigen_call_ctx *cx, cl_program program, cl_device_id device, cl_program_build_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramBuildInfo */
 cl_int opencl_host_clGetProgramInfo(apigen_call_ctx *cx, cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret); /* hand-written, in the spec's sources: wraps clGetProgramInfo */
 cl_program opencl_host_clLinkProgram(apigen_call_ctx *cx, cl_context context, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_programs, const cl_program *input_programs, void (*pfn_notify)(cl_program, void *), void *user_data, cl_int *errcode_ret); /* hand-written, in the spec's sources: wraps clLinkProgram */
 cl_int opencl_host_clSetKernelArg(apigen_call_ctx *cx, cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value); /* hand-written, in the spec's sources: wraps clSetKernelArg */
@@ -240,6 +246,93 @@ static void tramp_clSetProgramReleaseCallback_pfn_notify(struct _cl_program *a0,
 }
 
 /* ---- handlers ---- */
+static void h_apigenOpenclStagedDone(apigen_call_ctx *cx)
+{
+    cl_command_queue queue = {0};
+    cl_ulong token = {0};
+    cl_int status = {0};
+    cl_int ret_;
+    uint64_t v_queue;
+    void *r_;
+    uint64_t v_token;
+    uint32_t v_status;
+    if (!apigen_get_u64(cx->rd, &v_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_queue, &r_)) return; /* queue */
+    queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_token)) { apigen_reject(cx, APIGEN_BAD_ARGS, "token"); return; }
+    token = (cl_ulong)v_token;
+    if (!apigen_get_u32(cx->rd, &v_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
+    status = (cl_int)(int32_t)v_status;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_staged_done(cx, queue, token, status);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenOpenclStagedWait(apigen_call_ctx *cx)
+{
+    cl_command_queue queue = {0};
+    cl_ulong token = {0};
+    cl_uint flags = {0};
+    void *ptr = {0};
+    size_t size = {0};
+    cl_int ret_;
+    uint64_t v_queue;
+    void *r_;
+    uint64_t v_token;
+    uint32_t v_flags;
+    uint64_t v_size;
+    const void *b_ptr = NULL;
+    uint64_t l_ptr = 0;
+    uint64_t n_ptr = 0;
+    uint8_t p_ptr = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "queue"); return; }
+    if (!apigen_handle_get(cx, &ht_cl_command_queue, v_queue, &r_)) return; /* queue */
+    queue = (cl_command_queue)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_token)) { apigen_reject(cx, APIGEN_BAD_ARGS, "token"); return; }
+    token = (cl_ulong)v_token;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (cl_uint)v_flags;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (p_ptr) {
+            n_ptr = (uint64_t)(size);
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+        }
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = opencl_host_staged_wait(cx, queue, token, flags, ptr, size);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
+    } else {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
+    }
+}
+
 static void h_clBuildProgram(apigen_call_ctx *cx)
 {
     cl_program program = {0};
@@ -1972,7 +2065,7 @@ static void h_clEnqueueCopyBufferToImage(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyBufferToImage(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyBufferToImage(cx, command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -2063,7 +2156,7 @@ static void h_clEnqueueCopyImage(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyImage(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyImage(cx, command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -2148,7 +2241,7 @@ static void h_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx)
         event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clEnqueueCopyImageToBuffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
+    ret_ = opencl_host_clEnqueueCopyImageToBuffer(cx, command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
@@ -2585,14 +2678,15 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
     uint32_t v_num_events_in_wait_list;
     uint8_t p_ptr = 0;
     uint64_t n_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2608,11 +2702,16 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
     size = (size_t)v_size;
     if (!apigen_get_u32(cx->rd, &v_num_events_in_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "num_events_in_wait_list"); return; }
     num_events_in_wait_list = (cl_uint)v_num_events_in_wait_list;
-    if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (p_ptr) {
-        n_ptr = (uint64_t)(size);
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_u8(cx->rd, &p_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (p_ptr) {
+            n_ptr = (uint64_t)(size);
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
@@ -2627,26 +2726,23 @@ static void h_clEnqueueReadBuffer(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadBuffer(cx, command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -2689,14 +2785,15 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
     uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
     uint8_t p_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2734,15 +2831,20 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (b_ptr != NULL) {
-        n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
-        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
-        memcpy(ptr, b_ptr, n_ptr);
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
-    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2756,26 +2858,23 @@ static void h_clEnqueueReadBufferRect(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadBufferRect(cx, command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -2810,14 +2909,15 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
     uint64_t l_ptr = 0;
     uint64_t n_ptr = 0;
     uint8_t p_ptr = 0;
+    uint64_t v_ptr = 0;
     uint8_t p_event_wait_list = 0;
     uint64_t n_event_wait_list = 0;
     cl_event *a_event_wait_list = NULL;
     uint64_t k_;
     uint64_t i_;
     uint64_t v_;
-    uint8_t p_event = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
+    cl_event o_event = 0;
     int ok_;
     if (!apigen_get_u64(cx->rd, &v_command_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "command_queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_command_queue, &r_)) return; /* command_queue */
@@ -2845,15 +2945,20 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
         if (l_region != n_region) { apigen_reject(cx, APIGEN_BAD_ARGS, "region"); return; }
         region = (const size_t *)b_region;
     }
-    if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-    if (b_ptr != NULL) {
-        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
-        if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
-        ptr = apigen_scratch(cx, n_ptr, 1);
-        if (ptr == NULL) return;
-        memcpy(ptr, b_ptr, n_ptr);
+    if ((blocking_read & 2) == 0) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_ptr, &l_ptr, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        if (b_ptr != NULL) {
+            n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+            if (l_ptr != n_ptr) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+            ptr = apigen_scratch(cx, n_ptr, 1);
+            if (ptr == NULL) return;
+            memcpy(ptr, b_ptr, n_ptr);
+        }
+        p_ptr = b_ptr != NULL;
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_ptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "ptr"); return; }
+        ptr = (void *)(uintptr_t)v_ptr;
     }
-    p_ptr = b_ptr != NULL;
     if (!apigen_get_u8(cx->rd, &p_event_wait_list)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event_wait_list"); return; }
     if (p_event_wait_list) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
@@ -2867,26 +2972,23 @@ static void h_clEnqueueReadImage(apigen_call_ctx *cx)
         }
         event_wait_list = a_event_wait_list;
     }
-    if (!apigen_get_u8(cx->rd, &p_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
-    if (p_event) {
-        n_event = (uint64_t)(1);
-        event = apigen_scratch(cx, n_event, sizeof(cl_event));
-        if (event == NULL) return;
+    if (!apigen_get_u64(cx->rd, &g_event)) { apigen_reject(cx, APIGEN_BAD_ARGS, "event"); return; }
+    if (g_event != 0) { /* event: the guest named it */
+        if (!apigen_handle_claim(cx, g_event)) return;
+        event = &o_event;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = opencl_host_clEnqueueReadImage(cx, command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
+    if (ok_ && g_event != 0 && !apigen_handle_bind(cx, &ht_cl_event, g_event, (void *)(uintptr_t)o_event, true))
+        return; /* event */
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_ptr) { /* ptr */
-        k_ = ok_ ? n_ptr : 0;
-        if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
-    }
-    if (p_event) { /* event */
-        k_ = ok_ ? n_event : 0;
-        if (!apigen_put_u64(cx->wr, k_)) return;
-        for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && event[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cl_event, (void *)(uintptr_t)event[i_]) : 0)) return;
+    if ((blocking_read & 2) == 0) {
+        if (p_ptr) { /* ptr */
+            k_ = ok_ ? n_ptr : 0;
+            if (!apigen_put_bytes_ref(cx->wr, ptr, k_)) return;
+        }
     }
 }
 
@@ -4658,7 +4760,7 @@ static void h_clGetProgramBuildInfo(apigen_call_ctx *cx)
         if (param_value_size_ret == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value, param_value_size_ret);
+    ret_ = opencl_host_clGetProgramBuildInfo(cx, program, device, param_name, param_value_size, param_value, param_value_size_ret);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5656,7 +5758,9 @@ static void h_clWaitForEvents(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[113] = {
+static const char *const call_names_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = "apigenOpenclStagedDone",
+    [OPENCL_CALL_apigenOpenclStagedWait] = "apigenOpenclStagedWait",
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",
@@ -5770,7 +5874,9 @@ static const char *const call_names_[113] = {
     [OPENCL_CALL_clUnloadPlatformCompiler] = "clUnloadPlatformCompiler",
     [OPENCL_CALL_clWaitForEvents] = "clWaitForEvents",
 };
-static const apigen_handler_fn handlers_[113] = {
+static const apigen_handler_fn handlers_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = h_apigenOpenclStagedDone,
+    [OPENCL_CALL_apigenOpenclStagedWait] = h_apigenOpenclStagedWait,
     [OPENCL_CALL_clBuildProgram] = h_clBuildProgram,
     [OPENCL_CALL_clCloneKernel] = h_clCloneKernel,
     [OPENCL_CALL_clCompileProgram] = h_clCompileProgram,

@@ -22,6 +22,118 @@ cl_int opencl_guest_clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_m
 void *opencl_guest_clSVMAlloc(cl_context context, cl_svm_mem_flags flags, size_t size, cl_uint alignment); /* hand-written, in the spec's sources */
 void opencl_guest_clSVMFree(cl_context context, void *svm_pointer); /* hand-written, in the spec's sources */
 
+/* apigenOpenclStagedDone: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(queue)); /* queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_apigenOpenclStagedDone, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(queue))) goto nomem; /* queue */
+    if (!apigen_put_u64(call_.wr, (uint64_t)token)) goto nomem; /* token */
+    if (!apigen_put_u32(call_.wr, (uint32_t)status)) goto nomem; /* status */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenOpenclStagedDone(queue=%#llx, token=%llu, status=%lld) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (long long)status, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenOpenclStagedWait: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cl_int apigenOpenclStagedWait(cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr, size_t size)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cl_int ret_ = {0};
+    uint64_t n_ptr = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(queue)); /* queue */
+    if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_apigenOpenclStagedWait, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, APIGEN_H2ID(queue))) goto nomem; /* queue */
+    if (!apigen_put_u64(call_.wr, (uint64_t)token)) goto nomem; /* token */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if ((flags & APIGEN_OPENCL_STAGED_ROWS) != 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    } else {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cl_int)opencl_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenOpenclStagedWait(queue=%#llx, token=%llu, flags=%llu, ptr=%#llx, size=%llu) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (unsigned long long)flags, (unsigned long long)(uintptr_t)ptr, (unsigned long long)size, (long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
 {
     apigen_call call_;
@@ -81,7 +193,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+/* The forwarder of clCloneKernel: the spec's hand-written guest code exports clCloneKernel and calls this. */
+APIGEN_HIDDEN cl_kernel opencl_fwd_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -213,7 +326,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateBuffer: the spec's hand-written guest code exports clCreateBuffer and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -272,7 +386,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+/* The forwarder of clCreateBufferWithProperties: the spec's hand-written guest code exports clCreateBufferWithProperties and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateBufferWithProperties(cl_context context, const cl_mem_properties *properties, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1464,7 +1579,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
+/* The forwarder of clCreateSubBuffer: the spec's hand-written guest code exports clCreateSubBuffer and calls this. */
+APIGEN_HIDDEN cl_mem opencl_fwd_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_buffer_create_type buffer_create_type, const void *buffer_create_info, cl_int *errcode_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -1749,23 +1865,45 @@ APIGEN_EXPORT cl_int clEnqueueAcquireGLObjects(cl_command_queue command_queue, c
     return CL_INVALID_OPERATION;
 }
 
+bool opencl_may_queue_plain(cl_command_queue command_queue); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueBarrier(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
+    bool may_queue_ = opencl_may_queue_plain(command_queue);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueBarrier, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CL_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1780,6 +1918,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_waitlist(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1789,6 +1928,7 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_waitlist(command_queue, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
@@ -1808,16 +1948,40 @@ APIGEN_EXPORT cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1832,6 +1996,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1841,6 +2006,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy(command_queue, src_buffer, dst_buffer, src_offset, dst_offset, size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -1867,16 +2033,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -1891,6 +2081,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy_rect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer, const size_t *src_origin, const size_t *dst_origin, const size_t *region, size_t src_row_pitch, size_t src_slice_pitch, size_t dst_row_pitch, size_t dst_slice_pitch, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1903,6 +2094,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy_rect(command_queue, src_buffer, dst_buffer, src_origin, dst_origin, region, src_row_pitch, src_slice_pitch, dst_row_pitch, dst_slice_pitch, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -1942,16 +2134,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferRect(cl_command_queue command_queue, cl_
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -1969,6 +2185,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_buffer_to_image(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_image, size_t src_offset, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -1980,6 +2197,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_buffer_to_image(command_queue, src_buffer, dst_image, src_offset, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_buffer)); /* src_buffer */
@@ -2012,16 +2230,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyBufferToImage(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2039,6 +2281,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_copy_image(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_image, const size_t *src_origin, const size_t *dst_origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2051,6 +2294,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_copy_image(command_queue, src_image, dst_image, src_origin, dst_origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
@@ -2086,16 +2330,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyImage(cl_command_queue command_queue, cl_mem s
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2113,6 +2381,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_image_to_buffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, cl_mem src_image, cl_mem dst_buffer, const size_t *src_origin, const size_t *region, size_t dst_offset, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2124,6 +2393,7 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_image_to_buffer(command_queue, src_image, dst_buffer, src_origin, region, dst_offset, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(src_image)); /* src_image */
@@ -2156,16 +2426,40 @@ APIGEN_EXPORT cl_int clEnqueueCopyImageToBuffer(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2183,6 +2477,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_fill(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2193,6 +2488,7 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_fill(command_queue, buffer, pattern, pattern_size, offset, size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -2221,16 +2517,40 @@ APIGEN_EXPORT cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2245,6 +2565,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_fill_image(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem image, const void *fill_color, const size_t *origin, const size_t *region, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2257,6 +2578,7 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_fill_image(command_queue, image, fill_color, origin, region, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
@@ -2290,16 +2612,40 @@ APIGEN_EXPORT cl_int clEnqueueFillImage(cl_command_queue command_queue, cl_mem i
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2327,6 +2673,7 @@ APIGEN_EXPORT void *clEnqueueMapImage(cl_command_queue command_queue, cl_mem ima
     return opencl_guest_clEnqueueMapImage(command_queue, image, blocking_map, map_flags, origin, region, image_row_pitch, image_slice_pitch, num_events_in_wait_list, event_wait_list, event, errcode_ret);
 }
 
+bool opencl_may_queue_marker(cl_command_queue command_queue, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *event)
 {
     apigen_call call_;
@@ -2334,6 +2681,7 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
     uint64_t g_event = 0;
+    bool may_queue_ = opencl_may_queue_marker(command_queue, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueMarker, srv_))
@@ -2341,16 +2689,40 @@ APIGEN_EXPORT cl_int clEnqueueMarker(cl_command_queue command_queue, cl_event *e
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(command_queue))) goto nomem; /* command_queue */
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2365,6 +2737,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_waitlist(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2374,6 +2747,7 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_waitlist(command_queue, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
@@ -2393,16 +2767,40 @@ APIGEN_EXPORT cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue,
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2417,6 +2815,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_migrate(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, cl_uint num_mem_objects, const cl_mem *mem_objects, cl_mem_migration_flags flags, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2427,6 +2826,7 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_migrate(command_queue, num_mem_objects, mem_objects, flags, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && mem_objects != NULL && (num_mem_objects) > 0) /* mem_objects: its first handle */
@@ -2459,16 +2859,40 @@ APIGEN_EXPORT cl_int clEnqueueMigrateMemObjects(cl_command_queue command_queue, 
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -2483,6 +2907,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_ndrange(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim, const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -2495,6 +2920,7 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_ndrange(command_queue, kernel, work_dim, global_work_offset, global_work_size, local_work_size, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
@@ -2529,16 +2955,40 @@ APIGEN_EXPORT cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_k
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 badargs:
     st_ = APIGEN_BAD_ARGS;
     goto rejected;
@@ -2556,7 +3006,9 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+bool opencl_may_queue_read(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
+/* The forwarder of clEnqueueReadBuffer: the spec's hand-written guest code exports clEnqueueReadBuffer and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2564,11 +3016,16 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     cl_int ret_ = {0};
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read(command_queue, buffer, blocking_read, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBuffer, srv_))
@@ -2579,10 +3036,14 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
     if (!apigen_put_u64(call_.wr, (uint64_t)offset)) goto nomem; /* offset */
     if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
     if (!apigen_put_u32(call_.wr, (uint32_t)num_events_in_wait_list)) goto nomem; /* num_events_in_wait_list */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)(size);
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(size);
+        }
+        if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_u8(call_.wr, ptr != NULL)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2592,10 +3053,20 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2604,15 +3075,12 @@ APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem 
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -2638,6 +3106,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_read_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueReadBufferRect: the spec's hand-written guest code exports clEnqueueReadBufferRect and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -2650,11 +3119,16 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read_rect(command_queue, buffer, blocking_read, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadBufferRect, srv_))
@@ -2679,10 +3153,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)(((((region != NULL ? region[0] : 0) == 0) || ((region != NULL ? region[1] : 0) == 0)) || ((region != NULL ? region[2] : 0) == 0)) ? (0) : (((((region != NULL ? region[2] : 0) - 1) * host_slice_pitch) + (((region != NULL ? region[1] : 0) - 1) * host_row_pitch)) + (region != NULL ? region[0] : 0)));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2692,10 +3170,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2704,15 +3192,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadBufferRect(cl_command_queue command
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -2741,6 +3226,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_read_image(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueReadImage: the spec's hand-written guest code exports clEnqueueReadImage and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_read, const size_t *origin, const size_t *region, size_t row_pitch, size_t slice_pitch, void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -2752,11 +3238,16 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
     uint64_t n_region = 0;
     uint64_t n_ptr = 0;
     uint64_t n_event_wait_list = 0;
-    uint64_t n_event = 0;
+    uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_read_image(command_queue, image, blocking_read, origin, region, row_pitch, slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
+    if ((blocking_read & 2) == 0) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&opencl_api, (uint64_t)(uintptr_t)ptr); /* ptr */
+    }
     if (srv_ < 0 && event_wait_list != NULL && (num_events_in_wait_list) > 0) /* event_wait_list: its first handle */
         srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(event_wait_list[0]));
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_clEnqueueReadImage, srv_))
@@ -2775,10 +3266,14 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         if (!apigen_mul_size((uint64_t)(3), sizeof(size_t), &n_region)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, region, n_region)) goto nomem; /* region */
-    if (ptr != NULL) {
-        n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL) {
+            n_ptr = (uint64_t)((slice_pitch * (region != NULL ? region[2] : 0)) * ((row_pitch == 0) ? ((region != NULL ? region[1] : 0)) : (1)));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)ptr)) goto nomem; /* ptr */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, ptr, n_ptr)) goto nomem; /* ptr */
     if (event_wait_list != NULL) {
         n_event_wait_list = (uint64_t)(num_events_in_wait_list);
     }
@@ -2788,10 +3283,20 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         for (i_ = 0; i_ < n_event_wait_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_wait_list[i_]))) goto nomem;
     }
-    if (event != NULL) {
-        n_event = (uint64_t)(1);
+    if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
+    if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
+    if (may_queue_ && (blocking_read & 2) != 0 && !((blocking_read & 2) == 0)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
     }
-    if (!apigen_put_u8(call_.wr, event != NULL)) goto nomem; /* event */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2800,15 +3305,12 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueReadImage(cl_command_queue command_queu
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
-    if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
-    if (event != NULL) { /* event: created, one reference each */
-        uint64_t k_, v_;
-        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_event) goto bad;
-        for (i_ = 0; i_ < k_; i_++) {
-            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
-            event[i_] = APIGEN_ID2H(cl_event, v_);
-            APIGEN_HREF(event[i_], 1, true);
-        }
+    if ((blocking_read & 2) == 0) {
+        if (ptr != NULL && !apigen_get_into(&call_.rd, ptr, n_ptr, NULL)) goto bad; /* ptr */
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
+        *event = APIGEN_ID2H(cl_event, g_event);
+        APIGEN_HREF(*event, 1, true);
     }
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
@@ -3141,6 +3643,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_task(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel kernel, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -3150,6 +3653,7 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_task(command_queue, kernel, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(kernel)); /* kernel */
@@ -3171,16 +3675,40 @@ APIGEN_EXPORT cl_int clEnqueueTask(cl_command_queue command_queue, cl_kernel ker
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+            *event = APIGEN_ID2H(cl_event, g_event);
+            APIGEN_HREF(*event, 1, true);
+        }
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    if (event != NULL) { /* event: the server binds it when the call runs; created, one reference */
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (event != NULL && ret_ == CL_SUCCESS) { /* event: the id the server binds; created, one reference */
         *event = APIGEN_ID2H(cl_event, g_event);
         APIGEN_HREF(*event, 1, true);
     }
-    ret_ = CL_SUCCESS;
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3200,6 +3728,7 @@ APIGEN_EXPORT cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_
     return opencl_guest_clEnqueueUnmapMemObject(command_queue, memobj, mapped_ptr, num_events_in_wait_list, event_wait_list, event);
 }
 
+bool opencl_may_queue_wait(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_uint num_events, const cl_event *event_list)
 {
     apigen_call call_;
@@ -3208,6 +3737,7 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
     cl_int ret_ = {0};
     uint64_t n_event_list = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_wait(command_queue, num_events, event_list);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0 && event_list != NULL && (num_events) > 0) /* event_list: its first handle */
@@ -3225,12 +3755,32 @@ APIGEN_EXPORT cl_int clEnqueueWaitForEvents(cl_command_queue command_queue, cl_u
         for (i_ = 0; i_ < n_event_list; i_++)
             if (!apigen_put_u64(call_.wr, APIGEN_H2ID(event_list[i_]))) goto nomem;
     }
-    st_ = apigen_call_async(&call_);
-    apigen_call_end(&call_);
+    if (may_queue_) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CL_SUCCESS;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
-        goto fail;
-    ret_ = CL_SUCCESS;
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cl_int)(int32_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CL_SUCCESS) {
+        ret_ = (cl_int)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
     goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -3245,6 +3795,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
     apigen_call call_;
@@ -3255,6 +3806,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write(command_queue, buffer, blocking_write, offset, size, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -3283,7 +3835,7 @@ APIGEN_EXPORT cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3331,6 +3883,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write_rect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueWriteBufferRect: the spec's hand-written guest code exports clEnqueueWriteBufferRect and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write, const size_t *buffer_origin, const size_t *host_origin, const size_t *region, size_t buffer_row_pitch, size_t buffer_slice_pitch, size_t host_row_pitch, size_t host_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -3345,6 +3898,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write_rect(command_queue, buffer, blocking_write, buffer_origin, host_origin, region, buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(buffer)); /* buffer */
@@ -3387,7 +3941,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteBufferRect(cl_command_queue comman
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3438,6 +3992,7 @@ done:
     return ret_;
 }
 
+bool opencl_may_queue_write_image(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event); /* hand-written, in the spec's sources */
 /* The forwarder of clEnqueueWriteImage: the spec's hand-written guest code exports clEnqueueWriteImage and calls this. */
 APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_queue, cl_mem image, cl_bool blocking_write, const size_t *origin, const size_t *region, size_t input_row_pitch, size_t input_slice_pitch, const void *ptr, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
 {
@@ -3451,6 +4006,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     uint64_t n_event_wait_list = 0;
     uint64_t g_event = 0;
     uint64_t i_;
+    bool may_queue_ = opencl_may_queue_write_image(command_queue, image, blocking_write, origin, region, input_row_pitch, input_slice_pitch, ptr, num_events_in_wait_list, event_wait_list, event);
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(command_queue)); /* command_queue */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(image)); /* image */
@@ -3487,7 +4043,7 @@ APIGEN_HIDDEN cl_int opencl_fwd_clEnqueueWriteImage(cl_command_queue command_que
     }
     if (event != NULL && (g_event = apigen_guest_id(&call_)) == 0) goto nomem; /* event: the guest names it */
     if (!apigen_put_u64(call_.wr, g_event)) goto nomem;
-    if (blocking_write == CL_FALSE) {
+    if (may_queue_ && blocking_write == CL_FALSE) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -3538,7 +4094,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
+/* The forwarder of clFinish: the spec's hand-written guest code exports clFinish and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clFinish(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4549,7 +5106,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+/* The forwarder of clGetMemObjectInfo: the spec's hand-written guest code exports clGetMemObjectInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5173,7 +5731,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
+/* The forwarder of clReleaseCommandQueue: the spec's hand-written guest code exports clReleaseCommandQueue and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseCommandQueue(cl_command_queue command_queue)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5194,10 +5753,6 @@ APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5239,10 +5794,6 @@ APIGEN_EXPORT cl_int clReleaseContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5284,10 +5835,6 @@ APIGEN_EXPORT cl_int clReleaseDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5329,10 +5876,6 @@ APIGEN_EXPORT cl_int clReleaseDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5374,10 +5917,6 @@ APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5398,7 +5937,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+/* The forwarder of clReleaseKernel: the spec's hand-written guest code exports clReleaseKernel and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseKernel(cl_kernel kernel)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5419,10 +5959,6 @@ APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5443,7 +5979,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+/* The forwarder of clReleaseMemObject: the spec's hand-written guest code exports clReleaseMemObject and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseMemObject(cl_mem memobj)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5464,10 +6001,6 @@ APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5509,10 +6042,6 @@ APIGEN_EXPORT cl_int clReleaseProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5554,10 +6083,6 @@ APIGEN_EXPORT cl_int clReleaseSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, -1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5599,10 +6124,6 @@ APIGEN_EXPORT cl_int clRetainCommandQueue(cl_command_queue command_queue)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(command_queue, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5644,10 +6165,6 @@ APIGEN_EXPORT cl_int clRetainContext(cl_context context)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(context, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5689,10 +6206,6 @@ APIGEN_EXPORT cl_int clRetainDevice(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5734,10 +6247,6 @@ APIGEN_EXPORT cl_int clRetainDeviceEXT(cl_device_id device)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(device, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5779,10 +6288,6 @@ APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(event, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5824,10 +6329,6 @@ APIGEN_EXPORT cl_int clRetainKernel(cl_kernel kernel)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(kernel, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5869,10 +6370,6 @@ APIGEN_EXPORT cl_int clRetainMemObject(cl_mem memobj)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(memobj, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5914,10 +6411,6 @@ APIGEN_EXPORT cl_int clRetainProgram(cl_program program)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(program, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -5959,10 +6452,6 @@ APIGEN_EXPORT cl_int clRetainSampler(cl_sampler sampler)
     }
     if (ret_ == CL_SUCCESS)
         APIGEN_HREF(sampler, 1, false);
-    if (call_.has_deferred && ret_ == CL_SUCCESS) {
-        ret_ = (cl_int)call_.deferred_error;
-        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
-    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6594,7 +7083,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+/* The forwarder of clWaitForEvents: the spec's hand-written guest code exports clWaitForEvents and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -6786,7 +7276,9 @@ static void cbd_clSetProgramReleaseCallback_pfn_notify(apigen_rd *args, void *fn
     ((void (*)(cl_program, void *))fn)(a0, user_data);
 }
 
-static const char *const call_names_[113] = {
+static const char *const call_names_[115] = {
+    [OPENCL_CALL_apigenOpenclStagedDone] = "apigenOpenclStagedDone",
+    [OPENCL_CALL_apigenOpenclStagedWait] = "apigenOpenclStagedWait",
     [OPENCL_CALL_clBuildProgram] = "clBuildProgram",
     [OPENCL_CALL_clCloneKernel] = "clCloneKernel",
     [OPENCL_CALL_clCompileProgram] = "clCompileProgram",

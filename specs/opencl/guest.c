@@ -85,6 +85,51 @@ cl_mem opencl_fwd_clCreateImage3D(cl_context context, cl_mem_flags flags,
                                   size_t image_height, size_t image_depth, size_t image_row_pitch,
                                   size_t image_slice_pitch, void *host_ptr, cl_int *errcode_ret);
 
+cl_int opencl_fwd_clReleaseCommandQueue(cl_command_queue command_queue);
+cl_int opencl_fwd_clReleaseMemObject(cl_mem memobj);
+cl_int opencl_fwd_clReleaseKernel(cl_kernel kernel);
+cl_kernel opencl_fwd_clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret);
+
+cl_int opencl_fwd_clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                      size_t offset, size_t size, void *ptr, cl_uint nwait,
+                                      const cl_event *wait, cl_event *event);
+
+/* staged.c: non-blocking reads */
+uint64_t opencl_staged_token(void);
+cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
+                           cl_uint flags, cl_event ev, cl_event *event);
+void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list);
+cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
+#define STAGED 2u /* blocking_read bit 1: staged (spec), ptr carries the token */
+
+cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                 void *host_ptr, cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateBufferWithProperties(cl_context context,
+                                               const cl_mem_properties *properties,
+                                               cl_mem_flags flags, size_t size, void *host_ptr,
+                                               cl_int *errcode_ret);
+cl_mem opencl_fwd_clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                    cl_buffer_create_type type, const void *info,
+                                    cl_int *errcode_ret);
+cl_int opencl_fwd_clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                     size_t param_value_size, void *param_value,
+                                     size_t *param_value_size_ret);
+cl_int opencl_fwd_clFinish(cl_command_queue command_queue);
+
+/* hostptr.c: objects created with host memory */
+void opencl_hostptr_created(cl_mem m, cl_context ctx, cl_mem_flags flags, void *host_ptr,
+                            size_t size, bool buffer);
+void opencl_hostptr_sub(cl_mem sub, cl_mem parent, size_t origin, size_t size);
+void opencl_hostptr_released(uint64_t id, cl_mem m);
+void *opencl_hostptr_at(cl_mem m, size_t offset);
+void opencl_hostptr_info(cl_mem m, cl_mem_info name, size_t size, void *value);
+void opencl_hostptr_finish(cl_command_queue q);
+
+/* checks.c: the facts the guest keeps for its enqueue checks */
+void opencl_facts_released(uint64_t id);
+void opencl_facts_arg_set(cl_kernel k, cl_uint index);
+void opencl_facts_cloned(cl_kernel from, cl_kernel to);
+
 /* ---- local: extension function addresses --------------------------------------- */
 
 /* ocl-icd's loader query, answered by the stub (clinfo prints it). */
@@ -195,21 +240,145 @@ APIGEN_EXPORT cl_int clGetContextInfo(cl_context context, cl_context_info param_
 }
 
 /* A cl_mem or cl_sampler argument is a handle object in the ICD build: its id
- * travels, as in the drop-in build (the host wrapper tells handles from bytes). */
+ * travels, as in the drop-in build (the host wrapper tells handles from bytes).
+ * An argument set is noted for the enqueue checks (checks.c). */
 APIGEN_EXPORT cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size,
                                     const void *arg_value)
 {
+    cl_int err;
 #if defined(APIGEN_OPENCL_ICD)
     void *h;
     if (arg_value && arg_size == sizeof h) {
         memcpy(&h, arg_value, sizeof h);
         if (apigen_hobj_known(h)) {
             uint64_t id = APIGEN_H2ID(h);
-            return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, &id);
+            err = opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, &id);
+            if (err == CL_SUCCESS)
+                opencl_facts_arg_set(kernel, arg_index);
+            return err;
         }
     }
 #endif
-    return opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    err = opencl_fwd_clSetKernelArg(kernel, arg_index, arg_size, arg_value);
+    if (err == CL_SUCCESS)
+        opencl_facts_arg_set(kernel, arg_index);
+    return err;
+}
+
+/* Releases of objects the enqueue checks know: their facts are asked again
+ * at the next use (the object may be gone). The id is taken first: in the
+ * ICD build the last release frees the handle object. */
+APIGEN_EXPORT cl_int clReleaseCommandQueue(cl_command_queue command_queue)
+{
+    uint64_t id = APIGEN_H2ID(command_queue);
+    cl_int err = opencl_fwd_clReleaseCommandQueue(command_queue);
+    if (err == CL_SUCCESS)
+        opencl_facts_released(id);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clReleaseMemObject(cl_mem memobj)
+{
+    uint64_t id = APIGEN_H2ID(memobj);
+    cl_int err = opencl_fwd_clReleaseMemObject(memobj);
+    if (err == CL_SUCCESS) {
+        opencl_facts_released(id);
+        opencl_hostptr_released(id, memobj);
+    }
+    return err;
+}
+
+/* Buffers with host memory: recorded as created (hostptr.c). */
+APIGEN_EXPORT cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
+                                    void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateBuffer(context, flags, size, host_ptr, &err);
+    if (m && err == CL_SUCCESS)
+        opencl_hostptr_created(m, context, flags, host_ptr, size, true);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+APIGEN_EXPORT cl_mem clCreateBufferWithProperties(cl_context context,
+                                                  const cl_mem_properties *properties,
+                                                  cl_mem_flags flags, size_t size,
+                                                  void *host_ptr, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateBufferWithProperties(context, properties, flags, size,
+                                                       host_ptr, &err);
+    if (m && err == CL_SUCCESS)
+        opencl_hostptr_created(m, context, flags, host_ptr, size, true);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+APIGEN_EXPORT cl_mem clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags,
+                                       cl_buffer_create_type type, const void *info,
+                                       cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_mem m = opencl_fwd_clCreateSubBuffer(buffer, flags, type, info, &err);
+    if (m && err == CL_SUCCESS && type == CL_BUFFER_CREATE_TYPE_REGION && info) {
+        const cl_buffer_region *r = info;
+        opencl_hostptr_sub(m, buffer, r->origin, r->size);
+    }
+    if (errcode_ret)
+        *errcode_ret = err;
+    return m;
+}
+
+/* CL_MEM_FLAGS and CL_MEM_HOST_PTR as the application created the object. */
+APIGEN_EXPORT cl_int clGetMemObjectInfo(cl_mem memobj, cl_mem_info param_name,
+                                        size_t param_value_size, void *param_value,
+                                        size_t *param_value_size_ret)
+{
+    cl_int err = opencl_fwd_clGetMemObjectInfo(memobj, param_name, param_value_size,
+                                               param_value, param_value_size_ret);
+    if (err == CL_SUCCESS)
+        opencl_hostptr_info(memobj, param_name, param_value_size, param_value);
+    return err;
+}
+
+/* USE_HOST_PTR buffers of the queue's context reach their host memory. */
+APIGEN_EXPORT cl_int clFinish(cl_command_queue command_queue)
+{
+    cl_int err = opencl_fwd_clFinish(command_queue);
+    opencl_staged_quiesce(command_queue, 0, NULL); /* staged.c: already so, but see there */
+    if (err == CL_SUCCESS)
+        opencl_hostptr_finish(command_queue);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
+{
+    cl_int err = opencl_fwd_clWaitForEvents(num_events, event_list);
+    opencl_staged_quiesce(NULL, num_events, event_list);
+    return err;
+}
+
+APIGEN_EXPORT cl_int clReleaseKernel(cl_kernel kernel)
+{
+    uint64_t id = APIGEN_H2ID(kernel);
+    cl_int err = opencl_fwd_clReleaseKernel(kernel);
+    if (err == CL_SUCCESS)
+        opencl_facts_released(id);
+    return err;
+}
+
+/* A clone has the arguments its source had set. */
+APIGEN_EXPORT cl_kernel clCloneKernel(cl_kernel source_kernel, cl_int *errcode_ret)
+{
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = opencl_fwd_clCloneKernel(source_kernel, &err);
+    if (k && err == CL_SUCCESS)
+        opencl_facts_cloned(source_kernel, k);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return k;
 }
 
 APIGEN_EXPORT cl_program clCreateProgramWithSource(cl_context context, cl_uint count,
@@ -314,6 +483,30 @@ static bool rect_norm(const size_t *host_origin, const size_t *region, size_t *r
 
 static const size_t zero3[3] = {0, 0, 0};
 
+/* Non-blocking reads are staged (staged.c): they return at once, and the
+ * bytes land before the event completes. A read without memory or bytes
+ * goes as before (blocking), for the implementation's own error. */
+APIGEN_EXPORT cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking,
+                                         size_t offset, size_t size, void *ptr, cl_uint nwait,
+                                         const cl_event *wait, cl_event *event)
+{
+    if (blocking || !ptr || !size) {
+        cl_int err = opencl_fwd_clEnqueueReadBuffer(q, buffer, blocking ? CL_TRUE : CL_FALSE,
+                                                    offset, size, ptr, nwait, wait, event);
+        char *hp = err == CL_SUCCESS && ptr ? opencl_hostptr_at(buffer, offset) : NULL;
+        if (hp && hp != ptr) /* USE_HOST_PTR: its memory holds what was read too */
+            memmove(hp, ptr, size);
+        return err;
+    }
+    uint64_t token = opencl_staged_token();
+    cl_event ev = NULL;
+    cl_int err = opencl_fwd_clEnqueueReadBuffer(q, buffer, STAGED, offset, size,
+                                                (void *)(uintptr_t)token, nwait, wait, &ev);
+    if (err != CL_SUCCESS)
+        return err;
+    return opencl_staged_start(q, token, ptr, size, 0, ev, event);
+}
+
 APIGEN_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, cl_bool blocking,
                                              const size_t *buffer_origin,
                                              const size_t *host_origin, const size_t *region,
@@ -323,12 +516,26 @@ APIGEN_EXPORT cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem buffer, 
                                              cl_event *event)
 {
     size_t off;
-    if (ptr && rect_norm(host_origin, region, &host_row_pitch, &host_slice_pitch, &off))
-        return opencl_fwd_clEnqueueReadBufferRect(
-            q, buffer, blocking, buffer_origin, zero3, region, buffer_row_pitch,
-            buffer_slice_pitch, host_row_pitch, host_slice_pitch, (char *)ptr + off, nwait, wait,
-            event);
-    return opencl_fwd_clEnqueueReadBufferRect(q, buffer, blocking, buffer_origin, host_origin,
+    if (ptr && rect_norm(host_origin, region, &host_row_pitch, &host_slice_pitch, &off)) {
+        if (blocking)
+            return opencl_fwd_clEnqueueReadBufferRect(
+                q, buffer, CL_TRUE, buffer_origin, zero3, region, buffer_row_pitch,
+                buffer_slice_pitch, host_row_pitch, host_slice_pitch, (char *)ptr + off, nwait,
+                wait, event);
+        uint64_t token = opencl_staged_token();
+        cl_event ev = NULL;
+        cl_int err = opencl_fwd_clEnqueueReadBufferRect(
+            q, buffer, STAGED, buffer_origin, zero3, region, buffer_row_pitch, buffer_slice_pitch,
+            host_row_pitch, host_slice_pitch, (void *)(uintptr_t)token, nwait, wait, &ev);
+        if (err != CL_SUCCESS)
+            return err;
+        size_t bytes = (region[2] - 1) * host_slice_pitch + (region[1] - 1) * host_row_pitch +
+                       region[0];
+        return opencl_staged_start(q, token, (char *)ptr + off, bytes, APIGEN_OPENCL_STAGED_ROWS,
+                                   ev, event);
+    }
+    return opencl_fwd_clEnqueueReadBufferRect(q, buffer, blocking ? CL_TRUE : CL_FALSE,
+                                              buffer_origin, host_origin,
                                               region, buffer_row_pitch, buffer_slice_pitch,
                                               host_row_pitch, host_slice_pitch, ptr, nwait, wait,
                                               event);
@@ -392,8 +599,20 @@ APIGEN_EXPORT cl_int clEnqueueReadImage(cl_command_queue q, cl_mem image, cl_boo
 {
     if (ptr && !image_pitches(image, region, &row_pitch, &slice_pitch))
         ptr = NULL; /* only the implementation's error can come back */
-    return opencl_fwd_clEnqueueReadImage(q, image, blocking, origin, region, row_pitch,
-                                         slice_pitch, ptr, nwait, wait, event);
+    if (blocking || !ptr)
+        return opencl_fwd_clEnqueueReadImage(q, image, blocking ? CL_TRUE : CL_FALSE, origin,
+                                             region, row_pitch, slice_pitch, ptr, nwait, wait,
+                                             event);
+    uint64_t token = opencl_staged_token();
+    cl_event ev = NULL;
+    cl_int err = opencl_fwd_clEnqueueReadImage(q, image, STAGED, origin, region, row_pitch,
+                                               slice_pitch, (void *)(uintptr_t)token, nwait, wait,
+                                               &ev);
+    if (err != CL_SUCCESS)
+        return err;
+    return opencl_staged_start(q, token, ptr,
+                               slice_pitch * region[2] * (row_pitch == 0 ? region[1] : 1),
+                               APIGEN_OPENCL_STAGED_ROWS, ev, event);
 }
 
 APIGEN_EXPORT cl_int clEnqueueWriteImage(cl_command_queue q, cl_mem image, cl_bool blocking,
@@ -527,11 +746,31 @@ static cl_mem filled(cl_context ctx, cl_mem img, cl_int err, const img_shape *sh
     return err == CL_SUCCESS ? img : NULL;
 }
 
+/* cl_image_desc travels as bytes: its mem_object (the buffer of a 1D image
+ * buffer or of a 2D image, the image of a 2D image from an image) goes as
+ * the object's id, as a handle argument would. In the drop-in build a
+ * handle is its id already. */
+static const cl_image_desc *desc_ids(const cl_image_desc *d, cl_image_desc *copy)
+{
+#if defined(APIGEN_OPENCL_ICD)
+    if (d && d->mem_object) {
+        *copy = *d;
+        copy->mem_object = (cl_mem)(uintptr_t)APIGEN_H2ID(d->mem_object);
+        return copy;
+    }
+#else
+    (void)copy;
+#endif
+    return d;
+}
+
 static cl_mem create_image(cl_context ctx, bool with_props, const cl_mem_properties *props,
                            cl_mem_flags flags, const cl_image_format *fmt,
-                           const cl_image_desc *desc, void *host_ptr, cl_int *errcode_ret)
+                           const cl_image_desc *app_desc, void *host_ptr, cl_int *errcode_ret)
 {
     cl_int err;
+    cl_image_desc wire;
+    const cl_image_desc *desc = desc_ids(app_desc, &wire);
     if (!own_host_ptr(flags, host_ptr, &err) || !desc ||
         desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
         if (err != CL_SUCCESS) {
@@ -556,13 +795,26 @@ static cl_mem create_image(cl_context ctx, bool with_props, const cl_mem_propert
     return filled(ctx, img, err, &sh, host_ptr, CL_INVALID_IMAGE_DESCRIPTOR, errcode_ret);
 }
 
+/* An image with host memory: recorded as created (hostptr.c). */
+static cl_mem noted(cl_mem img, cl_context ctx, cl_mem_flags flags, void *host_ptr,
+                    cl_int *errcode_ret, cl_int err)
+{
+    if (img && err == CL_SUCCESS)
+        opencl_hostptr_created(img, ctx, flags, host_ptr, 0, false);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return img;
+}
+
 APIGEN_EXPORT cl_mem clCreateImage(cl_context context, cl_mem_flags flags,
                                    const cl_image_format *image_format,
                                    const cl_image_desc *image_desc, void *host_ptr,
                                    cl_int *errcode_ret)
 {
-    return create_image(context, false, NULL, flags, image_format, image_desc, host_ptr,
-                        errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = create_image(context, false, NULL, flags, image_format, image_desc, host_ptr,
+                            &err);
+    return noted(m, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context,
@@ -572,8 +824,10 @@ APIGEN_EXPORT cl_mem clCreateImageWithProperties(cl_context context,
                                                  const cl_image_desc *image_desc, void *host_ptr,
                                                  cl_int *errcode_ret)
 {
-    return create_image(context, true, properties, flags, image_format, image_desc, host_ptr,
-                        errcode_ret);
+    cl_int err = CL_SUCCESS;
+    cl_mem m = create_image(context, true, properties, flags, image_format, image_desc, host_ptr,
+                            &err);
+    return noted(m, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags,
@@ -595,7 +849,8 @@ APIGEN_EXPORT cl_mem clCreateImage2D(cl_context context, cl_mem_flags flags,
                                             image_format, image_width, image_height, 0, NULL,
                                             &err);
     img_shape sh = {CL_MEM_OBJECT_IMAGE2D, image_width, image_height, 1, 0, image_row_pitch, 0};
-    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
+    img = filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, &err);
+    return noted(img, context, flags, host_ptr, errcode_ret, err);
 }
 
 APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags,
@@ -620,7 +875,8 @@ APIGEN_EXPORT cl_mem clCreateImage3D(cl_context context, cl_mem_flags flags,
                                             0, 0, NULL, &err);
     img_shape sh = {CL_MEM_OBJECT_IMAGE3D, image_width, image_height, image_depth, 0,
                     image_row_pitch, image_slice_pitch};
-    return filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, errcode_ret);
+    img = filled(context, img, err, &sh, host_ptr, CL_INVALID_IMAGE_SIZE, &err);
+    return noted(img, context, flags, host_ptr, errcode_ret, err);
 }
 
 /* ---- custom: shared helpers ------------------------------------------------------- */
@@ -707,6 +963,7 @@ typedef struct mapping {
     uint64_t id;
     uint64_t size;
     bool write_back;
+    bool borrowed; /* ptr is the application's (USE_HOST_PTR): not freed */
 } mapping;
 
 static pthread_mutex_t maps_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -716,7 +973,7 @@ static mapping *maps;
  * u64 slice pitch, u64 event id (0: none), bytes (size, or 0 when the map
  * was CL_MAP_WRITE_INVALIDATE_REGION) */
 static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *row_pitch,
-                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret)
+                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret, void *dest)
 {
     apigen_status st = apigen_call_sync(c);
     cl_int err;
@@ -736,16 +993,19 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
             err = (cl_int)e;
             if (err == CL_SUCCESS) {
                 mapping *m = calloc(1, sizeof *m);
-                ptr = aligned_alloc(64, (size + 63) / 64 * 64 + 64);
+                ptr = dest ? dest : aligned_alloc(64, (size + 63) / 64 * 64 + 64);
                 if (!m || !ptr) {
                     free(m);
-                    free(ptr);
+                    if (!dest)
+                        free(ptr);
                     ptr = NULL;
                     err = CL_OUT_OF_HOST_MEMORY; /* the server's mapping stays until exit */
                 } else {
-                    memcpy(ptr, bytes, nbytes);
+                    if (nbytes)
+                        memmove(ptr, bytes, nbytes);
                     *m = (mapping){NULL, ptr, mem, id, size,
-                                   (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0};
+                                   (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0,
+                                   dest != NULL};
                     pthread_mutex_lock(&maps_mu);
                     m->next = maps;
                     maps = m;
@@ -771,7 +1031,10 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
 }
 
 /* map buffer request: u64 queue, u64 buffer, u32 blocking, u64 flags, u64 offset,
- * u64 size, wait list (u8 present, u64 n, ids), u8 event wanted */
+ * u64 size, wait list (u8 present, u64 n, ids), u8 event wanted; with
+ * blocking bit 1 (a non-blocking map, returned at once) u64 token: the
+ * bytes are staged (staged.c) and land before the map's event completes, or
+ * 0 for CL_MAP_WRITE_INVALIDATE_REGION (no bytes) */
 void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking_map,
                                       cl_map_flags map_flags, size_t offset, size_t size,
                                       cl_uint nwait, const cl_event *wait, cl_event *event,
@@ -784,16 +1047,28 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
     }
+    bool staged = !blocking_map && size;
+    uint64_t token = staged && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
+                         ? opencl_staged_token()
+                         : 0;
     if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(buffer)) ||
-        !apigen_put_u32(c.wr, blocking_map) || !apigen_put_u64(c.wr, map_flags) ||
+        !apigen_put_u32(c.wr, staged ? STAGED : CL_TRUE) || !apigen_put_u64(c.wr, map_flags) ||
         !apigen_put_u64(c.wr, offset) || !apigen_put_u64(c.wr, size) ||
-        !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL)) {
+        !put_wait_list(c.wr, nwait, wait) || !apigen_put_u8(c.wr, event != NULL) ||
+        (staged && !apigen_put_u64(c.wr, token))) {
         apigen_call_end(&c);
         if (errcode_ret)
             *errcode_ret = CL_OUT_OF_HOST_MEMORY;
         return NULL;
     }
-    return finish_map(&c, buffer, map_flags, NULL, NULL, event, errcode_ret);
+    cl_int err = CL_SUCCESS;
+    void *p = finish_map(&c, buffer, map_flags, NULL, NULL, event, &err,
+                         opencl_hostptr_at(buffer, offset));
+    if (p && token)
+        opencl_staged_start(q, token, p, size, 0, NULL, event);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return p;
 }
 
 /* map image request: u64 queue, u64 image, u32 blocking, u64 flags,
@@ -825,7 +1100,7 @@ void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b
         return NULL;
     }
     return finish_map(&c, image, map_flags, image_row_pitch, image_slice_pitch, event,
-                      errcode_ret);
+                      errcode_ret, NULL);
 }
 
 /* unmap request: u64 queue, u64 memobj, u64 mapping id (0: not a mapping of
@@ -877,7 +1152,8 @@ out:
     if (st != APIGEN_OK)
         err = (cl_int)opencl_api.status_error[st];
     if (m && err == CL_SUCCESS) {
-        free(m->ptr);
+        if (!m->borrowed)
+            free(m->ptr);
         free(m);
     } else if (m) {
         pthread_mutex_lock(&maps_mu); /* still mapped: put it back */
@@ -1170,8 +1446,11 @@ APIGEN_EXPORT cl_int clEnqueueSVMMigrateMem(cl_command_queue q, cl_uint n,
 APIGEN_EXPORT cl_int clSetKernelArgSVMPointer(cl_kernel kernel, cl_uint arg_index,
                                               const void *arg_value)
 {
-    return opencl_fwd_clSetKernelArgSVMPointer(kernel, arg_index,
-                                               (const void *)(uintptr_t)svm_server(arg_value));
+    cl_int err = opencl_fwd_clSetKernelArgSVMPointer(
+        kernel, arg_index, (const void *)(uintptr_t)svm_server(arg_value));
+    if (err == CL_SUCCESS)
+        opencl_facts_arg_set(kernel, arg_index);
+    return err;
 }
 
 APIGEN_EXPORT cl_int clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name,

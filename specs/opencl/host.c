@@ -5,6 +5,7 @@
  * wire format through the runtime's checked cursor (formats: guest.c).
  * Nothing here trusts the guest: every id is looked up in this client's
  * handle table, every length is checked before use. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,16 +168,311 @@ cl_mem opencl_host_clCreateImage3D(apigen_call_ctx *cx, cl_context context, cl_m
                            0, 0, host_ptr, errcode_ret);
 }
 
-/* Reads and writes complete before the reply: the bytes travel with this
- * call (a non-blocking read that is complete on return is legal). */
+/* ---- staged non-blocking reads (apigen_opencl.h, guest: staged.c) ---------------
+ * A staged read R1 reads into server memory (the wait list as given); the
+ * event the application gets is a one-element read R2 of the same object
+ * (so its command type is the read's) that waits for R1 and for a gate G,
+ * a user event the guest opens once the bytes are in its memory. The
+ * record is the client's (a handle of a private type, freed with it) and
+ * found by the guest's token. */
+typedef struct staged {
+    struct staged *next;
+    void *session;
+    uint64_t token, hid;
+    unsigned char *buf;
+    size_t size;
+    size_t row_bytes, nrows, row_pitch, nslices, slice_pitch; /* where R1's bytes lie */
+    cl_event r1, gate;
+    bool waited; /* R1 completed: buf may go */
+    bool opened; /* the gate's status is set */
+} staged;
+
+static pthread_mutex_t staged_mu = PTHREAD_MUTEX_INITIALIZER;
+static staged *staged_list;
+
+static void CL_CALLBACK free_copy(cl_event ev, cl_int status, void *copy);
+
+/* Opens the gate with status, unless R1 failed: R2 then failed with it
+ * already, and PoCL would notify the completed (perhaps freed) R2 again. */
+static void gate_open(struct staged *s, cl_int status);
+
+/* The client went away (or the read is done): the gate opens (failed, when
+ * the bytes never landed); the buffer goes when R1 no longer writes it. */
+static void staged_destroy(void *real)
+{
+    staged *s = real;
+    pthread_mutex_lock(&staged_mu);
+    for (staged **pp = &staged_list; *pp; pp = &(*pp)->next)
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    pthread_mutex_unlock(&staged_mu);
+    if (s->gate && !s->opened)
+        gate_open(s, CL_INVALID_OPERATION);
+    if (s->r1 && !s->waited) {
+        if (clSetEventCallback(s->r1, CL_COMPLETE, free_copy, s->buf) != CL_SUCCESS)
+            clWaitForEvents(1, &s->r1), free(s->buf);
+    } else {
+        free(s->buf);
+    }
+    if (s->gate) /* the record's references; R2's tail holds its own */
+        clReleaseEvent(s->gate);
+    if (s->r1)
+        clReleaseEvent(s->r1);
+    free(s);
+}
+
+/* R2 completed (or failed, perhaps before the gate opened): R2's own
+ * references to the gate and R1 go (PoCL may still notify R2 through them
+ * until then); the record keeps its own until the guest is done. */
+typedef struct {
+    cl_event gate, r1;
+    void *one;
+} staged_tail;
+
+static void CL_CALLBACK staged_tail_done(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    (void)status;
+    staged_tail *t = user;
+    clReleaseEvent(t->gate);
+    clReleaseEvent(t->r1);
+    free(t->one);
+    free(t);
+}
+
+static void gate_open(staged *s, cl_int status)
+{
+    cl_int st = CL_COMPLETE;
+    s->opened = true;
+    if (clGetEventInfo(s->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st < 0)
+        return;
+    clSetUserEventStatus(s->gate, status);
+}
+
+static const apigen_handle_type ht_staged = {"opencl staged read", 0x53544700u, staged_destroy,
+                                             NULL, 0, 0, NULL, 0};
+
+static staged *staged_find(apigen_call_ctx *cx, uint64_t token)
+{
+    staged *s;
+    pthread_mutex_lock(&staged_mu);
+    for (s = staged_list; s && (s->session != (void *)cx->session || s->token != token);
+         s = s->next)
+        ;
+    pthread_mutex_unlock(&staged_mu);
+    return s;
+}
+
+/* A record for `size` bytes laid out as the plan says; NULL: no memory. */
+static staged *staged_new(apigen_call_ctx *cx, uint64_t token, size_t size, size_t row_bytes,
+                          size_t nrows, size_t row_pitch, size_t nslices, size_t slice_pitch)
+{
+    if (!token || staged_find(cx, token))
+        return NULL;
+    staged *s = calloc(1, sizeof *s);
+    if (s)
+        s->buf = malloc(size ? size : 1);
+    if (!s || !s->buf) {
+        if (s)
+            free(s->buf);
+        free(s);
+        return NULL;
+    }
+    *s = (staged){NULL, cx->session, token, 0, s->buf, size, row_bytes, nrows, row_pitch,
+                  nslices, slice_pitch, NULL, NULL, false, false};
+    return s;
+}
+
+/* After R1 was enqueued (its error in err): the gate, R2 (enq2 into a
+ * scratch element freed when R2 completes) and the record's handle. */
+typedef cl_int (*enq_one)(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                          cl_event *ev);
+
+static cl_int staged_finish(apigen_call_ctx *cx, staged *s, cl_int err, cl_command_queue q,
+                            enq_one enq2, const void *args, cl_event *event, cl_event *gate)
+{
+    cl_context ctx = NULL;
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS)
+        s->gate = clCreateUserEvent(ctx, &err);
+    staged_tail *t = err == CL_SUCCESS ? calloc(1, sizeof *t) : NULL;
+    void *one = t ? malloc(64) : NULL;
+    if (err == CL_SUCCESS && !one)
+        err = CL_OUT_OF_HOST_MEMORY;
+    cl_event r2 = NULL;
+    if (err == CL_SUCCESS) {
+        cl_event deps[2] = {s->r1, s->gate};
+        err = enq2(args, one, 2, deps, &r2);
+    }
+    if (err == CL_SUCCESS) {
+        *t = (staged_tail){s->gate, s->r1, one};
+        clRetainEvent(s->gate);
+        clRetainEvent(s->r1);
+        if (clSetEventCallback(r2, CL_COMPLETE, staged_tail_done, t) != CL_SUCCESS) {
+            clReleaseEvent(s->gate);
+            clReleaseEvent(s->r1);
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+    }
+    if (err != CL_SUCCESS) {
+        if (r2) { /* not yet run: the gate fails it, then it may go */
+            gate_open(s, CL_INVALID_OPERATION);
+            clWaitForEvents(1, &r2);
+            clReleaseEvent(r2);
+        }
+        free(one);
+        free(t);
+        staged_destroy(s);
+        return err;
+    }
+    pthread_mutex_lock(&staged_mu);
+    s->next = staged_list;
+    staged_list = s;
+    pthread_mutex_unlock(&staged_mu);
+    s->hid = apigen_handle_put_owned(cx, &ht_staged, s);
+    if (!s->hid) { /* rejected (no memory): gone with its gate failed */
+        staged_destroy(s);
+        clReleaseEvent(r2);
+        return CL_OUT_OF_HOST_MEMORY;
+    }
+    if (gate)
+        *gate = s->gate;
+    if (event)
+        *event = r2;
+    else
+        clReleaseEvent(r2);
+    return CL_SUCCESS;
+}
+
+/* A staged map: the map itself is R2 (its event the application's). */
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    cl_map_flags flags;
+    size_t offset, size;
+    void *p;
+    cl_int err;
+} one_map;
+
+static cl_int map_of_buffer(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                            cl_event *ev)
+{
+    (void)dst;
+    one_map *a = (one_map *)(uintptr_t)args;
+    a->p = clEnqueueMapBuffer(a->q, a->mem, CL_FALSE, a->flags, a->offset, a->size, n, deps, ev,
+                              &a->err);
+    return a->err;
+}
+
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    size_t offset;
+} one_buf;
+
+static cl_int one_of_buffer(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                            cl_event *ev)
+{
+    const one_buf *a = args;
+    return clEnqueueReadBuffer(a->q, a->mem, CL_FALSE, a->offset, 1, dst, n, deps, ev);
+}
+
+typedef struct {
+    cl_command_queue q;
+    cl_mem mem;
+    const size_t *origin;
+    size_t row, slice;
+} one_rect;
+
+static cl_int one_of_rect(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                          cl_event *ev)
+{
+    const one_rect *a = args;
+    static const size_t one[3] = {1, 1, 1}, zero[3] = {0, 0, 0};
+    return clEnqueueReadBufferRect(a->q, a->mem, CL_FALSE, a->origin, zero, one, a->row,
+                                   a->slice, 0, 0, dst, n, deps, ev);
+}
+
+static cl_int one_of_image(const void *args, void *dst, cl_uint n, const cl_event *deps,
+                           cl_event *ev)
+{
+    const one_rect *a = args;
+    static const size_t one[3] = {1, 1, 1};
+    return clEnqueueReadImage(a->q, a->mem, CL_FALSE, a->origin, one, 0, 0, dst, n, deps, ev);
+}
+
+cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
+                               cl_uint flags, void *ptr, size_t size)
+{
+    (void)queue;
+    staged *s = staged_find(cx, token);
+    if (!s || !ptr || size != s->size)
+        return CL_INVALID_VALUE;
+    cl_int err = clWaitForEvents(1, &s->r1), st = CL_COMPLETE;
+    s->waited = true;
+    if (clGetEventInfo(s->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL) ==
+            CL_SUCCESS &&
+        st < 0)
+        return st;
+    if (err != CL_SUCCESS)
+        return err;
+    if (!(flags & APIGEN_OPENCL_STAGED_ROWS) || !s->nrows) {
+        memcpy(ptr, s->buf, size);
+        return CL_SUCCESS;
+    }
+    /* only the rows R1 wrote: the bytes between them stay the application's */
+    for (size_t z = 0; z < s->nslices; z++)
+        for (size_t y = 0; y < s->nrows; y++) {
+            size_t at = z * s->slice_pitch + y * s->row_pitch;
+            if (at > size || s->row_bytes > size - at)
+                return CL_INVALID_VALUE;
+            memcpy((char *)ptr + at, s->buf + at, s->row_bytes);
+        }
+    return CL_SUCCESS;
+}
+
+cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
+                               cl_int status)
+{
+    (void)queue;
+    staged *s = staged_find(cx, token);
+    if (!s)
+        return CL_INVALID_VALUE;
+    if (!s->waited) { /* the guest never waited: R1 may still write buf */
+        clWaitForEvents(1, &s->r1);
+        s->waited = true;
+    }
+    gate_open(s, status < 0 ? status : CL_COMPLETE);
+    cl_int err = CL_SUCCESS;
+    uint64_t hid = s->hid;
+    staged_destroy(s);
+    apigen_handle_drop(cx, &ht_staged, hid);
+    return err;
+}
+
+/* Blocking reads complete before the reply: the bytes travel with this call.
+ * Staged ones (blocking_read & 2) carry the guest's token in ptr. */
 cl_int opencl_host_clEnqueueReadBuffer(apigen_call_ctx *cx, cl_command_queue q, cl_mem buffer,
                                        cl_bool blocking_read, size_t offset, size_t size,
                                        void *ptr, cl_uint nwait, const cl_event *wait,
                                        cl_event *event)
 {
-    (void)cx;
-    (void)blocking_read;
-    return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    if (!(blocking_read & 2))
+        return clEnqueueReadBuffer(q, buffer, CL_TRUE, offset, size, ptr, nwait, wait, event);
+    if (size > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = staged_new(cx, (uint64_t)(uintptr_t)ptr, size, size, 1, 0, 1, 0);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBuffer(q, buffer, CL_FALSE, offset, size, s->buf, nwait, wait,
+                                     &s->r1);
+    one_buf a = {q, buffer, offset};
+    return staged_finish(cx, s, err, q, one_of_buffer, &a, event, NULL);
 }
 
 /* Non-blocking writes are async calls (the spec's async_if): their bytes
@@ -263,13 +559,30 @@ cl_int opencl_host_clEnqueueReadBufferRect(apigen_call_ctx *cx, cl_command_queue
                                            void *ptr, cl_uint nwait, const cl_event *wait,
                                            cl_event *event)
 {
-    (void)cx;
-    (void)blocking;
-    if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+    if (!(blocking & 2)) {
+        if (rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
+            return CL_INVALID_VALUE;
+        return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
+                                       buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                       host_slice_pitch, ptr, nwait, wait, event);
+    }
+    /* staged: the guest sent the rectangle from host_origin 0 with explicit pitches */
+    if (!region || !region[0] || !region[1] || !region[2] || !host_row_pitch ||
+        !host_slice_pitch || rect_bad(host_origin, region, host_row_pitch, host_slice_pitch))
         return CL_INVALID_VALUE;
-    return clEnqueueReadBufferRect(q, buffer, CL_TRUE, buffer_origin, host_origin, region,
-                                   buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
-                                   host_slice_pitch, ptr, nwait, wait, event);
+    size_t bytes = (region[2] - 1) * host_slice_pitch + (region[1] - 1) * host_row_pitch +
+                   region[0];
+    if (bytes > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0], region[1],
+                           host_row_pitch, region[2], host_slice_pitch);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadBufferRect(q, buffer, CL_FALSE, buffer_origin, host_origin, region,
+                                         buffer_row_pitch, buffer_slice_pitch, host_row_pitch,
+                                         host_slice_pitch, s->buf, nwait, wait, &s->r1);
+    one_rect a = {q, buffer, buffer_origin, buffer_row_pitch, buffer_slice_pitch};
+    return staged_finish(cx, s, err, q, one_of_rect, &a, event, NULL);
 }
 
 cl_int opencl_host_clEnqueueWriteBufferRect(apigen_call_ctx *cx, cl_command_queue q,
@@ -450,12 +763,36 @@ cl_int opencl_host_clEnqueueReadImage(apigen_call_ctx *cx, cl_command_queue q, c
                                       void *ptr, cl_uint nwait, const cl_event *wait,
                                       cl_event *event)
 {
-    (void)cx;
-    (void)blocking;
-    if (image_host_bad(image, region, row_pitch, slice_pitch) || image_box_bad(image, origin, region))
+    if (!(blocking & 2)) {
+        if (image_host_bad(image, region, row_pitch, slice_pitch) ||
+            image_box_bad(image, origin, region))
+            return CL_INVALID_VALUE;
+        return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
+                                  image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    }
+    /* staged: the spec's byte count lands in server memory first */
+    size_t es = 0, bytes;
+    if (!image || !region || !region[0] || !region[1] || !region[2] || !slice_pitch ||
+        image_host_bad(image, region, row_pitch, slice_pitch) ||
+        image_box_bad(image, origin, region) ||
+        clGetImageInfo(image, CL_IMAGE_ELEMENT_SIZE, sizeof es, &es, NULL) != CL_SUCCESS ||
+        !mul_ok(slice_pitch, region[2], &bytes) ||
+        !mul_ok(bytes, row_pitch == 0 ? region[1] : 1, &bytes))
         return CL_INVALID_VALUE;
-    return clEnqueueReadImage(q, image, CL_TRUE, origin, region, row_pitch,
-                              image_slice_pitch(image, slice_pitch), ptr, nwait, wait, event);
+    if (bytes > cx->budget)
+        return CL_OUT_OF_HOST_MEMORY;
+    staged *s = row_pitch == 0 /* a 1D image array: its rows are the slices */
+                    ? staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0] * es,
+                                 region[1], slice_pitch, 1, 0)
+                    : staged_new(cx, (uint64_t)(uintptr_t)ptr, bytes, region[0] * es,
+                                 region[1], row_pitch, region[2], slice_pitch);
+    if (!s)
+        return CL_OUT_OF_HOST_MEMORY;
+    cl_int err = clEnqueueReadImage(q, image, CL_FALSE, origin, region, row_pitch,
+                                    image_slice_pitch(image, slice_pitch), s->buf, nwait, wait,
+                                    &s->r1);
+    one_rect a = {q, image, origin, 0, 0};
+    return staged_finish(cx, s, err, q, one_of_image, &a, event, NULL);
 }
 
 cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
@@ -477,6 +814,46 @@ cl_int opencl_host_clEnqueueWriteImage(apigen_call_ctx *cx, cl_command_queue q, 
     cl_int err = clEnqueueWriteImage(q, image, CL_FALSE, origin, region, row_pitch,
                                      image_slice_pitch(image, slice_pitch), copy, nwait, wait, &own);
     return copy_owned(err, copy, own, event);
+}
+
+/* Copies with images: the same box check (PoCL copies a region past the
+ * image's edge: found probing clEnqueueCopyBufferToImage natively). */
+cl_int opencl_host_clEnqueueCopyImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem src,
+                                      cl_mem dst, const size_t *src_origin,
+                                      const size_t *dst_origin, const size_t *region,
+                                      cl_uint nwait, const cl_event *wait, cl_event *event)
+{
+    (void)cx;
+    if ((src && image_box_bad(src, src_origin, region)) ||
+        (dst && image_box_bad(dst, dst_origin, region)))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyImage(q, src, dst, src_origin, dst_origin, region, nwait, wait, event);
+}
+
+cl_int opencl_host_clEnqueueCopyImageToBuffer(apigen_call_ctx *cx, cl_command_queue q,
+                                              cl_mem src, cl_mem dst, const size_t *src_origin,
+                                              const size_t *region, size_t dst_offset,
+                                              cl_uint nwait, const cl_event *wait,
+                                              cl_event *event)
+{
+    (void)cx;
+    if (src && image_box_bad(src, src_origin, region))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyImageToBuffer(q, src, dst, src_origin, region, dst_offset, nwait, wait,
+                                      event);
+}
+
+cl_int opencl_host_clEnqueueCopyBufferToImage(apigen_call_ctx *cx, cl_command_queue q,
+                                              cl_mem src, cl_mem dst, size_t src_offset,
+                                              const size_t *dst_origin, const size_t *region,
+                                              cl_uint nwait, const cl_event *wait,
+                                              cl_event *event)
+{
+    (void)cx;
+    if (dst && image_box_bad(dst, dst_origin, region))
+        return CL_INVALID_VALUE;
+    return clEnqueueCopyBufferToImage(q, src, dst, src_offset, dst_origin, region, nwait, wait,
+                                      event);
 }
 
 cl_int opencl_host_clEnqueueFillImage(apigen_call_ctx *cx, cl_command_queue q, cl_mem image,
@@ -540,6 +917,43 @@ static const char *with_arg_info(apigen_call_ctx *cx, const char *options)
         memcpy(o, options, n);
     memcpy(o + n, add, sizeof add);
     return o;
+}
+
+/* CL_PROGRAM_BUILD_OPTIONS as the application gave them: without the
+ * " -cl-kernel-arg-info" with_arg_info appended (always, and last), value
+ * and size alike. */
+cl_int opencl_host_clGetProgramBuildInfo(apigen_call_ctx *cx, cl_program program,
+                                         cl_device_id device, cl_program_build_info param_name,
+                                         size_t param_value_size, void *param_value,
+                                         size_t *param_value_size_ret)
+{
+    if (param_name != CL_PROGRAM_BUILD_OPTIONS)
+        return clGetProgramBuildInfo(program, device, param_name, param_value_size, param_value,
+                                     param_value_size_ret);
+    size_t n = 0;
+    cl_int err = clGetProgramBuildInfo(program, device, param_name, 0, NULL, &n);
+    if (err != CL_SUCCESS)
+        return err;
+    char *all = apigen_scratch(cx, n + 1, 1);
+    if (!all)
+        return CL_OUT_OF_HOST_MEMORY;
+    err = clGetProgramBuildInfo(program, device, param_name, n, all, NULL);
+    if (err != CL_SUCCESS)
+        return err;
+    all[n] = 0;
+    static const char added[] = " -cl-kernel-arg-info";
+    size_t len = strlen(all), k = sizeof added - 1;
+    if (len >= k && strcmp(all + len - k, added) == 0)
+        all[len -= k] = 0;
+    else if (strcmp(all, added + 1) == 0) /* "" with the space trimmed */
+        all[len = 0] = 0;
+    if (param_value && param_value_size < len + 1)
+        return CL_INVALID_VALUE;
+    if (param_value)
+        memcpy(param_value, all, len + 1);
+    if (param_value_size_ret)
+        *param_value_size_ret = len + 1;
+    return CL_SUCCESS;
 }
 
 /* Whether dev is one of have[] or a sub-device of one. */
@@ -961,11 +1375,29 @@ typedef struct host_mapping {
     cl_mem mem;
     void *ptr;
     uint64_t size;
+    cl_event gate, r1; /* a staged map's (retained): opened, failed, if the client goes */
 } host_mapping;
+
+/* A staged map's gate, if its client went before the bytes landed: failed,
+ * so the map (and the unmap below) do not wait for ever. */
+static void mapping_gate_close(host_mapping *m)
+{
+    if (!m->gate)
+        return;
+    cl_int g = CL_COMPLETE, r = CL_COMPLETE;
+    clGetEventInfo(m->gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof g, &g, NULL);
+    clGetEventInfo(m->r1, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof r, &r, NULL);
+    if (g > CL_COMPLETE && r >= 0)
+        clSetUserEventStatus(m->gate, CL_INVALID_OPERATION);
+    clReleaseEvent(m->gate);
+    clReleaseEvent(m->r1);
+    m->gate = m->r1 = NULL;
+}
 
 static void mapping_destroy(void *real)
 {
     host_mapping *m = real;
+    mapping_gate_close(m);
     if (m->queue) {
         clEnqueueUnmapMemObject(m->queue, m->mem, m->ptr, 0, NULL, NULL);
         clFinish(m->queue);
@@ -979,9 +1411,21 @@ static const apigen_handle_type ht_mapping = {"opencl mapping", 0x4d415000u, map
                                               NULL, 0, 0, NULL, 0};
 
 /* Reply as guest.c's finish_map reads it. */
+static void map_reply_staged(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem,
+                             void *ptr, uint64_t size, size_t row_pitch, size_t slice_pitch,
+                             cl_event ev, bool send_bytes, cl_event gate, cl_event r1);
+
 static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem, void *ptr,
                       uint64_t size, size_t row_pitch, size_t slice_pitch, cl_event ev,
                       bool send_bytes)
+{
+    map_reply_staged(cx, err, q, mem, ptr, size, row_pitch, slice_pitch, ev, send_bytes, NULL,
+                     NULL);
+}
+
+static void map_reply_staged(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_mem mem,
+                             void *ptr, uint64_t size, size_t row_pitch, size_t slice_pitch,
+                             cl_event ev, bool send_bytes, cl_event gate, cl_event r1)
 {
     uint64_t id = 0, evid = 0;
     if (err == CL_SUCCESS) {
@@ -992,7 +1436,11 @@ static void map_reply(apigen_call_ctx *cx, cl_int err, cl_command_queue q, cl_me
         } else {
             clRetainCommandQueue(q);
             clRetainMemObject(mem);
-            *m = (host_mapping){q, mem, ptr, size};
+            *m = (host_mapping){q, mem, ptr, size, gate, r1};
+            if (gate) {
+                clRetainEvent(gate);
+                clRetainEvent(r1);
+            }
             id = apigen_handle_put_owned(cx, &ht_mapping, m);
         }
         if (ev)
@@ -1018,8 +1466,12 @@ void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &vq) || !apigen_get_u64(cx->rd, &vm) ||
         !apigen_get_u32(cx->rd, &blocking) || !apigen_get_u64(cx->rd, &flags) ||
         !apigen_get_u64(cx->rd, &offset) || !apigen_get_u64(cx->rd, &size) ||
-        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev) ||
-        !apigen_rd_done(cx->rd))
+        !get_wait_list(cx, "cl_event", &nwait, &wait) || !apigen_get_u8(cx->rd, &want_ev))
+        return bad(cx, "clEnqueueMapBuffer");
+    uint64_t token = 0;
+    if ((blocking & 2) && !apigen_get_u64(cx->rd, &token))
+        return bad(cx, "clEnqueueMapBuffer");
+    if (!apigen_rd_done(cx->rd))
         return bad(cx, "clEnqueueMapBuffer");
     if (size > cx->budget) {
         apigen_reject(cx, APIGEN_TOO_LARGE, "size");
@@ -1028,9 +1480,36 @@ void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
     cl_command_queue q = real_of(cx, "cl_command_queue", vq);
     cl_mem mem = real_of(cx, "cl_mem", vm);
     cl_int err = CL_SUCCESS;
-    void *p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
-                                 want_ev ? &ev : NULL, &err);
-    map_reply(cx, err, q, mem, p, size, 0, 0, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+    void *p;
+    if (!(blocking & 2)) {
+        p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err, q, mem, p, size, 0, 0, ev, !(flags & CL_MAP_WRITE_INVALIDATE_REGION));
+        return;
+    }
+    /* non-blocking (guest.c): an invalidating map brings no bytes and need not
+     * wait; any other is staged (R1 reads, the map itself waits for the gate) */
+    if (!token) {
+        p = clEnqueueMapBuffer(q, mem, CL_FALSE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err, q, mem, p, size, 0, 0, ev, false);
+        return;
+    }
+    staged *s = size && mem && q ? staged_new(cx, token, size, size, 1, 0, 1, 0) : NULL;
+    if (!s) { /* nothing to stage (the library's own error), or no memory: as before */
+        p = clEnqueueMapBuffer(q, mem, CL_TRUE, flags, offset, size, nwait, wait,
+                               want_ev ? &ev : NULL, &err);
+        map_reply(cx, err == CL_SUCCESS && size ? CL_OUT_OF_HOST_MEMORY : err, q, mem, p, size,
+                  0, 0, ev, false);
+        return;
+    }
+    err = clEnqueueReadBuffer(q, mem, CL_FALSE, offset, size, s->buf, nwait, wait, &s->r1);
+    one_map a = {q, mem, flags, offset, size, NULL, CL_SUCCESS};
+    cl_event gate = NULL, r1 = s->r1;
+    err = staged_finish(cx, s, err, q, map_of_buffer, &a, &ev, &gate);
+    map_reply_staged(cx, err, q, mem, a.p, size, 0, 0, want_ev ? ev : NULL, false, gate, r1);
+    if (ev && !want_ev)
+        clReleaseEvent(ev);
 }
 
 void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
@@ -1121,6 +1600,7 @@ void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx)
         clReleaseCommandQueue(m->queue);
         clReleaseMemObject(m->mem);
         m->queue = NULL;
+        mapping_gate_close(m);
         apigen_handle_drop(cx, &ht_mapping, vmap);
         free(m);
     }

@@ -9,6 +9,8 @@
 #   forged                  forged / foreign handle values: the OpenCL error, the
 #                           server survives (forwarded only: natively UB)
 #   exports                 the stub exports exactly ocl-icd's symbols and versions
+#   load unix|tcp|shm       ocl_conform load: issue 20's checks from 3 threads at once,
+#                           natively and forwarded, same output
 #   icd_clinfo              the ICD driver build next to PoCL under the system's ICD
 #                           loader (OCL_ICD_VENDORS): clinfo lists both platforms
 #   icd PROGRAM             PROGRAM natively (PoCL's .icd alone) and on the remote
@@ -108,6 +110,21 @@ diff)
     # identical failures are no pass: every example succeeds on PoCL
     [ $nrc = 0 ] || { echo "FAIL: ocl_$PROG failed natively (rc $nrc), the same way forwarded"; cat "$TMP/native.err"; exit 1; }
     echo "PASS: ocl_$PROG identical natively and over $T ($(wc -l <"$TMP/fwd") lines)"
+    ;;
+load)
+    # ocl_conform load: N threads at once, natively and forwarded; each passes
+    T=${3:-unix}
+    "$EX/ocl_conform" load 3 >"$TMP/native" 2>&1 || { echo "FAIL: natively"; cat "$TMP/native"; exit 1; }
+    start_server "$T"
+    fwd "$EX/ocl_conform" load 3 >"$TMP/fwd" 2>&1
+    frc=$?
+    if [ $frc != 0 ] || ! diff -u "$TMP/native" "$TMP/fwd"; then
+        echo "FAIL: ocl_conform load forwarded over $T (rc $frc)"
+        cat "$TMP/fwd" "$TMP/server.log"
+        exit 1
+    fi
+    kill -0 "$SPID" 2>/dev/null || { echo "FAIL: the server died"; cat "$TMP/server.log"; exit 1; }
+    echo "PASS: $(cat "$TMP/fwd")"
     ;;
 clinfo)
     command -v clinfo >/dev/null || { echo "SKIP: clinfo is not installed"; exit 77; }

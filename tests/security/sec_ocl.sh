@@ -33,11 +33,10 @@
 # handle.opencl_foreign  S3 S4: client B uses client A's cl_context, queue, mem,
 #                        kernel, program, user event, marker event (a guest-
 #                        assigned id) and SVM address: OpenCL's invalid-object
-#                        errors (an async call's at the next sync call: A's
-#                        kernel enqueued, CL_INVALID_KERNEL at clFinish, where
-#                        PoCL itself would crash on the NULL kernel; the marker
-#                        waiting on A's event, CL_INVALID_EVENT_WAIT_LIST);
-#                        A's objects intact
+#                        errors, each at the call that caused it (A's kernel
+#                        enqueued: CL_INVALID_KERNEL, where PoCL itself would
+#                        crash on the NULL kernel; the marker waiting on A's
+#                        event: CL_INVALID_EVENT_WAIT_LIST); A's objects intact
 set -u
 MODE=${1:?usage: sec_ocl.sh MODE BUILD_DIR}
 B=$(cd "${2:?usage: sec_ocl.sh MODE BUILD_DIR}" && pwd)
@@ -337,10 +336,10 @@ clRetainMemObject(fm)                                              = -38
 clReleaseMemObject(fm)                                             = -38
 clGetKernelInfo(fk, CL_KERNEL_NUM_ARGS, sizeof u, &u, NULL)        = -48
 clSetKernelArg(fk, 0, sizeof u, &u)                                = -48
-clEnqueueNDRangeKernel(q, fk, 1, NULL, &g, NULL, 0, NULL, NULL)    = 0
-clFinish(q)                                                        = -48
-clEnqueueTask(q, fk, 0, NULL, NULL)                                = 0
-clFinish(q)                                                        = -48
+clEnqueueNDRangeKernel(q, fk, 1, NULL, &g, NULL, 0, NULL, NULL)    = -48
+clFinish(q)                                                        = 0
+clEnqueueTask(q, fk, 0, NULL, NULL)                                = -48
+clFinish(q)                                                        = 0
 clReleaseKernel(fk)                                                = -48
 clGetProgramInfo(fp, CL_PROGRAM_NUM_DEVICES, sizeof u, &u, NULL)   = -44
 clReleaseProgram(fp)                                               = -44
@@ -354,8 +353,8 @@ clWaitForEvents(1, &fe)                                            = -58
 clReleaseEvent(fe)                                                 = -58
 clGetEventInfo(fmk, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof err, &err, NULL) = -58
 clWaitForEvents(1, &fmk)                                           = -58
-clEnqueueMarkerWithWaitList(q, 1, &fmk, NULL)                      = 0
-clFinish(q)                                                        = -57
+clEnqueueMarkerWithWaitList(q, 1, &fmk, NULL)                      = -57
+clFinish(q)                                                        = 0
 clReleaseEvent(fmk)                                                = -58
 clGetContextInfo(fctx, CL_CONTEXT_NUM_DEVICES, sizeof u, &u, NULL) = -34
 clReleaseContext(fctx)                                             = -34

@@ -1,0 +1,185 @@
+/* Staged non-blocking reads, the guest's side (apigen_opencl.h; the server's
+ * side is in host.c). A non-blocking read returns at once with its event:
+ * the read is queued to the server as a read into server memory, and the
+ * event the application gets is a one-element read of the same object that
+ * also waits for a gate the guest opens once the bytes are in the
+ * application's memory. A worker thread of this process waits for the
+ * staged read (apigenOpenclStagedWait, whose reply carries the bytes
+ * straight into the application's pointer) and then opens the gate
+ * (apigenOpenclStagedDone). So the bytes land before the event completes and
+ * before its callbacks run, clFinish and clWaitForEvents see them, and a
+ * user event the read waits for may be set by any thread at any time: only
+ * the worker waits. Workers are kept for the next read (each has its own
+ * connection); one more starts when all are busy, so a read waiting on a
+ * user event never holds up another read. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "opencl_wire.h"
+
+#if defined(APIGEN_OPENCL_ICD)
+#define APIGEN_HOBJ_FIRST opencl_icd_dispatch
+#endif
+#include "apigen_hobj.h"
+
+typedef struct job {
+    struct job *next;
+    struct job *live_next; /* in `live` until the bytes landed */
+    cl_command_queue queue; /* routes the calls to the read's server */
+    uint64_t token;
+    void *ptr;
+    size_t size;
+    cl_uint flags;
+    cl_event event; /* the application's event, or ours to release */
+    bool release;
+    cl_event app_event; /* a map's event (the application's; not released here) */
+} job;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
+static job *head, *tail;
+static job *live; /* queued or running: clFinish and clWaitForEvents wait for them */
+static unsigned idle;
+static uint64_t next_token;
+
+uint64_t opencl_staged_token(void)
+{
+    pthread_mutex_lock(&mu);
+    uint64_t t = ++next_token;
+    pthread_mutex_unlock(&mu);
+    return t;
+}
+
+static void run(job *j)
+{
+    cl_int st = apigenOpenclStagedWait(j->queue, j->token, j->flags, j->ptr, j->size);
+    if (st > 0)
+        st = CL_COMPLETE;
+    /* opens the gate: the application's event completes (or fails) now */
+    cl_int err = apigenOpenclStagedDone(j->queue, j->token, st);
+    if (err != CL_SUCCESS)
+        apigen_log("opencl: a staged read's event could not be completed (%d)", (int)err);
+    if (j->release)
+        clReleaseEvent(j->event);
+}
+
+static void *worker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&mu);
+    for (;;) {
+        while (!head) {
+            idle++;
+            pthread_cond_wait(&cv, &mu);
+            idle--;
+        }
+        job *j = head;
+        head = j->next;
+        if (!head)
+            tail = NULL;
+        pthread_mutex_unlock(&mu);
+        run(j);
+        pthread_mutex_lock(&mu);
+        for (job **pp = &live; *pp; pp = &(*pp)->live_next)
+            if (*pp == j) {
+                *pp = j->live_next;
+                break;
+            }
+        pthread_cond_broadcast(&landed);
+        free(j);
+    }
+    return NULL;
+}
+
+/* After the staged read (or map) was enqueued (its event in ev, NULL for a
+ * map, whose event the application already has): a worker takes it over.
+ * *event gets ev when the application asked for it; else the worker releases
+ * it once the bytes landed. */
+cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
+                           cl_uint flags, cl_event ev, cl_event *event)
+{
+    job *j = calloc(1, sizeof *j);
+    if (j)
+        *j = (job){NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL,
+                   ev ? NULL : (event ? *event : NULL)};
+    pthread_mutex_lock(&mu);
+    bool start = j && idle == 0;
+    if (j) {
+        if (tail)
+            tail->next = j;
+        else
+            head = j;
+        tail = j;
+        j->live_next = live;
+        live = j;
+        pthread_cond_signal(&cv);
+    }
+    pthread_mutex_unlock(&mu);
+    if (start) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&t, &at, worker, NULL) != 0) {
+            /* no thread: this one waits (the read then blocks, as before) */
+            pthread_mutex_lock(&mu);
+            job **pp = &head, *prev = NULL;
+            while (*pp && *pp != j)
+                prev = *pp, pp = &(*pp)->next;
+            bool mine = *pp == j;
+            if (mine) {
+                *pp = j->next;
+                if (tail == j)
+                    tail = prev;
+            }
+            pthread_mutex_unlock(&mu);
+            if (mine) {
+                run(j);
+                pthread_mutex_lock(&mu);
+                for (job **lp = &live; *lp; lp = &(*lp)->live_next)
+                    if (*lp == j) {
+                        *lp = j->live_next;
+                        break;
+                    }
+                pthread_cond_broadcast(&landed);
+                pthread_mutex_unlock(&mu);
+                free(j);
+            }
+        }
+        pthread_attr_destroy(&at);
+    }
+    if (!j) { /* no memory for the job: wait here */
+        job k = {NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL, NULL};
+        run(&k);
+    }
+    if (event && ev)
+        *event = ev;
+    return CL_SUCCESS;
+}
+
+/* After the server said q finished, or that the events completed: their
+ * staged bytes are in place when this returns. The server's answer already
+ * implies it (the application's events complete only after the bytes
+ * landed); waiting here as well keeps it so where the answer comes from
+ * elsewhere (a replay, which does not order one thread's replies after
+ * another thread's requests). match: the job's queue, or one of the events. */
+static bool pending(cl_command_queue q, cl_uint n, const cl_event *list)
+{
+    for (job *j = live; j; j = j->live_next) {
+        if (q && j->queue == q)
+            return true;
+        for (cl_uint i = 0; list && i < n; i++)
+            if (list[i] && (j->event == list[i] || j->app_event == list[i]))
+                return true;
+    }
+    return false;
+}
+
+void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list)
+{
+    pthread_mutex_lock(&mu);
+    while (pending(q, n, list))
+        pthread_cond_wait(&landed, &mu);
+    pthread_mutex_unlock(&mu);
+}
