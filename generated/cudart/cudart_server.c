@@ -8871,8 +8871,8 @@ static void h_cudaMemcpy(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, count ? (1) : (0), true, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, count ? (1) : (0), true, "src")) return; /* src: device memory of this client */
     if (s_dst != NULL)
         ret_ = cudart_stream_memcpy(cx, s_dst, dst, src, count, kind);
     else if (s_src != NULL)
@@ -9968,8 +9968,8 @@ static void h_cudaMemcpyAsync(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, count ? (1) : (0), true, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, count ? (1) : (0), true, "src")) return; /* src: device memory of this client */
     if (s_dst != NULL)
         ret_ = cudart_stream_memcpy_async(cx, s_dst, dst, src, count, kind, stream);
     else if (s_src != NULL)
@@ -10045,8 +10045,8 @@ static void h_cudaMemcpyAsync_ptsz(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, count ? (1) : (0), true, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, count ? (1) : (0), true, "src")) return; /* src: device memory of this client */
     if (s_dst != NULL)
         ret_ = cudart_stream_memcpy_async_ptsz(cx, s_dst, dst, src, count, kind, stream);
     else if (s_src != NULL)
@@ -11016,8 +11016,8 @@ static void h_cudaMemcpy_ptds(apigen_call_ctx *cx)
         src = (const void *)(uintptr_t)v_src;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, 0, false, "dst")) return; /* dst: device memory of this client */
-    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, 0, false, "src")) return; /* src: device memory of this client */
+    if ((!(kind == cudaMemcpyDeviceToHost)) && !apigen_dev_check(cx, v_dst, count ? (1) : (0), true, "dst")) return; /* dst: device memory of this client */
+    if ((!(kind == cudaMemcpyHostToDevice)) && !apigen_dev_check(cx, v_src, count ? (1) : (0), true, "src")) return; /* src: device memory of this client */
     if (s_dst != NULL)
         ret_ = cudart_stream_memcpy_ptds(cx, s_dst, dst, src, count, kind);
     else if (s_src != NULL)
@@ -11053,7 +11053,7 @@ static void h_cudaMemset(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
     count = (size_t)v_count;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
+    if (!apigen_dev_check(cx, v_devPtr, count ? (1) : (0), true, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset(devPtr, value, count);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11293,7 +11293,7 @@ static void h_cudaMemsetAsync(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
+    if (!apigen_dev_check(cx, v_devPtr, count ? (1) : (0), true, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemsetAsync(devPtr, value, count, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11321,7 +11321,7 @@ static void h_cudaMemsetAsync_ptsz(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
     stream = (cudaStream_t)(uintptr_t)r_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
+    if (!apigen_dev_check(cx, v_devPtr, count ? (1) : (0), true, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemsetAsync_ptsz(devPtr, value, count, stream);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -11343,7 +11343,7 @@ static void h_cudaMemset_ptds(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
     count = (size_t)v_count;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_devPtr, 0, false, "devPtr")) return; /* devPtr: device memory of this client */
+    if (!apigen_dev_check(cx, v_devPtr, count ? (1) : (0), true, "devPtr")) return; /* devPtr: device memory of this client */
     ret_ = cudaMemset_ptds(devPtr, value, count);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

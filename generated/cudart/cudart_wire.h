@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0xe8a72651702bbff0)
+#define CUDART_FINGERPRINT UINT64_C(0xc7874db741670c56)
 
 /* Call ids: forwarded and custom functions. */
 enum {
