@@ -32,11 +32,13 @@ CUresult cuda_fwd_cuStreamBeginCapture(CUstream hStream);
 CUresult cuda_fwd_cuStreamBeginCapture_ptsz(CUstream hStream);
 CUresult cuda_fwd_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
 CUresult cuda_fwd_cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCaptureMode mode);
+#ifdef APIGEN_HAS_FN_cuStreamBeginCaptureToGraph /* 12.3 */
 #define TO_GRAPH_ARGS                                                                              \
     CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,                             \
         const CUgraphEdgeData *dependencyData, size_t numDependencies, CUstreamCaptureMode mode
 CUresult cuda_fwd_cuStreamBeginCaptureToGraph(TO_GRAPH_ARGS);
 CUresult cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS);
+#endif
 CUresult cuda_fwd_cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s);
 CUresult cuda_fwd_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
                                             CUstream s);
@@ -72,6 +74,7 @@ APIGEN_EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream hStream, CUstreamCa
     atomic_store(&captured_ever_, true);
     return cuda_fwd_cuStreamBeginCapture_v2_ptsz(hStream, mode);
 }
+#ifdef APIGEN_HAS_FN_cuStreamBeginCaptureToGraph
 APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph(TO_GRAPH_ARGS)
 {
     atomic_store(&captured_ever_, true);
@@ -84,6 +87,7 @@ APIGEN_EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(TO_GRAPH_ARGS)
     return cuda_fwd_cuStreamBeginCaptureToGraph_ptsz(hStream, hGraph, dependencies,
                                                      dependencyData, numDependencies, mode);
 }
+#endif
 
 /* The legacy stream never captures (and asking about it while another
  * stream captures would invalidate that capture); NULL is the legacy

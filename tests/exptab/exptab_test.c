@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apigen_rt.h"
 #include "export_tables.h"
 
 static int failures_;
@@ -122,8 +123,10 @@ void apigen_cuda_ctx_id_burned(unsigned long long id)
 {
     if (nburned_ < 4) burned_[nburned_++] = id;
 }
-/* apigen_tracing is inline (apigen_rt.h): it reads this (1: tracing off) */
+/* apigen_tracing is inline (apigen_rt.h): it reads this (1: tracing off);
+ * its external definition, for calls that are not inlined (-O0) */
 int apigen_trace_state_ = 1;
+extern inline bool apigen_tracing(void);
 bool apigen_tracing_slow(void)
 {
     return false;

@@ -6,6 +6,8 @@
 
 #include <cuda.h>
 
+#include "apigen_rt.h"
+
 void apigen_log(const char *fmt, ...)
 {
     va_list ap;
@@ -20,6 +22,7 @@ void apigen_log(const char *fmt, ...)
  * translation (the real driver numbers its own contexts) */
 /* apigen_tracing is inline (apigen_rt.h): it reads this (1: tracing off) */
 int apigen_trace_state_ = 1;
+extern inline bool apigen_tracing(void);
 bool apigen_tracing_slow(void)
 {
     return false;
