@@ -127,7 +127,9 @@ static int errors(env *e, int quiet, cl_int *got)
     E(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(e->q, f12, 1, NULL, &g8, &l3, 0, NULL, NULL));
     E(CL_INVALID_WORK_GROUP_SIZE, clEnqueueNDRangeKernel(e->q, f12, 1, NULL, &g_big, &l_big, 0, NULL, NULL));
     E(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(e->q, f12, 0, NULL, &g8, NULL, 0, NULL, NULL));
-    E(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(e->q, f12, 4, NULL, &g8, NULL, 0, NULL, NULL));
+    /* four dimensions' sizes, as a valid call would pass (the stub copies work_dim of them) */
+    size_t g8x4[4] = {8, 1, 1, 1};
+    E(CL_INVALID_WORK_DIMENSION, clEnqueueNDRangeKernel(e->q, f12, 4, NULL, g8x4, NULL, 0, NULL, NULL));
     E(CL_INVALID_VALUE, clEnqueueNDRangeKernel(e->q, f12, 1, NULL, NULL, NULL, 0, NULL, NULL));
     E(CL_INVALID_WORK_GROUP_SIZE, clEnqueueTask(e->q, fixed, 0, NULL, NULL));
     /* arguments not all set, cloned kernels included */
