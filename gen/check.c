@@ -324,7 +324,7 @@ static void check_api_late(api_model *m, const spec_node *root, diag_sink *d)
             if (!is_c_identifier(v))
                 diag_error(d, fam->loc, NULL, NULL,
                            "api.family: '%s' is not an identifier; name the family the API "
-                           "shares a session with (e.g. cuda), the same in every member's spec",
+                           "shares a session with, the same in every member's spec",
                            v);
             else
                 s->family = arena_strdup(m->arena, v);

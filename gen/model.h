@@ -49,7 +49,7 @@ struct fn_sig;
 typedef struct type_info {
     type_kind kind;
     char *spelling;       /* as written, typedef kept: "fooContext", "const void *" */
-    char *canonical;      /* canonical spelling: "struct CUstream_st *" */
+    char *canonical;      /* canonical spelling: "struct S_st *" */
     char *typedef_name;   /* outermost typedef name, or NULL: "fooContext" */
     uint64_t size;        /* bytes; 0 for void / incomplete */
     uint64_t align;
@@ -242,7 +242,7 @@ typedef struct param_def {
 } param_def;
 
 /* `types.handles.H.state.NAME`: a value of each handle of type H that the
- * guest tracks from the setter's successful calls (cuBLAS's pointer mode),
+ * guest tracks from the setter's successful calls (a library's pointer mode),
  * which decides where `space:` parameters live. The server checks the
  * guest's value against the real library's getter before the call. */
 typedef struct state_def {
@@ -476,11 +476,11 @@ typedef struct api_settings {
 /* api.proc_table: one typedef of the header names (name, version, variant)
  * and the function that has its type (gen/proc_table.c). */
 typedef struct proc_entry {
-    char *name;          /* the name an application asks for: "cuMemAlloc" */
+    char *name;          /* the name an application asks for: "fooAlloc" */
     long version;        /* from the typedef's name */
     unsigned suffix;     /* 0, or 1 + the index of its api.variants suffix */
-    char *symbol;        /* the function: "cuMemAlloc_v2" */
-    char *typedef_name;  /* "PFN_cuMemAlloc_v3020" */
+    char *symbol;        /* the function: "fooAlloc_v2" */
+    char *typedef_name;  /* "PFN_fooAlloc_v3020" */
 } proc_entry;
 
 typedef struct api_model {
@@ -529,7 +529,7 @@ void model_free(api_model *m);
  * gives one C type the same tag (handle_family_key). */
 unsigned model_handle_tag(const api_model *m, const handle_type_def *h);
 /* In a family API: a pointer to a struct is known by that struct's name
- * ("struct CUstream_st": cudaStream_t and CUstream are one type); any other
+ * ("struct S_st": two APIs' typedefs of S_st * are one type); any other
  * handle type (an integer) by "<api>.<typedef>", its own. *key: malloc'd. */
 char *handle_family_key(const api_model *m, const handle_type_def *h);
 /* FNV-1a 64 over a canonical text of the validated model (fingerprint.c). */

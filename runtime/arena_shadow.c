@@ -1,6 +1,6 @@
 /* Host memory a graph reaches at every launch (guest side), shared by the
- * APIs whose copies can be captured into graphs (cudart's and the CUDA
- * driver's stubs). Natively a copy between host memory and the device that
+ * APIs whose copies can be captured into graphs (two stubs of one family
+ * use it). Natively a copy between host memory and the device that
  * a stream capture records reads or writes the application's buffer at
  * every launch of the graph. Forwarded, the server reaches only the
  * shared-memory arena: arena memory is named by the server's address of

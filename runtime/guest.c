@@ -172,8 +172,8 @@ typedef struct gthr {
     uint64_t sval[APIGEN_TSTATE_MAX], sepoch[APIGEN_TSTATE_MAX];
     uint32_t sknown;   /* bit per slot */
     /* the API whose slots these are: the APIs of a family share this thread
-     * connection, and a call of one may change what another keeps (a
-     * runtime's cudaSetDevice changes the driver's current context), so a
+     * connection, and a call of one may change what another keeps (one
+     * API's device selection changes another's current context), so a
      * call of any other API forgets them */
     const apigen_api *state_api;
     uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */

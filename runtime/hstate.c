@@ -1,6 +1,6 @@
 /* Handle states the guest tracks (spec `types.handles.H.state`): a value per
  * handle that setter calls change and that decides how later calls travel
- * (cuBLAS's pointer mode: whether alpha is host or device memory). Keyed by
+ * (a library's pointer mode: whether a scalar is host or device memory). Keyed by
  * (the stub's table of initial values, handle id); an open-addressing hash
  * under one mutex: a lookup per call that reads a state, a write per setter. */
 #include <pthread.h>
