@@ -100,17 +100,11 @@ static inline bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep
     return cap <= keep_min || rt_keep_warm_slow(w, cap, used, keep_min); /* small: kept, no call */
 }
 
-/* Registered host memory (scratch.c; apigen_set_host_memory): register p
- * (n bytes, large buffers only) unless it already is; forget unregisters it
- * (a no-op for memory that is not registered). rt_buf_moving (wire.c) is
- * called with a buffer rt_recv_frame is about to realloc or free. */
-void rt_host_register(void *p, size_t n);
-void rt_host_forget(void *p);
-/* The hooks themselves, for memory kept for a session's life (the arena):
- * false when none is installed or it declined. */
+/* Registered host memory (scratch.c; apigen_set_host_memory): the hooks
+ * themselves, for memory kept for a session's life (the arena): false when
+ * none is installed or it declined. */
 bool rt_host_pin(void *p, size_t n);
 void rt_host_unpin(void *p);
-extern void (*rt_buf_moving)(void *p);
 
 /* One session across the APIs of a family (apigen_api.family): a frame's
  * call id carries the API's index in the session's list (the order the
