@@ -9,7 +9,9 @@
  * an example and by the server alike, it makes the whole forwarded path run
  * here: a scalar sent from the wrong memory space, a workspace size lost on
  * the way, an attribute value cut short gives another result or an error.
- * The rest answer CUBLAS_STATUS_NOT_SUPPORTED (fake_weak.c). */
+ * The rest answer CUBLAS_STATUS_NOT_SUPPORTED (fake_weak.c). With
+ * FAKE_CUBLASLT_STUCK_MODE set, a matmul descriptor's pointer mode is
+ * accepted and not kept (tests/cublasLt/state_check.sh). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -151,6 +153,13 @@ EXPORT cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d,
     if (!is(d, MAGIC_D)) return CUBLAS_STATUS_NOT_INITIALIZED;
     size_t size;
     void *field = desc_field((fdesc *)d, a, &size);
+    /* tests/cublasLt/state_check.sh: the mode is answered as set, and kept */
+    static int stuck = -1;
+    if (stuck < 0) stuck = getenv("FAKE_CUBLASLT_STUCK_MODE") != NULL;
+    if (stuck && a == CUBLASLT_MATMUL_DESC_POINTER_MODE) {
+        int32_t ignored;
+        return attr_set(&ignored, sizeof ignored, buf, n);
+    }
     return attr_set(field, size, buf, n);
 }
 EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t d,
