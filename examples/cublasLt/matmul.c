@@ -2,7 +2,9 @@
  * matrix layouts, a preference with a workspace limit, the heuristic's best
  * algorithm and its workspace, on a stream of the runtime; alpha and beta
  * first in host memory, then in device memory (the descriptor's pointer
- * mode), then A transposed with a GELU+bias epilogue. Each result is
+ * mode), then A transposed with a GELU+bias epilogue; the algorithm calls
+ * (ids, init, a config attribute, check); a layout transform with device
+ * scalars. Each result is
  * checked against a CPU reference and printed as checked; attribute reads
  * (the size query with sizeInBytes 0, a device pointer read back) too.
  * Exit 0: every check held; 1: a check failed; 2: no usable GPU. */
@@ -167,6 +169,49 @@ int main(void)
     CUDA_CHECK(cudaMemcpy(d, dD2, sizeof d, cudaMemcpyDeviceToHost));
     reference(want, at, 1, b, NULL, bias, alpha, 0.0f, CUBLASLT_EPILOGUE_GELU_BIAS);
     ok &= check("3. A transposed, gelu+bias epilogue, no algo", d, want);
+
+    /* 4. the lower-level algorithm calls: ids, init, a config attribute, check */
+    int ids[8], nids = 0;
+    LT_CHECK(cublasLtMatmulAlgoGetIds(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                                      CUDA_R_32F, CUDA_R_32F, 8, ids, &nids));
+    printf("algorithm ids: at least one: %s\n", nids >= 1 ? "yes" : "NO");
+    ok &= nids >= 1;
+    cublasLtMatmulAlgo_t algo;
+    int32_t id_back = -1;
+    LT_CHECK(cublasLtMatmulAlgoInit(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                                    CUDA_R_32F, CUDA_R_32F, ids[0], &algo));
+    LT_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, CUBLASLT_ALGO_CONFIG_ID, &id_back,
+                                                  sizeof id_back, &wrote));
+    printf("algorithm %d initialized, its id reads back: %s\n", ids[0], id_back == ids[0] ? "yes" : "NO");
+    ok &= id_back == ids[0];
+    cublasLtMatmulHeuristicResult_t checked;
+    memset(&checked, 0, sizeof checked);
+    cublasStatus_t cs = cublasLtMatmulAlgoCheck(lt, desc, lat, lb, ld, ld, &algo, &checked);
+    printf("cublasLtMatmulAlgoCheck: %s, the algorithm comes back: %s\n", cublasLtGetStatusName(cs),
+           cs != CUBLAS_STATUS_SUCCESS || memcmp(&checked.algo, &algo, sizeof algo) == 0 ? "yes" : "NO");
+
+    /* 5. a layout transform with device scalars: C (K x M) = 0.5 A^T + 1.0 At */
+    cublasLtMatrixTransformDesc_t tdesc;
+    LT_CHECK(cublasLtMatrixTransformDescCreate(&tdesc, CUDA_R_32F));
+    pm = CUBLASLT_POINTER_MODE_DEVICE;
+    LT_CHECK(cublasLtMatrixTransformDescSetAttribute(tdesc, CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE,
+                                                     &pm, sizeof pm));
+    LT_CHECK(cublasLtMatrixTransformDescSetAttribute(tdesc, CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA,
+                                                     &op, sizeof op)); /* op is CUBLAS_OP_T */
+    LT_CHECK(cublasLtMatrixTransform(lt, tdesc, dScal, dA, la, dScal + 1, dAt, lat, dD2, lat, stream));
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    float tc[K * M], twant[K * M];
+    CUDA_CHECK(cudaMemcpy(tc, dD2, sizeof tc, cudaMemcpyDeviceToHost));
+    int tok = 1;
+    for (int i = 0; i < M; i++)
+        for (int l = 0; l < K; l++) {
+            twant[i * K + l] = 0.5f * a[l * M + i] + 1.0f * at[i * K + l];
+            if (fabsf(tc[i * K + l] - twant[i * K + l]) > 1e-5f) tok = 0;
+        }
+    printf("5. transform, device alpha/beta, A transposed: C (%dx%d) matches the CPU: %s\n", K, M,
+           tok ? "yes" : "NO");
+    ok &= tok;
+    LT_CHECK(cublasLtMatrixTransformDescDestroy(tdesc));
 
     LT_CHECK(cublasLtMatmulPreferenceDestroy(pref));
     LT_CHECK(cublasLtMatrixLayoutDestroy(la));

@@ -631,9 +631,11 @@ static void h_cublasLtMatmulAlgoCapGetAttribute(apigen_call_ctx *cx)
     size_t sizeInBytes = {0};
     size_t *sizeWritten = {0};
     cublasStatus_t ret_;
-    uint64_t v_algo = 0;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
+    const void *b_algo = NULL;
+    uint64_t l_algo = 0;
+    uint64_t n_algo = 0;
     const void *b_buf = NULL;
     uint64_t l_buf = 0;
     uint64_t n_buf = 0;
@@ -642,12 +644,16 @@ static void h_cublasLtMatmulAlgoCapGetAttribute(apigen_call_ctx *cx)
     uint64_t n_sizeWritten = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_algo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
-    algo = (const cublasLtMatmulAlgo_t *)(uintptr_t)v_algo;
     if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
     attr = (cublasLtMatmulAlgoCapAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
+    if (!apigen_get_opt_bytes(cx->rd, &b_algo, &l_algo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
+    if (b_algo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "algo"); return; }
+        if (l_algo != n_algo) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
+        algo = (const cublasLtMatmulAlgo_t *)b_algo;
+    }
     if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
     if (b_buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
@@ -664,7 +670,6 @@ static void h_cublasLtMatmulAlgoCapGetAttribute(apigen_call_ctx *cx)
         if (sizeWritten == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_algo, 0, false, "algo")) return; /* algo: device memory of this client */
     ret_ = cublasLtMatmulAlgoCapGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
@@ -753,9 +758,11 @@ static void h_cublasLtMatmulAlgoConfigGetAttribute(apigen_call_ctx *cx)
     size_t sizeInBytes = {0};
     size_t *sizeWritten = {0};
     cublasStatus_t ret_;
-    uint64_t v_algo = 0;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
+    const void *b_algo = NULL;
+    uint64_t l_algo = 0;
+    uint64_t n_algo = 0;
     const void *b_buf = NULL;
     uint64_t l_buf = 0;
     uint64_t n_buf = 0;
@@ -764,12 +771,16 @@ static void h_cublasLtMatmulAlgoConfigGetAttribute(apigen_call_ctx *cx)
     uint64_t n_sizeWritten = 0;
     int ok_;
     uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_algo)) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
-    algo = (const cublasLtMatmulAlgo_t *)(uintptr_t)v_algo;
     if (!apigen_get_u32(cx->rd, &v_attr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "attr"); return; }
     attr = (cublasLtMatmulAlgoConfigAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
+    if (!apigen_get_opt_bytes(cx->rd, &b_algo, &l_algo, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
+    if (b_algo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) { apigen_reject(cx, APIGEN_TOO_LARGE, "algo"); return; }
+        if (l_algo != n_algo) { apigen_reject(cx, APIGEN_BAD_ARGS, "algo"); return; }
+        algo = (const cublasLtMatmulAlgo_t *)b_algo;
+    }
     if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
     if (b_buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
@@ -786,7 +797,6 @@ static void h_cublasLtMatmulAlgoConfigGetAttribute(apigen_call_ctx *cx)
         if (sizeWritten == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_algo, 0, false, "algo")) return; /* algo: device memory of this client */
     ret_ = cublasLtMatmulAlgoConfigGetAttribute(algo, attr, buf, sizeInBytes, sizeWritten);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;

@@ -911,15 +911,17 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMat
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cublasStatus_t ret_ = {0};
+    uint64_t n_algo = 0;
     uint64_t n_buf = 0;
     uint64_t n_sizeWritten = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cublasLt_api, (uint64_t)(uintptr_t)algo); /* algo */
-    if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulAlgoCapGetAttribute, srv_))
+    if (!apigen_call_begin(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulAlgoCapGetAttribute))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)algo)) goto nomem; /* algo */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
     if (!apigen_put_u64(call_.wr, (uint64_t)sizeInBytes)) goto nomem; /* sizeInBytes */
+    if (algo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, algo, n_algo)) goto nomem; /* algo */
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
@@ -1030,15 +1032,17 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLt
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cublasStatus_t ret_ = {0};
+    uint64_t n_algo = 0;
     uint64_t n_buf = 0;
     uint64_t n_sizeWritten = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cublasLt_api, (uint64_t)(uintptr_t)algo); /* algo */
-    if (!apigen_call_begin_on(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulAlgoConfigGetAttribute, srv_))
+    if (!apigen_call_begin(&cublasLt_api, &call_, CUBLASLT_CALL_cublasLtMatmulAlgoConfigGetAttribute))
         goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)algo)) goto nomem; /* algo */
     if (!apigen_put_u32(call_.wr, (uint32_t)attr)) goto nomem; /* attr */
     if (!apigen_put_u64(call_.wr, (uint64_t)sizeInBytes)) goto nomem; /* sizeInBytes */
+    if (algo != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, algo, n_algo)) goto nomem; /* algo */
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }

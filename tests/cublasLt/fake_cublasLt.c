@@ -346,3 +346,136 @@ EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t de
     free(out);
     return CUBLAS_STATUS_SUCCESS;
 }
+
+/* ---- matrix transform: C = alpha op(A) + beta op(B) ---- */
+#define MAGIC_T 0x17f7a5u
+typedef struct {
+    uint32_t magic;
+    int32_t scale, mode, transa, transb;
+} ftransform;
+EXPORT cublasStatus_t cublasLtMatrixTransformDescCreate(cublasLtMatrixTransformDesc_t *t,
+                                                        cudaDataType scale)
+{
+    if (!t) return CUBLAS_STATUS_INVALID_VALUE;
+    ftransform *f = calloc(1, sizeof *f);
+    if (!f) return CUBLAS_STATUS_ALLOC_FAILED;
+    *f = (ftransform){MAGIC_T, scale, CUBLASLT_POINTER_MODE_HOST, CUBLAS_OP_N, CUBLAS_OP_N};
+    *t = (cublasLtMatrixTransformDesc_t)f;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasLtMatrixTransformDescDestroy(cublasLtMatrixTransformDesc_t t)
+{
+    if (!is(t, MAGIC_T)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    ((ftransform *)t)->magic = 0;
+    free(t);
+    return CUBLAS_STATUS_SUCCESS;
+}
+static void *transform_field(ftransform *f, cublasLtMatrixTransformDescAttributes_t a)
+{
+    switch (a) {
+    case CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE: return &f->scale;
+    case CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE: return &f->mode;
+    case CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSA: return &f->transa;
+    case CUBLASLT_MATRIX_TRANSFORM_DESC_TRANSB: return &f->transb;
+    default: return NULL;
+    }
+}
+EXPORT cublasStatus_t cublasLtMatrixTransformDescSetAttribute(
+    cublasLtMatrixTransformDesc_t t, cublasLtMatrixTransformDescAttributes_t a, const void *buf,
+    size_t n)
+{
+    if (!is(t, MAGIC_T)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    return attr_set(transform_field((ftransform *)t, a), 4, buf, n);
+}
+EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(
+    cublasLtMatrixTransformDesc_t t, cublasLtMatrixTransformDescAttributes_t a, void *buf,
+    size_t n, size_t *written)
+{
+    if (!is(t, MAGIC_T)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    return attr_get(transform_field((ftransform *)t, a), 4, buf, n, written);
+}
+EXPORT cublasStatus_t cublasLtMatrixTransform(cublasLtHandle_t h, cublasLtMatrixTransformDesc_t t,
+                                              const void *alpha, const void *A,
+                                              cublasLtMatrixLayout_t Al, const void *beta,
+                                              const void *B, cublasLtMatrixLayout_t Bl, void *C,
+                                              cublasLtMatrixLayout_t Cl, cudaStream_t stream)
+{
+    (void)stream;
+    if (!is(h, MAGIC_H) || !is(t, MAGIC_T)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    const ftransform *f = (const ftransform *)t;
+    if (f->scale != CUDA_R_32F || !fp32_layout(Cl) || (A && !fp32_layout(Al)) ||
+        (B && !fp32_layout(Bl)))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!alpha || !beta || !C) return CUBLAS_STATUS_INVALID_VALUE;
+    const flayout *la = (const flayout *)Al, *lb = (const flayout *)Bl, *lc = (const flayout *)Cl;
+    float al = *(const float *)alpha, be = *(const float *)beta;
+    const float *a = A, *b = B;
+    float *c = C;
+    for (uint64_t j = 0; j < lc->cols; j++)
+        for (uint64_t i = 0; i < lc->rows; i++) {
+            float v = 0;
+            if (a) v += al * (f->transa == CUBLAS_OP_N ? a[j * la->ld + i] : a[i * la->ld + j]);
+            if (b) v += be * (f->transb == CUBLAS_OP_N ? b[j * lb->ld + i] : b[i * lb->ld + j]);
+            c[j * lc->ld + i] = v;
+        }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- the algorithm calls: two algorithms, ALGO_ID and ALGO_ID + 1 ---- */
+EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(cublasLtHandle_t h, cublasComputeType_t compute,
+                                               cudaDataType_t scale, cudaDataType_t at,
+                                               cudaDataType_t bt, cudaDataType_t ct,
+                                               cudaDataType_t dt, int requested, int ids[],
+                                               int *returned)
+{
+    if (!is(h, MAGIC_H)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (requested < 1 || !ids || !returned) return CUBLAS_STATUS_INVALID_VALUE;
+    if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F || at != CUDA_R_32F ||
+        bt != CUDA_R_32F || ct != CUDA_R_32F || dt != CUDA_R_32F) {
+        *returned = 0;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    int n = requested < 2 ? requested : 2;
+    for (int i = 0; i < n; i++) ids[i] = ALGO_ID + i;
+    *returned = n;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t h, cublasComputeType_t compute,
+                                             cudaDataType_t scale, cudaDataType_t at,
+                                             cudaDataType_t bt, cudaDataType_t ct,
+                                             cudaDataType_t dt, int id, cublasLtMatmulAlgo_t *algo)
+{
+    (void)compute, (void)scale, (void)at, (void)bt, (void)ct, (void)dt;
+    if (!is(h, MAGIC_H)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!algo || id < ALGO_ID || id > ALGO_ID + 1) return CUBLAS_STATUS_INVALID_VALUE;
+    memset(algo, 0, sizeof *algo);
+    algo->data[0] = (uint64_t)id;
+    algo->data[1] = id == ALGO_ID ? ALGO_WORKSPACE : 0;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t *algo,
+                                                           cublasLtMatmulAlgoConfigAttributes_t a,
+                                                           void *buf, size_t n, size_t *written)
+{
+    if (!algo) return CUBLAS_STATUS_INVALID_VALUE;
+    int32_t id = (int32_t)algo->data[0];
+    return attr_get(a == CUBLASLT_ALGO_CONFIG_ID ? &id : NULL, sizeof id, buf, n, written);
+}
+EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t h, cublasLtMatmulDesc_t d,
+                                              cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb,
+                                              cublasLtMatrixLayout_t lc, cublasLtMatrixLayout_t ld,
+                                              const cublasLtMatmulAlgo_t *algo,
+                                              cublasLtMatmulHeuristicResult_t *res)
+{
+    if (!is(h, MAGIC_H) || !is(d, MAGIC_D)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!algo || !res) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!fp32_layout(la) || !fp32_layout(lb) || !fp32_layout(lc) || !fp32_layout(ld))
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo->data[0] < ALGO_ID || algo->data[0] > ALGO_ID + 1) return CUBLAS_STATUS_INVALID_VALUE;
+    memset(res, 0, sizeof *res);
+    res->algo = *algo;
+    res->workspaceSize = (size_t)algo->data[1];
+    res->state = CUBLAS_STATUS_SUCCESS;
+    res->wavesCount = 1.0f;
+    return CUBLAS_STATUS_SUCCESS;
+}
