@@ -6,9 +6,15 @@
  * forged descriptor crashes NVIDIA's library: descriptors are pointers it
  * dereferences). Prints one line per case: the call and cuBLASLt's name for
  * what it returned; exit 0 when every case failed cleanly. The cases after
- * the first need device memory (a GPU, or tests/cublasLt's fake device). */
+ * the first need device memory (a GPU, or tests/cublasLt's fake device).
+ * One of them is another client's memory: a child process (its own session)
+ * allocates, sends the address and keeps the memory until the parent has
+ * tried it as its workspace. */
+#define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -19,6 +25,40 @@ static int failed_cleanly(const char *what, cublasStatus_t s)
 }
 
 #define NOWHERE ((void *)(uintptr_t)0x7f0000001000ull) /* never allocated here */
+
+/* Another client: a child process allocates 2 x 64 MiB and 1 MiB (far from
+ * the parent's few small allocations) and sends the last address; it keeps
+ * its memory until *release is written to. 0 when it could not allocate. */
+static uint64_t other_clients_memory(pid_t *pid, int *release)
+{
+    int up[2], down[2];
+    uint64_t v = 0;
+    *pid = -1;
+    if (pipe(up) != 0) return 0;
+    if (pipe(down) != 0) {
+        close(up[0]), close(up[1]);
+        return 0;
+    }
+    fflush(stdout);
+    *pid = fork();
+    if (*pid == 0) {
+        close(up[0]), close(down[1]);
+        void *a = NULL, *b = NULL, *c = NULL;
+        if (cudaMalloc(&a, 64u << 20) == cudaSuccess && cudaMalloc(&b, 64u << 20) == cudaSuccess &&
+            cudaMalloc(&c, 1u << 20) == cudaSuccess)
+            v = (uint64_t)(uintptr_t)c;
+        if (write(up[1], &v, sizeof v) != (ssize_t)sizeof v) _exit(1);
+        char x;
+        if (read(down[0], &x, 1) < 0) _exit(1);
+        cudaFree(a), cudaFree(b), cudaFree(c);
+        _exit(0);
+    }
+    close(up[1]), close(down[0]);
+    if (*pid < 0 || read(up[0], &v, sizeof v) != (ssize_t)sizeof v) v = 0;
+    close(up[0]);
+    *release = down[1];
+    return v;
+}
 
 int main(void)
 {
@@ -84,6 +124,17 @@ int main(void)
         ok &= failed_cleanly("workspace larger than its allocation: cublasLtMatmul",
                              cublasLtMatmul(lt, desc, &alpha, dA, l, dA, l, &beta, dA, l, dA, l,
                                             NULL, small, 1 << 20, 0));
+        pid_t other;
+        int release = -1;
+        uint64_t theirs = other_clients_memory(&other, &release);
+        if (theirs)
+            ok &= failed_cleanly("workspace of another client: cublasLtMatmul",
+                                 cublasLtMatmul(lt, desc, &alpha, dA, l, dA, l, &beta, dA, l, dA,
+                                                l, NULL, (void *)(uintptr_t)theirs, 1024, 0));
+        else
+            printf("workspace of another client: the other client could not allocate\n");
+        if (release >= 0) close(release);
+        if (other > 0) waitpid(other, NULL, 0);
         ok &= failed_cleanly("matrix never allocated: cublasLtMatmul",
                              cublasLtMatmul(lt, desc, &alpha, NOWHERE, l, dA, l, &beta, dA, l, dA,
                                             l, NULL, NULL, 0, 0));

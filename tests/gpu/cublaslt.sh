@@ -18,7 +18,8 @@
 #     device pointer attribute read back.
 # Then the bad-input program forwarded (must print
 # tests/cublasLt/badinput.expected: forged descriptors, a workspace and a
-# bias pointer never allocated, a workspace past its allocation, attribute
+# bias pointer never allocated, a workspace past its allocation, another
+# client's cudaMalloc memory as the workspace, attribute
 # buffers of the wrong size), symbol parity with the toolkit's library, the
 # server's trace of one forwarded run (one session for both APIs), and a
 # check that a forwarded run loaded no NVIDIA library (LD_DEBUG=files).
