@@ -423,10 +423,8 @@ static void h_cublasLtEmulationDescGetAttribute(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
-    const void *b_buf = NULL;
-    uint64_t l_buf = 0;
-    uint64_t n_buf = 0;
     uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
     uint8_t p_sizeWritten = 0;
     uint64_t n_sizeWritten = 0;
     int ok_;
@@ -438,15 +436,12 @@ static void h_cublasLtEmulationDescGetAttribute(apigen_call_ctx *cx)
     attr = (cublasLtEmulationDescAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
-    if (b_buf != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
         n_buf = (uint64_t)(sizeInBytes);
-        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = apigen_scratch(cx, n_buf, 1);
         if (buf == NULL) return;
-        memcpy(buf, b_buf, n_buf);
     }
-    p_buf = b_buf != NULL;
     if (!apigen_get_u8(cx->rd, &p_sizeWritten)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeWritten"); return; }
     if (p_sizeWritten) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizeWritten"); return; }
@@ -1141,10 +1136,8 @@ static void h_cublasLtMatmulDescGetAttribute(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
-    const void *b_buf = NULL;
-    uint64_t l_buf = 0;
-    uint64_t n_buf = 0;
     uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
     uint8_t p_sizeWritten = 0;
     uint64_t n_sizeWritten = 0;
     int ok_;
@@ -1156,15 +1149,12 @@ static void h_cublasLtMatmulDescGetAttribute(apigen_call_ctx *cx)
     attr = (cublasLtMatmulDescAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
-    if (b_buf != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
         n_buf = (uint64_t)(sizeInBytes);
-        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = apigen_scratch(cx, n_buf, 1);
         if (buf == NULL) return;
-        memcpy(buf, b_buf, n_buf);
     }
-    p_buf = b_buf != NULL;
     if (!apigen_get_u8(cx->rd, &p_sizeWritten)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeWritten"); return; }
     if (p_sizeWritten) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizeWritten"); return; }
@@ -1278,10 +1268,8 @@ static void h_cublasLtMatmulPreferenceGetAttribute(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
-    const void *b_buf = NULL;
-    uint64_t l_buf = 0;
-    uint64_t n_buf = 0;
     uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
     uint8_t p_sizeWritten = 0;
     uint64_t n_sizeWritten = 0;
     int ok_;
@@ -1293,15 +1281,12 @@ static void h_cublasLtMatmulPreferenceGetAttribute(apigen_call_ctx *cx)
     attr = (cublasLtMatmulPreferenceAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
-    if (b_buf != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
         n_buf = (uint64_t)(sizeInBytes);
-        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = apigen_scratch(cx, n_buf, 1);
         if (buf == NULL) return;
-        memcpy(buf, b_buf, n_buf);
     }
-    p_buf = b_buf != NULL;
     if (!apigen_get_u8(cx->rd, &p_sizeWritten)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeWritten"); return; }
     if (p_sizeWritten) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizeWritten"); return; }
@@ -1431,10 +1416,8 @@ static void h_cublasLtMatrixLayoutGetAttribute(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
-    const void *b_buf = NULL;
-    uint64_t l_buf = 0;
-    uint64_t n_buf = 0;
     uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
     uint8_t p_sizeWritten = 0;
     uint64_t n_sizeWritten = 0;
     int ok_;
@@ -1446,15 +1429,12 @@ static void h_cublasLtMatrixLayoutGetAttribute(apigen_call_ctx *cx)
     attr = (cublasLtMatrixLayoutAttribute_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
-    if (b_buf != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
         n_buf = (uint64_t)(sizeInBytes);
-        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = apigen_scratch(cx, n_buf, 1);
         if (buf == NULL) return;
-        memcpy(buf, b_buf, n_buf);
     }
-    p_buf = b_buf != NULL;
     if (!apigen_get_u8(cx->rd, &p_sizeWritten)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeWritten"); return; }
     if (p_sizeWritten) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizeWritten"); return; }
@@ -1572,10 +1552,8 @@ static void h_cublasLtMatrixTransformDescGetAttribute(apigen_call_ctx *cx)
     void *r_;
     uint32_t v_attr;
     uint64_t v_sizeInBytes;
-    const void *b_buf = NULL;
-    uint64_t l_buf = 0;
-    uint64_t n_buf = 0;
     uint8_t p_buf = 0;
+    uint64_t n_buf = 0;
     uint8_t p_sizeWritten = 0;
     uint64_t n_sizeWritten = 0;
     int ok_;
@@ -1587,15 +1565,12 @@ static void h_cublasLtMatrixTransformDescGetAttribute(apigen_call_ctx *cx)
     attr = (cublasLtMatrixTransformDescAttributes_t)v_attr;
     if (!apigen_get_u64(cx->rd, &v_sizeInBytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeInBytes"); return; }
     sizeInBytes = (size_t)v_sizeInBytes;
-    if (!apigen_get_opt_bytes(cx->rd, &b_buf, &l_buf, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
-    if (b_buf != NULL) {
+    if (!apigen_get_u8(cx->rd, &p_buf)) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
+    if (p_buf) {
         n_buf = (uint64_t)(sizeInBytes);
-        if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = apigen_scratch(cx, n_buf, 1);
         if (buf == NULL) return;
-        memcpy(buf, b_buf, n_buf);
     }
-    p_buf = b_buf != NULL;
     if (!apigen_get_u8(cx->rd, &p_sizeWritten)) { apigen_reject(cx, APIGEN_BAD_ARGS, "sizeWritten"); return; }
     if (p_sizeWritten) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) { apigen_reject(cx, APIGEN_TOO_LARGE, "sizeWritten"); return; }

@@ -490,7 +490,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescGetAttribute(cublasLtEmulation
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
     if (sizeWritten != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) goto badargs;
     }
@@ -1430,7 +1430,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
     if (sizeWritten != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) goto badargs;
     }
@@ -1634,7 +1634,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmul
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
     if (sizeWritten != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) goto badargs;
     }
@@ -1839,7 +1839,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayo
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
     if (sizeWritten != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) goto badargs;
     }
@@ -2047,7 +2047,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(cublasLtMat
     if (buf != NULL) {
         n_buf = (uint64_t)(sizeInBytes);
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    if (!apigen_put_u8(call_.wr, buf != NULL)) goto nomem; /* buf */
     if (sizeWritten != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_sizeWritten)) goto badargs;
     }

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLASLT_FINGERPRINT UINT64_C(0xf98937a045315fa9)
+#define CUBLASLT_FINGERPRINT UINT64_C(0x0f7573737c0ba942)
 
 /* Call ids: forwarded and custom functions. */
 enum {
