@@ -6,7 +6,8 @@
  * (ids, init, a config attribute, check); a layout transform with device
  * scalars. Each result is
  * checked against a CPU reference and printed as checked; attribute reads
- * (the size query with sizeInBytes 0, a device pointer read back) too.
+ * (the size query with sizeInBytes 0, a device pointer and an emulation
+ * descriptor read back) too.
  * Exit 0: every check held; 1: a check failed; 2: no usable GPU. */
 #include <math.h>
 #include <stdint.h>
@@ -103,6 +104,7 @@ int main(void)
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreate(&stream));
 
+    int ok = 1;
     cublasLtHandle_t lt;
     LT_CHECK(cublasLtCreate(&lt));
     cublasLtMatmulDesc_t desc;
@@ -124,6 +126,19 @@ int main(void)
                                             sizeof back, &wrote));
     printf("bias pointer reads back: %s (%zu bytes)\n", back == (void *)dBias ? "yes" : "NO", wrote);
 
+    /* a handle as an attribute's value: an emulation descriptor set and read back */
+    cublasLtEmulationDesc_t emu, emu_back = NULL;
+    LT_CHECK(cublasLtEmulationDescCreate(&emu));
+    LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &emu,
+                                            sizeof emu));
+    LT_CHECK(cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR,
+                                            &emu_back, sizeof emu_back, &wrote));
+    printf("emulation descriptor reads back: %s\n", emu_back == emu ? "yes" : "NO");
+    ok &= emu_back == emu;
+    cublasLtEmulationDesc_t none = NULL; /* the matmuls below: no emulation settings */
+    LT_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, &none,
+                                            sizeof none));
+
     cublasLtMatrixLayout_t la, lat, lb, ld;
     LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, M, K, M));
     LT_CHECK(cublasLtMatrixLayoutCreate(&lat, CUDA_R_32F, K, M, K));
@@ -139,7 +154,6 @@ int main(void)
     LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                   &limit, sizeof limit));
 
-    int ok = 1;
     /* 1. host scalars: D1 = A * B + bias */
     cublasLtMatmulHeuristicResult_t h = best(lt, desc, la, lb, ld, pref);
     float alpha = 1.0f, beta = 0.0f;
@@ -233,6 +247,7 @@ int main(void)
     LT_CHECK(cublasLtMatrixLayoutDestroy(lb));
     LT_CHECK(cublasLtMatrixLayoutDestroy(ld));
     LT_CHECK(cublasLtMatmulDescDestroy(desc));
+    LT_CHECK(cublasLtEmulationDescDestroy(emu));
     LT_CHECK(cublasLtDestroy(lt));
     CUDA_CHECK(cudaStreamDestroy(stream));
     cudaFree(dA); cudaFree(dAt); cudaFree(dB); cudaFree(dBias);

@@ -9,10 +9,6 @@
 
 #include "cublasLt_wire.h"
 
-/* ---- hand-written handlers ---- */
-cublasStatus_t cublasLt_host_matmul_desc_get(apigen_call_ctx *cx, cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, void *buf, size_t sizeInBytes, size_t *sizeWritten); /* hand-written, in the spec's sources: wraps cublasLtMatmulDescGetAttribute */
-cublasStatus_t cublasLt_host_matmul_desc_set(apigen_call_ctx *cx, cublasLtMatmulDesc_t matmulDesc, cublasLtMatmulDescAttributes_t attr, const void *buf, size_t sizeInBytes); /* hand-written, in the spec's sources: wraps cublasLtMatmulDescSetAttribute */
-
 /* ---- handle types ---- */
 static void destroy_cublasLtHandle_t(void *real)
 {
@@ -1142,6 +1138,7 @@ static void h_cublasLtMatmulDescGetAttribute(apigen_call_ctx *cx)
     uint64_t n_sizeWritten = 0;
     int ok_;
     uint64_t k_;
+    uint64_t i_;
     if (!apigen_get_u64(cx->rd, &v_matmulDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matmulDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cublasLtMatmulDesc_t, v_matmulDesc, &r_)) return; /* matmulDesc */
     matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)r_;
@@ -1162,12 +1159,15 @@ static void h_cublasLtMatmulDescGetAttribute(apigen_call_ctx *cx)
         if (sizeWritten == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cublasLt_host_matmul_desc_get(cx, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    ret_ = cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUBLAS_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
     if (p_buf) { /* buf */
         k_ = ok_ ? n_buf : 0;
+        if (ok_ && (attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR)) /* the elements are cublasLtEmulationDesc_t handles: real -> id */
+            for (i_ = 0; i_ < k_ / sizeof(cublasLtEmulationDesc_t); i_++)
+                ((cublasLtEmulationDesc_t *)buf)[i_] = (cublasLtEmulationDesc_t)(uintptr_t)apigen_handle_put(cx, &ht_cublasLtEmulationDesc_t, (void *)(uintptr_t)((cublasLtEmulationDesc_t *)buf)[i_]);
         if (!apigen_put_bytes_ref(cx->wr, buf, k_)) return;
     }
     if (p_sizeWritten) { /* sizeWritten */
@@ -1190,6 +1190,7 @@ static void h_cublasLtMatmulDescSetAttribute(apigen_call_ctx *cx)
     const void *b_buf = NULL;
     uint64_t l_buf = 0;
     uint64_t n_buf = 0;
+    uint64_t i_;
     if (!apigen_get_u64(cx->rd, &v_matmulDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "matmulDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cublasLtMatmulDesc_t, v_matmulDesc, &r_)) return; /* matmulDesc */
     matmulDesc = (cublasLtMatmulDesc_t)(uintptr_t)r_;
@@ -1202,9 +1203,29 @@ static void h_cublasLtMatmulDescSetAttribute(apigen_call_ctx *cx)
         n_buf = (uint64_t)(sizeInBytes);
         if (l_buf != n_buf) { apigen_reject(cx, APIGEN_BAD_ARGS, "buf"); return; }
         buf = (const void *)b_buf;
+        if (attr == CUBLASLT_MATMUL_DESC_BIAS_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER || attr == CUBLASLT_MATMUL_DESC_A_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_B_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_C_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_D_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_AMAX_D_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER || attr == CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER || attr == CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER) /* the elements are device addresses: the client's memory or NULL */
+            for (i_ = 0; i_ + sizeof(uint64_t) <= n_buf; i_ += sizeof(uint64_t)) {
+                uint64_t d_;
+                memcpy(&d_, (const char *)b_buf + i_, sizeof d_);
+                if (d_ != 0 && !apigen_dev_check(cx, d_, 0, false, "buf")) return;
+            }
+        if (attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) { /* the elements are cublasLtEmulationDesc_t handles: id -> real, in a copy */
+            void *w_ = apigen_scratch(cx, n_buf ? n_buf : 1, 1);
+            if (w_ == NULL) return;
+            memcpy(w_, b_buf, n_buf);
+            for (i_ = 0; i_ + sizeof(cublasLtEmulationDesc_t) <= n_buf; i_ += sizeof(cublasLtEmulationDesc_t)) {
+                uint64_t h_ = 0;
+                memcpy(&h_, (char *)w_ + i_, sizeof(cublasLtEmulationDesc_t) < sizeof h_ ? sizeof(cublasLtEmulationDesc_t) : sizeof h_);
+                r_ = NULL;
+                if (h_ != 0 && !apigen_handle_get(cx, &ht_cublasLtEmulationDesc_t, h_, &r_)) return;
+                cublasLtEmulationDesc_t x_ = (cublasLtEmulationDesc_t)(uintptr_t)r_;
+                memcpy((char *)w_ + i_, &x_, sizeof x_);
+            }
+            buf = w_;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cublasLt_host_matmul_desc_set(cx, matmulDesc, attr, buf, sizeInBytes);
+    ret_ = cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

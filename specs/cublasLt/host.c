@@ -1,10 +1,7 @@
-/* Hand-written host code for specs/cublasLt.yaml: the status texts, the
- * operations' check of what the guest said about their descriptor, and the
- * matmul descriptor's attributes whose values are device addresses or
- * handles. */
+/* Hand-written host code for specs/cublasLt.yaml: the status texts and the
+ * operations' check of what the guest said about their descriptor. */
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "apigen_rt.h"
 #include "cublasLt_wire.h"
@@ -88,80 +85,4 @@ cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t lightHandle,
     if (st != CUBLAS_STATUS_SUCCESS) return st;
     return cublasLtMatrixTransform(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C,
                                    Cdesc, stream);
-}
-
-/* ---- matmul descriptor attributes that are addresses or handles --------------------- */
-
-static const apigen_handle_type *ht(const char *name)
-{
-    for (unsigned i = 0; i < apigen_api_cublasLt.nhandle_types; i++)
-        if (strcmp(apigen_api_cublasLt.handle_types[i]->name, name) == 0)
-            return apigen_api_cublasLt.handle_types[i];
-    return NULL;
-}
-
-static int is_device_address(cublasLtMatmulDescAttributes_t attr)
-{
-    switch (attr) {
-    case CUBLASLT_MATMUL_DESC_BIAS_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER:
-    case CUBLASLT_MATMUL_DESC_A_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_B_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_C_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_D_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_AMAX_D_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_SCALE_POINTER:
-    case CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_AMAX_POINTER:
-    case CUBLASLT_MATMUL_DESC_D_OUT_SCALE_POINTER: return 1;
-    default: return 0;
-    }
-}
-
-/* A device address must be NULL or the session's memory (cudaMalloc,
- * cuMemAlloc, ...); an emulation descriptor is this client's id, set as the
- * real descriptor. A value of another size goes to the library, which
- * refuses it (CUBLAS_STATUS_INVALID_VALUE). */
-cublasStatus_t cublasLt_host_matmul_desc_set(apigen_call_ctx *cx, cublasLtMatmulDesc_t matmulDesc,
-                                             cublasLtMatmulDescAttributes_t attr,
-                                             const void *buf, size_t sizeInBytes)
-{
-    uint64_t v = 0;
-    if (buf && sizeInBytes == sizeof(void *) && is_device_address(attr)) {
-        memcpy(&v, buf, sizeof v);
-        if (v && !apigen_dev_owned(cx->session, v, 0, false)) {
-            apigen_log("cublasLtMatmulDescSetAttribute: attribute %d: 0x%llx is not device "
-                       "memory of this client: refused",
-                       (int)attr, (unsigned long long)v);
-            return CUBLAS_STATUS_INVALID_VALUE;
-        }
-    }
-    if (buf && sizeInBytes == sizeof(void *) && attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) {
-        void *real = NULL;
-        memcpy(&v, buf, sizeof v);
-        if (v && !apigen_handle_lookup(cx->session, ht("cublasLtEmulationDesc_t"), v, &real)) {
-            apigen_log("cublasLtMatmulDescSetAttribute: emulation descriptor 0x%llx is not one "
-                       "of this client: refused", (unsigned long long)v);
-            return CUBLAS_STATUS_INVALID_VALUE;
-        }
-        return cublasLtMatmulDescSetAttribute(matmulDesc, attr, &real, sizeof real);
-    }
-    return cublasLtMatmulDescSetAttribute(matmulDesc, attr, buf, sizeInBytes);
-}
-
-/* An emulation descriptor goes back as the client's id (0 for none). */
-cublasStatus_t cublasLt_host_matmul_desc_get(apigen_call_ctx *cx, cublasLtMatmulDesc_t matmulDesc,
-                                             cublasLtMatmulDescAttributes_t attr, void *buf,
-                                             size_t sizeInBytes, size_t *sizeWritten)
-{
-    cublasStatus_t st =
-        cublasLtMatmulDescGetAttribute(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
-    if (st == CUBLAS_STATUS_SUCCESS && buf && sizeInBytes >= sizeof(void *) &&
-        attr == CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR) {
-        void *real = NULL;
-        memcpy(&real, buf, sizeof real);
-        uint64_t id =
-            real ? apigen_session_handle_id(cx->session, ht("cublasLtEmulationDesc_t"), real) : 0;
-        memcpy(buf, &id, sizeof id);
-    }
-    return st;
 }

@@ -34,6 +34,7 @@ typedef struct {
     int32_t compute, scale, mode, transa, transb;
     uint32_t epilogue;
     uint64_t bias;
+    uint64_t emulation; /* a cublasLtEmulationDesc_t */
 } fdesc;
 typedef struct {
     uint32_t magic;
@@ -121,7 +122,7 @@ EXPORT cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasCo
     fdesc *f = calloc(1, sizeof *f);
     if (!f) return CUBLAS_STATUS_ALLOC_FAILED;
     *f = (fdesc){MAGIC_D, compute, scale, CUBLASLT_POINTER_MODE_HOST, CUBLAS_OP_N, CUBLAS_OP_N,
-                 CUBLASLT_EPILOGUE_DEFAULT, 0};
+                 CUBLASLT_EPILOGUE_DEFAULT, 0, 0};
     *d = (cublasLtMatmulDesc_t)f;
     return CUBLAS_STATUS_SUCCESS;
 }
@@ -143,6 +144,7 @@ static void *desc_field(fdesc *f, cublasLtMatmulDescAttributes_t a, size_t *size
     case CUBLASLT_MATMUL_DESC_TRANSB: return &f->transb;
     case CUBLASLT_MATMUL_DESC_EPILOGUE: return &f->epilogue;
     case CUBLASLT_MATMUL_DESC_BIAS_POINTER: *size = 8; return &f->bias;
+    case CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR: *size = 8; return &f->emulation;
     default: return NULL;
     }
 }
@@ -477,5 +479,24 @@ EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t h, cublasLtMatmul
     res->workspaceSize = (size_t)algo->data[1];
     res->state = CUBLAS_STATUS_SUCCESS;
     res->wavesCount = 1.0f;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- emulation descriptor: made and destroyed (its attributes: not kept) ---- */
+#define MAGIC_E 0x17e3a1u
+EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t *e)
+{
+    if (!e) return CUBLAS_STATUS_INVALID_VALUE;
+    uint32_t *f = calloc(1, 64);
+    if (!f) return CUBLAS_STATUS_ALLOC_FAILED;
+    *f = MAGIC_E;
+    *e = (cublasLtEmulationDesc_t)f;
+    return CUBLAS_STATUS_SUCCESS;
+}
+EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_t e)
+{
+    if (!is(e, MAGIC_E)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    *(uint32_t *)e = 0;
+    free(e);
     return CUBLAS_STATUS_SUCCESS;
 }
