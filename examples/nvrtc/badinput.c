@@ -27,6 +27,7 @@ int main(int argc, char **argv)
     show("nvrtcGetPTXSize(forged program)", nvrtcGetPTXSize(forged, &n));
     show("nvrtcCompileProgram(forged program)", nvrtcCompileProgram(forged, 0, NULL));
     show("nvrtcDestroyProgram(&forged)", nvrtcDestroyProgram(&forged));
+    show("nvrtcGetPTXSize(NULL program)", nvrtcGetPTXSize(NULL, &n));
     show("nvrtcCreateProgram(numHeaders -1)",
          nvrtcCreateProgram(&p, "__global__ void k(){}", "k.cu", -1, NULL, NULL));
     show("nvrtcCreateProgram(numHeaders 2, no arrays)",
@@ -89,10 +90,12 @@ int main(int argc, char **argv)
         printf("nvJitLinkCreate failed\n");
         return 1;
     }
+    show("nvJitLinkAddFile(NULL file name)", nvJitLinkAddFile(jl, NVJITLINK_INPUT_PTX, NULL));
     nvJitLinkHandle gone = jl;
     show("nvJitLinkDestroy", nvJitLinkDestroy(&jl));
     show("nvJitLinkComplete(destroyed handle)", nvJitLinkComplete(gone));
-    show("nvJitLinkAddFile(NULL file name)", nvJitLinkAddFile(gone, NVJITLINK_INPUT_PTX, NULL));
+    show("nvJitLinkDestroy(&destroyed handle)", nvJitLinkDestroy(&gone));
+    show("nvJitLinkComplete(NULL)", nvJitLinkComplete(NULL));
     printf("done: every bad input failed cleanly\n");
     return 0;
 }

@@ -20,7 +20,8 @@ nvJitLinkResult nvjitlink_host_cubin_size(apigen_call_ctx *cx, nvJitLinkHandle h
 nvJitLinkResult nvjitlink_host_ptx_size(apigen_call_ctx *cx, nvJitLinkHandle handle, size_t *size); /* hand-written, in the spec's sources: wraps __nvJitLinkGetLinkedPtxSize_13_0 */
 
 /* ---- handle types ---- */
-static const apigen_handle_type ht_nvJitLinkHandle = {"nvJitLinkHandle", 3935401467u, NULL, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_nvJitLinkHandle[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_nvJitLinkHandle = {"nvJitLinkHandle", 3935401467u, NULL, pt_nvJitLinkHandle, 1, 0, NULL, 0};
 
 /* ---- handlers ---- */
 static void h___nvJitLinkAddData_13_0(apigen_call_ctx *cx)

@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVJITLINK_FINGERPRINT UINT64_C(0x268c5250e441b4d5)
+#define NVJITLINK_FINGERPRINT UINT64_C(0x2c0aa15baac5cfd9)
 
 /* Call ids: forwarded and custom functions. */
 enum {

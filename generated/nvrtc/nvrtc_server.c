@@ -22,7 +22,8 @@ nvrtcResult nvrtc_host_ptx_size(apigen_call_ctx *cx, nvrtcProgram prog, size_t *
 nvrtcResult nvrtc_host_log_size(apigen_call_ctx *cx, nvrtcProgram prog, size_t *logSizeRet); /* hand-written, in the spec's sources: wraps nvrtcGetProgramLogSize */
 
 /* ---- handle types ---- */
-static const apigen_handle_type ht_nvrtcProgram = {"nvrtcProgram", 3944870724u, NULL, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_nvrtcProgram[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_nvrtcProgram = {"nvrtcProgram", 3944870724u, NULL, pt_nvrtcProgram, 1, 0, NULL, 0};
 
 /* ---- handlers ---- */
 static void h_apigenNvrtcCompile(apigen_call_ctx *cx)
@@ -33,6 +34,7 @@ static void h_apigenNvrtcCompile(apigen_call_ctx *cx)
     int numHeaders = {0};
     const char *const *headers = {0};
     const char *const *includeNames = {0};
+    const char *cwd = {0};
     nvrtcResult ret_;
     uint64_t v_prog;
     void *r_;
@@ -93,8 +95,10 @@ static void h_apigenNvrtcCompile(apigen_call_ctx *cx)
         }
         includeNames = a_includeNames;
     }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "cwd"); return; }
+    cwd = (const char *)s_;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenNvrtcCompile(prog, numOptions, options, numHeaders, headers, includeNames);
+    ret_ = apigenNvrtcCompile(prog, numOptions, options, numHeaders, headers, includeNames, cwd);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }

@@ -10,7 +10,7 @@
 
 /* apigenNvrtcCompile: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, const char *const *options, int numHeaders, const char *const *headers, const char *const *includeNames)
+APIGEN_HIDDEN nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, const char *const *options, int numHeaders, const char *const *headers, const char *const *includeNames, const char *cwd)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -54,6 +54,7 @@ APIGEN_HIDDEN nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, 
         for (i_ = 0; i_ < n_includeNames; i_++)
             if (!apigen_put_str(call_.wr, includeNames[i_])) goto nomem;
     }
+    if (!apigen_put_str(call_.wr, cwd)) goto nomem; /* cwd */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -77,7 +78,7 @@ fail:
     ret_ = (nvrtcResult)nvrtc_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("apigenNvrtcCompile(prog=%#llx, numOptions=%lld, options=%#llx, numHeaders=%lld, headers=%#llx, includeNames=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)prog, (long long)numOptions, (unsigned long long)(uintptr_t)options, (long long)numHeaders, (unsigned long long)(uintptr_t)headers, (unsigned long long)(uintptr_t)includeNames, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("apigenNvrtcCompile(prog=%#llx, numOptions=%lld, options=%#llx, numHeaders=%lld, headers=%#llx, includeNames=%#llx, cwd=\"%s\") = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)prog, (long long)numOptions, (unsigned long long)(uintptr_t)options, (long long)numHeaders, (unsigned long long)(uintptr_t)headers, (unsigned long long)(uintptr_t)includeNames, cwd ? (const char *)cwd : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

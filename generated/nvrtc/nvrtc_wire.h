@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVRTC_FINGERPRINT UINT64_C(0xaac0dc98c48790ea)
+#define NVRTC_FINGERPRINT UINT64_C(0x1879422191899995)
 
 /* Call ids: forwarded and custom functions. */
 enum {

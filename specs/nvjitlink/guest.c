@@ -16,7 +16,9 @@ APIGEN_EXPORT nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle,
                                                       nvJitLinkInputType inputType,
                                                       const char *fileName)
 {
-    if (!fileName) return __nvJitLinkAddData_13_0(handle, inputType, NULL, 0, NULL);
+    /* libnvJitLink.so.13's answer to a NULL file name (13.0; AddData with no
+     * data answers INVALID_INPUT instead, so it cannot be asked for) */
+    if (!fileName) return NVJITLINK_ERROR_NULL_INPUT;
     FILE *f = fopen(fileName, "rb");
     if (!f) {
         /* nvJitLink's own answer to a file it cannot open */

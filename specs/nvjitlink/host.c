@@ -6,12 +6,15 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "apigen_rt.h"
 #include "nvjitlink_wire.h"
 
 struct link {
     nvJitLinkHandle h;
+    int nbufs;
+    char **bufs; /* the inputs' bytes, kept until the link goes (below) */
     struct link *next;
 };
 
@@ -40,6 +43,8 @@ nvJitLinkResult nvjitlink_host_create(apigen_call_ctx *cx, nvJitLinkHandle *hand
     }
     pthread_mutex_lock(&mu);
     l->h = *handle;
+    l->nbufs = 0;
+    l->bufs = NULL;
     l->next = links;
     links = l;
     pthread_mutex_unlock(&mu);
@@ -57,18 +62,45 @@ nvJitLinkResult nvjitlink_host_destroy(apigen_call_ctx *cx, nvJitLinkHandle *han
     if (l) *pp = l->next;
     pthread_mutex_unlock(&mu);
     if (!l) return NVJITLINK_ERROR_INVALID_INPUT; /* destroyed before */
+    nvJitLinkResult r = __nvJitLinkDestroy_13_0(handle);
+    for (int i = 0; i < l->nbufs; i++) free(l->bufs[i]);
+    free(l->bufs);
     free(l);
-    return __nvJitLinkDestroy_13_0(handle);
+    return r;
 }
 
-#define LIVE(call) return live(handle) ? (call) : NVJITLINK_ERROR_INVALID_INPUT
+/* NULL reaches the library (its own NVJITLINK_ERROR_NULL_INPUT) */
+#define LIVE(call) return !handle || live(handle) ? (call) : NVJITLINK_ERROR_INVALID_INPUT
 
 nvJitLinkResult nvjitlink_host_add_data(apigen_call_ctx *cx, nvJitLinkHandle handle,
                                         nvJitLinkInputType inputType, const void *data,
                                         size_t size, const char *name)
 {
     (void)cx;
-    LIVE(__nvJitLinkAddData_13_0(handle, inputType, data, size, name));
+    if (handle && !live(handle)) return NVJITLINK_ERROR_INVALID_INPUT;
+    if (!handle || !data) return __nvJitLinkAddData_13_0(handle, inputType, data, size, name);
+    /* nvJitLink reads text inputs (PTX) up to a NUL, past `size`: natively
+     * the caller's string ends there; here the bytes end at `size` in the
+     * server's receive buffer, so they get a NUL of their own */
+    char *copy = malloc(size + 1);
+    if (!copy) return NVJITLINK_ERROR_INTERNAL;
+    memcpy(copy, data, size);
+    copy[size] = 0;
+    nvJitLinkResult r = __nvJitLinkAddData_13_0(handle, inputType, copy, size, name);
+    /* kept as long as the link, in case the library refers to it until
+     * nvJitLinkComplete (the caller's buffer natively) */
+    pthread_mutex_lock(&mu);
+    struct link *l = links;
+    while (l && l->h != handle) l = l->next;
+    char **v = l ? realloc(l->bufs, (size_t)(l->nbufs + 1) * sizeof *v) : NULL;
+    if (v) {
+        l->bufs = v;
+        v[l->nbufs++] = copy;
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    free(copy); /* the link went meanwhile, or no memory to keep it */
+    return r;
 }
 
 nvJitLinkResult nvjitlink_host_complete(apigen_call_ctx *cx, nvJitLinkHandle handle)
@@ -112,8 +144,8 @@ nvJitLinkResult apigenNvJitLinkGetOutput(nvJitLinkHandle handle, int which, void
         __nvJitLinkGetLinkedCubinSize_13_0, __nvJitLinkGetLinkedPtxSize_13_0,
         __nvJitLinkGetErrorLogSize_13_0, __nvJitLinkGetInfoLogSize_13_0};
     if (which < 0 || which > 3) return NVJITLINK_ERROR_INVALID_INPUT;
-    if (!live(handle)) return NVJITLINK_ERROR_INVALID_INPUT;
-    if (buf) {
+    if (handle && !live(handle)) return NVJITLINK_ERROR_INVALID_INPUT;
+    if (buf && handle) {
         size_t need = 0;
         nvJitLinkResult r = sizes[which](handle, &need);
         if (r != NVJITLINK_SUCCESS) return r;

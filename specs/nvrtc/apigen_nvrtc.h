@@ -18,10 +18,12 @@ nvrtcResult apigenNvrtcSupportedArchs(int *archs, int count);
 /* nvrtcCompileProgram(prog, numOptions, options) after the guest resolved
  * its own disk's headers: headers/includeNames (numHeaders of them) are the
  * files it read, added to the program's in-memory headers; the options name
- * no guest path (a guest toolkit folder is "-I@cuda-toolkit/<rel>"). */
+ * no guest path (a guest toolkit folder is "-I@cuda-toolkit/<rel>"). cwd:
+ * the guest's current folder, which NVRTC asks for (getcwd) and writes into
+ * LTO-IR; NULL: the server's. */
 nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, const char *const *options,
                                int numHeaders, const char *const *headers,
-                               const char *const *includeNames);
+                               const char *const *includeNames, const char *cwd);
 
 /* nvrtcGetLoweredName: the lowered name copied into buf (capacity bytes);
  * needed is its length + 1 (a larger buffer is asked again). buf NULL:

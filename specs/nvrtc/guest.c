@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "apigen_rt.h"
 #include "nvrtc_guest.h"
@@ -141,12 +142,15 @@ APIGEN_EXPORT nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions,
     }
     pthread_mutex_unlock(&mu);
     if (r != NVRTC_SUCCESS) return r;
+    /* NVRTC writes the current folder into LTO-IR: the guest's, as natively */
+    char cwdbuf[4096];
+    const char *cwd = getcwd(cwdbuf, sizeof cwdbuf);
     if (resolved)
         r = apigenNvrtcCompile(prog, numOptions > 0 ? g.nopt : numOptions,
                                numOptions > 0 ? (const char *const *)g.opts : options, g.nh,
-                               (const char *const *)g.h, (const char *const *)g.names);
+                               (const char *const *)g.h, (const char *const *)g.names, cwd);
     else
-        r = apigenNvrtcCompile(prog, numOptions, options, 0, NULL, NULL);
+        r = apigenNvrtcCompile(prog, numOptions, options, 0, NULL, NULL, cwd);
     nvrtc_resolved_free(&g);
     pthread_mutex_lock(&mu);
     if ((p = find(prog))) p->gen++; /* earlier lowered names stay valid, but are not reused */

@@ -213,16 +213,17 @@ static nvrtcResult rebuild(struct prog *p, int nh, const char *const *h, const c
 
 nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, const char *const *options,
                                int numHeaders, const char *const *headers,
-                               const char *const *includeNames)
+                               const char *const *includeNames, const char *cwd)
 {
     int nopt = numOptions > 0 && options ? numOptions : 0;
     const char **opts = calloc((size_t)nopt + 1, sizeof *opts);
     char **owned = calloc((size_t)nopt + 1, sizeof *owned);
-    nvrtcResult r = opts && owned ? server_options(nopt, options, opts, owned)
-                                  : NVRTC_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&mu);
     struct prog *p = find(prog);
-    if (r == NVRTC_SUCCESS && !p) r = NVRTC_ERROR_INVALID_PROGRAM;
+    /* the library checks the program before the options */
+    nvrtcResult r = !p                ? NVRTC_ERROR_INVALID_PROGRAM
+                    : opts && owned ? server_options(nopt, options, opts, owned)
+                                    : NVRTC_ERROR_OUT_OF_MEMORY;
     if (r == NVRTC_SUCCESS) {
         nvrtcProgram target = prog, fresh = NULL;
         if (numHeaders > 0 && headers && includeNames) {
@@ -232,9 +233,9 @@ nvrtcResult apigenNvrtcCompile(nvrtcProgram prog, int numOptions, const char *co
         if (r == NVRTC_SUCCESS) {
             /* the library's own answer to options it was given as such */
             const char *const *pass = numOptions > 0 && options ? opts : options;
-            nvrtc_files_guard(true);
+            nvrtc_files_guard(true, cwd);
             r = nvrtcCompileProgram(target, numOptions, pass);
-            nvrtc_files_guard(false);
+            nvrtc_files_guard(false, NULL);
             if (p->compiled) nvrtcDestroyProgram(&p->compiled);
             p->compiled = fresh;
         }

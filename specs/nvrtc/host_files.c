@@ -32,6 +32,7 @@
 static _Thread_local bool guarded;
 static _Thread_local int refusals;
 static _Thread_local char first_refused[256];
+static _Thread_local const char *guest_cwd;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char root[PATH_MAX];    /* the toolkit: .../cuda-13.0 */
@@ -88,8 +89,9 @@ static bool allowed(const char *path)
     return false;
 }
 
-void nvrtc_files_guard(bool on)
+void nvrtc_files_guard(bool on, const char *cwd)
 {
+    guest_cwd = on && cwd && cwd[0] == '/' ? cwd : NULL;
     pthread_once(&once, find_root);
     if (on) {
         refusals = 0;
@@ -153,6 +155,28 @@ char *realpath(const char *path, char *resolved)
         return NULL;
     }
     return allowed(path) ? real_realpath(path, resolved) : NULL;
+}
+
+/* The current folder is the guest's (NVRTC writes it into LTO-IR). */
+char *getcwd(char *buf, size_t size)
+{
+    REAL(char *, "getcwd", char *, size_t);
+    if (!guarded || !guest_cwd) return real_(buf, size);
+    size_t n = strlen(guest_cwd) + 1;
+    if (!buf) {
+        buf = malloc(size > n ? size : n);
+        if (!buf) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        size = size > n ? size : n;
+    }
+    if (size < n) {
+        errno = ERANGE;
+        return NULL;
+    }
+    memcpy(buf, guest_cwd, n);
+    return buf;
 }
 
 /* glibc's old stat entry points, which libnvrtc.so.13 imports

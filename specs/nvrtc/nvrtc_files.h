@@ -12,8 +12,10 @@
 
 /* On (for the calling thread): every file NVRTC opens, stats or lists must
  * lie in the server's CUDA toolkit; anything else fails with ENOENT and is
- * logged once per compile. Off: logs the refusals of the compile. */
-void nvrtc_files_guard(bool on);
+ * logged once per compile; getcwd answers cwd (the guest's current folder,
+ * which NVRTC writes into LTO-IR) unless it is NULL. Off: logs the
+ * refusals of the compile. */
+void nvrtc_files_guard(bool on, const char *cwd);
 
 /* The server's toolkit include folder (no trailing '/'), NULL if unknown. */
 const char *nvrtc_toolkit_include(void);
