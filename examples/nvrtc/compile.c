@@ -146,6 +146,34 @@ int main(void)
     free(cubin);
     NVRTC_OK(nvrtcDestroyProgram(&q));
 
+    /* the toolkit's own headers through -I (libcu++ of CCCL): forwarded, the
+     * stub sends none of them; the server reads its own toolkit's */
+    const char *home = getenv("CUDA_HOME");
+    char cccl[4200], ccclopt[4300];
+    snprintf(cccl, sizeof cccl, "%s/include/cccl", home && *home ? home : "/usr/local/cuda");
+    struct stat st;
+    if (stat(cccl, &st) == 0) {
+        nvrtcProgram t;
+        NVRTC_OK(nvrtcCreateProgram(&t,
+                                    "#include <cuda/std/cstdint>\n#include <cuda/std/limits>\n"
+                                    "__global__ void top(cuda::std::uint32_t *x)\n"
+                                    "{ *x = cuda::std::numeric_limits<cuda::std::uint16_t>::max(); }\n",
+                                    "top.cu", 0, NULL, NULL));
+        snprintf(ccclopt, sizeof ccclopt, "-I%s", cccl);
+        const char *topts[] = {ccclopt};
+        r = nvrtcCompileProgram(t, 1, topts);
+        printf("with the toolkit's <cuda/std/...> through -I: %s\n", nvrtcGetErrorString(r));
+        if (r != NVRTC_SUCCESS) print_log(t, "toolkit");
+        NVRTC_OK(nvrtcGetPTXSize(t, &n));
+        char *tptx = malloc(n);
+        NVRTC_OK(nvrtcGetPTX(t, tptx));
+        printf("  PTX: %zu bytes, fnv64 %016llx\n", n, (unsigned long long)fnv64(tptx, n));
+        free(tptx);
+        NVRTC_OK(nvrtcDestroyProgram(&t));
+    } else {
+        printf("no %s: the toolkit -I case is skipped\n", "include/cccl");
+    }
+
     /* the lowered name stays valid until the program goes */
     int rc = launch(ptx, lowered);
     NVRTC_OK(nvrtcDestroyProgram(&p));
