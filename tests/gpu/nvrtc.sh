@@ -18,7 +18,8 @@
 # symbol parity of both stubs. Prints a table; logs go to $OUT when set.
 #
 #   sh tests/gpu/nvrtc.sh            (from the repository root)
-# Environment: BUILD (default build-gpu-nvrtc).
+# Environment: BUILD (default build-gpu-nvrtc); NOBUILD=1 uses what BUILD
+# already holds (a build made with the targets below).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -33,6 +34,7 @@ reallib=$CUDA_HOME/lib64
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
 case $build in /*) ;; *) build=$root/$build ;; esac
 mkdir -p "$build"
+if [ "${NOBUILD:-0}" != 1 ]; then
 echo "== build ($build, CUDA_HOME=$CUDA_HOME)"
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/nvrtc.configure.log" 2>&1 ||
@@ -40,6 +42,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$build" -j"$(nproc)" --target nvrtc_stub nvjitlink_stub cuda_stub \
       apigen-server-cuda-family nvrtc_compile nvrtc_jitlink nvrtc_badinput > "$build/nvrtc.build.log" 2>&1 ||
     { tail -n 50 "$build/nvrtc.build.log"; exit 1; }
+fi
 server=$build/examples/cuda/apigen-server-cuda-family
 ex=$build/examples/nvrtc
 # only the three stubs in front of NVIDIA's libraries (build/stub may hold
