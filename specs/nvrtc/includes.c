@@ -225,19 +225,20 @@ static void resolve_name(struct state *st, const char *name, bool quoted, const 
     free(path);
 }
 
-/* The #include lines of text (comments skipped), each resolved from dir. */
+/* The #include lines of text (comments skipped), each resolved from dir.
+ * A block comment's end is found once (a long license comment costs one
+ * pass, not one per line). */
 static void scan(struct state *st, const char *text, const char *dir)
 {
-    bool comment = false;
+    const char *cend = NULL; /* where the block comment we are in closes */
     for (const char *p = text; p && *p && !st->oom;) {
         const char *eol = strchr(p, '\n');
         const char *end = eol ? eol : p + strlen(p);
         const char *q = p;
-        if (comment) {
-            const char *c = strstr(q, "*/");
-            if (!c || c > end) goto next;
-            q = c + 2;
-            comment = false;
+        if (cend) {
+            if (cend >= end) goto next;
+            q = cend + 2;
+            cend = NULL;
         }
         while (q < end && (*q == ' ' || *q == '\t')) q++;
         if (q < end && *q == '#') {
@@ -262,8 +263,9 @@ static void scan(struct state *st, const char *text, const char *dir)
             if (c[0] == '/' && c[1] == '/') break;
             if (c[0] == '/' && c[1] == '*') {
                 const char *e = strstr(c + 2, "*/");
-                if (!e || e > end) {
-                    comment = true;
+                if (!e) return; /* the rest of the text is a comment */
+                if (e >= end) {
+                    cend = e;
                     break;
                 }
                 c = e + 1;
