@@ -5,7 +5,8 @@
  * guest must never read (an `#include "/etc/shadow"`, a macro that spells
  * one, an -I a forged client sends). While a compile runs, this file's
  * definitions of the C library's file functions that libnvrtc.so.13 imports
- * (open, fopen, fopen64, __xstat, __lxstat, access, opendir, realpath)
+ * (open, fopen, fopen64, __xstat, __lxstat, access, opendir, realpath, and
+ * openat, stat, lstat of the libstdc++ it loads)
  * interpose on the library's (the server exports them: -Wl,--dynamic-list,
  * nvrtc_files.list) and let through only paths inside the server's CUDA
  * toolkit (found from where libnvrtc.so.13 lies). The guest's headers come
@@ -58,7 +59,7 @@ static void find_root(void)
     char cand[PATH_MAX + 16];
     snprintf(cand, sizeof cand, "%s/include/nvrtc.h", lib);
     struct stat st;
-    if (stat(cand, &st) != 0) return; /* stat: not one of the guarded names */
+    if (fstatat(AT_FDCWD, cand, &st, 0) != 0) return; /* fstatat: not a guarded name */
     snprintf(root, sizeof root, "%s", lib);
     snprintf(include, sizeof include, "%s/include", lib);
 }
@@ -83,10 +84,21 @@ static bool allowed(const char *path)
     /* logged: files that exist (NVRTC probes every -I folder for each name,
      * and looks at its current folder in every compile) */
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && refusals++ == 0)
+    if (fstatat(AT_FDCWD, path, &st, 0) == 0 && S_ISREG(st.st_mode) && refusals++ == 0)
         snprintf(first_refused, sizeof first_refused, "%s", path);
     errno = ENOENT;
     return false;
+}
+
+/* allowed() for a name relative to a folder descriptor: one relative to
+ * another folder than the current one is not resolved here, so refused */
+static bool allowed_at(int dirfd, const char *path)
+{
+    if (guarded && path && path[0] != '/' && dirfd != AT_FDCWD) {
+        errno = ENOENT;
+        return false;
+    }
+    return allowed(path);
 }
 
 void nvrtc_files_guard(bool on, const char *cwd)
@@ -113,7 +125,7 @@ int open(const char *path, int flags, ...)
 {
     REAL(int, "open", const char *, int, ...);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) { /* glibc's __OPEN_NEEDS_MODE */
         va_list ap;
         va_start(ap, flags);
         mode = (mode_t)va_arg(ap, int);
@@ -121,6 +133,33 @@ int open(const char *path, int flags, ...)
     }
     if (!allowed(path)) return -1;
     return real_(path, flags, mode);
+}
+
+/* libstdc++ (which libnvrtc-builtins.so loads) imports these three */
+int openat(int dirfd, const char *path, int flags, ...)
+{
+    REAL(int, "openat", int, const char *, int, ...);
+    mode_t mode = 0;
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) { /* glibc's __OPEN_NEEDS_MODE */
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    if (!allowed_at(dirfd, path)) return -1;
+    return real_(dirfd, path, flags, mode);
+}
+
+int stat(const char *path, struct stat *st)
+{
+    if (!allowed(path)) return -1;
+    return fstatat(AT_FDCWD, path, st, 0);
+}
+
+int lstat(const char *path, struct stat *st)
+{
+    if (!allowed(path)) return -1;
+    return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
 }
 
 FILE *fopen(const char *path, const char *mode)
@@ -189,7 +228,7 @@ int __xstat(int ver, const char *path, struct stat *st)
     static int (*real_)(int, const char *, struct stat *);
     if (!real_) real_ = (int (*)(int, const char *, struct stat *))dlvsym(RTLD_NEXT, "__xstat", "GLIBC_2.2.5");
     if (!allowed(path)) return -1;
-    if (!real_) return stat(path, st);
+    if (!real_) return fstatat(AT_FDCWD, path, st, 0);
     return real_(ver, path, st);
 }
 
@@ -198,6 +237,6 @@ int __lxstat(int ver, const char *path, struct stat *st)
     static int (*real_)(int, const char *, struct stat *);
     if (!real_) real_ = (int (*)(int, const char *, struct stat *))dlvsym(RTLD_NEXT, "__lxstat", "GLIBC_2.2.5");
     if (!allowed(path)) return -1;
-    if (!real_) return lstat(path, st);
+    if (!real_) return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
     return real_(ver, path, st);
 }
