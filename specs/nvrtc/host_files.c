@@ -37,7 +37,7 @@ static _Thread_local const char *guest_cwd;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static char root[PATH_MAX];    /* the toolkit: .../cuda-13.0 */
-static char include[PATH_MAX]; /* its include folder */
+static char include[PATH_MAX + 16]; /* its include folder */
 
 static char *(*real_realpath)(const char *, char *);
 
