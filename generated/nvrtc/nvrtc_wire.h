@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define NVRTC_FINGERPRINT UINT64_C(0x1879422191899995)
+#define NVRTC_FINGERPRINT UINT64_C(0x9c6f0dc6009a6c04)
 
 /* Call ids: forwarded and custom functions. */
 enum {
