@@ -1001,7 +1001,12 @@ static type_info *unqual(ck *c, type_info *t)
     u->is_const = 0;
     const char *s = t->spelling;
     size_t n = strlen(s);
-    if (strncmp(s, "const ", 6) == 0) s += 6, n -= 6;
+    if (t->kind == TY_POINTER && strchr(s, '*')) {
+        /* a const pointer ("T * const", clang's "const char *const"): the
+         * leading const is the pointee's */
+        if (n > 5 && strcmp(s + n - 5, "const") == 0 && (s[n - 6] == ' ' || s[n - 6] == '*'))
+            for (n -= 5; n && s[n - 1] == ' ';) n--;
+    } else if (strncmp(s, "const ", 6) == 0) s += 6, n -= 6;
     else if (n > 6 && strcmp(s + n - 6, " const") == 0) n -= 6;
     u->spelling = arena_alloc(c->a, n + 1);
     memcpy(u->spelling, s, n);
