@@ -44,15 +44,6 @@ static const uint64_t pt_cudaStream_t[] = {(uint64_t)INT64_C(0), (uint64_t)INT64
 static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 2750932798u, NULL, pt_cudaStream_t, 3, 0, NULL, 0};
 
 /* ---- handlers ---- */
-static void h_apigenCusolverLoggerForceDisable(apigen_call_ctx *cx)
-{
-    cusolverStatus_t ret_;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCusolverLoggerForceDisable();
-    apigen_result(cx, (int64_t)ret_);
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-}
-
 static void h_cusolverDnCCgels(apigen_call_ctx *cx)
 {
     cusolverDnHandle_t handle = {0};
@@ -10901,45 +10892,6 @@ static void h_cusolverDnIRSXgesv_bufferSize(apigen_call_ctx *cx)
         k_ = ok_ ? n_lwork_bytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, lwork_bytes, k_)) return;
     }
-}
-
-static void h_cusolverDnLoggerOpenFile(apigen_call_ctx *cx)
-{
-    const char *logFile = {0};
-    cusolverStatus_t ret_;
-    const char *s_;
-    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "logFile"); return; }
-    logFile = (const char *)s_;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cusolverDnLoggerOpenFile(logFile);
-    apigen_result(cx, (int64_t)ret_);
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-}
-
-static void h_cusolverDnLoggerSetLevel(apigen_call_ctx *cx)
-{
-    int level = {0};
-    cusolverStatus_t ret_;
-    uint32_t v_level;
-    if (!apigen_get_u32(cx->rd, &v_level)) { apigen_reject(cx, APIGEN_BAD_ARGS, "level"); return; }
-    level = (int)(int32_t)v_level;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cusolverDnLoggerSetLevel(level);
-    apigen_result(cx, (int64_t)ret_);
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-}
-
-static void h_cusolverDnLoggerSetMask(apigen_call_ctx *cx)
-{
-    int mask = {0};
-    cusolverStatus_t ret_;
-    uint32_t v_mask;
-    if (!apigen_get_u32(cx->rd, &v_mask)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mask"); return; }
-    mask = (int)(int32_t)v_mask;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cusolverDnLoggerSetMask(mask);
-    apigen_result(cx, (int64_t)ret_);
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_cusolverDnSBgels(apigen_call_ctx *cx)
@@ -24023,8 +23975,7 @@ static void h_cusolverGetVersion(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[377] = {
-    [CUSOLVER_CALL_apigenCusolverLoggerForceDisable] = "apigenCusolverLoggerForceDisable",
+static const char *const call_names_[373] = {
     [CUSOLVER_CALL_cusolverDnCCgels] = "cusolverDnCCgels",
     [CUSOLVER_CALL_cusolverDnCCgels_bufferSize] = "cusolverDnCCgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnCCgesv] = "cusolverDnCCgesv",
@@ -24206,9 +24157,6 @@ static const char *const call_names_[377] = {
     [CUSOLVER_CALL_cusolverDnIRSXgels_bufferSize] = "cusolverDnIRSXgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnIRSXgesv] = "cusolverDnIRSXgesv",
     [CUSOLVER_CALL_cusolverDnIRSXgesv_bufferSize] = "cusolverDnIRSXgesv_bufferSize",
-    [CUSOLVER_CALL_cusolverDnLoggerOpenFile] = "cusolverDnLoggerOpenFile",
-    [CUSOLVER_CALL_cusolverDnLoggerSetLevel] = "cusolverDnLoggerSetLevel",
-    [CUSOLVER_CALL_cusolverDnLoggerSetMask] = "cusolverDnLoggerSetMask",
     [CUSOLVER_CALL_cusolverDnSBgels] = "cusolverDnSBgels",
     [CUSOLVER_CALL_cusolverDnSBgels_bufferSize] = "cusolverDnSBgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnSBgesv] = "cusolverDnSBgesv",
@@ -24401,8 +24349,7 @@ static const char *const call_names_[377] = {
     [CUSOLVER_CALL_cusolverGetProperty] = "cusolverGetProperty",
     [CUSOLVER_CALL_cusolverGetVersion] = "cusolverGetVersion",
 };
-static const apigen_handler_fn handlers_[377] = {
-    [CUSOLVER_CALL_apigenCusolverLoggerForceDisable] = h_apigenCusolverLoggerForceDisable,
+static const apigen_handler_fn handlers_[373] = {
     [CUSOLVER_CALL_cusolverDnCCgels] = h_cusolverDnCCgels,
     [CUSOLVER_CALL_cusolverDnCCgels_bufferSize] = h_cusolverDnCCgels_bufferSize,
     [CUSOLVER_CALL_cusolverDnCCgesv] = h_cusolverDnCCgesv,
@@ -24584,9 +24531,6 @@ static const apigen_handler_fn handlers_[377] = {
     [CUSOLVER_CALL_cusolverDnIRSXgels_bufferSize] = h_cusolverDnIRSXgels_bufferSize,
     [CUSOLVER_CALL_cusolverDnIRSXgesv] = h_cusolverDnIRSXgesv,
     [CUSOLVER_CALL_cusolverDnIRSXgesv_bufferSize] = h_cusolverDnIRSXgesv_bufferSize,
-    [CUSOLVER_CALL_cusolverDnLoggerOpenFile] = h_cusolverDnLoggerOpenFile,
-    [CUSOLVER_CALL_cusolverDnLoggerSetLevel] = h_cusolverDnLoggerSetLevel,
-    [CUSOLVER_CALL_cusolverDnLoggerSetMask] = h_cusolverDnLoggerSetMask,
     [CUSOLVER_CALL_cusolverDnSBgels] = h_cusolverDnSBgels,
     [CUSOLVER_CALL_cusolverDnSBgels_bufferSize] = h_cusolverDnSBgels_bufferSize,
     [CUSOLVER_CALL_cusolverDnSBgesv] = h_cusolverDnSBgesv,

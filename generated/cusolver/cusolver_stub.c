@@ -8,41 +8,6 @@
 
 #include "cusolver_wire.h"
 
-/* apigenCusolverLoggerForceDisable: a call of the spec's own headers (internal): not exported; the
- * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN cusolverStatus_t apigenCusolverLoggerForceDisable(void)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusolverStatus_t ret_ = {0};
-    if (!apigen_call_begin(&cusolver_api, &call_, CUSOLVER_CALL_apigenCusolverLoggerForceDisable))
-        goto fail;
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusolverStatus_t)v_;
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusolverStatus_t)cusolver_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("apigenCusolverLoggerForceDisable() = %llu [%s, %llu us]", (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusolverStatus_t cusolverDnCCgels(cusolverDnHandle_t handle, cusolver_int_t m, cusolver_int_t n, cusolver_int_t nrhs, cuComplex *dA, cusolver_int_t ldda, cuComplex *dB, cusolver_int_t lddb, cuComplex *dX, cusolver_int_t lddx, void *dWorkspace, size_t lwork_bytes, cusolver_int_t *iter, cusolver_int_t *d_info)
 {
     apigen_call call_;
@@ -10154,135 +10119,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusolverDnIRSXgesv_bufferSize(handle=%#llx, params=%#llx, n=%lld, nrhs=%lld, lwork_bytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)(uintptr_t)params, (long long)n, (long long)nrhs, (unsigned long long)(uintptr_t)lwork_bytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusolverStatus_t cusolverDnLoggerOpenFile(const char *logFile)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusolverStatus_t ret_ = {0};
-    if (!apigen_call_begin(&cusolver_api, &call_, CUSOLVER_CALL_cusolverDnLoggerOpenFile))
-        goto fail;
-    if (!apigen_put_str(call_.wr, logFile)) goto nomem; /* logFile */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusolverStatus_t)v_;
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusolverStatus_t)cusolver_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusolverDnLoggerOpenFile(logFile=\"%s\") = %llu [%s, %llu us]", logFile ? (const char *)logFile : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusolverStatus_t cusolverDnLoggerSetCallback(cusolverDnLoggerCallback_t callback)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)callback;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cusolverDnLoggerSetCallback: not supported: %s", "the log callback takes no user data and the log is the server's library's; delivering its messages to a guest function is not implemented");
-    return CUSOLVER_STATUS_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT cusolverStatus_t cusolverDnLoggerSetFile(FILE *file)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)file;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cusolverDnLoggerSetFile: not supported: %s", "a FILE of the application cannot be written by the server's library");
-    return CUSOLVER_STATUS_NOT_SUPPORTED;
-}
-
-APIGEN_EXPORT cusolverStatus_t cusolverDnLoggerSetLevel(int level)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusolverStatus_t ret_ = {0};
-    if (!apigen_call_begin(&cusolver_api, &call_, CUSOLVER_CALL_cusolverDnLoggerSetLevel))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)level)) goto nomem; /* level */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusolverStatus_t)v_;
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusolverStatus_t)cusolver_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusolverDnLoggerSetLevel(level=%lld) = %llu [%s, %llu us]", (long long)level, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusolverStatus_t cusolverDnLoggerSetMask(int mask)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusolverStatus_t ret_ = {0};
-    if (!apigen_call_begin(&cusolver_api, &call_, CUSOLVER_CALL_cusolverDnLoggerSetMask))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)mask)) goto nomem; /* mask */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusolverStatus_t)v_;
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusolverStatus_t)cusolver_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusolverDnLoggerSetMask(mask=%lld) = %llu [%s, %llu us]", (long long)mask, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -26496,8 +26332,7 @@ APIGEN_EXPORT cusolverStatus_t cusolverDnZunmtrHost(void)
     return CUSOLVER_STATUS_NOT_SUPPORTED;
 }
 
-static const char *const call_names_[377] = {
-    [CUSOLVER_CALL_apigenCusolverLoggerForceDisable] = "apigenCusolverLoggerForceDisable",
+static const char *const call_names_[373] = {
     [CUSOLVER_CALL_cusolverDnCCgels] = "cusolverDnCCgels",
     [CUSOLVER_CALL_cusolverDnCCgels_bufferSize] = "cusolverDnCCgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnCCgesv] = "cusolverDnCCgesv",
@@ -26679,9 +26514,6 @@ static const char *const call_names_[377] = {
     [CUSOLVER_CALL_cusolverDnIRSXgels_bufferSize] = "cusolverDnIRSXgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnIRSXgesv] = "cusolverDnIRSXgesv",
     [CUSOLVER_CALL_cusolverDnIRSXgesv_bufferSize] = "cusolverDnIRSXgesv_bufferSize",
-    [CUSOLVER_CALL_cusolverDnLoggerOpenFile] = "cusolverDnLoggerOpenFile",
-    [CUSOLVER_CALL_cusolverDnLoggerSetLevel] = "cusolverDnLoggerSetLevel",
-    [CUSOLVER_CALL_cusolverDnLoggerSetMask] = "cusolverDnLoggerSetMask",
     [CUSOLVER_CALL_cusolverDnSBgels] = "cusolverDnSBgels",
     [CUSOLVER_CALL_cusolverDnSBgels_bufferSize] = "cusolverDnSBgels_bufferSize",
     [CUSOLVER_CALL_cusolverDnSBgesv] = "cusolverDnSBgesv",

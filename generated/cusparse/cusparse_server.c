@@ -590,78 +590,6 @@ static void h_cusparseCbsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseCbsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsric02Info_t, v_info, &r_)) return; /* info */
-    info = (bsric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseCbsric02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseCbsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -861,78 +789,6 @@ static void h_cusparseCbsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseCbsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (bsrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseCbsrilu02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -1399,90 +1255,6 @@ static void h_cusparseCbsrsm2_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseCbsrsm2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    cusparseOperation_t transB = {0};
-    int mb = {0};
-    int n = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrsm2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_transB;
-    uint32_t v_mb;
-    uint32_t v_n;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_transB)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transB"); return; }
-    transB = (cusparseOperation_t)v_transB;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsm2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsm2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseCbsrsm2_bufferSizeExt(handle, dirA, transA, transB, mb, n, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseCbsrsm2_solve(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -1746,82 +1518,6 @@ static void h_cusparseCbsrsv2_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseCbsrsv2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int blockSize = {0};
-    bsrsv2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (cuComplex *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsv2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsv2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseCbsrsv2_bufferSizeExt(handle, dirA, transA, mb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -2405,77 +2101,6 @@ static void h_cusparseCcsr2gebsr_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseCcsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int m = {0};
-    int n = {0};
-    cusparseMatDescr_t descrA = {0};
-    const cuComplex *csrSortedValA = {0};
-    const int *csrSortedRowPtrA = {0};
-    const int *csrSortedColIndA = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_m;
-    uint32_t v_n;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedValA = 0;
-    uint64_t v_csrSortedRowPtrA = 0;
-    uint64_t v_csrSortedColIndA = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedValA"); return; }
-    csrSortedValA = (const cuComplex *)(uintptr_t)v_csrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtrA"); return; }
-    csrSortedRowPtrA = (const int *)(uintptr_t)v_csrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColIndA"); return; }
-    csrSortedColIndA = (const int *)(uintptr_t)v_csrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedValA, 0, false, "csrSortedValA")) return; /* csrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtrA, 0, false, "csrSortedRowPtrA")) return; /* csrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColIndA, 0, false, "csrSortedColIndA")) return; /* csrSortedColIndA: device memory of this client */
-    ret_ = cusparseCcsr2gebsr_bufferSizeExt(handle, dirA, m, n, descrA, csrSortedValA, csrSortedRowPtrA, csrSortedColIndA, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseCcsrcolor(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -3029,70 +2654,6 @@ static void h_cusparseCcsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseCcsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (cuComplex *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csric02Info_t, v_info, &r_)) return; /* info */
-    info = (csric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseCcsric02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseCcsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -3268,70 +2829,6 @@ static void h_cusparseCcsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseCcsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuComplex *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (cuComplex *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (csrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseCcsrilu02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -3734,72 +3231,6 @@ static void h_cusparseCgebsr2gebsc_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseCgebsr2gebsc_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    const cuComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (const cuComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseCgebsr2gebsc_bufferSizeExt(handle, mb, nb, nnzb, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseCgebsr2gebsr(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -3972,89 +3403,6 @@ static void h_cusparseCgebsr2gebsr_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseCgebsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    const cuComplex *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int rowBlockDimA = {0};
-    int colBlockDimA = {0};
-    int rowBlockDimC = {0};
-    int colBlockDimC = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_rowBlockDimA;
-    uint32_t v_colBlockDimA;
-    uint32_t v_rowBlockDimC;
-    uint32_t v_colBlockDimC;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (const cuComplex *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimA"); return; }
-    rowBlockDimA = (int)(int32_t)v_rowBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimA"); return; }
-    colBlockDimA = (int)(int32_t)v_colBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimC"); return; }
-    rowBlockDimC = (int)(int32_t)v_rowBlockDimC;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimC"); return; }
-    colBlockDimC = (int)(int32_t)v_colBlockDimC;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseCgebsr2gebsr_bufferSizeExt(handle, dirA, mb, nb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, rowBlockDimA, colBlockDimA, rowBlockDimC, colBlockDimC, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -8506,78 +7854,6 @@ static void h_cusparseDbsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseDbsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (double *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsric02Info_t, v_info, &r_)) return; /* info */
-    info = (bsric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseDbsric02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseDbsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -8777,78 +8053,6 @@ static void h_cusparseDbsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseDbsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (double *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (bsrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseDbsrilu02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -9315,90 +8519,6 @@ static void h_cusparseDbsrsm2_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseDbsrsm2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    cusparseOperation_t transB = {0};
-    int mb = {0};
-    int n = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrsm2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_transB;
-    uint32_t v_mb;
-    uint32_t v_n;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_transB)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transB"); return; }
-    transB = (cusparseOperation_t)v_transB;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (double *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsm2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsm2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseDbsrsm2_bufferSizeExt(handle, dirA, transA, transB, mb, n, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseDbsrsm2_solve(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -9662,82 +8782,6 @@ static void h_cusparseDbsrsv2_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseDbsrsv2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int blockSize = {0};
-    bsrsv2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (double *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsv2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsv2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseDbsrsv2_bufferSizeExt(handle, dirA, transA, mb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -10323,77 +9367,6 @@ static void h_cusparseDcsr2gebsr_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseDcsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int m = {0};
-    int n = {0};
-    cusparseMatDescr_t descrA = {0};
-    const double *csrSortedValA = {0};
-    const int *csrSortedRowPtrA = {0};
-    const int *csrSortedColIndA = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_m;
-    uint32_t v_n;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedValA = 0;
-    uint64_t v_csrSortedRowPtrA = 0;
-    uint64_t v_csrSortedColIndA = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedValA"); return; }
-    csrSortedValA = (const double *)(uintptr_t)v_csrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtrA"); return; }
-    csrSortedRowPtrA = (const int *)(uintptr_t)v_csrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColIndA"); return; }
-    csrSortedColIndA = (const int *)(uintptr_t)v_csrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedValA, 0, false, "csrSortedValA")) return; /* csrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtrA, 0, false, "csrSortedRowPtrA")) return; /* csrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColIndA, 0, false, "csrSortedColIndA")) return; /* csrSortedColIndA: device memory of this client */
-    ret_ = cusparseDcsr2gebsr_bufferSizeExt(handle, dirA, m, n, descrA, csrSortedValA, csrSortedRowPtrA, csrSortedColIndA, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseDcsrcolor(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -10947,70 +9920,6 @@ static void h_cusparseDcsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseDcsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (double *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csric02Info_t, v_info, &r_)) return; /* info */
-    info = (csric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseDcsric02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseDcsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -11186,70 +10095,6 @@ static void h_cusparseDcsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseDcsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    double *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (double *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (csrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseDcsrilu02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -12050,72 +10895,6 @@ static void h_cusparseDgebsr2gebsc_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseDgebsr2gebsc_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    const double *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (const double *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseDgebsr2gebsc_bufferSizeExt(handle, mb, nb, nnzb, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseDgebsr2gebsr(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -12288,89 +11067,6 @@ static void h_cusparseDgebsr2gebsr_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseDgebsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    const double *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int rowBlockDimA = {0};
-    int colBlockDimA = {0};
-    int rowBlockDimC = {0};
-    int colBlockDimC = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_rowBlockDimA;
-    uint32_t v_colBlockDimA;
-    uint32_t v_rowBlockDimC;
-    uint32_t v_colBlockDimC;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (const double *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimA"); return; }
-    rowBlockDimA = (int)(int32_t)v_rowBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimA"); return; }
-    colBlockDimA = (int)(int32_t)v_colBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimC"); return; }
-    rowBlockDimC = (int)(int32_t)v_rowBlockDimC;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimC"); return; }
-    colBlockDimC = (int)(int32_t)v_colBlockDimC;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseDgebsr2gebsr_bufferSizeExt(handle, dirA, mb, nb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, rowBlockDimA, colBlockDimA, rowBlockDimC, colBlockDimC, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -15546,78 +14242,6 @@ static void h_cusparseSbsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseSbsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (float *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsric02Info_t, v_info, &r_)) return; /* info */
-    info = (bsric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseSbsric02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseSbsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -15817,78 +14441,6 @@ static void h_cusparseSbsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseSbsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (float *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (bsrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseSbsrilu02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -16355,90 +14907,6 @@ static void h_cusparseSbsrsm2_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseSbsrsm2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    cusparseOperation_t transB = {0};
-    int mb = {0};
-    int n = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrsm2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_transB;
-    uint32_t v_mb;
-    uint32_t v_n;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_transB)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transB"); return; }
-    transB = (cusparseOperation_t)v_transB;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (float *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsm2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsm2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseSbsrsm2_bufferSizeExt(handle, dirA, transA, transB, mb, n, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseSbsrsm2_solve(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -16702,82 +15170,6 @@ static void h_cusparseSbsrsv2_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseSbsrsv2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int blockSize = {0};
-    bsrsv2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (float *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsv2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsv2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseSbsrsv2_bufferSizeExt(handle, dirA, transA, mb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -17388,77 +15780,6 @@ static void h_cusparseScsr2gebsr_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseScsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int m = {0};
-    int n = {0};
-    cusparseMatDescr_t descrA = {0};
-    const float *csrSortedValA = {0};
-    const int *csrSortedRowPtrA = {0};
-    const int *csrSortedColIndA = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_m;
-    uint32_t v_n;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedValA = 0;
-    uint64_t v_csrSortedRowPtrA = 0;
-    uint64_t v_csrSortedColIndA = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedValA"); return; }
-    csrSortedValA = (const float *)(uintptr_t)v_csrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtrA"); return; }
-    csrSortedRowPtrA = (const int *)(uintptr_t)v_csrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColIndA"); return; }
-    csrSortedColIndA = (const int *)(uintptr_t)v_csrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedValA, 0, false, "csrSortedValA")) return; /* csrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtrA, 0, false, "csrSortedRowPtrA")) return; /* csrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColIndA, 0, false, "csrSortedColIndA")) return; /* csrSortedColIndA: device memory of this client */
-    ret_ = cusparseScsr2gebsr_bufferSizeExt(handle, dirA, m, n, descrA, csrSortedValA, csrSortedRowPtrA, csrSortedColIndA, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseScsrcolor(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -18012,70 +16333,6 @@ static void h_cusparseScsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseScsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (float *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csric02Info_t, v_info, &r_)) return; /* info */
-    info = (csric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseScsric02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseScsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -18251,70 +16508,6 @@ static void h_cusparseScsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseScsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    float *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (float *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (csrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseScsrilu02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -18832,72 +17025,6 @@ static void h_cusparseSgebsr2gebsc_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseSgebsr2gebsc_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    const float *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (const float *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseSgebsr2gebsc_bufferSizeExt(handle, mb, nb, nnzb, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseSgebsr2gebsr(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -19070,89 +17197,6 @@ static void h_cusparseSgebsr2gebsr_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseSgebsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    const float *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int rowBlockDimA = {0};
-    int colBlockDimA = {0};
-    int rowBlockDimC = {0};
-    int colBlockDimC = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_rowBlockDimA;
-    uint32_t v_colBlockDimA;
-    uint32_t v_rowBlockDimC;
-    uint32_t v_colBlockDimC;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (const float *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimA"); return; }
-    rowBlockDimA = (int)(int32_t)v_rowBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimA"); return; }
-    colBlockDimA = (int)(int32_t)v_colBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimC"); return; }
-    rowBlockDimC = (int)(int32_t)v_rowBlockDimC;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimC"); return; }
-    colBlockDimC = (int)(int32_t)v_colBlockDimC;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseSgebsr2gebsr_bufferSizeExt(handle, dirA, mb, nb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, rowBlockDimA, colBlockDimA, rowBlockDimC, colBlockDimC, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -25227,71 +23271,6 @@ static void h_cusparseXcsrsort_bufferSizeExt(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseXgebsr2csr(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nb = {0};
-    cusparseMatDescr_t descrA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    cusparseMatDescr_t descrC = {0};
-    int *csrSortedRowPtrC = {0};
-    int *csrSortedColIndC = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint64_t v_descrC;
-    uint64_t v_csrSortedRowPtrC = 0;
-    uint64_t v_csrSortedColIndC = 0;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u64(cx->rd, &v_descrC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrC"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrC, &r_)) return; /* descrC */
-    descrC = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtrC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtrC"); return; }
-    csrSortedRowPtrC = (int *)(uintptr_t)v_csrSortedRowPtrC;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColIndC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColIndC"); return; }
-    csrSortedColIndC = (int *)(uintptr_t)v_csrSortedColIndC;
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtrC, 0, false, "csrSortedRowPtrC")) return; /* csrSortedRowPtrC: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColIndC, 0, false, "csrSortedColIndC")) return; /* csrSortedColIndC: device memory of this client */
-    ret_ = cusparseXgebsr2csr(handle, dirA, mb, nb, descrA, bsrSortedRowPtrA, bsrSortedColIndA, rowBlockDim, colBlockDim, descrC, csrSortedRowPtrC, csrSortedColIndC);
-    apigen_result(cx, (int64_t)ret_);
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-}
-
 static void h_cusparseXgebsr2gebsrNnz(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -25676,78 +23655,6 @@ static void h_cusparseZbsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseZbsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuDoubleComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsric02Info_t, v_info, &r_)) return; /* info */
-    info = (bsric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseZbsric02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseZbsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -25947,78 +23854,6 @@ static void h_cusparseZbsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseZbsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuDoubleComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (bsrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseZbsrilu02_bufferSizeExt(handle, dirA, mb, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -26485,90 +24320,6 @@ static void h_cusparseZbsrsm2_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseZbsrsm2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    cusparseOperation_t transB = {0};
-    int mb = {0};
-    int n = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int blockSize = {0};
-    bsrsm2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_transB;
-    uint32_t v_mb;
-    uint32_t v_n;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_transB)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transB"); return; }
-    transB = (cusparseOperation_t)v_transB;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (cuDoubleComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsm2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsm2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseZbsrsm2_bufferSizeExt(handle, dirA, transA, transB, mb, n, nnzb, descrA, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseZbsrsm2_solve(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -26832,82 +24583,6 @@ static void h_cusparseZbsrsv2_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseZbsrsv2_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    cusparseOperation_t transA = {0};
-    int mb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int blockSize = {0};
-    bsrsv2Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_transA;
-    uint32_t v_mb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_blockSize;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_transA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "transA"); return; }
-    transA = (cusparseOperation_t)v_transA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (cuDoubleComplex *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_blockSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "blockSize"); return; }
-    blockSize = (int)(int32_t)v_blockSize;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_bsrsv2Info_t, v_info, &r_)) return; /* info */
-    info = (bsrsv2Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseZbsrsv2_bufferSizeExt(handle, dirA, transA, mb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, blockSize, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -27491,77 +25166,6 @@ static void h_cusparseZcsr2gebsr_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseZcsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int m = {0};
-    int n = {0};
-    cusparseMatDescr_t descrA = {0};
-    const cuDoubleComplex *csrSortedValA = {0};
-    const int *csrSortedRowPtrA = {0};
-    const int *csrSortedColIndA = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_m;
-    uint32_t v_n;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedValA = 0;
-    uint64_t v_csrSortedRowPtrA = 0;
-    uint64_t v_csrSortedColIndA = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
-    n = (int)(int32_t)v_n;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedValA"); return; }
-    csrSortedValA = (const cuDoubleComplex *)(uintptr_t)v_csrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtrA"); return; }
-    csrSortedRowPtrA = (const int *)(uintptr_t)v_csrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColIndA"); return; }
-    csrSortedColIndA = (const int *)(uintptr_t)v_csrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedValA, 0, false, "csrSortedValA")) return; /* csrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtrA, 0, false, "csrSortedRowPtrA")) return; /* csrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColIndA, 0, false, "csrSortedColIndA")) return; /* csrSortedColIndA: device memory of this client */
-    ret_ = cusparseZcsr2gebsr_bufferSizeExt(handle, dirA, m, n, descrA, csrSortedValA, csrSortedRowPtrA, csrSortedColIndA, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseZcsrcolor(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -28115,70 +25719,6 @@ static void h_cusparseZcsric02_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseZcsric02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csric02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (cuDoubleComplex *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csric02Info_t, v_info, &r_)) return; /* info */
-    info = (csric02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseZcsric02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseZcsrilu02(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -28354,70 +25894,6 @@ static void h_cusparseZcsrilu02_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseZcsrilu02_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int m = {0};
-    int nnz = {0};
-    cusparseMatDescr_t descrA = {0};
-    cuDoubleComplex *csrSortedVal = {0};
-    const int *csrSortedRowPtr = {0};
-    const int *csrSortedColInd = {0};
-    csrilu02Info_t info = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_m;
-    uint32_t v_nnz;
-    uint64_t v_descrA;
-    uint64_t v_csrSortedVal = 0;
-    uint64_t v_csrSortedRowPtr = 0;
-    uint64_t v_csrSortedColInd = 0;
-    uint64_t v_info;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_m)) { apigen_reject(cx, APIGEN_BAD_ARGS, "m"); return; }
-    m = (int)(int32_t)v_m;
-    if (!apigen_get_u32(cx->rd, &v_nnz)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnz"); return; }
-    nnz = (int)(int32_t)v_nnz;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedVal"); return; }
-    csrSortedVal = (cuDoubleComplex *)(uintptr_t)v_csrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedRowPtr"); return; }
-    csrSortedRowPtr = (const int *)(uintptr_t)v_csrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_csrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "csrSortedColInd"); return; }
-    csrSortedColInd = (const int *)(uintptr_t)v_csrSortedColInd;
-    if (!apigen_get_u64(cx->rd, &v_info)) { apigen_reject(cx, APIGEN_BAD_ARGS, "info"); return; }
-    if (!apigen_handle_get(cx, &ht_csrilu02Info_t, v_info, &r_)) return; /* info */
-    info = (csrilu02Info_t)(uintptr_t)r_;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_csrSortedVal, 0, false, "csrSortedVal")) return; /* csrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedRowPtr, 0, false, "csrSortedRowPtr")) return; /* csrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_csrSortedColInd, 0, false, "csrSortedColInd")) return; /* csrSortedColInd: device memory of this client */
-    ret_ = cusparseZcsrilu02_bufferSizeExt(handle, m, nnz, descrA, csrSortedVal, csrSortedRowPtr, csrSortedColInd, info, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -28820,72 +26296,6 @@ static void h_cusparseZgebsr2gebsc_bufferSize(apigen_call_ctx *cx)
     }
 }
 
-static void h_cusparseZgebsr2gebsc_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    const cuDoubleComplex *bsrSortedVal = {0};
-    const int *bsrSortedRowPtr = {0};
-    const int *bsrSortedColInd = {0};
-    int rowBlockDim = {0};
-    int colBlockDim = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_bsrSortedVal = 0;
-    uint64_t v_bsrSortedRowPtr = 0;
-    uint64_t v_bsrSortedColInd = 0;
-    uint32_t v_rowBlockDim;
-    uint32_t v_colBlockDim;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedVal)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedVal"); return; }
-    bsrSortedVal = (const cuDoubleComplex *)(uintptr_t)v_bsrSortedVal;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtr"); return; }
-    bsrSortedRowPtr = (const int *)(uintptr_t)v_bsrSortedRowPtr;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColInd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColInd"); return; }
-    bsrSortedColInd = (const int *)(uintptr_t)v_bsrSortedColInd;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDim"); return; }
-    rowBlockDim = (int)(int32_t)v_rowBlockDim;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDim)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDim"); return; }
-    colBlockDim = (int)(int32_t)v_colBlockDim;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedVal, 0, false, "bsrSortedVal")) return; /* bsrSortedVal: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtr, 0, false, "bsrSortedRowPtr")) return; /* bsrSortedRowPtr: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColInd, 0, false, "bsrSortedColInd")) return; /* bsrSortedColInd: device memory of this client */
-    ret_ = cusparseZgebsr2gebsc_bufferSizeExt(handle, mb, nb, nnzb, bsrSortedVal, bsrSortedRowPtr, bsrSortedColInd, rowBlockDim, colBlockDim, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
-    }
-}
-
 static void h_cusparseZgebsr2gebsr(apigen_call_ctx *cx)
 {
     cusparseHandle_t handle = {0};
@@ -29058,89 +26468,6 @@ static void h_cusparseZgebsr2gebsr_bufferSize(apigen_call_ctx *cx)
     if (p_pBufferSizeInBytes) { /* pBufferSizeInBytes */
         k_ = ok_ ? n_pBufferSizeInBytes : 0;
         if (!apigen_put_bytes_ref(cx->wr, pBufferSizeInBytes, k_)) return;
-    }
-}
-
-static void h_cusparseZgebsr2gebsr_bufferSizeExt(apigen_call_ctx *cx)
-{
-    cusparseHandle_t handle = {0};
-    cusparseDirection_t dirA = {0};
-    int mb = {0};
-    int nb = {0};
-    int nnzb = {0};
-    cusparseMatDescr_t descrA = {0};
-    const cuDoubleComplex *bsrSortedValA = {0};
-    const int *bsrSortedRowPtrA = {0};
-    const int *bsrSortedColIndA = {0};
-    int rowBlockDimA = {0};
-    int colBlockDimA = {0};
-    int rowBlockDimC = {0};
-    int colBlockDimC = {0};
-    size_t *pBufferSize = {0};
-    cusparseStatus_t ret_;
-    uint64_t v_handle;
-    void *r_;
-    uint32_t v_dirA;
-    uint32_t v_mb;
-    uint32_t v_nb;
-    uint32_t v_nnzb;
-    uint64_t v_descrA;
-    uint64_t v_bsrSortedValA = 0;
-    uint64_t v_bsrSortedRowPtrA = 0;
-    uint64_t v_bsrSortedColIndA = 0;
-    uint32_t v_rowBlockDimA;
-    uint32_t v_colBlockDimA;
-    uint32_t v_rowBlockDimC;
-    uint32_t v_colBlockDimC;
-    uint8_t p_pBufferSize = 0;
-    uint64_t n_pBufferSize = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
-    handle = (cusparseHandle_t)(uintptr_t)r_;
-    if (!apigen_get_u32(cx->rd, &v_dirA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dirA"); return; }
-    dirA = (cusparseDirection_t)v_dirA;
-    if (!apigen_get_u32(cx->rd, &v_mb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "mb"); return; }
-    mb = (int)(int32_t)v_mb;
-    if (!apigen_get_u32(cx->rd, &v_nb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nb"); return; }
-    nb = (int)(int32_t)v_nb;
-    if (!apigen_get_u32(cx->rd, &v_nnzb)) { apigen_reject(cx, APIGEN_BAD_ARGS, "nnzb"); return; }
-    nnzb = (int)(int32_t)v_nnzb;
-    if (!apigen_get_u64(cx->rd, &v_descrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "descrA"); return; }
-    if (!apigen_handle_get(cx, &ht_cusparseMatDescr_t, v_descrA, &r_)) return; /* descrA */
-    descrA = (cusparseMatDescr_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedValA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedValA"); return; }
-    bsrSortedValA = (const cuDoubleComplex *)(uintptr_t)v_bsrSortedValA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedRowPtrA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedRowPtrA"); return; }
-    bsrSortedRowPtrA = (const int *)(uintptr_t)v_bsrSortedRowPtrA;
-    if (!apigen_get_u64(cx->rd, &v_bsrSortedColIndA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bsrSortedColIndA"); return; }
-    bsrSortedColIndA = (const int *)(uintptr_t)v_bsrSortedColIndA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimA"); return; }
-    rowBlockDimA = (int)(int32_t)v_rowBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimA)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimA"); return; }
-    colBlockDimA = (int)(int32_t)v_colBlockDimA;
-    if (!apigen_get_u32(cx->rd, &v_rowBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rowBlockDimC"); return; }
-    rowBlockDimC = (int)(int32_t)v_rowBlockDimC;
-    if (!apigen_get_u32(cx->rd, &v_colBlockDimC)) { apigen_reject(cx, APIGEN_BAD_ARGS, "colBlockDimC"); return; }
-    colBlockDimC = (int)(int32_t)v_colBlockDimC;
-    if (!apigen_get_u8(cx->rd, &p_pBufferSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pBufferSize"); return; }
-    if (p_pBufferSize) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) { apigen_reject(cx, APIGEN_TOO_LARGE, "pBufferSize"); return; }
-        pBufferSize = apigen_scratch(cx, n_pBufferSize, 1);
-        if (pBufferSize == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_bsrSortedValA, 0, false, "bsrSortedValA")) return; /* bsrSortedValA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedRowPtrA, 0, false, "bsrSortedRowPtrA")) return; /* bsrSortedRowPtrA: device memory of this client */
-    if (!apigen_dev_check(cx, v_bsrSortedColIndA, 0, false, "bsrSortedColIndA")) return; /* bsrSortedColIndA: device memory of this client */
-    ret_ = cusparseZgebsr2gebsr_bufferSizeExt(handle, dirA, mb, nb, nnzb, descrA, bsrSortedValA, bsrSortedRowPtrA, bsrSortedColIndA, rowBlockDimA, colBlockDimA, rowBlockDimC, colBlockDimC, pBufferSize);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == CUSPARSE_STATUS_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_pBufferSize) { /* pBufferSize */
-        k_ = ok_ ? n_pBufferSize : 0;
-        if (!apigen_put_bytes_ref(cx->wr, pBufferSize, k_)) return;
     }
 }
 
@@ -30050,7 +27377,7 @@ static void h_cusparseZnnz_compress(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[444] = {
+static const char *const call_names_[407] = {
     [CUSPARSE_CALL_apigenCusparseStatusText] = "apigenCusparseStatusText",
     [CUSPARSE_CALL_cusparseBlockedEllGet] = "cusparseBlockedEllGet",
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = "cusparseBsrSetStridedBatch",
@@ -30058,21 +27385,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseCbsric02] = "cusparseCbsric02",
     [CUSPARSE_CALL_cusparseCbsric02_analysis] = "cusparseCbsric02_analysis",
     [CUSPARSE_CALL_cusparseCbsric02_bufferSize] = "cusparseCbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsric02_bufferSizeExt] = "cusparseCbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrilu02] = "cusparseCbsrilu02",
     [CUSPARSE_CALL_cusparseCbsrilu02_analysis] = "cusparseCbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseCbsrilu02_bufferSize] = "cusparseCbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrilu02_bufferSizeExt] = "cusparseCbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrilu02_numericBoost] = "cusparseCbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseCbsrmm] = "cusparseCbsrmm",
     [CUSPARSE_CALL_cusparseCbsrmv] = "cusparseCbsrmv",
     [CUSPARSE_CALL_cusparseCbsrsm2_analysis] = "cusparseCbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseCbsrsm2_bufferSize] = "cusparseCbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrsm2_bufferSizeExt] = "cusparseCbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrsm2_solve] = "cusparseCbsrsm2_solve",
     [CUSPARSE_CALL_cusparseCbsrsv2_analysis] = "cusparseCbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseCbsrsv2_bufferSize] = "cusparseCbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrsv2_bufferSizeExt] = "cusparseCbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrsv2_solve] = "cusparseCbsrsv2_solve",
     [CUSPARSE_CALL_cusparseCbsrxmv] = "cusparseCbsrxmv",
     [CUSPARSE_CALL_cusparseCcsr2bsr] = "cusparseCcsr2bsr",
@@ -30080,28 +27403,23 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseCcsr2csru] = "cusparseCcsr2csru",
     [CUSPARSE_CALL_cusparseCcsr2gebsr] = "cusparseCcsr2gebsr",
     [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSize] = "cusparseCcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSizeExt] = "cusparseCcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrcolor] = "cusparseCcsrcolor",
     [CUSPARSE_CALL_cusparseCcsrgeam2] = "cusparseCcsrgeam2",
     [CUSPARSE_CALL_cusparseCcsrgeam2_bufferSizeExt] = "cusparseCcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsric02] = "cusparseCcsric02",
     [CUSPARSE_CALL_cusparseCcsric02_analysis] = "cusparseCcsric02_analysis",
     [CUSPARSE_CALL_cusparseCcsric02_bufferSize] = "cusparseCcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsric02_bufferSizeExt] = "cusparseCcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrilu02] = "cusparseCcsrilu02",
     [CUSPARSE_CALL_cusparseCcsrilu02_analysis] = "cusparseCcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseCcsrilu02_bufferSize] = "cusparseCcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsrilu02_bufferSizeExt] = "cusparseCcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrilu02_numericBoost] = "cusparseCcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseCcsru2csr] = "cusparseCcsru2csr",
     [CUSPARSE_CALL_cusparseCcsru2csr_bufferSizeExt] = "cusparseCcsru2csr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgebsr2csr] = "cusparseCgebsr2csr",
     [CUSPARSE_CALL_cusparseCgebsr2gebsc] = "cusparseCgebsr2gebsc",
     [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSize] = "cusparseCgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSizeExt] = "cusparseCgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgebsr2gebsr] = "cusparseCgebsr2gebsr",
     [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSize] = "cusparseCgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSizeExt] = "cusparseCgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgemvi] = "cusparseCgemvi",
     [CUSPARSE_CALL_cusparseCgemvi_bufferSize] = "cusparseCgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseCgpsvInterleavedBatch] = "cusparseCgpsvInterleavedBatch",
@@ -30171,21 +27489,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDbsric02] = "cusparseDbsric02",
     [CUSPARSE_CALL_cusparseDbsric02_analysis] = "cusparseDbsric02_analysis",
     [CUSPARSE_CALL_cusparseDbsric02_bufferSize] = "cusparseDbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsric02_bufferSizeExt] = "cusparseDbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrilu02] = "cusparseDbsrilu02",
     [CUSPARSE_CALL_cusparseDbsrilu02_analysis] = "cusparseDbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseDbsrilu02_bufferSize] = "cusparseDbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrilu02_bufferSizeExt] = "cusparseDbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrilu02_numericBoost] = "cusparseDbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseDbsrmm] = "cusparseDbsrmm",
     [CUSPARSE_CALL_cusparseDbsrmv] = "cusparseDbsrmv",
     [CUSPARSE_CALL_cusparseDbsrsm2_analysis] = "cusparseDbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseDbsrsm2_bufferSize] = "cusparseDbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrsm2_bufferSizeExt] = "cusparseDbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrsm2_solve] = "cusparseDbsrsm2_solve",
     [CUSPARSE_CALL_cusparseDbsrsv2_analysis] = "cusparseDbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseDbsrsv2_bufferSize] = "cusparseDbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrsv2_bufferSizeExt] = "cusparseDbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrsv2_solve] = "cusparseDbsrsv2_solve",
     [CUSPARSE_CALL_cusparseDbsrxmv] = "cusparseDbsrxmv",
     [CUSPARSE_CALL_cusparseDcsr2bsr] = "cusparseDcsr2bsr",
@@ -30193,18 +27507,15 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDcsr2csru] = "cusparseDcsr2csru",
     [CUSPARSE_CALL_cusparseDcsr2gebsr] = "cusparseDcsr2gebsr",
     [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSize] = "cusparseDcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSizeExt] = "cusparseDcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrcolor] = "cusparseDcsrcolor",
     [CUSPARSE_CALL_cusparseDcsrgeam2] = "cusparseDcsrgeam2",
     [CUSPARSE_CALL_cusparseDcsrgeam2_bufferSizeExt] = "cusparseDcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsric02] = "cusparseDcsric02",
     [CUSPARSE_CALL_cusparseDcsric02_analysis] = "cusparseDcsric02_analysis",
     [CUSPARSE_CALL_cusparseDcsric02_bufferSize] = "cusparseDcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsric02_bufferSizeExt] = "cusparseDcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrilu02] = "cusparseDcsrilu02",
     [CUSPARSE_CALL_cusparseDcsrilu02_analysis] = "cusparseDcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseDcsrilu02_bufferSize] = "cusparseDcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsrilu02_bufferSizeExt] = "cusparseDcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrilu02_numericBoost] = "cusparseDcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseDcsru2csr] = "cusparseDcsru2csr",
     [CUSPARSE_CALL_cusparseDcsru2csr_bufferSizeExt] = "cusparseDcsru2csr_bufferSizeExt",
@@ -30229,10 +27540,8 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDgebsr2csr] = "cusparseDgebsr2csr",
     [CUSPARSE_CALL_cusparseDgebsr2gebsc] = "cusparseDgebsr2gebsc",
     [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSize] = "cusparseDgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSizeExt] = "cusparseDgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDgebsr2gebsr] = "cusparseDgebsr2gebsr",
     [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSize] = "cusparseDgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSizeExt] = "cusparseDgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDgemvi] = "cusparseDgemvi",
     [CUSPARSE_CALL_cusparseDgemvi_bufferSize] = "cusparseDgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseDgpsvInterleavedBatch] = "cusparseDgpsvInterleavedBatch",
@@ -30287,21 +27596,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseSbsric02] = "cusparseSbsric02",
     [CUSPARSE_CALL_cusparseSbsric02_analysis] = "cusparseSbsric02_analysis",
     [CUSPARSE_CALL_cusparseSbsric02_bufferSize] = "cusparseSbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsric02_bufferSizeExt] = "cusparseSbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrilu02] = "cusparseSbsrilu02",
     [CUSPARSE_CALL_cusparseSbsrilu02_analysis] = "cusparseSbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseSbsrilu02_bufferSize] = "cusparseSbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrilu02_bufferSizeExt] = "cusparseSbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrilu02_numericBoost] = "cusparseSbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseSbsrmm] = "cusparseSbsrmm",
     [CUSPARSE_CALL_cusparseSbsrmv] = "cusparseSbsrmv",
     [CUSPARSE_CALL_cusparseSbsrsm2_analysis] = "cusparseSbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseSbsrsm2_bufferSize] = "cusparseSbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrsm2_bufferSizeExt] = "cusparseSbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrsm2_solve] = "cusparseSbsrsm2_solve",
     [CUSPARSE_CALL_cusparseSbsrsv2_analysis] = "cusparseSbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseSbsrsv2_bufferSize] = "cusparseSbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrsv2_bufferSizeExt] = "cusparseSbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrsv2_solve] = "cusparseSbsrsv2_solve",
     [CUSPARSE_CALL_cusparseSbsrxmv] = "cusparseSbsrxmv",
     [CUSPARSE_CALL_cusparseScatter] = "cusparseScatter",
@@ -30310,18 +27615,15 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseScsr2csru] = "cusparseScsr2csru",
     [CUSPARSE_CALL_cusparseScsr2gebsr] = "cusparseScsr2gebsr",
     [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSize] = "cusparseScsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSizeExt] = "cusparseScsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrcolor] = "cusparseScsrcolor",
     [CUSPARSE_CALL_cusparseScsrgeam2] = "cusparseScsrgeam2",
     [CUSPARSE_CALL_cusparseScsrgeam2_bufferSizeExt] = "cusparseScsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsric02] = "cusparseScsric02",
     [CUSPARSE_CALL_cusparseScsric02_analysis] = "cusparseScsric02_analysis",
     [CUSPARSE_CALL_cusparseScsric02_bufferSize] = "cusparseScsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseScsric02_bufferSizeExt] = "cusparseScsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrilu02] = "cusparseScsrilu02",
     [CUSPARSE_CALL_cusparseScsrilu02_analysis] = "cusparseScsrilu02_analysis",
     [CUSPARSE_CALL_cusparseScsrilu02_bufferSize] = "cusparseScsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseScsrilu02_bufferSizeExt] = "cusparseScsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrilu02_numericBoost] = "cusparseScsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseScsru2csr] = "cusparseScsru2csr",
     [CUSPARSE_CALL_cusparseScsru2csr_bufferSizeExt] = "cusparseScsru2csr_bufferSizeExt",
@@ -30334,10 +27636,8 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseSgebsr2csr] = "cusparseSgebsr2csr",
     [CUSPARSE_CALL_cusparseSgebsr2gebsc] = "cusparseSgebsr2gebsc",
     [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSize] = "cusparseSgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSizeExt] = "cusparseSgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSgebsr2gebsr] = "cusparseSgebsr2gebsr",
     [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSize] = "cusparseSgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSizeExt] = "cusparseSgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSgemvi] = "cusparseSgemvi",
     [CUSPARSE_CALL_cusparseSgemvi_bufferSize] = "cusparseSgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseSgpsvInterleavedBatch] = "cusparseSgpsvInterleavedBatch",
@@ -30430,27 +27730,22 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseXcsrilu02_zeroPivot] = "cusparseXcsrilu02_zeroPivot",
     [CUSPARSE_CALL_cusparseXcsrsort] = "cusparseXcsrsort",
     [CUSPARSE_CALL_cusparseXcsrsort_bufferSizeExt] = "cusparseXcsrsort_bufferSizeExt",
-    [CUSPARSE_CALL_cusparseXgebsr2csr] = "cusparseXgebsr2csr",
     [CUSPARSE_CALL_cusparseXgebsr2gebsrNnz] = "cusparseXgebsr2gebsrNnz",
     [CUSPARSE_CALL_cusparseZbsr2csr] = "cusparseZbsr2csr",
     [CUSPARSE_CALL_cusparseZbsric02] = "cusparseZbsric02",
     [CUSPARSE_CALL_cusparseZbsric02_analysis] = "cusparseZbsric02_analysis",
     [CUSPARSE_CALL_cusparseZbsric02_bufferSize] = "cusparseZbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsric02_bufferSizeExt] = "cusparseZbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrilu02] = "cusparseZbsrilu02",
     [CUSPARSE_CALL_cusparseZbsrilu02_analysis] = "cusparseZbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseZbsrilu02_bufferSize] = "cusparseZbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrilu02_bufferSizeExt] = "cusparseZbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrilu02_numericBoost] = "cusparseZbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseZbsrmm] = "cusparseZbsrmm",
     [CUSPARSE_CALL_cusparseZbsrmv] = "cusparseZbsrmv",
     [CUSPARSE_CALL_cusparseZbsrsm2_analysis] = "cusparseZbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseZbsrsm2_bufferSize] = "cusparseZbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrsm2_bufferSizeExt] = "cusparseZbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrsm2_solve] = "cusparseZbsrsm2_solve",
     [CUSPARSE_CALL_cusparseZbsrsv2_analysis] = "cusparseZbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseZbsrsv2_bufferSize] = "cusparseZbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrsv2_bufferSizeExt] = "cusparseZbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrsv2_solve] = "cusparseZbsrsv2_solve",
     [CUSPARSE_CALL_cusparseZbsrxmv] = "cusparseZbsrxmv",
     [CUSPARSE_CALL_cusparseZcsr2bsr] = "cusparseZcsr2bsr",
@@ -30458,28 +27753,23 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseZcsr2csru] = "cusparseZcsr2csru",
     [CUSPARSE_CALL_cusparseZcsr2gebsr] = "cusparseZcsr2gebsr",
     [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSize] = "cusparseZcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSizeExt] = "cusparseZcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrcolor] = "cusparseZcsrcolor",
     [CUSPARSE_CALL_cusparseZcsrgeam2] = "cusparseZcsrgeam2",
     [CUSPARSE_CALL_cusparseZcsrgeam2_bufferSizeExt] = "cusparseZcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsric02] = "cusparseZcsric02",
     [CUSPARSE_CALL_cusparseZcsric02_analysis] = "cusparseZcsric02_analysis",
     [CUSPARSE_CALL_cusparseZcsric02_bufferSize] = "cusparseZcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsric02_bufferSizeExt] = "cusparseZcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrilu02] = "cusparseZcsrilu02",
     [CUSPARSE_CALL_cusparseZcsrilu02_analysis] = "cusparseZcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseZcsrilu02_bufferSize] = "cusparseZcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsrilu02_bufferSizeExt] = "cusparseZcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrilu02_numericBoost] = "cusparseZcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseZcsru2csr] = "cusparseZcsru2csr",
     [CUSPARSE_CALL_cusparseZcsru2csr_bufferSizeExt] = "cusparseZcsru2csr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgebsr2csr] = "cusparseZgebsr2csr",
     [CUSPARSE_CALL_cusparseZgebsr2gebsc] = "cusparseZgebsr2gebsc",
     [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSize] = "cusparseZgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSizeExt] = "cusparseZgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgebsr2gebsr] = "cusparseZgebsr2gebsr",
     [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSize] = "cusparseZgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSizeExt] = "cusparseZgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgemvi] = "cusparseZgemvi",
     [CUSPARSE_CALL_cusparseZgemvi_bufferSize] = "cusparseZgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseZgpsvInterleavedBatch] = "cusparseZgpsvInterleavedBatch",
@@ -30495,7 +27785,7 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseZnnz] = "cusparseZnnz",
     [CUSPARSE_CALL_cusparseZnnz_compress] = "cusparseZnnz_compress",
 };
-static const apigen_handler_fn handlers_[444] = {
+static const apigen_handler_fn handlers_[407] = {
     [CUSPARSE_CALL_apigenCusparseStatusText] = h_apigenCusparseStatusText,
     [CUSPARSE_CALL_cusparseBlockedEllGet] = h_cusparseBlockedEllGet,
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = h_cusparseBsrSetStridedBatch,
@@ -30503,21 +27793,17 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseCbsric02] = h_cusparseCbsric02,
     [CUSPARSE_CALL_cusparseCbsric02_analysis] = h_cusparseCbsric02_analysis,
     [CUSPARSE_CALL_cusparseCbsric02_bufferSize] = h_cusparseCbsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseCbsric02_bufferSizeExt] = h_cusparseCbsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCbsrilu02] = h_cusparseCbsrilu02,
     [CUSPARSE_CALL_cusparseCbsrilu02_analysis] = h_cusparseCbsrilu02_analysis,
     [CUSPARSE_CALL_cusparseCbsrilu02_bufferSize] = h_cusparseCbsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseCbsrilu02_bufferSizeExt] = h_cusparseCbsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCbsrilu02_numericBoost] = h_cusparseCbsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseCbsrmm] = h_cusparseCbsrmm,
     [CUSPARSE_CALL_cusparseCbsrmv] = h_cusparseCbsrmv,
     [CUSPARSE_CALL_cusparseCbsrsm2_analysis] = h_cusparseCbsrsm2_analysis,
     [CUSPARSE_CALL_cusparseCbsrsm2_bufferSize] = h_cusparseCbsrsm2_bufferSize,
-    [CUSPARSE_CALL_cusparseCbsrsm2_bufferSizeExt] = h_cusparseCbsrsm2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCbsrsm2_solve] = h_cusparseCbsrsm2_solve,
     [CUSPARSE_CALL_cusparseCbsrsv2_analysis] = h_cusparseCbsrsv2_analysis,
     [CUSPARSE_CALL_cusparseCbsrsv2_bufferSize] = h_cusparseCbsrsv2_bufferSize,
-    [CUSPARSE_CALL_cusparseCbsrsv2_bufferSizeExt] = h_cusparseCbsrsv2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCbsrsv2_solve] = h_cusparseCbsrsv2_solve,
     [CUSPARSE_CALL_cusparseCbsrxmv] = h_cusparseCbsrxmv,
     [CUSPARSE_CALL_cusparseCcsr2bsr] = h_cusparseCcsr2bsr,
@@ -30525,28 +27811,23 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseCcsr2csru] = h_cusparseCcsr2csru,
     [CUSPARSE_CALL_cusparseCcsr2gebsr] = h_cusparseCcsr2gebsr,
     [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSize] = h_cusparseCcsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSizeExt] = h_cusparseCcsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCcsrcolor] = h_cusparseCcsrcolor,
     [CUSPARSE_CALL_cusparseCcsrgeam2] = h_cusparseCcsrgeam2,
     [CUSPARSE_CALL_cusparseCcsrgeam2_bufferSizeExt] = h_cusparseCcsrgeam2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCcsric02] = h_cusparseCcsric02,
     [CUSPARSE_CALL_cusparseCcsric02_analysis] = h_cusparseCcsric02_analysis,
     [CUSPARSE_CALL_cusparseCcsric02_bufferSize] = h_cusparseCcsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseCcsric02_bufferSizeExt] = h_cusparseCcsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCcsrilu02] = h_cusparseCcsrilu02,
     [CUSPARSE_CALL_cusparseCcsrilu02_analysis] = h_cusparseCcsrilu02_analysis,
     [CUSPARSE_CALL_cusparseCcsrilu02_bufferSize] = h_cusparseCcsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseCcsrilu02_bufferSizeExt] = h_cusparseCcsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCcsrilu02_numericBoost] = h_cusparseCcsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseCcsru2csr] = h_cusparseCcsru2csr,
     [CUSPARSE_CALL_cusparseCcsru2csr_bufferSizeExt] = h_cusparseCcsru2csr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCgebsr2csr] = h_cusparseCgebsr2csr,
     [CUSPARSE_CALL_cusparseCgebsr2gebsc] = h_cusparseCgebsr2gebsc,
     [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSize] = h_cusparseCgebsr2gebsc_bufferSize,
-    [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSizeExt] = h_cusparseCgebsr2gebsc_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCgebsr2gebsr] = h_cusparseCgebsr2gebsr,
     [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSize] = h_cusparseCgebsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSizeExt] = h_cusparseCgebsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseCgemvi] = h_cusparseCgemvi,
     [CUSPARSE_CALL_cusparseCgemvi_bufferSize] = h_cusparseCgemvi_bufferSize,
     [CUSPARSE_CALL_cusparseCgpsvInterleavedBatch] = h_cusparseCgpsvInterleavedBatch,
@@ -30616,21 +27897,17 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseDbsric02] = h_cusparseDbsric02,
     [CUSPARSE_CALL_cusparseDbsric02_analysis] = h_cusparseDbsric02_analysis,
     [CUSPARSE_CALL_cusparseDbsric02_bufferSize] = h_cusparseDbsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseDbsric02_bufferSizeExt] = h_cusparseDbsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDbsrilu02] = h_cusparseDbsrilu02,
     [CUSPARSE_CALL_cusparseDbsrilu02_analysis] = h_cusparseDbsrilu02_analysis,
     [CUSPARSE_CALL_cusparseDbsrilu02_bufferSize] = h_cusparseDbsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseDbsrilu02_bufferSizeExt] = h_cusparseDbsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDbsrilu02_numericBoost] = h_cusparseDbsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseDbsrmm] = h_cusparseDbsrmm,
     [CUSPARSE_CALL_cusparseDbsrmv] = h_cusparseDbsrmv,
     [CUSPARSE_CALL_cusparseDbsrsm2_analysis] = h_cusparseDbsrsm2_analysis,
     [CUSPARSE_CALL_cusparseDbsrsm2_bufferSize] = h_cusparseDbsrsm2_bufferSize,
-    [CUSPARSE_CALL_cusparseDbsrsm2_bufferSizeExt] = h_cusparseDbsrsm2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDbsrsm2_solve] = h_cusparseDbsrsm2_solve,
     [CUSPARSE_CALL_cusparseDbsrsv2_analysis] = h_cusparseDbsrsv2_analysis,
     [CUSPARSE_CALL_cusparseDbsrsv2_bufferSize] = h_cusparseDbsrsv2_bufferSize,
-    [CUSPARSE_CALL_cusparseDbsrsv2_bufferSizeExt] = h_cusparseDbsrsv2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDbsrsv2_solve] = h_cusparseDbsrsv2_solve,
     [CUSPARSE_CALL_cusparseDbsrxmv] = h_cusparseDbsrxmv,
     [CUSPARSE_CALL_cusparseDcsr2bsr] = h_cusparseDcsr2bsr,
@@ -30638,18 +27915,15 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseDcsr2csru] = h_cusparseDcsr2csru,
     [CUSPARSE_CALL_cusparseDcsr2gebsr] = h_cusparseDcsr2gebsr,
     [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSize] = h_cusparseDcsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSizeExt] = h_cusparseDcsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDcsrcolor] = h_cusparseDcsrcolor,
     [CUSPARSE_CALL_cusparseDcsrgeam2] = h_cusparseDcsrgeam2,
     [CUSPARSE_CALL_cusparseDcsrgeam2_bufferSizeExt] = h_cusparseDcsrgeam2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDcsric02] = h_cusparseDcsric02,
     [CUSPARSE_CALL_cusparseDcsric02_analysis] = h_cusparseDcsric02_analysis,
     [CUSPARSE_CALL_cusparseDcsric02_bufferSize] = h_cusparseDcsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseDcsric02_bufferSizeExt] = h_cusparseDcsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDcsrilu02] = h_cusparseDcsrilu02,
     [CUSPARSE_CALL_cusparseDcsrilu02_analysis] = h_cusparseDcsrilu02_analysis,
     [CUSPARSE_CALL_cusparseDcsrilu02_bufferSize] = h_cusparseDcsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseDcsrilu02_bufferSizeExt] = h_cusparseDcsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDcsrilu02_numericBoost] = h_cusparseDcsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseDcsru2csr] = h_cusparseDcsru2csr,
     [CUSPARSE_CALL_cusparseDcsru2csr_bufferSizeExt] = h_cusparseDcsru2csr_bufferSizeExt,
@@ -30674,10 +27948,8 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseDgebsr2csr] = h_cusparseDgebsr2csr,
     [CUSPARSE_CALL_cusparseDgebsr2gebsc] = h_cusparseDgebsr2gebsc,
     [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSize] = h_cusparseDgebsr2gebsc_bufferSize,
-    [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSizeExt] = h_cusparseDgebsr2gebsc_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDgebsr2gebsr] = h_cusparseDgebsr2gebsr,
     [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSize] = h_cusparseDgebsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSizeExt] = h_cusparseDgebsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseDgemvi] = h_cusparseDgemvi,
     [CUSPARSE_CALL_cusparseDgemvi_bufferSize] = h_cusparseDgemvi_bufferSize,
     [CUSPARSE_CALL_cusparseDgpsvInterleavedBatch] = h_cusparseDgpsvInterleavedBatch,
@@ -30732,21 +28004,17 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseSbsric02] = h_cusparseSbsric02,
     [CUSPARSE_CALL_cusparseSbsric02_analysis] = h_cusparseSbsric02_analysis,
     [CUSPARSE_CALL_cusparseSbsric02_bufferSize] = h_cusparseSbsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseSbsric02_bufferSizeExt] = h_cusparseSbsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSbsrilu02] = h_cusparseSbsrilu02,
     [CUSPARSE_CALL_cusparseSbsrilu02_analysis] = h_cusparseSbsrilu02_analysis,
     [CUSPARSE_CALL_cusparseSbsrilu02_bufferSize] = h_cusparseSbsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseSbsrilu02_bufferSizeExt] = h_cusparseSbsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSbsrilu02_numericBoost] = h_cusparseSbsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseSbsrmm] = h_cusparseSbsrmm,
     [CUSPARSE_CALL_cusparseSbsrmv] = h_cusparseSbsrmv,
     [CUSPARSE_CALL_cusparseSbsrsm2_analysis] = h_cusparseSbsrsm2_analysis,
     [CUSPARSE_CALL_cusparseSbsrsm2_bufferSize] = h_cusparseSbsrsm2_bufferSize,
-    [CUSPARSE_CALL_cusparseSbsrsm2_bufferSizeExt] = h_cusparseSbsrsm2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSbsrsm2_solve] = h_cusparseSbsrsm2_solve,
     [CUSPARSE_CALL_cusparseSbsrsv2_analysis] = h_cusparseSbsrsv2_analysis,
     [CUSPARSE_CALL_cusparseSbsrsv2_bufferSize] = h_cusparseSbsrsv2_bufferSize,
-    [CUSPARSE_CALL_cusparseSbsrsv2_bufferSizeExt] = h_cusparseSbsrsv2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSbsrsv2_solve] = h_cusparseSbsrsv2_solve,
     [CUSPARSE_CALL_cusparseSbsrxmv] = h_cusparseSbsrxmv,
     [CUSPARSE_CALL_cusparseScatter] = h_cusparseScatter,
@@ -30755,18 +28023,15 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseScsr2csru] = h_cusparseScsr2csru,
     [CUSPARSE_CALL_cusparseScsr2gebsr] = h_cusparseScsr2gebsr,
     [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSize] = h_cusparseScsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSizeExt] = h_cusparseScsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseScsrcolor] = h_cusparseScsrcolor,
     [CUSPARSE_CALL_cusparseScsrgeam2] = h_cusparseScsrgeam2,
     [CUSPARSE_CALL_cusparseScsrgeam2_bufferSizeExt] = h_cusparseScsrgeam2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseScsric02] = h_cusparseScsric02,
     [CUSPARSE_CALL_cusparseScsric02_analysis] = h_cusparseScsric02_analysis,
     [CUSPARSE_CALL_cusparseScsric02_bufferSize] = h_cusparseScsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseScsric02_bufferSizeExt] = h_cusparseScsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseScsrilu02] = h_cusparseScsrilu02,
     [CUSPARSE_CALL_cusparseScsrilu02_analysis] = h_cusparseScsrilu02_analysis,
     [CUSPARSE_CALL_cusparseScsrilu02_bufferSize] = h_cusparseScsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseScsrilu02_bufferSizeExt] = h_cusparseScsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseScsrilu02_numericBoost] = h_cusparseScsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseScsru2csr] = h_cusparseScsru2csr,
     [CUSPARSE_CALL_cusparseScsru2csr_bufferSizeExt] = h_cusparseScsru2csr_bufferSizeExt,
@@ -30779,10 +28044,8 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseSgebsr2csr] = h_cusparseSgebsr2csr,
     [CUSPARSE_CALL_cusparseSgebsr2gebsc] = h_cusparseSgebsr2gebsc,
     [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSize] = h_cusparseSgebsr2gebsc_bufferSize,
-    [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSizeExt] = h_cusparseSgebsr2gebsc_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSgebsr2gebsr] = h_cusparseSgebsr2gebsr,
     [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSize] = h_cusparseSgebsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSizeExt] = h_cusparseSgebsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseSgemvi] = h_cusparseSgemvi,
     [CUSPARSE_CALL_cusparseSgemvi_bufferSize] = h_cusparseSgemvi_bufferSize,
     [CUSPARSE_CALL_cusparseSgpsvInterleavedBatch] = h_cusparseSgpsvInterleavedBatch,
@@ -30875,27 +28138,22 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseXcsrilu02_zeroPivot] = h_cusparseXcsrilu02_zeroPivot,
     [CUSPARSE_CALL_cusparseXcsrsort] = h_cusparseXcsrsort,
     [CUSPARSE_CALL_cusparseXcsrsort_bufferSizeExt] = h_cusparseXcsrsort_bufferSizeExt,
-    [CUSPARSE_CALL_cusparseXgebsr2csr] = h_cusparseXgebsr2csr,
     [CUSPARSE_CALL_cusparseXgebsr2gebsrNnz] = h_cusparseXgebsr2gebsrNnz,
     [CUSPARSE_CALL_cusparseZbsr2csr] = h_cusparseZbsr2csr,
     [CUSPARSE_CALL_cusparseZbsric02] = h_cusparseZbsric02,
     [CUSPARSE_CALL_cusparseZbsric02_analysis] = h_cusparseZbsric02_analysis,
     [CUSPARSE_CALL_cusparseZbsric02_bufferSize] = h_cusparseZbsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseZbsric02_bufferSizeExt] = h_cusparseZbsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZbsrilu02] = h_cusparseZbsrilu02,
     [CUSPARSE_CALL_cusparseZbsrilu02_analysis] = h_cusparseZbsrilu02_analysis,
     [CUSPARSE_CALL_cusparseZbsrilu02_bufferSize] = h_cusparseZbsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseZbsrilu02_bufferSizeExt] = h_cusparseZbsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZbsrilu02_numericBoost] = h_cusparseZbsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseZbsrmm] = h_cusparseZbsrmm,
     [CUSPARSE_CALL_cusparseZbsrmv] = h_cusparseZbsrmv,
     [CUSPARSE_CALL_cusparseZbsrsm2_analysis] = h_cusparseZbsrsm2_analysis,
     [CUSPARSE_CALL_cusparseZbsrsm2_bufferSize] = h_cusparseZbsrsm2_bufferSize,
-    [CUSPARSE_CALL_cusparseZbsrsm2_bufferSizeExt] = h_cusparseZbsrsm2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZbsrsm2_solve] = h_cusparseZbsrsm2_solve,
     [CUSPARSE_CALL_cusparseZbsrsv2_analysis] = h_cusparseZbsrsv2_analysis,
     [CUSPARSE_CALL_cusparseZbsrsv2_bufferSize] = h_cusparseZbsrsv2_bufferSize,
-    [CUSPARSE_CALL_cusparseZbsrsv2_bufferSizeExt] = h_cusparseZbsrsv2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZbsrsv2_solve] = h_cusparseZbsrsv2_solve,
     [CUSPARSE_CALL_cusparseZbsrxmv] = h_cusparseZbsrxmv,
     [CUSPARSE_CALL_cusparseZcsr2bsr] = h_cusparseZcsr2bsr,
@@ -30903,28 +28161,23 @@ static const apigen_handler_fn handlers_[444] = {
     [CUSPARSE_CALL_cusparseZcsr2csru] = h_cusparseZcsr2csru,
     [CUSPARSE_CALL_cusparseZcsr2gebsr] = h_cusparseZcsr2gebsr,
     [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSize] = h_cusparseZcsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSizeExt] = h_cusparseZcsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZcsrcolor] = h_cusparseZcsrcolor,
     [CUSPARSE_CALL_cusparseZcsrgeam2] = h_cusparseZcsrgeam2,
     [CUSPARSE_CALL_cusparseZcsrgeam2_bufferSizeExt] = h_cusparseZcsrgeam2_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZcsric02] = h_cusparseZcsric02,
     [CUSPARSE_CALL_cusparseZcsric02_analysis] = h_cusparseZcsric02_analysis,
     [CUSPARSE_CALL_cusparseZcsric02_bufferSize] = h_cusparseZcsric02_bufferSize,
-    [CUSPARSE_CALL_cusparseZcsric02_bufferSizeExt] = h_cusparseZcsric02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZcsrilu02] = h_cusparseZcsrilu02,
     [CUSPARSE_CALL_cusparseZcsrilu02_analysis] = h_cusparseZcsrilu02_analysis,
     [CUSPARSE_CALL_cusparseZcsrilu02_bufferSize] = h_cusparseZcsrilu02_bufferSize,
-    [CUSPARSE_CALL_cusparseZcsrilu02_bufferSizeExt] = h_cusparseZcsrilu02_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZcsrilu02_numericBoost] = h_cusparseZcsrilu02_numericBoost,
     [CUSPARSE_CALL_cusparseZcsru2csr] = h_cusparseZcsru2csr,
     [CUSPARSE_CALL_cusparseZcsru2csr_bufferSizeExt] = h_cusparseZcsru2csr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZgebsr2csr] = h_cusparseZgebsr2csr,
     [CUSPARSE_CALL_cusparseZgebsr2gebsc] = h_cusparseZgebsr2gebsc,
     [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSize] = h_cusparseZgebsr2gebsc_bufferSize,
-    [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSizeExt] = h_cusparseZgebsr2gebsc_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZgebsr2gebsr] = h_cusparseZgebsr2gebsr,
     [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSize] = h_cusparseZgebsr2gebsr_bufferSize,
-    [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSizeExt] = h_cusparseZgebsr2gebsr_bufferSizeExt,
     [CUSPARSE_CALL_cusparseZgemvi] = h_cusparseZgemvi,
     [CUSPARSE_CALL_cusparseZgemvi_bufferSize] = h_cusparseZgemvi_bufferSize,
     [CUSPARSE_CALL_cusparseZgpsvInterleavedBatch] = h_cusparseZgpsvInterleavedBatch,

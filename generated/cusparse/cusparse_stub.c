@@ -461,68 +461,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseCbsric02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCbsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCbsric02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseCbsrilu02(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockDim, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -693,68 +631,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseCbsrilu02_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseCbsrilu02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCbsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCbsrilu02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1131,71 +1007,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseCbsrsm2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transB, int mb, int n, int nnzb, const cusparseMatDescr_t descrA, cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCbsrsm2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transB)) goto nomem; /* transB */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCbsrsm2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, transB=%llu, mb=%lld, n=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (unsigned long long)transB, (long long)mb, (long long)n, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseCbsrsm2_solve(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transXY, int mb, int n, int nnzb, const cuComplex *alpha, const cusparseMatDescr_t descrA, const cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, const cuComplex *B, int ldb, cuComplex *X, int ldx, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -1396,69 +1207,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseCbsrsv2_bufferSize(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseCbsrsv2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int blockSize, bsrsv2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCbsrsv2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCbsrsv2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -1932,67 +1680,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseCcsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int m, int n, const cusparseMatDescr_t descrA, const cuComplex *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedValA); /* csrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtrA); /* csrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColIndA); /* csrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedValA)) goto nomem; /* csrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtrA)) goto nomem; /* csrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColIndA)) goto nomem; /* csrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCcsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, m=%lld, n=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)m, (long long)n, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseCcsrcolor(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, const cuComplex *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, const float *fractionToColor, int *ncolors, int *coloring, int *reordering, const cusparseColorInfo_t info)
 {
     apigen_call call_;
@@ -2436,66 +2123,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseCcsric02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuComplex *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCcsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCcsric02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseCcsrilu02(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuComplex *csrSortedValA_valM, const int *csrSortedRowPtrA, const int *csrSortedColIndA, csrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -2660,66 +2287,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseCcsrilu02_bufferSize(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseCcsrilu02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuComplex *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCcsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCcsrilu02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3082,65 +2649,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseCgebsr2gebsc_bufferSizeExt(cusparseHandle_t handle, int mb, int nb, int nnzb, const cuComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCgebsr2gebsc_bufferSizeExt(handle=%#llx, mb=%lld, nb=%lld, nnzb=%lld, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseCgebsr2gebsr(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const cuComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, const cusparseMatDescr_t descrC, cuComplex *bsrSortedValC, int *bsrSortedRowPtrC, int *bsrSortedColIndC, int rowBlockDimC, int colBlockDimC, void *pBuffer)
 {
     apigen_call call_;
@@ -3266,70 +2774,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseCgebsr2gebsr_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseCgebsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const cuComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, int rowBlockDimC, int colBlockDimC, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimA)) goto nomem; /* rowBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimA)) goto nomem; /* colBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimC)) goto nomem; /* rowBlockDimC */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimC)) goto nomem; /* colBlockDimC */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseCgebsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -7776,68 +7220,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseDbsric02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDbsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDbsric02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseDbsrilu02(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockDim, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -8008,68 +7390,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseDbsrilu02_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseDbsrilu02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDbsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDbsrilu02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -8446,71 +7766,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseDbsrsm2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transB, int mb, int n, int nnzb, const cusparseMatDescr_t descrA, double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDbsrsm2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transB)) goto nomem; /* transB */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDbsrsm2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, transB=%llu, mb=%lld, n=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (unsigned long long)transB, (long long)mb, (long long)n, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseDbsrsm2_solve(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transXY, int mb, int n, int nnzb, const double *alpha, const cusparseMatDescr_t descrA, const double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, const double *B, int ldb, double *X, int ldx, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -8711,69 +7966,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseDbsrsv2_bufferSize(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseDbsrsv2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, int mb, int nnzb, const cusparseMatDescr_t descrA, double *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int blockSize, bsrsv2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDbsrsv2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDbsrsv2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -9247,67 +8439,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseDcsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int m, int n, const cusparseMatDescr_t descrA, const double *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedValA); /* csrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtrA); /* csrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColIndA); /* csrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedValA)) goto nomem; /* csrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtrA)) goto nomem; /* csrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColIndA)) goto nomem; /* csrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDcsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, m=%lld, n=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)m, (long long)n, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseDcsrcolor(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, const double *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, const double *fractionToColor, int *ncolors, int *coloring, int *reordering, const cusparseColorInfo_t info)
 {
     apigen_call call_;
@@ -9751,66 +8882,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseDcsric02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, double *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDcsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDcsric02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseDcsrilu02(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, double *csrSortedValA_valM, const int *csrSortedRowPtrA, const int *csrSortedColIndA, csrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -9975,66 +9046,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseDcsrilu02_bufferSize(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseDcsrilu02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, double *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDcsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDcsrilu02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -11129,65 +10140,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseDgebsr2gebsc_bufferSizeExt(cusparseHandle_t handle, int mb, int nb, int nnzb, const double *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDgebsr2gebsc_bufferSizeExt(handle=%#llx, mb=%lld, nb=%lld, nnzb=%lld, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseDgebsr2gebsr(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const double *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, const cusparseMatDescr_t descrC, double *bsrSortedValC, int *bsrSortedRowPtrC, int *bsrSortedColIndC, int rowBlockDimC, int colBlockDimC, void *pBuffer)
 {
     apigen_call call_;
@@ -11313,70 +10265,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseDgebsr2gebsr_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseDgebsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const double *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, int rowBlockDimC, int colBlockDimC, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimA)) goto nomem; /* rowBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimA)) goto nomem; /* colBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimC)) goto nomem; /* rowBlockDimC */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimC)) goto nomem; /* colBlockDimC */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseDgebsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -14614,68 +13502,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseSbsric02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSbsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSbsric02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseSbsrilu02(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockDim, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -14846,68 +13672,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseSbsrilu02_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseSbsrilu02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSbsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSbsrilu02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -15284,71 +14048,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseSbsrsm2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transB, int mb, int n, int nnzb, const cusparseMatDescr_t descrA, float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSbsrsm2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transB)) goto nomem; /* transB */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSbsrsm2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, transB=%llu, mb=%lld, n=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (unsigned long long)transB, (long long)mb, (long long)n, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseSbsrsm2_solve(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transXY, int mb, int n, int nnzb, const float *alpha, const cusparseMatDescr_t descrA, const float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, const float *B, int ldb, float *X, int ldx, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -15549,69 +14248,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseSbsrsv2_bufferSize(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseSbsrsv2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, int mb, int nnzb, const cusparseMatDescr_t descrA, float *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int blockSize, bsrsv2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSbsrsv2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSbsrsv2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -16128,67 +14764,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseScsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int m, int n, const cusparseMatDescr_t descrA, const float *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedValA); /* csrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtrA); /* csrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColIndA); /* csrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseScsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedValA)) goto nomem; /* csrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtrA)) goto nomem; /* csrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColIndA)) goto nomem; /* csrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseScsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, m=%lld, n=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)m, (long long)n, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseScsrcolor(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, const float *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, const float *fractionToColor, int *ncolors, int *coloring, int *reordering, const cusparseColorInfo_t info)
 {
     apigen_call call_;
@@ -16632,66 +15207,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseScsric02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, float *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseScsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseScsric02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseScsrilu02(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, float *csrSortedValA_valM, const int *csrSortedRowPtrA, const int *csrSortedColIndA, csrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -16856,66 +15371,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseScsrilu02_bufferSize(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseScsrilu02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, float *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseScsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseScsrilu02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -17521,65 +15976,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseSgebsr2gebsc_bufferSizeExt(cusparseHandle_t handle, int mb, int nb, int nnzb, const float *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSgebsr2gebsc_bufferSizeExt(handle=%#llx, mb=%lld, nb=%lld, nnzb=%lld, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseSgebsr2gebsr(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const float *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, const cusparseMatDescr_t descrC, float *bsrSortedValC, int *bsrSortedRowPtrC, int *bsrSortedColIndC, int rowBlockDimC, int colBlockDimC, void *pBuffer)
 {
     apigen_call call_;
@@ -17705,70 +16101,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseSgebsr2gebsr_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseSgebsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const float *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, int rowBlockDimC, int colBlockDimC, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimA)) goto nomem; /* rowBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimA)) goto nomem; /* colBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimC)) goto nomem; /* rowBlockDimC */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimC)) goto nomem; /* colBlockDimC */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseSgebsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -23581,62 +21913,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseXgebsr2csr(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, const cusparseMatDescr_t descrA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDim, int colBlockDim, const cusparseMatDescr_t descrC, int *csrSortedRowPtrC, int *csrSortedColIndC)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrC); /* descrC */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtrC); /* csrSortedRowPtrC */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColIndC); /* csrSortedColIndC */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseXgebsr2csr, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrC)) goto nomem; /* descrC */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtrC)) goto nomem; /* csrSortedRowPtrC */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColIndC)) goto nomem; /* csrSortedColIndC */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseXgebsr2csr(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, descrA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDim=%lld, colBlockDim=%lld, descrC=%#llx, csrSortedRowPtrC=%#llx, csrSortedColIndC=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)descrC, (unsigned long long)(uintptr_t)csrSortedRowPtrC, (unsigned long long)(uintptr_t)csrSortedColIndC, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseXgebsr2gebsrNnz(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, const cusparseMatDescr_t descrC, int *bsrSortedRowPtrC, int rowBlockDimC, int colBlockDimC, int *nnzTotalDevHostPtr, void *pBuffer)
 {
     apigen_call call_;
@@ -23951,68 +22227,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseZbsric02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZbsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZbsric02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseZbsrilu02(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockDim, bsrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -24183,68 +22397,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseZbsrilu02_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseZbsrilu02_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZbsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZbsrilu02_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -24621,71 +22773,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseZbsrsm2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transB, int mb, int n, int nnzb, const cusparseMatDescr_t descrA, cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZbsrsm2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transB)) goto nomem; /* transB */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZbsrsm2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, transB=%llu, mb=%lld, n=%lld, nnzb=%lld, descrA=%#llx, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (unsigned long long)transB, (long long)mb, (long long)n, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseZbsrsm2_solve(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, cusparseOperation_t transXY, int mb, int n, int nnzb, const cuDoubleComplex *alpha, const cusparseMatDescr_t descrA, const cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int blockSize, bsrsm2Info_t info, const cuDoubleComplex *B, int ldb, cuDoubleComplex *X, int ldx, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -24886,69 +22973,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseZbsrsv2_bufferSize(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockDim=%lld, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockDim, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseZbsrsv2_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, cusparseOperation_t transA, int mb, int nnzb, const cusparseMatDescr_t descrA, cuDoubleComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int blockSize, bsrsv2Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZbsrsv2_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)transA)) goto nomem; /* transA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)blockSize)) goto nomem; /* blockSize */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZbsrsv2_bufferSizeExt(handle=%#llx, dirA=%llu, transA=%llu, mb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, blockSize=%lld, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (unsigned long long)transA, (long long)mb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)blockSize, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -25422,67 +23446,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseZcsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int m, int n, const cusparseMatDescr_t descrA, const cuDoubleComplex *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedValA); /* csrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtrA); /* csrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColIndA); /* csrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)n)) goto nomem; /* n */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedValA)) goto nomem; /* csrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtrA)) goto nomem; /* csrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColIndA)) goto nomem; /* csrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZcsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, m=%lld, n=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)m, (long long)n, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseZcsrcolor(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, const cuDoubleComplex *csrSortedValA, const int *csrSortedRowPtrA, const int *csrSortedColIndA, const double *fractionToColor, int *ncolors, int *coloring, int *reordering, const cusparseColorInfo_t info)
 {
     apigen_call call_;
@@ -25926,66 +23889,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseZcsric02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuDoubleComplex *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csric02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZcsric02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZcsric02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseZcsrilu02(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuDoubleComplex *csrSortedValA_valM, const int *csrSortedRowPtrA, const int *csrSortedColIndA, csrilu02Info_t info, cusparseSolvePolicy_t policy, void *pBuffer)
 {
     apigen_call call_;
@@ -26150,66 +24053,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseZcsrilu02_bufferSize(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedValA=%#llx, csrSortedRowPtrA=%#llx, csrSortedColIndA=%#llx, info=%#llx, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedValA, (unsigned long long)(uintptr_t)csrSortedRowPtrA, (unsigned long long)(uintptr_t)csrSortedColIndA, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseZcsrilu02_bufferSizeExt(cusparseHandle_t handle, int m, int nnz, const cusparseMatDescr_t descrA, cuDoubleComplex *csrSortedVal, const int *csrSortedRowPtr, const int *csrSortedColInd, csrilu02Info_t info, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedVal); /* csrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedRowPtr); /* csrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)csrSortedColInd); /* csrSortedColInd */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZcsrilu02_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)m)) goto nomem; /* m */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnz)) goto nomem; /* nnz */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedVal)) goto nomem; /* csrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedRowPtr)) goto nomem; /* csrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)csrSortedColInd)) goto nomem; /* csrSortedColInd */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZcsrilu02_bufferSizeExt(handle=%#llx, m=%lld, nnz=%lld, descrA=%#llx, csrSortedVal=%#llx, csrSortedRowPtr=%#llx, csrSortedColInd=%#llx, info=%#llx, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)m, (long long)nnz, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)csrSortedVal, (unsigned long long)(uintptr_t)csrSortedRowPtr, (unsigned long long)(uintptr_t)csrSortedColInd, (unsigned long long)(uintptr_t)info, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -26572,65 +24415,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseZgebsr2gebsc_bufferSizeExt(cusparseHandle_t handle, int mb, int nb, int nnzb, const cuDoubleComplex *bsrSortedVal, const int *bsrSortedRowPtr, const int *bsrSortedColInd, int rowBlockDim, int colBlockDim, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedVal); /* bsrSortedVal */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtr); /* bsrSortedRowPtr */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColInd); /* bsrSortedColInd */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedVal)) goto nomem; /* bsrSortedVal */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtr)) goto nomem; /* bsrSortedRowPtr */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColInd)) goto nomem; /* bsrSortedColInd */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDim)) goto nomem; /* rowBlockDim */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDim)) goto nomem; /* colBlockDim */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZgebsr2gebsc_bufferSizeExt(handle=%#llx, mb=%lld, nb=%lld, nnzb=%lld, bsrSortedVal=%#llx, bsrSortedRowPtr=%#llx, bsrSortedColInd=%#llx, rowBlockDim=%lld, colBlockDim=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)bsrSortedVal, (unsigned long long)(uintptr_t)bsrSortedRowPtr, (unsigned long long)(uintptr_t)bsrSortedColInd, (long long)rowBlockDim, (long long)colBlockDim, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseZgebsr2gebsr(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const cuDoubleComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, const cusparseMatDescr_t descrC, cuDoubleComplex *bsrSortedValC, int *bsrSortedRowPtrC, int *bsrSortedColIndC, int rowBlockDimC, int colBlockDimC, void *pBuffer)
 {
     apigen_call call_;
@@ -26756,70 +24540,6 @@ fail:
 done:
     if (apigen_tracing())
         apigen_trace("cusparseZgebsr2gebsr_bufferSize(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSizeInBytes=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSizeInBytes, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseZgebsr2gebsr_bufferSizeExt(cusparseHandle_t handle, cusparseDirection_t dirA, int mb, int nb, int nnzb, const cusparseMatDescr_t descrA, const cuDoubleComplex *bsrSortedValA, const int *bsrSortedRowPtrA, const int *bsrSortedColIndA, int rowBlockDimA, int colBlockDimA, int rowBlockDimC, int colBlockDimC, size_t *pBufferSize)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    cusparseStatus_t ret_ = {0};
-    uint64_t n_pBufferSize = 0;
-    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
-    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)descrA); /* descrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedValA); /* bsrSortedValA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedRowPtrA); /* bsrSortedRowPtrA */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)bsrSortedColIndA); /* bsrSortedColIndA */
-    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSizeExt, srv_))
-        goto fail;
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
-    if (!apigen_put_u32(call_.wr, (uint32_t)dirA)) goto nomem; /* dirA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)mb)) goto nomem; /* mb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nb)) goto nomem; /* nb */
-    if (!apigen_put_u32(call_.wr, (uint32_t)nnzb)) goto nomem; /* nnzb */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)descrA)) goto nomem; /* descrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedValA)) goto nomem; /* bsrSortedValA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedRowPtrA)) goto nomem; /* bsrSortedRowPtrA */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)bsrSortedColIndA)) goto nomem; /* bsrSortedColIndA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimA)) goto nomem; /* rowBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimA)) goto nomem; /* colBlockDimA */
-    if (!apigen_put_u32(call_.wr, (uint32_t)rowBlockDimC)) goto nomem; /* rowBlockDimC */
-    if (!apigen_put_u32(call_.wr, (uint32_t)colBlockDimC)) goto nomem; /* colBlockDimC */
-    if (pBufferSize != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_pBufferSize)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, pBufferSize != NULL)) goto nomem; /* pBufferSize */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (cusparseStatus_t)v_;
-    }
-    if (pBufferSize != NULL && !apigen_get_into(&call_.rd, pBufferSize, n_pBufferSize, NULL)) goto bad; /* pBufferSize */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("cusparseZgebsr2gebsr_bufferSizeExt(handle=%#llx, dirA=%llu, mb=%lld, nb=%lld, nnzb=%lld, descrA=%#llx, bsrSortedValA=%#llx, bsrSortedRowPtrA=%#llx, bsrSortedColIndA=%#llx, rowBlockDimA=%lld, colBlockDimA=%lld, rowBlockDimC=%lld, colBlockDimC=%lld, pBufferSize=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)dirA, (long long)mb, (long long)nb, (long long)nnzb, (unsigned long long)(uintptr_t)descrA, (unsigned long long)(uintptr_t)bsrSortedValA, (unsigned long long)(uintptr_t)bsrSortedRowPtrA, (unsigned long long)(uintptr_t)bsrSortedColIndA, (long long)rowBlockDimA, (long long)colBlockDimA, (long long)rowBlockDimC, (long long)colBlockDimC, (unsigned long long)(uintptr_t)pBufferSize, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -27800,7 +25520,7 @@ APIGEN_EXPORT cusparseStatus_t cusparseHpruneDense2csr_bufferSizeExt(void)
     return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 
-static const char *const call_names_[444] = {
+static const char *const call_names_[407] = {
     [CUSPARSE_CALL_apigenCusparseStatusText] = "apigenCusparseStatusText",
     [CUSPARSE_CALL_cusparseBlockedEllGet] = "cusparseBlockedEllGet",
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = "cusparseBsrSetStridedBatch",
@@ -27808,21 +25528,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseCbsric02] = "cusparseCbsric02",
     [CUSPARSE_CALL_cusparseCbsric02_analysis] = "cusparseCbsric02_analysis",
     [CUSPARSE_CALL_cusparseCbsric02_bufferSize] = "cusparseCbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsric02_bufferSizeExt] = "cusparseCbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrilu02] = "cusparseCbsrilu02",
     [CUSPARSE_CALL_cusparseCbsrilu02_analysis] = "cusparseCbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseCbsrilu02_bufferSize] = "cusparseCbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrilu02_bufferSizeExt] = "cusparseCbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrilu02_numericBoost] = "cusparseCbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseCbsrmm] = "cusparseCbsrmm",
     [CUSPARSE_CALL_cusparseCbsrmv] = "cusparseCbsrmv",
     [CUSPARSE_CALL_cusparseCbsrsm2_analysis] = "cusparseCbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseCbsrsm2_bufferSize] = "cusparseCbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrsm2_bufferSizeExt] = "cusparseCbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrsm2_solve] = "cusparseCbsrsm2_solve",
     [CUSPARSE_CALL_cusparseCbsrsv2_analysis] = "cusparseCbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseCbsrsv2_bufferSize] = "cusparseCbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseCbsrsv2_bufferSizeExt] = "cusparseCbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCbsrsv2_solve] = "cusparseCbsrsv2_solve",
     [CUSPARSE_CALL_cusparseCbsrxmv] = "cusparseCbsrxmv",
     [CUSPARSE_CALL_cusparseCcsr2bsr] = "cusparseCcsr2bsr",
@@ -27830,28 +25546,23 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseCcsr2csru] = "cusparseCcsr2csru",
     [CUSPARSE_CALL_cusparseCcsr2gebsr] = "cusparseCcsr2gebsr",
     [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSize] = "cusparseCcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsr2gebsr_bufferSizeExt] = "cusparseCcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrcolor] = "cusparseCcsrcolor",
     [CUSPARSE_CALL_cusparseCcsrgeam2] = "cusparseCcsrgeam2",
     [CUSPARSE_CALL_cusparseCcsrgeam2_bufferSizeExt] = "cusparseCcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsric02] = "cusparseCcsric02",
     [CUSPARSE_CALL_cusparseCcsric02_analysis] = "cusparseCcsric02_analysis",
     [CUSPARSE_CALL_cusparseCcsric02_bufferSize] = "cusparseCcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsric02_bufferSizeExt] = "cusparseCcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrilu02] = "cusparseCcsrilu02",
     [CUSPARSE_CALL_cusparseCcsrilu02_analysis] = "cusparseCcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseCcsrilu02_bufferSize] = "cusparseCcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseCcsrilu02_bufferSizeExt] = "cusparseCcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCcsrilu02_numericBoost] = "cusparseCcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseCcsru2csr] = "cusparseCcsru2csr",
     [CUSPARSE_CALL_cusparseCcsru2csr_bufferSizeExt] = "cusparseCcsru2csr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgebsr2csr] = "cusparseCgebsr2csr",
     [CUSPARSE_CALL_cusparseCgebsr2gebsc] = "cusparseCgebsr2gebsc",
     [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSize] = "cusparseCgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseCgebsr2gebsc_bufferSizeExt] = "cusparseCgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgebsr2gebsr] = "cusparseCgebsr2gebsr",
     [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSize] = "cusparseCgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseCgebsr2gebsr_bufferSizeExt] = "cusparseCgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseCgemvi] = "cusparseCgemvi",
     [CUSPARSE_CALL_cusparseCgemvi_bufferSize] = "cusparseCgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseCgpsvInterleavedBatch] = "cusparseCgpsvInterleavedBatch",
@@ -27921,21 +25632,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDbsric02] = "cusparseDbsric02",
     [CUSPARSE_CALL_cusparseDbsric02_analysis] = "cusparseDbsric02_analysis",
     [CUSPARSE_CALL_cusparseDbsric02_bufferSize] = "cusparseDbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsric02_bufferSizeExt] = "cusparseDbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrilu02] = "cusparseDbsrilu02",
     [CUSPARSE_CALL_cusparseDbsrilu02_analysis] = "cusparseDbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseDbsrilu02_bufferSize] = "cusparseDbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrilu02_bufferSizeExt] = "cusparseDbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrilu02_numericBoost] = "cusparseDbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseDbsrmm] = "cusparseDbsrmm",
     [CUSPARSE_CALL_cusparseDbsrmv] = "cusparseDbsrmv",
     [CUSPARSE_CALL_cusparseDbsrsm2_analysis] = "cusparseDbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseDbsrsm2_bufferSize] = "cusparseDbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrsm2_bufferSizeExt] = "cusparseDbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrsm2_solve] = "cusparseDbsrsm2_solve",
     [CUSPARSE_CALL_cusparseDbsrsv2_analysis] = "cusparseDbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseDbsrsv2_bufferSize] = "cusparseDbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseDbsrsv2_bufferSizeExt] = "cusparseDbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDbsrsv2_solve] = "cusparseDbsrsv2_solve",
     [CUSPARSE_CALL_cusparseDbsrxmv] = "cusparseDbsrxmv",
     [CUSPARSE_CALL_cusparseDcsr2bsr] = "cusparseDcsr2bsr",
@@ -27943,18 +25650,15 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDcsr2csru] = "cusparseDcsr2csru",
     [CUSPARSE_CALL_cusparseDcsr2gebsr] = "cusparseDcsr2gebsr",
     [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSize] = "cusparseDcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsr2gebsr_bufferSizeExt] = "cusparseDcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrcolor] = "cusparseDcsrcolor",
     [CUSPARSE_CALL_cusparseDcsrgeam2] = "cusparseDcsrgeam2",
     [CUSPARSE_CALL_cusparseDcsrgeam2_bufferSizeExt] = "cusparseDcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsric02] = "cusparseDcsric02",
     [CUSPARSE_CALL_cusparseDcsric02_analysis] = "cusparseDcsric02_analysis",
     [CUSPARSE_CALL_cusparseDcsric02_bufferSize] = "cusparseDcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsric02_bufferSizeExt] = "cusparseDcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrilu02] = "cusparseDcsrilu02",
     [CUSPARSE_CALL_cusparseDcsrilu02_analysis] = "cusparseDcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseDcsrilu02_bufferSize] = "cusparseDcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseDcsrilu02_bufferSizeExt] = "cusparseDcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDcsrilu02_numericBoost] = "cusparseDcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseDcsru2csr] = "cusparseDcsru2csr",
     [CUSPARSE_CALL_cusparseDcsru2csr_bufferSizeExt] = "cusparseDcsru2csr_bufferSizeExt",
@@ -27979,10 +25683,8 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseDgebsr2csr] = "cusparseDgebsr2csr",
     [CUSPARSE_CALL_cusparseDgebsr2gebsc] = "cusparseDgebsr2gebsc",
     [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSize] = "cusparseDgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseDgebsr2gebsc_bufferSizeExt] = "cusparseDgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDgebsr2gebsr] = "cusparseDgebsr2gebsr",
     [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSize] = "cusparseDgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseDgebsr2gebsr_bufferSizeExt] = "cusparseDgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseDgemvi] = "cusparseDgemvi",
     [CUSPARSE_CALL_cusparseDgemvi_bufferSize] = "cusparseDgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseDgpsvInterleavedBatch] = "cusparseDgpsvInterleavedBatch",
@@ -28037,21 +25739,17 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseSbsric02] = "cusparseSbsric02",
     [CUSPARSE_CALL_cusparseSbsric02_analysis] = "cusparseSbsric02_analysis",
     [CUSPARSE_CALL_cusparseSbsric02_bufferSize] = "cusparseSbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsric02_bufferSizeExt] = "cusparseSbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrilu02] = "cusparseSbsrilu02",
     [CUSPARSE_CALL_cusparseSbsrilu02_analysis] = "cusparseSbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseSbsrilu02_bufferSize] = "cusparseSbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrilu02_bufferSizeExt] = "cusparseSbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrilu02_numericBoost] = "cusparseSbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseSbsrmm] = "cusparseSbsrmm",
     [CUSPARSE_CALL_cusparseSbsrmv] = "cusparseSbsrmv",
     [CUSPARSE_CALL_cusparseSbsrsm2_analysis] = "cusparseSbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseSbsrsm2_bufferSize] = "cusparseSbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrsm2_bufferSizeExt] = "cusparseSbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrsm2_solve] = "cusparseSbsrsm2_solve",
     [CUSPARSE_CALL_cusparseSbsrsv2_analysis] = "cusparseSbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseSbsrsv2_bufferSize] = "cusparseSbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseSbsrsv2_bufferSizeExt] = "cusparseSbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSbsrsv2_solve] = "cusparseSbsrsv2_solve",
     [CUSPARSE_CALL_cusparseSbsrxmv] = "cusparseSbsrxmv",
     [CUSPARSE_CALL_cusparseScatter] = "cusparseScatter",
@@ -28060,18 +25758,15 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseScsr2csru] = "cusparseScsr2csru",
     [CUSPARSE_CALL_cusparseScsr2gebsr] = "cusparseScsr2gebsr",
     [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSize] = "cusparseScsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseScsr2gebsr_bufferSizeExt] = "cusparseScsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrcolor] = "cusparseScsrcolor",
     [CUSPARSE_CALL_cusparseScsrgeam2] = "cusparseScsrgeam2",
     [CUSPARSE_CALL_cusparseScsrgeam2_bufferSizeExt] = "cusparseScsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsric02] = "cusparseScsric02",
     [CUSPARSE_CALL_cusparseScsric02_analysis] = "cusparseScsric02_analysis",
     [CUSPARSE_CALL_cusparseScsric02_bufferSize] = "cusparseScsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseScsric02_bufferSizeExt] = "cusparseScsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrilu02] = "cusparseScsrilu02",
     [CUSPARSE_CALL_cusparseScsrilu02_analysis] = "cusparseScsrilu02_analysis",
     [CUSPARSE_CALL_cusparseScsrilu02_bufferSize] = "cusparseScsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseScsrilu02_bufferSizeExt] = "cusparseScsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseScsrilu02_numericBoost] = "cusparseScsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseScsru2csr] = "cusparseScsru2csr",
     [CUSPARSE_CALL_cusparseScsru2csr_bufferSizeExt] = "cusparseScsru2csr_bufferSizeExt",
@@ -28084,10 +25779,8 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseSgebsr2csr] = "cusparseSgebsr2csr",
     [CUSPARSE_CALL_cusparseSgebsr2gebsc] = "cusparseSgebsr2gebsc",
     [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSize] = "cusparseSgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseSgebsr2gebsc_bufferSizeExt] = "cusparseSgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSgebsr2gebsr] = "cusparseSgebsr2gebsr",
     [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSize] = "cusparseSgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseSgebsr2gebsr_bufferSizeExt] = "cusparseSgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseSgemvi] = "cusparseSgemvi",
     [CUSPARSE_CALL_cusparseSgemvi_bufferSize] = "cusparseSgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseSgpsvInterleavedBatch] = "cusparseSgpsvInterleavedBatch",
@@ -28180,27 +25873,22 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseXcsrilu02_zeroPivot] = "cusparseXcsrilu02_zeroPivot",
     [CUSPARSE_CALL_cusparseXcsrsort] = "cusparseXcsrsort",
     [CUSPARSE_CALL_cusparseXcsrsort_bufferSizeExt] = "cusparseXcsrsort_bufferSizeExt",
-    [CUSPARSE_CALL_cusparseXgebsr2csr] = "cusparseXgebsr2csr",
     [CUSPARSE_CALL_cusparseXgebsr2gebsrNnz] = "cusparseXgebsr2gebsrNnz",
     [CUSPARSE_CALL_cusparseZbsr2csr] = "cusparseZbsr2csr",
     [CUSPARSE_CALL_cusparseZbsric02] = "cusparseZbsric02",
     [CUSPARSE_CALL_cusparseZbsric02_analysis] = "cusparseZbsric02_analysis",
     [CUSPARSE_CALL_cusparseZbsric02_bufferSize] = "cusparseZbsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsric02_bufferSizeExt] = "cusparseZbsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrilu02] = "cusparseZbsrilu02",
     [CUSPARSE_CALL_cusparseZbsrilu02_analysis] = "cusparseZbsrilu02_analysis",
     [CUSPARSE_CALL_cusparseZbsrilu02_bufferSize] = "cusparseZbsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrilu02_bufferSizeExt] = "cusparseZbsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrilu02_numericBoost] = "cusparseZbsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseZbsrmm] = "cusparseZbsrmm",
     [CUSPARSE_CALL_cusparseZbsrmv] = "cusparseZbsrmv",
     [CUSPARSE_CALL_cusparseZbsrsm2_analysis] = "cusparseZbsrsm2_analysis",
     [CUSPARSE_CALL_cusparseZbsrsm2_bufferSize] = "cusparseZbsrsm2_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrsm2_bufferSizeExt] = "cusparseZbsrsm2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrsm2_solve] = "cusparseZbsrsm2_solve",
     [CUSPARSE_CALL_cusparseZbsrsv2_analysis] = "cusparseZbsrsv2_analysis",
     [CUSPARSE_CALL_cusparseZbsrsv2_bufferSize] = "cusparseZbsrsv2_bufferSize",
-    [CUSPARSE_CALL_cusparseZbsrsv2_bufferSizeExt] = "cusparseZbsrsv2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZbsrsv2_solve] = "cusparseZbsrsv2_solve",
     [CUSPARSE_CALL_cusparseZbsrxmv] = "cusparseZbsrxmv",
     [CUSPARSE_CALL_cusparseZcsr2bsr] = "cusparseZcsr2bsr",
@@ -28208,28 +25896,23 @@ static const char *const call_names_[444] = {
     [CUSPARSE_CALL_cusparseZcsr2csru] = "cusparseZcsr2csru",
     [CUSPARSE_CALL_cusparseZcsr2gebsr] = "cusparseZcsr2gebsr",
     [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSize] = "cusparseZcsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsr2gebsr_bufferSizeExt] = "cusparseZcsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrcolor] = "cusparseZcsrcolor",
     [CUSPARSE_CALL_cusparseZcsrgeam2] = "cusparseZcsrgeam2",
     [CUSPARSE_CALL_cusparseZcsrgeam2_bufferSizeExt] = "cusparseZcsrgeam2_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsric02] = "cusparseZcsric02",
     [CUSPARSE_CALL_cusparseZcsric02_analysis] = "cusparseZcsric02_analysis",
     [CUSPARSE_CALL_cusparseZcsric02_bufferSize] = "cusparseZcsric02_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsric02_bufferSizeExt] = "cusparseZcsric02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrilu02] = "cusparseZcsrilu02",
     [CUSPARSE_CALL_cusparseZcsrilu02_analysis] = "cusparseZcsrilu02_analysis",
     [CUSPARSE_CALL_cusparseZcsrilu02_bufferSize] = "cusparseZcsrilu02_bufferSize",
-    [CUSPARSE_CALL_cusparseZcsrilu02_bufferSizeExt] = "cusparseZcsrilu02_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZcsrilu02_numericBoost] = "cusparseZcsrilu02_numericBoost",
     [CUSPARSE_CALL_cusparseZcsru2csr] = "cusparseZcsru2csr",
     [CUSPARSE_CALL_cusparseZcsru2csr_bufferSizeExt] = "cusparseZcsru2csr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgebsr2csr] = "cusparseZgebsr2csr",
     [CUSPARSE_CALL_cusparseZgebsr2gebsc] = "cusparseZgebsr2gebsc",
     [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSize] = "cusparseZgebsr2gebsc_bufferSize",
-    [CUSPARSE_CALL_cusparseZgebsr2gebsc_bufferSizeExt] = "cusparseZgebsr2gebsc_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgebsr2gebsr] = "cusparseZgebsr2gebsr",
     [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSize] = "cusparseZgebsr2gebsr_bufferSize",
-    [CUSPARSE_CALL_cusparseZgebsr2gebsr_bufferSizeExt] = "cusparseZgebsr2gebsr_bufferSizeExt",
     [CUSPARSE_CALL_cusparseZgemvi] = "cusparseZgemvi",
     [CUSPARSE_CALL_cusparseZgemvi_bufferSize] = "cusparseZgemvi_bufferSize",
     [CUSPARSE_CALL_cusparseZgpsvInterleavedBatch] = "cusparseZgpsvInterleavedBatch",
