@@ -19,6 +19,9 @@ static int failed_cleanly(const char *what, cusolverStatus_t s)
 
 int main(void)
 {
+    int done;
+    pid_t child;
+    void *foreign = foreign_device_pointer(&done, &child);
     int ok = 1, lwork = 0;
     cusolverDnHandle_t forged = (cusolverDnHandle_t)(uintptr_t)0x5eed1234;
     cusolverDnParams_t fparams = (cusolverDnParams_t)(uintptr_t)0x5eed5678;
@@ -43,6 +46,10 @@ int main(void)
             ok &= failed_cleanly("unallocated device memory: cusolverDnSpotrf",
                                  cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, 4, nowhere, 4, dWork,
                                                   64, dInfo));
+            if (foreign)
+                ok &= failed_cleanly("another client's device memory: cusolverDnSpotrf",
+                                     cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, 4, (float *)foreign,
+                                                      4, dWork, 64, dInfo));
             ok &= failed_cleanly("unallocated devInfo: cusolverDnSpotrf",
                                  cusolverDnSpotrf(h, CUBLAS_FILL_MODE_LOWER, 4, dA, 4, dWork, 64,
                                                   (int *)nowhere));
@@ -65,6 +72,7 @@ int main(void)
         cusolverDnDestroy(h);
         ok &= failed_cleanly("destroyed handle: cusolverDnSetStream", cusolverDnSetStream(h, 0));
     }
+    foreign_done(done, child);
     printf("every bad input failed cleanly: %s\n", ok ? "yes" : "NO");
     return ok ? 0 : 1;
 }

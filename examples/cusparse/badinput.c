@@ -2,7 +2,8 @@
  * memory of no allocation of this client (another client's, or none). Each
  * must come back as an error value, never a crash. Run it forwarded
  * (natively a forged handle pointer crashes NVIDIA's library: handles and
- * descriptors are pointers it dereferences). Prints one line per case: the
+ * descriptors are pointers it dereferences; another client's device memory
+ * would be read). Prints one line per case: the
  * call and cuSPARSE's name for what it returned; exit 0 when every case
  * failed cleanly. */
 #include <stdint.h>
@@ -19,6 +20,9 @@ static int failed_cleanly(const char *what, cusparseStatus_t s)
 
 int main(void)
 {
+    int done;
+    pid_t child;
+    void *foreign = foreign_device_pointer(&done, &child);
     int ok = 1;
     float alpha = 1.0f, beta = 0.0f;
     size_t size = 0;
@@ -50,6 +54,12 @@ int main(void)
     cusparseDnVecDescr_t v;
     ok &= failed_cleanly("unallocated device memory: cusparseCreateDnVec",
                          cusparseCreateDnVec(&v, 4, (void *)(uintptr_t)0x7f0000001000ull, CUDA_R_32F));
+
+    /* device memory of another client (a process of its own, alive) */
+    if (foreign)
+        ok &= failed_cleanly("another client's device memory: cusparseCreateDnVec",
+                             cusparseCreateDnVec(&v, 4, foreign, CUDA_R_32F));
+    foreign_done(done, child);
 
     /* with a device: a real handle and forged descriptors in one call */
     cusparseHandle_t h;
