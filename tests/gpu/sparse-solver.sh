@@ -25,7 +25,8 @@
 # (LD_DEBUG=files). Prints a table; results go to $OUT when it is set.
 #
 #   sh tests/gpu/sparse-solver.sh            (from the repository root)
-# Environment: BUILD (default build-gpu-sparse), KEEP=1 keeps the logs.
+# Environment: BUILD (default build-gpu-sparse), KEEP=1 keeps the logs,
+# NOBUILD=1 uses BUILD as it is (configured and built before).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -40,6 +41,7 @@ reallib=$CUDA_HOME/lib64
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
 case $build in /*) ;; *) build=$root/$build ;; esac
 mkdir -p "$build"
+if [ "${NOBUILD:-0}" != 1 ]; then
 echo "== build ($build, CUDA_HOME=$CUDA_HOME)"
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/sparse.configure.log" 2>&1 ||
@@ -48,6 +50,7 @@ cmake --build "$build" -j"$(nproc)" --target cuda_stub cudart_stub cusparse_stub
       apigen-server-cuda-family cusparse_spmv cusparse_badinput cusolver_lu cusolver_cholesky \
       cusolver_badinput > "$build/sparse.build.log" 2>&1 ||
     { tail -n 50 "$build/sparse.build.log"; exit 1; }
+fi
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
 [ -x "$server" ] && [ -e "$stub/libcusparse.so.12" ] && [ -e "$stub/libcusolver.so.12" ] ||
