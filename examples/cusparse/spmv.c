@@ -4,7 +4,9 @@
  * memory, then in device memory (the handle's pointer mode), on a stream of
  * the CUDA runtime. Device memory comes from cudaMalloc. Checks y against a
  * CPU reference, and that the descriptors hand back the very device
- * addresses they were created with. */
+ * addresses they were created with. Last, cusparseAxpby (a sparse vector
+ * into y, alpha and beta of the vectors' value type) in both pointer
+ * modes. */
 #include <math.h>
 #include <string.h>
 
@@ -150,6 +152,37 @@ int main(void)
     CK_RT(cudaMemcpy(y, dY, sizeof y, cudaMemcpyDeviceToHost));
     reference(x, y0, one, zero, want);
     ok &= check("host pointer mode again (alpha 1, beta 0)", y, want);
+
+    /* 4. cusparseAxpby: y = alpha * xs + beta * y, xs sparse (2 entries of 5) */
+    const int xi[2] = {1, 4};
+    const float xv[2] = {10, -4};
+    int *dXi;
+    float *dXv;
+    CK_RT(cudaMalloc((void **)&dXi, sizeof xi));
+    CK_RT(cudaMalloc((void **)&dXv, sizeof xv));
+    CK_RT(cudaMemcpy(dXi, xi, sizeof xi, cudaMemcpyHostToDevice));
+    CK_RT(cudaMemcpy(dXv, xv, sizeof xv, cudaMemcpyHostToDevice));
+    cusparseSpVecDescr_t XS;
+    CK(cusparseCreateSpVec(&XS, M, 2, dXi, dXv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
+                           CUDA_R_32F));
+    for (int mode = 0; mode < 2; mode++) {
+        float a = mode ? scal[0] : 0.5f, b = mode ? scal[1] : 2.0f;
+        CK(cusparseSetPointerMode(h, mode ? CUSPARSE_POINTER_MODE_DEVICE : CUSPARSE_POINTER_MODE_HOST));
+        CK_RT(cudaMemcpy(dY, y0, sizeof y0, cudaMemcpyHostToDevice));
+        if (mode)
+            CK(cusparseAxpby(h, dScal, XS, dScal + 1, Y));
+        else
+            CK(cusparseAxpby(h, &a, XS, &b, Y));
+        CK_RT(cudaStreamSynchronize(stream));
+        CK_RT(cudaMemcpy(y, dY, sizeof y, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < M; i++) want[i] = b * y0[i];
+        for (int k = 0; k < 2; k++) want[xi[k]] += a * xv[k];
+        ok &= check(mode ? "axpby, device pointer mode (alpha -1, beta 3)"
+                         : "axpby, host pointer mode (alpha 0.5, beta 2)", y, want);
+    }
+    CK(cusparseSetPointerMode(h, CUSPARSE_POINTER_MODE_HOST));
+    CK(cusparseDestroySpVec(XS));
+    cudaFree(dXi), cudaFree(dXv);
 
     CK(cusparseDestroySpMat(A));
     CK(cusparseDestroyDnVec(X));

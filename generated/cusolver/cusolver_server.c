@@ -9,6 +9,21 @@
 
 #include "cusolver_wire.h"
 
+/* ---- hand-written handlers ---- */
+cusolverStatus_t cusolver_host_xgeev(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobvl, cusolverEigMode_t jobvr, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType dataTypeVL, void *VL, int64_t ldvl, cudaDataType dataTypeVR, void *VR, int64_t ldvr, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXgeev */
+cusolverStatus_t cusolver_host_xgeqrf(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeTau, void *tau, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXgeqrf */
+cusolverStatus_t cusolver_host_xgesvd(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, signed char jobu, signed char jobvt, int64_t m, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeS, void *S, cudaDataType dataTypeU, void *U, int64_t ldu, cudaDataType dataTypeVT, void *VT, int64_t ldvt, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXgesvd */
+cusolverStatus_t cusolver_host_xgesvdp(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz, int econ, int64_t m, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeS, void *S, cudaDataType dataTypeU, void *U, int64_t ldu, cudaDataType dataTypeV, void *V, int64_t ldv, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *d_info, double *h_err_sigma); /* hand-written, in the spec's sources: wraps cusolverDnXgesvdp */
+cusolverStatus_t cusolver_host_xgesvdr(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, signed char jobu, signed char jobv, int64_t m, int64_t n, int64_t k, int64_t p, int64_t niters, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeSrand, void *Srand, cudaDataType dataTypeUrand, void *Urand, int64_t ldUrand, cudaDataType dataTypeVrand, void *Vrand, int64_t ldVrand, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *d_info); /* hand-written, in the spec's sources: wraps cusolverDnXgesvdr */
+cusolverStatus_t cusolver_host_xgetrf(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, int64_t m, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, int64_t *ipiv, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXgetrf */
+cusolverStatus_t cusolver_host_xlarft(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverDirectMode_t direct, cusolverStorevMode_t storev, int64_t n, int64_t k, cudaDataType dataTypeV, const void *V, int64_t ldv, cudaDataType dataTypeTau, const void *tau, cudaDataType dataTypeT, void *T, int64_t ldt, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost); /* hand-written, in the spec's sources: wraps cusolverDnXlarft */
+cusolverStatus_t cusolver_host_xpotrf(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cublasFillMode_t uplo, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXpotrf */
+cusolverStatus_t cusolver_host_xsyevbatched(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz, cublasFillMode_t uplo, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info, int64_t batchSize); /* hand-written, in the spec's sources: wraps cusolverDnXsyevBatched */
+cusolverStatus_t cusolver_host_xsyevd(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz, cublasFillMode_t uplo, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, cudaDataType dataTypeW, void *W, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXsyevd */
+cusolverStatus_t cusolver_host_xsyevdx(apigen_call_ctx *cx, cusolverDnHandle_t handle, cusolverDnParams_t params, cusolverEigMode_t jobz, cusolverEigRange_t range, cublasFillMode_t uplo, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, void *vl, void *vu, int64_t il, int64_t iu, int64_t *meig64, cudaDataType dataTypeW, void *W, cudaDataType computeType, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXsyevdx */
+cusolverStatus_t cusolver_host_xsytrs(apigen_call_ctx *cx, cusolverDnHandle_t handle, cublasFillMode_t uplo, int64_t n, int64_t nrhs, cudaDataType dataTypeA, const void *A, int64_t lda, const int64_t *ipiv, cudaDataType dataTypeB, void *B, int64_t ldb, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *info); /* hand-written, in the spec's sources: wraps cusolverDnXsytrs */
+cusolverStatus_t cusolver_host_xtrtri(apigen_call_ctx *cx, cusolverDnHandle_t handle, cublasFillMode_t uplo, cublasDiagType_t diag, int64_t n, cudaDataType dataTypeA, void *A, int64_t lda, void *bufferOnDevice, size_t workspaceInBytesOnDevice, void *bufferOnHost, size_t workspaceInBytesOnHost, int *devInfo); /* hand-written, in the spec's sources: wraps cusolverDnXtrtri */
+
 /* ---- handle types ---- */
 static void destroy_cusolverDnHandle_t(void *real)
 {
@@ -15867,7 +15882,7 @@ static void h_cusolverDnXgeev(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_VR, 0, false, "VR")) return; /* VR: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXgeev(handle, params, jobvl, jobvr, n, dataTypeA, A, lda, dataTypeW, W, dataTypeVL, VL, ldvl, dataTypeVR, VR, ldvr, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xgeev(cx, handle, params, jobvl, jobvr, n, dataTypeA, A, lda, dataTypeW, W, dataTypeVL, VL, ldvl, dataTypeVR, VR, ldvr, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -16073,7 +16088,7 @@ static void h_cusolverDnXgeqrf(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_tau, 0, false, "tau")) return; /* tau: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXgeqrf(handle, params, m, n, dataTypeA, A, lda, dataTypeTau, tau, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xgeqrf(cx, handle, params, m, n, dataTypeA, A, lda, dataTypeTau, tau, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -16283,7 +16298,7 @@ static void h_cusolverDnXgesvd(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_VT, 0, false, "VT")) return; /* VT: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXgesvd(handle, params, jobu, jobvt, m, n, dataTypeA, A, lda, dataTypeS, S, dataTypeU, U, ldu, dataTypeVT, VT, ldvt, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xgesvd(cx, handle, params, jobu, jobvt, m, n, dataTypeA, A, lda, dataTypeS, S, dataTypeU, U, ldu, dataTypeVT, VT, ldvt, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -16665,7 +16680,7 @@ static void h_cusolverDnXgesvdp(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_V, 0, false, "V")) return; /* V: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_d_info, 0, false, "d_info")) return; /* d_info: device memory of this client */
-    ret_ = cusolverDnXgesvdp(handle, params, jobz, econ, m, n, dataTypeA, A, lda, dataTypeS, S, dataTypeU, U, ldu, dataTypeV, V, ldv, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, d_info, h_err_sigma);
+    ret_ = cusolver_host_xgesvdp(cx, handle, params, jobz, econ, m, n, dataTypeA, A, lda, dataTypeS, S, dataTypeU, U, ldu, dataTypeV, V, ldv, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, d_info, h_err_sigma);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -16925,7 +16940,7 @@ static void h_cusolverDnXgesvdr(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_Vrand, 0, false, "Vrand")) return; /* Vrand: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_d_info, 0, false, "d_info")) return; /* d_info: device memory of this client */
-    ret_ = cusolverDnXgesvdr(handle, params, jobu, jobv, m, n, k, p, niters, dataTypeA, A, lda, dataTypeSrand, Srand, dataTypeUrand, Urand, ldUrand, dataTypeVrand, Vrand, ldVrand, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, d_info);
+    ret_ = cusolver_host_xgesvdr(cx, handle, params, jobu, jobv, m, n, k, p, niters, dataTypeA, A, lda, dataTypeSrand, Srand, dataTypeUrand, Urand, ldUrand, dataTypeVrand, Vrand, ldVrand, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, d_info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -17143,7 +17158,7 @@ static void h_cusolverDnXgetrf(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_ipiv, 0, false, "ipiv")) return; /* ipiv: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXgetrf(handle, params, m, n, dataTypeA, A, lda, ipiv, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xgetrf(cx, handle, params, m, n, dataTypeA, A, lda, ipiv, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -17394,7 +17409,7 @@ static void h_cusolverDnXlarft(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_tau, 0, false, "tau")) return; /* tau: device memory of this client */
     if (!apigen_dev_check(cx, v_T, 0, false, "T")) return; /* T: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
-    ret_ = cusolverDnXlarft(handle, params, direct, storev, n, k, dataTypeV, V, ldv, dataTypeTau, tau, dataTypeT, T, ldt, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost);
+    ret_ = cusolver_host_xlarft(cx, handle, params, direct, storev, n, k, dataTypeV, V, ldv, dataTypeTau, tau, dataTypeT, T, ldt, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -17582,7 +17597,7 @@ static void h_cusolverDnXpotrf(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_A, 0, false, "A")) return; /* A: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXpotrf(handle, params, uplo, n, dataTypeA, A, lda, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xpotrf(cx, handle, params, uplo, n, dataTypeA, A, lda, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -17820,7 +17835,7 @@ static void h_cusolverDnXsyevBatched(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_W, 0, false, "W")) return; /* W: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXsyevBatched(handle, params, jobz, uplo, n, dataTypeA, A, lda, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info, batchSize);
+    ret_ = cusolver_host_xsyevbatched(cx, handle, params, jobz, uplo, n, dataTypeA, A, lda, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info, batchSize);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -18008,7 +18023,7 @@ static void h_cusolverDnXsyevd(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_W, 0, false, "W")) return; /* W: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXsyevd(handle, params, jobz, uplo, n, dataTypeA, A, lda, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xsyevd(cx, handle, params, jobz, uplo, n, dataTypeA, A, lda, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -18233,7 +18248,7 @@ static void h_cusolverDnXsyevdx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_W, 0, false, "W")) return; /* W: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXsyevdx(handle, params, jobz, range, uplo, n, dataTypeA, A, lda, vl, vu, il, iu, meig64, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xsyevdx(cx, handle, params, jobz, range, uplo, n, dataTypeA, A, lda, vl, vu, il, iu, meig64, dataTypeW, W, computeType, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -18595,7 +18610,7 @@ static void h_cusolverDnXsytrs(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_B, 0, false, "B")) return; /* B: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_info, 0, false, "info")) return; /* info: device memory of this client */
-    ret_ = cusolverDnXsytrs(handle, uplo, n, nrhs, dataTypeA, A, lda, ipiv, dataTypeB, B, ldb, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
+    ret_ = cusolver_host_xsytrs(cx, handle, uplo, n, nrhs, dataTypeA, A, lda, ipiv, dataTypeB, B, ldb, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, info);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -18761,7 +18776,7 @@ static void h_cusolverDnXtrtri(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_A, 0, false, "A")) return; /* A: device memory of this client */
     if (!apigen_dev_check(cx, v_bufferOnDevice, workspaceInBytesOnDevice, true, "bufferOnDevice")) return; /* bufferOnDevice: device memory of this client */
     if (!apigen_dev_check(cx, v_devInfo, 0, false, "devInfo")) return; /* devInfo: device memory of this client */
-    ret_ = cusolverDnXtrtri(handle, uplo, diag, n, dataTypeA, A, lda, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, devInfo);
+    ret_ = cusolver_host_xtrtri(cx, handle, uplo, diag, n, dataTypeA, A, lda, bufferOnDevice, workspaceInBytesOnDevice, bufferOnHost, workspaceInBytesOnHost, devInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUSOLVER_STATUS_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

@@ -109,6 +109,152 @@ static const uint64_t pt_cudaStream_t[] = {(uint64_t)INT64_C(0), (uint64_t)INT64
 static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 2750932798u, NULL, pt_cudaStream_t, 3, 0, NULL, 0};
 
 /* ---- handlers ---- */
+static void h_apigenCusparseAxpby(apigen_call_ctx *cx)
+{
+    cusparseHandle_t handle = {0};
+    const void *alpha = {0};
+    cusparseConstSpVecDescr_t vecX = {0};
+    const void *beta = {0};
+    cusparseDnVecDescr_t vecY = {0};
+    cudaDataType valueType = {0};
+    cusparseStatus_t ret_;
+    int64_t st_pointer_mode_ = 0;
+    uint64_t v_st_pointer_mode_;
+    uint64_t v_handle;
+    void *r_;
+    uint64_t v_vecX;
+    uint64_t v_vecY;
+    uint32_t v_valueType;
+    const void *b_alpha = NULL;
+    uint64_t l_alpha = 0;
+    uint64_t n_alpha = 0;
+    uint64_t v_alpha = 0;
+    const void *b_beta = NULL;
+    uint64_t l_beta = 0;
+    uint64_t n_beta = 0;
+    uint64_t v_beta = 0;
+    if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
+    st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
+    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
+    handle = (cusparseHandle_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_vecX)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vecX"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseSpVecDescr_t, v_vecX, &r_)) return; /* vecX */
+    vecX = (cusparseConstSpVecDescr_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_vecY)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vecY"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseDnVecDescr_t, v_vecY, &r_)) return; /* vecY */
+    vecY = (cusparseDnVecDescr_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_valueType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "valueType"); return; }
+    valueType = (cudaDataType)v_valueType;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_alpha, &l_alpha, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
+        if (b_alpha != NULL) {
+            n_alpha = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+            if (l_alpha != n_alpha) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
+            alpha = (const void *)b_alpha;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_alpha)) { apigen_reject(cx, APIGEN_BAD_ARGS, "alpha"); return; }
+        alpha = (const void *)(uintptr_t)v_alpha;
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_beta, &l_beta, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta"); return; }
+        if (b_beta != NULL) {
+            n_beta = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+            if (l_beta != n_beta) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta"); return; }
+            beta = (const void *)b_beta;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_beta)) { apigen_reject(cx, APIGEN_BAD_ARGS, "beta"); return; }
+        beta = (const void *)(uintptr_t)v_beta;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_alpha, 0, false, "alpha")) return; /* alpha: device memory of this client */
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_beta, 0, false, "beta")) return; /* beta: device memory of this client */
+    { /* state pointer_mode: the guest's value must be the library's own for handle */
+        cusparsePointerMode_t sv_ = {0};
+        if (cusparseGetPointerMode(handle, &sv_) != CUSPARSE_STATUS_SUCCESS || (int64_t)sv_ != st_pointer_mode_) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode (not the handle's)"); return; }
+    }
+    ret_ = apigenCusparseAxpby(handle, alpha, vecX, beta, vecY, valueType);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
+static void h_apigenCusparseRot(apigen_call_ctx *cx)
+{
+    cusparseHandle_t handle = {0};
+    const void *c_coeff = {0};
+    const void *s_coeff = {0};
+    cusparseSpVecDescr_t vecX = {0};
+    cusparseDnVecDescr_t vecY = {0};
+    cudaDataType valueType = {0};
+    cusparseStatus_t ret_;
+    int64_t st_pointer_mode_ = 0;
+    uint64_t v_st_pointer_mode_;
+    uint64_t v_handle;
+    void *r_;
+    uint64_t v_vecX;
+    uint64_t v_vecY;
+    uint32_t v_valueType;
+    const void *b_c_coeff = NULL;
+    uint64_t l_c_coeff = 0;
+    uint64_t n_c_coeff = 0;
+    uint64_t v_c_coeff = 0;
+    const void *b_s_coeff = NULL;
+    uint64_t l_s_coeff = 0;
+    uint64_t n_s_coeff = 0;
+    uint64_t v_s_coeff = 0;
+    if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
+    st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c_coeff (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s_coeff (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
+    if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
+    handle = (cusparseHandle_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_vecX)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vecX"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseSpVecDescr_t, v_vecX, &r_)) return; /* vecX */
+    vecX = (cusparseSpVecDescr_t)(uintptr_t)r_;
+    if (!apigen_get_u64(cx->rd, &v_vecY)) { apigen_reject(cx, APIGEN_BAD_ARGS, "vecY"); return; }
+    if (!apigen_handle_get(cx, &ht_cusparseDnVecDescr_t, v_vecY, &r_)) return; /* vecY */
+    vecY = (cusparseDnVecDescr_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_valueType)) { apigen_reject(cx, APIGEN_BAD_ARGS, "valueType"); return; }
+    valueType = (cudaDataType)v_valueType;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_c_coeff, &l_c_coeff, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c_coeff"); return; }
+        if (b_c_coeff != NULL) {
+            n_c_coeff = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+            if (l_c_coeff != n_c_coeff) { apigen_reject(cx, APIGEN_BAD_ARGS, "c_coeff"); return; }
+            c_coeff = (const void *)b_c_coeff;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_c_coeff)) { apigen_reject(cx, APIGEN_BAD_ARGS, "c_coeff"); return; }
+        c_coeff = (const void *)(uintptr_t)v_c_coeff;
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_s_coeff, &l_s_coeff, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s_coeff"); return; }
+        if (b_s_coeff != NULL) {
+            n_s_coeff = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+            if (l_s_coeff != n_s_coeff) { apigen_reject(cx, APIGEN_BAD_ARGS, "s_coeff"); return; }
+            s_coeff = (const void *)b_s_coeff;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_s_coeff)) { apigen_reject(cx, APIGEN_BAD_ARGS, "s_coeff"); return; }
+        s_coeff = (const void *)(uintptr_t)v_s_coeff;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_c_coeff, 0, false, "c_coeff")) return; /* c_coeff: device memory of this client */
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_s_coeff, 0, false, "s_coeff")) return; /* s_coeff: device memory of this client */
+    { /* state pointer_mode: the guest's value must be the library's own for handle */
+        cusparsePointerMode_t sv_ = {0};
+        if (cusparseGetPointerMode(handle, &sv_) != CUSPARSE_STATUS_SUCCESS || (int64_t)sv_ != st_pointer_mode_) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode (not the handle's)"); return; }
+    }
+    ret_ = apigenCusparseRot(handle, c_coeff, s_coeff, vecX, vecY, valueType);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_apigenCusparseStatusText(apigen_call_ctx *cx)
 {
     cusparseStatus_t status = {0};
@@ -27377,7 +27523,9 @@ static void h_cusparseZnnz_compress(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[407] = {
+static const char *const call_names_[409] = {
+    [CUSPARSE_CALL_apigenCusparseAxpby] = "apigenCusparseAxpby",
+    [CUSPARSE_CALL_apigenCusparseRot] = "apigenCusparseRot",
     [CUSPARSE_CALL_apigenCusparseStatusText] = "apigenCusparseStatusText",
     [CUSPARSE_CALL_cusparseBlockedEllGet] = "cusparseBlockedEllGet",
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = "cusparseBsrSetStridedBatch",
@@ -27785,7 +27933,9 @@ static const char *const call_names_[407] = {
     [CUSPARSE_CALL_cusparseZnnz] = "cusparseZnnz",
     [CUSPARSE_CALL_cusparseZnnz_compress] = "cusparseZnnz_compress",
 };
-static const apigen_handler_fn handlers_[407] = {
+static const apigen_handler_fn handlers_[409] = {
+    [CUSPARSE_CALL_apigenCusparseAxpby] = h_apigenCusparseAxpby,
+    [CUSPARSE_CALL_apigenCusparseRot] = h_apigenCusparseRot,
     [CUSPARSE_CALL_apigenCusparseStatusText] = h_apigenCusparseStatusText,
     [CUSPARSE_CALL_cusparseBlockedEllGet] = h_cusparseBlockedEllGet,
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = h_cusparseBsrSetStridedBatch,

@@ -11,6 +11,156 @@
  * tracking of each handle (runtime/hstate.c) is keyed by this table */
 static const int64_t hs_cusparseHandle_t_[1] = {(int64_t)(CUSPARSE_POINTER_MODE_HOST)};
 
+/* apigenCusparseAxpby: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cusparseStatus_t apigenCusparseAxpby(cusparseHandle_t handle, const void *alpha, cusparseConstSpVecDescr_t vecX, const void *beta, cusparseDnVecDescr_t vecY, cudaDataType valueType)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cusparseStatus_t ret_ = {0};
+    uint64_t n_alpha = 0;
+    uint64_t n_beta = 0;
+    int64_t st_pointer_mode_ = hs_cusparseHandle_t_[0]; /* state pointer_mode of handle (space:) */
+    (void)apigen_hstate_get(hs_cusparseHandle_t_, (uint64_t)(uintptr_t)handle, 0, &st_pointer_mode_);
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)alpha); /* alpha */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)vecX); /* vecX */
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)beta); /* beta */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)vecY); /* vecY */
+    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_apigenCusparseAxpby, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)st_pointer_mode_)) goto nomem; /* state pointer_mode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)vecX)) goto nomem; /* vecX */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)vecY)) goto nomem; /* vecY */
+    if (!apigen_put_u32(call_.wr, (uint32_t)valueType)) goto nomem; /* valueType */
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (alpha != NULL) {
+            n_alpha = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (beta != NULL) {
+            n_beta = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cusparseStatus_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCusparseAxpby(handle=%#llx, alpha=%#llx, vecX=%#llx, beta=%#llx, vecY=%#llx, valueType=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)(uintptr_t)alpha, (unsigned long long)(uintptr_t)vecX, (unsigned long long)(uintptr_t)beta, (unsigned long long)(uintptr_t)vecY, (unsigned long long)valueType, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
+/* apigenCusparseRot: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cusparseStatus_t apigenCusparseRot(cusparseHandle_t handle, const void *c_coeff, const void *s_coeff, cusparseSpVecDescr_t vecX, cusparseDnVecDescr_t vecY, cudaDataType valueType)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cusparseStatus_t ret_ = {0};
+    uint64_t n_c_coeff = 0;
+    uint64_t n_s_coeff = 0;
+    int64_t st_pointer_mode_ = hs_cusparseHandle_t_[0]; /* state pointer_mode of handle (space:) */
+    (void)apigen_hstate_get(hs_cusparseHandle_t_, (uint64_t)(uintptr_t)handle, 0, &st_pointer_mode_);
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)handle); /* handle */
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)c_coeff); /* c_coeff */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)s_coeff); /* s_coeff */
+    }
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)vecX); /* vecX */
+    if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)vecY); /* vecY */
+    if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_apigenCusparseRot, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)st_pointer_mode_)) goto nomem; /* state pointer_mode */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)vecX)) goto nomem; /* vecX */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)vecY)) goto nomem; /* vecY */
+    if (!apigen_put_u32(call_.wr, (uint32_t)valueType)) goto nomem; /* valueType */
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (c_coeff != NULL) {
+            n_c_coeff = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, c_coeff, n_c_coeff)) goto nomem; /* c_coeff */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)c_coeff)) goto nomem; /* c_coeff */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (s_coeff != NULL) {
+            n_s_coeff = (uint64_t)((((valueType == CUDA_R_16F) || (valueType == CUDA_R_16BF)) ? (2) : (((valueType == CUDA_R_64F) || (valueType == CUDA_C_32F)) ? (8) : ((valueType == CUDA_C_64F) ? (16) : (((valueType == CUDA_R_8I) || (valueType == CUDA_R_8U)) ? (1) : (4))))));
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, s_coeff, n_s_coeff)) goto nomem; /* s_coeff */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s_coeff)) goto nomem; /* s_coeff */
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cusparseStatus_t)v_;
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cusparseStatus_t)cusparse_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCusparseRot(handle=%#llx, c_coeff=%#llx, s_coeff=%#llx, vecX=%#llx, vecY=%#llx, valueType=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)handle, (unsigned long long)(uintptr_t)c_coeff, (unsigned long long)(uintptr_t)s_coeff, (unsigned long long)(uintptr_t)vecX, (unsigned long long)(uintptr_t)vecY, (unsigned long long)valueType, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCusparseStatusText: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN cusparseStatus_t apigenCusparseStatusText(cusparseStatus_t status, int which, char *buf, unsigned int length)
@@ -59,19 +209,6 @@ done:
         apigen_trace("apigenCusparseStatusText(status=%llu, which=%lld, buf=%#llx, length=%llu) = %llu [%s, %llu us]", (unsigned long long)status, (long long)which, (unsigned long long)(uintptr_t)buf, (unsigned long long)length, (unsigned long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
-}
-
-APIGEN_EXPORT cusparseStatus_t cusparseAxpby(cusparseHandle_t handle, const void *alpha, cusparseConstSpVecDescr_t vecX, const void *beta, cusparseDnVecDescr_t vecY)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)handle;
-    (void)alpha;
-    (void)vecX;
-    (void)beta;
-    (void)vecY;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cusparseAxpby: not supported: %s", "alpha and beta are of the vectors' value type, which the call does not carry (the stub cannot size them); use cusparseSpMV or the legacy API");
-    return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 
 APIGEN_EXPORT cusparseStatus_t cusparseBlockedEllGet(cusparseSpMatDescr_t spMatDescr, int64_t *rows, int64_t *cols, int64_t *ellBlockSize, int64_t *ellCols, void **ellColInd, void **ellValue, cusparseIndexType_t *ellIdxType, cusparseIndexBase_t *idxBase, cudaDataType *valueType)
@@ -13009,19 +13146,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cusparseStatus_t cusparseRot(cusparseHandle_t handle, const void *c_coeff, const void *s_coeff, cusparseSpVecDescr_t vecX, cusparseDnVecDescr_t vecY)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)handle;
-    (void)c_coeff;
-    (void)s_coeff;
-    (void)vecX;
-    (void)vecY;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cusparseRot: not supported: %s", "c_coeff and s_coeff are of the vectors' value type, which the call does not carry (the stub cannot size them)");
-    return CUSPARSE_STATUS_NOT_SUPPORTED;
-}
-
 APIGEN_EXPORT cusparseStatus_t cusparseSDDMM(cusparseHandle_t handle, cusparseOperation_t opA, cusparseOperation_t opB, const void *alpha, cusparseConstDnMatDescr_t matA, cusparseConstDnMatDescr_t matB, const void *beta, cusparseSpMatDescr_t matC, cudaDataType computeType, cusparseSDDMMAlg_t alg, void *externalBuffer)
 {
     apigen_call call_;
@@ -25520,7 +25644,9 @@ APIGEN_EXPORT cusparseStatus_t cusparseHpruneDense2csr_bufferSizeExt(void)
     return CUSPARSE_STATUS_NOT_SUPPORTED;
 }
 
-static const char *const call_names_[407] = {
+static const char *const call_names_[409] = {
+    [CUSPARSE_CALL_apigenCusparseAxpby] = "apigenCusparseAxpby",
+    [CUSPARSE_CALL_apigenCusparseRot] = "apigenCusparseRot",
     [CUSPARSE_CALL_apigenCusparseStatusText] = "apigenCusparseStatusText",
     [CUSPARSE_CALL_cusparseBlockedEllGet] = "cusparseBlockedEllGet",
     [CUSPARSE_CALL_cusparseBsrSetStridedBatch] = "cusparseBsrSetStridedBatch",

@@ -12,4 +12,13 @@
 cusparseStatus_t apigenCusparseStatusText(cusparseStatus_t status, int which, char *buf,
                                           unsigned int length);
 
+/* cusparseAxpby and cusparseRot with the vectors' value type, which sizes
+ * their scalars (the guest asks it of vecY with cusparseDnVecGet first) */
+cusparseStatus_t apigenCusparseAxpby(cusparseHandle_t handle, const void *alpha,
+                                     cusparseConstSpVecDescr_t vecX, const void *beta,
+                                     cusparseDnVecDescr_t vecY, cudaDataType valueType);
+cusparseStatus_t apigenCusparseRot(cusparseHandle_t handle, const void *c_coeff,
+                                   const void *s_coeff, cusparseSpVecDescr_t vecX,
+                                   cusparseDnVecDescr_t vecY, cudaDataType valueType);
+
 #endif

@@ -4,7 +4,12 @@
  * never frees: the stub asks the server's library once per status value
  * (apigenCusparseStatusText) and keeps the answer for the life of the process,
  * so the text is exactly cuSPARSE's. Without a server it says so instead of
- * inventing cuSPARSE's wording. */
+ * inventing cuSPARSE's wording.
+ *
+ * cusparseAxpby and cusparseRot take scalars of the vectors' value type,
+ * which the call does not carry: the stub asks vecY's with cusparseDnVecGet
+ * (its error, for a bad descriptor, is the call's) and sends the scalars
+ * sized by it (apigenCusparseAxpby, apigenCusparseRot). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +57,29 @@ APIGEN_EXPORT const char *cusparseGetErrorName(cusparseStatus_t status)
 APIGEN_EXPORT const char *cusparseGetErrorString(cusparseStatus_t status)
 {
     return status_text(status, 1);
+}
+
+static cusparseStatus_t value_type(cusparseDnVecDescr_t vecY, cudaDataType *vt)
+{
+    int64_t size;
+    void *values;
+    return cusparseDnVecGet(vecY, &size, &values, vt);
+}
+
+APIGEN_EXPORT cusparseStatus_t cusparseAxpby(cusparseHandle_t handle, const void *alpha,
+                                             cusparseConstSpVecDescr_t vecX, const void *beta,
+                                             cusparseDnVecDescr_t vecY)
+{
+    cudaDataType vt;
+    cusparseStatus_t s = value_type(vecY, &vt);
+    return s != CUSPARSE_STATUS_SUCCESS ? s : apigenCusparseAxpby(handle, alpha, vecX, beta, vecY, vt);
+}
+
+APIGEN_EXPORT cusparseStatus_t cusparseRot(cusparseHandle_t handle, const void *c_coeff,
+                                           const void *s_coeff, cusparseSpVecDescr_t vecX,
+                                           cusparseDnVecDescr_t vecY)
+{
+    cudaDataType vt;
+    cusparseStatus_t s = value_type(vecY, &vt);
+    return s != CUSPARSE_STATUS_SUCCESS ? s : apigenCusparseRot(handle, c_coeff, s_coeff, vecX, vecY, vt);
 }

@@ -26,6 +26,14 @@ struct cusparseSpMatDescr {
     cusparseIndexBase_t base;
     cudaDataType vt;
 };
+struct cusparseSpVecDescr {
+    uint32_t magic;
+    int64_t size, nnz;
+    void *indices, *values;
+    cusparseIndexType_t it;
+    cusparseIndexBase_t base;
+    cudaDataType vt;
+};
 struct cusparseDnVecDescr {
     uint32_t magic;
     int64_t size;
@@ -76,6 +84,11 @@ FAKE cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t h, cusparsePointer
     if (!ok_handle(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
     if (m != CUSPARSE_POINTER_MODE_HOST && m != CUSPARSE_POINTER_MODE_DEVICE)
         return CUSPARSE_STATUS_INVALID_VALUE;
+    /* FAKE_CUSPARSE_STUCK_MODE=1: answers success but keeps the mode, so the
+     * guest's tracking and the library disagree (tests/cudalibs/state_check.sh:
+     * the server must refuse the next call that depends on it) */
+    const char *stuck = getenv("FAKE_CUSPARSE_STUCK_MODE");
+    if (stuck && *stuck == '1') return CUSPARSE_STATUS_SUCCESS;
     h->mode = m;
     return CUSPARSE_STATUS_SUCCESS;
 }
@@ -154,6 +167,44 @@ FAKE cusparseStatus_t cusparseDestroyDnVec(cusparseConstDnVecDescr_t v)
     if (!v) return CUSPARSE_STATUS_SUCCESS;
     if (v->magic != MAGIC) return CUSPARSE_STATUS_INVALID_VALUE;
     free((void *)v);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+FAKE cusparseStatus_t cusparseCreateSpVec(cusparseSpVecDescr_t *d, int64_t size, int64_t nnz,
+                                          void *indices, void *values, cusparseIndexType_t it,
+                                          cusparseIndexBase_t base, cudaDataType vt)
+{
+    if (!d || size < 0 || nnz < 0 || nnz > size) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct cusparseSpVecDescr *v = calloc(1, sizeof *v);
+    if (!v) return CUSPARSE_STATUS_ALLOC_FAILED;
+    *v = (struct cusparseSpVecDescr){MAGIC, size, nnz, indices, values, it, base, vt};
+    *d = v;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+FAKE cusparseStatus_t cusparseDestroySpVec(cusparseConstSpVecDescr_t v)
+{
+    if (!v) return CUSPARSE_STATUS_SUCCESS;
+    if (v->magic != MAGIC) return CUSPARSE_STATUS_INVALID_VALUE;
+    free((void *)v);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+/* alpha and beta are of the vectors' value type (float here), read where the
+ * pointer mode says */
+FAKE cusparseStatus_t cusparseAxpby(cusparseHandle_t h, const void *alpha,
+                                    cusparseConstSpVecDescr_t x, const void *beta,
+                                    cusparseDnVecDescr_t y)
+{
+    if (!ok_handle(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!alpha || !beta || !x || !y || x->magic != MAGIC || y->magic != MAGIC || x->size != y->size)
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    if (x->vt != CUDA_R_32F || y->vt != CUDA_R_32F || x->it != CUSPARSE_INDEX_32I)
+        return CUSPARSE_STATUS_NOT_SUPPORTED;
+    float a = *(const float *)alpha, b = *(const float *)beta, *yv = y->values;
+    const float *xv = x->values;
+    const int *xi = x->indices;
+    int base = x->base == CUSPARSE_INDEX_BASE_ONE;
+    for (int64_t i = 0; i < y->size; i++) yv[i] *= b;
+    for (int64_t k = 0; k < x->nnz; k++) yv[xi[k] - base] += a * xv[k];
     return CUSPARSE_STATUS_SUCCESS;
 }
 
