@@ -12,7 +12,8 @@
 # status:
 #   - spmv: CSR SpMV with the generic API, bufferSize then a workspace,
 #     alpha/beta in host then device memory (pointer mode), the runtime's
-#     stream on the handle, descriptors handing back their device addresses;
+#     stream on the handle, descriptors handing back their device addresses,
+#     then cusparseAxpby (scalars of the vectors' value type) in both modes;
 #   - lu: getrf + getrs (32-bit API, Lwork workspace, devInfo on the device)
 #     and Xgetrf + Xgetrs (64-bit API, cusolverDnParams_t, device and host
 #     workspaces);
