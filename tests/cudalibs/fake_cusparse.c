@@ -4,6 +4,7 @@
  * it says: a scalar the stub sent from the wrong memory space is read from the
  * wrong place). NULL handles and descriptors get cuSPARSE's answers. Every
  * other function is the real library's (which fails without a GPU). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,138 @@ FAKE cusparseStatus_t cusparseSpMV(cusparseHandle_t h, cusparseOperation_t op, c
         for (int k = rp[r] - base; k < rp[r + 1] - base; k++) acc += v[k] * xv[ci[k] - base];
         yv[r] = a * acc + (b != 0 ? b * yv[r] : 0);
     }
+    return CUSPARSE_STATUS_SUCCESS;
+}
+
+/* SpGEMM: C = alpha op(A) op(B) (float CSR, 32-bit indices, no transpose),
+ * computed densely at compute time, kept in the descriptor and written into
+ * C's arrays by copy. Each step's workspace: the size is asked with a NULL
+ * buffer (bufferSizeN out), then given with one of at least that size. */
+enum { SPGEMM_WS = 64 };
+struct cusparseSpGEMMDescr {
+    uint32_t magic;
+    int estimated;
+    int64_t rows, cols;
+    float *dense; /* rows x cols, row-major, once computed */
+};
+FAKE cusparseStatus_t cusparseSpGEMM_createDescr(cusparseSpGEMMDescr_t *d)
+{
+    if (!d) return CUSPARSE_STATUS_INVALID_VALUE;
+    struct cusparseSpGEMMDescr *g = calloc(1, sizeof *g);
+    if (!g) return CUSPARSE_STATUS_ALLOC_FAILED;
+    g->magic = MAGIC;
+    *d = g;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+FAKE cusparseStatus_t cusparseSpGEMM_destroyDescr(cusparseSpGEMMDescr_t g)
+{
+    if (!g) return CUSPARSE_STATUS_SUCCESS;
+    if (g->magic != MAGIC) return CUSPARSE_STATUS_INVALID_VALUE;
+    free(g->dense);
+    free(g);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+static cusparseStatus_t spgemm_check(cusparseHandle_t h, cusparseOperation_t oa,
+                                     cusparseOperation_t ob, const void *alpha,
+                                     cusparseConstSpMatDescr_t A, cusparseConstSpMatDescr_t B,
+                                     const void *beta, cusparseSpMatDescr_t C, cudaDataType ct,
+                                     cusparseSpGEMMDescr_t g)
+{
+    if (!ok_handle(h)) return CUSPARSE_STATUS_NOT_INITIALIZED;
+    if (!alpha || !beta || !A || !B || !C || !g || A->magic != MAGIC || B->magic != MAGIC ||
+        C->magic != MAGIC || g->magic != MAGIC || A->cols != B->rows || C->rows != A->rows ||
+        C->cols != B->cols)
+        return CUSPARSE_STATUS_INVALID_VALUE;
+    if (oa != CUSPARSE_OPERATION_NON_TRANSPOSE || ob != CUSPARSE_OPERATION_NON_TRANSPOSE ||
+        ct != CUDA_R_32F || A->vt != CUDA_R_32F || B->vt != CUDA_R_32F)
+        return CUSPARSE_STATUS_NOT_SUPPORTED;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+/* a step's workspace: the size asked (NULL buffer) or checked and written */
+static cusparseStatus_t spgemm_ws(size_t *size, void *buf)
+{
+    if (!size) return CUSPARSE_STATUS_INVALID_VALUE;
+    if (!buf) {
+        *size = SPGEMM_WS;
+        return CUSPARSE_STATUS_SUCCESS;
+    }
+    if (*size < SPGEMM_WS) return CUSPARSE_STATUS_INVALID_VALUE;
+    memset(buf, 0x5a, SPGEMM_WS);
+    return CUSPARSE_STATUS_SUCCESS;
+}
+FAKE cusparseStatus_t cusparseSpGEMM_workEstimation(
+    cusparseHandle_t h, cusparseOperation_t oa, cusparseOperation_t ob, const void *alpha,
+    cusparseConstSpMatDescr_t A, cusparseConstSpMatDescr_t B, const void *beta,
+    cusparseSpMatDescr_t C, cudaDataType ct, cusparseSpGEMMAlg_t alg, cusparseSpGEMMDescr_t g,
+    size_t *size1, void *buf1)
+{
+    (void)alg;
+    cusparseStatus_t s = spgemm_check(h, oa, ob, alpha, A, B, beta, C, ct, g);
+    if (s == CUSPARSE_STATUS_SUCCESS) s = spgemm_ws(size1, buf1);
+    if (s == CUSPARSE_STATUS_SUCCESS && buf1) g->estimated = 1;
+    return s;
+}
+FAKE cusparseStatus_t cusparseSpGEMM_compute(
+    cusparseHandle_t h, cusparseOperation_t oa, cusparseOperation_t ob, const void *alpha,
+    cusparseConstSpMatDescr_t A, cusparseConstSpMatDescr_t B, const void *beta,
+    cusparseSpMatDescr_t C, cudaDataType ct, cusparseSpGEMMAlg_t alg, cusparseSpGEMMDescr_t g,
+    size_t *size2, void *buf2)
+{
+    (void)alg;
+    cusparseStatus_t s = spgemm_check(h, oa, ob, alpha, A, B, beta, C, ct, g);
+    if (s == CUSPARSE_STATUS_SUCCESS && !g->estimated) s = CUSPARSE_STATUS_INVALID_VALUE;
+    if (s == CUSPARSE_STATUS_SUCCESS) s = spgemm_ws(size2, buf2);
+    if (s != CUSPARSE_STATUS_SUCCESS || !buf2) return s;
+    float *d = calloc((size_t)(A->rows * B->cols) + 1, sizeof *d);
+    if (!d) return CUSPARSE_STATUS_ALLOC_FAILED;
+    const int *ar = A->rowptr, *ac = A->colind, *br = B->rowptr, *bc = B->colind;
+    const float *av = A->values, *bv = B->values;
+    float a = *(const float *)alpha;
+    for (int64_t r = 0; r < A->rows; r++)
+        for (int i = ar[r]; i < ar[r + 1]; i++)
+            for (int j = br[ac[i]]; j < br[ac[i] + 1]; j++)
+                d[r * B->cols + bc[j]] += a * av[i] * bv[j];
+    int64_t nnz = 0;
+    for (int64_t r = 0; r < A->rows; r++) /* the structural nonzeros: any product */
+        for (int64_t c = 0; c < B->cols; c++) {
+            int hit = 0;
+            for (int i = ar[r]; i < ar[r + 1] && !hit; i++)
+                for (int j = br[ac[i]]; j < br[ac[i] + 1]; j++) hit |= bc[j] == c;
+            nnz += hit;
+            if (!hit) d[r * B->cols + c] = NAN; /* no entry */
+        }
+    free(g->dense);
+    g->dense = d, g->rows = A->rows, g->cols = B->cols;
+    C->nnz = nnz;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+FAKE cusparseStatus_t cusparseCsrSetPointers(cusparseSpMatDescr_t m, void *rowptr, void *colind,
+                                             void *values)
+{
+    if (!m || m->magic != MAGIC || !rowptr) return CUSPARSE_STATUS_INVALID_VALUE;
+    m->rowptr = rowptr, m->colind = colind, m->values = values;
+    return CUSPARSE_STATUS_SUCCESS;
+}
+FAKE cusparseStatus_t cusparseSpGEMM_copy(cusparseHandle_t h, cusparseOperation_t oa,
+                                          cusparseOperation_t ob, const void *alpha,
+                                          cusparseConstSpMatDescr_t A, cusparseConstSpMatDescr_t B,
+                                          const void *beta, cusparseSpMatDescr_t C,
+                                          cudaDataType ct, cusparseSpGEMMAlg_t alg,
+                                          cusparseSpGEMMDescr_t g)
+{
+    (void)alg;
+    cusparseStatus_t s = spgemm_check(h, oa, ob, alpha, A, B, beta, C, ct, g);
+    if (s != CUSPARSE_STATUS_SUCCESS) return s;
+    if (!g->dense || (C->nnz && (!C->colind || !C->values))) return CUSPARSE_STATUS_INVALID_VALUE;
+    int *rp = C->rowptr, *ci = C->colind;
+    float *v = C->values;
+    int k = 0;
+    for (int64_t r = 0; r < g->rows; r++) {
+        rp[r] = k;
+        for (int64_t c = 0; c < g->cols; c++)
+            if (!isnan(g->dense[r * g->cols + c])) ci[k] = (int)c, v[k++] = g->dense[r * g->cols + c];
+    }
+    rp[g->rows] = k;
     return CUSPARSE_STATUS_SUCCESS;
 }
 

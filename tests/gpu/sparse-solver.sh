@@ -14,6 +14,9 @@
 #     alpha/beta in host then device memory (pointer mode), the runtime's
 #     stream on the handle, descriptors handing back their device addresses,
 #     then cusparseAxpby (scalars of the vectors' value type) in both modes;
+#   - spgemm: C = alpha A B for CSR A and B (SpGEMM: workEstimation and
+#     compute, each with its size query then a workspace, SpMatGetSize,
+#     CsrSetPointers, SpGEMM_copy);
 #   - lu: getrf + getrs (32-bit API, Lwork workspace, devInfo on the device)
 #     and Xgetrf + Xgetrs (64-bit API, cusolverDnParams_t, device and host
 #     workspaces);
@@ -48,7 +51,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/sparse.configure.log" 2>&1 ||
     { cat "$build/sparse.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cuda_stub cudart_stub cusparse_stub cusolver_stub \
-      apigen-server-cuda-family cusparse_spmv cusparse_badinput cusolver_lu cusolver_cholesky \
+      apigen-server-cuda-family cusparse_spmv cusparse_spgemm cusparse_badinput cusolver_lu cusolver_cholesky \
       cusolver_badinput > "$build/sparse.build.log" 2>&1 ||
     { tail -n 50 "$build/sparse.build.log"; exit 1; }
 fi
@@ -104,7 +107,7 @@ first_error() { # KEY MODE: the first line that says what went wrong
 }
 fails=0
 table=$logs/table.txt
-examples="cusparse/spmv cusolver/lu cusolver/cholesky"
+examples="cusparse/spmv cusparse/spgemm cusolver/lu cusolver/cholesky"
 printf '%-18s | %-8s | %-8s | %-8s | %-8s | %s\n' case native unix tcp shm result > "$table"
 printf '%s\n' "-------------------+----------+----------+----------+----------+-----------------" >> "$table"
 for e in $examples; do
