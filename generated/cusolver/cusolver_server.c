@@ -1756,7 +1756,7 @@ static void h_cusolverDnCgesvdaStridedBatched(apigen_call_ctx *cx)
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_h_R_nrmF)) { apigen_reject(cx, APIGEN_BAD_ARGS, "h_R_nrmF"); return; }
     if (p_h_R_nrmF) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
         h_R_nrmF = apigen_scratch(cx, n_h_R_nrmF, 1);
         if (h_R_nrmF == NULL) return;
     }
@@ -7024,7 +7024,7 @@ static void h_cusolverDnDgesvdaStridedBatched(apigen_call_ctx *cx)
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_h_R_nrmF)) { apigen_reject(cx, APIGEN_BAD_ARGS, "h_R_nrmF"); return; }
     if (p_h_R_nrmF) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
         h_R_nrmF = apigen_scratch(cx, n_h_R_nrmF, 1);
         if (h_R_nrmF == NULL) return;
     }
@@ -12706,7 +12706,7 @@ static void h_cusolverDnSgesvdaStridedBatched(apigen_call_ctx *cx)
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_h_R_nrmF)) { apigen_reject(cx, APIGEN_BAD_ARGS, "h_R_nrmF"); return; }
     if (p_h_R_nrmF) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
         h_R_nrmF = apigen_scratch(cx, n_h_R_nrmF, 1);
         if (h_R_nrmF == NULL) return;
     }
@@ -20872,7 +20872,7 @@ static void h_cusolverDnZgesvdaStridedBatched(apigen_call_ctx *cx)
     batchSize = (int)(int32_t)v_batchSize;
     if (!apigen_get_u8(cx->rd, &p_h_R_nrmF)) { apigen_reject(cx, APIGEN_BAD_ARGS, "h_R_nrmF"); return; }
     if (p_h_R_nrmF) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) { apigen_reject(cx, APIGEN_TOO_LARGE, "h_R_nrmF"); return; }
         h_R_nrmF = apigen_scratch(cx, n_h_R_nrmF, 1);
         if (h_R_nrmF == NULL) return;
     }

@@ -1392,7 +1392,7 @@ APIGEN_EXPORT cusolverStatus_t cusolverDnCgesvdaStridedBatched(cusolverDnHandle_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)d_info)) goto nomem; /* d_info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     if (h_R_nrmF != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) goto badargs;
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h_R_nrmF != NULL)) goto nomem; /* h_R_nrmF */
     st_ = apigen_call_sync(&call_);
@@ -6127,7 +6127,7 @@ APIGEN_EXPORT cusolverStatus_t cusolverDnDgesvdaStridedBatched(cusolverDnHandle_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)d_info)) goto nomem; /* d_info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     if (h_R_nrmF != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) goto badargs;
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h_R_nrmF != NULL)) goto nomem; /* h_R_nrmF */
     st_ = apigen_call_sync(&call_);
@@ -11709,7 +11709,7 @@ APIGEN_EXPORT cusolverStatus_t cusolverDnSgesvdaStridedBatched(cusolverDnHandle_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)d_info)) goto nomem; /* d_info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     if (h_R_nrmF != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) goto badargs;
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h_R_nrmF != NULL)) goto nomem; /* h_R_nrmF */
     st_ = apigen_call_sync(&call_);
@@ -18453,7 +18453,7 @@ APIGEN_EXPORT cusolverStatus_t cusolverDnZgesvdaStridedBatched(cusolverDnHandle_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)d_info)) goto nomem; /* d_info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     if (h_R_nrmF != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_h_R_nrmF)) goto badargs;
+        if (!apigen_mul_size((uint64_t)((batchSize > 0) ? (batchSize) : (0)), sizeof(double), &n_h_R_nrmF)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h_R_nrmF != NULL)) goto nomem; /* h_R_nrmF */
     st_ = apigen_call_sync(&call_);

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUSOLVER_FINGERPRINT UINT64_C(0xf1bc164763e27e34)
+#define CUSOLVER_FINGERPRINT UINT64_C(0x94fb3f8e517ef38c)
 
 /* Call ids: forwarded and custom functions. */
 enum {
