@@ -955,12 +955,14 @@ static void h_cusparseCbsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -970,11 +972,16 @@ static void h_cusparseCbsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (bsrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -988,6 +995,7 @@ static void h_cusparseCbsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (cuComplex *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -2995,12 +3003,14 @@ static void h_cusparseCcsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -3010,11 +3020,16 @@ static void h_cusparseCcsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (csrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -3028,6 +3043,7 @@ static void h_cusparseCcsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (cuComplex *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -8219,12 +8235,14 @@ static void h_cusparseDbsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -8234,11 +8252,16 @@ static void h_cusparseDbsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (bsrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -8252,6 +8275,7 @@ static void h_cusparseDbsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (double *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -10261,12 +10285,14 @@ static void h_cusparseDcsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -10276,11 +10302,16 @@ static void h_cusparseDcsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (csrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -10294,6 +10325,7 @@ static void h_cusparseDcsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (double *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -14607,12 +14639,14 @@ static void h_cusparseSbsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -14622,11 +14656,16 @@ static void h_cusparseSbsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (bsrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -14640,6 +14679,7 @@ static void h_cusparseSbsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (float *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -16674,12 +16714,14 @@ static void h_cusparseScsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -16689,11 +16731,16 @@ static void h_cusparseScsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (csrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -16707,6 +16754,7 @@ static void h_cusparseScsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (float *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -24020,12 +24068,14 @@ static void h_cusparseZbsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -24035,11 +24085,16 @@ static void h_cusparseZbsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (bsrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -24053,6 +24108,7 @@ static void h_cusparseZbsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (cuDoubleComplex *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};
@@ -26060,12 +26116,14 @@ static void h_cusparseZcsrilu02_numericBoost(apigen_call_ctx *cx)
     const void *b_tol = NULL;
     uint64_t l_tol = 0;
     uint64_t n_tol = 0;
+    uint64_t v_tol = 0;
     const void *b_boost_val = NULL;
     uint64_t l_boost_val = 0;
     uint64_t n_boost_val = 0;
     uint64_t v_boost_val = 0;
     if (!apigen_get_u64(cx->rd, &v_st_pointer_mode_)) { apigen_reject(cx, APIGEN_BAD_ARGS, "state pointer_mode"); return; }
     st_pointer_mode_ = (int64_t)v_st_pointer_mode_;
+    if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_HOST) && st_pointer_mode_ != (int64_t)(CUSPARSE_POINTER_MODE_DEVICE)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val (state pointer_mode is neither CUSPARSE_POINTER_MODE_HOST nor CUSPARSE_POINTER_MODE_DEVICE)"); return; }
     if (!apigen_get_u64(cx->rd, &v_handle)) { apigen_reject(cx, APIGEN_BAD_ARGS, "handle"); return; }
     if (!apigen_handle_get(cx, &ht_cusparseHandle_t, v_handle, &r_)) return; /* handle */
@@ -26075,11 +26133,16 @@ static void h_cusparseZcsrilu02_numericBoost(apigen_call_ctx *cx)
     info = (csrilu02Info_t)(uintptr_t)r_;
     if (!apigen_get_u32(cx->rd, &v_enable_boost)) { apigen_reject(cx, APIGEN_BAD_ARGS, "enable_boost"); return; }
     enable_boost = (int)(int32_t)v_enable_boost;
-    if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-    if (b_tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
-        if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
-        tol = (double *)b_tol;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (!apigen_get_opt_bytes(cx->rd, &b_tol, &l_tol, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        if (b_tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) { apigen_reject(cx, APIGEN_TOO_LARGE, "tol"); return; }
+            if (l_tol != n_tol) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+            tol = (double *)b_tol;
+        }
+    } else {
+        if (!apigen_get_u64(cx->rd, &v_tol)) { apigen_reject(cx, APIGEN_BAD_ARGS, "tol"); return; }
+        tol = (double *)(uintptr_t)v_tol;
     }
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (!apigen_get_opt_bytes(cx->rd, &b_boost_val, &l_boost_val, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "boost_val"); return; }
@@ -26093,6 +26156,7 @@ static void h_cusparseZcsrilu02_numericBoost(apigen_call_ctx *cx)
         boost_val = (cuDoubleComplex *)(uintptr_t)v_boost_val;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_tol, 0, false, "tol")) return; /* tol: device memory of this client */
     if ((!((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST)))) && !apigen_dev_check(cx, v_boost_val, 0, false, "boost_val")) return; /* boost_val: device memory of this client */
     { /* state pointer_mode: the guest's value must be the library's own for handle */
         cusparsePointerMode_t sv_ = {0};

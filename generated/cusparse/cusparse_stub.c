@@ -787,6 +787,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseCbsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCbsrilu02_numericBoost, srv_))
@@ -795,10 +799,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseCbsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(cuComplex), &n_boost_val)) goto badargs;
@@ -2443,6 +2451,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseCcsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseCcsrilu02_numericBoost, srv_))
@@ -2451,10 +2463,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseCcsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(cuComplex), &n_boost_val)) goto badargs;
@@ -7546,6 +7562,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseDbsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDbsrilu02_numericBoost, srv_))
@@ -7554,10 +7574,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseDbsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_boost_val)) goto badargs;
@@ -9202,6 +9226,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseDcsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseDcsrilu02_numericBoost, srv_))
@@ -9210,10 +9238,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseDcsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_boost_val)) goto badargs;
@@ -13815,6 +13847,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseSbsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseSbsrilu02_numericBoost, srv_))
@@ -13823,10 +13859,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseSbsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_boost_val)) goto badargs;
@@ -15514,6 +15554,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseScsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseScsrilu02_numericBoost, srv_))
@@ -15522,10 +15566,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseScsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(float), &n_boost_val)) goto badargs;
@@ -22540,6 +22588,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseZbsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZbsrilu02_numericBoost, srv_))
@@ -22548,10 +22600,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseZbsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(cuDoubleComplex), &n_boost_val)) goto badargs;
@@ -24196,6 +24252,10 @@ APIGEN_EXPORT cusparseStatus_t cusparseZcsrilu02_numericBoost(cusparseHandle_t h
     if (srv_ < 0) srv_ = apigen_route_id(&cusparse_api, (uint64_t)(uintptr_t)info); /* info */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
     } else {
+        if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)tol); /* tol */
+    }
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+    } else {
         if (srv_ < 0) srv_ = apigen_route_dev(&cusparse_api, (uint64_t)(uintptr_t)boost_val); /* boost_val */
     }
     if (!apigen_call_begin_on(&cusparse_api, &call_, CUSPARSE_CALL_cusparseZcsrilu02_numericBoost, srv_))
@@ -24204,10 +24264,14 @@ APIGEN_EXPORT cusparseStatus_t cusparseZcsrilu02_numericBoost(cusparseHandle_t h
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)enable_boost)) goto nomem; /* enable_boost */
-    if (tol != NULL) {
-        if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+    if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
+        if (tol != NULL) {
+            if (!apigen_mul_size((uint64_t)(1), sizeof(double), &n_tol)) goto badargs;
+        }
+        if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
+    } else {
+        if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)tol)) goto nomem; /* tol */
     }
-    if (!apigen_put_opt_bytes_ref(call_.wr, tol, n_tol)) goto nomem; /* tol */
     if ((st_pointer_mode_ == (int64_t)(CUSPARSE_POINTER_MODE_HOST))) {
         if (boost_val != NULL) {
             if (!apigen_mul_size((uint64_t)(1), sizeof(cuDoubleComplex), &n_boost_val)) goto badargs;

@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUSPARSE_FINGERPRINT UINT64_C(0x5bcb293e5cde32c3)
+#define CUSPARSE_FINGERPRINT UINT64_C(0xdd05ae7ca67d92b1)
 
 /* Call ids: forwarded and custom functions. */
 enum {
