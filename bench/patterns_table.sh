@@ -1,0 +1,156 @@
+#!/bin/sh
+# bench/patterns_table.sh: the program-pattern table (issue 16) from what
+# tests/gpu/patterns.sh collected; CPU only, so CI tests it with fixtures
+# (tests/e2e/patterns_table_test.sh).
+#
+#   bench/patterns_table.sh LABEL TSV TRACE [LABEL TSV TRACE]...
+#
+# LABEL: the build ("runtime" for -cudart shared over the runtime stub,
+# "driver" for the static runtime over the driver stub). TSV: apigen-bench
+# --tsv of the timed run (bench/bench.c: floors and metrics, native and per
+# transport). TRACE: the APIGEN_TRACE file of a run with
+# BENCH_PATTERN_COUNT=1 (bench/patterns.cu), where guest, server and the
+# worker's markers append their lines:
+#   apigen trace [PID]: FN(ARGS) = R [STATUS, N us]          a call in the guest;
+#                                                            STATUS "cached": answered there
+#   apigen trace [PID]: TEXT                                 (no status) answered by the
+#                                                            stub's own code, as cached
+#   apigen trace [PID]: server: API.FN [async] -> S (N us)   a frame the server ran;
+#                                                            " [async]": no reply awaited
+#   apigen pattern mark: begin|end NAME ITERS TRANSPORT
+# Per pattern and transport, the calls of one iteration: the difference of
+# the two runs of a loop (10 and 20 iterations) over their difference in
+# iterations, or a one-shot run's counts as they are.
+#
+# Prints one row per pattern, build and transport: native and forwarded
+# time, speed (native time / forwarded time), per iteration the guest's
+# calls, those answered in the guest, the synchronous round trips (frames
+# the server answered) and async messages, the floor (round trips x the
+# transport's 64-byte ping-pong time, from the TSV) and what the forwarded
+# run spent beyond native time + floor. Then the speeds alone as a matrix.
+set -u
+if [ $# -lt 3 ] || [ $(($# % 3)) != 0 ]; then
+    echo "usage: $0 LABEL TSV TRACE [LABEL TSV TRACE]..." >&2
+    exit 2
+fi
+args=
+while [ $# -ge 3 ]; do
+    for f in "$2" "$3"; do
+        [ -r "$f" ] || { echo "patterns_table: cannot read $f (from the run of $1)" >&2; exit 2; }
+    done
+    args="$args$1 $2 $3
+"
+    shift 3
+done
+printf '%s' "$args" | while read -r label tsv trace; do
+    # one stream: "L label", then the TSV's lines, then "T" + the trace's lines
+    echo "L $label"
+    sed 's/^/S	/' "$tsv"
+    sed 's/^/T /' "$trace"
+done | awk -F'\t' '
+function fmt(v) {
+    if (v == "" || v == "-") return "-"
+    v += 0
+    if (v >= 1000) return sprintf("%.0f", v)
+    if (v >= 10) return sprintf("%.1f", v)
+    return sprintf("%.2f", v)
+}
+function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
+/^L / { lab = substr($0, 3); labs[++nl] = lab; next }
+/^S\t/ {
+    if ($2 == "transports") { nt[lab] = NF - 2; for (i = 3; i <= NF; i++) tn[lab, i - 2] = $i }
+    else if ($2 == "floor") floor[lab, $3] = $4
+    else if ($2 == "metric") {
+        m = $3
+        if (!((lab, m) in seen)) { seen[lab, m] = 1; mn[lab, ++nm[lab]] = m }
+        if (!(m in morder)) { morder[m] = ++nmo; mo[nmo] = m }
+        unit[m] = $4; hi[lab, m] = ($5 == "hi")
+        nat[lab, m] = $6
+        for (i = 1; i <= nt[lab]; i++) fw[lab, m, tn[lab, i]] = $(6 + i)
+    }
+    next
+}
+/^T / {
+    line = substr($0, 3)
+    if (line ~ /^apigen pattern mark: /) {
+        split(line, w, " ")
+        if (w[4] == "begin") {
+            k = lab SUBSEP w[5] SUBSEP w[7]          # build, pattern, transport
+            cur = k SUBSEP w[6]                      # ... and the run\047s iterations
+            g[cur] = c[cur] = s[cur] = a[cur] = 0    # a repeated run: the last counts
+            if (!((k, w[6]) in have)) { have[k, w[6]] = 1; its[k] = (k in its) ? its[k] " " w[6] : w[6] }
+        }
+        else cur = ""
+        next
+    }
+    if (cur == "" || line !~ /^apigen trace \[[0-9]+\]: /) next
+    if (line ~ /^apigen trace \[[0-9]+\]: server: /) {
+        # a frame the server ran; its other lines (sessions) are no frames
+        if (line ~ /: server: [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \[async\] -> /) a[cur]++
+        else if (line ~ /: server: [A-Za-z0-9_]+\.[A-Za-z0-9_]+ -> /) s[cur]++
+    } else {
+        # a call in the guest: answered there when cached, or when no
+        # status follows (entries the stub\047s own code answers trace themselves)
+        g[cur]++
+        if (line ~ /\[cached, [0-9]+ us\]$/ || line !~ /\[[^],]+, [0-9]+ us\]$/) c[cur]++
+    }
+    next
+}
+# per iteration: two runs (the fewest and the most iterations) differenced, else one run divided
+function periter(k, arr,    n, v, i, lo, hi2) {
+    n = split(its[k], v, " ")
+    lo = v[1] + 0; hi2 = v[1] + 0
+    for (i = 2; i <= n; i++) { if (v[i] + 0 < lo) lo = v[i] + 0; if (v[i] + 0 > hi2) hi2 = v[i] + 0 }
+    if (hi2 > lo) return (arr[k, hi2] - arr[k, lo]) / (hi2 - lo)
+    return arr[k, lo] / lo
+}
+END {
+    printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s\n", "pattern", "stub", "tport", \
+        "native", "forwarded", "speed", "calls", "inguest", "sync", "async", "floor", "beyond"
+    for (li = 1; li <= nl; li++) {
+        L = labs[li]
+        for (mi = 1; mi <= nm[L]; mi++) {
+            m = mn[L, mi]
+            for (ti = 1; ti <= nt[L]; ti++) {
+                t = tn[L, ti]; nv = nat[L, m]; fv = fw[L, m, t]
+                sp = "-"
+                if (nv != "-" && fv != "-" && nv > 0 && fv > 0) {
+                    r = hi[L, m] ? fv / nv : nv / fv
+                    sp = sprintf("%.2fx", r); spd[L, m, t] = sp
+                }
+                k = L SUBSEP m SUBSEP t
+                G = C = S = A = ""; fl = "-"; bey = "-"
+                if (k in its) {
+                    G = periter(k, g); C = periter(k, c); S = periter(k, s); A = periter(k, a)
+                    if ((L, t) in floor) {
+                        fl = sprintf("%.2f", S * floor[L, t])
+                        if (unit[m] == "us" && !hi[L, m] && nv != "-" && fv != "-")
+                            bey = sprintf("%.2f", fv - nv - S * floor[L, t])
+                    }
+                }
+                printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s\n", m, L, t, fmt(nv), \
+                    fmt(fv), sp, cnt(G), cnt(C), cnt(S), cnt(A), fl, bey
+            }
+        }
+    }
+    printf "\nspeed (native / forwarded)"
+    for (li = 1; li <= nl; li++) printf " | %-*s", nt[labs[li]] * 9 - 1, labs[li] " stub"
+    printf "\n%-26s", "pattern"
+    for (li = 1; li <= nl; li++) { printf " |"; for (ti = 1; ti <= nt[labs[li]]; ti++) printf " %8s", tn[labs[li], ti] }
+    printf "\n"
+    for (oi = 1; oi <= nmo; oi++) {
+        m = mo[oi]; printf "%-26s", m
+        for (li = 1; li <= nl; li++) {
+            printf " |"
+            for (ti = 1; ti <= nt[labs[li]]; ti++) { t = tn[labs[li], ti]; v = (labs[li], m, t) in spd ? spd[labs[li], m, t] : "-"; printf " %8s", v }
+        }
+        printf "\n"
+    }
+    printf "\nfloor: the transport\047s 64-byte ping-pong"
+    for (li = 1; li <= nl; li++) for (ti = 1; ti <= nt[labs[li]]; ti++)
+        if ((labs[li], tn[labs[li], ti]) in floor) printf " %s/%s %s us", labs[li], tn[labs[li], ti], floor[labs[li], tn[labs[li], ti]]
+    printf "\n"
+    print "times: us per iteration (pin_*: the one call); calls: the guest\047s calls per iteration, inguest: of"
+    print "them answered in the guest (cached); sync / async: frames the server ran per iteration that the guest waited"
+    print "for / did not; floor: sync x the transport\047s ping-pong; beyond: forwarded - native - floor"
+}'
