@@ -26,8 +26,11 @@
 # time, speed (native time / forwarded time), per iteration the guest's
 # calls, those answered in the guest, the synchronous round trips (frames
 # the server answered) and async messages, the floor (round trips x the
-# transport's 64-byte ping-pong time, from the TSV) and what the forwarded
-# run spent beyond native time + floor. Then the speeds alone as a matrix.
+# transport's 64-byte ping-pong time, from the TSV), what the forwarded run
+# spent beyond native time + floor, and from the traced run the summed
+# microseconds of the guest's calls and of the server's frames per iteration
+# (their difference: transport and marshalling; tracing slows both). Then
+# the speeds alone as a matrix.
 set -u
 if [ $# -lt 3 ] || [ $(($# % 3)) != 0 ]; then
     echo "usage: $0 LABEL TSV TRACE [LABEL TSV TRACE]..." >&2
@@ -77,7 +80,7 @@ function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
         if (w[4] == "begin") {
             k = lab SUBSEP w[5] SUBSEP w[7]          # build, pattern, transport
             cur = k SUBSEP w[6]                      # ... and the run\047s iterations
-            g[cur] = c[cur] = s[cur] = a[cur] = 0    # a repeated run: the last counts
+            g[cur] = c[cur] = s[cur] = a[cur] = gu[cur] = su[cur] = 0  # a repeated run: the last counts
             if (!((k, w[6]) in have)) { have[k, w[6]] = 1; its[k] = (k in its) ? its[k] " " w[6] : w[6] }
         }
         else cur = ""
@@ -88,11 +91,14 @@ function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
         # a frame the server ran; its other lines (sessions) are no frames
         if (line ~ /: server: [A-Za-z0-9_]+\.[A-Za-z0-9_]+ \[async\] -> /) a[cur]++
         else if (line ~ /: server: [A-Za-z0-9_]+\.[A-Za-z0-9_]+ -> /) s[cur]++
+        else next
+        if (match(line, /\([0-9]+ us\)$/)) su[cur] += substr(line, RSTART + 1, RLENGTH - 5)
     } else {
         # a call in the guest: answered there when cached, or when no
         # status follows (entries the stub\047s own code answers trace themselves)
         g[cur]++
         if (line ~ /\[cached, [0-9]+ us\]$/ || line !~ /\[[^],]+, [0-9]+ us\]$/) c[cur]++
+        if (match(line, /, [0-9]+ us\]$/)) gu[cur] += substr(line, RSTART + 2, RLENGTH - 6)
     }
     next
 }
@@ -105,8 +111,8 @@ function periter(k, arr,    n, v, i, lo, hi2) {
     return arr[k, lo] / lo
 }
 END {
-    printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s\n", "pattern", "stub", "tport", \
-        "native", "forwarded", "speed", "calls", "inguest", "sync", "async", "floor", "beyond"
+    printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s %9s %9s\n", "pattern", "stub", "tport", \
+        "native", "forwarded", "speed", "calls", "inguest", "sync", "async", "floor", "beyond", "guest_us", "server_us"
     for (li = 1; li <= nl; li++) {
         L = labs[li]
         for (mi = 1; mi <= nm[L]; mi++) {
@@ -119,17 +125,18 @@ END {
                     sp = sprintf("%.2fx", r); spd[L, m, t] = sp
                 }
                 k = L SUBSEP m SUBSEP t
-                G = C = S = A = ""; fl = "-"; bey = "-"
+                G = C = S = A = GU = SU = ""; fl = "-"; bey = "-"
                 if (k in its) {
                     G = periter(k, g); C = periter(k, c); S = periter(k, s); A = periter(k, a)
+                    GU = periter(k, gu); SU = periter(k, su)
                     if ((L, t) in floor) {
                         fl = sprintf("%.2f", S * floor[L, t])
                         if (unit[m] == "us" && !hi[L, m] && nv != "-" && fv != "-")
                             bey = sprintf("%.2f", fv - nv - S * floor[L, t])
                     }
                 }
-                printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s\n", m, L, t, fmt(nv), \
-                    fmt(fv), sp, cnt(G), cnt(C), cnt(S), cnt(A), fl, bey
+                printf "%-15s %-8s %-5s %10s %10s %7s %7s %7s %6s %6s %9s %10s %9s %9s\n", m, L, t, fmt(nv), \
+                    fmt(fv), sp, cnt(G), cnt(C), cnt(S), cnt(A), fl, bey, fmt(GU), fmt(SU)
             }
         }
     }
@@ -152,5 +159,7 @@ END {
     printf "\n"
     print "times: us per iteration (pin_*: the one call); calls: the guest\047s calls per iteration, inguest: of"
     print "them answered in the guest (cached); sync / async: frames the server ran per iteration that the guest waited"
-    print "for / did not; floor: sync x the transport\047s ping-pong; beyond: forwarded - native - floor"
+    print "for / did not; floor: sync x the transport\047s ping-pong; beyond: forwarded - native - floor;"
+    print "guest_us / server_us: per iteration, the microseconds the guest\047s calls took and the server\047s"
+    print "frames ran, summed from the traced run (tracing included: read them against each other)"
 }'
