@@ -25,7 +25,8 @@
 # ROUNDS (apigen-bench --rounds for the timed runs, default 1),
 # RT_SERVER_ARGS (default "--isolation thread", as bench/run-gpu.sh),
 # DRV_SERVER_ARGS (default none: apigen-server-cuda's process per session,
-# as tests/gpu/driver.sh), BUILDS (default "runtime driver").
+# as tests/gpu/driver.sh), BUILDS (default "runtime driver"), NOBUILD=1 (run
+# what BUILD holds: no configure, no build).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -47,13 +48,17 @@ t0=$(date +%s)
     echo "== tests/gpu/patterns.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) cores, commit $(git rev-parse --short HEAD 2>/dev/null)"
     command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 } | tee "$out/header.txt"
-echo "== build ($build, arch $arch)"
-cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
-      -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$out/configure.log" 2>&1 ||
-    { tail -n 40 "$out/configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target cudart_stub cuda_stub apigen-server-cudart apigen-server-cuda \
-      apigen-bench bench_patterns > "$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
-echo "   built in $(($(date +%s) - t0)) s"
+if [ "${NOBUILD:-0}" = 1 ]; then
+    echo "== NOBUILD=1: using what $build holds"
+else
+    echo "== build ($build, arch $arch)"
+    cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
+          -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$out/configure.log" 2>&1 ||
+        { tail -n 40 "$out/configure.log"; exit 1; }
+    cmake --build "$build" -j"$(nproc)" --target cudart_stub cuda_stub apigen-server-cudart apigen-server-cuda \
+          apigen-bench bench_patterns > "$out/build.log" 2>&1 || { tail -n 40 "$out/build.log"; exit 1; }
+    echo "   built in $(($(date +%s) - t0)) s"
+fi
 bench=$build/bench/apigen-bench
 args=
 for label in ${BUILDS:-runtime driver}; do
@@ -80,8 +85,9 @@ for label in ${BUILDS:-runtime driver}; do
         "$bench" --worker "$worker" --server "$server" $sargs --native-dir "$reallib" --stub-dir "$build/stub" \
         --transports "${TRANSPORTS:-shm,unix,tcp}" --floors 0 \
         > "$out/$label.count.txt" 2> "$out/$label.count.err"
-    echo "   exit $?, $(($(date +%s) - t0)) s so far; $(grep -c 'apigen pattern mark: begin' "$out/$label.trace" 2>/dev/null) marked runs"
-    [ -e "$out/$label.trace" ] || : > "$out/$label.trace"
+    rc=$?
+    [ -e "$out/$label.trace" ] || : > "$out/$label.trace" # nothing traced: the table says "-"
+    echo "   exit $rc, $(($(date +%s) - t0)) s so far; $(grep -c 'apigen pattern mark: begin' "$out/$label.trace") marked runs"
     args="$args $label $out/$label.tsv $out/$label.trace"
 done
 # shellcheck disable=SC2086 # args: label/file triples, no spaces in OUT
