@@ -4,7 +4,7 @@
 # is; setup, session lines and calls outside the markers ignored), the
 # in-guest answers (cached, or no status), the summed microseconds of the
 # guest's calls and the server's frames, the floor from the TSV and the
-# speed; a missing value stays "-". tests/gpu/patterns.sh makes the real inputs.
+# speed, the target (met or MISSED); a missing value stays "-". tests/gpu/patterns.sh makes the real inputs.
 #
 #   patterns_table_test.sh SOURCE_DIR
 set -u
@@ -15,16 +15,17 @@ trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 sh "$src/bench/patterns_table.sh" runtime "$d/runtime.tsv" "$d/runtime.trace" \
     driver "$d/driver.tsv" "$d/driver.trace" > "$out" 2>&1 || fail "patterns_table.sh exited with $?"
-# pattern stub transport native forwarded speed calls inguest sync async floor beyond guest_us server_us
+# pattern stub transport native forwarded speed calls inguest sync async floor beyond guest_us server_us target
 row() {
     got=$(awk -v p="$1" -v s="$2" -v t="$3" '$1 == p && $2 == s && $3 == t { $1 = $2 = $3 = ""; sub(/^ +/, ""); print; exit }' "$out")
     [ "$got" = "$4" ] || fail "$1 $2 $3: got '$got', want '$4'"
 }
-row reduce_copy runtime unix "20.0 50.0 0.40x 4.00 1.00 2.00 1.00 20.00 10.00 37.0 19.0"
-row reduce_copy runtime shm "20.0 25.0 0.80x - - - - - - - -"
-row pin_first_44B runtime shm "10.0 100.0 0.10x 2.00 0.00 1.00 1.00 2.00 88.00 14.0 7.00"
-row pin_first_44B runtime unix "10.0 - - - - - - - - - -"
-row params_8 driver tcp "2.00 8.00 0.25x 2.00 1.00 0.00 1.00 - - 3.00 2.00"
+row reduce_copy runtime unix "20.0 50.0 0.40x 4.00 1.00 2.00 1.00 20.00 10.00 37.0 19.0 MISSED"
+row reduce_copy runtime shm "20.0 25.0 0.80x - - - - - - - - -"
+row pin_first_44B runtime shm "10.0 100.0 0.10x 2.00 0.00 1.00 1.00 2.00 88.00 14.0 7.00 -"
+row pin_first_44B runtime unix "10.0 - - - - - - - - - - -"
+row params_8 driver tcp "2.00 8.00 0.25x 2.00 1.00 0.00 1.00 - - 3.00 2.00 MISSED"
+row spin_5us driver tcp "5.00 5.20 0.96x 1.00 0.00 0.00 1.00 - - 3.00 2.00 met"
 grep -Eq '^reduce_copy +\| +0\.80x +0\.40x \| +- *$' "$out" || fail "the speed matrix's reduce_copy row"
 grep -q 'runtime/unix 10.000 us' "$out" || fail "the floors line"
 # bad usage: a message, exit 2
