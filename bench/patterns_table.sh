@@ -80,10 +80,15 @@ function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
         if (w[4] == "begin") {
             k = lab SUBSEP w[5] SUBSEP w[7]          # build, pattern, transport
             cur = k SUBSEP w[6]                      # ... and the run\047s iterations
-            g[cur] = c[cur] = s[cur] = a[cur] = gu[cur] = su[cur] = 0  # a repeated run: the last counts
-            if (!((k, w[6]) in have)) {    # (k in its) before the assignment creates its[k]
-                have[k, w[6]] = 1; prev = (k in its) ? its[k] " " : ""; its[k] = prev w[6]
+            curk = k
+            if ((k, w[6]) in have) {                 # one run each: a second would add up
+                printf "patterns_table: %s: a second run of %s %s over %s ignored\n", lab, w[5], w[6], w[7] > "/dev/stderr"
+                cur = ""
+                next
             }
+            g[cur] = c[cur] = s[cur] = a[cur] = gu[cur] = su[cur] = 0
+            have[k, w[6]] = 1                        # (k in its) before the assignment creates its[k]
+            prev = (k in its) ? its[k] " " : ""; its[k] = prev w[6]
         }
         else cur = ""
         next
@@ -95,14 +100,29 @@ function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
         else if (line ~ /: server: [A-Za-z0-9_]+\.[A-Za-z0-9_]+ -> /) s[cur]++
         else next
         if (match(line, /\([0-9]+ us\)$/)) su[cur] += substr(line, RSTART + 1, RLENGTH - 5)
+        fn = line; sub(/^.*: server: [A-Za-z0-9_]+\./, "", fn); sub(/ .*/, "", fn)
+        kind = line ~ / \[async\] -> / ? "async" : "sync"
+        fc[cur, kind, fn]++; fk[curk, kind, fn] = 1
     } else {
         # a call in the guest: answered there when cached, or when no
         # status follows (entries the stub\047s own code answers trace themselves)
         g[cur]++
-        if (line ~ /\[cached, [0-9]+ us\]$/ || line !~ /\[[^],]+, [0-9]+ us\]$/) c[cur]++
+        if (line ~ /\[cached, [0-9]+ us\]$/ || line !~ /\[[^],]+, [0-9]+ us\]$/) {
+            c[cur]++
+            fn = line; sub(/^apigen trace \[[0-9]+\]: /, "", fn); sub(/\(.*/, "", fn); gsub(/ /, ":", fn)
+            fc[cur, "inguest", fn]++; fk[curk, "inguest", fn] = 1
+        }
         if (match(line, /, [0-9]+ us\]$/)) gu[cur] += substr(line, RSTART + 2, RLENGTH - 6)
     }
     next
+}
+# per iteration, one function: as periter, from fc[k, iters, kind, fn]
+function periter_fn(k, kind, fn,    n, v, i, lo, hi2) {
+    n = split(its[k], v, " ")
+    lo = v[1] + 0; hi2 = v[1] + 0
+    for (i = 2; i <= n; i++) { if (v[i] + 0 < lo) lo = v[i] + 0; if (v[i] + 0 > hi2) hi2 = v[i] + 0 }
+    if (hi2 > lo) return (fc[k, hi2, kind, fn] - fc[k, lo, kind, fn]) / (hi2 - lo)
+    return fc[k, lo, kind, fn] / lo
 }
 # per iteration: two runs (the fewest and the most iterations) differenced, else one run divided
 function periter(k, arr,    n, v, i, lo, hi2) {
@@ -175,4 +195,17 @@ END {
     print "frames ran, summed from the traced run (tracing included: read them against each other);"
     print "target (issue 16): shm >= 0.95x; unix, tcp >= 0.9x with no sync round trip per iteration, else"
     print "beyond <= 0 (within the floor); one-shot rows (pin_*): first copy against later, item 2"
+    # which functions: per pattern, stub and transport, per iteration
+    print "\nper iteration, by function (sync: the server answered, the guest waited; async: no reply;"
+    print "inguest: answered in the guest); from the traced run"
+    fflush()
+    cmd = "sort"
+    for (key in fk) {
+        split(key, q, SUBSEP)
+        k = q[1] SUBSEP q[2] SUBSEP q[3]
+        v = periter_fn(k, q[4], q[5])
+        if (v > 0.005 || v < -0.005)
+            printf "%-15s %-8s %-5s %-8s %7.2f %s\n", q[2], q[1], q[3], q[4], v, q[5] | cmd
+    }
+    close(cmd)
 }'

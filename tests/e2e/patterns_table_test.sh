@@ -28,6 +28,20 @@ row params_8 driver tcp "2.00 8.00 0.25x 2.00 1.00 0.00 1.00 - - 3.00 2.00 MISSE
 row spin_5us driver tcp "5.00 5.20 0.96x 1.00 0.00 0.00 1.00 - - 3.00 2.00 met"
 grep -Eq '^reduce_copy +\| +0\.80x +0\.40x \| +- *$' "$out" || fail "the speed matrix's reduce_copy row"
 grep -q 'runtime/unix 10.000 us' "$out" || fail "the floors line"
+# by function, per iteration: once-per-run calls (cudaGetLastError) cancel
+for l in "reduce_copy runtime unix sync 1.00 cudaMemcpy" "reduce_copy runtime unix sync 1.00 cudaDeviceSynchronize" \
+         "reduce_copy runtime unix async 1.00 cudaLaunchKernel" "reduce_copy runtime unix inguest 1.00 cudaGetDevice" \
+         "params_8 driver tcp inguest 1.00 cuGetExportTable:entry:ctx_local" "pin_first_44B runtime shm sync 1.00 cudaStreamSynchronize"; do
+    awk '{ $1 = $1; print }' "$out" | grep -qx "$l" || fail "no by-function line: $l"
+done
+grep -q cudaGetLastError "$out" && fail "a once-per-run call counted per iteration"
+# a second run of the same loop: ignored with a word, the counts unchanged
+tr2=$(mktemp)
+cat "$d/runtime.trace" "$d/runtime.trace" > "$tr2"
+sh "$src/bench/patterns_table.sh" runtime "$d/runtime.tsv" "$tr2" > "$out" 2>&1
+rm -f "$tr2"
+grep -q "a second run of reduce_copy 2 over unix ignored" "$out" || fail "a repeated run: no word"
+row reduce_copy runtime unix "20.0 50.0 0.40x 4.00 1.00 2.00 1.00 20.00 10.00 37.0 19.0 MISSED"
 # bad usage: a message, exit 2
 sh "$src/bench/patterns_table.sh" runtime "$d/runtime.tsv" > "$out" 2>&1
 [ $? = 2 ] && grep -q usage "$out" || fail "two arguments: want usage and exit 2"
