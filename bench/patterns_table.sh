@@ -30,7 +30,9 @@
 # spent beyond native time + floor, and from the traced run the summed
 # microseconds of the guest's calls and of the server's frames per iteration
 # (their difference: transport and marshalling; tracing slows both), and
-# whether issue 16's target is met. Then the speeds alone as a matrix.
+# whether issue 16's target is met. Then the speeds alone as a matrix, and
+# per iteration the functions behind the round trips, the async messages and
+# the answers kept in the guest. Paths must not hold spaces.
 set -u
 if [ $# -lt 3 ] || [ $(($# % 3)) != 0 ]; then
     echo "usage: $0 LABEL TSV TRACE [LABEL TSV TRACE]..." >&2

@@ -19,7 +19,8 @@
 # per iteration (traced), issue 16's target, and per iteration which
 # functions made the round trips. Benchmarks print numbers; nothing is
 # asserted (a worker that fails says so on stderr and its cells stay "-").
-# About 1-2 minutes of running after the build on a 16-core machine.
+# Estimated (not yet run on a GPU): 1-2 minutes of running after the build on
+# a 16-core machine; the script prints the seconds spent after each step.
 #
 #   OUT=/dir tests/gpu/patterns.sh          (from the repository root)
 #
