@@ -3,6 +3,7 @@
  *   apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR
  *                [--transports unix,tcp,shm] [--server-arg ARG]... [--worker-arg ARG]...
  *                [--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER]
+ *                [--tsv FILE] [--floors 0|1]
  *
  * 1. Floors: a 64-byte ping-pong over each transport with the transport
  *    library itself (an echo child process), so the forwarded numbers can be
@@ -27,6 +28,13 @@
  * --cpus GUEST:SERVER: every guest side (worker, the floors' measuring end)
  * on the CPUs of GUEST, every server side (server, the floors' echo end) on
  * those of SERVER (bench/cpus.h): runs then compare on the same core pair.
+ *
+ * --tsv FILE: the table also as tab-separated rows for scripts
+ * (tests/gpu/patterns.sh, bench/patterns_table.sh):
+ *     transports<TAB>T1<TAB>T2...
+ *     floor<TAB>T<TAB>us                   (the 64-byte ping-pong, per transport)
+ *     metric<TAB>NAME<TAB>UNIT<TAB>lo|hi<TAB>NATIVE<TAB>T1<TAB>T2...<TAB>DESC
+ * a missing value is "-". --floors 0 skips step 1 (a run for its traces only).
  *
  * --sweep FILE: instead of 1-3, copy bandwidth against transfer size. The
  * worker (BENCH_SWEEP=1) copies 4 KiB, 8 KiB, ... up to SIZE (K/M/G suffix,
@@ -393,6 +401,33 @@ static const char *fmt_v(double v, char *buf, size_t cap)
     return buf;
 }
 
+/* --tsv: the table for scripts (format in the header) */
+static void write_tsv(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        die("cannot write the --tsv file: %s", strerror(errno));
+    fprintf(f, "transports");
+    for (int t = 0; t < nt; t++)
+        fprintf(f, "\t%s", tnames[t]);
+    fprintf(f, "\n");
+    for (int t = 0; t < nt; t++)
+        if (floor_us[t] > 0)
+            fprintf(f, "floor\t%s\t%.3f\n", tnames[t], floor_us[t]);
+    for (int i = 0; i < nms; i++) {
+        fprintf(f, "metric\t%s\t%s\t%s", ms[i].name, ms[i].unit, ms[i].hi ? "hi" : "lo");
+        for (int c = 0; c <= nt; c++) {
+            if (ms[i].v[c] < 0)
+                fprintf(f, "\t-");
+            else
+                fprintf(f, "\t%.6f", ms[i].v[c]);
+        }
+        fprintf(f, "\t%s\n", ms[i].desc);
+    }
+    if (fclose(f) != 0)
+        die("writing the --tsv file: %s", strerror(errno));
+}
+
 /* Where transport t listens for `what` ("floor" or "server"); tcp takes a
  * free port. */
 static void listen_url(char *url, size_t cap, int t, const char *dir, const char *what)
@@ -455,7 +490,8 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
 int main(int argc, char **argv)
 {
     const char *worker = NULL, *server = NULL, *native_dir = "", *stub_dir = NULL;
-    const char *sweep_file = NULL;
+    const char *sweep_file = NULL, *tsv_file = NULL;
+    int floors = 1;
     unsigned long long sweep_max = 1ull << 30;
     int rounds = 1;
     char tlist[64] = "unix,tcp,shm";
@@ -482,6 +518,13 @@ int main(int argc, char **argv)
             wargs[nwargs++] = (char *)v;
         else if (!strcmp(a, "--sweep"))
             sweep_file = v;
+        else if (!strcmp(a, "--tsv"))
+            tsv_file = v;
+        else if (!strcmp(a, "--floors")) {
+            if (strcmp(v, "0") && strcmp(v, "1"))
+                die("--floors %s: want 0 or 1", v);
+            floors = *v == '1';
+        }
         else if (!strcmp(a, "--rounds")) {
             if ((rounds = atoi(v)) < 1 || rounds > 100)
                 die("--rounds %s: want 1 to 100", v);
@@ -503,7 +546,8 @@ int main(int argc, char **argv)
     if (!worker || !server || !stub_dir)
         die("%s", "usage: apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR "
                   "[--transports unix,tcp,shm] [--server-arg A]... [--worker-arg A]... "
-                  "[--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER]");
+                  "[--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER] "
+                  "[--tsv FILE] [--floors 0|1]");
     signal(SIGPIPE, SIG_IGN);
     for (char *save = NULL, *t = strtok_r(tlist, ",", &save); t && nt < MAX_T; t = strtok_r(NULL, ",", &save))
         tnames[nt++] = strdup(t);
@@ -539,7 +583,7 @@ int main(int argc, char **argv)
     for (int round = 1; round <= rounds; round++) {
         if (rounds > 1)
             fprintf(stderr, "apigen-bench: round %d of %d\n", round, rounds);
-        one_round(dir, wargv, server, sargs, nsargs, native_dir, stub_dir, !sweep_file);
+        one_round(dir, wargv, server, sargs, nsargs, native_dir, stub_dir, floors && !sweep_file);
     }
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -551,6 +595,8 @@ int main(int argc, char **argv)
         return 0;
     }
 
+    if (tsv_file)
+        write_tsv(tsv_file);
     /* 3. the table */
     char b[32];
     printf("\n%-34s %-6s %10s", "metric", "unit", "native");

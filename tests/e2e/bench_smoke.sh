@@ -8,12 +8,13 @@
 set -u
 b=$1
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+tsv=$(mktemp)
+trap 'rm -f "$out" "$tsv"' EXIT
 fail() { echo "FAIL: $*"; cat "$out"; exit 1; }
 ncpu=$(nproc)
 pin="0:$((ncpu > 1 ? 1 : 0))"
 "$b/bench/apigen-bench" --worker "$b/bench/bench_exa" --server "$b/examples/exa/apigen-server-exa" \
-    --native-dir "$b/real" --stub-dir "$b/stub" --transports shm --cpus "$pin" > "$out" 2>&1 ||
+    --native-dir "$b/real" --stub-dir "$b/stub" --transports shm --cpus "$pin" --tsv "$tsv" > "$out" 2>&1 ||
     fail "apigen-bench --cpus $pin exited with $?"
 num='[0-9]+(\.[0-9]+)?'
 for row in "transport ping-pong floor \(64 B\) +us +- +$num" \
@@ -23,6 +24,10 @@ for row in "transport ping-pong floor \(64 B\) +us +- +$num" \
            "sync call over shm: $num us = $num""x its transport floor \($num us\), $num""x plain-C rings"; do
     grep -Eq "$row" "$out" || fail "no line matching: $row"
 done
+# --tsv: the same table for scripts (bench/patterns_table.sh reads it)
+grep -Eq "^transports	shm$" "$tsv" || fail "--tsv: no transports row"
+grep -Eq "^floor	shm	$num$" "$tsv" || fail "--tsv: no shm floor row"
+grep -Eq "^metric	sync_call	us	lo	$num	$num	sync no-op call" "$tsv" || fail "--tsv: no sync_call row"
 "$b/bench/apigen-bench" --worker "$b/bench/bench_exa" --server "$b/examples/exa/apigen-server-exa" \
     --native-dir "$b/real" --stub-dir "$b/stub" --transports shm --cpus "0:$ncpu" > "$out" 2>&1 &&
     fail "--cpus 0:$ncpu was taken (this machine has CPUs 0 to $((ncpu - 1)))"
