@@ -106,6 +106,38 @@ FAKE cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream
     if (flags & ~cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
     return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }
+/* streams and copies for tests/cublas/family.sh (cudaMalloc memory and a
+ * stream of cudaStreamCreate given to cuBLAS): "device memory" is host
+ * memory of this process, a stream a distinct block */
+FAKE cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
+{
+    (void)flags;
+    if (!stream) return fail(cudaErrorInvalidValue);
+    return (*stream = block(64)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+    return cudaStreamCreateWithFlags(stream, 0);
+}
+FAKE cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    if (!stream) return fail(cudaErrorInvalidResourceHandle);
+    free(stream);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    if ((!dst || !src) && count) return fail(cudaErrorInvalidValue);
+    if ((unsigned)kind > (unsigned)cudaMemcpyDefault) return fail(cudaErrorInvalidMemcpyDirection);
+    if (count) memmove(dst, src, count);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, count, kind);
+}
 FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     (void)stream;
