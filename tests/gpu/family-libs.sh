@@ -110,10 +110,20 @@ url() {
     esac
 }
 sessions_now() { grep -c "server: [a-z]* new session" "$logs/server.log"; }
+# before a native run: no session process of an earlier forwarded run still on
+# the GPU (NVML's process lists would show it), up to 10 s
+gpu_idle() {
+    command -v nvidia-smi >/dev/null 2>&1 || return 0
+    j=0
+    while [ $j -lt 100 ] && [ -n "$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)" ]; do
+        sleep 0.1; j=$((j + 1))
+    done
+}
 # run KEY MODE PROGRAM...: $logs/KEY.MODE.{out,err,rc}, and .sess (sessions it opened)
 run() {
     key=$1 mode=$2; shift 2
     if [ "$mode" = native ]; then
+        gpu_idle
         env LD_LIBRARY_PATH="$reallib:$nvdir" timeout 300 "$@" > "$logs/$key.$mode.out" 2> "$logs/$key.$mode.err"
         echo $? > "$logs/$key.$mode.rc"
         return
