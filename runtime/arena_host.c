@@ -53,6 +53,16 @@ bool rt_arena_taken(const apigen_api *api)
     return yes;
 }
 
+bool rt_arena_taken_family(const apigen_api *api)
+{
+    bool yes = false;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++)
+        yes |= accepting[i] && rt_same_family(accepting[i], api);
+    pthread_mutex_unlock(&mu);
+    return yes;
+}
+
 static void pin_once(srv_arena *a)
 {
     if (!__atomic_load_n(&a->reg, __ATOMIC_ACQUIRE)) {

@@ -8,6 +8,8 @@
 # tests/nvml/family_order (NVML's index i and CUDA's ordinal i: one GPU?).
 #  1. one server (unix): QUERY and ORDER natively and forwarded: identical
 #     stdout and exit status; ORDER's NVML and runtime calls in ONE session;
+#     ORDER --mapped: the runtime's mapped pinned memory in a session that
+#     NVML opened (the session's arena serves the family);
 #  2. two servers (APIGEN_SERVER=unix...,tcp...; server 1 a second fake
 #     machine): ORDER sees 4 GPUs through NVML and 4 CUDA devices, server 0's
 #     first, and each index names one GPU through both APIs; one session on
@@ -60,6 +62,19 @@ done
 grep -q "server: cudart joined the session of nvml as its API 1\|server: nvml joined the session of cudart as its API 1" \
     "$tmp/family_order.server.log" || fail "NVML and the runtime are not one session"
 grep -q "^NVML and CUDA name the same GPUs in the same order: yes$" "$tmp/family_order.fwd.out" || fail "no order line"
+# NVML opens the session (no arena of its own): the runtime's mapped pinned
+# memory still comes from the session's shared-memory arena (unix://)
+start mapped.server.log "unix://$tmp/s0.sock"
+spid=$pid
+APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" timeout 60 "$order" --mapped \
+    > "$tmp/mapped.out" 2> "$tmp/mapped.err"
+mrc=$?
+kill "$spid"; wait "$spid" 2>/dev/null; spid=
+printf '%s\n' "cudaHostAlloc(cudaHostAllocMapped): cudaSuccess" "cudaPointerGetAttributes: cudaSuccess, device pointer yes" \
+    "cudaFreeHost: cudaSuccess" > "$tmp/mapped.want"
+[ "$mrc" = 0 ] && cmp -s "$tmp/mapped.want" "$tmp/mapped.out" ||
+    { diff -u "$tmp/mapped.want" "$tmp/mapped.out"; fail "a session NVML opened has no arena for the runtime"; }
+grep -q "server: nvml new session" "$tmp/mapped.server.log" || fail "NVML did not open the session"
 echo "PASS: one family server: nvml_query and family_order identical to native; NVML and the runtime in one session"
 
 # ---- 2. two servers: server 0 the fake machine 0, server 1 machine 1 ----

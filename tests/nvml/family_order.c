@@ -6,7 +6,11 @@
  * machine with several GPUs, with CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA's own
  * order is fastest first), forwarded through the NVML and runtime stubs to
  * one server or several (APIGEN_SERVER=url0,url1). Exit 0 when every index
- * names one GPU on both sides and the counts agree. */
+ * names one GPU on both sides and the counts agree.
+ *   family_order --mapped: after nvmlInit_v2 (NVML opens the session), mapped
+ *   pinned memory from the runtime (cudaHostAllocMapped, its device pointer):
+ *   the session's shared-memory arena must serve the runtime too
+ *   (tests/nvml/family.sh; natively it succeeds with a GPU). */
 #include <cuda_runtime_api.h>
 #include <nvml.h>
 #include <stdio.h>
@@ -20,12 +24,33 @@ static void uuid_text(const unsigned char *b, char *out, size_t cap)
              b[14], b[15]);
 }
 
-int main(void)
+static int mapped(void)
+{
+    void *p = NULL;
+    cudaError_t e = cudaHostAlloc(&p, 4096, cudaHostAllocMapped);
+    printf("cudaHostAlloc(cudaHostAllocMapped): %s\n", cudaGetErrorName(e));
+    if (e != cudaSuccess) return 1;
+    struct cudaPointerAttributes a;
+    memset(&a, 0, sizeof a);
+    e = cudaPointerGetAttributes(&a, p);
+    printf("cudaPointerGetAttributes: %s, device pointer %s\n", cudaGetErrorName(e),
+           a.devicePointer ? "yes" : "none");
+    e = cudaFreeHost(p);
+    printf("cudaFreeHost: %s\n", cudaGetErrorName(e));
+    return e != cudaSuccess;
+}
+
+int main(int argc, char **argv)
 {
     nvmlReturn_t r = nvmlInit_v2();
     if (r != NVML_SUCCESS) {
         printf("nvmlInit_v2: %d (%s)\n", (int)r, nvmlErrorString(r));
         return 1;
+    }
+    if (argc > 1 && strcmp(argv[1], "--mapped") == 0) {
+        int rc = mapped();
+        nvmlShutdown();
+        return rc;
     }
     unsigned n = 0;
     r = nvmlDeviceGetCount_v2(&n);
