@@ -19,7 +19,9 @@
 #   - tests/nvml/family_order.c (NVML's index i and CUDA's ordinal i are one
 #     GPU: same UUID; CUDA_DEVICE_ORDER=PCI_BUS_ID natively and on the server),
 #     forwarded over one server and over two (APIGEN_SERVER=unix,tcp of the
-#     same server: every GPU twice, server 0's first);
+#     same server: every GPU twice, server 0's first); family_order --mapped
+#     (NVML opens the session, then cudaHostAllocMapped: as natively over
+#     unix and shm, the documented refusal over tcp);
 #   - nvidia-smi -L natively and over two servers: the native list, then the
 #     same GPUs again numbered after it.
 # Prints a table; with OUT set the logs and the table go to $OUT/family-libs.
@@ -182,6 +184,23 @@ for m in unix tcp shm; do
         printf 'badinput over %s: DIFFERS (exit %s, %s sessions)\n' "$m" "$(rc badinput $m)" "$(cat "$logs/badinput.$m.sess")" >> "$table"
         diff -u tests/cublas/badinput.expected "$logs/badinput.$m.out" | sed 's/^/  /' >> "$table"
     fi
+done
+
+# NVML opens the session, then the runtime's mapped pinned memory: the
+# session's arena serves the family (unix, shm: as natively; tcp has no arena:
+# cudaErrorNotSupported, documented)
+run mapped native "$order" --mapped
+for m in unix tcp shm; do
+    run mapped $m "$order" --mapped
+    if [ $m = tcp ]; then
+        grep -q "^cudaHostAlloc(cudaHostAllocMapped): cudaErrorNotSupported$" "$logs/mapped.$m.out" && r=ok || r=FAILED
+    elif [ "$(rc mapped native)" = 0 ] && [ "$(rc mapped $m)" = 0 ] && cmp -s "$logs/mapped.native.out" "$logs/mapped.$m.out"; then
+        r=ok
+    else
+        r=FAILED
+    fi
+    [ $r = ok ] || fails=$((fails + 1))
+    printf 'mapped memory after nvmlInit over %s: %s (%s)\n' $m $r "$(head -n 1 "$logs/mapped.$m.out")" >> "$table"
 done
 
 # two servers (the same server twice: unix, then tcp): every GPU twice, server 0's first
