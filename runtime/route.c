@@ -37,8 +37,9 @@ typedef struct rapi {
     _Atomic uint64_t salt[RT_MAX_SERVERS];   /* 0: no session */
     pthread_mutex_t count_mu;                 /* held while the servers are counted */
     /* devices per server, one table per counting function: a family's APIs
-     * share servers, but each numbers the devices it sees (the runtime's
-     * visible GPUs, NVML's every GPU), so each API's ordinals use its count */
+     * share servers, but each numbers the devices it sees (one API may
+     * count only the devices visible to it, another every device), so each
+     * API's ordinals use its own count */
     struct {
         _Atomic(apigen_count_fn) fn; /* set (release) once count[] is filled */
         int64_t count[RT_MAX_SERVERS];
