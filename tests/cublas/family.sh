@@ -53,7 +53,10 @@ grep -q "listening" "$tmp/server.log" || fail "the server did not start"
 [ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
 APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
 frc=$?
-sleep 0.2 # the session's last trace lines
+# the server's trace lines come from the session process: up to 2 s to reach the log
+i=0
+while [ $i -lt 40 ] && ! grep -q "joined the session of" "$tmp/server.log"; do sleep 0.05; i=$((i + 1)); done
+sleep 0.2
 cp "$tmp/server.log" "$tmp/server.prog.log" # the program's run alone
 if [ -n "$foreign" ]; then
     mkfifo "$tmp/hold.in"

@@ -42,6 +42,13 @@ start() {
     case "$u" in tcp://*) url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/$log" | head -1) ;; esac
 }
 sessions() { grep -c "server: [a-z]* new session" "$tmp/$1"; }
+# the server's trace lines come from its session processes: give them up to
+# 2 s to reach the log before the server is stopped
+settle() {
+    j=0
+    while [ $j -lt 40 ] && ! grep -q "server: [a-z]* new session" "$tmp/$1"; do sleep 0.05; j=$((j + 1)); done
+    sleep 0.1
+}
 
 # ---- 1. one server ----
 for p in "$query" "$order"; do
@@ -49,11 +56,12 @@ for p in "$query" "$order"; do
     LD_PRELOAD="$fakedev" LD_LIBRARY_PATH="$nvmldir:$realdir" timeout 60 "$p" > "$tmp/$nm.native.out" 2> "$tmp/$nm.native.err"
     nrc=$?
     [ "$nrc" = 0 ] || fail "$nm natively over the fakes: exit $nrc"
-    start "$nm.server.log" "unix://$tmp/s0.sock"
+    start "$nm.server.log" "unix://$tmp/$nm.sock"
     spid=$pid
     APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" timeout 60 "$p" \
         > "$tmp/$nm.fwd.out" 2> "$tmp/$nm.fwd.err"
     frc=$?
+    settle "$nm.server.log"
     kill "$spid"; wait "$spid" 2>/dev/null; spid=
     [ "$nrc" = "$frc" ] && cmp -s "$tmp/$nm.native.out" "$tmp/$nm.fwd.out" ||
         { diff -u "$tmp/$nm.native.out" "$tmp/$nm.fwd.out"; fail "$nm through the family server: native exit $nrc, forwarded $frc, or the outputs differ"; }
@@ -64,11 +72,12 @@ grep -q "server: cudart joined the session of nvml as its API 1\|server: nvml jo
 grep -q "^NVML and CUDA name the same GPUs in the same order: yes$" "$tmp/family_order.fwd.out" || fail "no order line"
 # NVML opens the session (no arena of its own): the runtime's mapped pinned
 # memory still comes from the session's shared-memory arena (unix://)
-start mapped.server.log "unix://$tmp/s0.sock"
+start mapped.server.log "unix://$tmp/mapped.sock"
 spid=$pid
 APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" timeout 60 "$order" --mapped \
     > "$tmp/mapped.out" 2> "$tmp/mapped.err"
 mrc=$?
+settle mapped.server.log
 kill "$spid"; wait "$spid" 2>/dev/null; spid=
 printf '%s\n' "cudaHostAlloc(cudaHostAllocMapped): cudaSuccess" "cudaPointerGetAttributes: cudaSuccess, device pointer yes" \
     "cudaFreeHost: cudaSuccess" > "$tmp/mapped.want"
@@ -78,13 +87,14 @@ grep -q "server: nvml new session" "$tmp/mapped.server.log" || fail "NVML did no
 echo "PASS: one family server: nvml_query and family_order identical to native; NVML and the runtime in one session"
 
 # ---- 2. two servers: server 0 the fake machine 0, server 1 machine 1 ----
-start s0.log "unix://$tmp/s0.sock"
+start s0.log "unix://$tmp/two.sock"
 spid=$pid u0=$url
 start s1.log "tcp://127.0.0.1:0" APIGEN_FAKE_NVML_MACHINE=1
 spid1=$pid u1=$url
 APIGEN_SERVER="$u0,$u1" APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" timeout 60 "$order" \
     > "$tmp/order2.out" 2> "$tmp/order2.err"
 rc=$?
+settle s0.log; settle s1.log
 [ "$(sessions s0.log)" = 1 ] && [ "$(sessions s1.log)" = 1 ] ||
     fail "family_order over two servers: $(sessions s0.log) and $(sessions s1.log) sessions (want one on each)"
 for s in s0.log s1.log; do
@@ -113,7 +123,7 @@ kill "$spid" "$spid1"; wait "$spid" "$spid1" 2>/dev/null; spid= spid1=
 # ---- 3. the APIs count differently (CUDA sees 1 GPU a server, NVML 2: a
 #      server's CUDA_VISIBLE_DEVICES): each numbers by its own count, so
 #      CUDA's ordinal 1 is server 1's device 0 and NVML's index 2 server 1's GPU 0
-start s0b.log "unix://$tmp/s0.sock" FAKE_DEVICE_COUNT=1
+start s0b.log "unix://$tmp/three.sock" FAKE_DEVICE_COUNT=1
 spid=$pid u0=$url
 start s1b.log "tcp://127.0.0.1:0" FAKE_DEVICE_COUNT=1 APIGEN_FAKE_NVML_MACHINE=1
 spid1=$pid u1=$url
