@@ -39,16 +39,24 @@ static size_t nfree, nused, capfree, capused;
 static struct {
     const apigen_api *api;
     uint64_t base;
+    bool family; /* taken for api's family (ack 3): every member's calls use it */
 } peers[ARENA_PEERS];
 static _Atomic bool usable; /* a server took it and none refused it */
 static _Thread_local const apigen_api *cur_api; /* the call being written (apigen_call_begin) */
 
-static bool taken_by(const apigen_api *api)
+/* the peer entry that took the arena for api's calls (-1: none) */
+static int peer_of(const apigen_api *api)
 {
     for (int i = 0; i < ARENA_PEERS; i++)
-        if (peers[i].api == api)
-            return true;
-    return false;
+        if (peers[i].api == api ||
+            (peers[i].api && peers[i].family && rt_same_family(peers[i].api, api)))
+            return i;
+    return -1;
+}
+
+static bool taken_by(const apigen_api *api)
+{
+    return peer_of(api) >= 0;
 }
 
 void rt_arena_guest_current(const apigen_api *api)
@@ -142,7 +150,7 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
     uint64_t peer_base = 0;
     for (int i = 0; i < 8; i++)
         peer_base |= (uint64_t)ack[1 + i] << (8 * i);
-    bool ok = ack[0] == 1 && peer_base;
+    bool ok = (ack[0] == 1 || ack[0] == 3) && peer_base;
     if (stray_fd >= 0)
         close(stray_fd);
     pthread_mutex_lock(&mu);
@@ -156,6 +164,7 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
             if (!peers[i].api || peers[i].api == api) {
                 peers[i].api = api;
                 peers[i].base = peer_base;
+                peers[i].family = ack[0] == 3;
                 break;
             }
         rt_wire_arena_find = wire_find;
@@ -239,9 +248,9 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
     if (!in)
         return 0;
     pthread_mutex_lock(&mu);
-    for (int i = 0; i < ARENA_PEERS; i++)
-        if (peers[i].api == api)
-            base = peers[i].base;
+    int k = peer_of(api);
+    if (k >= 0)
+        base = peers[k].base;
     pthread_mutex_unlock(&mu);
     return base ? base + off : 0;
 }

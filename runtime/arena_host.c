@@ -76,6 +76,16 @@ bool rt_arena_taken(const apigen_api *api)
     return yes;
 }
 
+bool rt_arena_taken_family(const apigen_api *api)
+{
+    bool yes = false;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 8; i++)
+        yes |= accepting[i] && rt_same_family(accepting[i], api);
+    pthread_mutex_unlock(&mu);
+    return yes;
+}
+
 /* Registers the pages of [off, off+n) that are not yet (each gap its own
  * registration, so none overlaps another). A range across two
  * registrations is still correct: the accelerator treats it as pageable

@@ -36,8 +36,14 @@ typedef struct rapi {
     bool url_ok[RT_MAX_SERVERS];
     _Atomic uint64_t salt[RT_MAX_SERVERS];   /* 0: no session */
     pthread_mutex_t count_mu;                 /* held while the servers are counted */
-    _Atomic bool counted;
-    int64_t count[RT_MAX_SERVERS];            /* devices per server */
+    /* devices per server, one table per counting function: a family's APIs
+     * share servers, but each numbers the devices it sees (one API may
+     * count only the devices visible to it, another every device), so each
+     * API's ordinals use its own count */
+    struct {
+        _Atomic(apigen_count_fn) fn; /* set (release) once count[] is filled */
+        int64_t count[RT_MAX_SERVERS];
+    } counts[RT_FAMILY_MAX];
     pthread_rwlock_t dev_rw;
     dtable dev[RT_MAX_SERVERS];
     void (*hook)(unsigned server);
@@ -344,22 +350,36 @@ int apigen_route_dev_multi(const apigen_api *api, uint64_t addr)
 }
 
 /* ---- device ordinals ------------------------------------------------------------ */
-/* Every server's device count, asked once (a server that fails counts 0). */
-static void count_all(rapi *r, apigen_count_fn count)
+/* Every server's device count by COUNT, asked once per counting function
+ * (a server that fails counts 0); NULL when no table is left. */
+static const int64_t *count_all(rapi *r, apigen_count_fn count)
 {
-    if (atomic_load_explicit(&r->counted, memory_order_acquire))
-        return;
+    for (unsigned t = 0; t < RT_FAMILY_MAX; t++) {
+        apigen_count_fn f = atomic_load_explicit(&r->counts[t].fn, memory_order_acquire);
+        if (f == count)
+            return r->counts[t].count;
+        if (!f)
+            break;
+    }
+    const int64_t *out = NULL;
     pthread_mutex_lock(&r->count_mu);
-    if (!atomic_load(&r->counted)) {
-        for (unsigned k = 0; k < r->n; k++) {
-            int64_t c = 0;
-            if (!count(k, &c) || c < 0)
-                c = 0;
-            r->count[k] = c;
+    for (unsigned t = 0; t < RT_FAMILY_MAX && !out; t++) {
+        apigen_count_fn f = atomic_load(&r->counts[t].fn);
+        if (f == count)
+            out = r->counts[t].count;
+        else if (!f) {
+            for (unsigned k = 0; k < r->n; k++) {
+                int64_t c = 0;
+                if (!count(k, &c) || c < 0)
+                    c = 0;
+                r->counts[t].count[k] = c;
+            }
+            atomic_store_explicit(&r->counts[t].fn, count, memory_order_release);
+            out = r->counts[t].count;
         }
-        atomic_store_explicit(&r->counted, true, memory_order_release);
     }
     pthread_mutex_unlock(&r->count_mu);
+    return out;
 }
 
 int apigen_route_ordinal(const apigen_api *api, apigen_count_fn count, int64_t g, int64_t *local)
@@ -370,15 +390,17 @@ int apigen_route_ordinal(const apigen_api *api, apigen_count_fn count, int64_t g
         return APIGEN_ROUTE_ANY;
     if (g < 0)
         return APIGEN_ROUTE_ANY;
-    count_all(r, count);
+    const int64_t *n = count_all(r, count);
+    if (!n)
+        return APIGEN_ROUTE_ANY;
     int64_t base = 0;
     for (unsigned k = 0; k < r->n; k++) {
-        if (g < base + r->count[k]) {
+        if (g < base + n[k]) {
             *local = g - base;
             return (int)k;
         }
         if (k + 1 < r->n)
-            base += r->count[k];
+            base += n[k];
     }
     *local = g - base; /* past every device: still past the last server's */
     return (int)r->n - 1;
@@ -390,10 +412,12 @@ int64_t apigen_ordinal_global(const apigen_api *api, apigen_count_fn count, int 
     rapi *r = get(api);
     if (!r || r->n <= 1 || !count || server <= 0 || local < 0)
         return local;
-    count_all(r, count);
+    const int64_t *n = count_all(r, count);
+    if (!n)
+        return local;
     int64_t base = 0;
     for (int k = 0; k < server && k < (int)r->n; k++)
-        base += r->count[k];
+        base += n[k];
     return base + local;
 }
 

@@ -351,8 +351,10 @@ uint64_t rt_env_size(const char *name, uint64_t dflt);
  * a length with that bit is an ordinary (too long) one without). */
 #define RT_ARENA_BIT (1ull << 63)
 /* The handshake's side exchange: "APIGEN-ARENA\0" + fd from the guest,
- * then 1 status byte (1: mapped, 0: failed, 2: the API takes none) + u64
- * mapping address from the server. */
+ * then 1 status byte (1: mapped, 0: failed, 2: the API takes none, 3: mapped
+ * for the family: the opening API takes none but a member the server serves
+ * does, so every member's calls may use it) + u64 mapping address from the
+ * server. */
 #define RT_ARENA_TAG "APIGEN-ARENA"
 #define RT_ARENA_TAG_LEN 13
 #define RT_ARENA_ACK_LEN 9
@@ -367,6 +369,7 @@ void rt_arena_guest_current(const apigen_api *api); /* the API of the call being
  * every connection of s binds its thread (unbind when it ends). */
 bool rt_arena_adopt(struct apigen_session *s, int fd, uint64_t *base, char *why, size_t whylen);
 bool rt_arena_taken(const apigen_api *api); /* apigen_arena_accept was called for it */
+bool rt_arena_taken_family(const apigen_api *api); /* ... for an API of its family */
 void rt_arena_bind(struct apigen_session *s);
 void rt_arena_pin_call(apigen_call_ctx *cx); /* the RT_CALL_ARENA_PIN handler */
 void rt_arena_unbind(void);

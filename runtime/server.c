@@ -148,9 +148,12 @@ static bool arena_exchange(sconn *sc)
         return false;
     }
     /* a recording holds every byte a call uses: no arena references (replay.c
-     * declines arenas the same way) */
+     * declines arenas the same way). A session that a family member without
+     * arena use opens (a library, a monitoring API) takes it for the members
+     * that use one, which come later (ack 3). */
+    bool own = rt_arena_taken(sc->api), fam = !own && rt_arena_taken_family(sc->api);
     bool ok = memcmp(tag, RT_ARENA_TAG, RT_ARENA_TAG_LEN) == 0,
-         wanted = rt_arena_taken(sc->api) && !rt_rec_active;
+         wanted = (own || fam) && !rt_rec_active;
     if (!ok || !wanted) {
         if (fd >= 0)
             close(fd);
@@ -161,7 +164,7 @@ static bool arena_exchange(sconn *sc)
     }
     if (!ok && wanted)
         apigen_log("%s: no shared-memory arena for %s: %s", sc->api->name, apigen_tp_peer(sc->conn), why);
-    ack[0] = wanted ? ok : 2;
+    ack[0] = !wanted ? 2 : !ok ? 0 : own ? 1 : 3;
     for (int i = 0; i < 8; i++)
         ack[1 + i] = (uint8_t)(base >> (8 * i));
     if (!apigen_tp_send_side(sc->conn, ack, sizeof ack, -1, HELLO_TIMEOUT_MS, why, sizeof why)) {

@@ -1,11 +1,10 @@
 /* SGEMM the way most programs call cuBLAS: device memory from cudaMalloc,
  * copies with cudaMemcpy, the GEMM on a stream of cudaStreamCreate, alpha
- * and beta in host memory and then in device memory. Until the CUDA stubs
- * share one session, forwarded runs of it fail at the first cuBLAS call that
- * takes a cudaMalloc pointer (the guest's runtime's memory is not the
- * server's: CUBLAS_STATUS_INVALID_VALUE); tests/gpu/cublas.sh reports it
- * apart. Natively, and over one session, it prints C and whether it matches
- * the CPU. */
+ * and beta in host memory and then in device memory. Forwarded, the
+ * runtime's and cuBLAS's stubs share one session of apigen-server-cuda-family
+ * (api.family: cuda): the cudaMalloc pointers and the stream are cuBLAS's
+ * too. It prints C, whether cuBLAS gives back the program's stream, and
+ * whether C matches the CPU; natively and forwarded alike. */
 #include <math.h>
 
 #include <cuda_runtime_api.h>
@@ -47,6 +46,9 @@ int main(void)
     CKRT(cudaMemcpy(dB, B, sizeof B, cudaMemcpyHostToDevice));
     CKRT(cudaMemcpy(dScal, scal, sizeof scal, cudaMemcpyHostToDevice));
     CK(cublasSetStream_v2(h, stream));
+    cudaStream_t got = NULL;
+    CK(cublasGetStream_v2(h, &got));
+    printf("cublasGetStream_v2 gives back the program's stream: %s\n", got == stream ? "yes" : "NO");
 
     float one = 1.0f, zero = 0.0f;
     CK(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, dA, M, dB, K, &zero, dC, M));
@@ -71,5 +73,5 @@ int main(void)
     CKRT(cudaFree(dB));
     CKRT(cudaFree(dC));
     CKRT(cudaFree(dScal));
-    return ok ? 0 : 1;
+    return ok && got == stream ? 0 : 1;
 }

@@ -30,9 +30,9 @@ static void destroy_cublasHandle_t(void *real)
 {
     (void)cublasDestroy_v2((cublasHandle_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cublasHandle_t = {"cublasHandle_t", 0, destroy_cublasHandle_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cublasHandle_t = {"cublasHandle_t", 3501048033u, destroy_cublasHandle_t, NULL, 0, 0, NULL, 0};
 static const uint64_t pt_cudaStream_t[] = {(uint64_t)INT64_C(0), (uint64_t)INT64_C(1), (uint64_t)INT64_C(2)};
-static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 1, NULL, pt_cudaStream_t, 3, 0, NULL, 0};
+static const apigen_handle_type ht_cudaStream_t = {"cudaStream_t", 2750932798u, NULL, pt_cudaStream_t, 3, 0, NULL, 0};
 
 /* ---- handlers ---- */
 static void h_apigenCublasStatusText(apigen_call_ctx *cx)
@@ -49204,4 +49204,5 @@ const apigen_api apigen_api_cublas = {
     .async_errors_next_call = false,
     .device_destroy = destroy_device_,
     .isolate_process = true,
+    .family = "cuda",
 };

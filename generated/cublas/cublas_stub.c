@@ -44550,4 +44550,5 @@ const apigen_api cublas_api = {
     .cb_dispatch = NULL,
     .ncb_types = CUBLAS_NCB_TYPES,
     .async_errors_next_call = false,
+    .family = "cuda",
 };

@@ -393,23 +393,23 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlVgpuTypeGetResolution
 
 /* ---- handle types ---- */
-static const apigen_handle_type ht_nvmlDevice_t = {"nvmlDevice_t", 0, NULL, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_nvmlUnit_t = {"nvmlUnit_t", 1, NULL, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_nvmlGpuInstance_t = {"nvmlGpuInstance_t", 2, NULL, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_nvmlComputeInstance_t = {"nvmlComputeInstance_t", 3, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlDevice_t = {"nvmlDevice_t", 3511761507u, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlUnit_t = {"nvmlUnit_t", 3811769055u, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlGpuInstance_t = {"nvmlGpuInstance_t", 3489974984u, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlComputeInstance_t = {"nvmlComputeInstance_t", 3295508217u, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_nvmlEventSet_t(void *real)
 {
     if (nvmlEventSetFree != NULL) /* errors.missing: the library may lack it */
         (void)nvmlEventSetFree((nvmlEventSet_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_nvmlEventSet_t = {"nvmlEventSet_t", 4, destroy_nvmlEventSet_t, NULL, 0, 0, NULL, 0};
-static const apigen_handle_type ht_nvmlSystemEventSet_t = {"nvmlSystemEventSet_t", 5, NULL, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlEventSet_t = {"nvmlEventSet_t", 3484659289u, destroy_nvmlEventSet_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlSystemEventSet_t = {"nvmlSystemEventSet_t", 3152746894u, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_nvmlGpmSample_t(void *real)
 {
     if (nvmlGpmSampleFree != NULL) /* errors.missing: the library may lack it */
         (void)nvmlGpmSampleFree((nvmlGpmSample_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_nvmlGpmSample_t = {"nvmlGpmSample_t", 6, destroy_nvmlGpmSample_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_nvmlGpmSample_t = {"nvmlGpmSample_t", 3753631447u, destroy_nvmlGpmSample_t, NULL, 0, 0, NULL, 0};
 
 /* ---- handlers ---- */
 static void h_apigenNvmlErrorString(apigen_call_ctx *cx)
@@ -15608,5 +15608,6 @@ const apigen_api apigen_api_nvml = {
     .async_errors_next_call = false,
     .device_destroy = NULL,
     .isolate_process = true,
+    .family = "cuda",
     .privileged_option = "allow-gpu-admin",
 };

@@ -19353,4 +19353,5 @@ const apigen_api nvml_api = {
     .cb_dispatch = NULL,
     .ncb_types = NVML_NCB_TYPES,
     .async_errors_next_call = false,
+    .family = "cuda",
 };

@@ -33,10 +33,39 @@ static void *block(size_t n)
     return posix_memalign(&p, 256, n ? n : 1) == 0 ? p : NULL;
 }
 
+/* FAKE_DEVICE_COUNT devices (default 1): tests/nvml/family.sh gives the
+ * fake NVML's two GPUs a CUDA device each */
+static int ndev(void)
+{
+    const char *n = getenv("FAKE_DEVICE_COUNT");
+    int v = n ? atoi(n) : 1;
+    return v > 0 && v <= 8 ? v : 1;
+}
 FAKE cudaError_t cudaGetDeviceCount(int *count)
 {
     if (!count) return fail(cudaErrorInvalidValue);
-    *count = 1;
+    *count = ndev();
+    return cudaSuccess;
+}
+/* Device i's UUID is the fake NVML's GPU i of the same machine
+ * (tests/nvml/fake_nvml.c: GPU-<i * 0x55555555>-1111-2222-3333-<machine>,
+ * APIGEN_FAKE_NVML_MACHINE), so that a program can tell that NVML's index i
+ * and CUDA's ordinal i are one GPU */
+FAKE cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    if (!prop) return fail(cudaErrorInvalidValue);
+    if (device < 0 || device >= ndev()) return fail(cudaErrorInvalidDevice);
+    const char *k = getenv("APIGEN_FAKE_NVML_MACHINE");
+    unsigned long long m = k ? strtoull(k, NULL, 10) : 0;
+    unsigned a = (unsigned)device * 0x55555555u;
+    unsigned char u[16] = {(unsigned char)(a >> 24), (unsigned char)(a >> 16), (unsigned char)(a >> 8),
+                           (unsigned char)a, 0x11, 0x11, 0x22, 0x22, 0x33, 0x33};
+    for (int b = 0; b < 6; b++) u[10 + b] = (unsigned char)(m >> (8 * (5 - b)));
+    memset(prop, 0, sizeof *prop);
+    snprintf(prop->name, sizeof prop->name, "Fake GPU 80GB HBM3");
+    memcpy(prop->uuid.bytes, u, sizeof u);
+    prop->totalGlobalMem = 80ull << 30;
+    prop->pciBusID = device ? 0x3b : 0x19;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaGetDevice(int *device)
@@ -105,6 +134,38 @@ FAKE cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream
     (void)stream;
     if (flags & ~cudaEventRecordExternal) return fail(cudaErrorInvalidValue);
     return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+/* streams and copies for tests/cublas/family.sh (cudaMalloc memory and a
+ * stream of cudaStreamCreate given to cuBLAS): "device memory" is host
+ * memory of this process, a stream a distinct block */
+FAKE cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags)
+{
+    (void)flags;
+    if (!stream) return fail(cudaErrorInvalidValue);
+    return (*stream = block(64)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaStreamCreate(cudaStream_t *stream)
+{
+    return cudaStreamCreateWithFlags(stream, 0);
+}
+FAKE cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
+    if (!stream) return fail(cudaErrorInvalidResourceHandle);
+    free(stream);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    if ((!dst || !src) && count) return fail(cudaErrorInvalidValue);
+    if ((unsigned)kind > (unsigned)cudaMemcpyDefault) return fail(cudaErrorInvalidMemcpyDirection);
+    if (count) memmove(dst, src, count);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, count, kind);
 }
 FAKE cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
