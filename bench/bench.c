@@ -9,7 +9,10 @@
  *    library itself (an echo child process), so the forwarded numbers can be
  *    read against what the transport alone costs on this machine; and, with
  *    shm, the same over plain shared-memory rings in plain C (raw_ring.c),
- *    the floor of any shared-memory transport on this machine.
+ *    the floor of any shared-memory transport on this machine. With tcp
+ *    and unix, the bulk floor too: a plain C stream over a loopback socket
+ *    of the same kind (raw_stream.c), BENCH_COPY_MB (default 256) MiB each
+ *    way, against which the worker's copy_h2d* / copy_d2h* rates are read.
  * 2. The worker (an API program: bench/ocl_worker.c, exa_worker.c,
  *    cuda_worker.cu) runs natively (LD_LIBRARY_PATH=native-dir) and then
  *    forwarded (LD_LIBRARY_PATH=stub-dir, APIGEN_SERVER=URL) to a fresh server
@@ -24,6 +27,10 @@
  * taking turns, and each cell the best of its N values: on a shared machine
  * (the GPU machine's native launch rate moves 220-290 k/s from one minute to
  * the next) a ratio of two single samples is mostly the noise between them.
+ *
+ * --tcp-variants 1: also the plain-C tcp stream's variants (raw_stream.c):
+ * 4 and 16 MiB socket buffers, MSG_ZEROCOPY sends, the bytes over 2 and 4
+ * connections; what each choice for bulk copies over tcp could give at best.
  *
  * --cpus GUEST:SERVER: every guest side (worker, the floors' measuring end)
  * on the CPUs of GUEST, every server side (server, the floors' echo end) on
@@ -46,6 +53,7 @@
 #define _GNU_SOURCE
 #include "cpus.h"
 #include "raw_ring.h"
+#include "raw_stream.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -78,6 +86,7 @@ static const char *tnames[MAX_T];
 static int nt;
 static double floor_us[MAX_T];
 static double raw_floor_us = -1; /* plain-C shared-memory rings (when shm is measured) */
+static double raw_gbps[MAX_T][2]; /* plain-C stream over tcp/unix: [t][0] up (H2D), [1] down */
 
 /* --sweep: GB/s per series and size, [0] native, [1+i] transport i */
 typedef struct sweep_series {
@@ -428,6 +437,14 @@ static void write_tsv(const char *path)
         die("writing the --tsv file: %s", strerror(errno));
 }
 
+/* BENCH_COPY_MB (default 256), as the workers read it (worker.h) */
+static size_t copy_bytes(void)
+{
+    const char *e = getenv("BENCH_COPY_MB");
+    long mb = e && *e ? atol(e) : 256;
+    return (size_t)(mb > 0 ? mb : 256) << 20;
+}
+
 /* Where transport t listens for `what` ("floor" or "server"); tcp takes a
  * free port. */
 static void listen_url(char *url, size_t cap, int t, const char *dir, const char *what)
@@ -438,6 +455,33 @@ static void listen_url(char *url, size_t cap, int t, const char *dir, const char
         snprintf(url, cap, "tcp://127.0.0.1:0");
     else
         snprintf(url, cap, "%s://apigen-bench-%s-%d", tnames[t], what, (int)getpid());
+}
+
+/* The plain-C tcp stream with each bulk choice, best of 3 copies x rounds. */
+static void print_tcp_variants(int rounds)
+{
+    static const struct {
+        const char *what;
+        raw_stream_opts o;
+    } v[] = {
+        {"default (1 connection, autotuned buffers)", {1, 1, 0, 0}},
+        {"SO_SNDBUF/SO_RCVBUF 4 MiB", {1, 1, 4 << 20, 0}},
+        {"SO_SNDBUF/SO_RCVBUF 16 MiB (capped by rmem_max)", {1, 1, 16 << 20, 0}},
+        {"MSG_ZEROCOPY sends", {1, 1, 0, 1}},
+        {"2 connections", {1, 2, 0, 0}},
+        {"4 connections", {1, 4, 0, 0}},
+        {"4 connections, MSG_ZEROCOPY", {1, 4, 0, 1}},
+    };
+    printf("\n%-50s %10s %10s   (plain-C tcp stream, %zu MiB)\n", "tcp bulk variant", "up GB/s",
+           "down GB/s", copy_bytes() >> 20);
+    cpus_pin_guest();
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        char b1[32], b2[32];
+        double up = raw_stream_gbps(&v[i].o, 1, copy_bytes(), 3 * rounds, cpus_pin_server);
+        double down = raw_stream_gbps(&v[i].o, 0, copy_bytes(), 3 * rounds, cpus_pin_server);
+        printf("%-50s %10s %10s\n", v[i].what, fmt_v(up, b1, sizeof b1), fmt_v(down, b2, sizeof b2));
+    }
+    cpus_unpin();
 }
 
 /* One round: the floors (unless sweeping), the worker natively, then over
@@ -453,6 +497,14 @@ static void one_round(const char *dir, char **wargv, const char *server, char **
         double f = pingpong(url);
         if (f > 0 && (floor_us[t] < 0 || f < floor_us[t]))
             floor_us[t] = f;
+        if (!strcmp(tnames[t], "tcp") || !strcmp(tnames[t], "unix")) {
+            for (int up = 1; up >= 0; up--) {
+                raw_stream_opts o = {!strcmp(tnames[t], "tcp"), 1, 0, 0};
+                double g = raw_stream_gbps(&o, up, copy_bytes(), 3, cpus_pin_server);
+                if (g > raw_gbps[t][!up])
+                    raw_gbps[t][!up] = g;
+            }
+        }
         if (!strcmp(tnames[t], "shm")) {
             double r = raw_ring_pingpong_us(5, 20000, cpus_pin_server);
             if (r > 0 && (raw_floor_us < 0 || r < raw_floor_us))
@@ -493,7 +545,7 @@ int main(int argc, char **argv)
     const char *sweep_file = NULL, *tsv_file = NULL;
     int floors = 1;
     unsigned long long sweep_max = 1ull << 30;
-    int rounds = 1;
+    int rounds = 1, tcp_variants = 0;
     char tlist[64] = "unix,tcp,shm";
     char *sargs[MAX_ARGS], *wargs[MAX_ARGS];
     int nsargs = 0, nwargs = 0;
@@ -516,6 +568,8 @@ int main(int argc, char **argv)
             sargs[nsargs++] = (char *)v;
         else if (!strcmp(a, "--worker-arg") && nwargs < MAX_ARGS - 2)
             wargs[nwargs++] = (char *)v;
+        else if (!strcmp(a, "--tcp-variants"))
+            tcp_variants = atoi(v) > 0;
         else if (!strcmp(a, "--sweep"))
             sweep_file = v;
         else if (!strcmp(a, "--tsv"))
@@ -547,7 +601,7 @@ int main(int argc, char **argv)
         die("%s", "usage: apigen-bench --worker PROG --server SERVER --native-dir DIR --stub-dir DIR "
                   "[--transports unix,tcp,shm] [--server-arg A]... [--worker-arg A]... "
                   "[--sweep FILE [--sweep-max SIZE]] [--rounds N] [--cpus GUEST:SERVER] "
-                  "[--tsv FILE] [--floors 0|1]");
+                  "[--tsv FILE] [--floors 0|1] [--tcp-variants 1]");
     signal(SIGPIPE, SIG_IGN);
     for (char *save = NULL, *t = strtok_r(tlist, ",", &save); t && nt < MAX_T; t = strtok_r(NULL, ",", &save))
         tnames[nt++] = strdup(t);
@@ -579,7 +633,7 @@ int main(int argc, char **argv)
     }
 
     for (int t = 0; t < nt; t++)
-        floor_us[t] = -1;
+        floor_us[t] = raw_gbps[t][0] = raw_gbps[t][1] = -1;
     for (int round = 1; round <= rounds; round++) {
         if (rounds > 1)
             fprintf(stderr, "apigen-bench: round %d of %d\n", round, rounds);
@@ -613,6 +667,19 @@ int main(int argc, char **argv)
             printf(" %10s %7s", strcmp(tnames[t], "shm") ? "" : fmt_v(raw_floor_us, b, sizeof b), "");
         printf("\n");
     }
+    for (int d = 0; d < 2; d++) {
+        int any = 0;
+        for (int t = 0; t < nt; t++)
+            any |= raw_gbps[t][d] > 0;
+        if (!any)
+            continue;
+        char what[64];
+        snprintf(what, sizeof what, "plain-C stream, %zu MiB %s", copy_bytes() >> 20, d ? "down" : "up");
+        printf("%-34s %-6s %10s", what, "GB/s", "-");
+        for (int t = 0; t < nt; t++)
+            printf(" %10s %7s", raw_gbps[t][d] > 0 ? fmt_v(raw_gbps[t][d], b, sizeof b) : "", "");
+        printf("\n");
+    }
     for (int i = 0; i < nms; i++) {
         metric *m = &ms[i];
         printf("%-34.34s %-6s %10s", m->desc, m->unit, fmt_v(m->v[0], b, sizeof b));
@@ -641,9 +708,19 @@ int main(int argc, char **argv)
                                raw_floor_us);
                     printf("\n");
                 }
+    for (int i = 0; i < nms; i++) { /* bulk copies against the plain stream of their direction */
+        int d = !strncmp(ms[i].name, "copy_h2d", 8) ? 0 : !strncmp(ms[i].name, "copy_d2h", 8) ? 1 : -1;
+        for (int t = 0; d >= 0 && t < nt; t++)
+            if (ms[i].v[1 + t] > 0 && raw_gbps[t][d] > 0)
+                printf("%s over %s: %.3f GB/s = %.2fx a plain-C %s stream (%.3f GB/s)\n", ms[i].desc,
+                       tnames[t], ms[i].v[1 + t], ms[i].v[1 + t] / raw_gbps[t][d], tnames[t],
+                       raw_gbps[t][d]);
+    }
     printf("speed: native time / forwarded time (latencies) or forwarded / native (rates); 1.00x = native");
     if (rounds > 1)
         printf("; each cell the best of %d rounds", rounds);
     printf("\n");
+    if (tcp_variants)
+        print_tcp_variants(rounds);
     return 0;
 }

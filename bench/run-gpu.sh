@@ -19,7 +19,11 @@
 # same name .svg when gnuplot is installed; give the arena room for the
 # largest pinned buffer, e.g. APIGEN_ARENA=1536M), BENCH_CPUS (apigen-bench
 # --cpus GUEST:SERVER, e.g. 2:3: every run on the same two cores; default
-# unpinned), and any APIGEN_* setting for both sides.
+# unpinned), TCP_VARIANTS=1 (after the table, the plain-C tcp stream with
+# each bulk choice: socket buffers, MSG_ZEROCOPY, 2 and 4 connections),
+# NETWORK=1 (then, with the exa example API, no GPU needed: the trace model
+# checked on loopback, bench/model-check.sh, and LZ4/zstd on bulk payloads,
+# apigen-bench-compress), and any APIGEN_* setting for both sides.
 set -u
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root" || exit 1
@@ -39,7 +43,10 @@ command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_vers
 cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/bench.configure.log" 2>&1 ||
     { cat "$build/bench.configure.log"; exit 1; }
-cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart apigen-bench bench_cuda_worker \
+extra=
+[ "${NETWORK:-0}" = 1 ] && extra="exa_stub apigen-server-exa exa_demo exa_bulk bench_exa apigen-trace-model"
+# shellcheck disable=SC2086 # extra: split on purpose
+cmake --build "$build" -j"$(nproc)" --target cudart_stub apigen-server-cudart apigen-bench bench_cuda_worker $extra \
     > "$build/bench.build.log" 2>&1 || { tail -n 40 "$build/bench.build.log"; exit 1; }
 sargs=
 for a in ${SERVER_ARGS---isolation thread}; do sargs="$sargs --server-arg $a"; done
@@ -48,7 +55,17 @@ echo "== apigen-bench --worker bench_cuda (BENCH_COPY_MB=${BENCH_COPY_MB:-256}, 
 "$build/bench/apigen-bench" --worker "$build/bench/bench_cuda" $sargs \
     --server "$build/examples/cuda/apigen-server-cudart" \
     --native-dir "$reallib" --stub-dir "$build/stub" --transports "${TRANSPORTS:-unix,tcp,shm}" \
-    --rounds "${ROUNDS:-1}" ${BENCH_CPUS:+--cpus "$BENCH_CPUS"} || exit 1
+    --rounds "${ROUNDS:-1}" ${BENCH_CPUS:+--cpus "$BENCH_CPUS"} --tcp-variants "${TCP_VARIANTS:-0}" || exit 1
+if [ "${NETWORK:-0}" = 1 ]; then
+    echo "== bench/model-check.sh (exa: the trace model against loopback unix and tcp)"
+    "$root/bench/model-check.sh" "$build"
+    echo "== apigen-bench-compress 256"
+    if cmake --build "$build" --target apigen-bench-compress > "$build/bench.compress.log" 2>&1; then
+        "$build/bench/apigen-bench-compress" 256
+    else
+        echo "not built (needs liblz4-dev and libzstd-dev): $build/bench.compress.log"
+    fi
+fi
 [ "${SWEEP:-0}" = 1 ] || exit 0
 out=${SWEEP_OUT:-$build/sweep-cuda.tsv}
 echo "== apigen-bench --sweep $out (SWEEP_MAX=${SWEEP_MAX:-1G}, APIGEN_ARENA=${APIGEN_ARENA:-default})"

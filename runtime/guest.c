@@ -158,6 +158,9 @@ typedef struct gthr {
     uint8_t *rbuf;
     size_t rcap;
     size_t last_sent, last_reply; /* bytes of the last flush and the last reply */
+    /* when tracing: bytes sent (atomic: another thread may flush this
+     * queue) and received since this thread's last "apigen wire" line */
+    uint64_t tr_up, tr_down;
     rt_warm q_warm, r_warm;       /* large queue / reply buffers stay while in use */
     rt_pull pull;                 /* the reply's bulk, while it is in transit */
     /* apigen_call_sync_cached -> apigen_call_cache_keep: the request of the
@@ -846,6 +849,8 @@ static bool flush_queue(gthr *t)
         return false;
     }
     t->last_sent = t->q.len;
+    if (apigen_tracing())
+        __atomic_fetch_add(&t->tr_up, t->q.len + t->q.ext_total, __ATOMIC_RELAXED);
     rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
     t->nq = 0;
@@ -894,6 +899,8 @@ static bool send_own_queued(gthr *t)
         mark_lost(t->g, "%s", err);
         return false;
     }
+    if (apigen_tracing())
+        __atomic_fetch_add(&t->tr_up, t->frame_off, __ATOMIC_RELAXED);
     t->frame_off = 0;
     t->nq = 0;
     t->nsent++;
@@ -922,6 +929,8 @@ static bool send_wait(gthr *t, uint64_t n)
         mark_lost(t->g, "%s", err);
         ok = false;
     }
+    if (ok && apigen_tracing())
+        __atomic_fetch_add(&t->tr_up, w.len, __ATOMIC_RELAXED);
     apigen_wr_free(&w);
     return ok;
 }
@@ -1082,7 +1091,7 @@ apigen_status apigen_call_sync(apigen_call *c)
     apigen_frame_hdr h;
     char err[512];
     bool eof;
-    uint64_t streamed = 0;
+    uint64_t streamed = 0, sent_ns = apigen_tracing() ? apigen_now_ns() : 0;
     size_t have;
     t->pull.pending = false; /* rt_recv_payload sets what a pending pull reads */
     t->pull.failed = false;
@@ -1096,6 +1105,7 @@ apigen_status apigen_call_sync(apigen_call *c)
                 mark_lost(g, "waiting for the reply to %s: %s", call_name(c->api, c->call_id), err);
             return c->status = APIGEN_LOST;
         }
+        t->tr_down += APIGEN_FRAME_HDR_SIZE + (uint64_t)h.payload_len; /* read only when tracing */
         if (h.flags & APIGEN_F_OUTPUT) { /* what the session printed: ours to print first */
             if (h.flags != APIGEN_F_OUTPUT || h.request_id != req || h.call_id != c->wire_id ||
                 !take_output(t->conn, &h, have ? t->rbuf : NULL, g->reply_ms, err, sizeof err)) {
@@ -1136,6 +1146,14 @@ apigen_status apigen_call_sync(apigen_call *c)
         return c->status = APIGEN_LOST;
     }
     t->last_reply = h.payload_len;
+    if (sent_ns) { /* one round trip: what went each way since the last one, and its wait */
+        uint64_t now = apigen_now_ns();
+        rt_trace_wire("rt %s up=%llu down=%llu wait_us=%llu t_us=%llu", call_name(c->api, c->call_id),
+                      (unsigned long long)__atomic_exchange_n(&t->tr_up, 0, __ATOMIC_RELAXED),
+                      (unsigned long long)t->tr_down,
+                      (unsigned long long)((now - sent_ns) / 1000), (unsigned long long)(now / 1000));
+        t->tr_down = 0;
+    }
     if (waits && t->upto < n)
         t->upto = n;
     c->status = (apigen_status)rp.status;

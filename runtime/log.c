@@ -1,5 +1,7 @@
 /* Logging (always on, one line per event) and the per-call trace
- * (APIGEN_TRACE=1 -> stderr, APIGEN_TRACE=/path -> appended there). */
+ * (APIGEN_TRACE=1 -> stderr, APIGEN_TRACE=/path -> appended there): one
+ * "apigen trace" line per call and, on the guest, one "apigen wire" line
+ * per round trip (rt_trace_wire; bench/trace_model.c reads them). */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
@@ -87,6 +89,18 @@ void apigen_trace(const char *fmt, ...)
         return;
     char prefix[64];
     snprintf(prefix, sizeof prefix, "apigen trace [%ld]: ", (long)getpid());
+    va_list ap;
+    va_start(ap, fmt);
+    write_line(trace_fd, prefix, fmt, ap);
+    va_end(ap);
+}
+
+void rt_trace_wire(const char *fmt, ...)
+{
+    if (!apigen_tracing())
+        return;
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "apigen wire [%ld]: ", (long)getpid());
     va_list ap;
     va_start(ap, fmt);
     write_line(trace_fd, prefix, fmt, ap);

@@ -330,6 +330,9 @@ size_t rt_dev_count(void);
 /* log.c: the trace file's descriptor (-1 when none is open), which a
  * session child keeps open. */
 int rt_trace_fd(void);
+/* A trace line of the wire ("apigen wire [pid]: ..."), when tracing: the
+ * guest's round trips and bytes each way, which apigen-trace-model sums. */
+void rt_trace_wire(const char *fmt, ...) APIGEN_PRINTF(1, 2);
 /* A session process writes its stack to the log when it faults (crash.c). */
 void rt_crash_report_install(void);
 

@@ -128,6 +128,7 @@ struct tp_shm {
     uint64_t rx_pub;       /* consumer: the tail as last published */
     uint64_t rx_pf;        /* consumer: read-ahead asked for up to here */
 };
+#define SHM(c) ((struct tp_shm *)(c)->priv)
 
 /* ---- settings --------------------------------------------------------------- */
 static pthread_once_t cfg_once = PTHREAD_ONCE_INIT;
@@ -224,7 +225,7 @@ static void shm_name(const char *name, struct sockaddr_un *sa, socklen_t *sl)
 
 static bool peer_gone(apigen_conn *c)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     if (atomic_load(&s->peer_dead) || atomic_load(&s->h->closed[!s->side]))
         return true;
     return false;
@@ -235,7 +236,7 @@ static void check_alive(apigen_conn *c)
 {
     struct pollfd p = {c->fd, POLLIN | POLLRDHUP, 0};
     if (poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLRDHUP | POLLERR)))
-        atomic_store(&c->shm->peer_dead, true);
+        atomic_store(&SHM(c)->peer_dead, true);
 }
 
 enum { W_CHANGED, W_TIMEOUT, W_STOP };
@@ -246,7 +247,7 @@ __attribute__((noinline)) /* the slow path: kept out of the callers' fast paths 
 static int wait_change(apigen_conn *c, _Atomic uint64_t *pos, uint64_t seen,
                        _Atomic uint32_t *sleepw, int64_t deadline)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     int64_t spin_end = -1; /* the clock is first read after 64 spins: a reply that comes */
     for (unsigned i = 1;; i++) { /* sooner costs no clock read */
         if (atomic_load_explicit(pos, memory_order_acquire) != seen)
@@ -324,7 +325,7 @@ static void attach(struct tp_shm *s, void *map, size_t len, uint64_t ring, bool 
 /* Client: receive the memfd the server sent at accept and map it. */
 static bool client_setup(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     if (s->ready)
         return true;
     if (atomic_load(&s->shut)) {
@@ -404,7 +405,7 @@ static bool client_setup(apigen_conn *c, int64_t deadline, char *err, size_t err
     return true;
 }
 
-bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+static bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
                     char *err, size_t errlen)
 {
     pthread_once(&cfg_once, cfg_init);
@@ -424,7 +425,7 @@ bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
         return false;
     }
     struct tp_shm *s = calloc(1, sizeof *s);
-    apigen_conn *c = s ? tp_conn_new(fd, url, err, errlen) : NULL;
+    apigen_conn *c = s ? tp_conn_new(&tp_shm_ops, fd, url, err, errlen) : NULL;
     if (!c) {
         if (!s) {
             close(fd);
@@ -437,12 +438,12 @@ bool tp_shm_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
     s->owner = getpid();
     s->mfd = -1;
     s->setup_ms = timeout_ms < 0 ? SETUP_MS_DEFAULT : timeout_ms;
-    c->shm = s;
+    c->priv = s;
     *out = c;
     return true;
 }
 
-bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+static bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
                    size_t errlen)
 {
     pthread_once(&cfg_once, cfg_init);
@@ -460,14 +461,11 @@ bool tp_shm_listen(const apigen_url *u, const char *url, apigen_listener **out, 
         close(fd);
         return false;
     }
-    apigen_listener *l = calloc(1, sizeof *l);
+    apigen_listener *l = tp_listener_new(&tp_shm_ops, fd, err, errlen);
     if (!l) {
         close(fd);
-        tp_err(err, errlen, "out of memory");
         return false;
     }
-    l->fd = fd;
-    l->scheme = APIGEN_URL_SHM;
     snprintf(l->url, sizeof l->url, "shm://%s", u->path);
     *out = l;
     return true;
@@ -479,7 +477,7 @@ static bool server_conn(int fd, const char *peer, void *map, uint64_t total, int
                         uint64_t ring, bool fresh, apigen_conn **out, char *err, size_t errlen)
 {
     struct tp_shm *s = calloc(1, sizeof *s);
-    apigen_conn *c = s ? tp_conn_new(fd, peer, err, errlen) : NULL;
+    apigen_conn *c = s ? tp_conn_new(&tp_shm_ops, fd, peer, err, errlen) : NULL;
     if (!c) {
         if (!s) {
             close(fd);
@@ -494,13 +492,13 @@ static bool server_conn(int fd, const char *peer, void *map, uint64_t total, int
     s->owner = getpid();
     s->mfd = mfd; /* kept: --isolation process hands it to the session's process */
     attach(s, map, total, ring, fresh);
-    c->shm = s;
+    c->priv = s;
     *out = c;
     return true;
 }
 
 /* Server: a fresh segment for an accepted socket, sent to the client. */
-bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen)
+static bool tp_shm_accepted(apigen_listener *l, int fd, apigen_conn **out, char *err, size_t errlen)
 {
     struct ucred cr;
     socklen_t crl = sizeof cr;
@@ -713,10 +711,10 @@ static inline bool one_pass(apigen_conn *c, struct tp_shm *s, uint64_t total)
            !atomic_load_explicit(&s->shut, memory_order_relaxed) && !peer_gone(c);
 }
 
-bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+static bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
                  size_t errlen)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     uint64_t total = 0; /* each piece at most the ring's size: no overflow */
     for (int i = 0; i < iovcnt && total <= s->size; i++)
         total += iov[i].iov_len <= s->size ? iov[i].iov_len : s->size + 1;
@@ -769,10 +767,10 @@ bool tp_shm_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
 /* One buffer (a call's frame, a reply): the one-pass path without the
  * iovec walk; anything else (a setup still to wait for, no room, a large
  * buffer) is tp_shm_send's. */
-bool tp_shm_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
+static bool tp_shm_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
                      size_t errlen)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     if (one_pass(c, s, n)) {
         uint64_t next = begin_record(s, n);
         ring_copy_in(s->txd, s->size, (s->tx_pos + REC_HDR) & s->mask, p, n);
@@ -836,7 +834,7 @@ static inline void publish_tail_lazily(struct tp_shm *s)
 static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                                  size_t errlen)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     int64_t deadline = DL_UNSET;
     if (!s->ready && !client_setup(c, deadline_of(&deadline, timeout_ms), err, errlen))
         return APIGEN_TP_ERROR;
@@ -881,18 +879,18 @@ static apigen_tp_result shm_recv(apigen_conn *c, void *buf, size_t n, int timeou
     return APIGEN_TP_OK;
 }
 
-apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+static apigen_tp_result tp_shm_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen)
 {
     return shm_recv(c, buf, n, timeout_ms, err, errlen);
 }
 
 /* The head, and the body in the same pass when all of it is in the record. */
-apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
+static apigen_tp_result tp_shm_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
                                   void *body, size_t body_cap, size_t *body_got, int timeout_ms,
                                   char *err, size_t errlen)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     *body_got = 0;
     bool have = false;
     if (s->ready) { /* the frame's record is the next one, or comes: no general loop */
@@ -959,9 +957,9 @@ static void wake_all(struct tp_shm *s)
     }
 }
 
-void tp_shm_shutdown(apigen_conn *c)
+static void tp_shm_shutdown(apigen_conn *c)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     atomic_store(&s->shut, true);
     if (s->ready && s->owner == getpid()) {
         atomic_store(&s->h->closed[s->side], 1);
@@ -970,9 +968,11 @@ void tp_shm_shutdown(apigen_conn *c)
     shutdown(c->fd, SHUT_RDWR); /* also wakes a client still waiting for its setup */
 }
 
-void tp_shm_close(apigen_conn *c)
+static void tp_shm_close(apigen_conn *c)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
+    if (!s)
+        return;
     if (s->ready) {
         if (s->owner == getpid()) { /* a fork child's copy says nothing to the peer */
             atomic_store(&s->h->closed[s->side], 1);
@@ -983,30 +983,31 @@ void tp_shm_close(apigen_conn *c)
     if (s->mfd >= 0)
         close(s->mfd);
     free(s);
-    c->shm = NULL;
+    c->priv = NULL;
 }
 
-int tp_shm_segment_fd(const apigen_conn *c)
+static int tp_shm_segment_fd(const apigen_conn *c)
 {
-    return c->shm && c->shm->side == SIDE_SERVER ? c->shm->mfd : -1;
+    const struct tp_shm *s = c->priv;
+    return s && s->side == SIDE_SERVER ? s->mfd : -1;
 }
 
-void tp_shm_publish(apigen_conn *c)
+static void tp_shm_publish(apigen_conn *c)
 {
-    struct tp_shm *s = c->shm;
+    struct tp_shm *s = c->priv;
     if (s->ready && s->rx_pos != s->rx_pub)
         publish_tail(s);
 }
 
-void tp_shm_disown(apigen_conn *c)
+static void tp_shm_disown(apigen_conn *c)
 {
-    c->shm->owner = 0;
+    SHM(c)->owner = 0;
 }
 
 /* A session process of the server: the connection its parent accepted. The
  * ring size comes from the sealed segment's size, never from the header the
  * client can write. */
-bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+static bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
     pthread_once(&cfg_once, cfg_init);
     struct stat st;
@@ -1027,3 +1028,60 @@ bool tp_shm_adopt(int sock, int mfd, const char *peer, apigen_conn **out, char *
     }
     return server_conn(sock, peer, map, total, mfd, ring, false, out, err, errlen);
 }
+
+static bool shm_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+{
+    int fd;
+    do
+        fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        tp_err(err, errlen, "accept on %s: %s", l->url, strerror(errno));
+        return false;
+    }
+    return tp_shm_accepted(l, fd, out, err, errlen);
+}
+
+/* A server's connection passes as its socket and its segment. */
+static int shm_handoff_fds(apigen_conn *c, int fds[2], bool publish)
+{
+    int mfd = tp_shm_segment_fd(c);
+    if (c->fd < 0 || mfd < 0)
+        return 0;
+    if (publish)
+        tp_shm_publish(c); /* the adopting process goes on from what this one read */
+    fds[0] = c->fd;
+    fds[1] = mfd;
+    return 2;
+}
+
+static bool shm_adopt(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
+                      size_t errlen)
+{
+    if (nfds != 2) {
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+        tp_err(err, errlen, "%s: a shm connection is a socket and a segment, not %d descriptors",
+               peer, nfds);
+        return false;
+    }
+    return tp_shm_adopt(fds[0], fds[1], peer, out, err, errlen);
+}
+
+const tp_ops tp_shm_ops = {
+    .scheme = "shm",
+    .form = TP_URL_NAME,
+    .example = "shm://name",
+    .connect = tp_shm_connect,
+    .listen = tp_shm_listen,
+    .accept = shm_accept,
+    .adopt = shm_adopt,
+    .send = tp_shm_send,
+    .send_buf = tp_shm_send_buf,
+    .recv = tp_shm_recv,
+    .recv_head = tp_shm_recv_head,
+    .shutdown = tp_shm_shutdown,
+    .close = tp_shm_close,
+    .handoff_fds = shm_handoff_fds,
+    .release = tp_shm_disown,
+};

@@ -1,5 +1,7 @@
-/* What every socket transport shares: all-or-error send, exact recv with
- * timeouts, shutdown/close, and dispatch by URL scheme. */
+/* The apigen_tp_* entry points, each one call through the connection's (or
+ * listener's) table of operations, chosen once from the URL (table.c); and
+ * what every stream-socket transport shares: all-or-error send, exact recv
+ * with timeouts, accept, passing descriptors. */
 #define _GNU_SOURCE
 #include "tp_internal.h"
 
@@ -47,17 +49,31 @@ int tp_ms_left(int64_t deadline_ns)
     return ms > 0x7fffffff ? 0x7fffffff : (int)ms;
 }
 
-apigen_conn *tp_conn_new(int fd, const char *peer, char *err, size_t errlen)
+apigen_conn *tp_conn_new(const tp_ops *ops, int fd, const char *peer, char *err, size_t errlen)
 {
     apigen_conn *c = calloc(1, sizeof *c);
     if (!c) {
         tp_err(err, errlen, "out of memory");
-        close(fd);
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
+    c->ops = ops;
     c->fd = fd;
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     return c;
+}
+
+apigen_listener *tp_listener_new(const tp_ops *ops, int fd, char *err, size_t errlen)
+{
+    apigen_listener *l = calloc(1, sizeof *l);
+    if (!l) {
+        tp_err(err, errlen, "out of memory");
+        return NULL;
+    }
+    l->ops = ops;
+    l->fd = fd;
+    return l;
 }
 
 int tp_connect_fd(int fd, const struct sockaddr *sa, socklen_t salen, int timeout_ms)
@@ -115,69 +131,35 @@ int tp_connect_fd(int fd, const struct sockaddr *sa, socklen_t salen, int timeou
     return rc;
 }
 
+/* The URL's transport, or NULL and why (unknown, bad URL, not in this build). */
+static const tp_ops *ops_for(const char *url, apigen_url *u, const char *doing, char *err,
+                             size_t errlen)
+{
+    if (!apigen_url_parse(url, u, err, errlen))
+        return NULL;
+    const tp_ops *t = tp_ops_of_scheme(u->scheme);
+    if (t && t->absent) {
+        tp_err(err, errlen, "cannot %s %s: this build has no %s", doing, url, t->absent);
+        return NULL;
+    }
+    return t;
+}
+
 bool apigen_tp_connect(const char *url, int timeout_ms, apigen_conn **out, char *err,
                        size_t errlen)
 {
     apigen_url u;
     *out = NULL;
-    if (!apigen_url_parse(url, &u, err, errlen))
-        return false;
-    switch (u.scheme) {
-    case APIGEN_URL_UNIX:
-        return tp_unix_connect(&u, url, timeout_ms, out, err, errlen);
-    case APIGEN_URL_TCP:
-        return tp_tcp_connect(&u, url, timeout_ms, out, err, errlen);
-    case APIGEN_URL_SHM:
-        return tp_shm_connect(&u, url, timeout_ms, out, err, errlen);
-    case APIGEN_URL_UCX:
-#ifdef APIGEN_HAVE_UCX
-        return tp_ucx_connect(&u, url, timeout_ms, out, err, errlen);
-#else
-        tp_err(err, errlen, "cannot connect to %s: this build has no UCX support (needs libucx-dev)", url);
-        return false;
-#endif
-    case APIGEN_URL_TLS:
-#ifdef APIGEN_HAVE_TLS
-        return tp_tls_connect(&u, url, timeout_ms, out, err, errlen);
-#else
-        tp_err(err, errlen, "cannot connect to %s: this build has no TLS support (needs libssl-dev)", url);
-        return false;
-#endif
-    }
-    tp_err(err, errlen, "unknown transport");
-    return false;
+    const tp_ops *t = ops_for(url, &u, "connect to", err, errlen);
+    return t && t->connect(&u, url, timeout_ms, out, err, errlen);
 }
 
 bool apigen_tp_listen(const char *url, apigen_listener **out, char *err, size_t errlen)
 {
     apigen_url u;
     *out = NULL;
-    if (!apigen_url_parse(url, &u, err, errlen))
-        return false;
-    switch (u.scheme) {
-    case APIGEN_URL_UNIX:
-        return tp_unix_listen(&u, url, out, err, errlen);
-    case APIGEN_URL_TCP:
-        return tp_tcp_listen(&u, url, out, err, errlen);
-    case APIGEN_URL_SHM:
-        return tp_shm_listen(&u, url, out, err, errlen);
-    case APIGEN_URL_UCX:
-#ifdef APIGEN_HAVE_UCX
-        return tp_ucx_listen(&u, url, out, err, errlen);
-#else
-        tp_err(err, errlen, "cannot listen on %s: this build has no UCX support (needs libucx-dev)", url);
-        return false;
-#endif
-    case APIGEN_URL_TLS:
-#ifdef APIGEN_HAVE_TLS
-        return tp_tls_listen(&u, url, out, err, errlen);
-#else
-        tp_err(err, errlen, "cannot listen on %s: this build has no TLS support (needs libssl-dev)", url);
-        return false;
-#endif
-    }
-    tp_err(err, errlen, "unknown transport");
-    return false;
+    const tp_ops *t = ops_for(url, &u, "listen on", err, errlen);
+    return t && t->listen(&u, url, out, err, errlen);
 }
 
 apigen_tp_result tp_wait_fd(int fd, short ev, int64_t deadline, char *err, size_t errlen)
@@ -204,21 +186,17 @@ apigen_tp_result tp_wait_fd(int fd, short ev, int64_t deadline, char *err, size_
 bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms,
                     char *err, size_t errlen)
 {
-    struct iovec v[TP_MAX_IOV];
     if (iovcnt < 0 || iovcnt > TP_MAX_IOV) {
         tp_err(err, errlen, "too many iovecs (%d)", iovcnt);
         return false;
     }
-    if (c->shm)
-        return tp_shm_send(c, iov, iovcnt, timeout_ms, err, errlen);
-#ifdef APIGEN_HAVE_TLS
-    if (c->tls)
-        return tp_tls_send(c, iov, iovcnt, timeout_ms, err, errlen);
-#endif
-#ifdef APIGEN_HAVE_UCX
-    if (c->ucx)
-        return tp_ucx_send(c, iov, iovcnt, timeout_ms, err, errlen);
-#endif
+    return c->ops->send(c, iov, iovcnt, timeout_ms, err, errlen);
+}
+
+bool tp_sock_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+                  size_t errlen)
+{
+    struct iovec v[TP_MAX_IOV];
     int n = 0;
     for (int i = 0; i < iovcnt; i++)
         if (iov[i].iov_len)
@@ -264,10 +242,10 @@ bool apigen_tp_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int tim
 bool apigen_tp_send_buf(apigen_conn *c, const void *p, size_t n, int timeout_ms, char *err,
                         size_t errlen)
 {
-    if (c->shm)
-        return tp_shm_send_buf(c, p, n, timeout_ms, err, errlen);
+    if (c->ops->send_buf)
+        return c->ops->send_buf(c, p, n, timeout_ms, err, errlen);
     struct iovec v = {(void *)p, n};
-    return apigen_tp_send(c, &v, 1, timeout_ms, err, errlen);
+    return c->ops->send(c, &v, 1, timeout_ms, err, errlen);
 }
 
 apigen_tp_result apigen_tp_recv_head(apigen_conn *c, void *head, size_t head_n, size_t len_off,
@@ -275,25 +253,21 @@ apigen_tp_result apigen_tp_recv_head(apigen_conn *c, void *head, size_t head_n, 
                                      int timeout_ms, char *err, size_t errlen)
 {
     *body_got = 0;
-    if (c->shm)
-        return tp_shm_recv_head(c, head, head_n, len_off, body, body_cap, body_got, timeout_ms,
-                                err, errlen);
-    return apigen_tp_recv(c, head, head_n, timeout_ms, err, errlen);
+    if (c->ops->recv_head)
+        return c->ops->recv_head(c, head, head_n, len_off, body, body_cap, body_got, timeout_ms,
+                                 err, errlen);
+    return c->ops->recv(c, head, head_n, timeout_ms, err, errlen);
 }
 
 apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                                 size_t errlen)
 {
-    if (c->shm)
-        return tp_shm_recv(c, buf, n, timeout_ms, err, errlen);
-#ifdef APIGEN_HAVE_TLS
-    if (c->tls)
-        return tp_tls_recv(c, buf, n, timeout_ms, err, errlen);
-#endif
-#ifdef APIGEN_HAVE_UCX
-    if (c->ucx)
-        return tp_ucx_recv(c, buf, n, timeout_ms, err, errlen);
-#endif
+    return c->ops->recv(c, buf, n, timeout_ms, err, errlen);
+}
+
+apigen_tp_result tp_sock_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+                              size_t errlen)
+{
     size_t got = 0;
     int64_t deadline = tp_deadline(timeout_ms);
     while (got < n) {
@@ -329,13 +303,13 @@ apigen_tp_result apigen_tp_recv(apigen_conn *c, void *buf, size_t n, int timeout
 
 void apigen_tp_shutdown(apigen_conn *c)
 {
-    if (c && c->shm)
-        tp_shm_shutdown(c);
-#ifdef APIGEN_HAVE_UCX
-    else if (c && c->ucx)
-        tp_ucx_shutdown(c);
-#endif
-    else if (c && c->fd >= 0)
+    if (c)
+        c->ops->shutdown(c);
+}
+
+void tp_sock_shutdown(apigen_conn *c)
+{
+    if (c->fd >= 0)
         shutdown(c->fd, SHUT_RDWR);
 }
 
@@ -343,16 +317,8 @@ void apigen_tp_close(apigen_conn *c)
 {
     if (!c)
         return;
-    if (c->shm)
-        tp_shm_close(c);
-#ifdef APIGEN_HAVE_UCX
-    if (c->ucx)
-        tp_ucx_close(c);
-#endif
-#ifdef APIGEN_HAVE_TLS
-    if (c->tls)
-        tp_tls_close(c);
-#endif
+    if (c->ops->close)
+        c->ops->close(c);
     if (c->fd >= 0)
         close(c->fd);
     free(c);
@@ -363,43 +329,86 @@ int apigen_tp_fd(const apigen_conn *c) { return c ? c->fd : -1; }
 
 bool apigen_tp_passable(const apigen_conn *c)
 {
-    return c && c->fd >= 0 && (!c->shm || tp_shm_segment_fd(c) >= 0);
+    int fds[2];
+    return c && c->ops->handoff_fds && c->ops->handoff_fds((apigen_conn *)c, fds, false) > 0;
 }
 
 int apigen_tp_handoff_fds(apigen_conn *c, int fds[2])
 {
-    if (!apigen_tp_passable(c))
-        return 0;
+    return c && c->ops->handoff_fds ? c->ops->handoff_fds(c, fds, true) : 0;
+}
+
+int tp_sock_handoff_fds(apigen_conn *c, int fds[2], bool publish)
+{
+    (void)publish;
     fds[0] = c->fd;
-    if (!c->shm)
-        return 1;
-    tp_shm_publish(c); /* the adopting process goes on from what this one read */
-    fds[1] = tp_shm_segment_fd(c);
-    return 2;
+    return c->fd >= 0;
+}
+
+/* The transport a passed connection's peer name names ("tcp://1.2.3.4:5",
+ * "client of shm://name (pid 7)"): the first "SCHEME://" in it. */
+static const tp_ops *ops_of_peer(const char *peer)
+{
+    for (const char *p = peer ? strstr(peer, "://") : NULL; p; p = strstr(p + 3, "://")) {
+        const char *b = p;
+        while (b > peer && b[-1] >= 'a' && b[-1] <= 'z')
+            b--;
+        char sch[16];
+        if (p - b > 0 && (size_t)(p - b) < sizeof sch) {
+            memcpy(sch, b, (size_t)(p - b));
+            sch[p - b] = 0;
+            const tp_ops *t = tp_ops_of_scheme(sch);
+            if (t && !t->absent)
+                return t;
+        }
+    }
+    return NULL;
 }
 
 bool apigen_tp_adopt_fds(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
                          size_t errlen)
 {
     *out = NULL;
-    if (nfds == 1)
-        return apigen_tp_adopt_fd(fds[0], peer, out, err, errlen);
-    if (nfds == 2)
-        return tp_shm_adopt(fds[0], fds[1], peer ? peer : "(passed shm connection)", out, err, errlen);
+    const tp_ops *t = ops_of_peer(peer);
+    if (!t && nfds == 1)
+        t = &tp_unix_ops; /* a stream socket of no known name: any socket transport reads it */
+    if (t && t->adopt)
+        return t->adopt(fds, nfds, peer ? peer : "(passed connection)", out, err, errlen);
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
-    tp_err(err, errlen, "cannot adopt a connection of %d descriptors", nfds);
+    tp_err(err, errlen, "cannot adopt a connection of %d descriptors from %s", nfds,
+           peer ? peer : "(unnamed)");
     return false;
+}
+
+bool tp_sock_adopt(const tp_ops *ops, const int *fds, int nfds, const char *peer,
+                   apigen_conn **out, char *err, size_t errlen)
+{
+    if (nfds != 1 || fds[0] < 0) {
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+        tp_err(err, errlen, "%s: a %s connection is one socket, not %d descriptors", peer,
+               ops->scheme, nfds);
+        return false;
+    }
+    *out = tp_conn_new(ops, fds[0], peer, err, errlen);
+    return *out != NULL;
+}
+
+bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (fd < 0) {
+        tp_err(err, errlen, "no socket to adopt");
+        return false;
+    }
+    return apigen_tp_adopt_fds(&fd, 1, peer ? peer : "(passed socket)", out, err, errlen);
 }
 
 void apigen_tp_release(apigen_conn *c)
 {
-    if (c && c->shm)
-        tp_shm_disown(c);
-#ifdef APIGEN_HAVE_TLS
-    if (c && c->tls)
-        tp_tls_hand_over(c);
-#endif
+    if (c && c->ops->release)
+        c->ops->release(c);
     apigen_tp_close(c);
 }
 
@@ -514,55 +523,36 @@ fail:
     return false;
 }
 
-bool apigen_tp_adopt_fd(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
 {
-#ifdef APIGEN_HAVE_TLS
-    if (fd >= 0 && peer && strncmp(peer, "tls://", 6) == 0)
-        return tp_tls_adopt(fd, peer, out, err, errlen);
-#endif
-    *out = fd >= 0 ? tp_conn_new(fd, peer ? peer : "(passed socket)", err, errlen) : NULL;
-    return *out != NULL;
+    *out = NULL;
+    return l->ops->accept(l, out, err, errlen);
 }
 
-bool apigen_tp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+int tp_sock_accept(apigen_listener *l, char *peer, size_t cap, char *err, size_t errlen)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
-    *out = NULL;
-#ifdef APIGEN_HAVE_UCX
-    if (l->ucx)
-        return tp_ucx_accept(l, out, err, errlen);
-#endif
     int fd;
     do
         fd = accept4(l->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
     while (fd < 0 && errno == EINTR);
     if (fd < 0) {
         tp_err(err, errlen, "accept on %s: %s", l->url, strerror(errno));
-        return false;
+        return -1;
     }
-    if (l->scheme == APIGEN_URL_SHM)
-        return tp_shm_accepted(l, fd, out, err, errlen);
-    char peer[sizeof ((apigen_conn *)0)->peer];
-    if (l->scheme == APIGEN_URL_TCP || l->scheme == APIGEN_URL_TLS) {
-        const char *sch = l->scheme == APIGEN_URL_TLS ? "tls" : "tcp";
-        tp_tcp_nodelay(fd);
+    if (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) {
         char host[256] = "?", port[16] = "?";
         getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
                     NI_NUMERICHOST | NI_NUMERICSERV);
         if (strchr(host, ':'))
-            snprintf(peer, sizeof peer, "%s://[%s]:%s", sch, host, port);
+            snprintf(peer, cap, "%s://[%s]:%s", l->ops->scheme, host, port);
         else
-            snprintf(peer, sizeof peer, "%s://%s:%s", sch, host, port);
-#ifdef APIGEN_HAVE_TLS
-        if (l->scheme == APIGEN_URL_TLS)
-            return tp_tls_accepted(fd, peer, out, err, errlen);
-#endif
+            snprintf(peer, cap, "%s://%s:%s", l->ops->scheme, host, port);
     } else {
-        snprintf(peer, sizeof peer, "client of %s", l->url);
+        snprintf(peer, cap, "client of %s", l->url);
     }
-    *out = tp_conn_new(fd, peer, err, errlen);
-    return *out != NULL;
+    return fd;
 }
 
 int apigen_tp_listener_fd(const apigen_listener *l) { return l ? l->fd : -1; }
@@ -572,10 +562,8 @@ void apigen_tp_listener_close(apigen_listener *l)
 {
     if (!l)
         return;
-#ifdef APIGEN_HAVE_UCX
-    if (l->ucx)
-        tp_ucx_listener_close(l);
-#endif
+    if (l->ops->listener_close)
+        l->ops->listener_close(l);
     if (l->fd >= 0)
         close(l->fd);
     if (l->unlink_path[0])

@@ -41,7 +41,7 @@ bool tp_tcp_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
         if (rc == 0) {
             freeaddrinfo(res);
             tp_tcp_nodelay(fd);
-            *out = tp_conn_new(fd, url, err, errlen);
+            *out = tp_conn_new(&tp_tcp_ops, fd, url, err, errlen);
             return *out != NULL;
         }
         close(fd);
@@ -84,14 +84,11 @@ bool tp_tcp_listen(const apigen_url *u, const char *url, apigen_listener **out, 
         tp_err(err, errlen, "cannot listen on %s: %s", url, strerror(rc));
         return false;
     }
-    apigen_listener *l = calloc(1, sizeof *l);
+    apigen_listener *l = tp_listener_new(&tp_tcp_ops, fd, err, errlen);
     if (!l) {
         close(fd);
-        tp_err(err, errlen, "out of memory");
         return false;
     }
-    l->fd = fd;
-    l->scheme = APIGEN_URL_TCP;
     struct sockaddr_storage ss;
     socklen_t sl = sizeof ss;
     char host[256] = "?", port[16] = "?";
@@ -105,3 +102,33 @@ bool tp_tcp_listen(const apigen_url *u, const char *url, apigen_listener **out, 
     *out = l;
     return true;
 }
+
+static bool tcp_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+{
+    char peer[sizeof((apigen_conn *)0)->peer];
+    int fd = tp_sock_accept(l, peer, sizeof peer, err, errlen);
+    if (fd < 0)
+        return false;
+    tp_tcp_nodelay(fd);
+    return (*out = tp_conn_new(&tp_tcp_ops, fd, peer, err, errlen)) != NULL;
+}
+
+static bool tcp_adopt(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
+                      size_t errlen)
+{
+    return tp_sock_adopt(&tp_tcp_ops, fds, nfds, peer, out, err, errlen);
+}
+
+const tp_ops tp_tcp_ops = {
+    .scheme = "tcp",
+    .form = TP_URL_HOSTPORT,
+    .example = "tcp://host:port",
+    .connect = tp_tcp_connect,
+    .listen = tp_tcp_listen,
+    .accept = tcp_accept,
+    .adopt = tcp_adopt,
+    .send = tp_sock_send,
+    .recv = tp_sock_recv,
+    .shutdown = tp_sock_shutdown,
+    .handoff_fds = tp_sock_handoff_fds,
+};

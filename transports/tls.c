@@ -54,6 +54,7 @@ struct tp_tls {
     bool restarted; /* guest: the one new handshake after a handover happened */
     char name[256]; /* guest: the name the certificate must carry, for messages */
 };
+#define TLS(c) ((struct tp_tls *)(c)->priv)
 
 /* ---- the socket BIO: send/recv that neither block nor raise SIGPIPE ---------- */
 static BIO_METHOD *g_bio_method;
@@ -363,7 +364,7 @@ static apigen_tp_result wait_for(apigen_conn *c, int sslerr, int64_t deadline, c
  * finished yet (a later call goes on with it); ERROR + err (for people). */
 static apigen_tp_result handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
     char r[256];
     if (t->server && !t->looked) {
         /* a plain client speaks first too: tell it in clear text and stop */
@@ -443,7 +444,7 @@ static int64_t handshake_deadline(int64_t op_deadline)
  * runtime reads a handshake frame within 10 s). */
 static apigen_tp_result ensure_handshake(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    if (c->tls->done)
+    if (TLS(c)->done)
         return APIGEN_TP_OK;
     apigen_tp_result r = handshake(c, handshake_deadline(deadline), err, errlen);
     if (r == APIGEN_TP_TIMEOUT && deadline < 0) { /* our own bound, not the caller's */
@@ -453,7 +454,7 @@ static apigen_tp_result ensure_handshake(apigen_conn *c, int64_t deadline, char 
     return r;
 }
 
-bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+static bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
                     char *err, size_t errlen)
 {
     int64_t deadline = tp_deadline(timeout_ms < 0 ? TLS_HANDSHAKE_MS : timeout_ms);
@@ -465,15 +466,16 @@ bool tp_tls_connect(const apigen_url *u, const char *url, int timeout_ms, apigen
         SSL_CTX_free(ctx);
         return false;
     }
-    c->tls = tls_new(ctx, c->fd, false, err, errlen);
+    c->ops = &tp_tls_ops; /* the tcp socket, with TLS on it */
+    c->priv = tls_new(ctx, c->fd, false, err, errlen);
     SSL_CTX_free(ctx);
-    if (!c->tls) {
+    if (!c->priv) {
         apigen_tp_close(c);
         return false;
     }
     const char *sn = getenv("APIGEN_TLS_SERVER_NAME");
-    snprintf(c->tls->name, sizeof c->tls->name, "%s", sn && *sn ? sn : u->host);
-    if (!client_ssl_setup(c->tls, err, errlen) || handshake(c, deadline, err, errlen) != APIGEN_TP_OK) {
+    snprintf(TLS(c)->name, sizeof TLS(c)->name, "%s", sn && *sn ? sn : u->host);
+    if (!client_ssl_setup(TLS(c), err, errlen) || handshake(c, deadline, err, errlen) != APIGEN_TP_OK) {
         apigen_tp_close(c);
         return false;
     }
@@ -490,10 +492,10 @@ static bool server_conn(int fd, const char *peer, apigen_conn **out, char *err, 
         tp_err(err, errlen, "tls://: no server certificate set up");
         return false;
     }
-    apigen_conn *c = tp_conn_new(fd, peer, err, errlen);
+    apigen_conn *c = tp_conn_new(&tp_tls_ops, fd, peer, err, errlen);
     if (!c)
         return false;
-    if (!(c->tls = tls_new(g_server_ctx, fd, true, err, errlen))) {
+    if (!(c->priv = tls_new(g_server_ctx, fd, true, err, errlen))) {
         apigen_tp_close(c);
         return false;
     }
@@ -501,17 +503,17 @@ static bool server_conn(int fd, const char *peer, apigen_conn **out, char *err, 
     return true;
 }
 
-bool tp_tls_accepted(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+static bool tp_tls_accepted(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
     return server_conn(fd, peer, out, err, errlen);
 }
 
-bool tp_tls_adopt(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
+static bool tp_tls_adopt(int fd, const char *peer, apigen_conn **out, char *err, size_t errlen)
 {
     return server_conn(fd, peer, out, err, errlen);
 }
 
-bool tp_tls_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+static bool tp_tls_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
                    size_t errlen)
 {
     if (!g_server_ctx) {
@@ -521,7 +523,7 @@ bool tp_tls_listen(const apigen_url *u, const char *url, apigen_listener **out, 
     if (!tp_tcp_listen(u, url, out, err, errlen))
         return false;
     apigen_listener *l = *out;
-    l->scheme = APIGEN_URL_TLS;
+    l->ops = &tp_tls_ops;
     memcpy(l->url, "tls", 3); /* "tcp://..." -> "tls://..." */
     return true;
 }
@@ -530,7 +532,7 @@ bool tp_tls_listen(const apigen_url *u, const char *url, apigen_listener **out, 
  * close_notify before any data): a new handshake on the same socket. */
 static bool restart(apigen_conn *c, int64_t deadline, char *err, size_t errlen)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
     SSL_CTX *ctx = client_ctx(err, errlen);
     if (!ctx)
         return false;
@@ -567,10 +569,10 @@ static void io_error(apigen_conn *c, const char *what, int e, const char *why, c
         tp_err(err, errlen, "%s %s: TLS: %s%s", what, c->peer, *why ? why : "protocol error", hint);
 }
 
-bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+static bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
                  size_t errlen)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
     int64_t deadline = tp_deadline(timeout_ms);
     apigen_tp_result h = ensure_handshake(c, deadline, err, errlen);
     if (h != APIGEN_TP_OK) {
@@ -643,10 +645,10 @@ bool tp_tls_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
     }
 }
 
-apigen_tp_result tp_tls_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+static apigen_tp_result tp_tls_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
     int64_t deadline = tp_deadline(timeout_ms);
     size_t got = 0;
     apigen_tp_result h = ensure_handshake(c, deadline, err, errlen);
@@ -703,9 +705,9 @@ apigen_tp_result tp_tls_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
     return APIGEN_TP_OK;
 }
 
-void tp_tls_hand_over(apigen_conn *c)
+static void tp_tls_hand_over(apigen_conn *c)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
     pthread_mutex_lock(&t->mu);
     if (t->done) {
         ERR_clear_error();
@@ -715,11 +717,53 @@ void tp_tls_hand_over(apigen_conn *c)
     pthread_mutex_unlock(&t->mu);
 }
 
-void tp_tls_close(apigen_conn *c)
+static void tp_tls_close(apigen_conn *c)
 {
-    struct tp_tls *t = c->tls;
+    struct tp_tls *t = c->priv;
+    if (!t)
+        return;
     SSL_free(t->ssl); /* no close_notify: a forked guest's copy must say nothing */
     pthread_mutex_destroy(&t->mu);
     free(t);
-    c->tls = NULL;
+    c->priv = NULL;
 }
+
+static bool tls_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+{
+    char peer[sizeof((apigen_conn *)0)->peer];
+    int fd = tp_sock_accept(l, peer, sizeof peer, err, errlen); /* "tls://host:port" */
+    if (fd < 0)
+        return false;
+    tp_tcp_nodelay(fd);
+    return tp_tls_accepted(fd, peer, out, err, errlen);
+}
+
+/* A session process's side of a passed connection: a new handshake (the
+ * parent's TLS ended with close_notify, tp_tls_hand_over). */
+static bool tls_adopt(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
+                      size_t errlen)
+{
+    if (nfds != 1) {
+        for (int i = 0; i < nfds; i++)
+            close(fds[i]);
+        tp_err(err, errlen, "%s: a tls connection is one socket, not %d descriptors", peer, nfds);
+        return false;
+    }
+    return tp_tls_adopt(fds[0], peer, out, err, errlen);
+}
+
+const tp_ops tp_tls_ops = {
+    .scheme = "tls",
+    .form = TP_URL_HOSTPORT,
+    .example = "tls://host:port",
+    .connect = tp_tls_connect,
+    .listen = tp_tls_listen,
+    .accept = tls_accept,
+    .adopt = tls_adopt,
+    .send = tp_tls_send,
+    .recv = tp_tls_recv,
+    .shutdown = tp_sock_shutdown,
+    .close = tp_tls_close,
+    .handoff_fds = tp_sock_handoff_fds,
+    .release = tp_tls_hand_over,
+};

@@ -13,6 +13,10 @@
  *                          APIGEN_TLS_CA, APIGEN_TLS_SERVER_NAME,
  *                          APIGEN_TLS_CERT + APIGEN_TLS_KEY (read at connect)
  *
+ * Each transport is a table of operations (tp_internal.h) in a file of its
+ * own, chosen once from the URL's scheme (table.c); docs/internals.md says
+ * how to add one.
+ *
  * Errors come back as human strings in a caller buffer (err, errlen); err may
  * be NULL. Timeouts are in milliseconds, -1 = wait forever. Nothing here
  * raises SIGPIPE (MSG_NOSIGNAL). Only runtime/ includes this header. */
@@ -38,16 +42,8 @@ typedef struct apigen_conn apigen_conn;
 typedef struct apigen_listener apigen_listener;
 
 /* ---- URLs ------------------------------------------------------------------ */
-typedef enum apigen_url_scheme {
-    APIGEN_URL_UNIX,
-    APIGEN_URL_TCP,
-    APIGEN_URL_SHM,
-    APIGEN_URL_UCX,
-    APIGEN_URL_TLS,
-} apigen_url_scheme;
-
 typedef struct apigen_url {
-    apigen_url_scheme scheme;
+    char scheme[8];  /* "unix", "tcp", "shm", "ucx", "tls": the transport's name */
     char path[108];  /* unix: absolute socket path (fits sun_path); shm: the name */
     char host[256];  /* tcp, ucx, tls: host name or address, without [] */
     char port[8];    /* tcp, ucx, tls: decimal port, "0" = any (listen only) */

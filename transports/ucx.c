@@ -185,16 +185,13 @@ static bool idle_wait(struct tp_ucx *x, int64_t deadline, int64_t *spin_from)
     return true;
 }
 
+static void tp_ucx_close_x(struct tp_ucx *x);
+
 static apigen_conn *conn_new(struct tp_ucx *x, const char *peer, char *err, size_t errlen)
 {
-    apigen_conn *c = calloc(1, sizeof *c);
-    if (!c) {
-        tp_err(err, errlen, "out of memory");
-        return NULL;
-    }
-    c->fd = -1;
-    c->ucx = x;
-    snprintf(c->peer, sizeof c->peer, "%s", peer);
+    apigen_conn *c = tp_conn_new(&tp_ucx_ops, -1, peer, err, errlen);
+    if (c)
+        c->priv = x;
     return c;
 }
 
@@ -295,7 +292,7 @@ static bool ux_establish(struct tp_ucx *x, int timeout_ms, char *err, size_t err
 }
 
 /* Connecting waits until the server accepted (or timeout_ms). */
-bool tp_ucx_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+static bool tp_ucx_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
                     char *err, size_t errlen)
 {
     char why[300];
@@ -355,10 +352,10 @@ static void fail_msg(struct tp_ucx *x, const apigen_conn *c, const char *what, c
         tp_err(err, errlen, "%s %s: %s", what, c->peer, U.ucs_status_string(ep_status(x)));
 }
 
-bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
+static bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeout_ms, char *err,
                  size_t errlen)
 {
-    struct tp_ucx *x = c->ucx;
+    struct tp_ucx *x = c->priv;
     if (x->broken || atomic_load_explicit(&x->down, memory_order_relaxed)) {
         tp_err(err, errlen, "send to %s: connection shut down", c->peer);
         return false;
@@ -420,10 +417,10 @@ bool tp_ucx_send(apigen_conn *c, const struct iovec *iov, int iovcnt, int timeou
     return false;
 }
 
-apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
+static apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms, char *err,
                              size_t errlen)
 {
-    struct tp_ucx *x = c->ucx;
+    struct tp_ucx *x = c->priv;
     size_t got = 0;
     int64_t deadline = tp_deadline(timeout_ms), spin = 0;
     while (got < n) {
@@ -480,15 +477,15 @@ apigen_tp_result tp_ucx_recv(apigen_conn *c, void *buf, size_t n, int timeout_ms
     return APIGEN_TP_OK;
 }
 
-void tp_ucx_shutdown(apigen_conn *c)
+static void tp_ucx_shutdown(apigen_conn *c)
 {
-    struct tp_ucx *x = c->ucx;
+    struct tp_ucx *x = c->priv;
     atomic_store(&x->down, true);
     uint64_t one = 1;
     (void)!write(x->wake, &one, sizeof one);
 }
 
-void tp_ucx_close_x(struct tp_ucx *x)
+static void tp_ucx_close_x(struct tp_ucx *x)
 {
     if (x->rdata)
         U.ucp_stream_data_release(x->ep, x->rdata);
@@ -516,10 +513,11 @@ void tp_ucx_close_x(struct tp_ucx *x)
     ux_free(x);
 }
 
-void tp_ucx_close(apigen_conn *c)
+static void tp_ucx_close(apigen_conn *c)
 {
-    tp_ucx_close_x(c->ucx);
-    c->ucx = NULL;
+    if (c->priv)
+        tp_ucx_close_x(c->priv);
+    c->priv = NULL;
 }
 
 /* ---- listeners ------------------------------------------------------------------- */
@@ -598,7 +596,7 @@ static void addr_url(const struct sockaddr_storage *ss, char *out, size_t cap)
     snprintf(out, cap, strchr(host, ':') ? "ucx://[%s]:%s" : "ucx://%s:%s", host, port);
 }
 
-bool tp_ucx_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+static bool tp_ucx_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
                    size_t errlen)
 {
     char why[300];
@@ -613,7 +611,7 @@ bool tp_ucx_listen(const apigen_url *u, const char *url, apigen_listener **out, 
         tp_err(err, errlen, "cannot listen on %s: %s", url, gai_strerror(g));
         return false;
     }
-    apigen_listener *l = calloc(1, sizeof *l);
+    apigen_listener *l = tp_listener_new(&tp_ucx_ops, -1, err, errlen);
     struct tp_ucx_listener *L = calloc(1, sizeof *L);
     if (!l || !L) {
         free(l);
@@ -658,8 +656,7 @@ bool tp_ucx_listen(const apigen_url *u, const char *url, apigen_listener **out, 
     }
     L->thr_started = true;
     l->fd = L->pipe[0];
-    l->scheme = APIGEN_URL_UCX;
-    l->ucx = L;
+    l->priv = L;
     *out = l;
     return true;
 fail:
@@ -668,9 +665,9 @@ fail:
     return false;
 }
 
-bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+static bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
 {
-    struct tp_ucx_listener *L = l->ucx;
+    struct tp_ucx_listener *L = l->priv;
     char b;
     ssize_t k;
     do
@@ -725,9 +722,24 @@ bool tp_ucx_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errl
     return true;
 }
 
-void tp_ucx_listener_close(apigen_listener *l)
+static void tp_ucx_listener_close(apigen_listener *l)
 {
-    ucx_listener_free(l->ucx);
-    l->ucx = NULL;
+    ucx_listener_free(l->priv);
+    l->priv = NULL;
     l->fd = -1; /* the pipe, closed above */
 }
+
+const tp_ops tp_ucx_ops = {
+    .scheme = "ucx",
+    .form = TP_URL_HOSTPORT,
+    .example = "ucx://host:port",
+    .connect = tp_ucx_connect,
+    .listen = tp_ucx_listen,
+    .accept = tp_ucx_accept,
+    .listener_close = tp_ucx_listener_close,
+    .send = tp_ucx_send,
+    .recv = tp_ucx_recv,
+    .shutdown = tp_ucx_shutdown,
+    .close = tp_ucx_close,
+    /* no adopt, no handoff_fds: a UCX endpoint cannot move to another process */
+};

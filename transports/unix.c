@@ -19,8 +19,8 @@ static socklen_t fill_addr(struct sockaddr_un *sa, const char *path)
     return (socklen_t)sizeof *sa;
 }
 
-bool tp_unix_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
-                     char *err, size_t errlen)
+static bool unix_connect(const apigen_url *u, const char *url, int timeout_ms, apigen_conn **out,
+                         char *err, size_t errlen)
 {
     struct sockaddr_un sa;
     socklen_t sl = fill_addr(&sa, u->path);
@@ -35,7 +35,7 @@ bool tp_unix_connect(const apigen_url *u, const char *url, int timeout_ms, apige
         close(fd);
         return false;
     }
-    *out = tp_conn_new(fd, url, err, errlen);
+    *out = tp_conn_new(&tp_unix_ops, fd, url, err, errlen);
     return *out != NULL;
 }
 
@@ -69,8 +69,8 @@ static bool clear_stale(const char *path, const char *url, char *err, size_t err
     return true;
 }
 
-bool tp_unix_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
-                    size_t errlen)
+static bool unix_listen(const apigen_url *u, const char *url, apigen_listener **out, char *err,
+                        size_t errlen)
 {
     if (!clear_stale(u->path, url, err, errlen))
         return false;
@@ -89,17 +89,41 @@ bool tp_unix_listen(const apigen_url *u, const char *url, apigen_listener **out,
         close(fd);
         return false;
     }
-    apigen_listener *l = calloc(1, sizeof *l);
+    apigen_listener *l = tp_listener_new(&tp_unix_ops, fd, err, errlen);
     if (!l) {
         close(fd);
         unlink(u->path);
-        tp_err(err, errlen, "out of memory");
         return false;
     }
-    l->fd = fd;
-    l->scheme = APIGEN_URL_UNIX;
     snprintf(l->url, sizeof l->url, "unix://%s", u->path);
     snprintf(l->unlink_path, sizeof l->unlink_path, "%s", u->path);
     *out = l;
     return true;
 }
+
+static bool unix_accept(apigen_listener *l, apigen_conn **out, char *err, size_t errlen)
+{
+    char peer[sizeof((apigen_conn *)0)->peer];
+    int fd = tp_sock_accept(l, peer, sizeof peer, err, errlen);
+    return fd >= 0 && (*out = tp_conn_new(&tp_unix_ops, fd, peer, err, errlen)) != NULL;
+}
+
+static bool unix_adopt(const int *fds, int nfds, const char *peer, apigen_conn **out, char *err,
+                       size_t errlen)
+{
+    return tp_sock_adopt(&tp_unix_ops, fds, nfds, peer, out, err, errlen);
+}
+
+const tp_ops tp_unix_ops = {
+    .scheme = "unix",
+    .form = TP_URL_PATH,
+    .example = "unix:///path",
+    .connect = unix_connect,
+    .listen = unix_listen,
+    .accept = unix_accept,
+    .adopt = unix_adopt,
+    .send = tp_sock_send,
+    .recv = tp_sock_recv,
+    .shutdown = tp_sock_shutdown,
+    .handoff_fds = tp_sock_handoff_fds,
+};

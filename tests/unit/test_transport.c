@@ -284,9 +284,9 @@ static void exercise(const char *url)
 static void test_urls(void)
 {
     apigen_url u;
-    CHECK(apigen_url_parse("unix:///tmp/x.sock", &u, err, sizeof err) && u.scheme == APIGEN_URL_UNIX);
+    CHECK(apigen_url_parse("unix:///tmp/x.sock", &u, err, sizeof err) && !strcmp(u.scheme, "unix"));
     CHECK_STR(u.path, "/tmp/x.sock");
-    CHECK(apigen_url_parse("tcp://localhost:8080", &u, err, sizeof err) && u.scheme == APIGEN_URL_TCP);
+    CHECK(apigen_url_parse("tcp://localhost:8080", &u, err, sizeof err) && !strcmp(u.scheme, "tcp"));
     CHECK_STR(u.host, "localhost");
     CHECK_STR(u.port, "8080");
     CHECK(apigen_url_parse("tcp://[::1]:0", &u, err, sizeof err));
@@ -309,7 +309,7 @@ static void test_urls(void)
         CHECK(!apigen_url_parse(bad[i].url, &u, err, sizeof err));
         CHECK_CONTAINS(err, bad[i].err);
     }
-    CHECK(apigen_url_parse("shm://apigen-x_1.2", &u, err, sizeof err) && u.scheme == APIGEN_URL_SHM);
+    CHECK(apigen_url_parse("shm://apigen-x_1.2", &u, err, sizeof err) && !strcmp(u.scheme, "shm"));
     CHECK_STR(u.path, "apigen-x_1.2");
     const char *bad_shm[] = {"shm://", "shm://a/b", "shm://a b",
                              "shm://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"};
@@ -596,10 +596,10 @@ static void test_shm_specific(void)
 static int test_ucx(void)
 {
     apigen_url u;
-    CHECK(apigen_url_parse("ucx://10.0.0.1:13337", &u, err, sizeof err) && u.scheme == APIGEN_URL_UCX);
+    CHECK(apigen_url_parse("ucx://10.0.0.1:13337", &u, err, sizeof err) && !strcmp(u.scheme, "ucx"));
     CHECK_STR(u.host, "10.0.0.1");
     CHECK_STR(u.port, "13337");
-    CHECK(apigen_url_parse("ucx://[::1]:0", &u, err, sizeof err) && u.scheme == APIGEN_URL_UCX);
+    CHECK(apigen_url_parse("ucx://[::1]:0", &u, err, sizeof err) && !strcmp(u.scheme, "ucx"));
     CHECK(!apigen_url_parse("ucx://host", &u, err, sizeof err));
     CHECK_CONTAINS(err, "missing port (expected ucx://host:port)");
     apigen_listener *l;
@@ -676,7 +676,7 @@ static int test_tls(const char *certs_script)
         return 77;
     CHECK(rc == 0);
     apigen_url u;
-    CHECK(apigen_url_parse("tls://example.org:443", &u, err, sizeof err) && u.scheme == APIGEN_URL_TLS);
+    CHECK(apigen_url_parse("tls://example.org:443", &u, err, sizeof err) && !strcmp(u.scheme, "tls"));
     CHECK_STR(u.host, "example.org");
     CHECK(!apigen_url_parse("tls://host", &u, err, sizeof err));
     CHECK_CONTAINS(err, "missing port (expected tls://host:port)");
