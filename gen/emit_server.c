@@ -860,6 +860,10 @@ int emit_server(emit_ctx *e, strbuf *out)
             pt = xasprintf("pt_%s", h->name);
         }
         char tag[16], npt[16];
+        const char *flags = h->unknown_as_null
+                                ? (handle_is_narrow(h) ? "APIGEN_HT_UNKNOWN_AS_NULL | APIGEN_HT_NARROW"
+                                                       : "APIGEN_HT_UNKNOWN_AS_NULL")
+                                : (handle_is_narrow(h) ? "APIGEN_HT_NARROW" : "0");
         snprintf(tag, sizeof tag, m->api.family ? "%uu" : "%u", model_handle_tag(m, h));
         snprintf(npt, sizeof npt, "%zu", h->npassthrough);
         if (h->nalso) { /* the other types declared first: their definitions may come later */
@@ -872,12 +876,12 @@ int emit_server(emit_ctx *e, strbuf *out)
             snprintf(nalso, sizeof nalso, "%zu", h->nalso);
             PUT("srv_handle_also", "name", h->name, "values", vs);
             PUT("srv_handle_type_also", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
-                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0",
+                "npt", npt, "flags", flags,
                 "nalso", nalso);
             free(vs);
         } else {
             PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
-                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0");
+                "npt", npt, "flags", flags);
         }
         free(destroy);
         free(pt);

@@ -573,12 +573,20 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
     return false;
 }
 
+/* A narrow handle type's id as the guest kept it (its low 32 bits): the
+ * session's id again. */
+static uint64_t widen(const struct apigen_session *s, const apigen_handle_type *ht, uint64_t id)
+{
+    return (ht->flags & APIGEN_HT_NARROW) && id && !(id >> 32) ? (s->salt << 32) | id : id;
+}
+
 static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                        void **real)
 {
     *real = NULL;
     if (!s)
         return false;
+    id = widen(s, ht, id);
     if (is_passthrough(ht, id)) {
         *real = (void *)(uintptr_t)id;
         return true;
@@ -622,6 +630,7 @@ void apigen_handle_retain(apigen_call_ctx *cx, const apigen_handle_type *ht, uin
     struct apigen_session *s = cx->session;
     if (is_passthrough(ht, id))
         return;
+    id = widen(s, ht, id);
     pthread_mutex_lock(&s->mu);
     size_t i = slot_of(s, id);
     if (i != SIZE_MAX && s->h[i].live && s->h[i].ht->tag == ht->tag) {
@@ -636,6 +645,7 @@ void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
     struct apigen_session *s = cx->session;
     if (is_passthrough(ht, id))
         return;
+    id = widen(s, ht, id);
     pthread_mutex_lock(&s->mu);
     size_t i = slot_of(s, id);
     if (i != SIZE_MAX) {
