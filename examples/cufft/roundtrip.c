@@ -5,6 +5,9 @@
  * program's own (cufftSetAutoAllocation 0, cufftGetSize, cufftSetWorkArea).
  * Prints the values it checks; a line with NO is a mismatch (exit 1). */
 #include <math.h>
+#ifndef M_PI
+#define M_PI 3.14159265358979323846 /* not in strict C11's math.h */
+#endif
 #include <stdlib.h>
 
 #include "common.h"

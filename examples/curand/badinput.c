@@ -3,6 +3,7 @@
  * than num, a forged distribution. Each gives cuRAND's own error value
  * (the stub's refusals: CURAND_STATUS_NOT_INITIALIZED for an unknown
  * generator, CURAND_STATUS_OUT_OF_RANGE for memory), never a crash. */
+#include <stdint.h>
 #include <stdio.h>
 
 #include <cuda_runtime_api.h>
