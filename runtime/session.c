@@ -558,12 +558,21 @@ static size_t slot_of(const struct apigen_session *s, uint64_t id)
     return (size_t)(ID_LOW(id) - FIRST_ID);
 }
 
+/* A narrow handle type's id as the guest kept it (its low 32 bits): the
+ * session's id again. */
+static uint64_t widen(const struct apigen_session *s, const apigen_handle_type *ht, uint64_t id)
+{
+    return (ht->flags & APIGEN_HT_NARROW) && id && !(id >> 32) ? (s->salt << 32) | id : id;
+}
+
 static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                        void **real);
 
 bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                           void **real)
 {
+    if (s)
+        id = widen(s, ht, id); /* the `also` types take it as this type's id */
     if (lookup_one(s, ht, id, real))
         return true;
     for (unsigned k = 0; k < ht->nalso; k++) /* ids of the types that may stand for this one */
@@ -573,20 +582,12 @@ bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht
     return false;
 }
 
-/* A narrow handle type's id as the guest kept it (its low 32 bits): the
- * session's id again. */
-static uint64_t widen(const struct apigen_session *s, const apigen_handle_type *ht, uint64_t id)
-{
-    return (ht->flags & APIGEN_HT_NARROW) && id && !(id >> 32) ? (s->salt << 32) | id : id;
-}
-
 static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                        void **real)
 {
     *real = NULL;
     if (!s)
         return false;
-    id = widen(s, ht, id);
     if (is_passthrough(ht, id)) {
         *real = (void *)(uintptr_t)id;
         return true;

@@ -21,7 +21,7 @@
 
 /* ======================= the API, server half ======================= */
 enum { C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
-       C_ALLOC, C_SLEEP, C_USE_VIEW, NCALLS };
+       C_ALLOC, C_SLEEP, C_USE_VIEW, C_USE_NARROW, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
 typedef struct obj { uint64_t value; } obj;
@@ -39,6 +39,9 @@ static const apigen_handle_type *const handle_types[] = {&ht_obj};
  * a CUfunction is taken): it has no ids of its own here */
 static const apigen_handle_type *const view_also[] = {&ht_obj};
 static const apigen_handle_type ht_view = {"tview", 2, NULL, obj_pass, 1, 0, view_also, 1};
+/* a 32-bit integer handle (cuFFT's plans): the guest keeps an id's low 32 bits */
+static const apigen_handle_type ht_narrow = {"tnarrow", 3, NULL, obj_pass, 1, APIGEN_HT_NARROW,
+                                             view_also, 1};
 
 static void h_echo(apigen_call_ctx *cx)
 {
@@ -91,6 +94,17 @@ static void h_use_view(apigen_call_ctx *cx)
     void *real;
     if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
     if (!apigen_handle_get(cx, &ht_view, id, &real))
+        return;
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, real ? ((obj *)real)->value : 0))
+        return;
+}
+
+static void h_use_narrow(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
+    if (!apigen_handle_get(cx, &ht_narrow, id, &real))
         return;
     if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, real ? ((obj *)real)->value : 0))
         return;
@@ -161,10 +175,10 @@ static void h_sleep(apigen_call_ctx *cx)
 
 static const apigen_handler_fn handlers[NCALLS] = {
     h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
-    h_use_view};
+    h_use_view, h_use_narrow};
 static const char *const call_names[NCALLS] = {"tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
                                                "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep",
-                                               "tUseView"};
+                                               "tUseView", "tUseNarrow"};
 
 /* ======================= the API, guest half ======================= */
 static void cbd_u32(apigen_rd *args, void *fn, void *user)
@@ -348,11 +362,23 @@ static void *basic_thread(void *arg)
     CHECK(r.st == APIGEN_OK && r.out == 0);
     r = call2(&tapi, C_USE_VIEW, 1, 0x7777777, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
+    /* a narrow type: the id's low 32 bits name it, the full id too; other
+     * types still need the full id */
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE_NARROW, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE, 1, (uint32_t)id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id + 0x100000, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_OK);
     r = call2(&tapi, C_USE, 1, id, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_USE_VIEW, 1, id, 0, true); /* a destroyed obj: no view either */
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_BAD_HANDLE);
