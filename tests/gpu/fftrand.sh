@@ -16,7 +16,10 @@
 #     Sobol32, the direction vectors and scramble constants) and a device
 #     generator (Philox, on the program's stream, cudaMalloc output; uniform,
 #     normal, log-normal), a Poisson distribution created and destroyed;
-#     values printed, statistics checked.
+#     values printed, statistics checked;
+#   - curand/discrete: a kernel (nvcc -cudart shared) draws from a Poisson
+#     distribution made by curandCreatePoissonDistribution (curand_discrete):
+#     the distribution's address is the device's, forwarded too.
 # Then the bad-input programs forwarded (must print tests/fftrand/*_badinput.expected:
 # forged and destroyed plans and generators, memory the client never
 # allocated, a work area smaller than the plan's, a buffer shorter than
@@ -45,7 +48,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" > "$build/fftrand.configure.log" 2>&1 ||
     { cat "$build/fftrand.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cudart_stub cufft_stub curand_stub \
-      apigen-server-cuda-family cufft_roundtrip cufft_badinput curand_random curand_badinput \
+      apigen-server-cuda-family cufft_roundtrip cufft_badinput curand_random curand_badinput curand_discrete \
       > "$build/fftrand.build.log" 2>&1 || { tail -n 50 "$build/fftrand.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
@@ -108,7 +111,7 @@ fails=0
 table=$logs/table.txt
 printf '%-17s | %-8s | %-8s | %-8s | %-8s | %s\n' case native unix tcp shm result > "$table"
 printf '%s\n' "------------------+----------+----------+----------+----------+-----------------" >> "$table"
-cases="cufft/roundtrip curand/random"
+cases="cufft/roundtrip curand/random curand/discrete"
 for c in $cases; do
     key=$(echo "$c" | tr / _)
     run "$key" native "$build/examples/$c"
