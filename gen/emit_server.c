@@ -407,8 +407,14 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
     case EK_BYTES: PUT("srv_put_bytes", "name", name); break;
     case EK_HANDLE:
         need(s, "uint64_t i_");
+    {
+        /* a narrow (integer) handle's 0 is a real handle: the runtime tells none apart */
+        const handle_type_def *h = model_find_handle((api_model *)s->e->m, a->handle_type);
+        char *nz = h && handle_is_narrow(h) ? xstrdup("") : xasprintf(" && %s[i_] != 0", name);
         PUT("srv_put_ids_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "put",
-            a->creates ? "apigen_handle_put_owned" : "apigen_handle_put");
+            a->creates ? "apigen_handle_put_owned" : "apigen_handle_put", "nz", nz);
+        free(nz);
+    }
         break;
     case EK_DEVPTR:
         need(s, "uint64_t i_");

@@ -47,7 +47,7 @@ static void h_cufftCreate(apigen_call_ctx *cx)
         k_ = ok_ ? n_handle : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && handle[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)handle[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)handle[i_]) : 0)) return;
     }
 }
 
@@ -1204,7 +1204,7 @@ static void h_cufftPlan1d(apigen_call_ctx *cx)
         k_ = ok_ ? n_plan : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
     }
 }
 
@@ -1244,7 +1244,7 @@ static void h_cufftPlan2d(apigen_call_ctx *cx)
         k_ = ok_ ? n_plan : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
     }
 }
 
@@ -1288,7 +1288,7 @@ static void h_cufftPlan3d(apigen_call_ctx *cx)
         k_ = ok_ ? n_plan : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
     }
 }
 
@@ -1374,7 +1374,7 @@ static void h_cufftPlanMany(apigen_call_ctx *cx)
         k_ = ok_ ? n_plan : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ ? apigen_handle_put_owned(cx, &ht_cufftHandle, (void *)(uintptr_t)plan[i_]) : 0)) return;
     }
 }
 
