@@ -23,7 +23,7 @@
 # Then the bad-input programs forwarded (must print tests/fftrand/*_badinput.expected:
 # forged and destroyed plans and generators, memory the client never
 # allocated, a work area smaller than the plan's, a buffer shorter than
-# num), symbol parity with the toolkit's libraries, and a check that a
+# num; another client's memory, held by a second program), symbol parity with the toolkit's libraries, and a check that a
 # forwarded run loaded no NVIDIA library (LD_DEBUG=files). Prints a table;
 # results go to $OUT when it is set.
 #
@@ -148,6 +148,21 @@ for lib in cufft curand; do
             fails=$((fails + 1))
             printf '\n%s bad input over %s: DIFFERS (exit %s)\n' "$lib" "$m" "$(cat "$logs/bad_$lib.$m.rc")" >> "$table"
             diff -u "tests/fftrand/${lib}_badinput.expected" "$logs/bad_$lib.$m.out" | sed 's/^/  /' >> "$table"
+        fi
+    done
+done
+# another client's device memory (a second program holds it), each over
+# its own server
+for lib in cufft curand; do
+    for m in unix tcp shm; do
+        if sh tests/fftrand/foreign.sh "$server" "$only" "$reallib" "" $m \
+              "tests/fftrand/${lib}_foreign.expected" "$build/examples/$lib/badinput" \
+              > "$logs/foreign_$lib.$m.log" 2>&1; then
+            printf '\n%s another client'"'"'s memory over %s: refused as expected\n' "$lib" "$m" >> "$table"
+        else
+            fails=$((fails + 1))
+            printf '\n%s another client'"'"'s memory over %s: FAILED\n' "$lib" "$m" >> "$table"
+            sed 's/^/  /' "$logs/foreign_$lib.$m.log" >> "$table"
         fi
     done
 done
