@@ -46,7 +46,7 @@ static const char *const fn_keys[] = {"params", "async",     "async_if", "local"
                                       "async_check", "keeps_deferred", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
-static const char *const elem_by_keys[] = {"param", "handles", NULL};
+static const char *const elem_by_keys[] = {"param", "handles", "device", NULL};
 static const char *const returns_keys[] = {"handle", "creates", NULL};
 static const char *const param_keys[] = {"dir",        "count",    "bytes",   "count_after",
                                          "nullable",   "string",   "terminated", "elem",
@@ -1001,7 +1001,12 @@ static type_info *unqual(ck *c, type_info *t)
     u->is_const = 0;
     const char *s = t->spelling;
     size_t n = strlen(s);
-    if (strncmp(s, "const ", 6) == 0) s += 6, n -= 6;
+    if (t->kind == TY_POINTER && strchr(s, '*')) {
+        /* a const pointer ("T * const", clang's "const char *const"): the
+         * leading const is the pointee's */
+        if (n > 5 && strcmp(s + n - 5, "const") == 0 && (s[n - 6] == ' ' || s[n - 6] == '*'))
+            for (n -= 5; n && s[n - 1] == ' ';) n--;
+    } else if (strncmp(s, "const ", 6) == 0) s += 6, n -= 6;
     else if (n > 6 && strcmp(s + n - 6, " const") == 0) n -= 6;
     u->spelling = arena_alloc(c->a, n + 1);
     memcpy(u->spelling, s, n);
@@ -1179,6 +1184,7 @@ static int is_ptr(const type_info *t)
 }
 
 static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out);
+static void apply_elem_by_device(pctx *x, const spec_node *n, param_ann *a);
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 static void apply_space(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 
@@ -1636,19 +1642,21 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         a->retains = 1;
     }
     if ((n = spec_get(A, "elem_by"))) {
-        if (!((a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_BYTES)) {
+        if (!((a->kind == PK_OUT || a->kind == PK_INOUT || a->kind == PK_IN) &&
+              a->elem == EK_BYTES && !a->terminated)) {
             perr_note(x, spec_key_loc(A, "elem_by"),
-                      "`elem_by` applies to out/inout buffers of plain bytes, not to a %s "
+                      "`elem_by` applies to in, out and inout buffers of plain bytes, not to a %s "
                       "parameter%s",
                       param_kind_name(a->kind), "");
         } else if (spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) {
             spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
             const spec_node *pn = spec_get(n, "param"), *hn2 = spec_get(n, "handles");
+            const spec_node *dn = spec_get(n, "device");
             const char *pname_;
             param_def *sel = NULL;
-            if (!pn || !hn2) {
+            if (!pn || (!hn2 && !dn)) {
                 perr_note(x, n->loc, "`elem_by` needs `param:` (a value parameter) and "
-                          "`handles: {TYPE: [VALUE, ...]}`%s%s", "", "");
+                          "`handles: {TYPE: [VALUE, ...]}` or `device: [VALUE, ...]`%s%s", "", "");
             } else if (spec_string(pn, "elem_by.param", c->d, x->fn->name, x->p->name, &pname_)) {
                 for (size_t i = 0; i < x->fn->sig.nparams; i++)
                     if (strcmp(x->fn->sig.params[i].name, pname_) == 0) sel = &x->fn->sig.params[i];
@@ -1658,7 +1666,12 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                               "function%s", pname_, "");
                 else
                     a->elem_by_param = sel->name;
-                a->nelem_by = parse_cases(x, hn2, "elem_by.handles", &a->elem_by);
+                if (hn2) a->nelem_by = parse_cases(x, hn2, "elem_by.handles", &a->elem_by);
+                if (hn2 && a->kind == PK_IN && c->m->api.hobj_define)
+                    perr_note(x, spec_key_loc(n, "handles"),
+                              "elem_by.handles on an input buffer: a handle_objects build would "
+                              "send the application's objects, not ids%s%s", "", "");
+                if (dn) apply_elem_by_device(x, dn, a);
             }
         }
     }
@@ -1923,6 +1936,40 @@ static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_
     }
     *out = cs;
     return k;
+}
+
+/* `elem_by.device: [VALUE, ...]` on an in or inout buffer: for these values
+ * of elem_by.param the buffer holds device addresses (an attribute whose
+ * value is a pointer), checked on the server as device parameters are */
+static void apply_elem_by_device(pctx *x, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    if (a->kind == PK_OUT) {
+        perr_note(x, n->loc,
+                  "elem_by.device on an output buffer: the addresses a call writes are the "
+                  "library's, nothing to check; it applies to in and inout buffers%s%s", "", "");
+        return;
+    }
+    if (!c->m->api.device_checked) {
+        perr_note(x, n->loc,
+                  "elem_by.device: device addresses are checked only under `types.device`%s%s",
+                  "", "");
+        return;
+    }
+    size_t nv = n->kind == SN_LIST ? n->n : 1;
+    a->elem_by_device = arena_alloc(c->a, (nv + 1) * sizeof(char *));
+    for (size_t j = 0; j < nv; j++) {
+        const spec_node *v = n->kind == SN_LIST ? n->items[j] : n;
+        int64_t iv;
+        if (!v || v->kind != SN_SCALAR || !resolve_const(c, v->str, &iv) ||
+            !(is_c_identifier(v->str) || spec_is_int(v, &iv))) {
+            perr_note(x, v ? v->loc : n->loc,
+                      "elem_by.device: values are enum constants, integer macros or integers%s%s",
+                      "", "");
+            continue;
+        }
+        a->elem_by_device[a->nelem_by_device++] = arena_strdup(c->a, v->str);
+    }
 }
 
 static int has_out(const param_ann *a)

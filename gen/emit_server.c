@@ -150,6 +150,38 @@ static void size_lines(srv_fn *s, const char *name, const param_ann *a)
     }
 }
 
+/* `elem_by` on an in/inout buffer, for the values that select it: device
+ * addresses must be the client's (`device:`); handle ids of an in buffer
+ * become the real handles in a copy (`handles:`) before the call. */
+static void in_elem_by(srv_fn *s, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    const char *sel = a->elem_by_param ? name_of(s, a->elem_by_param) : NULL;
+    if (!sel || a->terminated || a->stream_host) return;
+    if (a->nelem_by_device) {
+        strbuf cb = {0};
+        for (size_t v = 0; v < a->nelem_by_device; v++)
+            sb_printf(&cb, "%s%s == %s", v ? " || " : "", sel, a->elem_by_device[v]);
+        char *cond = sb_take(&cb);
+        need(s, "uint64_t i_");
+        PUT("srv_elem_devptrs_in", "name", name, "cond", cond);
+        free(cond);
+    }
+    for (size_t c = 0; a->kind == PK_IN && c < a->nelem_by; c++) {
+        const handle_case *hc = &a->elem_by[c];
+        if (!hc->nvalues) continue;
+        strbuf cb = {0};
+        for (size_t v = 0; v < hc->nvalues; v++)
+            sb_printf(&cb, "%s%s == %s", v ? " || " : "", sel, hc->values[v]);
+        char *cond = sb_take(&cb);
+        need(s, "uint64_t i_");
+        need(s, "void *r_");
+        PUT("srv_elem_handles_in", "name", name, "cond", cond, "ht",
+            ht_name(s, name, hc->handle_type), "type", hc->handle_type);
+        free(cond);
+    }
+}
+
 static void get_phase2(srv_fn *s, const param_def *p, const char *name, const param_ann *a)
 {
     emit_ctx *e = s->e;
@@ -206,6 +238,7 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
             }
             if (a->kind == PK_INOUT) PUT("srv_copy_bytes", "name", name);
             else if (!a->terminated) PUT("srv_use_bytes", "name", name, "type", ty);
+            in_elem_by(s, name, a);
             PUT("srv_close_brace");
             if (a->kind == PK_INOUT) {
                 need(s, "uint8_t p_%s = 0", name);

@@ -143,8 +143,16 @@ static char *strip_top_const(const type_info *t)
     const char *s = t->spelling ? t->spelling : "int";
     if (t->is_const && t->kind != TY_ARRAY) { /* an array's const is its elements' */
         size_t l = strlen(s);
-        if (t->kind == TY_POINTER && l > 6 && strcmp(s + l - 6, " const") == 0)
-            return xstrndup(s, l - 6);
+        /* a const pointer: "T * const" or clang's "const char *const"; its
+         * leading const is the pointee's (a typedef name has no '*') */
+        if (t->kind == TY_POINTER && strchr(s, '*')) {
+            if (l > 5 && strcmp(s + l - 5, "const") == 0 && (s[l - 6] == ' ' || s[l - 6] == '*')) {
+                size_t k = l - 5;
+                while (k && s[k - 1] == ' ') k--;
+                return xstrndup(s, k);
+            }
+            return xstrdup(s);
+        }
         if (strncmp(s, "const ", 6) == 0) return xstrdup(s + 6);
     }
     return xstrdup(s);

@@ -205,6 +205,12 @@ typedef struct param_ann {
     char *elem_by_param;
     handle_case *elem_by;
     size_t nelem_by;
+    /* PK_IN/INOUT plain bytes: for an elem_by case, the server translates the
+     * elements id -> real in its copy (handles) before the call; for these
+     * values (`elem_by.device`), the elements are device addresses that must
+     * be NULL or the client's memory (an attribute whose value is a pointer) */
+    char **elem_by_device;
+    size_t nelem_by_device;
     /* terminated key/value lists: keys whose value is a handle */
     handle_case *handle_keys;
     size_t nhandle_keys;

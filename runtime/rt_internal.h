@@ -100,17 +100,12 @@ static inline bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep
     return cap <= keep_min || rt_keep_warm_slow(w, cap, used, keep_min); /* small: kept, no call */
 }
 
-/* Registered host memory (scratch.c; apigen_set_host_memory): register p
- * (n bytes, large buffers only) unless it already is; forget unregisters it
- * (a no-op for memory that is not registered). rt_buf_moving (wire.c) is
- * called with a buffer rt_recv_frame is about to realloc or free. */
-void rt_host_register(void *p, size_t n);
-void rt_host_forget(void *p);
-/* The hooks themselves, for memory kept for a session's life (the arena):
- * false when none is installed or it declined. */
+/* Registered host memory (scratch.c; apigen_set_host_memory): the hooks
+ * themselves, for memory kept for a session's life (the arena): false when
+ * none is installed or it declined. */
 bool rt_host_pin(void *p, size_t n);
 void rt_host_unpin(void *p);
-extern void (*rt_buf_moving)(void *p);
+bool rt_host_pinning(void); /* hooks are installed */
 
 /* One session across the APIs of a family (apigen_api.family): a frame's
  * call id carries the API's index in the session's list (the order the
@@ -210,6 +205,10 @@ static inline bool rt_get_reply_prefix(apigen_rd *r, rt_reply_prefix *p)
  * the connection's next frames once the session has run n async frames (its
  * other connections' frames a guest thread sent before: guest.c). */
 #define RT_CALL_WAIT 0u
+/* The same id in a synchronous frame: register arena pages with the
+ * accelerator (apigen_arena_pin; payload u64 offset, u64 length; reply u32
+ * 1 when all of them are). A server before it answers it unsupported. */
+#define RT_CALL_ARENA_PIN 0u
 #define RT_WAIT_MS 30000 /* the server goes on after this, with one log line */
 static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
 {
@@ -369,6 +368,7 @@ void rt_arena_guest_current(const apigen_api *api); /* the API of the call being
 bool rt_arena_adopt(struct apigen_session *s, int fd, uint64_t *base, char *why, size_t whylen);
 bool rt_arena_taken(const apigen_api *api); /* apigen_arena_accept was called for it */
 void rt_arena_bind(struct apigen_session *s);
+void rt_arena_pin_call(apigen_call_ctx *cx); /* the RT_CALL_ARENA_PIN handler */
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound
  * to (registering it with the accelerator on first use, as a buffer

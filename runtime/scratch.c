@@ -14,11 +14,7 @@
 #define CACHE_MIN (1u << 20)
 static pthread_key_t cache_key;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-static void cache_free(void *p)
-{
-    rt_host_forget(p);
-    free(p);
-}
+static void cache_free(void *p) { free(p); }
 static void cache_init(void) { (void)pthread_key_create(&cache_key, cache_free); }
 static _Thread_local rt_warm cache_warm;
 /* whose bytes the cached block holds: reused by the same session it is not
@@ -219,8 +215,6 @@ static __attribute__((noinline)) void free_blocks(apigen_call_ctx *cx)
     if (keep) {
         if (c != keep)
             cache_free(c);
-        else /* the cached block again: warm and used, so register it */
-            rt_host_register(keep, (size_t)keep->size + sizeof(scr));
         (void)pthread_setspecific(cache_key, keep);
         cache_held = true;
         cache_owned = cx->session != NULL;
@@ -245,41 +239,25 @@ void rt_scratch_free_all(apigen_call_ctx *cx)
 }
 
 /* ---- registered host memory ------------------------------------------------------ */
-#define REG_MIN (4u << 20) /* smaller buffers are not worth a registration */
-#define REG_SLOTS 4        /* per thread: receive buffer, scratch block, spares */
+/* Only the shared arena (the guest's pinned memory, arena_host.c) is
+ * registered. Receive buffers and scratch blocks never are: they hold bytes
+ * of the guest's pageable memory, which the API treats as pageable (an
+ * asynchronous copy from or to pageable memory is done with the buffer when
+ * it returns); registered, such a copy becomes a transfer that outlives the
+ * call while the buffer is reused (the first bytes of a 9 MiB asynchronous
+ * host-to-device copy were the next frame's, 2026-11-26). */
 static bool (*hm_reg)(void *p, size_t n);
 static void (*hm_unreg)(void *p);
-static _Thread_local struct {
-    void *p;
-    size_t n;
-} regs_[REG_SLOTS];
 
 void apigen_set_host_memory(bool (*reg)(void *p, size_t n), void (*unreg)(void *p))
 {
     hm_reg = reg && unreg ? reg : NULL;
     hm_unreg = reg && unreg ? unreg : NULL;
-    rt_buf_moving = hm_reg ? rt_host_forget : NULL;
 }
 
-void rt_host_register(void *p, size_t n)
+bool rt_host_pinning(void)
 {
-    if (!hm_reg || !p || n < REG_MIN)
-        return;
-    int free_slot = -1;
-    for (int i = 0; i < REG_SLOTS; i++) {
-        if (regs_[i].p == p) {
-            if (regs_[i].n == n)
-                return;
-            hm_unreg(p); /* same start, other size: a different block now */
-            regs_[i].p = NULL;
-        }
-        if (!regs_[i].p && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot >= 0 && hm_reg(p, n)) {
-        regs_[free_slot].p = p;
-        regs_[free_slot].n = n;
-    }
+    return hm_reg != NULL;
 }
 
 bool rt_host_pin(void *p, size_t n)
@@ -291,15 +269,4 @@ void rt_host_unpin(void *p)
 {
     if (hm_unreg && p)
         hm_unreg(p);
-}
-
-void rt_host_forget(void *p)
-{
-    if (!p)
-        return;
-    for (int i = 0; i < REG_SLOTS; i++)
-        if (regs_[i].p == p) {
-            hm_unreg(p);
-            regs_[i].p = NULL;
-        }
 }

@@ -368,6 +368,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 
     if (bad_api)
         apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
+    else if (call_id == RT_CALL_ARENA_PIN && !is_async)
+        rt_arena_pin_call(&cx);
     else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
     else if (!api->handlers || !api->handlers[call_id])
@@ -539,20 +541,22 @@ static void *conn_main(void *arg)
                                "going on", sc->api->name, apigen_tp_peer(sc->conn), RT_WAIT_MS);
                 continue;
             }
-            bool was_warm = sc->r_warm.used_ns != 0;
             bool ok = dispatch(sc, &h, &rd, &pl);
             if (h.flags & APIGEN_F_ASYNC)
                 rt_session_async_ran(sc->session);
             if (!ok)
                 break;
-            /* a big argument once: do not keep its buffer (kept while big ones follow) */
+            /* a big argument once: do not keep its buffer (kept while big ones follow).
+             * It is never registered with the accelerator (apigen_set_host_memory):
+             * the guest's in-bytes are pageable memory to the API, which copies
+             * them before an asynchronous call returns; registered, the buffer
+             * would be read by a transfer that outlives the call while the next
+             * frame overwrites it (the first bytes of a 9 MiB asynchronous
+             * host-to-device copy were the next frame's, 2026-11-26). */
             if (!rt_keep_warm(&sc->r_warm, sc->rcap, h.payload_len, KEEP_BUF_MAX)) {
-                rt_host_forget(sc->rbuf);
                 free(sc->rbuf);
                 sc->rbuf = NULL;
                 sc->rcap = 0;
-            } else if (was_warm && h.payload_len >= sc->rcap / 4) {
-                rt_host_register(sc->rbuf, sc->rcap); /* large arguments again: register it */
             }
         }
     }
@@ -579,7 +583,6 @@ static void *conn_main(void *arg)
      * client left on the device, even after a fault that poisoned it. */
     if (srv->is_child && rt_session_count() == 0)
         _exit(0);
-    rt_host_forget(sc->rbuf);
     free(sc->rbuf);
     apigen_wr_free(&sc->out);
 

@@ -779,8 +779,6 @@ bool rt_keep_warm_slow(rt_warm *w, size_t cap, size_t used, size_t keep_min)
     return false;
 }
 
-void (*rt_buf_moving)(void *p);
-
 #define RECV_CHUNK (1u << 20)
 
 /* ---- frames over a transport ----------------------------------------------------- */
@@ -807,8 +805,6 @@ static bool recv_grow(apigen_conn *c, uint8_t **buf, size_t *cap, size_t have, s
             size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
             if (nc > limit)
                 nc = limit;
-            if (rt_buf_moving)
-                rt_buf_moving(*buf);
             uint8_t *p = realloc(*buf, nc);
             if (!p)
                 return set_err("out of memory for the frame payload", err, errlen);
@@ -909,8 +905,6 @@ bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, s
         return true;
     }
     if (!*buf || *cap < 4096) {
-        if (*buf && rt_buf_moving)
-            rt_buf_moving(*buf);
         uint8_t *p = realloc(*buf, 4096);
         if (!p)
             return set_err("out of memory for the frame payload", err, errlen);
@@ -991,8 +985,6 @@ bool rt_recv_frame(apigen_conn *c, apigen_frame_hdr *h, uint8_t **buf, size_t *c
      * a header announcing 1 GiB followed by silence costs 1 MiB, not 1 GiB. */
     size_t want = h->payload_len;
     if (!*buf || *cap < 4096) {
-        if (*buf && rt_buf_moving)
-            rt_buf_moving(*buf);
         uint8_t *p = realloc(*buf, 4096);
         if (!p)
             return set_err("out of memory for the frame payload", err, errlen);

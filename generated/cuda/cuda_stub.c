@@ -3441,6 +3441,17 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
     CUresult ret_ = {0};
     uint64_t n_pctx = 0;
     uint64_t i_;
+    bool cached_ = false;
+    if ((1) && pctx != NULL) { /* state: the thread's current_context, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 0, &v_)) {
+            *pctx = (CUcontext)(uintptr_t)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetCurrent))
         goto fail;
     if (pctx != NULL) {
@@ -3463,6 +3474,10 @@ APIGEN_EXPORT CUresult cuCtxGetCurrent(CUcontext *pctx)
             pctx[i_] = (CUcontext)(uintptr_t)v_;
         }
     }
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && pctx != NULL)
+            apigen_tstate_set(&call_, 0, (uint64_t)(uintptr_t)*pctx); /* current_context */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3482,7 +3497,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetCurrent(pctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)pctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3547,6 +3562,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice))
         goto fail;
     if (device != NULL) {
@@ -3562,6 +3588,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice(CUdevice *device)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1)) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3584,7 +3614,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice(device=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -3596,6 +3626,17 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     CUresult ret_ = {0};
     uint64_t n_device = 0;
+    bool cached_ = false;
+    if ((1) && (uintptr_t)ctx == 0 && device != NULL) { /* state: the thread's current_device, when the guest knows it */
+        uint64_t v_;
+        if (apigen_tstate_get(&cuda_api, 1, &v_)) {
+            *device = (CUdevice)v_;
+            ret_ = CUDA_SUCCESS;
+            st_ = APIGEN_OK;
+            cached_ = true;
+            goto done;
+        }
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)ctx); /* ctx */
     if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuCtxGetDevice_v2, srv_))
@@ -3614,6 +3655,10 @@ APIGEN_EXPORT CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
         ret_ = (CUresult)v_;
     }
     if (device != NULL && !apigen_get_into(&call_.rd, device, n_device, NULL)) goto bad; /* device */
+    if ((1) && (uintptr_t)ctx == 0) { /* state: what the call tells of the thread's values */
+        if (ret_ == CUDA_SUCCESS && device != NULL)
+            apigen_tstate_set(&call_, 1, (uint64_t)(int64_t)*device); /* current_device */
+    }
     if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
         ret_ = (CUresult)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -3636,7 +3681,7 @@ fail:
     ret_ = (CUresult)cuda_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, apigen_status_str(st_),
+        apigen_trace("cuCtxGetDevice_v2(device=%#llx, ctx=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)(uintptr_t)ctx, (unsigned long long)ret_, cached_ ? "cached" : apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }

@@ -1,15 +1,16 @@
 #!/bin/sh
-# cublas.symbols.parity: every symbol (with its version) that the toolkit's
-# libcublas.so.13 exports is exported by the stub, and the stub's soname is
-# the real one's. Skipped (77) when the toolkit has no libcublas.so.13.
+# cublas.symbols.parity (and cusparse.*, cusolver.*): every symbol (with its
+# version) that the toolkit's library (libcublas.so.13, ...) exports is
+# exported by the stub, and the stub's soname is the real one's. Skipped (77)
+# when the toolkit has no such library.
 #   parity.sh REAL_LIB STUB_LIB
 set -u
 real=$1 stub=$2
 if [ ! -f "$real" ]; then
-    echo "SKIP: no $real here (a toolkit without cuBLAS): nothing to compare the stub with"
+    echo "SKIP: no $real here (a toolkit without this library): nothing to compare the stub with"
     exit 77
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cublas-parity.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lib-parity.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 nm -D --defined-only "$real" | awk '{print $3}' | sort -u > "$tmp/real"
 nm -D --defined-only "$stub" | awk '{print $3}' | sort -u > "$tmp/stub"

@@ -11,6 +11,8 @@
 #   - driver_graph_host: a graph host node between two kernel nodes, its
 #     Get/Set/ExecSetParams and the generic node calls
 #     (tests/cuda/driver/driver_graph_host.c);
+#   - driver_memory: virtual memory (reserve, create, map, set access,
+#     growing a mapping) and memory pools (tests/cuda/driver/driver_memory.c);
 #   - every examples/cuda program built with plain nvcc (static runtime: it
 #     calls the driver, found first on LD_LIBRARY_PATH);
 #   - the same built with -cudart shared, run with NVIDIA's real
@@ -45,7 +47,7 @@ cmake -S . -B "$build" -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release \
       -DCUDAToolkit_ROOT="$CUDA_HOME" -DAPIGEN_CUDA_ARCH="$arch" > "$build/driver.configure.log" 2>&1 ||
     { cat "$build/driver.configure.log"; exit 1; }
 cmake --build "$build" -j"$(nproc)" --target cuda_stub apigen-server-cuda cuda_examples \
-      cuda_driver_basic cuda_driver_fixes cuda_driver_graph_host cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
+      cuda_driver_basic cuda_driver_fixes cuda_driver_graph_host cuda_driver_memory cuda_driver_bad cuda_driver_kernels > "$build/driver.build.log" 2>&1 ||
     { tail -n 50 "$build/driver.build.log"; exit 1; }
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda
@@ -175,6 +177,7 @@ compare driver_basic "$stub" "" "$tdir/cuda_driver_basic" "$dk.ptx" "$dk.fatbin"
 compare driver_fixes "$stub" "" "$tdir/cuda_driver_fixes" "$dk.ptx" "$dk.fatbin"
 # a host node between kernel nodes, at each of three launches; Get/Set/ExecSetParams
 compare driver_graph_host "$stub" "" "$tdir/cuda_driver_graph_host" "$dk.ptx"
+compare driver_memory "$stub" "" "$tdir/cuda_driver_memory" "$dk.ptx"
 for e in $examples; do
     [ -x "$static/$e" ] && compare "static.$e" "$stub" "" "$static/$e"
 done

@@ -6,7 +6,7 @@
 #
 #   BUILD=/tmp/b OUT=/dir tests/gpu/torch-cases.sh   (after building cuda_stub
 #   and apigen-server-cuda into $BUILD)
-# Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer"),
+# Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
 # PYTHON.
 set -u
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build-gpu-driver}
 py=${PYTHON:-python3}
 OUT=${OUT:-$root/torch-cases-out}
-cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer}
+cases=${CASES:-mlp_backward infer_cnn train_cnn train_transformer expandable}
 transports=${TRANSPORTS:-unix shm tcp}
 steps=${STEPS:-200}
 mkdir -p "$OUT"

@@ -20,7 +20,8 @@
 #include <unistd.h>
 
 /* ======================= the API, server half ======================= */
-enum { C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
+/* call id 0 is the runtime's own (RT_CALL_WAIT, RT_CALL_ARENA_PIN) */
+enum { C_RESERVED, C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
        C_ALLOC, C_SLEEP, C_USE_VIEW, C_USE_NARROW, C_INT_PUT, C_INT_GET, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
@@ -197,9 +198,9 @@ static void h_sleep(apigen_call_ctx *cx)
 }
 
 static const apigen_handler_fn handlers[NCALLS] = {
-    h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
+    NULL, h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
     h_use_view, h_use_narrow, h_int_put, h_int_get};
-static const char *const call_names[NCALLS] = {"tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
+static const char *const call_names[NCALLS] = {NULL, "tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
                                                "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep",
                                                "tUseView", "tUseNarrow", "tIntPut", "tIntGet"};
 

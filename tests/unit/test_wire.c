@@ -342,23 +342,17 @@ static void test_keep_and_register(void)
     nanosleep(&ts, NULL);
     CHECK(!rt_keep_warm(&w, 1u << 24, 10, 4096)); /* idle past APIGEN_KEEP_MS: freed */
 
+    /* the hooks pin only what is asked for (the arena), nothing else */
     static char block[8u << 20];
-    rt_host_register(block, sizeof block); /* no hooks: nothing happens */
+    CHECK(!rt_host_pin(block, sizeof block)); /* no hooks: nothing happens */
     apigen_set_host_memory(fake_reg, fake_unreg);
-    CHECK(rt_buf_moving == rt_host_forget);
-    rt_host_register(block, 1u << 20); /* below the registration size */
     CHECK(nreg == 0);
-    rt_host_register(block, sizeof block);
-    rt_host_register(block, sizeof block);
+    CHECK(rt_host_pin(block, sizeof block));
     CHECK(nreg == 1 && last_reg == block);
-    rt_host_forget(block + 1); /* not registered: no call */
-    CHECK(nunreg == 0);
-    rt_host_forget(block);
-    rt_host_forget(block);
+    rt_host_unpin(block);
     CHECK(nunreg == 1);
     apigen_set_host_memory(NULL, NULL);
-    CHECK(rt_buf_moving == NULL);
-    rt_host_register(block, sizeof block);
+    CHECK(!rt_host_pin(block, sizeof block));
     CHECK(nreg == 1);
 }
 

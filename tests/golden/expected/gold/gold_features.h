@@ -40,6 +40,7 @@
 #define APIGEN_HAS_FN_goldInOut 1
 #define APIGEN_HAS_FN_goldJoin 1
 #define APIGEN_HAS_FN_goldLaunch 1
+#define APIGEN_HAS_FN_goldNamed 1
 #define APIGEN_HAS_FN_goldOnEvent 1
 #define APIGEN_HAS_FN_goldPeekAtLastError 1
 #define APIGEN_HAS_FN_goldPrintf 1
@@ -91,6 +92,10 @@
 #define APIGEN_HAS_PARAM_goldLaunch_arg 1
 #define APIGEN_HAS_PARAM_goldLaunch_grid 1
 #define APIGEN_HAS_PARAM_goldLaunch_q 1
+#define APIGEN_HAS_PARAM_goldNamed_count 1
+#define APIGEN_HAS_PARAM_goldNamed_label 1
+#define APIGEN_HAS_PARAM_goldNamed_names 1
+#define APIGEN_HAS_PARAM_goldNamed_obj 1
 #define APIGEN_HAS_PARAM_goldOnEvent_fn 1
 #define APIGEN_HAS_PARAM_goldOnEvent_obj 1
 #define APIGEN_HAS_PARAM_goldOnEvent_user 1

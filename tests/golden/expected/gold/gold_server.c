@@ -486,6 +486,47 @@ static void h_goldLaunch(apigen_call_ctx *cx)
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
+static void h_goldNamed(apigen_call_ctx *cx)
+{
+    goldObj obj = {0};
+    uint32_t count = {0};
+    const char *const *names = {0};
+    const char *label = {0};
+    goldStatus ret_;
+    uint64_t v_obj;
+    void *r_;
+    uint32_t v_count;
+    uint8_t p_names = 0;
+    uint64_t n_names = 0;
+    const char **a_names = NULL;
+    uint64_t k_;
+    uint64_t i_;
+    const char *s_;
+    if (!apigen_get_u64(cx->rd, &v_obj)) { apigen_reject(cx, APIGEN_BAD_ARGS, "obj"); return; }
+    if (!apigen_handle_get(cx, &ht_goldObj, v_obj, &r_)) return; /* obj */
+    obj = (goldObj)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_count)) { apigen_reject(cx, APIGEN_BAD_ARGS, "count"); return; }
+    count = (uint32_t)v_count;
+    if (!apigen_get_u8(cx->rd, &p_names)) { apigen_reject(cx, APIGEN_BAD_ARGS, "names"); return; }
+    if (p_names) {
+        n_names = (uint64_t)(count);
+        if (!apigen_get_u64(cx->rd, &k_) || k_ != n_names) { apigen_reject(cx, APIGEN_BAD_ARGS, "names"); return; }
+        a_names = apigen_scratch(cx, n_names, sizeof(const char *));
+        if (a_names == NULL) return;
+        for (i_ = 0; i_ < n_names; i_++) {
+            if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "names"); return; }
+            a_names[i_] = (const char *)s_;
+        }
+        names = a_names;
+    }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "label"); return; }
+    label = (const char *)s_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = goldNamed(obj, count, names, label);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+}
+
 static void h_goldOnEvent(apigen_call_ctx *cx)
 {
     goldObj obj = {0};
@@ -788,7 +829,7 @@ static void h_goldWrite(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[25] = {
+static const char *const call_names_[26] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -804,6 +845,7 @@ static const char *const call_names_[25] = {
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
+    [GOLD_CALL_goldNamed] = "goldNamed",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",
@@ -814,7 +856,7 @@ static const char *const call_names_[25] = {
     [GOLD_CALL_goldValues] = "goldValues",
     [GOLD_CALL_goldWrite] = "goldWrite",
 };
-static const apigen_handler_fn handlers_[25] = {
+static const apigen_handler_fn handlers_[26] = {
     [GOLD_CALL_goldAlloc] = h_goldAlloc,
     [GOLD_CALL_goldCompile] = gold_custom_compile_host,
     [GOLD_CALL_goldCopy] = h_goldCopy,
@@ -830,6 +872,7 @@ static const apigen_handler_fn handlers_[25] = {
     [GOLD_CALL_goldInOut] = h_goldInOut,
     [GOLD_CALL_goldJoin] = h_goldJoin,
     [GOLD_CALL_goldLaunch] = h_goldLaunch,
+    [GOLD_CALL_goldNamed] = h_goldNamed,
     [GOLD_CALL_goldOnEvent] = h_goldOnEvent,
     [GOLD_CALL_goldPeekAtLastError] = h_goldPeekAtLastError,
     [GOLD_CALL_goldProps] = h_goldProps,
@@ -840,7 +883,7 @@ static const apigen_handler_fn handlers_[25] = {
     [GOLD_CALL_goldValues] = h_goldValues,
     [GOLD_CALL_goldWrite] = h_goldWrite,
 };
-static const uint8_t stream_in_calls_[25] = {
+static const uint8_t stream_in_calls_[26] = {
     [GOLD_CALL_goldCopy] = 1,
     [GOLD_CALL_goldWrite] = 1,
 };

@@ -779,6 +779,62 @@ done:
     return ret_;
 }
 
+APIGEN_EXPORT goldStatus goldNamed(goldObj obj, uint32_t count, const char *const *names, const char *const label)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    goldStatus ret_ = {0};
+    uint64_t n_names = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&gold_api, (uint64_t)(uintptr_t)obj); /* obj */
+    if (!apigen_call_begin_on(&gold_api, &call_, GOLD_CALL_goldNamed, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)obj)) goto nomem; /* obj */
+    if (!apigen_put_u32(call_.wr, (uint32_t)count)) goto nomem; /* count */
+    if (names != NULL) {
+        n_names = (uint64_t)(count);
+    }
+    if (!apigen_put_u8(call_.wr, names != NULL)) goto nomem; /* names */
+    if (names != NULL) {
+        if (!apigen_put_u64(call_.wr, n_names)) goto nomem;
+        for (i_ = 0; i_ < n_names; i_++)
+            if (!apigen_put_str(call_.wr, names[i_])) goto nomem;
+    }
+    if (!apigen_put_str(call_.wr, label)) goto nomem; /* label */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (goldStatus)v_;
+    }
+    if (call_.has_deferred && ret_ == GOLD_OK) {
+        ret_ = (goldStatus)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (goldStatus)gold_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("goldNamed(obj=%#llx, count=%llu, names=%#llx, label=\"%s\") = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)obj, (unsigned long long)count, (unsigned long long)(uintptr_t)names, label ? (const char *)label : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT goldStatus goldOnEvent(goldObj obj, goldEventFn fn, void *user)
 {
     apigen_call call_;
@@ -1271,7 +1327,7 @@ static void cbd_goldEventFn(apigen_rd *args, void *fn, void *user_data)
     ((goldEventFn)fn)(a0, a1, a2, user_data);
 }
 
-static const char *const call_names_[25] = {
+static const char *const call_names_[26] = {
     [GOLD_CALL_goldAlloc] = "goldAlloc",
     [GOLD_CALL_goldCompile] = "goldCompile",
     [GOLD_CALL_goldCopy] = "goldCopy",
@@ -1287,6 +1343,7 @@ static const char *const call_names_[25] = {
     [GOLD_CALL_goldInOut] = "goldInOut",
     [GOLD_CALL_goldJoin] = "goldJoin",
     [GOLD_CALL_goldLaunch] = "goldLaunch",
+    [GOLD_CALL_goldNamed] = "goldNamed",
     [GOLD_CALL_goldOnEvent] = "goldOnEvent",
     [GOLD_CALL_goldPeekAtLastError] = "goldPeekAtLastError",
     [GOLD_CALL_goldProps] = "goldProps",

@@ -20,7 +20,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define GOLD_FINGERPRINT UINT64_C(0xdd063cf5844de3cb)
+#define GOLD_FINGERPRINT UINT64_C(0x24af631f4bac8e5f)
 
 /* Call ids: forwarded and custom functions. */
 enum {
@@ -39,16 +39,17 @@ enum {
     GOLD_CALL_goldInOut = 13,
     GOLD_CALL_goldJoin = 14,
     GOLD_CALL_goldLaunch = 15,
-    GOLD_CALL_goldOnEvent = 16,
-    GOLD_CALL_goldPeekAtLastError = 17,
-    GOLD_CALL_goldProps = 18,
-    GOLD_CALL_goldRead = 19,
-    GOLD_CALL_goldReserved = 20,
-    GOLD_CALL_goldSources = 21,
-    GOLD_CALL_goldStructs = 22,
-    GOLD_CALL_goldValues = 23,
-    GOLD_CALL_goldWrite = 24,
-    GOLD_NCALLS = 25
+    GOLD_CALL_goldNamed = 16,
+    GOLD_CALL_goldOnEvent = 17,
+    GOLD_CALL_goldPeekAtLastError = 18,
+    GOLD_CALL_goldProps = 19,
+    GOLD_CALL_goldRead = 20,
+    GOLD_CALL_goldReserved = 21,
+    GOLD_CALL_goldSources = 22,
+    GOLD_CALL_goldStructs = 23,
+    GOLD_CALL_goldValues = 24,
+    GOLD_CALL_goldWrite = 25,
+    GOLD_NCALLS = 26
 };
 
 /* Callback types: the guest's dispatcher table is indexed by these. */

@@ -1,0 +1,154 @@
+/* Hand-written guest code for specs/nvjitlink.yaml: the names programs call
+ * (nvJitLink.h's static inline functions, exported by libnvJitLink.so.13
+ * too) over the ABI entry points; nvJitLinkAddFile, which reads a file of
+ * the guest and sends its bytes; and the outputs, sized by the library's
+ * own *Size answer and fetched in one call. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "nvjitlink_wire.h"
+
+#define MAX_FILE (1u << 30) /* one input file */
+
+APIGEN_EXPORT nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle,
+                                                      nvJitLinkInputType inputType,
+                                                      const char *fileName)
+{
+    /* libnvJitLink.so.13's answer to a NULL file name (13.0; AddData with no
+     * data answers INVALID_INPUT instead, so it cannot be asked for) */
+    if (!fileName) return NVJITLINK_ERROR_NULL_INPUT;
+    FILE *f = fopen(fileName, "rb");
+    if (!f) {
+        /* nvJitLink's own answer to a file it cannot open */
+        apigen_log("nvJitLinkAddFile: cannot open %s on this machine", fileName);
+        return NVJITLINK_ERROR_INVALID_INPUT;
+    }
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (cap - n < 65536) {
+            cap = cap ? 2 * cap : 1 << 20;
+            char *b = cap <= MAX_FILE ? realloc(buf, cap) : NULL;
+            if (!b) {
+                free(buf);
+                fclose(f);
+                apigen_log("nvJitLinkAddFile: %s is too large to send (over %u MiB) or memory "
+                           "ran out", fileName, MAX_FILE >> 20);
+                return NVJITLINK_ERROR_INTERNAL;
+            }
+            buf = b;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) break;
+    }
+    fclose(f);
+    nvJitLinkResult r = __nvJitLinkAddData_13_0(handle, inputType, buf, n, fileName);
+    free(buf);
+    return r;
+}
+
+static nvJitLinkResult output(nvJitLinkHandle handle, int which, void *buf)
+{
+    static nvJitLinkResult (*const size[])(nvJitLinkHandle, size_t *) = {
+        __nvJitLinkGetLinkedCubinSize_13_0, __nvJitLinkGetLinkedPtxSize_13_0,
+        __nvJitLinkGetErrorLogSize_13_0, __nvJitLinkGetInfoLogSize_13_0};
+    if (!buf) return apigenNvJitLinkGetOutput(handle, which, NULL, 0);
+    size_t n = 0;
+    nvJitLinkResult r = size[which](handle, &n);
+    if (r != NVJITLINK_SUCCESS) return r;
+    return apigenNvJitLinkGetOutput(handle, which, buf, n);
+}
+
+APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void *cubin)
+{
+    return output(handle, 0, cubin);
+}
+
+APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char *ptx)
+{
+    return output(handle, 1, ptx);
+}
+
+APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char *log)
+{
+    return output(handle, 2, log);
+}
+
+APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char *log)
+{
+    return output(handle, 3, log);
+}
+
+/* ---- the plain names: the header's inline bodies ---------------------------- */
+APIGEN_EXPORT nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions,
+                                              const char **options)
+{
+    return __nvJitLinkCreate_13_0(handle, numOptions, options);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle)
+{
+    return __nvJitLinkDestroy_13_0(handle);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle,
+                                               nvJitLinkInputType inputType, const void *data,
+                                               size_t size, const char *name)
+{
+    return __nvJitLinkAddData_13_0(handle, inputType, data, size, name);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle,
+                                               nvJitLinkInputType inputType,
+                                               const char *fileName)
+{
+    return __nvJitLinkAddFile_13_0(handle, inputType, fileName);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle)
+{
+    return __nvJitLinkComplete_13_0(handle);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size)
+{
+    return __nvJitLinkGetLinkedCubinSize_13_0(handle, size);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin)
+{
+    return __nvJitLinkGetLinkedCubin_13_0(handle, cubin);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size)
+{
+    return __nvJitLinkGetLinkedPtxSize_13_0(handle, size);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx)
+{
+    return __nvJitLinkGetLinkedPtx_13_0(handle, ptx);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size)
+{
+    return __nvJitLinkGetErrorLogSize_13_0(handle, size);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log)
+{
+    return __nvJitLinkGetErrorLog_13_0(handle, log);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size)
+{
+    return __nvJitLinkGetInfoLogSize_13_0(handle, size);
+}
+
+APIGEN_EXPORT nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log)
+{
+    return __nvJitLinkGetInfoLog_13_0(handle, log);
+}
