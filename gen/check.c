@@ -2306,6 +2306,15 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
             /* one handle the call creates: the guest names it (a guest-assigned id) */
             if (pa->kind == PK_OUT && pa->elem == EK_HANDLE && pa->creates && !pa->count &&
                 !pa->count_after) {
+                const handle_type_def *h =
+                    pa->handle_type ? model_find_handle(c->m, pa->handle_type) : NULL;
+                if (h && handle_is_narrow(h)) {
+                    diag_error(d, at, f->name, f->sig.params[i].name,
+                               "`%s` refused: handle type '%s' is a %u-byte integer, and a "
+                               "guest-assigned id needs 64 bits; drop `%s`",
+                               k, h->name, (unsigned)h->type->size, k);
+                    continue;
+                }
                 pa->guest_id = 1;
                 continue;
             }

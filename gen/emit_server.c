@@ -440,8 +440,14 @@ static void put_reply(srv_fn *s, const param_def *p, const char *name, const par
     case EK_BYTES: PUT("srv_put_bytes", "name", name); break;
     case EK_HANDLE:
         need(s, "uint64_t i_");
+    {
+        /* a narrow (integer) handle's 0 is a real handle: the runtime tells none apart */
+        const handle_type_def *h = model_find_handle((api_model *)s->e->m, a->handle_type);
+        char *nz = h && handle_is_narrow(h) ? xstrdup("") : xasprintf(" && %s[i_] != 0", name);
         PUT("srv_put_ids_handle", "name", name, "ht", ht_name(s, name, a->handle_type), "put",
-            a->creates ? "apigen_handle_put_owned" : "apigen_handle_put");
+            a->creates ? "apigen_handle_put_owned" : "apigen_handle_put", "nz", nz);
+        free(nz);
+    }
         break;
     case EK_DEVPTR:
         need(s, "uint64_t i_");
@@ -893,6 +899,10 @@ int emit_server(emit_ctx *e, strbuf *out)
             pt = xasprintf("pt_%s", h->name);
         }
         char tag[16], npt[16];
+        const char *flags = h->unknown_as_null
+                                ? (handle_is_narrow(h) ? "APIGEN_HT_UNKNOWN_AS_NULL | APIGEN_HT_NARROW"
+                                                       : "APIGEN_HT_UNKNOWN_AS_NULL")
+                                : (handle_is_narrow(h) ? "APIGEN_HT_NARROW" : "0");
         snprintf(tag, sizeof tag, m->api.family ? "%uu" : "%u", model_handle_tag(m, h));
         snprintf(npt, sizeof npt, "%zu", h->npassthrough);
         if (h->nalso) { /* the other types declared first: their definitions may come later */
@@ -905,12 +915,12 @@ int emit_server(emit_ctx *e, strbuf *out)
             snprintf(nalso, sizeof nalso, "%zu", h->nalso);
             PUT("srv_handle_also", "name", h->name, "values", vs);
             PUT("srv_handle_type_also", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
-                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0",
+                "npt", npt, "flags", flags,
                 "nalso", nalso);
             free(vs);
         } else {
             PUT("srv_handle_type", "name", h->name, "tag", tag, "destroy", destroy, "pt", pt,
-                "npt", npt, "flags", h->unknown_as_null ? "APIGEN_HT_UNKNOWN_AS_NULL" : "0");
+                "npt", npt, "flags", flags);
         }
         free(destroy);
         free(pt);

@@ -357,6 +357,10 @@ enum {
      * NULL and reports its own error (CL_INVALID_MEM_OBJECT, ...), which is
      * what it would say natively for a bad handle. */
     APIGEN_HT_UNKNOWN_AS_NULL = 1u << 0,
+    /* The handle's C type is an integer narrower than an id (a 32-bit plan
+     * number): the guest keeps an id's low 32 bits, and an id below 2^32 is
+     * taken as (this session's salt << 32) | id. */
+    APIGEN_HT_NARROW = 1u << 1,
 };
 
 /* Guest side: decodes one callback frame and calls the user's function. */

@@ -24,6 +24,19 @@
 #define FIRST_ID 0x1000u
 #define ID_LOW(id) ((id) & 0xffffffffu)
 
+/* A narrow (integer) handle's value 0 is a real handle (cuFFT's first plan
+ * may be 0): the table keeps value + 1, so that 0 still means "none" there
+ * (and -1, cuFFT's CUFFT_PLAN_NULL, becomes none). */
+static void *kept(const apigen_handle_type *ht, void *real)
+{
+    return ht->flags & APIGEN_HT_NARROW ? (void *)((uintptr_t)real + 1) : real;
+}
+
+static void *given(const apigen_handle_type *ht, void *k)
+{
+    return ht->flags & APIGEN_HT_NARROW ? (void *)((uintptr_t)k - 1) : k;
+}
+
 typedef struct hent {
     const apigen_handle_type *ht;
     void *real;
@@ -254,7 +267,7 @@ static void session_destroy(struct apigen_session *s)
         hent *e = &s->h[i];
         if (e->live && e->owned && e->ht->destroy)
             for (uint32_t k = e->refs ? e->refs : 1; k > 0; k--)
-                e->ht->destroy(e->real);
+                e->ht->destroy(given(e->ht, e->real));
     }
     for (size_t i = 0; i < s->nbind; i++)
         rt_cb_free_binding(s->bindings[i]);
@@ -521,6 +534,7 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
     uint64_t v = (uint64_t)(uintptr_t)real;
     if (is_passthrough(ht, v))
         return v;
+    real = kept(ht, real);
     if (!real)
         return 0;
     pthread_mutex_lock(&s->mu);
@@ -533,7 +547,7 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
 uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real)
 {
     uint64_t id = put(cx->session, ht, real, false);
-    if (!id && real)
+    if (!id && kept(ht, real))
         apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
     return id;
 }
@@ -541,7 +555,7 @@ uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, vo
 uint64_t apigen_handle_put_owned(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real)
 {
     uint64_t id = put(cx->session, ht, real, true);
-    if (!id && real)
+    if (!id && kept(ht, real))
         apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
     return id;
 }
@@ -558,12 +572,21 @@ static size_t slot_of(const struct apigen_session *s, uint64_t id)
     return (size_t)(ID_LOW(id) - FIRST_ID);
 }
 
+/* A narrow handle type's id as the guest kept it (its low 32 bits): the
+ * session's id again. */
+static uint64_t widen(const struct apigen_session *s, const apigen_handle_type *ht, uint64_t id)
+{
+    return (ht->flags & APIGEN_HT_NARROW) && id && !(id >> 32) ? (s->salt << 32) | id : id;
+}
+
 static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                        void **real);
 
 bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                           void **real)
 {
+    if (s)
+        id = widen(s, ht, id); /* the `also` types take it as this type's id */
     if (lookup_one(s, ht, id, real))
         return true;
     for (unsigned k = 0; k < ht->nalso; k++) /* ids of the types that may stand for this one */
@@ -586,7 +609,7 @@ static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, u
     lookup_ent *c = lookup_slot(id);
     if (c->id == id && c->serial == s->serial && c->tag == ht->tag &&
         c->drops == atomic_load_explicit(&s->drops, memory_order_acquire)) {
-        *real = c->real;
+        *real = given(ht, c->real);
         return true;
     }
     bool ok = false;
@@ -595,7 +618,7 @@ static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, u
     if (i != SIZE_MAX) {
         const hent *e = &s->h[i];
         if (e->live && e->ht->tag == ht->tag) {
-            *real = e->real;
+            *real = given(ht, e->real);
             ok = true;
             *c = (lookup_ent){s->serial, atomic_load_explicit(&s->drops, memory_order_relaxed), id,
                               ht->tag, e->real};
@@ -622,6 +645,7 @@ void apigen_handle_retain(apigen_call_ctx *cx, const apigen_handle_type *ht, uin
     struct apigen_session *s = cx->session;
     if (is_passthrough(ht, id))
         return;
+    id = widen(s, ht, id);
     pthread_mutex_lock(&s->mu);
     size_t i = slot_of(s, id);
     if (i != SIZE_MAX && s->h[i].live && s->h[i].ht->tag == ht->tag) {
@@ -636,6 +660,7 @@ void apigen_handle_drop(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
     struct apigen_session *s = cx->session;
     if (is_passthrough(ht, id))
         return;
+    id = widen(s, ht, id);
     pthread_mutex_lock(&s->mu);
     size_t i = slot_of(s, id);
     if (i != SIZE_MAX) {
@@ -668,7 +693,7 @@ uint64_t apigen_session_handle_id(struct apigen_session *s, const apigen_handle_
     if (is_passthrough(ht, v))
         return v;
     pthread_mutex_lock(&s->mu);
-    size_t i = find_real(s, ht->tag, real);
+    size_t i = find_real(s, ht->tag, kept(ht, real));
     uint64_t id = i == SIZE_MAX ? 0 : id_of(s, i);
     pthread_mutex_unlock(&s->mu);
     return id;
@@ -707,7 +732,7 @@ bool apigen_handle_bind(apigen_call_ctx *cx, const apigen_handle_type *ht, uint6
     pthread_mutex_lock(&s->mu);
     size_t k = gid_find(s, id);
     if (k != SIZE_MAX && !s->gval[k]) {
-        size_t i = put_slot(s, ht, real, owned, id);
+        size_t i = put_slot(s, ht, kept(ht, real), owned, id);
         if (i != SIZE_MAX && i < UINT32_MAX) {
             s->gval[k] = (uint32_t)(i + 1);
             ok = true;

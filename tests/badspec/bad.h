@@ -21,5 +21,7 @@ const char *bdName(bdThing thing);
 /* spec `cache:` fixtures: a query of values only, and a thread's last error */
 bdStatus bdCount(bdMode mode, int *n);
 bdStatus bdLastError(void);
+/* an integer handle (tests/badspec/async_narrow_handle) */
+bdStatus bdOpen(bdMode *mode);
 
 #endif

@@ -22,7 +22,7 @@
 /* ======================= the API, server half ======================= */
 /* call id 0 is the runtime's own (RT_CALL_WAIT, RT_CALL_ARENA_PIN) */
 enum { C_RESERVED, C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
-       C_ALLOC, C_SLEEP, C_USE_VIEW, NCALLS };
+       C_ALLOC, C_SLEEP, C_USE_VIEW, C_USE_NARROW, C_INT_PUT, C_INT_GET, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
 typedef struct obj { uint64_t value; } obj;
@@ -40,6 +40,9 @@ static const apigen_handle_type *const handle_types[] = {&ht_obj};
  * a CUfunction is taken): it has no ids of its own here */
 static const apigen_handle_type *const view_also[] = {&ht_obj};
 static const apigen_handle_type ht_view = {"tview", 2, NULL, obj_pass, 1, 0, view_also, 1};
+/* a 32-bit integer handle (cuFFT's plans): the guest keeps an id's low 32 bits */
+static const apigen_handle_type ht_narrow = {"tnarrow", 3, NULL, obj_pass, 1, APIGEN_HT_NARROW,
+                                             view_also, 1};
 
 static void h_echo(apigen_call_ctx *cx)
 {
@@ -94,6 +97,40 @@ static void h_use_view(apigen_call_ctx *cx)
     if (!apigen_handle_get(cx, &ht_view, id, &real))
         return;
     if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, real ? ((obj *)real)->value : 0))
+        return;
+}
+
+static void h_use_narrow(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "o"); return; }
+    if (!apigen_handle_get(cx, &ht_narrow, id, &real))
+        return;
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, real ? ((obj *)real)->value : 0))
+        return;
+}
+
+/* an integer handle whose value 0 is a real handle (cuFFT's plans) */
+static const apigen_handle_type ht_int = {"tint", 4, NULL, NULL, 0, APIGEN_HT_NARROW, NULL, 0};
+
+static void h_int_put(apigen_call_ctx *cx)
+{
+    uint64_t v;
+    if (!apigen_get_u64(cx->rd, &v)) { apigen_reject(cx, APIGEN_BAD_ARGS, "v"); return; }
+    uint64_t id = apigen_handle_put_owned(cx, &ht_int, (void *)(uintptr_t)(int)v);
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, id))
+        return;
+}
+
+static void h_int_get(apigen_call_ctx *cx)
+{
+    uint64_t id;
+    void *real;
+    if (!apigen_get_u64(cx->rd, &id)) { apigen_reject(cx, APIGEN_BAD_ARGS, "id"); return; }
+    if (!apigen_handle_get(cx, &ht_int, id, &real))
+        return;
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, (uint64_t)(int)(uintptr_t)real))
         return;
 }
 
@@ -162,10 +199,10 @@ static void h_sleep(apigen_call_ctx *cx)
 
 static const apigen_handler_fn handlers[NCALLS] = {
     NULL, h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
-    h_use_view};
+    h_use_view, h_use_narrow, h_int_put, h_int_get};
 static const char *const call_names[NCALLS] = {NULL, "tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
                                                "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep",
-                                               "tUseView"};
+                                               "tUseView", "tUseNarrow", "tIntPut", "tIntGet"};
 
 /* ======================= the API, guest half ======================= */
 static void cbd_u32(apigen_rd *args, void *fn, void *user)
@@ -349,11 +386,37 @@ static void *basic_thread(void *arg)
     CHECK(r.st == APIGEN_OK && r.out == 0);
     r = call2(&tapi, C_USE_VIEW, 1, 0x7777777, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
+    /* a narrow type: the id's low 32 bits name it, the full id too; other
+     * types still need the full id */
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE_NARROW, 1, id, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 40 + k);
+    r = call2(&tapi, C_USE, 1, (uint32_t)id, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id + 0x100000, 0, true);
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    /* an integer handle of value 0 is a handle; -1 is none */
+    r = call2(&tapi, C_INT_PUT, 1, 0, 0, true);
+    CHECK(r.st == APIGEN_OK && (uint32_t)r.out >= 0x1000);
+    uint64_t zid = r.out;
+    r = call2(&tapi, C_INT_GET, 1, (uint32_t)zid, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 0);
+    r = call2(&tapi, C_INT_PUT, 1, 7, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out != zid);
+    r = call2(&tapi, C_INT_GET, 1, (uint32_t)r.out, 0, true);
+    CHECK(r.st == APIGEN_OK && r.out == 7);
+    r = call2(&tapi, C_INT_PUT, 1, 0, 0, true); /* the same real handle: the same id */
+    CHECK(r.st == APIGEN_OK && r.out == zid);
+    r = call2(&tapi, C_INT_PUT, 1, (uint64_t)-1, 0, true);
+    CHECK(r.st == APIGEN_NO_MEMORY || (r.st == APIGEN_OK && r.out == 0));
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_OK);
     r = call2(&tapi, C_USE, 1, id, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_USE_VIEW, 1, id, 0, true); /* a destroyed obj: no view either */
+    CHECK(r.st == APIGEN_BAD_HANDLE);
+    r = call2(&tapi, C_USE_NARROW, 1, (uint32_t)id, 0, true);
     CHECK(r.st == APIGEN_BAD_HANDLE);
     r = call2(&tapi, C_DESTROY, 1, id, 0, false);
     CHECK(r.st == APIGEN_BAD_HANDLE);
