@@ -7,6 +7,32 @@
 
 #include "expr.h"
 #include "suggest.h"
+
+/* "did you mean" candidates (suggest.c): any selected function, a function's
+ * parameters, the headers' typedefs. */
+static const char *any_fn_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->functions[i].name;
+}
+
+static const char *param_cand(void *ctx, size_t i)
+{
+    return ((const function_def *)ctx)->sig.params[i].name;
+}
+
+static const char *typedef_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->typedefs[i].name;
+}
+
+/* "; did you mean 'X'?" or "" (a static buffer: use it before the next call). */
+static const char *did_you_mean(const char *near)
+{
+    static char buf[300];
+    if (!near) return "";
+    snprintf(buf, sizeof buf, "; did you mean '%s'?", near);
+    return buf;
+}
 #include "util.h"
 
 static const char *const top_keys[] = {"api", "types", "defaults", "functions", NULL};
@@ -846,15 +872,23 @@ static void check_handles(ck *c, const spec_node *root)
         if (!td) {
             diag_error(c->d, kl, NULL, NULL,
                        "handle type '%s' is not a typedef in the headers: handles are named "
-                       "by their typedef",
-                       name);
+                       "by their typedef%s",
+                       name, did_you_mean(suggest_name(name, typedef_cand, c->m->ntypedefs, c->m)));
             continue;
         }
         if (td->type->kind != TY_POINTER && td->type->kind != TY_SINT &&
             td->type->kind != TY_UINT) {
-            diag_error(c->d, kl, NULL, NULL,
-                       "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer",
-                       name, type_kind_name(td->type->kind), td->type->canonical);
+            if (td->type->kind == TY_RECORD)
+                diag_error(c->d, kl, NULL, NULL,
+                           "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer: "
+                           "declare `typedef %s *%s_handle;` in one of `api.helper_headers` and "
+                           "list that (parameters of type '%s *' are then that handle)",
+                           name, type_kind_name(td->type->kind), td->type->canonical,
+                           td->type->canonical, name, name);
+            else
+                diag_error(c->d, kl, NULL, NULL,
+                           "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer",
+                           name, type_kind_name(td->type->kind), td->type->canonical);
             diag_note(c->d, td->loc, "declared here");
             continue;
         }
@@ -941,8 +975,9 @@ static void check_destroy_fns(ck *c)
         if (!f)
             diag_error(c->d, s->device_loc, NULL, NULL,
                        "types.device: destroy function '%s' is not a selected function of the "
-                       "headers",
-                       s->device_destroy);
+                       "headers%s",
+                       s->device_destroy,
+                       did_you_mean(suggest_name(s->device_destroy, any_fn_cand, c->m->nfunctions, c->m)));
         else if (f->sig.nparams < 1 || !is_devptr_type(f->sig.params[0].type)) {
             diag_error(c->d, s->device_loc, NULL, NULL,
                        "types.device: destroy function '%s' does not take a device address "
@@ -958,8 +993,9 @@ static void check_destroy_fns(ck *c)
         if (!f) {
             diag_error(c->d, h->loc, NULL, NULL,
                        "handle type '%s': destroy function '%s' is not a selected function of the "
-                       "headers",
-                       h->name, h->destroy_fn);
+                       "headers%s",
+                       h->name, h->destroy_fn,
+                       did_you_mean(suggest_name(h->destroy_fn, any_fn_cand, c->m->nfunctions, c->m)));
         } else if (f->sig.nparams < 1 || model_handle_of(c->m, f->sig.params[0].type) != h) {
             diag_error(c->d, h->loc, NULL, NULL,
                        "handle type '%s': destroy function '%s' does not take a '%s' first",
@@ -2083,9 +2119,11 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
         for (size_t i = 0; i < ps->n; i++)
             if (!find_param(f, ps->keys[i])) {
                 strbuf b = {0};
+                const char *near = suggest_name(ps->keys[i], param_cand, f->sig.nparams,
+                                                (void *)f);
                 diag_error(d, ps->key_locs[i], f->name, ps->keys[i],
-                           "no such parameter (the function's parameters: %s)",
-                           param_list(f, &b));
+                           "no such parameter%s (the function's parameters: %s)",
+                           did_you_mean(near), param_list(f, &b));
                 sb_free(&b);
                 diag_note(d, f->loc, "declared here");
             }

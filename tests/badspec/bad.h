@@ -22,4 +22,6 @@ const char *bdName(bdThing thing);
 bdStatus bdCount(bdMode mode, int *n);
 bdStatus bdLastError(void);
 
+typedef struct bdCtx_st bdCtx; /* handle_struct: a struct typedef is not a handle */
+
 #endif
