@@ -69,7 +69,7 @@ static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "cache", "thread_state",
-                                      "async_check", "keeps_deferred", NULL};
+                                      "async_check", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", NULL};
@@ -2013,6 +2013,17 @@ static void check_defaults(ck *c, const spec_node *root)
         c->rules = n;
 }
 
+/* Whether f returns api.errors.type (emit_util.c's returns_error, on the model). */
+static int ret_is_error(const api_model *m, const function_def *f)
+{
+    const char *et = m->api.error_type;
+    const type_info *r = f->sig.ret;
+    if (!et || r->kind == TY_VOID) return 0;
+    return (r->typedef_name && strcmp(r->typedef_name, et) == 0) ||
+           (r->spelling && strcmp(r->spelling, et) == 0) ||
+           (r->canonical && strcmp(r->canonical, et) == 0);
+}
+
 static void check_function(ck *c, function_def *f, const spec_node *E, src_loc key_loc)
 {
     diag_sink *d = c->d;
@@ -2277,6 +2288,39 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                        "`custom` or `unsupported`, or give `returns: {handle: TYPE}`",
                        rt->spelling);
             if (E) diag_note(d, f->loc, "declared here");
+        }
+    }
+
+    /* on_failure: the value a function that returns no error type gives when the
+     * call cannot be made (no server, connection lost, refused), instead of 0,
+     * which would read as a real answer (a compressed size of 0) */
+    const spec_node *ofn = spec_get(E, "on_failure");
+    if (ofn) {
+        const type_info *frt = f->sig.ret;
+        int scalar = frt->kind == TY_SINT || frt->kind == TY_UINT || frt->kind == TY_BOOL ||
+                     frt->kind == TY_ENUM || frt->kind == TY_FLOAT;
+        if (f->mode != FN_FORWARD)
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` applies to forwarded functions, not %s ones (their own "
+                       "code decides what to return)", fn_mode_name(f->mode));
+        else if (ret_is_error(c->m, f))
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` refused: the function returns the error type, and a failed "
+                       "call returns api.errors' value for it (connection_lost, ...); drop it");
+        else if (!scalar || f->ret_handle)
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` refused: the function returns '%s'; it applies to integer, "
+                       "enum and floating-point returns",
+                       frt->spelling);
+        else if (ofn->kind != SN_SCALAR)
+            diag_error(d, ofn->loc, f->name, NULL, "`on_failure:` is a C expression");
+        else {
+            pending_expr *pe = VEC_PUSH(c->pend, c->npend);
+            memset(pe, 0, sizeof *pe);
+            pe->slot = &f->on_failure;
+            pe->node = ofn;
+            pe->fn = f;
+            pe->what = "on_failure value";
         }
     }
 
