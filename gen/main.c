@@ -10,6 +10,7 @@
 
 #include "apigen.h"
 #include "compare.h"
+#include "progress.h"
 
 #ifndef APIGEN_VERSION
 #define APIGEN_VERSION "0.0.0"
@@ -207,6 +208,7 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     rc = apigen_emit(&m, &opt, &d) ? 1 : 0;
+    gen_progress_done();
     if (!rc && cmp != 0) {
         if (cmp > 0)
             fprintf(stderr, "apigen: %s: %d declaration%s changed under annotations: review %s "
