@@ -110,7 +110,7 @@ def main():
     env = dict(os.environ)
     env["HOME"] = home
     # only what the tutorial sets up: no apigen of the tree on PATH
-    for var in ("APIGEN_SERVER", "APIGEN_INCLUDE_PATH", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH"):
+    for var in ("APIGEN_SERVER", "APIGEN_INCLUDE_PATH", "APIGEN_PROGRESS", "LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH"):
         env.pop(var, None)
     r = subprocess.run(["bash", os.path.join(tmp, "tutorial.sh")], env=env)
     status = 0
