@@ -25,6 +25,11 @@ static const char *typedef_cand(void *ctx, size_t i)
     return ((const api_model *)ctx)->typedefs[i].name;
 }
 
+static const char *handle_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->handles[i].name;
+}
+
 /* "; did you mean 'X'?" or "" (a static buffer: use it before the next call). */
 static const char *did_you_mean(const char *near)
 {
@@ -714,8 +719,10 @@ static void check_last_error(ck *c)
         function_def *f = model_find_function(c->m, names[k]);
         if (!f) {
             diag_error(c->d, s->last_error_loc, NULL, NULL,
-                       "api.errors.last_error.%s: '%s' is not a selected function of the headers",
-                       keys[k], names[k]);
+                       "api.errors.last_error.%s: '%s' is not a selected function of the "
+                       "headers%s",
+                       keys[k], names[k],
+                       did_you_mean(suggest_name(names[k], any_fn_cand, c->m->nfunctions, c->m)));
             continue;
         }
         const char *why = NULL;
@@ -1431,7 +1438,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         ht = model_find_handle(c->m, hname);
         if (!ht) {
             perr_note(x, hn->loc, "'%s' is not a handle type: list it under `types.handles`%s",
-                      hname, "");
+                      hname, did_you_mean(suggest_name(hname, handle_cand, c->m->nhandles, c->m)));
             return;
         }
         if (model_handle_of(c->m, t) == ht) {
@@ -1936,8 +1943,12 @@ static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_
     size_t k = 0;
     for (size_t i = 0; i < n->n; i++) {
         if (!model_find_handle(c->m, n->keys[i])) {
-            perr_note(x, n->key_locs[i], "%s: '%s' is not a handle type: list it under `types.handles`",
-                      what, n->keys[i]);
+            char *msg = xasprintf("%s: '%s' is not a handle type: list it under `types.handles`%s",
+                                  what, n->keys[i],
+                                  did_you_mean(suggest_name(n->keys[i], handle_cand,
+                                                            c->m->nhandles, c->m)));
+            perr_note(x, n->key_locs[i], "%s", msg, NULL);
+            free(msg);
             continue;
         }
         handle_case *hc = &cs[k++];
@@ -2255,8 +2266,9 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 handle_type_def *h = model_find_handle(c->m, hname);
                 if (!h) {
                     diag_error(d, hn->loc, f->name, NULL,
-                               "'%s' is not a handle type: list it under `types.handles`",
-                               hname);
+                               "'%s' is not a handle type: list it under `types.handles`%s",
+                               hname,
+                               did_you_mean(suggest_name(hname, handle_cand, c->m->nhandles, c->m)));
                 } else if (model_handle_of(c->m, rt) != h &&
                            strcmp(rt->canonical_unqual, h->type->canonical_unqual) != 0) {
                     diag_error(d, hn->loc, f->name, NULL,
