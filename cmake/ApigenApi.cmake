@@ -22,7 +22,40 @@
 #   regen-<name>              (when the apigen target exists) regenerates GENERATED from SPEC
 #
 # Relative paths are taken from the project's source folder.
+#
+# In this tree it uses the runtime targets apigen_guest_so and apigen_host
+# (and apigen for regen-<name>); in a project of its own, after
+# find_package(apigen), the installed apigen::guest, apigen::host and
+# apigen::apigen (docs/tutorial.md).
 include_guard(GLOBAL)
+
+# apigen_lto comes from apigen's own top-level CMakeLists.txt; elsewhere the
+# project's own settings decide.
+if(NOT COMMAND apigen_lto)
+  function(apigen_lto)
+  endfunction()
+endif()
+
+# The runtime targets: this tree's, else the installed package's.
+function(_apigen_runtime out_guest out_host out_gen)
+  if(TARGET apigen_guest_so AND TARGET apigen_host)
+    set(${out_guest} apigen_guest_so PARENT_SCOPE)
+    set(${out_host} apigen_host PARENT_SCOPE)
+  elseif(TARGET apigen::guest AND TARGET apigen::host)
+    set(${out_guest} apigen::guest PARENT_SCOPE)
+    set(${out_host} apigen::host PARENT_SCOPE)
+  else()
+    set(${out_guest} "" PARENT_SCOPE)
+    set(${out_host} "" PARENT_SCOPE)
+  endif()
+  if(TARGET apigen)
+    set(${out_gen} apigen PARENT_SCOPE)
+  elseif(TARGET apigen::apigen)
+    set(${out_gen} apigen::apigen PARENT_SCOPE)
+  else()
+    set(${out_gen} "" PARENT_SCOPE)
+  endif()
+endfunction()
 
 function(_apigen_abs out)
   set(res "")
@@ -61,21 +94,26 @@ function(apigen_add_api)
     set(stub_dir ${CMAKE_BINARY_DIR}/stub)
   endif()
   set(n ${A_NAME})
+  _apigen_runtime(rt_guest rt_host rt_gen)
 
   # Regeneration needs the generator (libclang); building does not.
   # Paths relative to the source folder, as a person would type them, so
   # that whatever apigen records of them does not depend on the checkout.
-  if(TARGET apigen)
+  if(rt_gen)
     file(RELATIVE_PATH spec_rel ${PROJECT_SOURCE_DIR} ${spec})
     file(RELATIVE_PATH gen_rel ${PROJECT_SOURCE_DIR} ${gen})
     set(gen_i "")
     foreach(d ${A_GEN_INCLUDE_DIRS})
       list(APPEND gen_i -I ${d})
     endforeach()
+    set(gen_dep "")
+    if(rt_gen STREQUAL "apigen")
+      set(gen_dep DEPENDS apigen)
+    endif()
     add_custom_target(regen-${n}
-      COMMAND $<TARGET_FILE:apigen> ${spec_rel} -o ${gen_rel} ${gen_i}
+      COMMAND $<TARGET_FILE:${rt_gen}> ${spec_rel} -o ${gen_rel} ${gen_i}
       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
-      DEPENDS apigen
+      ${gen_dep}
       COMMENT "apigen: regenerating ${gen} from ${spec}"
       VERBATIM)
   endif()
@@ -91,13 +129,12 @@ function(apigen_add_api)
       return()
     endif()
   endforeach()
-  foreach(t apigen_guest_so apigen_host)
-    if(NOT TARGET ${t})
-      message(WARNING "apigen_add_api(${n}): the runtime target ${t} does not exist; "
-                      "the ${n} stub and server are not built")
-      return()
-    endif()
-  endforeach()
+  if(NOT rt_guest)
+    message(WARNING "apigen_add_api(${n}): no apigen runtime: neither this tree's targets "
+                    "apigen_guest_so and apigen_host nor an installed apigen's (find_package(apigen) "
+                    "before apigen_add_api); the ${n} stub and server are not built")
+    return()
+  endif()
 
   # Include folders of the API headers: what the real library's targets
   # publish, plus INCLUDE_DIRS.
@@ -111,8 +148,8 @@ function(apigen_add_api)
   # Guest: a drop-in library named exactly like the real one.
   add_library(${n}_stub SHARED ${stub_c} ${srcs})
   apigen_lto(${n}_stub)
-  target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs} ${PROJECT_SOURCE_DIR}/runtime)
-  target_link_libraries(${n}_stub PRIVATE apigen_guest_so)
+  target_include_directories(${n}_stub PRIVATE ${gen} ${api_incs})
+  target_link_libraries(${n}_stub PRIVATE ${rt_guest})
   # calls into the shared guest runtime through the GOT, bound at load: no
   # PLT jump per call, no lazy lookup in the first calls
   target_compile_options(${n}_stub PRIVATE -fno-plt)
@@ -136,11 +173,12 @@ function(apigen_add_api)
     -Wl,-z,nodelete)
 
   # The shared guest runtime beside the stub (one file per folder, whichever
-  # stub copies it: the same bytes).
-  if(NOT stub_dir STREQUAL "${CMAKE_BINARY_DIR}/stub")
+  # stub copies it: the same bytes). In this tree build/stub is where it is
+  # built; an installed one is always copied.
+  if(NOT rt_guest STREQUAL "apigen_guest_so" OR NOT stub_dir STREQUAL "${CMAKE_BINARY_DIR}/stub")
     add_custom_command(TARGET ${n}_stub POST_BUILD
-      COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:apigen_guest_so>
-              ${stub_dir}/$<TARGET_FILE_NAME:apigen_guest_so>
+      COMMAND ${CMAKE_COMMAND} -E copy_if_different $<TARGET_FILE:${rt_guest}>
+              ${stub_dir}/$<TARGET_FILE_NAME:${rt_guest}>
       VERBATIM)
   endif()
 
@@ -153,9 +191,8 @@ function(apigen_add_api)
   # LD_LIBRARY_PATH meant for a guest never makes it load the stub.
   add_executable(apigen-server-${n} ${server_c} ${server_main_c} ${host_srcs})
   apigen_lto(apigen-server-${n})
-  target_include_directories(apigen-server-${n} PRIVATE ${gen} ${api_incs}
-                             ${PROJECT_SOURCE_DIR}/runtime)
-  target_link_libraries(apigen-server-${n} PRIVATE apigen_host ${A_REAL_LIBS})
+  target_include_directories(apigen-server-${n} PRIVATE ${gen} ${api_incs})
+  target_link_libraries(apigen-server-${n} PRIVATE ${rt_host} ${A_REAL_LIBS})
   target_link_options(apigen-server-${n} PRIVATE -Wl,--disable-new-dtags)
 endfunction()
 
@@ -190,6 +227,7 @@ function(apigen_add_family_server)
     string(APPEND decls "extern const apigen_api apigen_api_${n};\n")
     string(APPEND list "&apigen_api_${n}, ")
   endforeach()
+  _apigen_runtime(rt_guest rt_host rt_gen)
   list(LENGTH A_APIS napis)
   set(main ${CMAKE_CURRENT_BINARY_DIR}/apigen_server_${A_NAME}_main.c)
   file(GENERATE OUTPUT ${main} CONTENT
@@ -206,7 +244,7 @@ int main(int argc, char **argv)
 ")
   add_executable(apigen-server-${A_NAME} ${main} ${srcs})
   apigen_lto(apigen-server-${A_NAME})
-  target_include_directories(apigen-server-${A_NAME} PRIVATE ${incs} ${PROJECT_SOURCE_DIR}/runtime)
-  target_link_libraries(apigen-server-${A_NAME} PRIVATE apigen_host ${libs})
+  target_include_directories(apigen-server-${A_NAME} PRIVATE ${incs})
+  target_link_libraries(apigen-server-${A_NAME} PRIVATE ${rt_host} ${libs})
   target_link_options(apigen-server-${A_NAME} PRIVATE -Wl,--disable-new-dtags)
 endfunction()

@@ -7,6 +7,37 @@
 
 #include "expr.h"
 #include "suggest.h"
+
+/* "did you mean" candidates (suggest.c): any selected function, a function's
+ * parameters, the headers' typedefs. */
+static const char *any_fn_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->functions[i].name;
+}
+
+static const char *param_cand(void *ctx, size_t i)
+{
+    return ((const function_def *)ctx)->sig.params[i].name;
+}
+
+static const char *typedef_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->typedefs[i].name;
+}
+
+static const char *handle_cand(void *ctx, size_t i)
+{
+    return ((const api_model *)ctx)->handles[i].name;
+}
+
+/* "; did you mean 'X'?" or "" (a static buffer: use it before the next call). */
+static const char *did_you_mean(const char *near)
+{
+    static char buf[300];
+    if (!near) return "";
+    snprintf(buf, sizeof buf, "; did you mean '%s'?", near);
+    return buf;
+}
 #include "util.h"
 
 static const char *const top_keys[] = {"api", "types", "defaults", "functions", NULL};
@@ -43,7 +74,7 @@ static const char *const handle_keys[] = {"destroy", "passthrough", "unknown_as_
 static const char *const fn_keys[] = {"params", "async",     "async_if", "local", "custom",
                                       "unsupported", "error_out", "returns", "wrap", "internal",
                                       "gather", "selects", "privileged", "limits", "cache", "thread_state",
-                                      "async_check", "keeps_deferred", NULL};
+                                      "async_check", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "device", NULL};
@@ -688,8 +719,10 @@ static void check_last_error(ck *c)
         function_def *f = model_find_function(c->m, names[k]);
         if (!f) {
             diag_error(c->d, s->last_error_loc, NULL, NULL,
-                       "api.errors.last_error.%s: '%s' is not a selected function of the headers",
-                       keys[k], names[k]);
+                       "api.errors.last_error.%s: '%s' is not a selected function of the "
+                       "headers%s",
+                       keys[k], names[k],
+                       did_you_mean(suggest_name(names[k], any_fn_cand, c->m->nfunctions, c->m)));
             continue;
         }
         const char *why = NULL;
@@ -846,15 +879,23 @@ static void check_handles(ck *c, const spec_node *root)
         if (!td) {
             diag_error(c->d, kl, NULL, NULL,
                        "handle type '%s' is not a typedef in the headers: handles are named "
-                       "by their typedef",
-                       name);
+                       "by their typedef%s",
+                       name, did_you_mean(suggest_name(name, typedef_cand, c->m->ntypedefs, c->m)));
             continue;
         }
         if (td->type->kind != TY_POINTER && td->type->kind != TY_SINT &&
             td->type->kind != TY_UINT) {
-            diag_error(c->d, kl, NULL, NULL,
-                       "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer",
-                       name, type_kind_name(td->type->kind), td->type->canonical);
+            if (td->type->kind == TY_RECORD)
+                diag_error(c->d, kl, NULL, NULL,
+                           "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer: "
+                           "declare `typedef %s *%s_handle;` in one of `api.helper_headers` and "
+                           "list that (parameters of type '%s *' are then that handle)",
+                           name, type_kind_name(td->type->kind), td->type->canonical,
+                           td->type->canonical, name, name);
+            else
+                diag_error(c->d, kl, NULL, NULL,
+                           "handle type '%s' is a %s ('%s'); a handle is a pointer or an integer",
+                           name, type_kind_name(td->type->kind), td->type->canonical);
             diag_note(c->d, td->loc, "declared here");
             continue;
         }
@@ -941,8 +982,9 @@ static void check_destroy_fns(ck *c)
         if (!f)
             diag_error(c->d, s->device_loc, NULL, NULL,
                        "types.device: destroy function '%s' is not a selected function of the "
-                       "headers",
-                       s->device_destroy);
+                       "headers%s",
+                       s->device_destroy,
+                       did_you_mean(suggest_name(s->device_destroy, any_fn_cand, c->m->nfunctions, c->m)));
         else if (f->sig.nparams < 1 || !is_devptr_type(f->sig.params[0].type)) {
             diag_error(c->d, s->device_loc, NULL, NULL,
                        "types.device: destroy function '%s' does not take a device address "
@@ -958,8 +1000,9 @@ static void check_destroy_fns(ck *c)
         if (!f) {
             diag_error(c->d, h->loc, NULL, NULL,
                        "handle type '%s': destroy function '%s' is not a selected function of the "
-                       "headers",
-                       h->name, h->destroy_fn);
+                       "headers%s",
+                       h->name, h->destroy_fn,
+                       did_you_mean(suggest_name(h->destroy_fn, any_fn_cand, c->m->nfunctions, c->m)));
         } else if (f->sig.nparams < 1 || model_handle_of(c->m, f->sig.params[0].type) != h) {
             diag_error(c->d, h->loc, NULL, NULL,
                        "handle type '%s': destroy function '%s' does not take a '%s' first",
@@ -1401,7 +1444,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         ht = model_find_handle(c->m, hname);
         if (!ht) {
             perr_note(x, hn->loc, "'%s' is not a handle type: list it under `types.handles`%s",
-                      hname, "");
+                      hname, did_you_mean(suggest_name(hname, handle_cand, c->m->nhandles, c->m)));
             return;
         }
         if (model_handle_of(c->m, t) == ht) {
@@ -1913,8 +1956,12 @@ static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_
     size_t k = 0;
     for (size_t i = 0; i < n->n; i++) {
         if (!model_find_handle(c->m, n->keys[i])) {
-            perr_note(x, n->key_locs[i], "%s: '%s' is not a handle type: list it under `types.handles`",
-                      what, n->keys[i]);
+            char *msg = xasprintf("%s: '%s' is not a handle type: list it under `types.handles`%s",
+                                  what, n->keys[i],
+                                  did_you_mean(suggest_name(n->keys[i], handle_cand,
+                                                            c->m->nhandles, c->m)));
+            perr_note(x, n->key_locs[i], "%s", msg, NULL);
+            free(msg);
             continue;
         }
         handle_case *hc = &cs[k++];
@@ -2024,6 +2071,17 @@ static void check_defaults(ck *c, const spec_node *root)
         c->rules = n;
 }
 
+/* Whether f returns api.errors.type (emit_util.c's returns_error, on the model). */
+static int ret_is_error(const api_model *m, const function_def *f)
+{
+    const char *et = m->api.error_type;
+    const type_info *r = f->sig.ret;
+    if (!et || r->kind == TY_VOID) return 0;
+    return (r->typedef_name && strcmp(r->typedef_name, et) == 0) ||
+           (r->spelling && strcmp(r->spelling, et) == 0) ||
+           (r->canonical && strcmp(r->canonical, et) == 0);
+}
+
 static void check_function(ck *c, function_def *f, const spec_node *E, src_loc key_loc)
 {
     diag_sink *d = c->d;
@@ -2130,9 +2188,11 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
         for (size_t i = 0; i < ps->n; i++)
             if (!find_param(f, ps->keys[i])) {
                 strbuf b = {0};
+                const char *near = suggest_name(ps->keys[i], param_cand, f->sig.nparams,
+                                                (void *)f);
                 diag_error(d, ps->key_locs[i], f->name, ps->keys[i],
-                           "no such parameter (the function's parameters: %s)",
-                           param_list(f, &b));
+                           "no such parameter%s (the function's parameters: %s)",
+                           did_you_mean(near), param_list(f, &b));
                 sb_free(&b);
                 diag_note(d, f->loc, "declared here");
             }
@@ -2253,8 +2313,9 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                 handle_type_def *h = model_find_handle(c->m, hname);
                 if (!h) {
                     diag_error(d, hn->loc, f->name, NULL,
-                               "'%s' is not a handle type: list it under `types.handles`",
-                               hname);
+                               "'%s' is not a handle type: list it under `types.handles`%s",
+                               hname,
+                               did_you_mean(suggest_name(hname, handle_cand, c->m->nhandles, c->m)));
                 } else if (model_handle_of(c->m, rt) != h &&
                            strcmp(rt->canonical_unqual, h->type->canonical_unqual) != 0) {
                     diag_error(d, hn->loc, f->name, NULL,
@@ -2286,6 +2347,39 @@ static void check_function(ck *c, function_def *f, const spec_node *E, src_loc k
                        "`custom` or `unsupported`, or give `returns: {handle: TYPE}`",
                        rt->spelling);
             if (E) diag_note(d, f->loc, "declared here");
+        }
+    }
+
+    /* on_failure: the value a function that returns no error type gives when the
+     * call cannot be made (no server, connection lost, refused), instead of 0,
+     * which would read as a real answer (a compressed size of 0) */
+    const spec_node *ofn = spec_get(E, "on_failure");
+    if (ofn) {
+        const type_info *frt = f->sig.ret;
+        int scalar = frt->kind == TY_SINT || frt->kind == TY_UINT || frt->kind == TY_BOOL ||
+                     frt->kind == TY_ENUM || frt->kind == TY_FLOAT;
+        if (f->mode != FN_FORWARD)
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` applies to forwarded functions, not %s ones (their own "
+                       "code decides what to return)", fn_mode_name(f->mode));
+        else if (ret_is_error(c->m, f))
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` refused: the function returns the error type, and a failed "
+                       "call returns api.errors' value for it (connection_lost, ...); drop it");
+        else if (!scalar || f->ret_handle)
+            diag_error(d, ofn->loc, f->name, NULL,
+                       "`on_failure` refused: the function returns '%s'; it applies to integer, "
+                       "enum and floating-point returns",
+                       frt->spelling);
+        else if (ofn->kind != SN_SCALAR)
+            diag_error(d, ofn->loc, f->name, NULL, "`on_failure:` is a C expression");
+        else {
+            pending_expr *pe = VEC_PUSH(c->pend, c->npend);
+            memset(pe, 0, sizeof *pe);
+            pe->slot = &f->on_failure;
+            pe->node = ofn;
+            pe->fn = f;
+            pe->what = "on_failure value";
         }
     }
 

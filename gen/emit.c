@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "emit_util.h"
+#include "progress.h"
 
 typedef struct artifact {
     const char *suffix;
@@ -75,8 +76,10 @@ int apigen_emit(const api_model *m, const apigen_options *opt, diag_sink *d)
         if (d) d->errors++;
         return 1;
     }
-    for (size_t i = 0; i < narts && !rc; i++)
+    for (size_t i = 0; i < narts && !rc; i++) {
+        gen_progress("%s: writing %s%s", opt->spec_path, m->api.name, arts[i].suffix);
         if (arts[i].emit(&e, &arts[i].text)) rc = 1;
+    }
     emit_ctx_free(&e);
     if (!rc && mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST) {
         fprintf(err, "apigen: error: cannot create %s: %s\n", opt->out_dir, strerror(errno));

@@ -1039,6 +1039,7 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
         PUT("stub_label_rejected");
     PUT("stub_label_fail");
     if (is_err) PUT("stub_fail_ret", "type", rtype, "api", m->api.name);
+    else if (f->on_failure) PUT("stub_fail_value", "type", rtype, "value", f->on_failure->text);
     if (f->error_out) {
         const char *eo = param_index_name(s.names, f, f->error_out);
         for (size_t i = 0; i < f->sig.nparams; i++) {

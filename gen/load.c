@@ -5,6 +5,7 @@
 #include "apigen.h"
 #include "check.h"
 #include "clang_front.h"
+#include "progress.h"
 #include "spec.h"
 #include "util.h"
 
@@ -22,6 +23,8 @@ int apigen_load(const apigen_options *opt, diag_sink *d, api_model *out)
         free(header_locs);
         goto fail_tree;
     }
+    gen_progress("%s: parsing %zu header%s", opt->spec_path, out->api.nheaders,
+                 out->api.nheaders == 1 ? "" : "s");
     char *dir = path_dirname(opt->spec_path);
     int rc = clang_front_parse(out, opt, dir, header_locs, &api_loc, d);
     free(dir);
@@ -29,6 +32,7 @@ int apigen_load(const apigen_options *opt, diag_sink *d, api_model *out)
     if (rc) goto fail_tree;
     out->undecided_unsupported = opt->undecided_unsupported;
     check_resolve_when(out, root, d); /* errors counted; the checks go on */
+    gen_progress("%s: checking %zu functions against the spec", opt->spec_path, out->nfunctions);
     check_model(out, root, d);
     if (d->errors > e0) goto fail_tree;
     out->fingerprint = model_fingerprint(out);

@@ -10,6 +10,7 @@
 
 #include "apigen.h"
 #include "compare.h"
+#include "progress.h"
 
 #ifndef APIGEN_VERSION
 #define APIGEN_VERSION "0.0.0"
@@ -207,6 +208,13 @@ int main(int argc, char **argv)
     }
     fflush(stdout);
     rc = apigen_emit(&m, &opt, &d) ? 1 : 0;
+    gen_progress_done();
+    /* warnings do not stop the output (one spec serves several header
+     * versions), but they must not scroll by unnoticed */
+    if (!rc && cmp == 0 && d.warnings)
+        fprintf(stderr, "apigen: %s: %u warning%s above, output written (--strict makes them "
+                        "errors)\n",
+                opt.spec_path, d.warnings, d.warnings == 1 ? "" : "s");
     if (!rc && cmp != 0) {
         if (cmp > 0)
             fprintf(stderr, "apigen: %s: %d declaration%s changed under annotations: review %s "

@@ -325,6 +325,7 @@ typedef struct function_def {
     char *error_out;     /* parameter receiving the error code (errcode_ret) */
     char *ret_handle;    /* return value is a handle of this type ... */
     int ret_creates;     /* ... created by this call */
+    expr *on_failure;    /* a plain return value: what the stub returns when it cannot make the call */
     int call_id;         /* wire call id, stable: index in sorted order of forwarded/custom fns */
     char *symbol_version;/* ELF version node (NULL: api.symbol_version) */
     int wrap_guest;      /* FN_FORWARD: the forwarder is <api>_fwd_<name> (hidden); the

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "suggest.h"
 #include "util.h"
 
 const char *spec_kind_name(spec_kind k)
@@ -184,6 +185,12 @@ src_loc spec_key_loc(const spec_node *n, const char *key)
     return n ? n->loc : (src_loc){0};
 }
 
+/* "did you mean" over a NULL-terminated list of allowed keys */
+static const char *allowed_cand(void *ctx, size_t i)
+{
+    return ((const char *const *)ctx)[i];
+}
+
 int spec_check_keys(const spec_node *n, const char *const *allowed, const char *what,
                     diag_sink *d, const char *fn, const char *param)
 {
@@ -199,8 +206,16 @@ int spec_check_keys(const spec_node *n, const char *const *allowed, const char *
             if (a != allowed) sb_puts(&b, ", ");
             sb_puts(&b, *a);
         }
-        diag_error(d, n->key_locs[i], fn, param, "unknown key '%s' in %s; allowed: %s",
-                   n->keys[i], what, b.s ? b.s : "");
+        size_t na = 0;
+        while (allowed[na]) na++;
+        const char *near = suggest_name(n->keys[i], allowed_cand, na, (void *)allowed);
+        if (near)
+            diag_error(d, n->key_locs[i], fn, param,
+                       "unknown key '%s' in %s; did you mean '%s'? Allowed: %s", n->keys[i], what,
+                       near, b.s ? b.s : "");
+        else
+            diag_error(d, n->key_locs[i], fn, param, "unknown key '%s' in %s; allowed: %s",
+                       n->keys[i], what, b.s ? b.s : "");
         sb_free(&b);
         bad++;
     }

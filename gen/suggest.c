@@ -4,32 +4,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Levenshtein distance, stopping early above `limit` */
+/* Edit distance with adjacent transpositions counted as one edit ("dst" for
+ * "dts", the commonest slip; optimal string alignment), stopping early above
+ * `limit` once two rows in a row exceed it */
 static size_t distance(const char *a, const char *b, size_t limit)
 {
     size_t la = strlen(a), lb = strlen(b);
     if ((la > lb ? la - lb : lb - la) > limit) return limit + 1;
-    size_t *row = malloc((lb + 1) * sizeof *row);
-    if (!row) return limit + 1;
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    size_t *rows = malloc(3 * (lb + 1) * sizeof *rows);
+    if (!rows) return limit + 1;
+    size_t *prev2 = rows, *prev = rows + lb + 1, *cur = rows + 2 * (lb + 1);
+    for (size_t j = 0; j <= lb; j++) prev[j] = j;
+    size_t prev_best = 0;
     for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0], best = row[0] = i;
+        size_t best = cur[0] = i;
         for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t v = diag + (a[i - 1] != b[j - 1]);
-            if (row[j - 1] + 1 < v) v = row[j - 1] + 1;
-            if (up + 1 < v) v = up + 1;
-            row[j] = v;
-            diag = up;
+            size_t v = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            if (cur[j - 1] + 1 < v) v = cur[j - 1] + 1;
+            if (prev[j] + 1 < v) v = prev[j] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                prev2[j - 2] + 1 < v)
+                v = prev2[j - 2] + 1;
+            cur[j] = v;
             if (v < best) best = v;
         }
-        if (best > limit) {
-            free(row);
+        if (best > limit && prev_best > limit) {
+            free(rows);
             return limit + 1;
         }
+        prev_best = best;
+        size_t *t = prev2;
+        prev2 = prev;
+        prev = cur;
+        cur = t;
     }
-    size_t d = row[lb];
-    free(row);
+    size_t d = prev[lb];
+    free(rows);
     return d;
 }
 

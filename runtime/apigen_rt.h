@@ -315,7 +315,7 @@ inline bool apigen_add_size(uint64_t a, uint64_t b, uint64_t *out)
 }
 
 /* ---- logging and tracing --------------------------------------------------- */
-void apigen_log(const char *fmt, ...) APIGEN_PRINTF(1, 2); /* "apigen: ..." on stderr */
+void apigen_log(const char *fmt, ...) APIGEN_PRINTF(1, 2); /* "apigen[server 1234]: ..." on stderr */
 /* APIGEN_TRACE=1 (or a file path) turns on the one-line-per-call trace.
  * Every call asks (twice on the guest): inline, one load after the first
  * answer, since the stubs call the runtime across a shared library.

@@ -20,8 +20,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     /* snprintf is not async-signal-safe in theory; the process is about to
      * die and this is its last word, so a best effort is right */
     int n = snprintf(line, sizeof line,
-                     "apigen: session process %ld: signal %d (%s) at address %p; its stack:\n",
-                     (long)getpid(), sig, strsignal(sig), si ? si->si_addr : NULL);
+                     "apigen[server %ld]: session process %ld: signal %d (%s) at address %p; "
+                     "its stack:\n",
+                     (long)getpid(), (long)getpid(), sig, strsignal(sig), si ? si->si_addr : NULL);
     if (n > 0)
         (void)!write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     int k = backtrace(frames, 48);

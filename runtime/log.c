@@ -1,7 +1,8 @@
-/* Logging (always on, one line per event) and the per-call trace
- * (APIGEN_TRACE=1 -> stderr, APIGEN_TRACE=/path -> appended there): one
- * "apigen trace" line per call and, on the guest, one "apigen wire" line
- * per round trip (rt_trace_wire; bench/trace_model.c reads them). */
+/* Logging (always on, one line per event, "apigen[server 1234]: ...") and the
+ * per-call trace (APIGEN_TRACE=1 -> stderr, APIGEN_TRACE=/path -> appended
+ * there, "apigen[guest 5678 prog] trace: ..." per call and, on the guest, one
+ * "apigen wire" line per round trip (rt_trace_wire; bench/trace_model.c reads
+ * them)). */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
@@ -48,11 +49,35 @@ static void write_line(int fd, const char *prefix, const char *fmt, va_list ap)
     }
 }
 
+/* Which side wrote a line: each library of the runtime is compiled with its
+ * own (runtime/CMakeLists.txt); a copy compiled without one (the fuzz
+ * targets) says neither. */
+#ifndef APIGEN_LOG_SIDE
+#define APIGEN_LOG_SIDE ""
+#endif
+
+/* "apigen[server 1234]: " or "apigen[guest 5678 exa_demo]: " (+ what), so that
+ * a line in a terminal both sides write to names its process. The pid is read
+ * per line: a session process forked by the server has its own. */
+static void line_prefix(char *buf, size_t size, const char *what)
+{
+    const char *side = APIGEN_LOG_SIDE;
+    long pid = (long)getpid();
+    if (strcmp(side, "guest") == 0)
+        snprintf(buf, size, "apigen[guest %ld %s]%s: ", pid, program_invocation_short_name, what);
+    else if (*side)
+        snprintf(buf, size, "apigen[%s %ld]%s: ", side, pid, what);
+    else
+        snprintf(buf, size, "apigen[%ld]%s: ", pid, what);
+}
+
 void apigen_log(const char *fmt, ...)
 {
+    char prefix[96];
+    line_prefix(prefix, sizeof prefix, "");
     va_list ap;
     va_start(ap, fmt);
-    write_line(2, "apigen: ", fmt, ap);
+    write_line(2, prefix, fmt, ap);
     va_end(ap);
 }
 
@@ -87,8 +112,8 @@ void apigen_trace(const char *fmt, ...)
 {
     if (!apigen_tracing())
         return;
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "apigen trace [%ld]: ", (long)getpid());
+    char prefix[104];
+    line_prefix(prefix, sizeof prefix, " trace");
     va_list ap;
     va_start(ap, fmt);
     write_line(trace_fd, prefix, fmt, ap);

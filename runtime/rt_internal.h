@@ -30,6 +30,27 @@ APIGEN_CHECK bool rt_wr_end_frame(apigen_wr *w, size_t frame_off, uint16_t flags
 /* Drops what w holds from buf offset len on (frames begun there, their
  * zero-copy pieces) and clears a failure. */
 void rt_wr_truncate(apigen_wr *w, size_t len);
+
+/* ---- progress of long operations (progress.c) ------------------------------
+ * One line a second on stderr for an operation of at least APIGEN_PROGRESS_MIN
+ * bytes (default 64 MiB) when APIGEN_PROGRESS=1, or when it is unset and
+ * stderr is a terminal. Off: rt_progress_wanted is one load and a branch. */
+typedef struct rt_progress {
+    const char *what;
+    uint64_t total, done, t0, last;
+} rt_progress;
+extern int rt_progress_state_; /* 0 not read yet, 1 off, 2 on */
+bool rt_progress_wanted_slow(size_t total);
+static inline bool rt_progress_wanted(size_t total)
+{
+    int st = __atomic_load_n(&rt_progress_state_, __ATOMIC_RELAXED);
+    if (__builtin_expect(st == 1, 1))
+        return false;
+    return rt_progress_wanted_slow(total);
+}
+void rt_progress_begin(rt_progress *p, const char *what, uint64_t total);
+void rt_progress_step(rt_progress *p, uint64_t n);
+void rt_progress_end(rt_progress *p);
 /* Sends w's bytes with its zero-copy pieces (one writev-like send). */
 APIGEN_CHECK bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err,
                              size_t errlen);

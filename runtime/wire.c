@@ -174,8 +174,46 @@ void rt_wr_truncate(apigen_wr *w, size_t len)
     w->failed = false;
 }
 
+/* A large frame in pieces of 4 MiB, a progress line a second (progress.c).
+ * The caller holds the connection for the whole frame, as for one send. */
+static bool send_with_progress(apigen_conn *c, const struct iovec *iov, int n, size_t total,
+                               int timeout_ms, char *err, size_t errlen)
+{
+    enum { CHUNK = 4 << 20 };
+    rt_progress p;
+    rt_progress_begin(&p, "sending", total);
+    int i = 0;
+    size_t off = 0; /* into iov[i] */
+    while (i < n) {
+        struct iovec part[2 * APIGEN_WR_EXT + 1];
+        int k = 0;
+        size_t got = 0;
+        while (i < n && got < CHUNK) {
+            size_t left = iov[i].iov_len - off, take = left < CHUNK - got ? left : CHUNK - got;
+            if (take)
+                part[k++] = (struct iovec){(char *)iov[i].iov_base + off, take};
+            got += take;
+            off += take;
+            if (off == iov[i].iov_len) {
+                i++;
+                off = 0;
+            }
+        }
+        if (k && !apigen_tp_send(c, part, k, timeout_ms, err, errlen))
+            return false;
+        rt_progress_step(&p, got);
+    }
+    rt_progress_end(&p);
+    return true;
+}
+
 bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err, size_t errlen)
 {
+    size_t total = w->len + w->ext_total;
+    if (rt_progress_wanted(total) && !w->next) {
+        struct iovec one = {w->buf, w->len};
+        return send_with_progress(c, &one, 1, total, timeout_ms, err, errlen);
+    }
     if (!w->next)
         return apigen_tp_send_buf(c, w->buf, w->len, timeout_ms, err, errlen);
     struct iovec iov[2 * APIGEN_WR_EXT + 1];
@@ -189,6 +227,8 @@ bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err, s
     }
     if (w->len > at)
         iov[n++] = (struct iovec){w->buf + at, w->len - at};
+    if (rt_progress_wanted(total))
+        return send_with_progress(c, iov, n, total, timeout_ms, err, errlen);
     return apigen_tp_send(c, iov, n, timeout_ms, err, errlen);
 }
 

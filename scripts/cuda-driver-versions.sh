@@ -60,6 +60,7 @@ for v in "$@"; do
         name=$(echo "${spec%%==*}" | tr - _)
         f=$(ls "$cache"/"$name"-"$v".*.whl 2>/dev/null | sort -V | tail -n 1)
         if [ -z "$f" ]; then
+            echo "downloading $spec from PyPI into $cache"
             "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$spec" >"$cache/pip.log" 2>&1
             f=$(ls "$cache"/"$name"-"$v".*.whl 2>/dev/null | sort -V | tail -n 1)
         fi

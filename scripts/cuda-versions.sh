@@ -58,6 +58,7 @@ fetch() {
     ver=${ver%.\*}
     f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)
     if [ -z "$f" ]; then
+        echo "downloading $1 from PyPI into $cache" >&2   # fetch's stdout is its answer
         "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$1" \
             >"$cache/pip.log" 2>&1 || return 1
         f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)

@@ -24,4 +24,6 @@ bdStatus bdLastError(void);
 /* an integer handle (tests/badspec/async_narrow_handle) */
 bdStatus bdOpen(bdMode *mode);
 
+typedef struct bdCtx_st bdCtx; /* handle_struct: a struct typedef is not a handle */
+
 #endif

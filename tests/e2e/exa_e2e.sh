@@ -44,6 +44,8 @@
 #   symbols      nm -D of the stub: exactly the real library's symbols, all @@EXA_1.0; same soname
 #   bulk         exa_bulk (large copies both ways, zero-copy sends, bulk replies received
 #                into the caller's buffer) natively vs forwarded over unix, tcp and shm
+#   progress     exa_bulk forwarded with APIGEN_PROGRESS=1: progress lines for the large
+#                sends on stderr; with APIGEN_PROGRESS=0 none; the transcript as native
 #   stream       exa_stream (copies of sizes around the 1 MiB streaming chunk, both ways,
 #                and the errors of streamed sizes) natively vs forwarded over $TRANSPORT
 #                (a third argument tcp: over TCP)
@@ -321,6 +323,25 @@ bulk)
     done
     cat "$TMP/native9.out"
     [ $FAILED = 0 ] && echo "bulk: large copies identical natively and over unix, tcp and shm"
+    ;;
+progress)
+    # APIGEN_PROGRESS=1: the guest reports large sends on stderr (runtime/progress.c),
+    # the transcript is unchanged; APIGEN_PROGRESS=0: not a line
+    BULK=$BUILD/examples/exa/exa_bulk
+    need "$BULK" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native native "$BULK" 9
+    start_unix_server
+    APIGEN_PROGRESS=1 APIGEN_PROGRESS_MIN=1048576 run_remote on "$URL" "$BULK" 9
+    compare native on
+    grep -q '^apigen\[guest [0-9]* exa_bulk\]: sending: .* in .* s (.*/s)$' "$TMP/on.err" ||
+        { show "$TMP/on.err" "stderr with APIGEN_PROGRESS=1"; fail "no progress line for a large send"; }
+    APIGEN_PROGRESS=0 APIGEN_PROGRESS_MIN=1048576 run_remote off "$URL" "$BULK" 9
+    compare native off
+    if grep -q 'sending: ' "$TMP/off.err"; then
+        show "$TMP/off.err" "stderr with APIGEN_PROGRESS=0"
+        fail "progress lines with APIGEN_PROGRESS=0"
+    fi
+    [ $FAILED = 0 ] && echo "progress: reported with APIGEN_PROGRESS=1, silent with 0, same transcript"
     ;;
 stream)
     # specs/exa.yaml streams copies of 1 MiB and more through specs/exa/host.c

@@ -39,7 +39,7 @@ start() {
     while ! grep -q listening "$OUT/server.$1.log" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 }
 stop() { kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; }
-lines() { grep -c "apigen trace" "$1"; }
+lines() { grep -c '^apigen\[[^]]*\] trace: ' "$1"; }
 fail=0
 : > "$OUT/table.txt"
 printf '%-12s | %-6s | %-8s | %-8s | %-8s\n' case cache calls cached "not kept" >> "$OUT/table.txt"
@@ -59,11 +59,11 @@ for c in $cases; do
         kept=$(grep -c '\[cached, ' "$OUT/$c.$mode.trace")
         printf '%-12s | %-6s | %-8s | %-8s | %-8s\n' "$c" "$mode" "$all" "$kept" $((all - kept)) >> "$OUT/table.txt"
         # the functions that reached the server most, and those kept
-        grep "apigen trace" "$OUT/$c.$mode.trace" | grep -v '\[cached, ' |
-            sed 's/^apigen trace \[[0-9]*\]: \([A-Za-z0-9_]*\)(.*/\1/' | sort | uniq -c | sort -rn | head -25 \
+        grep '^apigen\[[^]]*\] trace: ' "$OUT/$c.$mode.trace" | grep -v '\[cached, ' |
+            sed 's/^apigen\[[^]]*\] trace: \([A-Za-z0-9_]*\)(.*/\1/' | sort | uniq -c | sort -rn | head -25 \
             > "$OUT/$c.$mode.top-to-server.txt"
         grep '\[cached, ' "$OUT/$c.$mode.trace" |
-            sed 's/^apigen trace \[[0-9]*\]: \([A-Za-z0-9_]*\)(.*/\1/' | sort | uniq -c | sort -rn \
+            sed 's/^apigen\[[^]]*\] trace: \([A-Za-z0-9_]*\)(.*/\1/' | sort | uniq -c | sort -rn \
             > "$OUT/$c.$mode.kept.txt"
     done
 done

@@ -139,7 +139,7 @@ run_case() {
         echo "# rc=$rc (native $nrc)" >> "$log"
         sed 's/^/# app: /' "$work/$name.out" "$work/$name.err" | head -80 >> "$log"
         served=$(tail -n +"$from" "$log" | grep -o 'export_table uuid=[0-9a-f-]* .*status=[0-9]*' | sed -n 's/.*uuid=\([0-9a-f]\{8\}\)[^ ]* .*status=\([0-9]*\).*/\1=\2/p' | sort -u | tr '\n' ' ')
-        apigen_lines=$(grep -c '^apigen:' "$work/$name.err")
+        apigen_lines=$(grep -c '^apigen\[' "$work/$name.err")
         if [ "$rc" = "$nrc" ] && cmp -s "$work/$name.out" "$work/$name.native.out"; then verdict=SAME; else verdict=DIFFERS; fi
         printf '%-18s %-8s native=%-3s apigen=%-3s %-8s apigen-log-lines=%s tables: %s\n' \
             "$name" "$mode" "$nrc" "$rc" "$verdict" "$apigen_lines" "$served" >> "$results"
@@ -147,7 +147,7 @@ run_case() {
             { echo "  $name native: $(head -c 400 "$work/$name.native.out" | tr '\n' '|') $(tail -c 300 "$work/$name.native.err" | tr '\n' '|')"
               echo "  $name apigen: $(head -c 400 "$work/$name.out" | tr '\n' '|') $(tail -c 600 "$work/$name.err" | tr '\n' '|')"; } >> "$results"
         fi
-        grep '^apigen:' "$work/$name.err" | sort | uniq -c | head -20 | sed "s/^/  $name $mode: /" >> "$results"
+        grep '^apigen\[' "$work/$name.err" | sort | uniq -c | head -20 | sed "s/^/  $name $mode: /" >> "$results"
         [ "$verdict" = SAME ] && break
     done
 }

@@ -249,17 +249,17 @@ comm -23 "$logs/looked_up.txt" "$logs/stub.exports" > "$logs/looked_up_missing.t
     echo "nvml names looked up by nvidia-smi/pynvml that the stub does not export: $(wc -l < "$logs/looked_up_missing.txt")"
     sed 's/^/  /' "$logs/looked_up_missing.txt"
     echo "unsupported calls the stub logged (once each, by name):"
-    cat "$logs"/*.unix.err "$logs"/*.tcp.err "$logs"/*.shm.err 2>/dev/null | grep 'not supported' | sed 's/^apigen: //' | sort -u | sed 's/^/  /'
+    cat "$logs"/*.unix.err "$logs"/*.tcp.err "$logs"/*.shm.err 2>/dev/null | grep 'not supported' | sed 's/^apigen\[[^]]*\]: //' | sort -u | sed 's/^/  /'
     if [ -f "$logs/smi_q.trace" ]; then
         echo "nvidia-smi -q's calls through the stub: $(grep -c ') = ' "$logs/smi_q.trace") (smi_q.trace); NVML_ERROR_UNINITIALIZED answers (none expected after nvmlInit):"
-        sed -n 's/^apigen trace \[[0-9]*\]: \(nvml[A-Za-z0-9_]*\)(.*) = 1 \[.*/\1/p' "$logs/smi_q.trace" | sort | uniq -c | sed 's/^/  /'
+        sed -n 's/^apigen\[[^]]*\] trace: \(nvml[A-Za-z0-9_]*\)(.*) = 1 \[.*/\1/p' "$logs/smi_q.trace" | sort | uniq -c | sed 's/^/  /'
     fi
     if [ -f "$logs/smi_probe.unix.err" ]; then
         echo "private table entries nvidia-smi -q called (probe; in call order, byte offset = 8 x entry):"
         sed -n 's/.*probe: entry \([0-9]*\) .*/\1/p' "$logs/smi_probe.unix.err" | tr '\n' ' ' | sed 's/^/  /; s/$/\n/'
     fi
     echo "calls the server refused (privileged, no --allow-gpu-admin):"
-    cat "$logs"/server*.log | grep 'refused:' | sed 's/^apigen: //' | sort -u | sed 's/^/  /'
+    cat "$logs"/server*.log | grep 'refused:' | sed 's/^apigen\[[^]]*\]: //' | sort -u | sed 's/^/  /'
     grep -v '^#' "$logs/libnvidia-ml.exports" | comm -23 - "$logs/stub.exports" > "$logs/private_symbols.txt"
     echo "real library exports the stub lacks (declared in no nvml.h; for specs/nvml.yaml's api.private_symbols): $(wc -l < "$logs/private_symbols.txt")"
     sed 's/^/  /' "$logs/private_symbols.txt"

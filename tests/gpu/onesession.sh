@@ -68,7 +68,7 @@ for tr in unix tcp shm; do
     if [ "$res" != ok ]; then
         echo "---- forwarded stdout ($tr)"; cat "$tmp/fwd.$tr.out"
         echo "---- forwarded stderr ($tr)"; tail -n 20 "$tmp/fwd.$tr.err"
-        echo "---- server log ($tr)"; grep -v "^apigen: server: " "$tmp/server.$tr.log" | tail -n 20
+        echo "---- server log ($tr)"; grep -v '^apigen\[server [0-9]*\]: server: ' "$tmp/server.$tr.log" | tail -n 20
     fi
 done
 [ -n "${OUT:-}" ] && cp -r "$tmp" "$OUT/onesession" 2>/dev/null

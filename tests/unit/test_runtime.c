@@ -1090,23 +1090,26 @@ int main(void)
 
     /* a reply that does not come within APIGEN_TIMEOUT_MS: lost, no hang */
     char *t = run_guest("timeout", urls[0], NULL, scenario_timeout, NULL);
-    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK(count_lines(t, "apigen[") == 1);
     CHECK_CONTAINS(t, "waiting for the reply to tSleep");
+    /* the line names its side, process and program (log.c) */
+    CHECK_CONTAINS(t, "apigen[guest ");
+    CHECK_CONTAINS(t, " unit_runtime]: ");
     CHECK_CONTAINS(t, "within 2000 ms");
     free(t);
 
     /* fingerprint and API-name mismatches: refused, one clear line each side */
     t = run_guest("badfp", urls[0], NULL, scenario_badfp, NULL);
-    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK(count_lines(t, "apigen[") == 1);
     CHECK_CONTAINS(t, "API 'tapi' fingerprint mismatch: guest 0x0000000000009999, server 0x0000000000001234");
     CHECK_CONTAINS(t, urls[0]);
     free(t);
     t = run_guest("badver", urls[0], NULL, scenario_badver, NULL);
-    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK(count_lines(t, "apigen[") == 1);
     CHECK_CONTAINS(t, "API 'tapi' version mismatch: guest built for tapi 12090, server is tapi (no version)");
     free(t);
     t = run_guest("badname", urls[1], NULL, scenario_badname, NULL);
-    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK(count_lines(t, "apigen[") == 1);
     CHECK_CONTAINS(t, "API 'nope' is not served here (server serves: tapi)");
     free(t);
 
@@ -1120,10 +1123,10 @@ int main(void)
         CHECK(fsrv > 0);
         if (fsrv > 0) {
             t = run_guest("family", furls[0], NULL, scenario_family, NULL);
-            CHECK(count_lines(t, "apigen:") == 0);
+            CHECK(count_lines(t, "apigen[") == 0);
             free(t);
             t = run_guest("family_badfp", furls[0], NULL, scenario_family_badfp, NULL);
-            CHECK(count_lines(t, "apigen:") == 1);
+            CHECK(count_lines(t, "apigen[") == 1);
             CHECK_CONTAINS(t, "fb: server refused the connection: API 'fb' fingerprint mismatch: "
                               "guest 0x0000000000003333, server 0x0000000000002222");
             CHECK_CONTAINS(t, "every fb call fails, the other APIs of family tfam go on");
@@ -1169,14 +1172,14 @@ int main(void)
     CHECK(victim > 0);
     if (victim > 0) {
         t = run_guest("notoken", urls2[0], NULL, scenario_notoken, NULL);
-        CHECK(count_lines(t, "apigen:") == 1);
+        CHECK(count_lines(t, "apigen[") == 1);
         CHECK_CONTAINS(t, "authentication failed: no token sent");
         free(t);
         t = run_guest("wrongtoken", urls2[0], "guess", scenario_notoken, NULL);
         CHECK_CONTAINS(t, "authentication failed: wrong token");
         free(t);
         t = run_guest("killed", urls2[0], "s3cret", scenario_killed, NULL);
-        CHECK(count_lines(t, "apigen:") == 1);
+        CHECK(count_lines(t, "apigen[") == 1);
         CHECK(count_lines(t, "lost connection to unix://") == 1);
         CHECK_CONTAINS(t, listen2);
         free(t);
@@ -1186,7 +1189,7 @@ int main(void)
 
     /* nothing listening at all */
     t = run_guest("nothing", listen2, NULL, scenario_nothing, NULL);
-    CHECK(count_lines(t, "apigen:") == 1);
+    CHECK(count_lines(t, "apigen[") == 1);
     CHECK_CONTAINS(t, "cannot connect to");
     free(t);
 

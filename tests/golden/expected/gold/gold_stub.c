@@ -191,6 +191,7 @@ nomem:
 rejected:
     apigen_call_end(&call_);
 fail:
+    ret_ = (uint32_t)(0xffffffff); /* on_failure: the call was not made or was refused */
 done:
     if (apigen_tracing())
         apigen_trace("goldCount(dev=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dev, (unsigned long long)ret_, apigen_status_str(st_),
