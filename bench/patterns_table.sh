@@ -11,6 +11,8 @@
 # transport). TRACE: the APIGEN_TRACE file of a run with
 # BENCH_PATTERN_COUNT=1 (bench/patterns.cu), where guest, server and the
 # worker's markers append their lines:
+#   (lines are "apigen[guest PID NAME] trace: ..." and "apigen[server PID] trace: ..."
+#   today; the older "apigen trace [PID]: ..." form below is read too)
 #   apigen trace [PID]: FN(ARGS) = R [STATUS, N us]          a call in the guest;
 #                                                            STATUS "cached": answered there
 #   apigen trace [PID]: TEXT                                 (no status) answered by the
@@ -94,6 +96,12 @@ function cnt(v) { return v == "" ? "-" : sprintf("%.2f", v) }
         }
         else cur = ""
         next
+    }
+    # the current prefix, "apigen[guest PID NAME] trace: " / "apigen[server PID] trace: ",
+    # read as the older "apigen trace [PID]: " the patterns below match
+    if (line ~ /^apigen\[[^]]*\] trace: /) {
+        pid = line; sub(/^apigen\[[a-z]* */, "", pid); sub(/[^0-9].*/, "", pid)
+        sub(/^apigen\[[^]]*\] trace: /, "apigen trace [" (pid == "" ? 0 : pid) "]: ", line)
     }
     if (cur == "" || line !~ /^apigen trace \[[0-9]+\]: /) next
     if (line ~ /^apigen trace \[[0-9]+\]: server: /) {

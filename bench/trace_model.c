@@ -79,6 +79,18 @@ static double wire_s(const net *n, uint64_t trips, uint64_t bytes)
     return (double)trips * n->rtt_us * 1e-6 + (double)bytes * 8 / (n->gbit * 1e9);
 }
 
+/* The text after a call's trace prefix, "apigen[guest PID NAME] trace: "
+ * (or the older "apigen trace [PID]: "); NULL for any other line. */
+static const char *trace_text(const char *line)
+{
+    const char *p;
+    if (!strncmp(line, "apigen[", 7) && (p = strstr(line, "] trace: ")))
+        return p + 9;
+    if (!strncmp(line, "apigen trace [", 14) && (p = strstr(line, "]: ")))
+        return p + 3;
+    return NULL;
+}
+
 static uint64_t field(const char *line, const char *key)
 {
     const char *p = strstr(line, key);
@@ -129,7 +141,8 @@ int main(int argc, char **argv)
     char line[4096];
     while (fgets(line, sizeof line, f)) {
         const char *p;
-        if (!strncmp(line, "apigen trace [", 14) && (p = strstr(line, "]: ")) && !strstr(p, "]: server:")) {
+        const char *t = trace_text(line);
+        if (t && strncmp(t, "server: ", 8)) {
             calls++;
             cached += strstr(line, "[cached, ") != NULL;
         } else if (!strncmp(line, "apigen wire [", 13) && (p = strstr(line, "]: rt "))) {
