@@ -120,6 +120,11 @@ static void put_ann(strbuf *b, const param_ann *a)
         sb_printf(b, " elem_by=%s", a->elem_by_param ? a->elem_by_param : "-");
         put_cases(b, a->elem_by, a->nelem_by);
     }
+    if (a->nelem_by_types || a->nelem_by_dev) {
+        sb_printf(b, " elem_by_types=%s", a->elem_by_param ? a->elem_by_param : "-");
+        put_cases(b, a->elem_by_types, a->nelem_by_types);
+        for (size_t i = 0; i < a->nelem_by_dev; i++) sb_printf(b, " dev=%s", a->elem_by_dev[i]);
+    }
     if (a->nhandle_keys) {
         sb_puts(b, " handle_keys");
         put_cases(b, a->handle_keys, a->nhandle_keys);

@@ -205,6 +205,16 @@ typedef struct param_ann {
     char *elem_by_param;
     handle_case *elem_by;
     size_t nelem_by;
+    /* `elem_by.types` / `elem_by.device`: the parameter also chooses the
+     * element's C type (handle_type holds the type's text) or makes the
+     * elements device addresses; `count` is then the byte size (count times
+     * the chosen type's size), elem_by_count the element count, and a value
+     * listed nowhere is refused when elements are sent */
+    handle_case *elem_by_types;
+    size_t nelem_by_types;
+    char **elem_by_dev;
+    size_t nelem_by_dev;
+    expr *elem_by_count;
     /* terminated key/value lists: keys whose value is a handle */
     handle_case *handle_keys;
     size_t nhandle_keys;
