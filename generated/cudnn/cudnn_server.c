@@ -4658,13 +4658,14 @@ static void h_cudnnGetConvolution2dForwardOutputDim(apigen_call_ctx *cx)
     void *r_;
     uint64_t v_inputTensorDesc;
     uint64_t v_filterDesc;
-    uint64_t v_w = 0;
     uint8_t p_n = 0;
     uint64_t n_n = 0;
     uint8_t p_c = 0;
     uint64_t n_c = 0;
     uint8_t p_h = 0;
     uint64_t n_h = 0;
+    uint8_t p_w = 0;
+    uint64_t n_w = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_convDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "convDesc"); return; }
@@ -4676,8 +4677,6 @@ static void h_cudnnGetConvolution2dForwardOutputDim(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_filterDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "filterDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cudnnFilterDescriptor_t, v_filterDesc, &r_)) return; /* filterDesc */
     filterDesc = (cudnnFilterDescriptor_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_w)) { apigen_reject(cx, APIGEN_BAD_ARGS, "w"); return; }
-    w = (int *)(uintptr_t)v_w;
     if (!apigen_get_u8(cx->rd, &p_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     if (p_n) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_n)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n"); return; }
@@ -4696,8 +4695,13 @@ static void h_cudnnGetConvolution2dForwardOutputDim(apigen_call_ctx *cx)
         h = apigen_scratch(cx, n_h, 1);
         if (h == NULL) return;
     }
+    if (!apigen_get_u8(cx->rd, &p_w)) { apigen_reject(cx, APIGEN_BAD_ARGS, "w"); return; }
+    if (p_w) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_w)) { apigen_reject(cx, APIGEN_TOO_LARGE, "w"); return; }
+        w = apigen_scratch(cx, n_w, 1);
+        if (w == NULL) return;
+    }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
     ret_ = cudnnGetConvolution2dForwardOutputDim(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
@@ -4713,6 +4717,10 @@ static void h_cudnnGetConvolution2dForwardOutputDim(apigen_call_ctx *cx)
     if (p_h) { /* h */
         k_ = ok_ ? n_h : 0;
         if (!apigen_put_bytes_ref(cx->wr, h, k_)) return;
+    }
+    if (p_w) { /* w */
+        k_ = ok_ ? n_w : 0;
+        if (!apigen_put_bytes_ref(cx->wr, w, k_)) return;
     }
 }
 
@@ -6413,13 +6421,14 @@ static void h_cudnnGetPooling2dForwardOutputDim(apigen_call_ctx *cx)
     uint64_t v_poolingDesc;
     void *r_;
     uint64_t v_inputTensorDesc;
-    uint64_t v_w = 0;
     uint8_t p_n = 0;
     uint64_t n_n = 0;
     uint8_t p_c = 0;
     uint64_t n_c = 0;
     uint8_t p_h = 0;
     uint64_t n_h = 0;
+    uint8_t p_w = 0;
+    uint64_t n_w = 0;
     int ok_;
     uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_poolingDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "poolingDesc"); return; }
@@ -6428,8 +6437,6 @@ static void h_cudnnGetPooling2dForwardOutputDim(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_inputTensorDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "inputTensorDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cudnnTensorDescriptor_t, v_inputTensorDesc, &r_)) return; /* inputTensorDesc */
     inputTensorDesc = (cudnnTensorDescriptor_t)(uintptr_t)r_;
-    if (!apigen_get_u64(cx->rd, &v_w)) { apigen_reject(cx, APIGEN_BAD_ARGS, "w"); return; }
-    w = (int *)(uintptr_t)v_w;
     if (!apigen_get_u8(cx->rd, &p_n)) { apigen_reject(cx, APIGEN_BAD_ARGS, "n"); return; }
     if (p_n) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_n)) { apigen_reject(cx, APIGEN_TOO_LARGE, "n"); return; }
@@ -6448,8 +6455,13 @@ static void h_cudnnGetPooling2dForwardOutputDim(apigen_call_ctx *cx)
         h = apigen_scratch(cx, n_h, 1);
         if (h == NULL) return;
     }
+    if (!apigen_get_u8(cx->rd, &p_w)) { apigen_reject(cx, APIGEN_BAD_ARGS, "w"); return; }
+    if (p_w) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_w)) { apigen_reject(cx, APIGEN_TOO_LARGE, "w"); return; }
+        w = apigen_scratch(cx, n_w, 1);
+        if (w == NULL) return;
+    }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
     ret_ = cudnnGetPooling2dForwardOutputDim(poolingDesc, inputTensorDesc, n, c, h, w);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
@@ -6465,6 +6477,10 @@ static void h_cudnnGetPooling2dForwardOutputDim(apigen_call_ctx *cx)
     if (p_h) { /* h */
         k_ = ok_ ? n_h : 0;
         if (!apigen_put_bytes_ref(cx->wr, h, k_)) return;
+    }
+    if (p_w) { /* w */
+        k_ = ok_ ? n_w : 0;
+        if (!apigen_put_bytes_ref(cx->wr, w, k_)) return;
     }
 }
 

@@ -5498,17 +5498,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnCon
     uint64_t n_n = 0;
     uint64_t n_c = 0;
     uint64_t n_h = 0;
+    uint64_t n_w = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)convDesc); /* convDesc */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)inputTensorDesc); /* inputTensorDesc */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)filterDesc); /* filterDesc */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)w); /* w */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnGetConvolution2dForwardOutputDim, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)convDesc)) goto nomem; /* convDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)inputTensorDesc)) goto nomem; /* inputTensorDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)filterDesc)) goto nomem; /* filterDesc */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)w)) goto nomem; /* w */
     if (n != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_n)) goto badargs;
     }
@@ -5521,6 +5520,10 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnCon
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_h)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h != NULL)) goto nomem; /* h */
+    if (w != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_w)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, w != NULL)) goto nomem; /* w */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5532,6 +5535,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetConvolution2dForwardOutputDim(const cudnnCon
     if (n != NULL && !apigen_get_into(&call_.rd, n, n_n, NULL)) goto bad; /* n */
     if (c != NULL && !apigen_get_into(&call_.rd, c, n_c, NULL)) goto bad; /* c */
     if (h != NULL && !apigen_get_into(&call_.rd, h, n_h, NULL)) goto bad; /* h */
+    if (w != NULL && !apigen_get_into(&call_.rd, w, n_w, NULL)) goto bad; /* w */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -7435,15 +7439,14 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPooling
     uint64_t n_n = 0;
     uint64_t n_c = 0;
     uint64_t n_h = 0;
+    uint64_t n_w = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)poolingDesc); /* poolingDesc */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)inputTensorDesc); /* inputTensorDesc */
-    if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)w); /* w */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnGetPooling2dForwardOutputDim, srv_))
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)poolingDesc)) goto nomem; /* poolingDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)inputTensorDesc)) goto nomem; /* inputTensorDesc */
-    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)w)) goto nomem; /* w */
     if (n != NULL) {
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_n)) goto badargs;
     }
@@ -7456,6 +7459,10 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPooling
         if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_h)) goto badargs;
     }
     if (!apigen_put_u8(call_.wr, h != NULL)) goto nomem; /* h */
+    if (w != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(int), &n_w)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, w != NULL)) goto nomem; /* w */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7467,6 +7474,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPooling
     if (n != NULL && !apigen_get_into(&call_.rd, n, n_n, NULL)) goto bad; /* n */
     if (c != NULL && !apigen_get_into(&call_.rd, c, n_c, NULL)) goto bad; /* c */
     if (h != NULL && !apigen_get_into(&call_.rd, h, n_h, NULL)) goto bad; /* h */
+    if (w != NULL && !apigen_get_into(&call_.rd, w, n_w, NULL)) goto bad; /* w */
     if (call_.has_deferred && ret_ == CUDNN_STATUS_SUCCESS) {
         ret_ = (cudnnStatus_t)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */

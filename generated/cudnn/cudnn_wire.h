@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDNN_FINGERPRINT UINT64_C(0xb2cc72840a22cc19)
+#define CUDNN_FINGERPRINT UINT64_C(0x379b32144ecd65ab)
 
 /* Call ids: forwarded and custom functions. */
 enum {
