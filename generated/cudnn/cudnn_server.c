@@ -985,8 +985,8 @@ static void h_cudnnBatchNormalizationBackwardEx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_dBnBiasData, 0, false, "dBnBiasData")) return; /* dBnBiasData: device memory of this client */
     if (!apigen_dev_check(cx, v_savedMean, 0, false, "savedMean")) return; /* savedMean: device memory of this client */
     if (!apigen_dev_check(cx, v_savedInvVariance, 0, false, "savedInvVariance")) return; /* savedInvVariance: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnBatchNormalizationBackwardEx(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1314,8 +1314,8 @@ static void h_cudnnBatchNormalizationForwardTrainingEx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_resultRunningVariance, 0, false, "resultRunningVariance")) return; /* resultRunningVariance: device memory of this client */
     if (!apigen_dev_check(cx, v_resultSaveMean, 0, false, "resultSaveMean")) return; /* resultSaveMean: device memory of this client */
     if (!apigen_dev_check(cx, v_resultSaveInvVariance, 0, false, "resultSaveInvVariance")) return; /* resultSaveInvVariance: device memory of this client */
-    if (!apigen_dev_check(cx, v_workspace, 0, false, "workspace")) return; /* workspace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workspace, workSpaceSizeInBytes, true, "workspace")) return; /* workspace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnBatchNormalizationForwardTrainingEx(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1558,7 +1558,7 @@ static void h_cudnnConvolutionBackwardData(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
     if (!apigen_dev_check(cx, v_dy, 0, false, "dy")) return; /* dy: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     if (!apigen_dev_check(cx, v_dx, 0, false, "dx")) return; /* dx: device memory of this client */
     ret_ = cudnnConvolutionBackwardData(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     apigen_result(cx, (int64_t)ret_);
@@ -1641,7 +1641,7 @@ static void h_cudnnConvolutionBackwardFilter(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_dy, 0, false, "dy")) return; /* dy: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     if (!apigen_dev_check(cx, v_dw, 0, false, "dw")) return; /* dw: device memory of this client */
     ret_ = cudnnConvolutionBackwardFilter(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     apigen_result(cx, (int64_t)ret_);
@@ -1747,7 +1747,7 @@ static void h_cudnnConvolutionBiasActivationForward(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     if (!apigen_dev_check(cx, v_z, 0, false, "z")) return; /* z: device memory of this client */
     if (!apigen_dev_check(cx, v_bias, 0, false, "bias")) return; /* bias: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
@@ -1832,7 +1832,7 @@ static void h_cudnnConvolutionForward(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
     ret_ = cudnnConvolutionForward(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     apigen_result(cx, (int64_t)ret_);
@@ -3059,7 +3059,7 @@ static void h_cudnnDropoutBackward(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_dy, 0, false, "dy")) return; /* dy: device memory of this client */
     if (!apigen_dev_check(cx, v_dx, 0, false, "dx")) return; /* dx: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnDropoutBackward(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3108,7 +3108,7 @@ static void h_cudnnDropoutForward(apigen_call_ctx *cx)
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnDropoutForward(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3325,7 +3325,7 @@ static void h_cudnnFindConvolutionBackwardDataAlgorithmEx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
     if (!apigen_dev_check(cx, v_dy, 0, false, "dy")) return; /* dy: device memory of this client */
     if (!apigen_dev_check(cx, v_dx, 0, false, "dx")) return; /* dx: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     ret_ = cudnnFindConvolutionBackwardDataAlgorithmEx(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
@@ -3491,7 +3491,7 @@ static void h_cudnnFindConvolutionBackwardFilterAlgorithmEx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
     if (!apigen_dev_check(cx, v_dw, 0, false, "dw")) return; /* dw: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     ret_ = cudnnFindConvolutionBackwardFilterAlgorithmEx(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
@@ -3657,7 +3657,7 @@ static void h_cudnnFindConvolutionForwardAlgorithmEx(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_x, 0, false, "x")) return; /* x: device memory of this client */
     if (!apigen_dev_check(cx, v_w, 0, false, "w")) return; /* w: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
     ret_ = cudnnFindConvolutionForwardAlgorithmEx(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDNN_STATUS_SUCCESS;
@@ -8173,8 +8173,8 @@ static void h_cudnnMultiHeadAttnBackwardWeights(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_dout, 0, false, "dout")) return; /* dout: device memory of this client */
     if (!apigen_dev_check(cx, v_weights, 0, false, "weights")) return; /* weights: device memory of this client */
     if (!apigen_dev_check(cx, v_dweights, 0, false, "dweights")) return; /* dweights: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnMultiHeadAttnBackwardWeights(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8361,8 +8361,8 @@ static void h_cudnnNormalizationBackward(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_dNormBiasData, 0, false, "dNormBiasData")) return; /* dNormBiasData: device memory of this client */
     if (!apigen_dev_check(cx, v_savedMean, 0, false, "savedMean")) return; /* savedMean: device memory of this client */
     if (!apigen_dev_check(cx, v_savedInvVariance, 0, false, "savedInvVariance")) return; /* savedInvVariance: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSizeInBytes, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnNormalizationBackward(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8633,8 +8633,8 @@ static void h_cudnnNormalizationForwardTraining(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_resultSaveInvVariance, 0, false, "resultSaveInvVariance")) return; /* resultSaveInvVariance: device memory of this client */
     if (!apigen_dev_check(cx, v_zData, 0, false, "zData")) return; /* zData: device memory of this client */
     if (!apigen_dev_check(cx, v_yData, 0, false, "yData")) return; /* yData: device memory of this client */
-    if (!apigen_dev_check(cx, v_workspace, 0, false, "workspace")) return; /* workspace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workspace, workSpaceSizeInBytes, true, "workspace")) return; /* workspace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSizeInBytes, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnNormalizationForwardTraining(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8979,8 +8979,8 @@ static void h_cudnnRNNBackwardData_v8(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_dcy, 0, false, "dcy")) return; /* dcy: device memory of this client */
     if (!apigen_dev_check(cx, v_dcx, 0, false, "dcx")) return; /* dcx: device memory of this client */
     if (!apigen_dev_check(cx, v_weightSpace, 0, false, "weightSpace")) return; /* weightSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSize, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSize, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnRNNBackwardData_v8(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx_arg_, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9065,8 +9065,8 @@ static void h_cudnnRNNBackwardWeights_v8(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_hx, 0, false, "hx")) return; /* hx: device memory of this client */
     if (!apigen_dev_check(cx, v_y, 0, false, "y")) return; /* y: device memory of this client */
     if (!apigen_dev_check(cx, v_dweightSpace, 0, false, "dweightSpace")) return; /* dweightSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSize, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSize, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnRNNBackwardWeights_v8(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9171,8 +9171,8 @@ static void h_cudnnRNNForward(apigen_call_ctx *cx)
     if (!apigen_dev_check(cx, v_cx_arg_, 0, false, "cx_arg_")) return; /* cx_arg_: device memory of this client */
     if (!apigen_dev_check(cx, v_cy, 0, false, "cy")) return; /* cy: device memory of this client */
     if (!apigen_dev_check(cx, v_weightSpace, 0, false, "weightSpace")) return; /* weightSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_workSpace, 0, false, "workSpace")) return; /* workSpace: device memory of this client */
-    if (!apigen_dev_check(cx, v_reserveSpace, 0, false, "reserveSpace")) return; /* reserveSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workSpace, workSpaceSize, true, "workSpace")) return; /* workSpace: device memory of this client */
+    if (!apigen_dev_check(cx, v_reserveSpace, reserveSpaceSize, true, "reserveSpace")) return; /* reserveSpace: device memory of this client */
     ret_ = cudnnRNNForward(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx_arg_, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -9433,7 +9433,7 @@ static void h_cudnnReduceTensor(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     if (!apigen_dev_check(cx, v_indices, 0, false, "indices")) return; /* indices: device memory of this client */
-    if (!apigen_dev_check(cx, v_workspace, 0, false, "workspace")) return; /* workspace: device memory of this client */
+    if (!apigen_dev_check(cx, v_workspace, workspaceSizeInBytes, true, "workspace")) return; /* workspace: device memory of this client */
     if (!apigen_dev_check(cx, v_A, 0, false, "A")) return; /* A: device memory of this client */
     if (!apigen_dev_check(cx, v_C, 0, false, "C")) return; /* C: device memory of this client */
     ret_ = cudnnReduceTensor(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);

@@ -857,6 +857,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)reserveSpace); /* reserveSpace */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnBatchNormalizationBackwardEx, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes), "reserveSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
     if (!apigen_put_u32(call_.wr, (uint32_t)bnOps)) goto nomem; /* bnOps */
@@ -919,6 +921,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -1110,6 +1115,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)reserveSpace); /* reserveSpace */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnBatchNormalizationForwardTrainingEx, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes), "workspace")) goto baddev;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes), "reserveSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
     if (!apigen_put_u32(call_.wr, (uint32_t)bnOps)) goto nomem; /* bnOps */
@@ -1161,6 +1168,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -1423,6 +1433,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)dx); /* dx */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnConvolutionBackwardData, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)wDesc)) goto nomem; /* wDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)w)) goto nomem; /* w */
@@ -1463,6 +1474,9 @@ bad:
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
+    goto rejected;
 rejected:
     apigen_call_end(&call_);
 fail:
@@ -1494,6 +1508,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)dw); /* dw */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnConvolutionBackwardFilter, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)xDesc)) goto nomem; /* xDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
@@ -1534,6 +1549,9 @@ bad:
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
+    goto rejected;
 rejected:
     apigen_call_end(&call_);
 fail:
@@ -1570,6 +1588,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)y); /* y */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnConvolutionBiasActivationForward, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)xDesc)) goto nomem; /* xDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
@@ -1615,6 +1634,9 @@ bad:
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
+    goto rejected;
 rejected:
     apigen_call_end(&call_);
 fail:
@@ -1646,6 +1668,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)y); /* y */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnConvolutionForward, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)xDesc)) goto nomem; /* xDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
@@ -1685,6 +1708,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -9293,6 +9319,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)reserveSpace); /* reserveSpace */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnNormalizationBackward, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes), "workSpace")) goto baddev;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes), "reserveSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
     if (!apigen_put_u32(call_.wr, (uint32_t)normOps)) goto nomem; /* normOps */
@@ -9358,6 +9386,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -9483,6 +9514,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)reserveSpace); /* reserveSpace */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnNormalizationForwardTraining, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes), "workspace")) goto baddev;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes), "reserveSpace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
     if (!apigen_put_u32(call_.wr, (uint32_t)normOps)) goto nomem; /* normOps */
@@ -9537,6 +9570,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);
@@ -10278,6 +10314,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
     if (srv_ < 0) srv_ = apigen_route_dev(&cudnn_api, (uint64_t)(uintptr_t)C); /* C */
     if (!apigen_call_begin_on(&cudnn_api, &call_, CUDNN_CALL_cudnnReduceTensor, srv_))
         goto fail;
+    if (apigen_dev_overruns(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes), "workspace")) goto baddev;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)reduceTensorDesc)) goto nomem; /* reduceTensorDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)indices)) goto nomem; /* indices */
@@ -10316,6 +10353,9 @@ bad:
     goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+baddev:
+    st_ = APIGEN_BAD_DEVPTR;
     goto rejected;
 rejected:
     apigen_call_end(&call_);

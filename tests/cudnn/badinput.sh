@@ -1,19 +1,21 @@
 #!/bin/sh
-# Bad input through the stub to SERVER over TRANSPORT: examples/cublas/
-# badinput (forged and NULL handles, device memory the client never
-# allocated, a workspace past its allocation) must print exactly EXPECTED
-# and exit 0; the server must still be running afterwards.
+# Bad input through the stubs to SERVER over TRANSPORT: examples/cudnn/
+# badinput (forged handles and descriptors, a forged descriptor inside a
+# descriptor array, host memory and another client's memory as tensors and
+# variant pack pointers, workspaces too small and past their allocation,
+# element counts that lie, an unknown attribute type) must print exactly
+# EXPECTED and exit 0; the server must still be running afterwards.
 #   badinput.sh SERVER STUB_DIR TRANSPORT EXPECTED PROGRAM
 set -u
 server=$1 stubdir=$2 transport=$3 expected=$4 prog=$5
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/cublas-bad.XXXXXX")
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudnn-bad.XXXXXX")
 spid=
 cleanup() { [ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT INT TERM
 case "$transport" in
 unix) url="unix://$tmp/s.sock" ;;
 tcp) url="tcp://127.0.0.1:0" ;;
-shm) url="shm://apigen-cublas-bad-$$" ;;
+shm) url="shm://apigen-cudnn-bad-$$" ;;
 *) echo "unknown transport $transport"; exit 2 ;;
 esac
 "$server" --listen "$url" > "$tmp/server.log" 2>&1 &

@@ -10,6 +10,7 @@
  * natively and forwarded. Loaded natively by an example and by the server
  * alike (tests/cudnn/diff.sh); every other symbol answers
  * CUDNN_STATUS_NOT_SUPPORTED (fake_weak.c). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -573,5 +574,205 @@ EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t h, cudnnBackendDescriptor
              (int)i64(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 0, 1), (int)i64(c, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, 1, 1),
              D(y, 2), D(y, 3), data[0], data[1], data[2], alpha, beta);
 #undef D
+    return OK;
+}
+
+/* ---- layers: activation, pooling, softmax, batch normalization (float NCHW) ---- */
+
+struct cudnnActivationStruct { uint32_t magic; cudnnActivationMode_t mode; double coef; };
+struct cudnnPoolingStruct { uint32_t magic; cudnnPoolingMode_t mode; int wh, ww, ph, pw, sh, sw; };
+#define MAGIC_A 0xac71u
+#define MAGIC_P 0x9001u
+CREATE(cudnnCreateActivationDescriptor, cudnnActivationDescriptor_t, MAGIC_A)
+CREATE(cudnnCreatePoolingDescriptor, cudnnPoolingDescriptor_t, MAGIC_P)
+DESTROY(cudnnDestroyActivationDescriptor, cudnnActivationDescriptor_t, MAGIC_A)
+DESTROY(cudnnDestroyPoolingDescriptor, cudnnPoolingDescriptor_t, MAGIC_P)
+
+static size_t count4(cudnnTensorDescriptor_t t) { return (size_t)t->dim[0] * t->dim[1] * t->dim[2] * t->dim[3]; }
+static int same4(cudnnTensorDescriptor_t a, cudnnTensorDescriptor_t b)
+{
+    return vt(a) && vt(b) && a->dt == CUDNN_DATA_FLOAT && memcmp(a->dim, b->dim, 4 * sizeof(int)) == 0;
+}
+static float blend(const void *alpha, const void *beta, float v, float old)
+{
+    float b = *(const float *)beta;
+    return *(const float *)alpha * v + (b != 0 ? b * old : 0);
+}
+
+EXPORT cudnnStatus_t cudnnSetActivationDescriptor(cudnnActivationDescriptor_t a, cudnnActivationMode_t mode,
+                                                 cudnnNanPropagation_t nan, double coef)
+{
+    (void)nan;
+    if (!a || a->magic != MAGIC_A) return BAD;
+    if (mode != CUDNN_ACTIVATION_RELU) return CUDNN_STATUS_NOT_SUPPORTED;
+    a->mode = mode;
+    a->coef = coef;
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t h, cudnnActivationDescriptor_t a, const void *alpha,
+                                           const cudnnTensorDescriptor_t xd, const void *x, const void *beta,
+                                           const cudnnTensorDescriptor_t yd, void *y)
+{
+    if (!valid_h(h) || !a || a->magic != MAGIC_A || !same4(xd, yd) || !alpha || !beta || !x || !y) return BAD;
+    const float *xs = x;
+    float *ys = y;
+    for (size_t i = 0; i < count4(xd); i++) ys[i] = blend(alpha, beta, xs[i] > 0 ? xs[i] : 0, ys[i]);
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t h, cudnnActivationDescriptor_t a, const void *alpha,
+                                            const cudnnTensorDescriptor_t yd, const void *y,
+                                            const cudnnTensorDescriptor_t dyd, const void *dy,
+                                            const cudnnTensorDescriptor_t xd, const void *x, const void *beta,
+                                            const cudnnTensorDescriptor_t dxd, void *dx)
+{
+    if (!valid_h(h) || !a || a->magic != MAGIC_A || !same4(xd, yd) || !same4(xd, dyd) || !same4(xd, dxd) ||
+        !alpha || !beta || !x || !y || !dy || !dx)
+        return BAD;
+    const float *ys = y, *dys = dy;
+    float *dxs = dx;
+    for (size_t i = 0; i < count4(xd); i++) dxs[i] = blend(alpha, beta, ys[i] > 0 ? dys[i] : 0, dxs[i]);
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnSetPooling2dDescriptor(cudnnPoolingDescriptor_t p, cudnnPoolingMode_t mode,
+                                                cudnnNanPropagation_t nan, int wh, int ww, int ph, int pw, int sh,
+                                                int sw)
+{
+    (void)nan;
+    if (!p || p->magic != MAGIC_P || wh < 1 || ww < 1 || ph < 0 || pw < 0 || sh < 1 || sw < 1) return BAD;
+    if (mode != CUDNN_POOLING_MAX) return CUDNN_STATUS_NOT_SUPPORTED;
+    p->mode = mode, p->wh = wh, p->ww = ww, p->ph = ph, p->pw = pw, p->sh = sh, p->sw = sw;
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnGetPooling2dForwardOutputDim(const cudnnPoolingDescriptor_t p,
+                                                      const cudnnTensorDescriptor_t x, int *n, int *c, int *h,
+                                                      int *w)
+{
+    if (!p || p->magic != MAGIC_P || p->wh < 1 || !vt(x) || !n || !c || !h || !w) return BAD;
+    *n = x->dim[0], *c = x->dim[1];
+    *h = (x->dim[2] + 2 * p->ph - p->wh) / p->sh + 1;
+    *w = (x->dim[3] + 2 * p->pw - p->ww) / p->sw + 1;
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t h, const cudnnPoolingDescriptor_t p, const void *alpha,
+                                        const cudnnTensorDescriptor_t xd, const void *x, const void *beta,
+                                        const cudnnTensorDescriptor_t yd, void *y)
+{
+    int n, c, oh, ow;
+    if (!valid_h(h) || cudnnGetPooling2dForwardOutputDim(p, xd, &n, &c, &oh, &ow) != OK || !vt(yd) ||
+        yd->dim[0] != n || yd->dim[1] != c || yd->dim[2] != oh || yd->dim[3] != ow || !alpha || !beta || !x || !y)
+        return BAD;
+    const float *xs = x;
+    float *ys = y;
+    int H = xd->dim[2], W = xd->dim[3];
+    for (int i = 0; i < n * c; i++)
+        for (int oy = 0; oy < oh; oy++)
+            for (int ox = 0; ox < ow; ox++) {
+                float m = -INFINITY;
+                for (int a = 0; a < p->wh; a++)
+                    for (int b = 0; b < p->ww; b++) {
+                        int iy = oy * p->sh - p->ph + a, ix = ox * p->sw - p->pw + b;
+                        if (iy >= 0 && iy < H && ix >= 0 && ix < W) m = fmaxf(m, xs[((size_t)i * H + iy) * W + ix]);
+                    }
+                size_t o = ((size_t)i * oh + oy) * ow + ox;
+                ys[o] = blend(alpha, beta, m, ys[o]);
+            }
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t h, cudnnSoftmaxAlgorithm_t algo, cudnnSoftmaxMode_t mode,
+                                        const void *alpha, const cudnnTensorDescriptor_t xd, const void *x,
+                                        const void *beta, const cudnnTensorDescriptor_t yd, void *y)
+{
+    if (!valid_h(h) || !same4(xd, yd) || !alpha || !beta || !x || !y) return BAD;
+    if (algo != CUDNN_SOFTMAX_ACCURATE || mode != CUDNN_SOFTMAX_MODE_CHANNEL) return CUDNN_STATUS_NOT_SUPPORTED;
+    const float *xs = x;
+    float *ys = y;
+    int N = xd->dim[0], C = xd->dim[1], P = xd->dim[2] * xd->dim[3];
+    for (int n = 0; n < N; n++)
+        for (int p = 0; p < P; p++) {
+            float m = -INFINITY, s = 0;
+            for (int c = 0; c < C; c++) m = fmaxf(m, xs[((size_t)n * C + c) * P + p]);
+            for (int c = 0; c < C; c++) s += expf(xs[((size_t)n * C + c) * P + p] - m);
+            for (int c = 0; c < C; c++) {
+                size_t i = ((size_t)n * C + c) * P + p;
+                ys[i] = blend(alpha, beta, expf(xs[i] - m) / s, ys[i]);
+            }
+        }
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t bn, const cudnnTensorDescriptor_t x,
+                                                  cudnnBatchNormMode_t mode)
+{
+    if (!bn || bn->magic != MAGIC_T || !vt(x)) return BAD;
+    if (mode != CUDNN_BATCHNORM_SPATIAL) return CUDNN_STATUS_NOT_SUPPORTED;
+    return cudnnSetTensor4dDescriptor(bn, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, x->dim[1], 1, 1);
+}
+
+static int bn_ok(cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnTensorDescriptor_t xd,
+                 cudnnTensorDescriptor_t yd, cudnnTensorDescriptor_t bnd, double eps)
+{
+    return valid_h(h) && mode == CUDNN_BATCHNORM_SPATIAL && same4(xd, yd) && vt(bnd) && bnd->dim[1] == xd->dim[1] &&
+           bnd->dim[0] == 1 && bnd->dim[2] == 1 && bnd->dim[3] == 1 && eps >= CUDNN_BN_MIN_EPSILON;
+}
+
+EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t h, cudnnBatchNormMode_t mode,
+    const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
+    const cudnnTensorDescriptor_t yd, void *y, const cudnnTensorDescriptor_t bnd, const void *scale,
+    const void *bias, double factor, void *rmean, void *rvar, double eps, void *smean, void *sinv)
+{
+    if (!bn_ok(h, mode, xd, yd, bnd, eps) || !alpha || !beta || !x || !y || !scale || !bias) return BAD;
+    const float *xs = x, *sc = scale, *bi = bias;
+    float *ys = y, *rm = rmean, *rv = rvar, *sm = smean, *si = sinv;
+    int N = xd->dim[0], C = xd->dim[1], P = xd->dim[2] * xd->dim[3], m = N * P;
+    for (int c = 0; c < C; c++) {
+        double s = 0, q = 0;
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < P; p++) s += xs[((size_t)n * C + c) * P + p];
+        double mean = s / m;
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < P; p++) {
+                double d = xs[((size_t)n * C + c) * P + p] - mean;
+                q += d * d;
+            }
+        double inv = 1.0 / sqrt(q / m + eps);
+        for (int n = 0; n < N; n++)
+            for (int p = 0; p < P; p++) {
+                size_t i = ((size_t)n * C + c) * P + p;
+                ys[i] = blend(alpha, beta, (float)(sc[c] * (xs[i] - mean) * inv + bi[c]), ys[i]);
+            }
+        if (rm && rv) {
+            rm[c] = (float)((1 - factor) * rm[c] + factor * mean);
+            rv[c] = (float)((1 - factor) * rv[c] + factor * (m > 1 ? q / (m - 1) : 0));
+        }
+        if (sm && si) {
+            sm[c] = (float)mean;
+            si[c] = (float)inv;
+        }
+    }
+    return OK;
+}
+
+EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t h, cudnnBatchNormMode_t mode,
+    const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
+    const cudnnTensorDescriptor_t yd, void *y, const cudnnTensorDescriptor_t bnd, const void *scale,
+    const void *bias, const void *emean, const void *evar, double eps)
+{
+    if (!bn_ok(h, mode, xd, yd, bnd, eps) || !alpha || !beta || !x || !y || !scale || !bias || !emean || !evar)
+        return BAD;
+    const float *xs = x, *sc = scale, *bi = bias, *em = emean, *ev = evar;
+    float *ys = y;
+    int N = xd->dim[0], C = xd->dim[1], P = xd->dim[2] * xd->dim[3];
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int p = 0; p < P; p++) {
+                size_t i = ((size_t)n * C + c) * P + p;
+                ys[i] = blend(alpha, beta, (float)(sc[c] * (xs[i] - em[c]) / sqrt(ev[c] + eps) + bi[c]), ys[i]);
+            }
     return OK;
 }
