@@ -74,6 +74,15 @@ int main(void)
     void *gws = NULL;
     if (ws) CKRT(cudaMalloc(&gws, ws));
     float one = 1.0f, zero = 0.0f;
+    /* the timed searches: their order may differ run to run, only whether
+     * they answer is printed */
+    cudnnConvolutionFwdAlgoPerf_t found[8];
+    int nfound = 0, nfound_ex = 0, usable = 0;
+    CK(cudnnFindConvolutionForwardAlgorithm(h, xd, wd, cd, yd, 8, &nfound, found));
+    CK(cudnnFindConvolutionForwardAlgorithmEx(h, xd, gx, wd, gw, cd, yd, gy, 8, &nfound_ex, found, gws, ws));
+    for (int i = 0; i < nfound_ex; i++) usable += found[i].status == CUDNN_STATUS_SUCCESS;
+    printf("forward algorithms found by timing: %s; with the workspace: %s\n", nfound > 0 ? "some" : "none",
+           usable > 0 ? "some usable" : "none usable");
     CK(cudnnConvolutionForward(h, &one, xd, gx, wd, gw, cd, fp[0].algo, gws, ws, &zero, yd, gy));
     CKRT(cudaStreamSynchronize(st));
     CKRT(cudaMemcpy(y, gy, ny * 4, cudaMemcpyDeviceToHost));

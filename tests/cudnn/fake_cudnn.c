@@ -776,3 +776,25 @@ EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_t h, cu
             }
     return OK;
 }
+
+/* ---- Find: the same ranking as Get_v7 (the fake's "timings" are fixed) --------- */
+EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t h, const cudnnTensorDescriptor_t x,
+    const cudnnFilterDescriptor_t f, const cudnnConvolutionDescriptor_t c, const cudnnTensorDescriptor_t y,
+    const int req, int *ret, cudnnConvolutionFwdAlgoPerf_t *perf)
+{
+    return cudnnGetConvolutionForwardAlgorithm_v7(h, x, f, c, y, req, ret, perf);
+}
+
+EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t h, const cudnnTensorDescriptor_t xd,
+    const void *x, const cudnnFilterDescriptor_t fd, const void *f, const cudnnConvolutionDescriptor_t cd,
+    const cudnnTensorDescriptor_t yd, void *y, const int req, int *ret, cudnnConvolutionFwdAlgoPerf_t *perf,
+    void *ws, size_t wss)
+{
+    /* runs each candidate into y, as cuDNN does; only those that fit wss */
+    cudnnStatus_t s = cudnnGetConvolutionForwardAlgorithm_v7(h, xd, fd, cd, yd, req, ret, perf);
+    if (s != OK) return s;
+    if (!x || !f || !y) return BAD;
+    for (int i = 0; i < *ret; i++)
+        if (perf[i].memory > wss || (perf[i].memory && !ws)) perf[i].status = CUDNN_STATUS_NOT_SUPPORTED_SHAPE;
+    return OK;
+}
