@@ -47,13 +47,14 @@ static const char *const fn_keys[] = {"params", "async",     "async_if", "local"
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
 static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
+static const char *const reads_keys[] = {"guest", "handle", NULL};
 static const char *const returns_keys[] = {"handle", "creates", NULL};
 static const char *const param_keys[] = {"dir",        "count",    "bytes",   "count_after",
                                          "nullable",   "string",   "terminated", "elem",
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", "stream", "ordinal", "out_on_error", "space", NULL};
+                                         "map",        "checked", "stream", "ordinal", "out_on_error", "space", "reads", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map",
@@ -1182,6 +1183,7 @@ static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 static void apply_space(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 static void apply_elem_by(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
+static void apply_reads(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 
 /* Applies an annotation map/shorthand `A` (or the default when A is NULL)
  * to x->p, into `a`. branch: inside then/else. */
@@ -1637,6 +1639,7 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
         a->retains = 1;
     }
     if ((n = spec_get(A, "elem_by"))) apply_elem_by(x, A, n, a);
+    if ((n = spec_get(A, "reads"))) apply_reads(x, A, n, a);
     if ((n = spec_get(A, "handle_keys"))) {
         if (!(a->kind == PK_IN && a->elem == EK_BYTES && a->terminated && a->term_stride == 2 &&
               a->elem_type && a->elem_type->size == 8))
@@ -1966,6 +1969,62 @@ static void apply_elem_by(pctx *x, const spec_node *A, const spec_node *n, param
     }
     free(szs);
     free(all);
+}
+
+/* `reads: {guest: F, handle: [TYPE, ...]}` on an input of constant `bytes: N`:
+ * the stub reads F(h, k) bytes (at most N) of the caller's buffer, h the
+ * function's first argument of the k-th listed handle type, into N zeroed
+ * bytes that travel. For a scalar whose C type a handle's state decides
+ * (cuDNN's alpha and beta: a double for double tensors, else a float), so
+ * that the stub never reads past the caller's object. */
+static void apply_reads(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    const spec_node *bn = spec_get(A, "bytes");
+    char *end = NULL;
+    unsigned long long max = bn && bn->kind == SN_SCALAR ? strtoull(bn->str, &end, 0) : 0;
+    if (a->kind != PK_IN || a->elem != EK_BYTES || !bn || !end || *end || max == 0 || max > 64) {
+        perr_note(x, spec_key_loc(A, "reads"),
+                  "`reads` applies to an input of plain bytes with a constant `bytes:` of 1 to 64 "
+                  "(the most the library reads)%s%s", "", "");
+        return;
+    }
+    if (!spec_want_map(n, "reads", c->d, x->fn->name, x->p->name)) return;
+    spec_check_keys(n, reads_keys, "reads", c->d, x->fn->name, x->p->name);
+    const spec_node *gn = spec_get(n, "guest"), *hn = spec_get(n, "handle");
+    const char *fn_;
+    char **types = NULL;
+    size_t ntypes = 0;
+    if (!gn || !hn || !spec_string(gn, "reads.guest", c->d, x->fn->name, x->p->name, &fn_) ||
+        !spec_string_list(hn, "reads.handle", c->d, c->a, &types, &ntypes) || !ntypes) {
+        perr_note(x, n->loc, "`reads` needs `guest: F` (a function of the spec's sources) and "
+                  "`handle: [TYPE, ...]`%s%s", "", "");
+        return;
+    }
+    if (!is_c_identifier(fn_)) {
+        perr_note(x, gn->loc, "reads.guest names a C function of the spec's sources, not '%s'%s", fn_, "");
+        return;
+    }
+    for (size_t k = 0; k < ntypes && !a->reads_param; k++) {
+        const handle_type_def *h = model_find_handle(c->m, types[k]);
+        if (!h) {
+            perr_note(x, hn->loc, "reads.handle: '%s' is not a handle type: list it under "
+                      "`types.handles`%s", types[k], "");
+            return;
+        }
+        for (size_t i = 0; i < x->fn->sig.nparams && !a->reads_param; i++)
+            if (model_handle_of(c->m, x->fn->sig.params[i].type) == h) {
+                a->reads_param = x->fn->sig.params[i].name;
+                a->reads_index = (unsigned)k;
+            }
+    }
+    if (!a->reads_param) {
+        perr_note(x, hn->loc, "reads.handle: the function takes no handle of the types listed, "
+                  "so nothing says how many bytes to read%s%s", "", "");
+        return;
+    }
+    a->reads_fn = arena_strdup(c->a, fn_);
+    a->reads_max = max;
 }
 
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)

@@ -215,6 +215,15 @@ typedef struct param_ann {
     char **elem_by_dev;
     size_t nelem_by_dev;
     expr *elem_by_count;
+    /* PK_IN plain bytes, `reads: {guest: F, handle: [TYPE, ...]}`: the
+     * stub reads only F(h, k) bytes of the caller's buffer (h: the first
+     * argument of the k-th listed handle type) into a zeroed local of the
+     * buffer's constant `bytes:` size, which travels: a scalar whose C type
+     * a descriptor's data type decides */
+    char *reads_fn;
+    char *reads_param;
+    unsigned reads_index;
+    uint64_t reads_max;
     /* terminated key/value lists: keys whose value is a handle */
     handle_case *handle_keys;
     size_t nhandle_keys;

@@ -6684,6 +6684,7 @@ static void h_cudnnGetRNNDataDescriptor(apigen_call_ctx *cx)
     uint64_t n_paddingFill = 0;
     int ok_;
     uint64_t k_;
+    uint64_t v_;
     if (!apigen_get_u64(cx->rd, &v_rnnDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "rnnDataDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cudnnRNNDataDescriptor_t, v_rnnDataDesc, &r_)) return; /* rnnDataDesc */
     rnnDataDesc = (cudnnRNNDataDescriptor_t)(uintptr_t)r_;
@@ -6762,6 +6763,8 @@ static void h_cudnnGetRNNDataDescriptor(apigen_call_ctx *cx)
     }
     if (p_paddingFill) { /* paddingFill */
         k_ = ok_ ? n_paddingFill : 0;
+        if (dataType != NULL && apigen_mul_size((uint64_t)(((*dataType == CUDNN_DATA_DOUBLE) || (*dataType == CUDNN_DATA_INT64)) ? (8) : (((*dataType == CUDNN_DATA_HALF) || (*dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((*dataType == CUDNN_DATA_INT8) || (*dataType == CUDNN_DATA_UINT8)) || (*dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4)))), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
         if (!apigen_put_bytes_ref(cx->wr, paddingFill, k_)) return;
     }
 }
@@ -7352,6 +7355,7 @@ static void h_cudnnGetSeqDataDescriptor(apigen_call_ctx *cx)
     uint64_t n_paddingFill = 0;
     int ok_;
     uint64_t k_;
+    uint64_t v_;
     if (!apigen_get_u64(cx->rd, &v_seqDataDesc)) { apigen_reject(cx, APIGEN_BAD_ARGS, "seqDataDesc"); return; }
     if (!apigen_handle_get(cx, &ht_cudnnSeqDataDescriptor_t, v_seqDataDesc, &r_)) return; /* seqDataDesc */
     seqDataDesc = (cudnnSeqDataDescriptor_t)(uintptr_t)r_;
@@ -7432,6 +7436,8 @@ static void h_cudnnGetSeqDataDescriptor(apigen_call_ctx *cx)
     }
     if (p_paddingFill) { /* paddingFill */
         k_ = ok_ ? n_paddingFill : 0;
+        if (dataType != NULL && apigen_mul_size((uint64_t)(((*dataType == CUDNN_DATA_DOUBLE) || (*dataType == CUDNN_DATA_INT64)) ? (8) : (((*dataType == CUDNN_DATA_HALF) || (*dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((*dataType == CUDNN_DATA_INT8) || (*dataType == CUDNN_DATA_UINT8)) || (*dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4)))), sizeof(unsigned char), &v_) && v_ < k_)
+            k_ = v_;
         if (!apigen_put_bytes_ref(cx->wr, paddingFill, k_)) return;
     }
 }
@@ -10289,7 +10295,7 @@ static void h_cudnnSetRNNDataDescriptor(apigen_call_ctx *cx)
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_paddingFill, &l_paddingFill, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paddingFill"); return; }
     if (b_paddingFill != NULL) {
-        n_paddingFill = (uint64_t)(8);
+        n_paddingFill = (uint64_t)(((dataType == CUDNN_DATA_DOUBLE) || (dataType == CUDNN_DATA_INT64)) ? (8) : (((dataType == CUDNN_DATA_HALF) || (dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((dataType == CUDNN_DATA_INT8) || (dataType == CUDNN_DATA_UINT8)) || (dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4))));
         if (l_paddingFill != n_paddingFill) { apigen_reject(cx, APIGEN_BAD_ARGS, "paddingFill"); return; }
         paddingFill = (void *)b_paddingFill;
     }
@@ -10463,7 +10469,7 @@ static void h_cudnnSetSeqDataDescriptor(apigen_call_ctx *cx)
     }
     if (!apigen_get_opt_bytes(cx->rd, &b_paddingFill, &l_paddingFill, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "paddingFill"); return; }
     if (b_paddingFill != NULL) {
-        n_paddingFill = (uint64_t)(8);
+        n_paddingFill = (uint64_t)(((dataType == CUDNN_DATA_DOUBLE) || (dataType == CUDNN_DATA_INT64)) ? (8) : (((dataType == CUDNN_DATA_HALF) || (dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((dataType == CUDNN_DATA_INT8) || (dataType == CUDNN_DATA_UINT8)) || (dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4))));
         if (l_paddingFill != n_paddingFill) { apigen_reject(cx, APIGEN_BAD_ARGS, "paddingFill"); return; }
         paddingFill = (void *)b_paddingFill;
     }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "cudnn_wire.h"
+size_t cudnn_scalar_bytes(const void *, unsigned); /* hand-written, in the spec's sources: bytes a `reads:` buffer holds */
+size_t cudnn_elem_bytes(const void *, unsigned); /* hand-written, in the spec's sources: bytes a `reads:` buffer holds */
 
 /* apigenCudnnStatusText: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
@@ -69,6 +71,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle, cudnnA
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)activationDesc); /* activationDesc */
@@ -140,6 +153,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnAc
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)activationDesc); /* activationDesc */
@@ -203,6 +227,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void *alp
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)aDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)aDesc); /* aDesc */
@@ -744,6 +779,27 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle
     uint64_t n_betaDataDiff = 0;
     uint64_t n_alphaParamDiff = 0;
     uint64_t n_betaParamDiff = 0;
+    size_t rk_alphaDataDiff = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alphaDataDiff[8] = {0}; /* alphaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaDataDiff != NULL) {
+        __builtin_memcpy(rd_alphaDataDiff, alphaDataDiff, rk_alphaDataDiff < sizeof rd_alphaDataDiff ? rk_alphaDataDiff : sizeof rd_alphaDataDiff); /* no <string.h> here */
+        alphaDataDiff = (void *)rd_alphaDataDiff;
+    }
+    uint8_t rd_betaDataDiff[8] = {0}; /* betaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaDataDiff != NULL) {
+        __builtin_memcpy(rd_betaDataDiff, betaDataDiff, rk_alphaDataDiff < sizeof rd_betaDataDiff ? rk_alphaDataDiff : sizeof rd_betaDataDiff); /* no <string.h> here */
+        betaDataDiff = (void *)rd_betaDataDiff;
+    }
+    uint8_t rd_alphaParamDiff[8] = {0}; /* alphaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaParamDiff != NULL) {
+        __builtin_memcpy(rd_alphaParamDiff, alphaParamDiff, rk_alphaDataDiff < sizeof rd_alphaParamDiff ? rk_alphaDataDiff : sizeof rd_alphaParamDiff); /* no <string.h> here */
+        alphaParamDiff = (void *)rd_alphaParamDiff;
+    }
+    uint8_t rd_betaParamDiff[8] = {0}; /* betaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaParamDiff != NULL) {
+        __builtin_memcpy(rd_betaParamDiff, betaParamDiff, rk_alphaDataDiff < sizeof rd_betaParamDiff ? rk_alphaDataDiff : sizeof rd_betaParamDiff); /* no <string.h> here */
+        betaParamDiff = (void *)rd_betaParamDiff;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -833,6 +889,27 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
     uint64_t n_betaDataDiff = 0;
     uint64_t n_alphaParamDiff = 0;
     uint64_t n_betaParamDiff = 0;
+    size_t rk_alphaDataDiff = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alphaDataDiff[8] = {0}; /* alphaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaDataDiff != NULL) {
+        __builtin_memcpy(rd_alphaDataDiff, alphaDataDiff, rk_alphaDataDiff < sizeof rd_alphaDataDiff ? rk_alphaDataDiff : sizeof rd_alphaDataDiff); /* no <string.h> here */
+        alphaDataDiff = (void *)rd_alphaDataDiff;
+    }
+    uint8_t rd_betaDataDiff[8] = {0}; /* betaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaDataDiff != NULL) {
+        __builtin_memcpy(rd_betaDataDiff, betaDataDiff, rk_alphaDataDiff < sizeof rd_betaDataDiff ? rk_alphaDataDiff : sizeof rd_betaDataDiff); /* no <string.h> here */
+        betaDataDiff = (void *)rd_betaDataDiff;
+    }
+    uint8_t rd_alphaParamDiff[8] = {0}; /* alphaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaParamDiff != NULL) {
+        __builtin_memcpy(rd_alphaParamDiff, alphaParamDiff, rk_alphaDataDiff < sizeof rd_alphaParamDiff ? rk_alphaDataDiff : sizeof rd_alphaParamDiff); /* no <string.h> here */
+        alphaParamDiff = (void *)rd_alphaParamDiff;
+    }
+    uint8_t rd_betaParamDiff[8] = {0}; /* betaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaParamDiff != NULL) {
+        __builtin_memcpy(rd_betaParamDiff, betaParamDiff, rk_alphaDataDiff < sizeof rd_betaParamDiff ? rk_alphaDataDiff : sizeof rd_betaParamDiff); /* no <string.h> here */
+        betaParamDiff = (void *)rd_betaParamDiff;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -944,6 +1021,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -1017,6 +1105,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -1095,6 +1194,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -1360,6 +1470,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, c
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)dyDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)dyDesc); /* dyDesc */
@@ -1421,6 +1542,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)dyDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)wDesc); /* wDesc */
@@ -1496,6 +1628,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -1571,6 +1714,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha1 = 0;
     uint64_t n_alpha2 = 0;
+    size_t rk_alpha1 = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha1[8] = {0}; /* alpha1: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha1 != NULL) {
+        __builtin_memcpy(rd_alpha1, alpha1, rk_alpha1 < sizeof rd_alpha1 ? rk_alpha1 : sizeof rd_alpha1); /* no <string.h> here */
+        alpha1 = (void *)rd_alpha1;
+    }
+    uint8_t rd_alpha2[8] = {0}; /* alpha2: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha2 != NULL) {
+        __builtin_memcpy(rd_alpha2, alpha2, rk_alpha1 < sizeof rd_alpha2 ? rk_alpha1 : sizeof rd_alpha2); /* no <string.h> here */
+        alpha2 = (void *)rd_alpha2;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -1656,6 +1810,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -3769,6 +3934,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationBackward(cudnnHandle_t han
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)normDesc); /* normDesc */
@@ -3843,6 +4019,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationForward(cudnnHandle_t hand
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)normDesc); /* normDesc */
@@ -8966,6 +9153,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, c
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)normDesc); /* normDesc */
@@ -9038,6 +9236,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cu
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)normDesc); /* normDesc */
@@ -9294,6 +9503,27 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
     uint64_t n_betaDataDiff = 0;
     uint64_t n_alphaParamDiff = 0;
     uint64_t n_betaParamDiff = 0;
+    size_t rk_alphaDataDiff = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alphaDataDiff[8] = {0}; /* alphaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaDataDiff != NULL) {
+        __builtin_memcpy(rd_alphaDataDiff, alphaDataDiff, rk_alphaDataDiff < sizeof rd_alphaDataDiff ? rk_alphaDataDiff : sizeof rd_alphaDataDiff); /* no <string.h> here */
+        alphaDataDiff = (void *)rd_alphaDataDiff;
+    }
+    uint8_t rd_betaDataDiff[8] = {0}; /* betaDataDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaDataDiff != NULL) {
+        __builtin_memcpy(rd_betaDataDiff, betaDataDiff, rk_alphaDataDiff < sizeof rd_betaDataDiff ? rk_alphaDataDiff : sizeof rd_betaDataDiff); /* no <string.h> here */
+        betaDataDiff = (void *)rd_betaDataDiff;
+    }
+    uint8_t rd_alphaParamDiff[8] = {0}; /* alphaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaParamDiff != NULL) {
+        __builtin_memcpy(rd_alphaParamDiff, alphaParamDiff, rk_alphaDataDiff < sizeof rd_alphaParamDiff ? rk_alphaDataDiff : sizeof rd_alphaParamDiff); /* no <string.h> here */
+        alphaParamDiff = (void *)rd_alphaParamDiff;
+    }
+    uint8_t rd_betaParamDiff[8] = {0}; /* betaParamDiff: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaParamDiff != NULL) {
+        __builtin_memcpy(rd_betaParamDiff, betaParamDiff, rk_alphaDataDiff < sizeof rd_betaParamDiff ? rk_alphaDataDiff : sizeof rd_betaParamDiff); /* no <string.h> here */
+        betaParamDiff = (void *)rd_betaParamDiff;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -9409,6 +9639,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(cudnnHandle_t han
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -9493,6 +9734,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -9594,6 +9846,22 @@ APIGEN_EXPORT cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTen
     uint64_t n_alpha1 = 0;
     uint64_t n_alpha2 = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha1 = cudnn_scalar_bytes((const void *)aDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha1[8] = {0}; /* alpha1: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha1 != NULL) {
+        __builtin_memcpy(rd_alpha1, alpha1, rk_alpha1 < sizeof rd_alpha1 ? rk_alpha1 : sizeof rd_alpha1); /* no <string.h> here */
+        alpha1 = (void *)rd_alpha1;
+    }
+    uint8_t rd_alpha2[8] = {0}; /* alpha2: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha2 != NULL) {
+        __builtin_memcpy(rd_alpha2, alpha2, rk_alpha1 < sizeof rd_alpha2 ? rk_alpha1 : sizeof rd_alpha2); /* no <string.h> here */
+        alpha2 = (void *)rd_alpha2;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha1 < sizeof rd_beta ? rk_alpha1 : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)opTensorDesc); /* opTensorDesc */
@@ -9702,6 +9970,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cud
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)poolingDesc); /* poolingDesc */
@@ -9773,6 +10052,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudn
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)poolingDesc); /* poolingDesc */
@@ -10303,6 +10593,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)aDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)reduceTensorDesc); /* reduceTensorDesc */
@@ -10480,6 +10781,12 @@ APIGEN_EXPORT cudnnStatus_t cudnnScaleTensor(cudnnHandle_t handle, const cudnnTe
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)yDesc); /* yDesc */
@@ -11527,7 +11834,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetRNNDataDescriptor(cudnnRNNDataDescriptor_t r
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, seqLengthArray, n_seqLengthArray)) goto nomem; /* seqLengthArray */
     if (paddingFill != NULL) {
-        n_paddingFill = (uint64_t)(8);
+        n_paddingFill = (uint64_t)(((dataType == CUDNN_DATA_DOUBLE) || (dataType == CUDNN_DATA_INT64)) ? (8) : (((dataType == CUDNN_DATA_HALF) || (dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((dataType == CUDNN_DATA_INT8) || (dataType == CUDNN_DATA_UINT8)) || (dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4))));
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paddingFill, n_paddingFill)) goto nomem; /* paddingFill */
     st_ = apigen_call_sync(&call_);
@@ -11702,7 +12009,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetSeqDataDescriptor(cudnnSeqDataDescriptor_t s
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, seqLengthArray, n_seqLengthArray)) goto nomem; /* seqLengthArray */
     if (paddingFill != NULL) {
-        n_paddingFill = (uint64_t)(8);
+        n_paddingFill = (uint64_t)(((dataType == CUDNN_DATA_DOUBLE) || (dataType == CUDNN_DATA_INT64)) ? (8) : (((dataType == CUDNN_DATA_HALF) || (dataType == CUDNN_DATA_BFLOAT16)) ? (2) : ((((dataType == CUDNN_DATA_INT8) || (dataType == CUDNN_DATA_UINT8)) || (dataType == CUDNN_DATA_BOOLEAN)) ? (1) : (4))));
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, paddingFill, n_paddingFill)) goto nomem; /* paddingFill */
     st_ = apigen_call_sync(&call_);
@@ -11846,6 +12153,12 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTens
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudnnStatus_t ret_ = {0};
     uint64_t n_valuePtr = 0;
+    size_t rk_valuePtr = cudnn_elem_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_valuePtr[8] = {0}; /* valuePtr: only the bytes cudnn_elem_bytes says the caller's object holds */
+    if (valuePtr != NULL) {
+        __builtin_memcpy(rd_valuePtr, valuePtr, rk_valuePtr < sizeof rd_valuePtr ? rk_valuePtr : sizeof rd_valuePtr); /* no <string.h> here */
+        valuePtr = (void *)rd_valuePtr;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)yDesc); /* yDesc */
@@ -12176,6 +12489,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoft
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)yDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)yDesc); /* yDesc */
@@ -12243,6 +12567,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftm
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -12406,6 +12741,27 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, 
     uint64_t n_beta = 0;
     uint64_t n_alphaDgrid = 0;
     uint64_t n_betaDgrid = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
+    uint8_t rd_alphaDgrid[8] = {0}; /* alphaDgrid: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alphaDgrid != NULL) {
+        __builtin_memcpy(rd_alphaDgrid, alphaDgrid, rk_alpha < sizeof rd_alphaDgrid ? rk_alpha : sizeof rd_alphaDgrid); /* no <string.h> here */
+        alphaDgrid = (void *)rd_alphaDgrid;
+    }
+    uint8_t rd_betaDgrid[8] = {0}; /* betaDgrid: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (betaDgrid != NULL) {
+        __builtin_memcpy(rd_betaDgrid, betaDgrid, rk_alpha < sizeof rd_betaDgrid ? rk_alpha : sizeof rd_betaDgrid); /* no <string.h> here */
+        betaDgrid = (void *)rd_betaDgrid;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)stDesc); /* stDesc */
@@ -12485,6 +12841,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle, c
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)stDesc); /* stDesc */
@@ -12550,6 +12917,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformFilter(cudnnHandle_t handle, const cud
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)srcDesc, 1); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)transDesc); /* transDesc */
@@ -12613,6 +12991,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const voi
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)xDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)xDesc); /* xDesc */
@@ -12674,6 +13063,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensorEx(cudnnHandle_t handle, const c
     cudnnStatus_t ret_ = {0};
     uint64_t n_alpha = 0;
     uint64_t n_beta = 0;
+    size_t rk_alpha = cudnn_scalar_bytes((const void *)srcDesc, 0); /* the bytes a `reads:` scalar holds */
+    uint8_t rd_alpha[8] = {0}; /* alpha: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (alpha != NULL) {
+        __builtin_memcpy(rd_alpha, alpha, rk_alpha < sizeof rd_alpha ? rk_alpha : sizeof rd_alpha); /* no <string.h> here */
+        alpha = (void *)rd_alpha;
+    }
+    uint8_t rd_beta[8] = {0}; /* beta: only the bytes cudnn_scalar_bytes says the caller's object holds */
+    if (beta != NULL) {
+        __builtin_memcpy(rd_beta, beta, rk_alpha < sizeof rd_beta ? rk_alpha : sizeof rd_beta); /* no <string.h> here */
+        beta = (void *)rd_beta;
+    }
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)handle); /* handle */
     if (srv_ < 0) srv_ = apigen_route_id(&cudnn_api, (uint64_t)(uintptr_t)transDesc); /* transDesc */
