@@ -1891,7 +1891,7 @@ static void h_cudnnCreateActivationDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_activationDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && activationDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnActivationDescriptor_t, (void *)(uintptr_t)activationDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && activationDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnActivationDescriptor_t, (void *)(uintptr_t)activationDesc[i_]) : 0)) return;
     }
 }
 
@@ -1919,7 +1919,7 @@ static void h_cudnnCreateAttnDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_attnDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && attnDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnAttnDescriptor_t, (void *)(uintptr_t)attnDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && attnDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnAttnDescriptor_t, (void *)(uintptr_t)attnDesc[i_]) : 0)) return;
     }
 }
 
@@ -1947,7 +1947,7 @@ static void h_cudnnCreateCTCLossDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_ctcLossDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && ctcLossDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnCTCLossDescriptor_t, (void *)(uintptr_t)ctcLossDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && ctcLossDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnCTCLossDescriptor_t, (void *)(uintptr_t)ctcLossDesc[i_]) : 0)) return;
     }
 }
 
@@ -1975,7 +1975,7 @@ static void h_cudnnCreateConvolutionDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_convDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && convDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnConvolutionDescriptor_t, (void *)(uintptr_t)convDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && convDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnConvolutionDescriptor_t, (void *)(uintptr_t)convDesc[i_]) : 0)) return;
     }
 }
 
@@ -2003,7 +2003,7 @@ static void h_cudnnCreateDropoutDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_dropoutDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && dropoutDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnDropoutDescriptor_t, (void *)(uintptr_t)dropoutDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && dropoutDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnDropoutDescriptor_t, (void *)(uintptr_t)dropoutDesc[i_]) : 0)) return;
     }
 }
 
@@ -2031,7 +2031,7 @@ static void h_cudnnCreateFilterDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_filterDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && filterDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnFilterDescriptor_t, (void *)(uintptr_t)filterDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && filterDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnFilterDescriptor_t, (void *)(uintptr_t)filterDesc[i_]) : 0)) return;
     }
 }
 
@@ -2063,7 +2063,7 @@ static void h_cudnnCreateFusedOpsConstParamPack(apigen_call_ctx *cx)
         k_ = ok_ ? n_constPack : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && constPack[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnFusedOpsConstParamPack_t, (void *)(uintptr_t)constPack[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && constPack[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnFusedOpsConstParamPack_t, (void *)(uintptr_t)constPack[i_]) : 0)) return;
     }
 }
 
@@ -2095,7 +2095,7 @@ static void h_cudnnCreateFusedOpsPlan(apigen_call_ctx *cx)
         k_ = ok_ ? n_plan : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnFusedOpsPlan_t, (void *)(uintptr_t)plan[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && plan[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnFusedOpsPlan_t, (void *)(uintptr_t)plan[i_]) : 0)) return;
     }
 }
 
@@ -2127,7 +2127,7 @@ static void h_cudnnCreateFusedOpsVariantParamPack(apigen_call_ctx *cx)
         k_ = ok_ ? n_varPack : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && varPack[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnFusedOpsVariantParamPack_t, (void *)(uintptr_t)varPack[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && varPack[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnFusedOpsVariantParamPack_t, (void *)(uintptr_t)varPack[i_]) : 0)) return;
     }
 }
 
@@ -2155,7 +2155,7 @@ static void h_cudnnCreateLRNDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_normDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && normDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnLRNDescriptor_t, (void *)(uintptr_t)normDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && normDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnLRNDescriptor_t, (void *)(uintptr_t)normDesc[i_]) : 0)) return;
     }
 }
 
@@ -2183,7 +2183,7 @@ static void h_cudnnCreateOpTensorDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_opTensorDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && opTensorDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnOpTensorDescriptor_t, (void *)(uintptr_t)opTensorDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && opTensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnOpTensorDescriptor_t, (void *)(uintptr_t)opTensorDesc[i_]) : 0)) return;
     }
 }
 
@@ -2211,7 +2211,7 @@ static void h_cudnnCreatePoolingDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_poolingDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && poolingDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnPoolingDescriptor_t, (void *)(uintptr_t)poolingDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && poolingDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnPoolingDescriptor_t, (void *)(uintptr_t)poolingDesc[i_]) : 0)) return;
     }
 }
 
@@ -2239,7 +2239,7 @@ static void h_cudnnCreateRNNDataDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_rnnDataDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && rnnDataDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnRNNDataDescriptor_t, (void *)(uintptr_t)rnnDataDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && rnnDataDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnRNNDataDescriptor_t, (void *)(uintptr_t)rnnDataDesc[i_]) : 0)) return;
     }
 }
 
@@ -2267,7 +2267,7 @@ static void h_cudnnCreateRNNDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_rnnDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && rnnDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnRNNDescriptor_t, (void *)(uintptr_t)rnnDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && rnnDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnRNNDescriptor_t, (void *)(uintptr_t)rnnDesc[i_]) : 0)) return;
     }
 }
 
@@ -2295,7 +2295,7 @@ static void h_cudnnCreateReduceTensorDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_reduceTensorDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && reduceTensorDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnReduceTensorDescriptor_t, (void *)(uintptr_t)reduceTensorDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && reduceTensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnReduceTensorDescriptor_t, (void *)(uintptr_t)reduceTensorDesc[i_]) : 0)) return;
     }
 }
 
@@ -2323,7 +2323,7 @@ static void h_cudnnCreateSeqDataDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_seqDataDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && seqDataDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnSeqDataDescriptor_t, (void *)(uintptr_t)seqDataDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && seqDataDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnSeqDataDescriptor_t, (void *)(uintptr_t)seqDataDesc[i_]) : 0)) return;
     }
 }
 
@@ -2351,7 +2351,7 @@ static void h_cudnnCreateSpatialTransformerDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_stDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && stDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnSpatialTransformerDescriptor_t, (void *)(uintptr_t)stDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && stDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnSpatialTransformerDescriptor_t, (void *)(uintptr_t)stDesc[i_]) : 0)) return;
     }
 }
 
@@ -2379,7 +2379,7 @@ static void h_cudnnCreateTensorDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_tensorDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && tensorDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnTensorDescriptor_t, (void *)(uintptr_t)tensorDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && tensorDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnTensorDescriptor_t, (void *)(uintptr_t)tensorDesc[i_]) : 0)) return;
     }
 }
 
@@ -2407,7 +2407,7 @@ static void h_cudnnCreateTensorTransformDescriptor(apigen_call_ctx *cx)
         k_ = ok_ ? n_transformDesc : 0;
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
-            if (!apigen_put_u64(cx->wr, ok_ && transformDesc[i_] != 0 ? apigen_handle_put(cx, &ht_cudnnTensorTransformDescriptor_t, (void *)(uintptr_t)transformDesc[i_]) : 0)) return;
+            if (!apigen_put_u64(cx->wr, ok_ && transformDesc[i_] != 0 ? apigen_handle_put_owned(cx, &ht_cudnnTensorTransformDescriptor_t, (void *)(uintptr_t)transformDesc[i_]) : 0)) return;
     }
 }
 
