@@ -2971,7 +2971,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc, cudnnBatchNormMode_t mode)
+/* The forwarder of cudnnDeriveBNTensorDescriptor: the spec's hand-written guest code exports cudnnDeriveBNTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derivedBnDesc, const cudnnTensorDescriptor_t xDesc, cudnnBatchNormMode_t mode)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3017,7 +3018,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDeriveNormTensorDescriptor(cudnnTensorDescriptor_t derivedNormScaleBiasDesc, cudnnTensorDescriptor_t derivedNormMeanVarDesc, const cudnnTensorDescriptor_t xDesc, cudnnNormMode_t mode, int groupCnt)
+/* The forwarder of cudnnDeriveNormTensorDescriptor: the spec's hand-written guest code exports cudnnDeriveNormTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDeriveNormTensorDescriptor(cudnnTensorDescriptor_t derivedNormScaleBiasDesc, cudnnTensorDescriptor_t derivedNormMeanVarDesc, const cudnnTensorDescriptor_t xDesc, cudnnNormMode_t mode, int groupCnt)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3324,7 +3326,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)
+/* The forwarder of cudnnDestroyFilterDescriptor: the spec's hand-written guest code exports cudnnDestroyFilterDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -3840,7 +3843,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc)
+/* The forwarder of cudnnDestroyTensorDescriptor: the spec's hand-written guest code exports cudnnDestroyTensorDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -9089,7 +9093,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDescriptor_t transformDesc, const cudnnTensorDescriptor_t srcDesc, cudnnTensorDescriptor_t destDesc, size_t *destSizeInBytes)
+/* The forwarder of cudnnInitTransformDest: the spec's hand-written guest code exports cudnnInitTransformDest and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTransformDescriptor_t transformDesc, const cudnnTensorDescriptor_t srcDesc, cudnnTensorDescriptor_t destDesc, size_t *destSizeInBytes)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -11478,7 +11483,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int k, int c, int h, int w)
+/* The forwarder of cudnnSetFilter4dDescriptor: the spec's hand-written guest code exports cudnnSetFilter4dDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int k, int c, int h, int w)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -11527,7 +11533,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int nbDims, const int filterDimA[])
+/* The forwarder of cudnnSetFilterNdDescriptor: the spec's hand-written guest code exports cudnnSetFilterNdDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType, cudnnTensorFormat_t format, int nbDims, const int filterDimA[])
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12204,7 +12211,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int n, int c, int h, int w)
+/* The forwarder of cudnnSetTensor4dDescriptor: the spec's hand-written guest code exports cudnnSetTensor4dDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int n, int c, int h, int w)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12253,7 +12261,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c, int h, int w, int nStride, int cStride, int hStride, int wStride)
+/* The forwarder of cudnnSetTensor4dDescriptorEx: the spec's hand-written guest code exports cudnnSetTensor4dDescriptorEx and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int n, int c, int h, int w, int nStride, int cStride, int hStride, int wStride)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12305,7 +12314,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int dimA[], const int strideA[])
+/* The forwarder of cudnnSetTensorNdDescriptor: the spec's hand-written guest code exports cudnnSetTensorNdDescriptor and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnDataType_t dataType, int nbDims, const int dimA[], const int strideA[])
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -12363,7 +12373,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int nbDims, const int dimA[])
+/* The forwarder of cudnnSetTensorNdDescriptorEx: the spec's hand-written guest code exports cudnnSetTensorNdDescriptorEx and calls this. */
+APIGEN_HIDDEN cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format, cudnnDataType_t dataType, int nbDims, const int dimA[])
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
