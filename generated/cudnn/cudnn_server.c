@@ -9526,7 +9526,7 @@ static void h_cudnnRestoreDropoutDescriptor(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_seed)) { apigen_reject(cx, APIGEN_BAD_ARGS, "seed"); return; }
     seed = (unsigned long long)v_seed;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_states, 0, false, "states")) return; /* states: device memory of this client */
+    if (!apigen_dev_check(cx, v_states, stateSizeInBytes, true, "states")) return; /* states: device memory of this client */
     ret_ = cudnnRestoreDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -10006,7 +10006,7 @@ static void h_cudnnSetDropoutDescriptor(apigen_call_ctx *cx)
     if (!apigen_get_u64(cx->rd, &v_seed)) { apigen_reject(cx, APIGEN_BAD_ARGS, "seed"); return; }
     seed = (unsigned long long)v_seed;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (!apigen_dev_check(cx, v_states, 0, false, "states")) return; /* states: device memory of this client */
+    if (!apigen_dev_check(cx, v_states, stateSizeInBytes, true, "states")) return; /* states: device memory of this client */
     ret_ = cudnnSetDropoutDescriptor(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     apigen_result(cx, (int64_t)ret_);
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

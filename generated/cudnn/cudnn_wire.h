@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDNN_FINGERPRINT UINT64_C(0xac5914f325e0d496)
+#define CUDNN_FINGERPRINT UINT64_C(0x151e26f66180fd64)
 
 /* Call ids: forwarded and custom functions. */
 enum {
