@@ -1975,7 +1975,7 @@ static void apply_elem_by(pctx *x, const spec_node *A, const spec_node *n, param
  * the stub reads F(h, k) bytes (at most N) of the caller's buffer, h the
  * function's first argument of the k-th listed handle type, into N zeroed
  * bytes that travel. For a scalar whose C type a handle's state decides
- * (cuDNN's alpha and beta: a double for double tensors, else a float), so
+ * (a scaling factor that is a double for double data, else a float), so
  * that the stub never reads past the caller's object. */
 static void apply_reads(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
 {
