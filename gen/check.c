@@ -77,14 +77,15 @@ static const char *const fn_keys[] = {"params", "async",     "async_if", "local"
                                       "async_check", "keeps_deferred", "on_failure", NULL};
 static const char *const custom_keys[] = {"guest", "host", NULL};
 static const char *const wrap_keys[] = {"guest", "host", NULL};
-static const char *const elem_by_keys[] = {"param", "handles", "device", NULL};
+static const char *const elem_by_keys[] = {"param", "handles", "types", "device", NULL};
+static const char *const reads_keys[] = {"guest", "handle", NULL};
 static const char *const returns_keys[] = {"handle", "creates", NULL};
 static const char *const param_keys[] = {"dir",        "count",    "bytes",   "count_after",
                                          "nullable",   "string",   "terminated", "elem",
                                          "handle",     "device",   "creates", "destroys",
                                          "callback",   "ignore",   "if",      "then",
                                          "else",       "retains",  "elem_by", "handle_keys",
-                                         "map",        "checked", "stream", "ordinal", "out_on_error", "space", NULL};
+                                         "map",        "checked", "stream", "ordinal", "out_on_error", "space", "reads", NULL};
 static const char *const branch_keys[] = {"dir",      "count",      "bytes",  "count_after",
                                           "nullable", "string",     "terminated", "elem",
                                           "handle",   "device",     "ignore", "map",
@@ -1227,9 +1228,10 @@ static int is_ptr(const type_info *t)
 }
 
 static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_case **out);
-static void apply_elem_by_device(pctx *x, const spec_node *n, param_ann *a);
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 static void apply_space(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
+static void apply_elem_by(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
+static void apply_reads(pctx *x, const spec_node *A, const spec_node *n, param_ann *a);
 
 /* Applies an annotation map/shorthand `A` (or the default when A is NULL)
  * to x->p, into `a`. branch: inside then/else. */
@@ -1684,40 +1686,8 @@ static void apply_ann(pctx *x, const spec_node *A, param_ann *a, int branch)
                       t->spelling, "");
         a->retains = 1;
     }
-    if ((n = spec_get(A, "elem_by"))) {
-        if (!((a->kind == PK_OUT || a->kind == PK_INOUT || a->kind == PK_IN) &&
-              a->elem == EK_BYTES && !a->terminated)) {
-            perr_note(x, spec_key_loc(A, "elem_by"),
-                      "`elem_by` applies to in, out and inout buffers of plain bytes, not to a %s "
-                      "parameter%s",
-                      param_kind_name(a->kind), "");
-        } else if (spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) {
-            spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
-            const spec_node *pn = spec_get(n, "param"), *hn2 = spec_get(n, "handles");
-            const spec_node *dn = spec_get(n, "device");
-            const char *pname_;
-            param_def *sel = NULL;
-            if (!pn || (!hn2 && !dn)) {
-                perr_note(x, n->loc, "`elem_by` needs `param:` (a value parameter) and "
-                          "`handles: {TYPE: [VALUE, ...]}` or `device: [VALUE, ...]`%s%s", "", "");
-            } else if (spec_string(pn, "elem_by.param", c->d, x->fn->name, x->p->name, &pname_)) {
-                for (size_t i = 0; i < x->fn->sig.nparams; i++)
-                    if (strcmp(x->fn->sig.params[i].name, pname_) == 0) sel = &x->fn->sig.params[i];
-                if (!sel || !(sel->type->kind == TY_SINT || sel->type->kind == TY_UINT ||
-                              sel->type->kind == TY_ENUM))
-                    perr_note(x, pn->loc, "elem_by.param: '%s' is not an integer parameter of the "
-                              "function%s", pname_, "");
-                else
-                    a->elem_by_param = sel->name;
-                if (hn2) a->nelem_by = parse_cases(x, hn2, "elem_by.handles", &a->elem_by);
-                if (hn2 && a->kind == PK_IN && c->m->api.hobj_define)
-                    perr_note(x, spec_key_loc(n, "handles"),
-                              "elem_by.handles on an input buffer: a handle_objects build would "
-                              "send the application's objects, not ids%s%s", "", "");
-                if (dn) apply_elem_by_device(x, dn, a);
-            }
-        }
-    }
+    if ((n = spec_get(A, "elem_by"))) apply_elem_by(x, A, n, a);
+    if ((n = spec_get(A, "reads"))) apply_reads(x, A, n, a);
     if ((n = spec_get(A, "handle_keys"))) {
         if (!(a->kind == PK_IN && a->elem == EK_BYTES && a->terminated && a->term_stride == 2 &&
               a->elem_type && a->elem_type->size == 8))
@@ -1891,6 +1861,233 @@ static int stream_size(pctx *x, const spec_node *n, const char *what, uint64_t *
 }
 
 /* stream: {host: F, chunk: N, min: M} on a plain in or out buffer. */
+/* Reads one `VALUE: [...]`-style list of values (enum constants, integer
+ * macros or integers) into hc; returns how many were taken. */
+static void case_value_list(pctx *x, const spec_node *vl, src_loc at, const char *what,
+                            handle_case *hc)
+{
+    ck *c = x->c;
+    size_t nv = vl && vl->kind == SN_LIST ? vl->n : 1;
+    hc->values = arena_alloc(c->a, (nv + 1) * sizeof(char *));
+    for (size_t j = 0; j < nv; j++) {
+        const spec_node *v = vl && vl->kind == SN_LIST ? vl->items[j] : vl;
+        int64_t iv;
+        if (!v || v->kind != SN_SCALAR || !resolve_const(c, v->str, &iv) ||
+            !(is_c_identifier(v->str) || spec_is_int(v, &iv))) {
+            perr_note(x, v ? v->loc : at, "%s: values are enum constants, integer macros or integers%s",
+                      what, "");
+            continue;
+        }
+        hc->values[hc->nvalues++] = arena_strdup(c->a, v->str);
+    }
+}
+
+/* `elem_by: {param: P, handles: {T: [V, ...]}, types: {CTYPE: [V, ...]}, device: [V, ...]}`:
+ * the value of P chooses what the buffer's elements are: handles of T
+ * (out: real -> id after the call; in/inout: id -> real in a copy before
+ * it), plain C values of CTYPE, or device addresses (in/inout: NULL or the
+ * client's memory). With `count:` the count is in elements of the chosen
+ * type (the buffer is count * sizeof(chosen) bytes) and a value listed
+ * nowhere is refused; with `bytes:` the size is the caller's and a value
+ * listed nowhere passes as plain bytes (`types:` then needs `count:`). */
+static void apply_elem_by(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    if (!((a->kind == PK_IN || a->kind == PK_OUT || a->kind == PK_INOUT) && a->elem == EK_BYTES &&
+          !a->terminated)) {
+        perr_note(x, spec_key_loc(A, "elem_by"),
+                  "`elem_by` applies to in, out and inout buffers of plain bytes, not to a %s "
+                  "parameter%s",
+                  param_kind_name(a->kind), "");
+        return;
+    }
+    if (!spec_want_map(n, "elem_by", c->d, x->fn->name, x->p->name)) return;
+    spec_check_keys(n, elem_by_keys, "elem_by", c->d, x->fn->name, x->p->name);
+    const spec_node *pn = spec_get(n, "param"), *hn = spec_get(n, "handles");
+    const spec_node *tn = spec_get(n, "types"), *dn = spec_get(n, "device");
+    const char *pname_;
+    param_def *sel = NULL;
+    if (!pn || !(hn || tn || dn)) {
+        perr_note(x, n->loc, "`elem_by` needs `param:` (a value parameter) and `handles: {TYPE: "
+                  "[VALUE, ...]}`, `types: {C_TYPE: [VALUE, ...]}` or `device: [VALUE, ...]`%s%s",
+                  "", "");
+        return;
+    }
+    if (!spec_string(pn, "elem_by.param", c->d, x->fn->name, x->p->name, &pname_)) return;
+    for (size_t i = 0; i < x->fn->sig.nparams; i++)
+        if (strcmp(x->fn->sig.params[i].name, pname_) == 0) sel = &x->fn->sig.params[i];
+    if (!sel || !(sel->type->kind == TY_SINT || sel->type->kind == TY_UINT ||
+                  sel->type->kind == TY_ENUM)) {
+        perr_note(x, pn->loc, "elem_by.param: '%s' is not an integer parameter of the function%s",
+                  pname_, "");
+        return;
+    }
+    a->elem_by_param = sel->name;
+    if (hn) {
+        a->nelem_by = parse_cases(x, hn, "elem_by.handles", &a->elem_by);
+        if (a->kind != PK_OUT && c->m->api.hobj_define)
+            perr_note(x, spec_key_loc(n, "handles"),
+                      "elem_by.handles on an input buffer: a handle_objects build would send the "
+                      "application's objects, not ids%s%s", "", "");
+    }
+    if (tn && spec_want_map(tn, "elem_by.types", c->d, x->fn->name, x->p->name)) {
+        a->elem_by_types = arena_alloc(c->a, (tn->n + 1) * sizeof *a->elem_by_types);
+        for (size_t i = 0; i < tn->n; i++) {
+            if (!expr_type_name_ok(c->m, tn->keys[i])) {
+                perr_note(x, tn->key_locs[i],
+                          "elem_by.types: '%s' is not a type of the headers (a typedef, `struct "
+                          "X`, or C's own such as `int` or `_Bool`)%s", tn->keys[i], "");
+                continue;
+            }
+            handle_case *hc = &a->elem_by_types[a->nelem_by_types++];
+            hc->handle_type = arena_strdup(c->a, tn->keys[i]);
+            case_value_list(x, tn->items[i], tn->key_locs[i], "elem_by.types", hc);
+        }
+    }
+    if (dn) {
+        if (a->kind == PK_OUT) {
+            perr_note(x, dn->loc,
+                      "elem_by.device on an output buffer: the addresses a call writes are the "
+                      "library's, nothing to check; it applies to in and inout buffers%s%s", "", "");
+        } else if (!c->m->api.device_checked) {
+            perr_note(x, dn->loc,
+                      "elem_by.device: device addresses are checked only under `types.device`%s%s",
+                      "", "");
+        } else {
+            handle_case dc = {0};
+            case_value_list(x, dn, dn->loc, "elem_by.device", &dc);
+            a->elem_by_device = dc.values;
+            a->nelem_by_device = dc.nvalues;
+        }
+    }
+    /* a value chooses one element type */
+    size_t total = a->nelem_by_device;
+    for (size_t i = 0; i < a->nelem_by; i++) total += a->elem_by[i].nvalues;
+    for (size_t i = 0; i < a->nelem_by_types; i++) total += a->elem_by_types[i].nvalues;
+    const char **all = xmalloc((total + 1) * sizeof *all);
+    size_t k = 0;
+    for (size_t i = 0; i < a->nelem_by; i++)
+        for (size_t j = 0; j < a->elem_by[i].nvalues; j++) all[k++] = a->elem_by[i].values[j];
+    for (size_t i = 0; i < a->nelem_by_types; i++)
+        for (size_t j = 0; j < a->elem_by_types[i].nvalues; j++) all[k++] = a->elem_by_types[i].values[j];
+    for (size_t j = 0; j < a->nelem_by_device; j++) all[k++] = a->elem_by_device[j];
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = 0; j < i; j++) {
+            int64_t vi = 0, vj = 0;
+            resolve_const(c, all[i], &vi);
+            resolve_const(c, all[j], &vj);
+            if (vi == vj) {
+                perr_note(x, n->loc, "elem_by: %s chooses two element types (it is listed twice)%s",
+                          all[i], "");
+                j = i;
+            }
+        }
+    free(all);
+    const spec_node *cn = spec_get(A, "count"), *can = spec_get(A, "count_after");
+    if (!cn || cn->kind != SN_SCALAR || spec_get(A, "bytes")) {
+        /* `bytes:`: the caller's size; handles and addresses are walked in
+         * steps of their own size, other values pass as bytes */
+        if (tn)
+            perr_note(x, spec_key_loc(n, "types"),
+                      "`elem_by.types` sizes the elements: give `count:` (elements of the chosen "
+                      "type), not `bytes:`%s%s", "", "");
+        return;
+    }
+    /* the size of one element: (P == V1 || P == V2 ? sizeof(T) : ... : 0) */
+    strbuf sz = {0};
+    sb_putc(&sz, '(');
+    for (size_t i = 0; i < a->nelem_by + a->nelem_by_types + 1; i++) {
+        const handle_case *hc = i < a->nelem_by ? &a->elem_by[i]
+                                : i < a->nelem_by + a->nelem_by_types ? &a->elem_by_types[i - a->nelem_by]
+                                                                      : NULL;
+        char *const *vals = hc ? hc->values : a->elem_by_device;
+        size_t nv = hc ? hc->nvalues : a->nelem_by_device;
+        if (!nv) continue;
+        for (size_t j = 0; j < nv; j++) sb_printf(&sz, "%s%s == %s", j ? " || " : "", pname_, vals[j]);
+        sb_printf(&sz, " ? sizeof(%s) : ", hc ? hc->handle_type : "void *");
+    }
+    sb_puts(&sz, "0)");
+    char *szs = sb_take(&sz);
+    /* the buffer's bytes: count times the chosen size; the element count
+     * stays for the check that the value chose a type */
+    for (size_t i = 0; i < c->npend; i++)
+        if (c->pend[i].slot == &a->count) {
+            spec_node *s2 = arena_alloc(c->a, sizeof *s2);
+            *s2 = *cn;
+            s2->str = xasprintf_arena(c->a, "(%s) * %s", cn->str, szs);
+            s2->quote_cols = 0;
+            c->pend[i].node = s2;
+            a->count_is_bytes = 1;
+        }
+    add_pending(x, &a->elem_by_count, cn, 0, "count");
+    if (can && can->kind == SN_SCALAR)
+        for (size_t i = 0; i < c->npend; i++)
+            if (c->pend[i].slot == &a->count_after) {
+                spec_node *s2 = arena_alloc(c->a, sizeof *s2);
+                *s2 = *can;
+                s2->str = xasprintf_arena(c->a, "(%s) * %s", can->str, szs);
+                s2->quote_cols = 0;
+                c->pend[i].node = s2;
+            }
+    free(szs);
+}
+
+/* `reads: {guest: F, handle: [TYPE, ...]}` on an input of constant `bytes: N`:
+ * the stub reads F(h, k) bytes (at most N) of the caller's buffer, h the
+ * function's first argument of the k-th listed handle type, into N zeroed
+ * bytes that travel. For a scalar whose C type a handle's state decides
+ * (a scaling factor that is a double for double data, else a float), so
+ * that the stub never reads past the caller's object. */
+static void apply_reads(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
+{
+    ck *c = x->c;
+    const spec_node *bn = spec_get(A, "bytes");
+    char *end = NULL;
+    unsigned long long max = bn && bn->kind == SN_SCALAR ? strtoull(bn->str, &end, 0) : 0;
+    if (a->kind != PK_IN || a->elem != EK_BYTES || !bn || !end || *end || max == 0 || max > 64) {
+        perr_note(x, spec_key_loc(A, "reads"),
+                  "`reads` applies to an input of plain bytes with a constant `bytes:` of 1 to 64 "
+                  "(the most the library reads)%s%s", "", "");
+        return;
+    }
+    if (!spec_want_map(n, "reads", c->d, x->fn->name, x->p->name)) return;
+    spec_check_keys(n, reads_keys, "reads", c->d, x->fn->name, x->p->name);
+    const spec_node *gn = spec_get(n, "guest"), *hn = spec_get(n, "handle");
+    const char *fn_;
+    char **types = NULL;
+    size_t ntypes = 0;
+    if (!gn || !hn || !spec_string(gn, "reads.guest", c->d, x->fn->name, x->p->name, &fn_) ||
+        !spec_string_list(hn, "reads.handle", c->d, c->a, &types, &ntypes) || !ntypes) {
+        perr_note(x, n->loc, "`reads` needs `guest: F` (a function of the spec's sources) and "
+                  "`handle: [TYPE, ...]`%s%s", "", "");
+        return;
+    }
+    if (!is_c_identifier(fn_)) {
+        perr_note(x, gn->loc, "reads.guest names a C function of the spec's sources, not '%s'%s", fn_, "");
+        return;
+    }
+    for (size_t k = 0; k < ntypes && !a->reads_param; k++) {
+        const handle_type_def *h = model_find_handle(c->m, types[k]);
+        if (!h) {
+            perr_note(x, hn->loc, "reads.handle: '%s' is not a handle type: list it under "
+                      "`types.handles`%s", types[k], "");
+            return;
+        }
+        for (size_t i = 0; i < x->fn->sig.nparams && !a->reads_param; i++)
+            if (model_handle_of(c->m, x->fn->sig.params[i].type) == h) {
+                a->reads_param = x->fn->sig.params[i].name;
+                a->reads_index = (unsigned)k;
+            }
+    }
+    if (!a->reads_param) {
+        perr_note(x, hn->loc, "reads.handle: the function takes no handle of the types listed, "
+                  "so nothing says how many bytes to read%s%s", "", "");
+        return;
+    }
+    a->reads_fn = arena_strdup(c->a, fn_);
+    a->reads_max = max;
+}
+
 static void apply_stream(pctx *x, const spec_node *A, const spec_node *n, param_ann *a)
 {
     ck *c = x->c;
@@ -1983,40 +2180,6 @@ static size_t parse_cases(pctx *x, const spec_node *n, const char *what, handle_
     }
     *out = cs;
     return k;
-}
-
-/* `elem_by.device: [VALUE, ...]` on an in or inout buffer: for these values
- * of elem_by.param the buffer holds device addresses (an attribute whose
- * value is a pointer), checked on the server as device parameters are */
-static void apply_elem_by_device(pctx *x, const spec_node *n, param_ann *a)
-{
-    ck *c = x->c;
-    if (a->kind == PK_OUT) {
-        perr_note(x, n->loc,
-                  "elem_by.device on an output buffer: the addresses a call writes are the "
-                  "library's, nothing to check; it applies to in and inout buffers%s%s", "", "");
-        return;
-    }
-    if (!c->m->api.device_checked) {
-        perr_note(x, n->loc,
-                  "elem_by.device: device addresses are checked only under `types.device`%s%s",
-                  "", "");
-        return;
-    }
-    size_t nv = n->kind == SN_LIST ? n->n : 1;
-    a->elem_by_device = arena_alloc(c->a, (nv + 1) * sizeof(char *));
-    for (size_t j = 0; j < nv; j++) {
-        const spec_node *v = n->kind == SN_LIST ? n->items[j] : n;
-        int64_t iv;
-        if (!v || v->kind != SN_SCALAR || !resolve_const(c, v->str, &iv) ||
-            !(is_c_identifier(v->str) || spec_is_int(v, &iv))) {
-            perr_note(x, v ? v->loc : n->loc,
-                      "elem_by.device: values are enum constants, integer macros or integers%s%s",
-                      "", "");
-            continue;
-        }
-        a->elem_by_device[a->nelem_by_device++] = arena_strdup(c->a, v->str);
-    }
 }
 
 static int has_out(const param_ann *a)

@@ -137,6 +137,41 @@ static void get_value_like(srv_fn *s, const param_def *p, const char *name, cons
     free(ty);
 }
 
+/* `elem_by` with `types`/`device`: "P == V1 || P == V2 ..." over the values
+ * of one case list (NULL: every value the annotation lists). */
+static char *elem_by_cond(srv_fn *s, const param_ann *a, char *const *vals, size_t nv)
+{
+    const char *sel = name_of(s, a->elem_by_param);
+    strbuf b = {0};
+    if (vals) {
+        for (size_t v = 0; v < nv; v++) sb_printf(&b, "%s%s == %s", v ? " || " : "", sel, vals[v]);
+    } else {
+        size_t k = 0;
+        for (size_t c = 0; c < a->nelem_by; c++)
+            for (size_t v = 0; v < a->elem_by[c].nvalues; v++)
+                sb_printf(&b, "%s%s == %s", k++ ? " || " : "", sel, a->elem_by[c].values[v]);
+        for (size_t c = 0; c < a->nelem_by_types; c++)
+            for (size_t v = 0; v < a->elem_by_types[c].nvalues; v++)
+                sb_printf(&b, "%s%s == %s", k++ ? " || " : "", sel, a->elem_by_types[c].values[v]);
+        for (size_t v = 0; v < a->nelem_by_device; v++)
+            sb_printf(&b, "%s%s == %s", k++ ? " || " : "", sel, a->elem_by_device[v]);
+        if (!k) sb_puts(&b, "0");
+    }
+    return sb_take(&b);
+}
+
+/* A value that chooses no element type sizes the buffer 0: refused before
+ * the real function could read or write elements that never travelled. */
+static void elem_by_known(srv_fn *s, const char *name, const param_ann *a)
+{
+    emit_ctx *e = s->e;
+    if (!a->elem_by_count) return;
+    char *known = elem_by_cond(s, a, NULL, 0);
+    PUT("srv_elem_by_known", "name", name, "count", a->elem_by_count->text, "known", known, "param",
+        name_of(s, a->elem_by_param));
+    free(known);
+}
+
 static void size_lines(srv_fn *s, const char *name, const param_ann *a)
 {
     emit_ctx *e = s->e;
@@ -151,29 +186,24 @@ static void size_lines(srv_fn *s, const char *name, const param_ann *a)
 }
 
 /* `elem_by` on an in/inout buffer, for the values that select it: device
- * addresses must be the client's (`device:`); handle ids of an in buffer
- * become the real handles in a copy (`handles:`) before the call. */
+ * addresses must be NULL or the client's (`device:`); handle ids become the
+ * real handles in a copy (`handles:`; the request may be the guest's own
+ * arena bytes) before the call. Elements are walked in steps of their own
+ * size, whether the buffer is sized by `count:` or `bytes:`. */
 static void in_elem_by(srv_fn *s, const char *name, const param_ann *a)
 {
     emit_ctx *e = s->e;
-    const char *sel = a->elem_by_param ? name_of(s, a->elem_by_param) : NULL;
-    if (!sel || a->terminated || a->stream_host) return;
+    if (!a->elem_by_param || a->terminated || a->stream_host) return;
     if (a->nelem_by_device) {
-        strbuf cb = {0};
-        for (size_t v = 0; v < a->nelem_by_device; v++)
-            sb_printf(&cb, "%s%s == %s", v ? " || " : "", sel, a->elem_by_device[v]);
-        char *cond = sb_take(&cb);
+        char *cond = elem_by_cond(s, a, a->elem_by_device, a->nelem_by_device);
         need(s, "uint64_t i_");
         PUT("srv_elem_devptrs_in", "name", name, "cond", cond);
         free(cond);
     }
-    for (size_t c = 0; a->kind == PK_IN && c < a->nelem_by; c++) {
+    for (size_t c = 0; c < a->nelem_by; c++) {
         const handle_case *hc = &a->elem_by[c];
         if (!hc->nvalues) continue;
-        strbuf cb = {0};
-        for (size_t v = 0; v < hc->nvalues; v++)
-            sb_printf(&cb, "%s%s == %s", v ? " || " : "", sel, hc->values[v]);
-        char *cond = sb_take(&cb);
+        char *cond = elem_by_cond(s, a, hc->values, hc->nvalues);
         need(s, "uint64_t i_");
         need(s, "void *r_");
         PUT("srv_elem_handles_in", "name", name, "cond", cond, "ht",
@@ -235,6 +265,7 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
             } else {
                 size_lines(s, name, a);
                 PUT("srv_check_len", "name", name);
+                elem_by_known(s, name, a);
             }
             if (a->kind == PK_INOUT) PUT("srv_copy_bytes", "name", name);
             else if (!a->terminated) PUT("srv_use_bytes", "name", name, "type", ty);
@@ -299,6 +330,7 @@ static void get_phase2(srv_fn *s, const param_def *p, const char *name, const pa
         }
         PUT("srv_get_present", "name", name);
         size_lines(s, name, a);
+        elem_by_known(s, name, a);
         if (a->stream_host) {
             char *ch = u64_lit(a->stream_chunk), *mn = u64_lit(a->stream_min);
             need(s, "apigen_stream *s_%s = NULL", name);

@@ -856,6 +856,29 @@ static void emit_forwarded(emit_ctx *e, const function_def *f)
             "id", id, "name", s.names[u->param]);
         free(id);
     }
+    /* `reads:` scalars: only the bytes the caller's object holds are read */
+    for (size_t i = 0; i < f->sig.nparams; i++) {
+        const param_ann *a = &f->sig.params[i].ann;
+        if (!a->reads_fn) continue;
+        size_t h = 0, first = i;
+        while (h < f->sig.nparams && strcmp(f->sig.params[h].name, a->reads_param) != 0) h++;
+        /* one question per call for parameters that ask the same one */
+        for (size_t j = 0; j < i; j++) {
+            const param_ann *b = &f->sig.params[j].ann;
+            if (b->reads_fn && strcmp(b->reads_fn, a->reads_fn) == 0 &&
+                strcmp(b->reads_param, a->reads_param) == 0 && b->reads_index == a->reads_index) {
+                first = j;
+                break;
+            }
+        }
+        char max[24], idx[24];
+        snprintf(max, sizeof max, "%llu", (unsigned long long)a->reads_max);
+        snprintf(idx, sizeof idx, "%u", a->reads_index);
+        if (first == i)
+            PUT("stub_reads_ask", "name", s.names[i], "fn", a->reads_fn, "handle",
+                h < f->sig.nparams ? s.names[h] : "NULL", "index", idx);
+        PUT("stub_reads", "name", s.names[i], "max", max, "fn", a->reads_fn, "first", s.names[first]);
+    }
     /* a `state:` getter: a handle the guest tracks is answered without a round trip */
     if (f->state_role == 2 && !on) {
         const handle_type_def *h = handle_named(m, f->state_htype);
@@ -1218,6 +1241,27 @@ int emit_stub(emit_ctx *e, strbuf *out)
             }
         }
         free(maps);
+    }
+    /* the `reads:` functions, once each */
+    {
+        const char **fns = NULL;
+        size_t nfns = 0;
+        for (size_t i = 0; i < m->nfunctions; i++) {
+            const function_def *f = &m->functions[i];
+            if (!fn_has_call(f)) continue;
+            for (size_t j = 0; j < f->sig.nparams; j++) {
+                const char *r = f->sig.params[j].ann.reads_fn;
+                size_t q;
+                if (!r) continue;
+                for (q = 0; q < nfns && strcmp(fns[q], r) != 0; q++)
+                    continue;
+                if (q < nfns) continue;
+                fns = xrealloc(fns, (nfns + 1) * sizeof *fns);
+                fns[nfns++] = r;
+                PUT("stub_reads_decl", "fn", r);
+            }
+        }
+        free(fns);
     }
     for (size_t i = 0; i < m->nfunctions; i++) {
         const function_def *f = &m->functions[i];

@@ -133,6 +133,9 @@ const cb_type *find_cb(const emit_ctx *e, const function_def *f, const param_def
 
 const char *pname(const param_def *p, size_t i, char tmp[24])
 {
+    /* the handler's call context is `cx`: a parameter of that name (a library's
+     * RNN cell state) is renamed in generated code */
+    if (p->name && strcmp(p->name, "cx") == 0) return "cx_arg_";
     if (p->name && *p->name) return p->name;
     snprintf(tmp, 24, "a%zu", i);
     return tmp;

@@ -138,6 +138,12 @@ static int is_type_word(const char *s)
     return strcmp(s, "struct") == 0 || strcmp(s, "enum") == 0 || strcmp(s, "union") == 0;
 }
 
+/* A parameter's name in generated code (emit_util.c's pname). */
+static const char *local_name(const char *name)
+{
+    return strcmp(name, "cx") == 0 ? "cx_arg_" : name;
+}
+
 static param_def *find_param(parser *P, const char *name)
 {
     function_def *fn = P->env->fn;
@@ -216,6 +222,42 @@ static void parse_type(parser *P, strbuf *out)
     }
 }
 
+/* Whether `name` is one type name: C's type words (`unsigned int`), a
+ * typedef of the headers, or `struct X`/`enum X`/`union X` of the headers
+ * (elem_by.types keys, pasted into sizeof). */
+int expr_type_name_ok(api_model *m, const char *name)
+{
+    char w[128];
+    int words = 0, named = 0, tag = 0;
+    for (const char *p = name; *p;) {
+        while (*p == ' ') p++;
+        size_t n = strcspn(p, " ");
+        if (!n) break;
+        if (n >= sizeof w) return 0;
+        memcpy(w, p, n);
+        w[n] = 0;
+        p += n;
+        if (tag) {
+            char *full = xasprintf("%s %s", tag == 1 ? "struct" : tag == 2 ? "enum" : "union", w);
+            int ok = record_or_enum_exists(m, full);
+            free(full);
+            if (!ok || named) return 0;
+            named = 1;
+            tag = 0;
+        } else if (strcmp(w, "struct") == 0 || strcmp(w, "enum") == 0 || strcmp(w, "union") == 0) {
+            tag = w[0] == 's' ? 1 : w[0] == 'e' ? 2 : 3;
+        } else if (is_type_word(w)) {
+            /* const, unsigned, int, ... */
+        } else if (!named && model_find_typedef(m, w)) {
+            named = 1;
+        } else {
+            return 0;
+        }
+        words++;
+    }
+    return words > 0 && !tag;
+}
+
 static char *parse_expr(parser *P, int min_prec);
 
 static char *parse_unary(parser *P)
@@ -263,7 +305,7 @@ static char *parse_unary(parser *P)
                         t->text);
             if (idx < 0 || idx >= len)
                 fail_at(P, it->col, "index %s is outside the array's `count:`", it->text);
-            sb_printf(&b, "(%s != NULL ? %s[%lld] : 0)", t->text, t->text, idx);
+            sb_printf(&b, "(%s != NULL ? %s[%lld] : 0)", local_name(t->text), local_name(t->text), idx);
             return sb_take(&b);
         }
         if (p) {
@@ -273,7 +315,7 @@ static char *parse_unary(parser *P)
                         "parameters passed by value (and `*p` of an out parameter in "
                         "`count_after`)",
                         t->text);
-            sb_puts(&b, t->text);
+            sb_puts(&b, local_name(t->text));
             return sb_take(&b);
         }
         if (model_find_enum_const(P->env->m, t->text, NULL) ||
@@ -339,7 +381,7 @@ static char *parse_unary(parser *P)
                         n->text);
             P->pos++;
             P->uses_out_deref = 1;
-            sb_printf(&b, "*%s", n->text);
+            sb_printf(&b, "*%s", local_name(n->text));
             return sb_take(&b);
         }
         if (strcmp(t->text, "-") == 0 || strcmp(t->text, "!") == 0 ||

@@ -23,6 +23,8 @@ typedef struct expr_env {
  * parameter when allow_out_deref. Returns an expr allocated in the model's
  * arena, or NULL after reporting an error at the bad token's column. */
 expr *expr_parse(expr_env *env, const char *text);
+/* Whether `name` is one C type name of the headers (for sizeof). */
+int expr_type_name_ok(api_model *m, const char *name);
 
 /* Evaluates a constant expression over the headers' integer macros and enum
  * constants (spec `when:` conditions; `defined(NAME)` tests a macro). Returns

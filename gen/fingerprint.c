@@ -120,9 +120,10 @@ static void put_ann(strbuf *b, const param_ann *a)
         sb_printf(b, " elem_by=%s", a->elem_by_param ? a->elem_by_param : "-");
         put_cases(b, a->elem_by, a->nelem_by);
     }
-    if (a->nelem_by_device) {
-        sb_printf(b, " elem_by_device=%s", a->elem_by_param ? a->elem_by_param : "-");
-        for (size_t i = 0; i < a->nelem_by_device; i++) sb_printf(b, ",%s", a->elem_by_device[i]);
+    if (a->nelem_by_types || a->nelem_by_device) {
+        sb_printf(b, " elem_by_types=%s", a->elem_by_param ? a->elem_by_param : "-");
+        put_cases(b, a->elem_by_types, a->nelem_by_types);
+        for (size_t i = 0; i < a->nelem_by_device; i++) sb_printf(b, " dev=%s", a->elem_by_device[i]);
     }
     if (a->nhandle_keys) {
         sb_puts(b, " handle_keys");

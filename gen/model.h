@@ -205,12 +205,28 @@ typedef struct param_ann {
     char *elem_by_param;
     handle_case *elem_by;
     size_t nelem_by;
-    /* PK_IN/INOUT plain bytes: for an elem_by case, the server translates the
-     * elements id -> real in its copy (handles) before the call; for these
-     * values (`elem_by.device`), the elements are device addresses that must
-     * be NULL or the client's memory (an attribute whose value is a pointer) */
+    /* `elem_by` (docs/spec.md): the value of elem_by_param chooses what the
+     * elements are. elem_by: handle types (out: real -> id after the call;
+     * in/inout: id -> real in a copy before it); elem_by_types: plain C types
+     * (handle_type holds the type's text); elem_by_device: values whose
+     * elements are device addresses (in/inout: NULL or the client's memory).
+     * With `count:` the count is in elements of the chosen type: `count` is
+     * then the byte size, elem_by_count the element count, and a value
+     * listed nowhere is refused. With `bytes:` elem_by_count is NULL. */
+    handle_case *elem_by_types;
+    size_t nelem_by_types;
     char **elem_by_device;
     size_t nelem_by_device;
+    expr *elem_by_count;
+    /* PK_IN plain bytes, `reads: {guest: F, handle: [TYPE, ...]}`: the
+     * stub reads only F(h, k) bytes of the caller's buffer (h: the first
+     * argument of the k-th listed handle type) into a zeroed local of the
+     * buffer's constant `bytes:` size, which travels: a scalar whose C type
+     * a descriptor's data type decides */
+    char *reads_fn;
+    char *reads_param;
+    unsigned reads_index;
+    uint64_t reads_max;
     /* terminated key/value lists: keys whose value is a handle */
     handle_case *handle_keys;
     size_t nhandle_keys;

@@ -1,0 +1,292 @@
+/* Hand-written guest code for specs/cudnn.yaml.
+ *
+ * cudnnGetErrorString returns a string the caller never frees: the stub
+ * asks the server's library once per status value (apigenCudnnStatusText)
+ * and keeps the answer for the life of the process, so the text is exactly
+ * cuDNN's. Without a server it says so instead of inventing cuDNN's
+ * wording. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "cudnn_wire.h"
+
+#define KNOWN 64 /* distinct status values kept (cuDNN 9 has about 40) */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    cudnnStatus_t status;
+    const char *text;
+} known[KNOWN];
+static unsigned nknown;
+static _Thread_local char odd[256]; /* past KNOWN: this thread's last */
+
+APIGEN_EXPORT const char *cudnnGetErrorString(cudnnStatus_t status)
+{
+    const char *s = NULL;
+    pthread_mutex_lock(&mu);
+    for (unsigned i = 0; i < nknown && !s; i++)
+        if (known[i].status == status) s = known[i].text;
+    pthread_mutex_unlock(&mu);
+    if (s) return s;
+    char buf[256] = {0};
+    if (apigenCudnnStatusText(status, buf, sizeof buf) != CUDNN_STATUS_SUCCESS)
+        return "apigen: no cuDNN server to ask for this status's text";
+    buf[sizeof buf - 1] = 0;
+    size_t len = strlen(buf) + 1;
+    char *d = malloc(len);
+    if (!d) {
+        memcpy(odd, buf, sizeof odd);
+        return odd;
+    }
+    memcpy(d, buf, len);
+    pthread_mutex_lock(&mu);
+    for (unsigned i = 0; i < nknown && !s; i++)
+        if (known[i].status == status) s = known[i].text;
+    if (!s && nknown < KNOWN) {
+        known[nknown].status = status;
+        known[nknown++].text = s = d;
+        d = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    if (!s) { /* the table is full: this thread's copy */
+        memcpy(odd, d, len < sizeof odd ? len : sizeof odd);
+        odd[sizeof odd - 1] = 0;
+        s = odd;
+    }
+    free(d);
+    return s;
+}
+
+/* `reads:` (specs/cudnn.yaml defaults.params): how many bytes of a host
+ * scalar the caller's object holds. cuDNN's alpha and beta are a double for
+ * double tensors and a float for every other type; cudnnSetTensor's value is
+ * one element of the tensor's type. The descriptor's type is kept from the
+ * setters below (wrap: guest); a descriptor the guest has not seen set (a
+ * derived one) is asked of the server once. A descriptor the server does
+ * not know answers 4 bytes, and the call itself then fails on it. So the
+ * stub never reads past the caller's float. kind: 0 a tensor descriptor, 1
+ * a filter descriptor. */
+#define TYPES 4096 /* descriptors whose type is kept; past that, asked each time */
+static struct {
+    uintptr_t desc; /* 0: free; the descriptor's id, its low bit the kind */
+    cudnnDataType_t dt;
+} types[TYPES];
+static pthread_mutex_t types_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t slot_of(uintptr_t key)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 52) % TYPES;
+}
+
+static uintptr_t key_of(const void *desc, unsigned kind)
+{
+    return (uintptr_t)desc << 1 | (kind & 1);
+}
+
+static void type_note(const void *desc, unsigned kind, cudnnDataType_t dt)
+{
+    if (!desc) return;
+    uintptr_t k = key_of(desc, kind);
+    pthread_mutex_lock(&types_mu);
+    for (size_t i = slot_of(k), n = 0; n < TYPES; i = (i + 1) % TYPES, n++)
+        if (types[i].desc == k || types[i].desc == 0) {
+            types[i].desc = k;
+            types[i].dt = dt;
+            break;
+        }
+    pthread_mutex_unlock(&types_mu);
+}
+
+/* linear probing with deletion: the entries after a removed one move up */
+static void type_forget(const void *desc, unsigned kind)
+{
+    if (!desc) return;
+    uintptr_t k = key_of(desc, kind);
+    pthread_mutex_lock(&types_mu);
+    size_t i = slot_of(k), n = 0;
+    while (n < TYPES && types[i].desc && types[i].desc != k) i = (i + 1) % TYPES, n++;
+    if (n < TYPES && types[i].desc == k) {
+        types[i].desc = 0;
+        for (size_t j = (i + 1) % TYPES; types[j].desc; j = (j + 1) % TYPES) {
+            uintptr_t kj = types[j].desc;
+            cudnnDataType_t dj = types[j].dt;
+            types[j].desc = 0;
+            for (size_t h = slot_of(kj);; h = (h + 1) % TYPES)
+                if (!types[h].desc) {
+                    types[h].desc = kj;
+                    types[h].dt = dj;
+                    break;
+                }
+        }
+    }
+    pthread_mutex_unlock(&types_mu);
+}
+
+static int type_known(const void *desc, unsigned kind, cudnnDataType_t *dt)
+{
+    uintptr_t k = key_of(desc, kind);
+    int found = 0;
+    pthread_mutex_lock(&types_mu);
+    for (size_t i = slot_of(k), n = 0; n < TYPES && types[i].desc; i = (i + 1) % TYPES, n++)
+        if (types[i].desc == k) {
+            *dt = types[i].dt;
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&types_mu);
+    return found;
+}
+
+static cudnnDataType_t desc_type(const void *desc, unsigned kind, int *ok)
+{
+    cudnnDataType_t dt = CUDNN_DATA_FLOAT;
+    if (desc && type_known(desc, kind, &dt)) {
+        *ok = 1;
+        return dt;
+    }
+    int nb = 0, dims[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX];
+    cudnnStatus_t s;
+    if (kind == 0) {
+        s = cudnnGetTensorNdDescriptor((cudnnTensorDescriptor_t)desc, CUDNN_DIM_MAX, &dt, &nb, dims, strides);
+    } else {
+        cudnnTensorFormat_t fmt;
+        s = cudnnGetFilterNdDescriptor((cudnnFilterDescriptor_t)desc, CUDNN_DIM_MAX, &dt, &fmt, &nb, dims);
+    }
+    *ok = s == CUDNN_STATUS_SUCCESS;
+    if (*ok) type_note(desc, kind, dt);
+    return dt;
+}
+
+size_t cudnn_scalar_bytes(const void *desc, unsigned kind)
+{
+    int ok;
+    cudnnDataType_t dt = desc_type(desc, kind, &ok);
+    return ok && dt == CUDNN_DATA_DOUBLE ? sizeof(double) : sizeof(float);
+}
+
+size_t cudnn_elem_bytes(const void *desc, unsigned kind)
+{
+    int ok;
+    cudnnDataType_t dt = desc_type(desc, kind, &ok);
+    if (!ok) return 4;
+    switch (dt) {
+    case CUDNN_DATA_DOUBLE:
+    case CUDNN_DATA_INT64: return 8;
+    case CUDNN_DATA_HALF:
+    case CUDNN_DATA_BFLOAT16: return 2;
+    case CUDNN_DATA_INT8:
+    case CUDNN_DATA_UINT8:
+    case CUDNN_DATA_BOOLEAN:
+    case CUDNN_DATA_FP8_E4M3:
+    case CUDNN_DATA_FP8_E5M2: return 1;
+    default: return 4;
+    }
+}
+
+/* the generated forwarders of the wrapped functions (wrap: {guest: true}) */
+cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t,
+                                                   int, int, int, int);
+cudnnStatus_t cudnn_fwd_cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t, cudnnDataType_t, int, int, int, int,
+                                                     int, int, int, int);
+cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t, cudnnDataType_t, int, const int[],
+                                                   const int[]);
+cudnnStatus_t cudnn_fwd_cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t, cudnnTensorFormat_t, cudnnDataType_t,
+                                                     int, const int[]);
+cudnnStatus_t cudnn_fwd_cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t,
+                                                   int, int, int, int);
+cudnnStatus_t cudnn_fwd_cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t, cudnnDataType_t, cudnnTensorFormat_t,
+                                                   int, const int[]);
+cudnnStatus_t cudnn_fwd_cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t);
+cudnnStatus_t cudnn_fwd_cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t);
+cudnnStatus_t cudnn_fwd_cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t, const cudnnTensorDescriptor_t,
+                                                      cudnnBatchNormMode_t);
+cudnnStatus_t cudnn_fwd_cudnnDeriveNormTensorDescriptor(cudnnTensorDescriptor_t, cudnnTensorDescriptor_t,
+                                                        const cudnnTensorDescriptor_t, cudnnNormMode_t, int);
+cudnnStatus_t cudnn_fwd_cudnnInitTransformDest(const cudnnTensorTransformDescriptor_t, const cudnnTensorDescriptor_t,
+                                               cudnnTensorDescriptor_t, size_t *);
+
+/* The setters note the type they set; a failed set leaves the descriptor as
+ * it was, so its entry goes (asked again next time). */
+static cudnnStatus_t noted(cudnnStatus_t s, const void *desc, unsigned kind, cudnnDataType_t dt)
+{
+    if (s == CUDNN_STATUS_SUCCESS) type_note(desc, kind, dt);
+    else type_forget(desc, kind);
+    return s;
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
+                                                      cudnnDataType_t dt, int n, int c, int h, int w)
+{
+    return noted(cudnn_fwd_cudnnSetTensor4dDescriptor(d, f, dt, n, c, h, w), d, 0, dt);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetTensor4dDescriptorEx(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int n,
+                                                        int c, int h, int w, int ns, int cs, int hs, int ws)
+{
+    return noted(cudnn_fwd_cudnnSetTensor4dDescriptorEx(d, dt, n, c, h, w, ns, cs, hs, ws), d, 0, dt);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptor(cudnnTensorDescriptor_t d, cudnnDataType_t dt, int nb,
+                                                      const int dimA[], const int strideA[])
+{
+    return noted(cudnn_fwd_cudnnSetTensorNdDescriptor(d, dt, nb, dimA, strideA), d, 0, dt);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetTensorNdDescriptorEx(cudnnTensorDescriptor_t d, cudnnTensorFormat_t f,
+                                                        cudnnDataType_t dt, int nb, const int dimA[])
+{
+    return noted(cudnn_fwd_cudnnSetTensorNdDescriptorEx(d, f, dt, nb, dimA), d, 0, dt);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt,
+                                                      cudnnTensorFormat_t f, int k, int c, int h, int w)
+{
+    return noted(cudnn_fwd_cudnnSetFilter4dDescriptor(d, dt, f, k, c, h, w), d, 1, dt);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnSetFilterNdDescriptor(cudnnFilterDescriptor_t d, cudnnDataType_t dt,
+                                                      cudnnTensorFormat_t f, int nb, const int filterDimA[])
+{
+    return noted(cudnn_fwd_cudnnSetFilterNdDescriptor(d, dt, f, nb, filterDimA), d, 1, dt);
+}
+
+/* what ends a descriptor or sets its type another way: forgotten */
+APIGEN_EXPORT cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t d)
+{
+    type_forget(d, 0);
+    return cudnn_fwd_cudnnDestroyTensorDescriptor(d);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t d)
+{
+    type_forget(d, 1);
+    return cudnn_fwd_cudnnDestroyFilterDescriptor(d);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnDeriveBNTensorDescriptor(cudnnTensorDescriptor_t derived,
+                                                         const cudnnTensorDescriptor_t x, cudnnBatchNormMode_t mode)
+{
+    type_forget(derived, 0);
+    return cudnn_fwd_cudnnDeriveBNTensorDescriptor(derived, x, mode);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnDeriveNormTensorDescriptor(cudnnTensorDescriptor_t scale_bias,
+                                                           cudnnTensorDescriptor_t mean_var,
+                                                           const cudnnTensorDescriptor_t x, cudnnNormMode_t mode,
+                                                           int groups)
+{
+    type_forget(scale_bias, 0);
+    type_forget(mean_var, 0);
+    return cudnn_fwd_cudnnDeriveNormTensorDescriptor(scale_bias, mean_var, x, mode, groups);
+}
+
+APIGEN_EXPORT cudnnStatus_t cudnnInitTransformDest(const cudnnTensorTransformDescriptor_t t,
+                                                  const cudnnTensorDescriptor_t src, cudnnTensorDescriptor_t dest,
+                                                  size_t *size)
+{
+    type_forget(dest, 0);
+    return cudnn_fwd_cudnnInitTransformDest(t, src, dest, size);
+}
