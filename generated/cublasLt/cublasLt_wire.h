@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLASLT_FINGERPRINT UINT64_C(0x5d76555e6d65e7e1)
+#define CUBLASLT_FINGERPRINT UINT64_C(0xda825ef73f3dbae4)
 
 /* Call ids: forwarded and custom functions. */
 enum {

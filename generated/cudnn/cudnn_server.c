@@ -495,36 +495,40 @@ static void h_cudnnBackendGetAttribute(apigen_call_ctx *cx)
         arrayOfElements = apigen_scratch(cx, n_arrayOfElements, 1);
         if (arrayOfElements == NULL) return;
         memcpy(arrayOfElements, b_arrayOfElements, n_arrayOfElements);
-        if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) { /* the elements are cudnnBackendDescriptor_t handles: id -> real, on a copy */
-            _Static_assert(sizeof(cudnnBackendDescriptor_t) == sizeof(uint64_t), "a handle element holds an id");
-            uint64_t *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
-            if (w_ == NULL) return;
-            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
-                if (w_[i_] == 0) continue; /* NULL: the real library answers */
-                if (!apigen_handle_get(cx, &ht_cudnnBackendDescriptor_t, w_[i_], &r_)) return;
-                w_[i_] = (uint64_t)(uintptr_t)r_;
-            }
-            arrayOfElements = (void *)w_;
-        }
-        if (attributeType == CUDNN_TYPE_HANDLE) { /* the elements are cudnnHandle_t handles: id -> real, on a copy */
-            _Static_assert(sizeof(cudnnHandle_t) == sizeof(uint64_t), "a handle element holds an id");
-            uint64_t *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
-            if (w_ == NULL) return;
-            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
-                if (w_[i_] == 0) continue; /* NULL: the real library answers */
-                if (!apigen_handle_get(cx, &ht_cudnnHandle_t, w_[i_], &r_)) return;
-                w_[i_] = (uint64_t)(uintptr_t)r_;
-            }
-            arrayOfElements = (void *)w_;
-        }
-        if (attributeType == CUDNN_TYPE_VOID_PTR) /* the elements are device addresses: this client's memory */
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
+        if (attributeType == CUDNN_TYPE_VOID_PTR) /* the elements are device addresses: the client's memory or NULL */
+            for (i_ = 0; i_ + sizeof(uint64_t) <= n_arrayOfElements; i_ += sizeof(uint64_t)) {
                 uint64_t d_;
-                memcpy(&d_, (const uint8_t *)b_arrayOfElements + i_ * sizeof d_, sizeof d_);
-                if (!apigen_dev_check(cx, d_, 0, false, "arrayOfElements")) return;
+                memcpy(&d_, (const char *)b_arrayOfElements + i_, sizeof d_);
+                if (d_ != 0 && !apigen_dev_check(cx, d_, 0, false, "arrayOfElements")) return;
             }
+        if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) { /* the elements are cudnnBackendDescriptor_t handles: id -> real, in a copy */
+            void *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
+            if (w_ == NULL) return;
+            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
+            for (i_ = 0; i_ + sizeof(cudnnBackendDescriptor_t) <= n_arrayOfElements; i_ += sizeof(cudnnBackendDescriptor_t)) {
+                uint64_t h_ = 0;
+                memcpy(&h_, (char *)w_ + i_, sizeof(cudnnBackendDescriptor_t) < sizeof h_ ? sizeof(cudnnBackendDescriptor_t) : sizeof h_);
+                r_ = NULL;
+                if (h_ != 0 && !apigen_handle_get(cx, &ht_cudnnBackendDescriptor_t, h_, &r_)) return;
+                cudnnBackendDescriptor_t x_ = (cudnnBackendDescriptor_t)(uintptr_t)r_;
+                memcpy((char *)w_ + i_, &x_, sizeof x_);
+            }
+            arrayOfElements = w_;
+        }
+        if (attributeType == CUDNN_TYPE_HANDLE) { /* the elements are cudnnHandle_t handles: id -> real, in a copy */
+            void *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
+            if (w_ == NULL) return;
+            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
+            for (i_ = 0; i_ + sizeof(cudnnHandle_t) <= n_arrayOfElements; i_ += sizeof(cudnnHandle_t)) {
+                uint64_t h_ = 0;
+                memcpy(&h_, (char *)w_ + i_, sizeof(cudnnHandle_t) < sizeof h_ ? sizeof(cudnnHandle_t) : sizeof h_);
+                r_ = NULL;
+                if (h_ != 0 && !apigen_handle_get(cx, &ht_cudnnHandle_t, h_, &r_)) return;
+                cudnnHandle_t x_ = (cudnnHandle_t)(uintptr_t)r_;
+                memcpy((char *)w_ + i_, &x_, sizeof x_);
+            }
+            arrayOfElements = w_;
+        }
     }
     p_arrayOfElements = b_arrayOfElements != NULL;
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
@@ -627,36 +631,40 @@ static void h_cudnnBackendSetAttribute(apigen_call_ctx *cx)
         if (l_arrayOfElements != n_arrayOfElements) { apigen_reject(cx, APIGEN_BAD_ARGS, "arrayOfElements"); return; }
         if ((uint64_t)((elementCount > 0) ? (elementCount) : (0)) != 0 && !(attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR || attributeType == CUDNN_TYPE_HANDLE || attributeType == CUDNN_TYPE_INT64 || attributeType == CUDNN_TYPE_INT32 || attributeType == CUDNN_TYPE_DOUBLE || attributeType == CUDNN_TYPE_FLOAT || attributeType == CUDNN_TYPE_BOOLEAN || attributeType == CUDNN_TYPE_CHAR || attributeType == CUDNN_TYPE_FRACTION || attributeType == CUDNN_TYPE_DATA_TYPE || attributeType == CUDNN_TYPE_CONVOLUTION_MODE || attributeType == CUDNN_TYPE_HEUR_MODE || attributeType == CUDNN_TYPE_KNOB_TYPE || attributeType == CUDNN_TYPE_NAN_PROPOGATION || attributeType == CUDNN_TYPE_NUMERICAL_NOTE || attributeType == CUDNN_TYPE_LAYOUT_TYPE || attributeType == CUDNN_TYPE_ATTRIB_NAME || attributeType == CUDNN_TYPE_POINTWISE_MODE || attributeType == CUDNN_TYPE_GENSTATS_MODE || attributeType == CUDNN_TYPE_BN_FINALIZE_STATS_MODE || attributeType == CUDNN_TYPE_REDUCTION_OPERATOR_TYPE || attributeType == CUDNN_TYPE_BEHAVIOR_NOTE || attributeType == CUDNN_TYPE_TENSOR_REORDERING_MODE || attributeType == CUDNN_TYPE_RESAMPLE_MODE || attributeType == CUDNN_TYPE_PADDING_MODE || attributeType == CUDNN_TYPE_SIGNAL_MODE || attributeType == CUDNN_TYPE_NORM_MODE || attributeType == CUDNN_TYPE_NORM_FWD_PHASE || attributeType == CUDNN_TYPE_RNG_DISTRIBUTION || attributeType == CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE || attributeType == CUDNN_TYPE_VOID_PTR)) { apigen_reject(cx, APIGEN_BAD_ARGS, "arrayOfElements (attributeType names no element type of the spec)"); return; }
         arrayOfElements = (const void *)b_arrayOfElements;
-        if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) { /* the elements are cudnnBackendDescriptor_t handles: id -> real, on a copy */
-            _Static_assert(sizeof(cudnnBackendDescriptor_t) == sizeof(uint64_t), "a handle element holds an id");
-            uint64_t *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
-            if (w_ == NULL) return;
-            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
-                if (w_[i_] == 0) continue; /* NULL: the real library answers */
-                if (!apigen_handle_get(cx, &ht_cudnnBackendDescriptor_t, w_[i_], &r_)) return;
-                w_[i_] = (uint64_t)(uintptr_t)r_;
-            }
-            arrayOfElements = (const void *)w_;
-        }
-        if (attributeType == CUDNN_TYPE_HANDLE) { /* the elements are cudnnHandle_t handles: id -> real, on a copy */
-            _Static_assert(sizeof(cudnnHandle_t) == sizeof(uint64_t), "a handle element holds an id");
-            uint64_t *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
-            if (w_ == NULL) return;
-            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
-                if (w_[i_] == 0) continue; /* NULL: the real library answers */
-                if (!apigen_handle_get(cx, &ht_cudnnHandle_t, w_[i_], &r_)) return;
-                w_[i_] = (uint64_t)(uintptr_t)r_;
-            }
-            arrayOfElements = (const void *)w_;
-        }
-        if (attributeType == CUDNN_TYPE_VOID_PTR) /* the elements are device addresses: this client's memory */
-            for (i_ = 0; i_ < n_arrayOfElements / sizeof(uint64_t); i_++) {
+        if (attributeType == CUDNN_TYPE_VOID_PTR) /* the elements are device addresses: the client's memory or NULL */
+            for (i_ = 0; i_ + sizeof(uint64_t) <= n_arrayOfElements; i_ += sizeof(uint64_t)) {
                 uint64_t d_;
-                memcpy(&d_, (const uint8_t *)b_arrayOfElements + i_ * sizeof d_, sizeof d_);
-                if (!apigen_dev_check(cx, d_, 0, false, "arrayOfElements")) return;
+                memcpy(&d_, (const char *)b_arrayOfElements + i_, sizeof d_);
+                if (d_ != 0 && !apigen_dev_check(cx, d_, 0, false, "arrayOfElements")) return;
             }
+        if (attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) { /* the elements are cudnnBackendDescriptor_t handles: id -> real, in a copy */
+            void *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
+            if (w_ == NULL) return;
+            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
+            for (i_ = 0; i_ + sizeof(cudnnBackendDescriptor_t) <= n_arrayOfElements; i_ += sizeof(cudnnBackendDescriptor_t)) {
+                uint64_t h_ = 0;
+                memcpy(&h_, (char *)w_ + i_, sizeof(cudnnBackendDescriptor_t) < sizeof h_ ? sizeof(cudnnBackendDescriptor_t) : sizeof h_);
+                r_ = NULL;
+                if (h_ != 0 && !apigen_handle_get(cx, &ht_cudnnBackendDescriptor_t, h_, &r_)) return;
+                cudnnBackendDescriptor_t x_ = (cudnnBackendDescriptor_t)(uintptr_t)r_;
+                memcpy((char *)w_ + i_, &x_, sizeof x_);
+            }
+            arrayOfElements = w_;
+        }
+        if (attributeType == CUDNN_TYPE_HANDLE) { /* the elements are cudnnHandle_t handles: id -> real, in a copy */
+            void *w_ = apigen_scratch(cx, n_arrayOfElements ? n_arrayOfElements : 1, 1);
+            if (w_ == NULL) return;
+            memcpy(w_, b_arrayOfElements, n_arrayOfElements);
+            for (i_ = 0; i_ + sizeof(cudnnHandle_t) <= n_arrayOfElements; i_ += sizeof(cudnnHandle_t)) {
+                uint64_t h_ = 0;
+                memcpy(&h_, (char *)w_ + i_, sizeof(cudnnHandle_t) < sizeof h_ ? sizeof(cudnnHandle_t) : sizeof h_);
+                r_ = NULL;
+                if (h_ != 0 && !apigen_handle_get(cx, &ht_cudnnHandle_t, h_, &r_)) return;
+                cudnnHandle_t x_ = (cudnnHandle_t)(uintptr_t)r_;
+                memcpy((char *)w_ + i_, &x_, sizeof x_);
+            }
+            arrayOfElements = w_;
+        }
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cudnnBackendSetAttribute(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
