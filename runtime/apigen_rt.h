@@ -830,6 +830,32 @@ typedef struct apigen_metrics_out apigen_metrics_out;
 void apigen_metrics_hook(const apigen_api *api, void (*hook)(apigen_metrics_out *o));
 void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_PRINTF(2, 3);
 
+/* ---- mirrors of remote memory (guest, mirror.c) ---------------------------- */
+/* Memory the server's library hands out at an address the guest's CPU must
+ * reach too: the guest maps a mirror at the same virtual address and tracks
+ * per page what the application wrote (mprotect + a SIGSEGV handler that
+ * passes other faults to the application's). apigen_mirror_add maps
+ * [addr, addr+size) (rounded up to pages; writable and dirty at first): 0,
+ * EEXIST (the address is taken in the guest), EINVAL (not page-aligned),
+ * ENOSPC or another errno. apigen_mirror_push calls fn for each run of pages
+ * the application wrote since they were last pushed or pulled (the run is
+ * made read-only and clean first); apigen_mirror_pull calls fn for each run
+ * of clean pages of every mirror marked stale (apigen_mirror_mark_stale: the
+ * device may have written [addr, addr+len), len 0: every mirror) and clears
+ * the mark unless keep_stale. fn gets the runtime's alias of the pages
+ * (read it to push, write it to pull; never faults) and the mirrored
+ * address; a nonzero answer stops the walk and is returned. Both return at
+ * once when no mirror exists (apigen_mirror_live() == 0). */
+typedef int (*apigen_mirror_io)(void *alias, uint64_t addr, size_t len, void *user);
+int apigen_mirror_add(uint64_t addr, uint64_t size);
+bool apigen_mirror_remove(uint64_t addr);
+bool apigen_mirror_find(uint64_t addr, uint64_t *base, uint64_t *size);
+size_t apigen_mirror_live(void);
+void apigen_mirror_mark_stale(uint64_t addr, uint64_t len);
+bool apigen_mirror_any_stale(void);
+int apigen_mirror_push(apigen_mirror_io fn, void *user);
+int apigen_mirror_pull(apigen_mirror_io fn, void *user, bool keep_stale);
+
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]
  * [--token-file F]; serves every API in apis[]. */
