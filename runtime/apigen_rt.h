@@ -835,7 +835,8 @@ void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_P
  * reach too: the guest maps a mirror at the same virtual address and tracks
  * per page what the application wrote (mprotect + a SIGSEGV handler that
  * passes other faults to the application's). apigen_mirror_add maps
- * [addr, addr+size) (rounded up to pages; writable and dirty at first): 0,
+ * [addr, addr+size) (rounded up to pages; dirty_first: writable and dirty,
+ * else clean and read-only, e.g. to be pulled at once): 0,
  * EEXIST (the address is taken in the guest), EINVAL (not page-aligned),
  * ENOSPC or another errno. apigen_mirror_push calls fn for each run of pages
  * the application wrote since they were last pushed or pulled (the run is
@@ -847,12 +848,13 @@ void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_P
  * address; a nonzero answer stops the walk and is returned. Both return at
  * once when no mirror exists (apigen_mirror_live() == 0). */
 typedef int (*apigen_mirror_io)(void *alias, uint64_t addr, size_t len, void *user);
-int apigen_mirror_add(uint64_t addr, uint64_t size);
+int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first);
 bool apigen_mirror_remove(uint64_t addr);
 bool apigen_mirror_find(uint64_t addr, uint64_t *base, uint64_t *size);
 size_t apigen_mirror_live(void);
 void apigen_mirror_mark_stale(uint64_t addr, uint64_t len);
 bool apigen_mirror_any_stale(void);
+void apigen_mirror_clear_stale(void);
 int apigen_mirror_push(apigen_mirror_io fn, void *user);
 int apigen_mirror_pull(apigen_mirror_io fn, void *user, bool keep_stale);
 

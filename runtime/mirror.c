@@ -57,6 +57,7 @@ static atomic_size_t live_;   /* mirrors mapped now: the fast "none" test */
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 static struct sigaction prev_;  /* the handler before ours */
 static bool installed_;
+static atomic_bool any_dirty_; /* a page was marked since the last push began */
 static size_t page_;
 
 static void on_segv(int sig, siginfo_t *si, void *uc);
@@ -70,6 +71,7 @@ static bool track(uintptr_t a)
         if (!b || a < b || a - b >= mirrors_[i].size) continue;
         size_t pg = (a - b) / page_;
         atomic_store(&mirrors_[i].dirty[pg], 1);
+        atomic_store(&any_dirty_, true);
         return mprotect((void *)(b + pg * page_), page_, PROT_READ | PROT_WRITE) == 0;
     }
     return false;
@@ -125,7 +127,7 @@ size_t apigen_mirror_live(void)
     return atomic_load_explicit(&live_, memory_order_relaxed);
 }
 
-int apigen_mirror_add(uint64_t addr, uint64_t size)
+int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first)
 {
     if (!page_) page_ = (size_t)sysconf(_SC_PAGESIZE);
     if (!addr || !size || addr % page_ || size > SIZE_MAX - page_ || addr + size < addr)
@@ -159,8 +161,16 @@ int apigen_mirror_add(uint64_t addr, uint64_t size)
         free(dirty);
         return ENOMEM;
     }
-    for (size_t i = 0; i < len / page_; i++) atomic_init(&dirty[i], 1);
+    for (size_t i = 0; i < len / page_; i++) atomic_init(&dirty[i], dirty_first ? 1 : 0);
+    if (!dirty_first && mprotect(p, len, PROT_READ) != 0) {
+        int e = errno;
+        munmap(alias, len);
+        munmap(p, len);
+        free(dirty);
+        return e;
+    }
     pthread_mutex_lock(&lock_);
+    if (dirty_first) atomic_store(&any_dirty_, true);
     int e = install();
     size_t n = atomic_load(&nslots_), slot = n;
     for (size_t i = 0; i < n; i++)
@@ -274,11 +284,14 @@ int apigen_mirror_push(apigen_mirror_io fn, void *user)
     if (!apigen_mirror_live()) return 0;
     pthread_mutex_lock(&lock_);
     (void)install();
-    size_t n = atomic_load(&nslots_);
     int r = 0;
-    for (size_t i = 0; i < n && !r; i++) {
-        uintptr_t b = atomic_load(&mirrors_[i].base);
-        if (b) r = runs(&mirrors_[i], b, true, fn, user);
+    if (atomic_exchange(&any_dirty_, false)) {
+        size_t n = atomic_load(&nslots_);
+        for (size_t i = 0; i < n && !r; i++) {
+            uintptr_t b = atomic_load(&mirrors_[i].base);
+            if (b) r = runs(&mirrors_[i], b, true, fn, user);
+        }
+        if (r) atomic_store(&any_dirty_, true); /* what failed is still dirty */
     }
     pthread_mutex_unlock(&lock_);
     return r;
@@ -310,4 +323,11 @@ bool apigen_mirror_any_stale(void)
     for (size_t i = 0; i < n; i++)
         if (atomic_load(&mirrors_[i].base) && atomic_load(&mirrors_[i].stale)) return true;
     return false;
+}
+
+void apigen_mirror_clear_stale(void)
+{
+    if (!apigen_mirror_live()) return;
+    size_t n = atomic_load_explicit(&nslots_, memory_order_acquire);
+    for (size_t i = 0; i < n; i++) atomic_store(&mirrors_[i].stale, false);
 }

@@ -24,6 +24,7 @@ cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* h
 cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartMemcpy3D */
 cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error); /* hand-written, in the spec's sources: wraps apigenCudartNoteError */
 cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
+cudaError_t cudart_host_register_module(apigen_call_ctx *cx, const void *image, size_t imageSize, const char *names, size_t namesSize, const apigenCudartSym *syms, uint32_t nsyms, apigenCudartModule *module, uint64_t *proxies); /* hand-written, in the spec's sources: wraps apigenCudartRegisterModule */
 cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
 cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
@@ -1780,7 +1781,7 @@ static void h_apigenCudartRegisterModule(apigen_call_ctx *cx)
         if (proxies == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCudartRegisterModule(image, imageSize, names, namesSize, syms, nsyms, module, proxies);
+    ret_ = cudart_host_register_module(cx, image, imageSize, names, namesSize, syms, nsyms, module, proxies);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7723,6 +7724,45 @@ static void h_cudaMallocFromPoolAsync_ptsz(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaMallocManaged(apigen_call_ctx *cx)
+{
+    void **devPtr = {0};
+    size_t size = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint64_t v_size;
+    uint32_t v_flags;
+    uint8_t p_devPtr = 0;
+    uint64_t n_devPtr = 0;
+    int ok_;
+    uint64_t i_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
+    if (p_devPtr) {
+        n_devPtr = (uint64_t)(1);
+        devPtr = apigen_scratch(cx, n_devPtr, sizeof(void *));
+        if (devPtr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaMallocManaged(devPtr, size, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_devPtr) /* devPtr: new device ranges of this client */
+        for (i_ = 0; i_ < n_devPtr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)devPtr[i_], (uint64_t)(size))) return;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_devPtr) { /* devPtr */
+        k_ = ok_ ? n_devPtr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)devPtr[i_])) return;
+    }
+}
+
 static void h_cudaMallocMipmappedArray(apigen_call_ctx *cx)
 {
     cudaMipmappedArray_t *mipmappedArray = {0};
@@ -13060,7 +13100,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[336] = {
+static const char *const call_names_[337] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13264,6 +13304,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaMallocAsync_ptsz] = "cudaMallocAsync_ptsz",
     [CUDART_CALL_cudaMallocFromPoolAsync] = "cudaMallocFromPoolAsync",
     [CUDART_CALL_cudaMallocFromPoolAsync_ptsz] = "cudaMallocFromPoolAsync_ptsz",
+    [CUDART_CALL_cudaMallocManaged] = "cudaMallocManaged",
     [CUDART_CALL_cudaMallocMipmappedArray] = "cudaMallocMipmappedArray",
     [CUDART_CALL_cudaMallocPitch] = "cudaMallocPitch",
     [CUDART_CALL_cudaMemAdvise] = "cudaMemAdvise",
@@ -13397,7 +13438,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[336] = {
+static const apigen_handler_fn handlers_[337] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13601,6 +13642,7 @@ static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_cudaMallocAsync_ptsz] = h_cudaMallocAsync_ptsz,
     [CUDART_CALL_cudaMallocFromPoolAsync] = h_cudaMallocFromPoolAsync,
     [CUDART_CALL_cudaMallocFromPoolAsync_ptsz] = h_cudaMallocFromPoolAsync_ptsz,
+    [CUDART_CALL_cudaMallocManaged] = h_cudaMallocManaged,
     [CUDART_CALL_cudaMallocMipmappedArray] = h_cudaMallocMipmappedArray,
     [CUDART_CALL_cudaMallocPitch] = h_cudaMallocPitch,
     [CUDART_CALL_cudaMemAdvise] = h_cudaMemAdvise,
@@ -13734,7 +13776,7 @@ static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[336] = {
+static const uint8_t stream_in_calls_[337] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

@@ -90,12 +90,12 @@ int main(void)
     /* an address the guest uses already is refused, never moved */
     uint8_t *taken = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(taken != MAP_FAILED);
-    CHECK(apigen_mirror_add((uint64_t)(uintptr_t)taken, size) == EEXIST);
-    CHECK(apigen_mirror_add((uint64_t)(uintptr_t)taken + 1, size) == EINVAL);
+    CHECK(apigen_mirror_add((uint64_t)(uintptr_t)taken, size, true) == EEXIST);
+    CHECK(apigen_mirror_add((uint64_t)(uintptr_t)taken + 1, size, true) == EINVAL);
     munmap(taken, size);
     /* now free: the mirror goes exactly there */
     base_ = (uint64_t)(uintptr_t)taken;
-    CHECK(apigen_mirror_add(base_, size - 5) == 0); /* rounded up to pages */
+    CHECK(apigen_mirror_add(base_, size - 5, true) == 0); /* rounded up to pages */
     CHECK(apigen_mirror_live() == 1);
     uint64_t b = 0, s = 0;
     CHECK(apigen_mirror_find(base_ + size - 1, &b, &s) && b == base_ && s == size);
@@ -180,6 +180,17 @@ int main(void)
 
     CHECK(apigen_mirror_remove(base_));
     CHECK(!apigen_mirror_remove(base_));
+    /* clean first: nothing to push, and a pull fills every page */
+    CHECK(apigen_mirror_add(base_, size, false) == 0);
+    pushed_ = pulled_ = 0;
+    CHECK(apigen_mirror_push(push_fn, NULL) == 0 && pushed_ == 0);
+    memset(server_, 0x77, size);
+    apigen_mirror_mark_stale(base_, size);
+    CHECK(apigen_mirror_pull(pull_fn, NULL, false) == 0 && pulled_ == size);
+    CHECK(app[0] == 0x77 && app[size - 1] == 0x77);
+    app[pg] = 1; /* tracked from the start */
+    CHECK(apigen_mirror_push(push_fn, NULL) == 0 && pushed_ == pg && server_[pg] == 1);
+    CHECK(apigen_mirror_remove(base_));
     CHECK(apigen_mirror_live() == 0);
     /* the range is free again */
     void *again = mmap((void *)(uintptr_t)base_, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);

@@ -1,0 +1,212 @@
+/* Managed memory through the cudart stub (docs/managed.md).
+ *
+ * cudaMallocManaged and __managed__ variables live on the server; the guest
+ * maps a mirror at the same virtual address (runtime/mirror.c) and keeps
+ * CUDA's coherence rules for devices without concurrent managed access:
+ * - before anything on the server may read managed memory (a launch, a
+ *   graph launch, a copy, a set), the pages the application wrote since
+ *   they were last moved go to the server (cudart_managed_push);
+ * - a launch (or a copy or set into managed memory) marks the mirrors
+ *   stale; at a synchronization (stream, device, event synchronize, a
+ *   successful stream or event query, a synchronous copy, cudaFree) the
+ *   pages the host did not write since come back (cudart_managed_sync).
+ * The stale mark is cleared only when no stream with a launch since is
+ * left unsynchronized, so a later synchronization of another stream still
+ * pulls what its kernels wrote. With no managed memory every hook is one
+ * atomic load. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "apigen_rt.h"
+#include "cudart_wire.h"
+#include "managed.h"
+
+cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+
+static int push_io(void *alias, uint64_t addr, size_t len, void *user)
+{
+    (void)user;
+    return (int)cudart_fwd_cudaMemcpy((void *)(uintptr_t)addr, alias, len, cudaMemcpyHostToDevice);
+}
+
+static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
+{
+    (void)user;
+    return (int)cudart_fwd_cudaMemcpy(alias, (const void *)(uintptr_t)addr, len, cudaMemcpyDeviceToHost);
+}
+
+cudaError_t cudart_managed_push(void)
+{
+    if (!apigen_mirror_live()) return cudaSuccess;
+    return (cudaError_t)apigen_mirror_push(push_io, NULL);
+}
+
+/* Streams with a launch since their last synchronization: (stream, thread)
+ * pairs; the thread only for per-thread default streams. */
+#define PENDING_MAX 64
+typedef struct {
+    uintptr_t stream;
+    pthread_t thread;
+} pend;
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+static pend pending_[PENDING_MAX];
+static unsigned npending_;
+static bool overflow_;   /* more streams than PENDING_MAX: only a device sync clears */
+static uint64_t gen_;    /* launches so far */
+
+static pend key(cudaStream_t s, bool ptsz)
+{
+    pend k = {(uintptr_t)s, (pthread_t)0};
+    if ((!s && ptsz) || s == cudaStreamPerThread) {
+        k.stream = (uintptr_t)cudaStreamPerThread;
+        k.thread = pthread_self();
+    } else if (!s) {
+        k.stream = (uintptr_t)cudaStreamLegacy;
+    }
+    return k;
+}
+
+static bool same(pend a, pend b)
+{
+    return a.stream == b.stream && (a.stream != (uintptr_t)cudaStreamPerThread ||
+                                    pthread_equal(a.thread, b.thread));
+}
+
+void cudart_managed_wrote(const void *dst, size_t n, cudaStream_t s, bool ptsz)
+{
+    if (!apigen_mirror_live()) return;
+    if (dst && !apigen_mirror_find((uint64_t)(uintptr_t)dst, NULL, NULL)) return;
+    pend k = key(s, ptsz);
+    pthread_mutex_lock(&lock_);
+    if (dst) apigen_mirror_mark_stale((uint64_t)(uintptr_t)dst, n ? n : 1);
+    else apigen_mirror_mark_stale(0, 0);
+    gen_++;
+    unsigned i = 0;
+    while (i < npending_ && !same(pending_[i], k)) i++;
+    if (i == npending_) {
+        if (npending_ < PENDING_MAX) pending_[npending_++] = k;
+        else overflow_ = true;
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+void cudart_managed_launched(cudaStream_t s, bool ptsz)
+{
+    cudart_managed_wrote(NULL, 0, s, ptsz);
+}
+
+cudaError_t cudart_managed_sync(int what, cudaStream_t s, bool ptsz)
+{
+    if (!apigen_mirror_live() || !apigen_mirror_any_stale()) return cudaSuccess;
+    pthread_mutex_lock(&lock_);
+    if (what == CUDART_SYNC_DEVICE) {
+        npending_ = 0;
+        overflow_ = false;
+    } else if (what == CUDART_SYNC_STREAM) {
+        pend k = key(s, ptsz);
+        for (unsigned i = 0; i < npending_; i++)
+            if (same(pending_[i], k)) {
+                pending_[i] = pending_[--npending_];
+                break;
+            }
+    }
+    bool clear = what != CUDART_SYNC_EVENT && !npending_ && !overflow_;
+    uint64_t g = gen_;
+    pthread_mutex_unlock(&lock_);
+    cudaError_t e = (cudaError_t)apigen_mirror_pull(pull_io, NULL, true);
+    pthread_mutex_lock(&lock_);
+    if (e == cudaSuccess && clear && g == gen_) apigen_mirror_clear_stale();
+    pthread_mutex_unlock(&lock_);
+    return e;
+}
+
+/* Managed allocations alive (the runtime packs small ones into shared
+ * pages): a mirror is a run of pages, made for the pages of an allocation
+ * that no mirror covered yet, and removed when no allocation overlaps it. */
+typedef struct {
+    uintptr_t p;
+    size_t n;
+} alloc;
+static alloc *allocs_;
+static size_t nallocs_, cap_;
+
+static bool overlaps_alloc(uintptr_t b, size_t n)
+{
+    for (size_t i = 0; i < nallocs_; i++)
+        if (allocs_[i].p < b + n && b < allocs_[i].p + allocs_[i].n) return true;
+    return false;
+}
+
+/* Mirrors overlapping [p, p+n) that no allocation overlaps go (lock_ held). */
+static void drop_unused(uintptr_t p, size_t n)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (uintptr_t a = p & ~(pg - 1); a < p + n;) {
+        uint64_t b, sz;
+        if (!apigen_mirror_find(a, &b, &sz)) {
+            a += pg;
+            continue;
+        }
+        if (!overlaps_alloc((uintptr_t)b, (size_t)sz)) (void)apigen_mirror_remove(b);
+        a = (uintptr_t)(b + sz);
+    }
+}
+
+cudaError_t cudart_managed_map(void *ptr, size_t size, bool clean, const char *what)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), p = (uintptr_t)ptr;
+    if (!size) size = 1;
+    uintptr_t end = (p + size + pg - 1) & ~(pg - 1);
+    int r = 0;
+    pthread_mutex_lock(&lock_);
+    for (uintptr_t a = p & ~(pg - 1); a < end && !r;) {
+        uint64_t b, sz;
+        if (apigen_mirror_find(a, &b, &sz)) {
+            a = (uintptr_t)(b + sz);
+            continue;
+        }
+        uintptr_t e = a + pg;
+        while (e < end && !apigen_mirror_find(e, NULL, NULL)) e += pg;
+        r = apigen_mirror_add(a, e - a, !clean);
+        a = e;
+    }
+    if (!r && nallocs_ == cap_) {
+        size_t nc = cap_ ? 2 * cap_ : 64;
+        alloc *na = realloc(allocs_, nc * sizeof *na);
+        if (na) allocs_ = na, cap_ = nc;
+        else r = ENOMEM;
+    }
+    if (!r) allocs_[nallocs_++] = (alloc){p, size};
+    else drop_unused(p, size);
+    pthread_mutex_unlock(&lock_);
+    if (r == 0) return cudaSuccess;
+    apigen_log("cudart: %s: the server's managed memory is at %p (%zu bytes), but %s in this "
+               "process, so the application could not reach it at the same address: refused "
+               "(cudaErrorNotSupported)",
+               what, ptr, size,
+               r == EEXIST ? "that address is taken" : "it could not be mapped there");
+    return cudaErrorNotSupported;
+}
+
+void cudart_managed_unmap(void *ptr)
+{
+    pthread_mutex_lock(&lock_);
+    for (size_t i = 0; i < nallocs_; i++) {
+        if (allocs_[i].p != (uintptr_t)ptr) continue;
+        alloc a = allocs_[i];
+        allocs_[i] = allocs_[--nallocs_];
+        drop_unused(a.p, a.n);
+        break;
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+bool cudart_managed_holds(const void *p)
+{
+    return apigen_mirror_live() && apigen_mirror_find((uint64_t)(uintptr_t)p, NULL, NULL);
+}
