@@ -857,6 +857,16 @@ bool apigen_mirror_any_stale(void);
 void apigen_mirror_clear_stale(void);
 int apigen_mirror_push(apigen_mirror_io fn, void *user);
 int apigen_mirror_pull(apigen_mirror_io fn, void *user, bool keep_stale);
+/* Device work queued on queue (an API's stream; owner tells apart queues
+ * of one value per thread, else 0) may write [addr, addr+len) (len 0:
+ * every mirror): the mirrors it overlaps are marked stale. A successful
+ * synchronization then pulls every stale mirror's clean pages
+ * (apigen_mirror_synced: APIGEN_SYNC_ALL, all queues done; _QUEUE, that
+ * queue done; _POINT, something finished, e.g. an event) and clears the
+ * marks once no queue with such work is left unsynchronized. */
+enum { APIGEN_SYNC_ALL, APIGEN_SYNC_QUEUE, APIGEN_SYNC_POINT };
+void apigen_mirror_queued(uint64_t queue, uint64_t owner, uint64_t addr, uint64_t len);
+int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirror_io fn, void *user);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

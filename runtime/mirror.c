@@ -331,3 +331,71 @@ void apigen_mirror_clear_stale(void)
     size_t n = atomic_load_explicit(&nslots_, memory_order_acquire);
     for (size_t i = 0; i < n; i++) atomic_store(&mirrors_[i].stale, false);
 }
+
+/* ---- queues: which device work may still write mirrors ----------------------------- */
+/* Queues (an API's streams) with work since their last synchronization
+ * that may write mirrors. The stale marks are cleared only when none is
+ * left, so a later synchronization of another queue still pulls what its
+ * work wrote; a generation count keeps a clear from racing a new launch. */
+#define QUEUE_MAX 64
+static pthread_mutex_t qlock_ = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t queues_[QUEUE_MAX][2];
+static unsigned nqueues_;
+static bool qoverflow_; /* more than QUEUE_MAX: only a synchronization of all clears */
+static uint64_t qgen_;
+
+void apigen_mirror_queued(uint64_t queue, uint64_t owner, uint64_t addr, uint64_t len)
+{
+    if (!apigen_mirror_live()) return;
+    if (len && !apigen_mirror_find(addr, NULL, NULL)) {
+        /* a write that starts outside every mirror may still end inside one */
+        bool hit = false;
+        size_t n = atomic_load_explicit(&nslots_, memory_order_acquire);
+        for (size_t i = 0; i < n && !hit; i++) {
+            uintptr_t b = atomic_load(&mirrors_[i].base);
+            hit = b && addr < b + mirrors_[i].size && b < addr + len;
+        }
+        if (!hit) return;
+    }
+    pthread_mutex_lock(&qlock_);
+    apigen_mirror_mark_stale(addr, len);
+    qgen_++;
+    unsigned i = 0;
+    while (i < nqueues_ && !(queues_[i][0] == queue && queues_[i][1] == owner)) i++;
+    if (i == nqueues_) {
+        if (nqueues_ < QUEUE_MAX) {
+            queues_[nqueues_][0] = queue;
+            queues_[nqueues_][1] = owner;
+            nqueues_++;
+        } else {
+            qoverflow_ = true;
+        }
+    }
+    pthread_mutex_unlock(&qlock_);
+}
+
+int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirror_io fn, void *user)
+{
+    if (!apigen_mirror_live() || !apigen_mirror_any_stale()) return 0;
+    pthread_mutex_lock(&qlock_);
+    if (scope == APIGEN_SYNC_ALL) {
+        nqueues_ = 0;
+        qoverflow_ = false;
+    } else if (scope == APIGEN_SYNC_QUEUE) {
+        for (unsigned i = 0; i < nqueues_; i++)
+            if (queues_[i][0] == queue && queues_[i][1] == owner) {
+                nqueues_--;
+                queues_[i][0] = queues_[nqueues_][0];
+                queues_[i][1] = queues_[nqueues_][1];
+                break;
+            }
+    }
+    bool clear = scope != APIGEN_SYNC_POINT && !nqueues_ && !qoverflow_;
+    uint64_t g = qgen_;
+    pthread_mutex_unlock(&qlock_);
+    int r = apigen_mirror_pull(fn, user, true);
+    pthread_mutex_lock(&qlock_);
+    if (!r && clear && g == qgen_) apigen_mirror_clear_stale();
+    pthread_mutex_unlock(&qlock_);
+    return r;
+}

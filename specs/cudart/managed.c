@@ -10,10 +10,9 @@
  *   stale; at a synchronization (stream, device, event synchronize, a
  *   successful stream or event query, a synchronous copy, cudaFree) the
  *   pages the host did not write since come back (cudart_managed_sync).
- * The stale mark is cleared only when no stream with a launch since is
- * left unsynchronized, so a later synchronization of another stream still
- * pulls what its kernels wrote. With no managed memory every hook is one
- * atomic load. */
+ * Which streams may still write is the runtime's (apigen_mirror_queued,
+ * apigen_mirror_synced), shared with the driver stub's hooks. With no
+ * managed memory every hook is one atomic load. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <pthread.h>
@@ -46,53 +45,25 @@ cudaError_t cudart_managed_push(void)
     return (cudaError_t)apigen_mirror_push(push_io, NULL);
 }
 
-/* Streams with a launch since their last synchronization: (stream, thread)
- * pairs; the thread only for per-thread default streams. */
-#define PENDING_MAX 64
-typedef struct {
-    uintptr_t stream;
-    pthread_t thread;
-} pend;
-static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
-static pend pending_[PENDING_MAX];
-static unsigned npending_;
-static bool overflow_;   /* more streams than PENDING_MAX: only a device sync clears */
-static uint64_t gen_;    /* launches so far */
-
-static pend key(cudaStream_t s, bool ptsz)
+/* A stream as a queue of the runtime's: the per-thread default stream is
+ * one per thread (owner), the legacy stream one for all. */
+static void queue_of(cudaStream_t s, bool ptsz, uint64_t *q, uint64_t *owner)
 {
-    pend k = {(uintptr_t)s, (pthread_t)0};
+    *owner = 0;
     if ((!s && ptsz) || s == cudaStreamPerThread) {
-        k.stream = (uintptr_t)cudaStreamPerThread;
-        k.thread = pthread_self();
-    } else if (!s) {
-        k.stream = (uintptr_t)cudaStreamLegacy;
+        *q = (uint64_t)(uintptr_t)cudaStreamPerThread;
+        *owner = (uint64_t)pthread_self();
+    } else {
+        *q = (uint64_t)(uintptr_t)(s ? s : cudaStreamLegacy);
     }
-    return k;
-}
-
-static bool same(pend a, pend b)
-{
-    return a.stream == b.stream && (a.stream != (uintptr_t)cudaStreamPerThread ||
-                                    pthread_equal(a.thread, b.thread));
 }
 
 void cudart_managed_wrote(const void *dst, size_t n, cudaStream_t s, bool ptsz)
 {
     if (!apigen_mirror_live()) return;
-    if (dst && !apigen_mirror_find((uint64_t)(uintptr_t)dst, NULL, NULL)) return;
-    pend k = key(s, ptsz);
-    pthread_mutex_lock(&lock_);
-    if (dst) apigen_mirror_mark_stale((uint64_t)(uintptr_t)dst, n ? n : 1);
-    else apigen_mirror_mark_stale(0, 0);
-    gen_++;
-    unsigned i = 0;
-    while (i < npending_ && !same(pending_[i], k)) i++;
-    if (i == npending_) {
-        if (npending_ < PENDING_MAX) pending_[npending_++] = k;
-        else overflow_ = true;
-    }
-    pthread_mutex_unlock(&lock_);
+    uint64_t q, o;
+    queue_of(s, ptsz, &q, &o);
+    apigen_mirror_queued(q, o, (uint64_t)(uintptr_t)dst, dst ? (n ? n : 1) : 0);
 }
 
 void cudart_managed_launched(cudaStream_t s, bool ptsz)
@@ -102,28 +73,17 @@ void cudart_managed_launched(cudaStream_t s, bool ptsz)
 
 cudaError_t cudart_managed_sync(int what, cudaStream_t s, bool ptsz)
 {
-    if (!apigen_mirror_live() || !apigen_mirror_any_stale()) return cudaSuccess;
-    pthread_mutex_lock(&lock_);
-    if (what == CUDART_SYNC_DEVICE) {
-        npending_ = 0;
-        overflow_ = false;
-    } else if (what == CUDART_SYNC_STREAM) {
-        pend k = key(s, ptsz);
-        for (unsigned i = 0; i < npending_; i++)
-            if (same(pending_[i], k)) {
-                pending_[i] = pending_[--npending_];
-                break;
-            }
-    }
-    bool clear = what != CUDART_SYNC_EVENT && !npending_ && !overflow_;
-    uint64_t g = gen_;
-    pthread_mutex_unlock(&lock_);
-    cudaError_t e = (cudaError_t)apigen_mirror_pull(pull_io, NULL, true);
-    pthread_mutex_lock(&lock_);
-    if (e == cudaSuccess && clear && g == gen_) apigen_mirror_clear_stale();
-    pthread_mutex_unlock(&lock_);
-    return e;
+    if (!apigen_mirror_live()) return cudaSuccess;
+    uint64_t q, o;
+    queue_of(s, ptsz, &q, &o);
+    int scope = what == CUDART_SYNC_DEVICE   ? APIGEN_SYNC_ALL
+                : what == CUDART_SYNC_STREAM ? APIGEN_SYNC_QUEUE
+                                             : APIGEN_SYNC_POINT;
+    return (cudaError_t)apigen_mirror_synced(scope, q, o, pull_io, NULL);
 }
+
+/* lock_ guards the list of allocations below */
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
 /* Managed allocations alive (the runtime packs small ones into shared
  * pages): a mirror is a run of pages, made for the pages of an allocation
