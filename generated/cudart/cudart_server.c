@@ -28,7 +28,9 @@ cudaError_t cudart_host_register_module(apigen_call_ctx *cx, const void *image, 
 cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
 cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
+cudaError_t cudart_host_device_attribute(apigen_call_ctx *cx, int *value, enum cudaDeviceAttr attr, int device); /* hand-written, in the spec's sources: wraps cudaDeviceGetAttribute */
 cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc); /* hand-written, in the spec's sources: wraps cudaExternalMemoryGetMappedBuffer */
+cudaError_t cudart_host_device_properties(apigen_call_ctx *cx, struct cudaDeviceProp *prop, int device); /* hand-written, in the spec's sources: wraps cudaGetDeviceProperties */
 cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject); /* hand-written, in the spec's sources: wraps cudaGetSurfaceObjectResourceDesc */
 cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, const void *symbol); /* hand-written, in the spec's sources: wraps cudaGetSymbolAddress */
 cudaError_t cudart_host_texture_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject); /* hand-written, in the spec's sources: wraps cudaGetTextureObjectResourceDesc */
@@ -2437,7 +2439,7 @@ static void h_cudaDeviceGetAttribute(apigen_call_ctx *cx)
         if (value == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaDeviceGetAttribute(value, attr, device);
+    ret_ = cudart_host_device_attribute(cx, value, attr, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3711,7 +3713,7 @@ static void h_cudaGetDeviceProperties(apigen_call_ctx *cx)
         if (prop == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaGetDeviceProperties(prop, device);
+    ret_ = cudart_host_device_properties(cx, prop, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;

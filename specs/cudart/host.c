@@ -1104,3 +1104,40 @@ __attribute__((constructor)) static void cudart_host_memory_init(void)
      * arguments to the runtime as they are */
     apigen_arena_accept(&apigen_api_cudart);
 }
+
+/* ---- device properties forwarded ------------------------------------------------------- */
+/* A forwarded device reaches neither the guest's pageable memory nor its
+ * managed memory while the guest's CPU uses it (the guest's mirror is moved
+ * at launches and synchronizations, docs/managed.md): a program that asks
+ * must not rely on either. */
+static bool not_forwarded_attr(enum cudaDeviceAttr attr)
+{
+    return attr == cudaDevAttrPageableMemoryAccess || attr == cudaDevAttrConcurrentManagedAccess ||
+           attr == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
+           attr == cudaDevAttrDirectManagedMemAccessFromHost;
+}
+
+cudaError_t cudart_host_device_attribute(apigen_call_ctx *cx, int *value, enum cudaDeviceAttr attr,
+                                         int device)
+{
+    (void)cx;
+    cudaError_t e = cudaDeviceGetAttribute(value, attr, device);
+    if (e == cudaSuccess && value && not_forwarded_attr(attr)) *value = 0;
+    return e;
+}
+
+#ifdef APIGEN_HAS_FN_cudaGetDeviceProperties
+cudaError_t cudart_host_device_properties(apigen_call_ctx *cx, struct cudaDeviceProp *prop,
+                                          int device)
+{
+    (void)cx;
+    cudaError_t e = cudaGetDeviceProperties(prop, device);
+    if (e == cudaSuccess && prop) {
+        prop->pageableMemoryAccess = 0;
+        prop->concurrentManagedAccess = 0;
+        prop->pageableMemoryAccessUsesHostPageTables = 0;
+        prop->directManagedMemAccessFromHost = 0;
+    }
+    return e;
+}
+#endif
