@@ -1023,12 +1023,13 @@ static bool take_output(apigen_conn *conn, const apigen_frame_hdr *h, const uint
         }
         body = own;
     }
-    bool ok = h->payload_len >= 1 && body[0] == 1;
+    bool ok = h->payload_len >= 1 && (body[0] == 1 || body[0] == 2);
+    FILE *to = ok && body[0] == 2 ? stderr : stdout;
     if (!ok)
-        snprintf(err, errlen, "not stdout");
+        snprintf(err, errlen, "neither stdout nor stderr");
     else if (h->payload_len > 1) {
-        (void)fwrite(body + 1, 1, h->payload_len - 1, stdout);
-        (void)fflush(stdout);
+        (void)fwrite(body + 1, 1, h->payload_len - 1, to);
+        (void)fflush(to);
     }
     free(own);
     return ok;

@@ -59,11 +59,18 @@ FAKE cudaError_t cudaFree(void *devPtr)
     return cudaSuccess;
 }
 static char printed_[256]; /* what the "kernels" printed, until a synchronization */
+static char asserted_[256]; /* a kernel's failed assert, printed to stderr likewise */
 
 FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
     if (value == 0x7e) return fail(cudaErrorInvalidValue);
+    if (value == 0x71) {
+        size_t at = strlen(asserted_);
+        snprintf(asserted_ + at, sizeof asserted_ - at,
+                 "fake.cu:7: void k(): block: [0,0,0], thread: [0,0,0] Assertion `n < %zu` failed.\n",
+                 count);
+    }
     if (value == 0x70) {
         size_t at = strlen(printed_);
         snprintf(printed_ + at, sizeof printed_ - at, "device: a kernel printed this (%zu bytes)\n",
@@ -118,6 +125,8 @@ FAKE cudaError_t cudaDeviceSynchronize(void)
 {
     if (printed_[0]) printf("%s", printed_);
     printed_[0] = 0;
+    if (asserted_[0]) fprintf(stderr, "%s", asserted_);
+    asserted_[0] = 0;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaGetLastError(void)
