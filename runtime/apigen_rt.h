@@ -834,7 +834,7 @@ void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_P
 /* Memory the server's library hands out at an address the guest's CPU must
  * reach too: the guest maps a mirror at the same virtual address and tracks
  * per page what the application wrote (mprotect + a SIGSEGV handler that
- * passes other faults to the application's). apigen_mirror_add maps
+ * passes other faults to the handler installed before it). apigen_mirror_add maps
  * [addr, addr+size) (rounded up to pages; dirty_first: writable and dirty,
  * else clean and read-only, e.g. to be pulled at once): 0,
  * EEXIST (the address is taken in the guest), EINVAL (not page-aligned),

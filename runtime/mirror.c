@@ -17,8 +17,9 @@
  * writes (pushes read it without faulting, pulls write it without making
  * the application's pages writable). The handler passes every fault that is
  * not a tracked write to the handler installed before it (or the default
- * action), and is put back in front when the application installed its own
- * since (checked at every push). Cost: one fault and one mprotect per page
+ * action); a handler the application installs later must pass faults it
+ * does not take to the one before it, as libraries that chain signals do
+ * (checked at every push, said once in the log otherwise). Cost: one fault and one mprotect per page
  * first written after a push or pull. Limit: the kernel does not deliver a
  * fault for its own writes (read(2) into a clean page fails with EFAULT);
  * the pages of a new mirror start writable and dirty for that reason, so
@@ -102,13 +103,27 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     chain(sig, si, uc);
 }
 
-/* Ours in front (lock_ held). Whatever is installed now becomes the one we
- * pass other faults to, unless it is ours. */
+/* Ours in front of whatever is installed (lock_ held; once). A handler the
+ * application installs later replaces ours: it is not put back in front
+ * (a handler that passes faults it does not take to the one before it,
+ * ours, would then bounce them between the two forever); writes to clean
+ * pages reach ours through such a handler, and a handler that does not
+ * pass them on sees them as its own faults (said once in the log). */
 static int install(void)
 {
     struct sigaction cur;
     if (sigaction(SIGSEGV, NULL, &cur) != 0) return errno;
     if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_segv) return 0;
+    if (installed_) {
+        static bool said;
+        if (!said)
+            apigen_log("mirror: the application installed its own SIGSEGV handler after the "
+                       "runtime's: the first write to a page of managed memory after a launch "
+                       "or synchronization reaches the runtime only if that handler passes "
+                       "faults it does not handle to the one installed before it");
+        said = true;
+        return 0;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;
@@ -116,8 +131,6 @@ static int install(void)
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGSEGV, &sa, NULL) != 0) return errno;
     prev_ = cur;
-    if (installed_) apigen_log("mirror: the application replaced the SIGSEGV handler; "
-                               "the runtime's is in front again and passes other faults to it");
     installed_ = true;
     return 0;
 }

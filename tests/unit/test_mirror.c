@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "apigen_rt.h"
@@ -49,9 +50,15 @@ static int fail_fn(void *alias, uint64_t addr, size_t len, void *user)
 
 static sigjmp_buf jb_;
 static volatile sig_atomic_t app_faults_;
+static volatile sig_atomic_t armed_; /* a sigsetjmp is waiting for the fault */
 static void app_handler(int sig, siginfo_t *si, void *uc)
 {
-    (void)sig, (void)si, (void)uc;
+    (void)si, (void)uc;
+    if (!armed_) { /* not the test's fault: the default action, as a crash handler would */
+        signal(sig, SIG_DFL);
+        return;
+    }
+    armed_ = 0;
     app_faults_++;
     siglongjmp(jb_, 1);
 }
@@ -73,9 +80,50 @@ static void app_fault_reaches_app(void)
     volatile uint8_t *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     CHECK(ro != MAP_FAILED);
     sig_atomic_t before = app_faults_;
+    armed_ = 1;
     if (sigsetjmp(jb_, 1) == 0) ro[0] = 1;
     CHECK(app_faults_ == before + 1);
     munmap((void *)ro, (size_t)pg);
+}
+
+/* An application handler installed after the runtime's: faults inside its
+ * own read-only page (ro_own_) it takes (jumps out); others it passes to the
+ * handler it replaced (ours), as signal-chaining libraries do. */
+static struct sigaction replaced_;
+static volatile sig_atomic_t chaining_installed_, passed_on_;
+static void chaining_handler(int sig, siginfo_t *si, void *uc)
+{
+    if (si && si->si_code == SEGV_ACCERR) {
+        /* a write the runtime may track: pass it on first */
+        uint64_t b;
+        if (apigen_mirror_find((uint64_t)(uintptr_t)si->si_addr, &b, NULL)) {
+            passed_on_++;
+            replaced_.sa_sigaction(sig, si, uc);
+            return;
+        }
+        if (armed_) {
+            armed_ = 0;
+            app_faults_++;
+            siglongjmp(jb_, 1);
+        }
+    }
+    if (replaced_.sa_flags & SA_SIGINFO) replaced_.sa_sigaction(sig, si, uc);
+}
+
+/* In a child: a fault neither handler takes (an unmapped address) ends the
+ * child by SIGSEGV through both, instead of looping. */
+static void chain_back_test(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10); /* a loop would end by SIGALRM, which the check below tells apart */
+        volatile int *bad = (volatile int *)(uintptr_t)sysconf(_SC_PAGESIZE);
+        *bad = 1;
+        _exit(0);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
 }
 
 int main(void)
@@ -166,17 +214,32 @@ int main(void)
 
     /* faults elsewhere reach the application's handler, installed before */
     app_fault_reaches_app();
-    /* ... and one installed after the mirror: the runtime puts its own in
-     * front again at the next push and keeps passing other faults on */
-    install_app_handler();
-    CHECK(apigen_mirror_push(push_fn, NULL) == 0);
-    app[6 * pg] = 0x66; /* tracked, not the application's fault */
-    CHECK(app_faults_ == 1);
+    /* ... and one installed after the mirror that passes faults it does not
+     * take to the one before it (ours): writes to clean pages are still
+     * tracked through it, and its own faults stay its own */
+    chaining_installed_ = 1;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = chaining_handler;
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGSEGV, &sa, &replaced_) == 0);
+    CHECK(apigen_mirror_push(push_fn, NULL) == 0); /* says so once; does not take over */
+    app[6 * pg] = 0x66; /* tracked through the chaining handler */
     pushed_ = 0;
     CHECK(apigen_mirror_push(push_fn, NULL) == 0);
     CHECK(pushed_ == pg && server_[6 * pg] == 0x66);
-    app_fault_reaches_app();
-    CHECK(app_faults_ == 2);
+    CHECK(passed_on_ == 1);
+    sig_atomic_t before = app_faults_;
+    long pgl = sysconf(_SC_PAGESIZE);
+    volatile uint8_t *ro = mmap(NULL, (size_t)pgl, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    armed_ = 1;
+    if (sigsetjmp(jb_, 1) == 0) ro[0] = 1; /* its own: it jumps out */
+    CHECK(app_faults_ == before + 1);
+    munmap((void *)ro, (size_t)pgl);
+
+    /* a fault neither takes ends the process by SIGSEGV, never loops */
+    chain_back_test();
 
     CHECK(apigen_mirror_remove(base_));
     CHECK(!apigen_mirror_remove(base_));
