@@ -867,6 +867,12 @@ int apigen_mirror_pull(apigen_mirror_io fn, void *user, bool keep_stale);
 enum { APIGEN_SYNC_ALL, APIGEN_SYNC_QUEUE, APIGEN_SYNC_POINT };
 void apigen_mirror_queued(uint64_t queue, uint64_t owner, uint64_t addr, uint64_t len);
 int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirror_io fn, void *user);
+/* api's spec code moves mirrors itself at the right calls (push is its
+ * host-to-device copy). Every call of another API of its family (a library
+ * that launches kernels on the family's device memory) first pushes what
+ * the host wrote and marks every mirror stale for an unnamed queue, which
+ * only a synchronization of everything (APIGEN_SYNC_ALL) clears. */
+void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

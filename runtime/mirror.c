@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "apigen_rt.h"
+#include "rt_internal.h"
 
 #ifndef MAP_FIXED_NOREPLACE
 #define MAP_FIXED_NOREPLACE 0x100000
@@ -410,5 +411,49 @@ int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirro
     pthread_mutex_lock(&qlock_);
     if (!r && clear && g == qgen_) apigen_mirror_clear_stale();
     pthread_mutex_unlock(&qlock_);
+    return r;
+}
+
+/* ---- the other APIs of the owners' family ----------------------------------------- */
+/* APIs whose spec code moves mirrors at the right calls (apigen_mirror_own);
+ * any other API of their family (a library whose calls launch kernels on
+ * device memory: they may read and write mirrored memory) gets the
+ * conservative treatment at every call (apigen_mirror_foreign_call). */
+#define OWNERS_MAX 4
+static const apigen_api *owners_[OWNERS_MAX];
+static apigen_mirror_io owner_push_[OWNERS_MAX];
+static atomic_uint nowners_;
+static _Thread_local bool in_foreign_;
+
+void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push)
+{
+    pthread_mutex_lock(&lock_);
+    unsigned n = atomic_load(&nowners_);
+    bool known = false;
+    for (unsigned i = 0; i < n; i++) known |= owners_[i] == api;
+    if (!known && n < OWNERS_MAX) {
+        owners_[n] = api;
+        owner_push_[n] = push;
+        atomic_store(&nowners_, n + 1);
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+int rt_mirror_foreign_call(const apigen_api *api)
+{
+    unsigned n = atomic_load(&nowners_);
+    if (in_foreign_ || !n) return 0;
+    int fam = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (owners_[i] == api) return 0; /* it moves mirrors itself */
+        if (fam < 0 && rt_same_family(owners_[i], api)) fam = (int)i;
+    }
+    if (fam < 0) return 0;
+    in_foreign_ = true; /* the push's own copy is an owner's call; nothing nests anyway */
+    int r = apigen_mirror_push(owner_push_[fam], NULL);
+    in_foreign_ = false;
+    /* device work on a stream this runtime cannot name: only a
+     * synchronization of everything clears what it may have written */
+    apigen_mirror_queued(~(uint64_t)0, 0, 0, 0);
     return r;
 }

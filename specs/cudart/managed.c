@@ -123,6 +123,7 @@ cudaError_t cudart_managed_map(void *ptr, size_t size, bool clean, const char *w
     if (!size) size = 1;
     uintptr_t end = (p + size + pg - 1) & ~(pg - 1);
     int r = 0;
+    apigen_mirror_own(&cudart_api, push_io); /* the family's libraries push through it */
     pthread_mutex_lock(&lock_);
     for (uintptr_t a = p & ~(pg - 1); a < end && !r;) {
         uint64_t b, sz;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "apigen_rt.h"
+#include "rt_internal.h"
 #include "check.h"
 
 static uint8_t *server_; /* the "device" copy of the mirrored range */
@@ -237,6 +238,25 @@ int main(void)
     if (sigsetjmp(jb_, 1) == 0) ro[0] = 1; /* its own: it jumps out */
     CHECK(app_faults_ == before + 1);
     munmap((void *)ro, (size_t)pgl);
+
+    /* a library of the owner's family: its calls push first and mark every
+     * mirror stale (for a queue nobody names: only a sync of all clears) */
+    static const apigen_api owner = {.name = "own", .family = "fam"};
+    static const apigen_api library = {.name = "lib", .family = "fam"};
+    static const apigen_api stranger = {.name = "other", .family = "else"};
+    CHECK(rt_mirror_foreign_call(&library) == 0); /* no owner yet: nothing */
+    apigen_mirror_own(&owner, push_fn);
+    app[7 * pg] = 0x77;
+    pushed_ = 0;
+    CHECK(rt_mirror_foreign_call(&owner) == 0 && pushed_ == 0);    /* moves mirrors itself */
+    CHECK(rt_mirror_foreign_call(&stranger) == 0 && pushed_ == 0); /* another family */
+    CHECK(!apigen_mirror_any_stale());
+    CHECK(rt_mirror_foreign_call(&library) == 0 && pushed_ == pg && server_[7 * pg] == 0x77);
+    CHECK(apigen_mirror_any_stale());
+    CHECK(apigen_mirror_synced(APIGEN_SYNC_QUEUE, 1, 0, pull_fn, NULL) == 0);
+    CHECK(apigen_mirror_any_stale()); /* the library's queue is not that one */
+    CHECK(apigen_mirror_synced(APIGEN_SYNC_ALL, 0, 0, pull_fn, NULL) == 0);
+    CHECK(!apigen_mirror_any_stale());
 
     /* a fault neither takes ends the process by SIGSEGV, never loops */
     chain_back_test();
