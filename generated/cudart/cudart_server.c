@@ -45,6 +45,7 @@ cudaError_t cudart_host_graphics_mapped_pointer(apigen_call_ctx *cx, void **devP
 cudaError_t cudart_host_get_device_pointer(apigen_call_ctx *cx, void **pDevice, void *pHost, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaHostGetDevicePointer */
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaIpcOpenMemHandle */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetGlobal */
+cudaError_t cudart_host_library_get_managed(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetManaged */
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
 cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
 cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData); /* hand-written, in the spec's sources: wraps cudaMemPoolImportPointer */
@@ -7154,6 +7155,57 @@ static void h_cudaLibraryGetKernelCount(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaLibraryGetManaged(apigen_call_ctx *cx)
+{
+    void **dptr = {0};
+    size_t *bytes = {0};
+    cudaLibrary_t library = {0};
+    const char *name = {0};
+    cudaError_t ret_;
+    uint64_t v_library;
+    void *r_;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    uint8_t p_bytes = 0;
+    uint64_t n_bytes = 0;
+    const char *s_;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_library)) { apigen_reject(cx, APIGEN_BAD_ARGS, "library"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaLibrary_t, v_library, &r_)) return; /* library */
+    library = (cudaLibrary_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(void *));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
+    if (p_bytes) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bytes"); return; }
+        bytes = apigen_scratch(cx, n_bytes, 1);
+        if (bytes == NULL) return;
+    }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
+    name = (const char *)s_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_library_get_managed(cx, dptr, bytes, library, name);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+    if (p_bytes) { /* bytes */
+        k_ = ok_ ? n_bytes : 0;
+        if (!apigen_put_bytes_ref(cx->wr, bytes, k_)) return;
+    }
+}
+
 static void h_cudaLibraryLoadFromFile(apigen_call_ctx *cx)
 {
     cudaLibrary_t *library = {0};
@@ -13102,7 +13154,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[337] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13293,6 +13345,7 @@ static const char *const call_names_[337] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = "cudaLibraryGetGlobal",
     [CUDART_CALL_cudaLibraryGetKernel] = "cudaLibraryGetKernel",
     [CUDART_CALL_cudaLibraryGetKernelCount] = "cudaLibraryGetKernelCount",
+    [CUDART_CALL_cudaLibraryGetManaged] = "cudaLibraryGetManaged",
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
@@ -13440,7 +13493,7 @@ static const char *const call_names_[337] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[337] = {
+static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13631,6 +13684,7 @@ static const apigen_handler_fn handlers_[337] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = h_cudaLibraryGetGlobal,
     [CUDART_CALL_cudaLibraryGetKernel] = h_cudaLibraryGetKernel,
     [CUDART_CALL_cudaLibraryGetKernelCount] = h_cudaLibraryGetKernelCount,
+    [CUDART_CALL_cudaLibraryGetManaged] = h_cudaLibraryGetManaged,
     [CUDART_CALL_cudaLibraryLoadFromFile] = h_cudaLibraryLoadFromFile,
     [CUDART_CALL_cudaLibraryUnload] = h_cudaLibraryUnload,
     [CUDART_CALL_cudaLogsCurrent] = h_cudaLogsCurrent,
@@ -13778,7 +13832,7 @@ static const apigen_handler_fn handlers_[337] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[337] = {
+static const uint8_t stream_in_calls_[338] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

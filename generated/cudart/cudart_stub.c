@@ -11051,16 +11051,72 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)
+/* The forwarder of cudaLibraryGetManaged: the spec's hand-written guest code exports cudaLibraryGetManaged and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dptr;
-    (void)bytes;
-    (void)library;
-    (void)name;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLibraryGetManaged: not supported: %s", "managed memory cannot be mapped by the guest's CPU");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_dptr = 0;
+    uint64_t n_bytes = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetManaged, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    if (bytes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
+    if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaLibraryGetManaged(dptr=%#llx, bytes=%#llx, library=%#llx, name=\"%s\") = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dptr, (unsigned long long)(uintptr_t)bytes, (unsigned long long)(uintptr_t)library, name ? (const char *)name : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)
@@ -19537,7 +19593,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[337] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -19728,6 +19784,7 @@ static const char *const call_names_[337] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = "cudaLibraryGetGlobal",
     [CUDART_CALL_cudaLibraryGetKernel] = "cudaLibraryGetKernel",
     [CUDART_CALL_cudaLibraryGetKernelCount] = "cudaLibraryGetKernelCount",
+    [CUDART_CALL_cudaLibraryGetManaged] = "cudaLibraryGetManaged",
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",

@@ -745,6 +745,16 @@ cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, siz
 }
 #endif
 
+#ifdef APIGEN_HAS_FN_cudaLibraryGetManaged
+/* A library's __managed__ variable: its memory is the client's (the guest mirrors it). */
+cudaError_t cudart_host_library_get_managed(apigen_call_ctx *cx, void **dptr, size_t *bytes,
+                                            cudaLibrary_t library, const char *name)
+{
+    cudaError_t e = cudaLibraryGetManaged(dptr, bytes, library, name);
+    return dptr ? add_range(cx, e, *dptr, bytes ? *bytes : driver_extent(*dptr)) : e;
+}
+#endif
+
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle,
                                  unsigned int flags)
 {

@@ -171,3 +171,25 @@ bool cudart_managed_holds(const void *p)
 {
     return apigen_mirror_live() && apigen_mirror_find((uint64_t)(uintptr_t)p, NULL, NULL);
 }
+
+#ifdef APIGEN_HAS_FN_cudaLibraryGetManaged
+cudaError_t cudart_fwd_cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library,
+                                             const char *name);
+
+/* A library's __managed__ variable: mirrored with its current value. */
+APIGEN_EXPORT cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library,
+                                                const char *name)
+{
+    size_t n = 0;
+    cudaError_t e = cudart_fwd_cudaLibraryGetManaged(dptr, &n, library, name);
+    if (e != cudaSuccess || !dptr || !*dptr) return e;
+    if (bytes) *bytes = n;
+    if (cudart_managed_holds(*dptr)) return e; /* asked before */
+    e = cudart_managed_map(*dptr, n, true, name ? name : "cudaLibraryGetManaged");
+    if (e != cudaSuccess) return e;
+    apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api), (uint64_t)(uintptr_t)*dptr,
+                    (uint64_t)(n ? n : 1));
+    cudart_managed_wrote(*dptr, n, NULL, false);
+    return cudart_managed_sync(CUDART_SYNC_STREAM, NULL, false);
+}
+#endif
