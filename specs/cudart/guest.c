@@ -1691,7 +1691,16 @@ MEMCPY2D(cudaMemcpy2D_ptds)
  * the server reaches at every launch (capture_before): the same pitch,
  * rows of width bytes. */
 #define MEMCPY2D_ASYNC(name, fl)                                                                   \
+    static cudaError_t name##_body(M2DA_ARGS);                                                     \
     APIGEN_EXPORT cudaError_t name(M2DA_ARGS)                                                      \
+    {                                                                                              \
+        cudaError_t e_ = cudart_managed_push(); /* managed memory the host wrote goes first */    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = name##_body(dst, dpitch, src, spitch, width, height, kind, stream);                   \
+        if (e_ == cudaSuccess) cudart_managed_wrote(dst, dpitch * height, stream, (fl) != 0);      \
+        return e_;                                                                                 \
+    }                                                                                              \
+    static cudaError_t name##_body(M2DA_ARGS)                                                      \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) {                                                        \
