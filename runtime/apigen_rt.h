@@ -841,6 +841,50 @@ typedef struct apigen_metrics_out apigen_metrics_out;
 void apigen_metrics_hook(const apigen_api *api, void (*hook)(apigen_metrics_out *o));
 void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_PRINTF(2, 3);
 
+/* ---- mirrors of remote memory (guest, mirror.c) ---------------------------- */
+/* Memory the server's library hands out at an address the guest's CPU must
+ * reach too: the guest maps a mirror at the same virtual address and tracks
+ * per page what the application wrote (mprotect + a SIGSEGV handler that
+ * passes other faults to the handler installed before it). apigen_mirror_add maps
+ * [addr, addr+size) (rounded up to pages; dirty_first: writable and dirty,
+ * else clean and read-only, e.g. to be pulled at once): 0,
+ * EEXIST (the address is taken in the guest), EINVAL (not page-aligned),
+ * ENOSPC or another errno. apigen_mirror_push calls fn for each run of pages
+ * the application wrote since they were last pushed or pulled (the run is
+ * made read-only and clean first); apigen_mirror_pull calls fn for each run
+ * of clean pages of every mirror marked stale (apigen_mirror_mark_stale: the
+ * device may have written [addr, addr+len), len 0: every mirror) and clears
+ * the mark unless keep_stale. fn gets the runtime's alias of the pages
+ * (read it to push, write it to pull; never faults) and the mirrored
+ * address; a nonzero answer stops the walk and is returned. Both return at
+ * once when no mirror exists (apigen_mirror_live() == 0). */
+typedef int (*apigen_mirror_io)(void *alias, uint64_t addr, size_t len, void *user);
+int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first);
+bool apigen_mirror_remove(uint64_t addr);
+bool apigen_mirror_find(uint64_t addr, uint64_t *base, uint64_t *size);
+size_t apigen_mirror_live(void);
+void apigen_mirror_mark_stale(uint64_t addr, uint64_t len);
+bool apigen_mirror_any_stale(void);
+void apigen_mirror_clear_stale(void);
+int apigen_mirror_push(apigen_mirror_io fn, void *user);
+int apigen_mirror_pull(apigen_mirror_io fn, void *user, bool keep_stale);
+/* Device work queued on queue (an API's stream; owner tells apart queues
+ * of one value per thread, else 0) may write [addr, addr+len) (len 0:
+ * every mirror): the mirrors it overlaps are marked stale. A successful
+ * synchronization then pulls every stale mirror's clean pages
+ * (apigen_mirror_synced: APIGEN_SYNC_ALL, all queues done; _QUEUE, that
+ * queue done; _POINT, something finished, e.g. an event) and clears the
+ * marks once no queue with such work is left unsynchronized. */
+enum { APIGEN_SYNC_ALL, APIGEN_SYNC_QUEUE, APIGEN_SYNC_POINT };
+void apigen_mirror_queued(uint64_t queue, uint64_t owner, uint64_t addr, uint64_t len);
+int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirror_io fn, void *user);
+/* api's spec code moves mirrors itself at the right calls (push is its
+ * host-to-device copy). Every call of another API of its family (a library
+ * that launches kernels on the family's device memory) first pushes what
+ * the host wrote and marks every mirror stale for an unnamed queue, which
+ * only a synchronization of everything (APIGEN_SYNC_ALL) clears. */
+void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
+
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]
  * [--token-file F]; serves every API in apis[]. */

@@ -783,6 +783,9 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     c->sink_cap = 0;
     c->wire_id = call_id;
     c->salt = 0;
+    /* mirrored memory a library of the family may read: pushed first */
+    if (apigen_mirror_live() && rt_mirror_foreign_call(api) != 0)
+        return false;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     /* c->rd is empty: all zero is what apigen_rd_init(NULL, 0) writes */
     unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api), idx = 0;
@@ -1032,12 +1035,13 @@ static bool take_output(apigen_conn *conn, const apigen_frame_hdr *h, const uint
         }
         body = own;
     }
-    bool ok = h->payload_len >= 1 && body[0] == 1;
+    bool ok = h->payload_len >= 1 && (body[0] == 1 || body[0] == 2);
+    FILE *to = ok && body[0] == 2 ? stderr : stdout;
     if (!ok)
-        snprintf(err, errlen, "not stdout");
+        snprintf(err, errlen, "neither stdout nor stderr");
     else if (h->payload_len > 1) {
-        (void)fwrite(body + 1, 1, h->payload_len - 1, stdout);
-        (void)fflush(stdout);
+        (void)fwrite(body + 1, 1, h->payload_len - 1, to);
+        (void)fflush(to);
     }
     free(own);
     return ok;

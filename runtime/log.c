@@ -19,6 +19,7 @@
 
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
 static int trace_fd = -1;
+static int log_fd = 2; /* stderr, or its copy once stderr is forwarded (output.c) */
 /* Every call asks whether it traces (twice on the guest): after the first
  * answer that is one load, not a pthread_once. 0: not read yet, 1: off, 2: on. */
 int apigen_trace_state_; /* __atomic_* only (apigen_rt.h reads it inline) */
@@ -77,7 +78,7 @@ void apigen_log(const char *fmt, ...)
     line_prefix(prefix, sizeof prefix, "");
     va_list ap;
     va_start(ap, fmt);
-    write_line(2, prefix, fmt, ap);
+    write_line(log_fd, prefix, fmt, ap);
     va_end(ap);
 }
 
@@ -87,13 +88,13 @@ static void trace_init(void)
     if (!v || !*v || strcmp(v, "0") == 0)
         return;
     if (strcmp(v, "1") == 0) {
-        trace_fd = 2;
+        trace_fd = log_fd;
         return;
     }
     int fd = open(v, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         apigen_log("APIGEN_TRACE=%s: %s; tracing to stderr instead", v, strerror(errno));
-        fd = 2;
+        fd = log_fd;
     }
     trace_fd = fd;
 }
@@ -130,6 +131,15 @@ void rt_trace_wire(const char *fmt, ...)
     va_start(ap, fmt);
     write_line(trace_fd, prefix, fmt, ap);
     va_end(ap);
+}
+
+/* The log (and a trace to stderr) goes to fd from now on: a session process
+ * forwards its stderr to the client (output.c), the log stays the server's. */
+void rt_log_redirect(int fd)
+{
+    if (trace_fd == log_fd)
+        trace_fd = fd;
+    log_fd = fd;
 }
 
 int rt_trace_fd(void)

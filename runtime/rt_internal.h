@@ -437,6 +437,9 @@ void rt_rec_sent(apigen_conn *c, const apigen_frame_hdr *h, const void *p, size_
  * sync reply of such an API, forward sends what was written since as
  * APIGEN_F_OUTPUT frames on the call's connection (false: the send failed). */
 bool rt_output_capture(void);
+void rt_log_redirect(int fd);
+/* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
+int rt_mirror_foreign_call(const apigen_api *api);
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);

@@ -28,6 +28,7 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets, size_t *sizes, unsigned int *nparams); /* hand-written, in the spec's sources: wraps apigenCudaParamLayout */
 CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph, CUgraphNode *deps, CUgraphEdgeData *edges, size_t cap, size_t *numDeps); /* hand-written, in the spec's sources: wraps apigenCudaStreamGetCaptureInfo */
 CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev); /* hand-written, in the spec's sources: wraps cuCtxCreate_v4 */
+CUresult cuda_host_device_attribute(apigen_call_ctx *cx, int *pi, CUdevice_attribute attrib, CUdevice dev); /* hand-written, in the spec's sources: wraps cuDeviceGetAttribute */
 CUresult cuda_host_add_memcpy_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies, size_t numDependencies, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphAddMemcpyNode */
 CUresult cuda_host_exec_memcpy_node_set(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraphNode hNode, const CUDA_MEMCPY3D *copyParams, CUcontext ctx); /* hand-written, in the spec's sources: wraps cuGraphExecMemcpyNodeSetParams */
 CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraph hGraph, CUgraphExecUpdateResultInfo *resultInfo); /* hand-written, in the spec's sources: wraps cuGraphExecUpdate_v2 */
@@ -38,6 +39,7 @@ CUresult cuda_host_memcpy_node_set(apigen_call_ctx *cx, CUgraphNode hNode, const
 CUresult cuda_host_ipc_open_v1(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle */
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuIpcOpenMemHandle_v2 */
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetGlobal */
+CUresult cuda_host_library_get_managed(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name); /* hand-written, in the spec's sources: wraps cuLibraryGetManaged */
 CUresult cuda_host_link_destroy(apigen_call_ctx *cx, CUlinkState state); /* hand-written, in the spec's sources: wraps cuLinkDestroy */
 CUresult cuda_host_mem_alloc_pitch(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height, unsigned int ElementSizeBytes); /* hand-written, in the spec's sources: wraps cuMemAllocPitch_v2 */
 CUresult cuda_host_get_device_pointer(apigen_call_ctx *cx, CUdeviceptr *pdptr, void *p, unsigned int Flags); /* hand-written, in the spec's sources: wraps cuMemHostGetDevicePointer_v2 */
@@ -3704,7 +3706,7 @@ static void h_cuDeviceGetAttribute(apigen_call_ctx *cx)
         if (pi == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cuDeviceGetAttribute(pi, attrib, dev);
+    ret_ = cuda_host_device_attribute(cx, pi, attrib, dev);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -8728,6 +8730,54 @@ static void h_cuLibraryGetKernelCount(apigen_call_ctx *cx)
     }
 }
 
+static void h_cuLibraryGetManaged(apigen_call_ctx *cx)
+{
+    CUdeviceptr *dptr = {0};
+    size_t *bytes = {0};
+    CUlibrary library = {0};
+    const char *name = {0};
+    CUresult ret_;
+    uint64_t v_library;
+    void *r_;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    uint8_t p_bytes = 0;
+    uint64_t n_bytes = 0;
+    const char *s_;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_library)) { apigen_reject(cx, APIGEN_BAD_ARGS, "library"); return; }
+    if (!apigen_handle_get(cx, &ht_CUlibrary, v_library, &r_)) return; /* library */
+    library = (CUlibrary)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_dptr)) { apigen_reject(cx, APIGEN_TOO_LARGE, "dptr"); return; }
+        dptr = apigen_scratch(cx, n_dptr, 1);
+        if (dptr == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
+    if (p_bytes) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bytes"); return; }
+        bytes = apigen_scratch(cx, n_bytes, 1);
+        if (bytes == NULL) return;
+    }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
+    name = (const char *)s_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuda_host_library_get_managed(cx, dptr, bytes, library, name);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_bytes_ref(cx->wr, dptr, k_)) return;
+    }
+    if (p_bytes) { /* bytes */
+        k_ = ok_ ? n_bytes : 0;
+        if (!apigen_put_bytes_ref(cx->wr, bytes, k_)) return;
+    }
+}
+
 static void h_cuLibraryGetModule(apigen_call_ctx *cx)
 {
     CUmodule *pMod = {0};
@@ -9262,6 +9312,45 @@ static void h_cuMemAllocFromPoolAsync_ptsz(apigen_call_ctx *cx)
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
     ret_ = cuMemAllocFromPoolAsync_ptsz(dptr, bytesize, pool, hStream);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CUDA_SUCCESS;
+    if (ok_ && p_dptr) /* dptr: new device ranges of this client */
+        for (i_ = 0; i_ < n_dptr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)dptr[i_], (uint64_t)(bytesize))) return;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+}
+
+static void h_cuMemAllocManaged(apigen_call_ctx *cx)
+{
+    CUdeviceptr *dptr = {0};
+    size_t bytesize = {0};
+    unsigned int flags = {0};
+    CUresult ret_;
+    uint64_t v_bytesize;
+    uint32_t v_flags;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    int ok_;
+    uint64_t i_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_bytesize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytesize"); return; }
+    bytesize = (size_t)v_bytesize;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(CUdeviceptr));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cuMemAllocManaged(dptr, bytesize, flags);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == CUDA_SUCCESS;
     if (ok_ && p_dptr) /* dptr: new device ranges of this client */
@@ -18187,7 +18276,7 @@ static void h_cuWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[522] = {
+static const char *const call_names_[524] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -18421,6 +18510,7 @@ static const char *const call_names_[522] = {
     [CUDA_CALL_cuLibraryGetGlobal] = "cuLibraryGetGlobal",
     [CUDA_CALL_cuLibraryGetKernel] = "cuLibraryGetKernel",
     [CUDA_CALL_cuLibraryGetKernelCount] = "cuLibraryGetKernelCount",
+    [CUDA_CALL_cuLibraryGetManaged] = "cuLibraryGetManaged",
     [CUDA_CALL_cuLibraryGetModule] = "cuLibraryGetModule",
     [CUDA_CALL_cuLibraryUnload] = "cuLibraryUnload",
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
@@ -18437,6 +18527,7 @@ static const char *const call_names_[522] = {
     [CUDA_CALL_cuMemAllocAsync_ptsz] = "cuMemAllocAsync_ptsz",
     [CUDA_CALL_cuMemAllocFromPoolAsync] = "cuMemAllocFromPoolAsync",
     [CUDA_CALL_cuMemAllocFromPoolAsync_ptsz] = "cuMemAllocFromPoolAsync_ptsz",
+    [CUDA_CALL_cuMemAllocManaged] = "cuMemAllocManaged",
     [CUDA_CALL_cuMemAllocPitch] = "cuMemAllocPitch",
     [CUDA_CALL_cuMemAllocPitch_v2] = "cuMemAllocPitch_v2",
     [CUDA_CALL_cuMemAlloc_v2] = "cuMemAlloc_v2",
@@ -18710,7 +18801,7 @@ static const char *const call_names_[522] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = "cuWaitExternalSemaphoresAsync",
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = "cuWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[522] = {
+static const apigen_handler_fn handlers_[524] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = h_apigenCudaAddKernelNode,
     [CUDA_CALL_apigenCudaAddMemAllocNode] = h_apigenCudaAddMemAllocNode,
     [CUDA_CALL_apigenCudaBatchMemOpNode] = h_apigenCudaBatchMemOpNode,
@@ -18944,6 +19035,7 @@ static const apigen_handler_fn handlers_[522] = {
     [CUDA_CALL_cuLibraryGetGlobal] = h_cuLibraryGetGlobal,
     [CUDA_CALL_cuLibraryGetKernel] = h_cuLibraryGetKernel,
     [CUDA_CALL_cuLibraryGetKernelCount] = h_cuLibraryGetKernelCount,
+    [CUDA_CALL_cuLibraryGetManaged] = h_cuLibraryGetManaged,
     [CUDA_CALL_cuLibraryGetModule] = h_cuLibraryGetModule,
     [CUDA_CALL_cuLibraryUnload] = h_cuLibraryUnload,
     [CUDA_CALL_cuLinkDestroy] = h_cuLinkDestroy,
@@ -18960,6 +19052,7 @@ static const apigen_handler_fn handlers_[522] = {
     [CUDA_CALL_cuMemAllocAsync_ptsz] = h_cuMemAllocAsync_ptsz,
     [CUDA_CALL_cuMemAllocFromPoolAsync] = h_cuMemAllocFromPoolAsync,
     [CUDA_CALL_cuMemAllocFromPoolAsync_ptsz] = h_cuMemAllocFromPoolAsync_ptsz,
+    [CUDA_CALL_cuMemAllocManaged] = h_cuMemAllocManaged,
     [CUDA_CALL_cuMemAllocPitch] = h_cuMemAllocPitch,
     [CUDA_CALL_cuMemAllocPitch_v2] = h_cuMemAllocPitch_v2,
     [CUDA_CALL_cuMemAlloc_v2] = h_cuMemAlloc_v2,
@@ -19233,7 +19326,7 @@ static const apigen_handler_fn handlers_[522] = {
     [CUDA_CALL_cuWaitExternalSemaphoresAsync] = h_cuWaitExternalSemaphoresAsync,
     [CUDA_CALL_cuWaitExternalSemaphoresAsync_ptsz] = h_cuWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[522] = {
+static const uint8_t stream_in_calls_[524] = {
     [CUDA_CALL_cuMemcpyHtoD_v2] = 1,
     [CUDA_CALL_cuMemcpyHtoD_v2_ptds] = 1,
 };

@@ -4503,7 +4503,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxSynchronize(void)
+/* The forwarder of cuCtxSynchronize: the spec's hand-written guest code exports cuCtxSynchronize and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxSynchronize(void)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -4540,7 +4541,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+/* The forwarder of cuCtxSynchronize_v2: the spec's hand-written guest code exports cuCtxSynchronize_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuCtxSynchronize_v2(CUcontext ctx)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -6906,7 +6908,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuEventQuery(CUevent hEvent)
+/* The forwarder of cuEventQuery: the spec's hand-written guest code exports cuEventQuery and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuEventQuery(CUevent hEvent)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -7175,7 +7178,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuEventSynchronize(CUevent hEvent)
+/* The forwarder of cuEventSynchronize: the spec's hand-written guest code exports cuEventSynchronize and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuEventSynchronize(CUevent hEvent)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -10446,7 +10450,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
+/* The forwarder of cuGraphLaunch: the spec's hand-written guest code exports cuGraphLaunch and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch(CUgraphExec hGraph, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -10502,7 +10507,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+/* The forwarder of cuGraphLaunch_ptsz: the spec's hand-written guest code exports cuGraphLaunch_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -13395,16 +13401,64 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+/* The forwarder of cuLibraryGetManaged: the spec's hand-written guest code exports cuLibraryGetManaged and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dptr;
-    (void)bytes;
-    (void)library;
-    (void)name;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuLibraryGetManaged: not supported: %s", "managed memory is shared between the CPU and the GPU of one machine; the guest's CPU cannot map it");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dptr = 0;
+    uint64_t n_bytes = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cuda_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cuda_api, &call_, CUDA_CALL_cuLibraryGetManaged, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
+    if (dptr != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(CUdeviceptr), &n_dptr)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    if (bytes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
+    if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (dptr != NULL && !apigen_get_into(&call_.rd, dptr, n_dptr, NULL)) goto bad; /* dptr */
+    if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuLibraryGetManaged(dptr=%#llx, bytes=%#llx, library=%#llx, name=\"%s\") = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dptr, (unsigned long long)(uintptr_t)bytes, (unsigned long long)(uintptr_t)library, name ? (const char *)name : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
@@ -14275,15 +14329,63 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+/* The forwarder of cuMemAllocManaged: the spec's hand-written guest code exports cuMemAllocManaged and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dptr;
-    (void)bytesize;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cuMemAllocManaged: not supported: %s", "managed memory is shared between the CPU and the GPU of one machine; the guest's CPU cannot map it");
-    return CUDA_ERROR_NOT_SUPPORTED;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    CUresult ret_ = {0};
+    uint64_t n_dptr = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cuda_api, &call_, CUDA_CALL_cuMemAllocManaged))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)bytesize)) goto nomem; /* bytesize */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (CUresult)v_;
+    }
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (CUdeviceptr)(uintptr_t)v_;
+        }
+    }
+    if (dptr != NULL && ret_ == CUDA_SUCCESS) /* dptr: a device range of this call's server */
+        apigen_dev_note(&cuda_api, call_.server, (uint64_t)(uintptr_t)*dptr, (uint64_t)(bytesize));
+    if (call_.has_deferred && ret_ == CUDA_SUCCESS) {
+        ret_ = (CUresult)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (CUresult)cuda_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cuMemAllocManaged(dptr=%#llx, bytesize=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dptr, (unsigned long long)bytesize, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes, unsigned int Height, unsigned int ElementSizeBytes)
@@ -15035,7 +15137,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+/* The forwarder of cuMemFree_v2: the spec's hand-written guest code exports cuMemFree_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemFree_v2(CUdeviceptr dptr)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17796,7 +17899,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoDAsync_v2: the spec's hand-written guest code exports cuMemcpyDtoDAsync_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17856,7 +17960,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
+/* The forwarder of cuMemcpyDtoDAsync_v2_ptsz: the spec's hand-written guest code exports cuMemcpyDtoDAsync_v2_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17916,7 +18021,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+/* The forwarder of cuMemcpyDtoD_v2: the spec's hand-written guest code exports cuMemcpyDtoD_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -17962,7 +18068,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+/* The forwarder of cuMemcpyDtoD_v2_ptds: the spec's hand-written guest code exports cuMemcpyDtoD_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoD_v2_ptds(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18215,7 +18322,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+/* The forwarder of cuMemcpyDtoH_v2: the spec's hand-written guest code exports cuMemcpyDtoH_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18266,7 +18374,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+/* The forwarder of cuMemcpyDtoH_v2_ptds: the spec's hand-written guest code exports cuMemcpyDtoH_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoH_v2_ptds(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18899,7 +19008,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+/* The forwarder of cuMemcpyHtoD_v2: the spec's hand-written guest code exports cuMemcpyHtoD_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -18952,7 +19062,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+/* The forwarder of cuMemcpyHtoD_v2_ptds: the spec's hand-written guest code exports cuMemcpyHtoD_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoD_v2_ptds(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19280,7 +19391,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD16Async: the spec's hand-written guest code exports cuMemsetD16Async and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19338,7 +19450,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD16Async_ptsz: the spec's hand-written guest code exports cuMemsetD16Async_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19396,7 +19509,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
+/* The forwarder of cuMemsetD16_v2: the spec's hand-written guest code exports cuMemsetD16_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16_v2(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19441,7 +19555,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
+/* The forwarder of cuMemsetD16_v2_ptds: the spec's hand-written guest code exports cuMemsetD16_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16_v2_ptds(CUdeviceptr dstDevice, unsigned short us, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20306,7 +20421,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD32Async: the spec's hand-written guest code exports cuMemsetD32Async and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20364,7 +20480,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD32Async_ptsz: the spec's hand-written guest code exports cuMemsetD32Async_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20422,7 +20539,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+/* The forwarder of cuMemsetD32_v2: the spec's hand-written guest code exports cuMemsetD32_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32_v2(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20467,7 +20585,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
+/* The forwarder of cuMemsetD32_v2_ptds: the spec's hand-written guest code exports cuMemsetD32_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32_v2_ptds(CUdeviceptr dstDevice, unsigned int ui, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20555,7 +20674,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD8Async: the spec's hand-written guest code exports cuMemsetD8Async and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20613,7 +20733,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
+/* The forwarder of cuMemsetD8Async_ptsz: the spec's hand-written guest code exports cuMemsetD8Async_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsigned char uc, size_t N, CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20671,7 +20792,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+/* The forwarder of cuMemsetD8_v2: the spec's hand-written guest code exports cuMemsetD8_v2 and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8_v2(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -20716,7 +20838,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
+/* The forwarder of cuMemsetD8_v2_ptds: the spec's hand-written guest code exports cuMemsetD8_v2_ptds and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8_v2_ptds(CUdeviceptr dstDevice, unsigned char uc, size_t N)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24682,7 +24805,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamQuery(CUstream hStream)
+/* The forwarder of cuStreamQuery: the spec's hand-written guest code exports cuStreamQuery and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamQuery(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24725,7 +24849,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamQuery_ptsz(CUstream hStream)
+/* The forwarder of cuStreamQuery_ptsz: the spec's hand-written guest code exports cuStreamQuery_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamQuery_ptsz(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24872,7 +24997,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamSynchronize(CUstream hStream)
+/* The forwarder of cuStreamSynchronize: the spec's hand-written guest code exports cuStreamSynchronize and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamSynchronize(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -24915,7 +25041,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuStreamSynchronize_ptsz(CUstream hStream)
+/* The forwarder of cuStreamSynchronize_ptsz: the spec's hand-written guest code exports cuStreamSynchronize_ptsz and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuStreamSynchronize_ptsz(CUstream hStream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -29771,7 +29898,7 @@ static void cbd_apigenCudaHostFnCb(apigen_rd *args, void *fn, void *user_data)
     ((apigenCudaHostFnCb)fn)(a0, a1, user_data);
 }
 
-static const char *const call_names_[522] = {
+static const char *const call_names_[524] = {
     [CUDA_CALL_apigenCudaAddKernelNode] = "apigenCudaAddKernelNode",
     [CUDA_CALL_apigenCudaAddMemAllocNode] = "apigenCudaAddMemAllocNode",
     [CUDA_CALL_apigenCudaBatchMemOpNode] = "apigenCudaBatchMemOpNode",
@@ -30005,6 +30132,7 @@ static const char *const call_names_[522] = {
     [CUDA_CALL_cuLibraryGetGlobal] = "cuLibraryGetGlobal",
     [CUDA_CALL_cuLibraryGetKernel] = "cuLibraryGetKernel",
     [CUDA_CALL_cuLibraryGetKernelCount] = "cuLibraryGetKernelCount",
+    [CUDA_CALL_cuLibraryGetManaged] = "cuLibraryGetManaged",
     [CUDA_CALL_cuLibraryGetModule] = "cuLibraryGetModule",
     [CUDA_CALL_cuLibraryUnload] = "cuLibraryUnload",
     [CUDA_CALL_cuLinkDestroy] = "cuLinkDestroy",
@@ -30021,6 +30149,7 @@ static const char *const call_names_[522] = {
     [CUDA_CALL_cuMemAllocAsync_ptsz] = "cuMemAllocAsync_ptsz",
     [CUDA_CALL_cuMemAllocFromPoolAsync] = "cuMemAllocFromPoolAsync",
     [CUDA_CALL_cuMemAllocFromPoolAsync_ptsz] = "cuMemAllocFromPoolAsync_ptsz",
+    [CUDA_CALL_cuMemAllocManaged] = "cuMemAllocManaged",
     [CUDA_CALL_cuMemAllocPitch] = "cuMemAllocPitch",
     [CUDA_CALL_cuMemAllocPitch_v2] = "cuMemAllocPitch_v2",
     [CUDA_CALL_cuMemAlloc_v2] = "cuMemAlloc_v2",

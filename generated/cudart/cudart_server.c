@@ -24,10 +24,13 @@ cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* h
 cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartMemcpy3D */
 cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error); /* hand-written, in the spec's sources: wraps apigenCudartNoteError */
 cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
+cudaError_t cudart_host_register_module(apigen_call_ctx *cx, const void *image, size_t imageSize, const char *names, size_t namesSize, const apigenCudartSym *syms, uint32_t nsyms, apigenCudartModule *module, uint64_t *proxies); /* hand-written, in the spec's sources: wraps apigenCudartRegisterModule */
 cudaError_t cudart_host_unregister_async(apigen_call_ctx *cx, int device, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartUnregisterAsyncNotification */
 cudaError_t cudart_host_create_surface(apigen_call_ctx *cx, cudaSurfaceObject_t *pSurfObject, const struct cudaResourceDesc *pResDesc); /* hand-written, in the spec's sources: wraps cudaCreateSurfaceObject */
 cudaError_t cudart_host_create_texture(apigen_call_ctx *cx, cudaTextureObject_t *pTexObject, const struct cudaResourceDesc *pResDesc, const struct cudaTextureDesc *pTexDesc, const struct cudaResourceViewDesc *pResViewDesc); /* hand-written, in the spec's sources: wraps cudaCreateTextureObject */
+cudaError_t cudart_host_device_attribute(apigen_call_ctx *cx, int *value, enum cudaDeviceAttr attr, int device); /* hand-written, in the spec's sources: wraps cudaDeviceGetAttribute */
 cudaError_t cudart_host_ext_mapped_buffer(apigen_call_ctx *cx, void **devPtr, cudaExternalMemory_t extMem, const struct cudaExternalMemoryBufferDesc *bufferDesc); /* hand-written, in the spec's sources: wraps cudaExternalMemoryGetMappedBuffer */
+cudaError_t cudart_host_device_properties(apigen_call_ctx *cx, struct cudaDeviceProp *prop, int device); /* hand-written, in the spec's sources: wraps cudaGetDeviceProperties */
 cudaError_t cudart_host_surface_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaSurfaceObject_t surfObject); /* hand-written, in the spec's sources: wraps cudaGetSurfaceObjectResourceDesc */
 cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, const void *symbol); /* hand-written, in the spec's sources: wraps cudaGetSymbolAddress */
 cudaError_t cudart_host_texture_resource_desc(apigen_call_ctx *cx, struct cudaResourceDesc *pResDesc, cudaTextureObject_t texObject); /* hand-written, in the spec's sources: wraps cudaGetTextureObjectResourceDesc */
@@ -42,6 +45,7 @@ cudaError_t cudart_host_graphics_mapped_pointer(apigen_call_ctx *cx, void **devP
 cudaError_t cudart_host_get_device_pointer(apigen_call_ctx *cx, void **pDevice, void *pHost, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaHostGetDevicePointer */
 cudaError_t cudart_host_ipc_open(apigen_call_ctx *cx, void **devPtr, cudaIpcMemHandle_t handle, unsigned int flags); /* hand-written, in the spec's sources: wraps cudaIpcOpenMemHandle */
 cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetGlobal */
+cudaError_t cudart_host_library_get_managed(apigen_call_ctx *cx, void **dptr, size_t *bytes, cudaLibrary_t library, const char *name); /* hand-written, in the spec's sources: wraps cudaLibraryGetManaged */
 cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent); /* hand-written, in the spec's sources: wraps cudaMalloc3D */
 cudaError_t cudart_host_malloc_pitch(apigen_call_ctx *cx, void **devPtr, size_t *pitch, size_t width, size_t height); /* hand-written, in the spec's sources: wraps cudaMallocPitch */
 cudaError_t cudart_host_pool_import(apigen_call_ctx *cx, void **ptr, cudaMemPool_t memPool, struct cudaMemPoolPtrExportData *exportData); /* hand-written, in the spec's sources: wraps cudaMemPoolImportPointer */
@@ -1780,7 +1784,7 @@ static void h_apigenCudartRegisterModule(apigen_call_ctx *cx)
         if (proxies == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenCudartRegisterModule(image, imageSize, names, namesSize, syms, nsyms, module, proxies);
+    ret_ = cudart_host_register_module(cx, image, imageSize, names, namesSize, syms, nsyms, module, proxies);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2436,7 +2440,7 @@ static void h_cudaDeviceGetAttribute(apigen_call_ctx *cx)
         if (value == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaDeviceGetAttribute(value, attr, device);
+    ret_ = cudart_host_device_attribute(cx, value, attr, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3710,7 +3714,7 @@ static void h_cudaGetDeviceProperties(apigen_call_ctx *cx)
         if (prop == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = cudaGetDeviceProperties(prop, device);
+    ret_ = cudart_host_device_properties(cx, prop, device);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == cudaSuccess;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7151,6 +7155,57 @@ static void h_cudaLibraryGetKernelCount(apigen_call_ctx *cx)
     }
 }
 
+static void h_cudaLibraryGetManaged(apigen_call_ctx *cx)
+{
+    void **dptr = {0};
+    size_t *bytes = {0};
+    cudaLibrary_t library = {0};
+    const char *name = {0};
+    cudaError_t ret_;
+    uint64_t v_library;
+    void *r_;
+    uint8_t p_dptr = 0;
+    uint64_t n_dptr = 0;
+    uint8_t p_bytes = 0;
+    uint64_t n_bytes = 0;
+    const char *s_;
+    int ok_;
+    uint64_t k_;
+    uint64_t i_;
+    if (!apigen_get_u64(cx->rd, &v_library)) { apigen_reject(cx, APIGEN_BAD_ARGS, "library"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaLibrary_t, v_library, &r_)) return; /* library */
+    library = (cudaLibrary_t)(uintptr_t)r_;
+    if (!apigen_get_u8(cx->rd, &p_dptr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "dptr"); return; }
+    if (p_dptr) {
+        n_dptr = (uint64_t)(1);
+        dptr = apigen_scratch(cx, n_dptr, sizeof(void *));
+        if (dptr == NULL) return;
+    }
+    if (!apigen_get_u8(cx->rd, &p_bytes)) { apigen_reject(cx, APIGEN_BAD_ARGS, "bytes"); return; }
+    if (p_bytes) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) { apigen_reject(cx, APIGEN_TOO_LARGE, "bytes"); return; }
+        bytes = apigen_scratch(cx, n_bytes, 1);
+        if (bytes == NULL) return;
+    }
+    if (!apigen_get_str(cx->rd, &s_, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
+    name = (const char *)s_;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_library_get_managed(cx, dptr, bytes, library, name);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_dptr) { /* dptr */
+        k_ = ok_ ? n_dptr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)dptr[i_])) return;
+    }
+    if (p_bytes) { /* bytes */
+        k_ = ok_ ? n_bytes : 0;
+        if (!apigen_put_bytes_ref(cx->wr, bytes, k_)) return;
+    }
+}
+
 static void h_cudaLibraryLoadFromFile(apigen_call_ctx *cx)
 {
     cudaLibrary_t *library = {0};
@@ -7720,6 +7775,45 @@ static void h_cudaMallocFromPoolAsync_ptsz(apigen_call_ctx *cx)
         if (!apigen_put_u64(cx->wr, k_)) return;
         for (i_ = 0; i_ < k_; i_++)
             if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)ptr[i_])) return;
+    }
+}
+
+static void h_cudaMallocManaged(apigen_call_ctx *cx)
+{
+    void **devPtr = {0};
+    size_t size = {0};
+    unsigned int flags = {0};
+    cudaError_t ret_;
+    uint64_t v_size;
+    uint32_t v_flags;
+    uint8_t p_devPtr = 0;
+    uint64_t n_devPtr = 0;
+    int ok_;
+    uint64_t i_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_size)) { apigen_reject(cx, APIGEN_BAD_ARGS, "size"); return; }
+    size = (size_t)v_size;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (unsigned int)v_flags;
+    if (!apigen_get_u8(cx->rd, &p_devPtr)) { apigen_reject(cx, APIGEN_BAD_ARGS, "devPtr"); return; }
+    if (p_devPtr) {
+        n_devPtr = (uint64_t)(1);
+        devPtr = apigen_scratch(cx, n_devPtr, sizeof(void *));
+        if (devPtr == NULL) return;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudaMallocManaged(devPtr, size, flags);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == cudaSuccess;
+    if (ok_ && p_devPtr) /* devPtr: new device ranges of this client */
+        for (i_ = 0; i_ < n_devPtr; i_++)
+            if (!apigen_dev_add(cx, (uint64_t)(uintptr_t)devPtr[i_], (uint64_t)(size))) return;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_devPtr) { /* devPtr */
+        k_ = ok_ ? n_devPtr : 0;
+        if (!apigen_put_u64(cx->wr, k_)) return;
+        for (i_ = 0; i_ < k_; i_++)
+            if (!apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)devPtr[i_])) return;
     }
 }
 
@@ -13060,7 +13154,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[336] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13251,6 +13345,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = "cudaLibraryGetGlobal",
     [CUDART_CALL_cudaLibraryGetKernel] = "cudaLibraryGetKernel",
     [CUDART_CALL_cudaLibraryGetKernelCount] = "cudaLibraryGetKernelCount",
+    [CUDART_CALL_cudaLibraryGetManaged] = "cudaLibraryGetManaged",
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
@@ -13264,6 +13359,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaMallocAsync_ptsz] = "cudaMallocAsync_ptsz",
     [CUDART_CALL_cudaMallocFromPoolAsync] = "cudaMallocFromPoolAsync",
     [CUDART_CALL_cudaMallocFromPoolAsync_ptsz] = "cudaMallocFromPoolAsync_ptsz",
+    [CUDART_CALL_cudaMallocManaged] = "cudaMallocManaged",
     [CUDART_CALL_cudaMallocMipmappedArray] = "cudaMallocMipmappedArray",
     [CUDART_CALL_cudaMallocPitch] = "cudaMallocPitch",
     [CUDART_CALL_cudaMemAdvise] = "cudaMemAdvise",
@@ -13397,7 +13493,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[336] = {
+static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13588,6 +13684,7 @@ static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = h_cudaLibraryGetGlobal,
     [CUDART_CALL_cudaLibraryGetKernel] = h_cudaLibraryGetKernel,
     [CUDART_CALL_cudaLibraryGetKernelCount] = h_cudaLibraryGetKernelCount,
+    [CUDART_CALL_cudaLibraryGetManaged] = h_cudaLibraryGetManaged,
     [CUDART_CALL_cudaLibraryLoadFromFile] = h_cudaLibraryLoadFromFile,
     [CUDART_CALL_cudaLibraryUnload] = h_cudaLibraryUnload,
     [CUDART_CALL_cudaLogsCurrent] = h_cudaLogsCurrent,
@@ -13601,6 +13698,7 @@ static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_cudaMallocAsync_ptsz] = h_cudaMallocAsync_ptsz,
     [CUDART_CALL_cudaMallocFromPoolAsync] = h_cudaMallocFromPoolAsync,
     [CUDART_CALL_cudaMallocFromPoolAsync_ptsz] = h_cudaMallocFromPoolAsync_ptsz,
+    [CUDART_CALL_cudaMallocManaged] = h_cudaMallocManaged,
     [CUDART_CALL_cudaMallocMipmappedArray] = h_cudaMallocMipmappedArray,
     [CUDART_CALL_cudaMallocPitch] = h_cudaMallocPitch,
     [CUDART_CALL_cudaMemAdvise] = h_cudaMemAdvise,
@@ -13734,7 +13832,7 @@ static const apigen_handler_fn handlers_[336] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[336] = {
+static const uint8_t stream_in_calls_[338] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

@@ -4381,7 +4381,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaEventQuery(cudaEvent_t event)
+/* The forwarder of cudaEventQuery: the spec's hand-written guest code exports cudaEventQuery and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaEventQuery(cudaEvent_t event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -8802,7 +8803,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+/* The forwarder of cudaGraphLaunch: the spec's hand-written guest code exports cudaGraphLaunch and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -8858,7 +8860,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+/* The forwarder of cudaGraphLaunch_ptsz: the spec's hand-written guest code exports cudaGraphLaunch_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -11048,16 +11051,72 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)
+/* The forwarder of cudaLibraryGetManaged: the spec's hand-written guest code exports cudaLibraryGetManaged and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaLibraryGetManaged(void **dptr, size_t *bytes, cudaLibrary_t library, const char *name)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)dptr;
-    (void)bytes;
-    (void)library;
-    (void)name;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaLibraryGetManaged: not supported: %s", "managed memory cannot be mapped by the guest's CPU");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_dptr = 0;
+    uint64_t n_bytes = 0;
+    uint64_t i_;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)library); /* library */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaLibraryGetManaged, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)library)) goto nomem; /* library */
+    if (dptr != NULL) {
+        n_dptr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, dptr != NULL)) goto nomem; /* dptr */
+    if (bytes != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(size_t), &n_bytes)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, bytes != NULL)) goto nomem; /* bytes */
+    if (!apigen_put_str(call_.wr, name)) goto nomem; /* name */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (dptr != NULL) { /* dptr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_dptr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            dptr[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    if (bytes != NULL && !apigen_get_into(&call_.rd, bytes, n_bytes, NULL)) goto bad; /* bytes */
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaLibraryGetManaged(dptr=%#llx, bytes=%#llx, library=%#llx, name=\"%s\") = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)dptr, (unsigned long long)(uintptr_t)bytes, (unsigned long long)(uintptr_t)library, name ? (const char *)name : "(null)", (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)
@@ -11853,15 +11912,63 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+/* The forwarder of cudaMallocManaged: the spec's hand-written guest code exports cudaMallocManaged and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)devPtr;
-    (void)size;
-    (void)flags;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaMallocManaged: not supported: %s", "managed memory is shared between the CPU and the GPU of one machine; the guest's CPU cannot map it");
-    return cudaErrorNotSupported;
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_devPtr = 0;
+    uint64_t i_;
+    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaMallocManaged))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)size)) goto nomem; /* size */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (devPtr != NULL) {
+        n_devPtr = (uint64_t)(1);
+    }
+    if (!apigen_put_u8(call_.wr, devPtr != NULL)) goto nomem; /* devPtr */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (devPtr != NULL) { /* devPtr */
+        uint64_t k_, v_;
+        if (!apigen_get_u64(&call_.rd, &k_) || k_ > n_devPtr) goto bad;
+        for (i_ = 0; i_ < k_; i_++) {
+            if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
+            devPtr[i_] = (void *)(uintptr_t)v_;
+        }
+    }
+    if (devPtr != NULL && ret_ == cudaSuccess) /* devPtr: a device range of this call's server */
+        apigen_dev_note(&cudart_api, call_.server, (uint64_t)(uintptr_t)*devPtr, (uint64_t)(size));
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("cudaMallocManaged(devPtr=%#llx, size=%llu, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)devPtr, (unsigned long long)size, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
 }
 
 APIGEN_EXPORT cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const struct cudaChannelFormatDesc *desc, struct cudaExtent extent, unsigned int numLevels, unsigned int flags)
@@ -15817,7 +15924,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+/* The forwarder of cudaMemset: the spec's hand-written guest code exports cudaMemset and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset(void *devPtr, int value, size_t count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15862,7 +15970,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+/* The forwarder of cudaMemset2D: the spec's hand-written guest code exports cudaMemset2D and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15909,7 +16018,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+/* The forwarder of cudaMemset2DAsync: the spec's hand-written guest code exports cudaMemset2DAsync and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15969,7 +16079,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+/* The forwarder of cudaMemset2DAsync_ptsz: the spec's hand-written guest code exports cudaMemset2DAsync_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16029,7 +16140,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+/* The forwarder of cudaMemset2D_ptds: the spec's hand-written guest code exports cudaMemset2D_ptds and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16274,7 +16386,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+/* The forwarder of cudaMemsetAsync: the spec's hand-written guest code exports cudaMemsetAsync and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16332,7 +16445,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
+/* The forwarder of cudaMemsetAsync_ptsz: the spec's hand-written guest code exports cudaMemsetAsync_ptsz and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -16390,7 +16504,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
+/* The forwarder of cudaMemset_ptds: the spec's hand-written guest code exports cudaMemset_ptds and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemset_ptds(void *devPtr, int value, size_t count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19478,7 +19593,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[336] = {
+static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -19669,6 +19784,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaLibraryGetGlobal] = "cudaLibraryGetGlobal",
     [CUDART_CALL_cudaLibraryGetKernel] = "cudaLibraryGetKernel",
     [CUDART_CALL_cudaLibraryGetKernelCount] = "cudaLibraryGetKernelCount",
+    [CUDART_CALL_cudaLibraryGetManaged] = "cudaLibraryGetManaged",
     [CUDART_CALL_cudaLibraryLoadFromFile] = "cudaLibraryLoadFromFile",
     [CUDART_CALL_cudaLibraryUnload] = "cudaLibraryUnload",
     [CUDART_CALL_cudaLogsCurrent] = "cudaLogsCurrent",
@@ -19682,6 +19798,7 @@ static const char *const call_names_[336] = {
     [CUDART_CALL_cudaMallocAsync_ptsz] = "cudaMallocAsync_ptsz",
     [CUDART_CALL_cudaMallocFromPoolAsync] = "cudaMallocFromPoolAsync",
     [CUDART_CALL_cudaMallocFromPoolAsync_ptsz] = "cudaMallocFromPoolAsync_ptsz",
+    [CUDART_CALL_cudaMallocManaged] = "cudaMallocManaged",
     [CUDART_CALL_cudaMallocMipmappedArray] = "cudaMallocMipmappedArray",
     [CUDART_CALL_cudaMallocPitch] = "cudaMallocPitch",
     [CUDART_CALL_cudaMemAdvise] = "cudaMemAdvise",

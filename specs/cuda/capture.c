@@ -154,22 +154,36 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int pt)
     return e;
 }
 
+/* managed memory (managed.c): what the host wrote goes first; a copy into
+ * managed memory is device work on s */
+static CUresult managed_around(CUresult (*op)(CUdeviceptr, const void *, size_t, CUstream, int),
+                               CUdeviceptr dst, const void *src, size_t n, CUstream s, int pt)
+{
+    CUresult e = apigen_cuda_managed_push();
+    if (e != CUDA_SUCCESS) return e;
+    e = op(dst, src, n, s, pt);
+    if (e == CUDA_SUCCESS) apigen_cuda_managed_wrote(dst, n, s, pt != 0);
+    return e;
+}
+
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
 {
-    return htod(dst, src, n, s, 0);
+    return managed_around(htod, dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n,
                                                  CUstream s)
 {
-    return htod(dst, src, n, s, 1);
+    return managed_around(htod, dst, src, n, s, 1);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return dtoh(dst, src, n, s, 0);
+    CUresult e = apigen_cuda_managed_push();
+    return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 0);
 }
 APIGEN_EXPORT CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
 {
-    return dtoh(dst, src, n, s, 1);
+    CUresult e = apigen_cuda_managed_push();
+    return e != CUDA_SUCCESS ? e : dtoh(dst, src, n, s, 1);
 }
 
 /* ---- 1D arrays: captured, the same copy as a 2D one (copy3d.c) -------------------------------- */

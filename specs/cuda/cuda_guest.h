@@ -2,6 +2,7 @@
 #ifndef APIGEN_CUDA_GUEST_H
 #define APIGEN_CUDA_GUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,16 @@ int apigen_cuda_is_guest_host(const void *p);
  * guest's own host memory (host_mem.c; asks the server unless the guest
  * allocated or registered it). */
 int apigen_cuda_on_server(CUdeviceptr p);
+
+/* managed memory (managed.c, docs/managed.md): push what the host wrote
+ * before the server may read managed memory; after device work on s that
+ * may write [dst, dst+n) (dst 0: anywhere), mark it; after a successful
+ * synchronization (APIGEN_SYNC_ALL/_QUEUE/_POINT) pull what the device may
+ * have written; a global that is a __managed__ variable gets a mirror */
+CUresult apigen_cuda_managed_push(void);
+void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz);
+CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz);
+CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name);
 
 /* A kernel's parameter layout, learned once per CUfunction or CUkernel id
  * from the server (launch.c). */

@@ -37,6 +37,7 @@ APIGEN_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CU
     CUresult e = cuda_fwd_cuModuleGetGlobal_v2(&p, &n, hmod, name);
     if (e != CUDA_SUCCESS) return e;
     note(server_of((uint64_t)(uintptr_t)hmod), p, n);
+    if ((e = apigen_cuda_managed_global(p, n, name)) != CUDA_SUCCESS) return e;
     if (dptr) *dptr = p;
     if (bytes) *bytes = n;
     return e;
@@ -50,6 +51,7 @@ APIGEN_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUli
     CUresult e = cuda_fwd_cuLibraryGetGlobal(&p, &n, library, name);
     if (e != CUDA_SUCCESS) return e;
     note(server_of((uint64_t)(uintptr_t)library), p, n);
+    if ((e = apigen_cuda_managed_global(p, n, name)) != CUDA_SUCCESS) return e;
     if (dptr) *dptr = p;
     if (bytes) *bytes = n;
     return e;

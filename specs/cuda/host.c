@@ -227,6 +227,21 @@ CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, siz
     return e;
 }
 
+/* A __managed__ variable's memory is the client's (the guest mirrors it). */
+CUresult cuda_host_library_get_managed(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
+                                       CUlibrary library, const char *name)
+{
+    CUdeviceptr p = 0;
+    size_t n = 0;
+    CUresult e = cuLibraryGetManaged(&p, &n, library, name);
+    e = add_range(cx, e, p, n);
+    if (e == CUDA_SUCCESS) {
+        if (dptr) *dptr = p;
+        if (bytes) *bytes = n;
+    }
+    return e;
+}
+
 CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
                                       CUlibrary library, const char *name)
 {
@@ -949,5 +964,21 @@ CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgr
             *n[i] = *n[i] ? (CUgraphNode)(uintptr_t)apigen_handle_put(cx, ht("CUgraphNode"), *n[i])
                           : NULL;
     }
+    return e;
+}
+
+/* A forwarded device reaches neither the guest's pageable memory nor its
+ * managed memory while the guest's CPU uses it (docs/managed.md). */
+CUresult cuda_host_device_attribute(apigen_call_ctx *cx, int *pi, CUdevice_attribute attrib,
+                                    CUdevice dev)
+{
+    (void)cx;
+    CUresult e = cuDeviceGetAttribute(pi, attrib, dev);
+    if (e == CUDA_SUCCESS && pi &&
+        (attrib == CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS ||
+         attrib == CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS ||
+         attrib == CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES ||
+         attrib == CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST))
+        *pi = 0;
     return e;
 }

@@ -138,13 +138,17 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (e != CUDA_SUCCESS) return e;
     if (!launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attrs, nattrs))
         flags |= APIGEN_CUDA_LAUNCH_SYNC; /* the driver's refusal comes back at this call */
+    if ((e = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e;
     if (extra) {
         const void *buf;
         size_t n;
         e = apigen_cuda_extra_buffer(l, extra, &buf, &n);
         if (e != CUDA_SUCCESS) return e;
-        return apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
-                                n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
+        e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
+                             n ? buf : NULL, n, nattrs ? attrs : NULL, nattrs, flags);
+        if (e == CUDA_SUCCESS)
+            apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
+        return e;
     }
     if (l->n && !params) {
         apigen_log("cuda: cuLaunchKernel: the kernel takes %u parameters and kernelParams is "
@@ -165,6 +169,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     e = apigenCudaLaunch((uint64_t)(uintptr_t)f, 0, gx, gy, gz, bx, by, bz, shmem, stream,
                          l->size ? buf : NULL, l->size, nattrs ? attrs : NULL, nattrs, flags);
     if (buf != small) free(buf);
+    if (e == CUDA_SUCCESS)
+        apigen_cuda_managed_wrote(0, 0, stream, (flags & APIGEN_CUDA_LAUNCH_PTSZ) != 0);
     return e;
 }
 

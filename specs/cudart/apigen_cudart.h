@@ -113,6 +113,7 @@ typedef struct apigenCudartSym {
 
 #define APIGEN_CUDART_SYM_FUNCTION 1
 #define APIGEN_CUDART_SYM_VAR 2
+#define APIGEN_CUDART_SYM_MANAGED 3 /* a __managed__ variable: its proxy answer is the managed address */
 #define APIGEN_CUDART_MAX_PARAMS 1024
 
 /* Ships a fat binary and its symbols once; the server registers them with

@@ -32,6 +32,7 @@
 #include "apigen_copy.h"
 #include "apigen_rt.h"
 #include "cudart_wire.h"
+#include "managed.h"
 
 /* ---- forwarders generated for `wrap: {guest: true}` ---------------------------- */
 #define FWD_DECL(name, ...) cudaError_t cudart_fwd_##name(__VA_ARGS__);
@@ -127,6 +128,20 @@ FWD_DECL(cudaStreamQuery, cudaStream_t stream)
 FWD_DECL(cudaStreamQuery_ptsz, cudaStream_t stream)
 FWD_DECL(cudaDeviceSynchronize, void)
 FWD_DECL(cudaEventSynchronize, cudaEvent_t event)
+FWD_DECL(cudaEventQuery, cudaEvent_t event)
+FWD_DECL(cudaGraphLaunch, cudaGraphExec_t graphExec, cudaStream_t stream)
+FWD_DECL(cudaGraphLaunch_ptsz, cudaGraphExec_t graphExec, cudaStream_t stream)
+FWD_DECL(cudaMallocManaged, void **devPtr, size_t size, unsigned int flags)
+FWD_DECL(cudaMemset, void *devPtr, int value, size_t count)
+FWD_DECL(cudaMemset_ptds, void *devPtr, int value, size_t count)
+FWD_DECL(cudaMemsetAsync, void *devPtr, int value, size_t count, cudaStream_t stream)
+FWD_DECL(cudaMemsetAsync_ptsz, void *devPtr, int value, size_t count, cudaStream_t stream)
+FWD_DECL(cudaMemset2D, void *devPtr, size_t pitch, int value, size_t width, size_t height)
+FWD_DECL(cudaMemset2D_ptds, void *devPtr, size_t pitch, int value, size_t width, size_t height)
+FWD_DECL(cudaMemset2DAsync, void *devPtr, size_t pitch, int value, size_t width, size_t height,
+         cudaStream_t stream)
+FWD_DECL(cudaMemset2DAsync_ptsz, void *devPtr, size_t pitch, int value, size_t width,
+         size_t height, cudaStream_t stream)
 
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
@@ -387,17 +402,17 @@ APIGEN_EXPORT void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char 
             global);
 }
 
+/* A __managed__ variable: the program reaches it through *hostVarPtrAddress,
+ * which the runtime points at the variable's managed memory. The server
+ * registers it with its runtime and answers that address; the guest mirrors
+ * it there (set_managed_vars, when the module is shipped to server 0). */
 APIGEN_EXPORT void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress,
                                             char *deviceAddress, const char *deviceName, int ext,
                                             size_t size, int constant, int global)
 {
-    static atomic_flag logged = ATOMIC_FLAG_INIT;
-    (void)fatCubinHandle, (void)hostVarPtrAddress, (void)deviceAddress, (void)ext, (void)size,
-        (void)constant, (void)global;
-    if (!atomic_flag_test_and_set(&logged))
-        apigen_log("cudart: __managed__ variable '%s': managed memory is not supported remotely; "
-                   "it stays unregistered",
-                   deviceName ? deviceName : "?");
+    (void)deviceAddress;
+    add_sym(fatCubinHandle, APIGEN_CUDART_SYM_MANAGED, hostVarPtrAddress, deviceName, 0, ext, size,
+            constant, global);
 }
 
 /* A no-op, said once: the real runtime ties a host variable of the program
@@ -469,10 +484,33 @@ static void ship_on(module *m, int srv)
     pthread_mutex_lock(&lock_);
     if (srv == 0) m->handle = handle;
     for (size_t i = 0; i < m->nsyms; i++) {
+        if (m->syms[i].s.kind == APIGEN_CUDART_SYM_MANAGED) continue; /* below */
         (void)map_put(&host_to_proxy_, SRV_KEY(m->syms[i].host, srv), proxies[i]);
         (void)map_put(&proxy_to_host_, SRV_KEY(proxies[i], srv), (uint64_t)(uintptr_t)m->syms[i].host);
     }
     pthread_mutex_unlock(&lock_);
+    /* __managed__ variables: the proxy answered is the variable's managed
+     * address on the server; the guest mirrors it there and fills the
+     * mirror with the variable's initial value */
+    for (size_t i = 0; i < m->nsyms && srv == 0; i++) {
+        const module_sym *ms = &m->syms[i];
+        if (ms->s.kind != APIGEN_CUDART_SYM_MANAGED) continue;
+        void *addr = (void *)(uintptr_t)proxies[i];
+        size_t size = ms->s.size ? (size_t)ms->s.size : 1;
+        if (!addr || cudart_managed_map(addr, size, true, ms->name) != cudaSuccess) {
+            if (!addr)
+                apigen_log("cudart: __managed__ variable '%s': the server has no managed memory "
+                           "for it; the program's accesses will fault", ms->name);
+            continue;
+        }
+        ranges_add(&dev_ranges_, addr, size, 0, false);
+        apigen_dev_note(&cudart_api, 0, (uint64_t)(uintptr_t)addr, (uint64_t)size);
+        cudart_managed_wrote(addr, size, NULL, false);
+        if (cudart_managed_sync(CUDART_SYNC_STREAM, NULL, false) != cudaSuccess)
+            apigen_log("cudart: __managed__ variable '%s': its initial value could not be read "
+                       "from the server", ms->name);
+        *(void **)(uintptr_t)ms->host = addr;
+    }
 out:
     free(names);
     free(syms);
@@ -670,9 +708,14 @@ static cudaError_t launch(const void *proxy, cudaKernel_t kernel, dim3 grid, dim
     memset(buf, 0, l->size);
     for (uint32_t i = 0; i < l->n; i++) memcpy(buf + l->offsets[i], args[i], l->sizes[i]);
     if (config_refused(grid, block)) flags |= APIGEN_CUDART_SYNC;
+    if ((e = cudart_managed_push()) != cudaSuccess) {
+        if (buf != small) free(buf);
+        return e;
+    }
     e = apigenCudartLaunch(proxy, kernel, grid, block, shmem, stream, l->size ? buf : NULL,
                            l->size, nattrs ? attrs : NULL, nattrs, flags);
     if (buf != small) free(buf);
+    if (e == cudaSuccess) cudart_managed_launched(stream, (flags & APIGEN_CUDART_PTSZ) != 0);
     return e;
 }
 
@@ -877,19 +920,80 @@ APIGEN_EXPORT cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream,
     return enqueue_host_fn(stream, NULL, callback, userData, APIGEN_CUDART_PTSZ);
 }
 
-/* Host functions need nothing here any more (the server's stream waits for
- * them); the wrappers stay so that the spec's `wrap:` keeps its exports. */
-#define SYNC_WRAP(name, params, args)                                                              \
+/* Synchronizations: once they succeed, managed memory the device may have
+ * written comes back to the guest's mirrors (managed.c). */
+#define SYNC_WRAP(name, params, args, what, stream, ptsz)                                          \
     APIGEN_EXPORT cudaError_t name params                                                          \
     {                                                                                              \
-        return cudart_fwd_##name args;                                                             \
+        cudaError_t e_ = cudart_fwd_##name args;                                                   \
+        if (e_ == cudaSuccess) e_ = cudart_managed_sync(what, stream, ptsz);                       \
+        return e_;                                                                                 \
     }
-SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream))
-SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream))
-SYNC_WRAP(cudaStreamQuery, (cudaStream_t stream), (stream))
-SYNC_WRAP(cudaStreamQuery_ptsz, (cudaStream_t stream), (stream))
-SYNC_WRAP(cudaDeviceSynchronize, (void), ())
-SYNC_WRAP(cudaEventSynchronize, (cudaEvent_t event), (event))
+SYNC_WRAP(cudaStreamSynchronize, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
+SYNC_WRAP(cudaStreamSynchronize_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
+SYNC_WRAP(cudaStreamQuery, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, false)
+SYNC_WRAP(cudaStreamQuery_ptsz, (cudaStream_t stream), (stream), CUDART_SYNC_STREAM, stream, true)
+SYNC_WRAP(cudaDeviceSynchronize, (void), (), CUDART_SYNC_DEVICE, NULL, false)
+SYNC_WRAP(cudaEventSynchronize, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
+SYNC_WRAP(cudaEventQuery, (cudaEvent_t event), (event), CUDART_SYNC_EVENT, NULL, false)
+
+/* A graph may read and write managed memory like a launch. */
+#define GRAPH_LAUNCH(name, ptsz)                                                                   \
+    APIGEN_EXPORT cudaError_t name(cudaGraphExec_t graphExec, cudaStream_t stream)                 \
+    {                                                                                              \
+        cudaError_t e_ = cudart_managed_push();                                                    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(graphExec, stream);                                                 \
+        if (e_ == cudaSuccess) cudart_managed_launched(stream, ptsz);                              \
+        return e_;                                                                                 \
+    }
+GRAPH_LAUNCH(cudaGraphLaunch, false)
+GRAPH_LAUNCH(cudaGraphLaunch_ptsz, true)
+
+/* Sets read the pages around what they set (a dirty page pushed after a
+ * set would undo it) and write device memory. */
+#define MEMSET(name, params, args, dst, n, stream, ptsz)                                           \
+    APIGEN_EXPORT cudaError_t name params                                                          \
+    {                                                                                              \
+        cudaError_t e_ = cudart_managed_push();                                                    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name args;                                                               \
+        if (e_ == cudaSuccess) cudart_managed_wrote(dst, n, stream, ptsz);                         \
+        return e_;                                                                                 \
+    }
+MEMSET(cudaMemset, (void *devPtr, int value, size_t count), (devPtr, value, count), devPtr, count, NULL, false)
+MEMSET(cudaMemset_ptds, (void *devPtr, int value, size_t count), (devPtr, value, count), devPtr, count, NULL, true)
+MEMSET(cudaMemsetAsync, (void *devPtr, int value, size_t count, cudaStream_t stream),
+       (devPtr, value, count, stream), devPtr, count, stream, false)
+MEMSET(cudaMemsetAsync_ptsz, (void *devPtr, int value, size_t count, cudaStream_t stream),
+       (devPtr, value, count, stream), devPtr, count, stream, true)
+MEMSET(cudaMemset2D, (void *devPtr, size_t pitch, int value, size_t width, size_t height),
+       (devPtr, pitch, value, width, height), devPtr, pitch * height, NULL, false)
+MEMSET(cudaMemset2D_ptds, (void *devPtr, size_t pitch, int value, size_t width, size_t height),
+       (devPtr, pitch, value, width, height), devPtr, pitch * height, NULL, true)
+MEMSET(cudaMemset2DAsync,
+       (void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream),
+       (devPtr, pitch, value, width, height, stream), devPtr, pitch * height, stream, false)
+MEMSET(cudaMemset2DAsync_ptsz,
+       (void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream),
+       (devPtr, pitch, value, width, height, stream), devPtr, pitch * height, stream, true)
+
+/* ---- managed memory (managed.c) ---------------------------------------------------------- */
+APIGEN_EXPORT cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+    cudaError_t e = cudart_fwd_cudaMallocManaged(devPtr, size, flags);
+    if (e != cudaSuccess || !devPtr || !*devPtr) return e;
+    e = cudart_managed_map(*devPtr, size, false, "cudaMallocManaged");
+    if (e != cudaSuccess) {
+        (void)cudart_fwd_cudaFree(*devPtr);
+        *devPtr = NULL;
+        return local_error(e);
+    }
+    ranges_add(&dev_ranges_, *devPtr, size, 0, false);
+    apigen_dev_note(&cudart_api, apigen_current_server(&cudart_api), (uint64_t)(uintptr_t)*devPtr,
+                    (uint64_t)size);
+    return e;
+}
 
 /* ---- device memory ---------------------------------------------------------------------- */
 APIGEN_EXPORT cudaError_t cudaMalloc(void **devPtr, size_t size)
@@ -947,7 +1051,12 @@ MALLOC_POOL(cudaMallocFromPoolAsync_ptsz)
 APIGEN_EXPORT cudaError_t cudaFree(void *devPtr)
 {
     cudaError_t e = cudart_fwd_cudaFree(devPtr);
-    if (e == cudaSuccess && devPtr) (void)ranges_remove(&dev_ranges_, devPtr, NULL);
+    if (e == cudaSuccess && devPtr) {
+        (void)ranges_remove(&dev_ranges_, devPtr, NULL);
+        if (cudart_managed_holds(devPtr)) cudart_managed_unmap(devPtr);
+    }
+    /* cudaFree synchronizes the device */
+    if (e == cudaSuccess) e = cudart_managed_sync(CUDART_SYNC_DEVICE, NULL, false);
     return e;
 }
 
@@ -1476,7 +1585,18 @@ static cudaError_t copy_into_capture(void *dst, const void *src, size_t count,
 }
 
 #define MEMCPY(name, stream)                                                                       \
+    static cudaError_t name##_body(MEMCPY_ARGS);                                                   \
     APIGEN_EXPORT cudaError_t name(MEMCPY_ARGS)                                                    \
+    {                                                                                              \
+        bool ptsz_ = (stream) == cudaStreamPerThread;                                              \
+        cudaError_t e_ = cudart_managed_push();                                                    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = name##_body(dst, src, count, kind);                                                   \
+        if (e_ != cudaSuccess || !apigen_mirror_live()) return e_;                                 \
+        cudart_managed_wrote(dst, count, NULL, ptsz_);                                             \
+        return cudart_managed_sync(CUDART_SYNC_STREAM, NULL, ptsz_); /* synchronous copy */      \
+    }                                                                                              \
+    static cudaError_t name##_body(MEMCPY_ARGS)                                                    \
     {                                                                                              \
         bool staged_;                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
@@ -1502,7 +1622,17 @@ MEMCPY(cudaMemcpy, cudaStreamLegacy)
 MEMCPY(cudaMemcpy_ptds, cudaStreamPerThread)
 
 #define MEMCPY_ASYNC(name, dflt)                                                                   \
+    static cudaError_t name##_body(MEMCPYA_ARGS);                                                  \
     APIGEN_EXPORT cudaError_t name(MEMCPYA_ARGS)                                                   \
+    {                                                                                              \
+        cudaError_t e_ = cudart_managed_push();                                                    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = name##_body(dst, src, count, kind, stream);                                           \
+        if (e_ == cudaSuccess)                                                                     \
+            cudart_managed_wrote(dst, count, stream, (dflt) == cudaStreamPerThread);               \
+        return e_;                                                                                 \
+    }                                                                                              \
+    static cudaError_t name##_body(MEMCPYA_ARGS)                                                   \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) {                                                        \
@@ -1549,7 +1679,12 @@ static cudaError_t copy2d_h2h(void *dst, size_t dpitch, const void *src, size_t 
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost)                                                          \
             return copy2d_h2h(dst, dpitch, src, spitch, width, height);                            \
-        return cudart_fwd_##name(dst, dpitch, src, spitch, width, height, kind);                   \
+        cudaError_t e_ = cudart_managed_push();                                                    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = cudart_fwd_##name(dst, dpitch, src, spitch, width, height, kind);                     \
+        if (e_ != cudaSuccess || !apigen_mirror_live()) return e_;                                 \
+        cudart_managed_wrote(dst, dpitch * height, NULL, false);                                   \
+        return cudart_managed_sync(CUDART_SYNC_STREAM, NULL, false);                               \
     }
 MEMCPY2D(cudaMemcpy2D)
 MEMCPY2D(cudaMemcpy2D_ptds)
@@ -1558,7 +1693,16 @@ MEMCPY2D(cudaMemcpy2D_ptds)
  * the server reaches at every launch (capture_before): the same pitch,
  * rows of width bytes. */
 #define MEMCPY2D_ASYNC(name, fl)                                                                   \
+    static cudaError_t name##_body(M2DA_ARGS);                                                     \
     APIGEN_EXPORT cudaError_t name(M2DA_ARGS)                                                      \
+    {                                                                                              \
+        cudaError_t e_ = cudart_managed_push(); /* managed memory the host wrote goes first */    \
+        if (e_ != cudaSuccess) return e_;                                                          \
+        e_ = name##_body(dst, dpitch, src, spitch, width, height, kind, stream);                   \
+        if (e_ == cudaSuccess) cudart_managed_wrote(dst, dpitch * height, stream, (fl) != 0);      \
+        return e_;                                                                                 \
+    }                                                                                              \
+    static cudaError_t name##_body(M2DA_ARGS)                                                      \
     {                                                                                              \
         kind = resolve_kind(dst, src, kind);                                                       \
         if (kind == cudaMemcpyHostToHost) {                                                        \

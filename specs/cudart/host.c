@@ -78,8 +78,9 @@ cudaError_t apigenCudartRegisterModule(const void *image, size_t imageSize, cons
         return cudaErrorInvalidValue;
     for (uint32_t i = 0; i < nsyms; i++)
         if (syms[i].name_off >= namesSize ||
-            (syms[i].kind != APIGEN_CUDART_SYM_FUNCTION && syms[i].kind != APIGEN_CUDART_SYM_VAR) ||
-            (syms[i].kind == APIGEN_CUDART_SYM_VAR && syms[i].size > (1ull << 32)))
+            (syms[i].kind != APIGEN_CUDART_SYM_FUNCTION && syms[i].kind != APIGEN_CUDART_SYM_VAR &&
+             syms[i].kind != APIGEN_CUDART_SYM_MANAGED) ||
+            (syms[i].kind != APIGEN_CUDART_SYM_FUNCTION && syms[i].size > (1ull << 32)))
             return cudaErrorInvalidValue;
     struct apigenCudartModule_st *m = calloc(1, sizeof *m);
     if (!m) return cudaErrorMemoryAllocation;
@@ -96,7 +97,9 @@ cudaError_t apigenCudartRegisterModule(const void *image, size_t imageSize, cons
         const apigenCudartSym *s = &syms[m->nsyms];
         /* a proxy host address per symbol: variables get room for their
          * size, since the runtime may use the host copy */
-        m->proxies[m->nsyms] = calloc(1, s->kind == APIGEN_CUDART_SYM_VAR && s->size ? s->size : 1);
+        size_t room = s->kind == APIGEN_CUDART_SYM_VAR && s->size ? (size_t)s->size : 1;
+        if (s->kind == APIGEN_CUDART_SYM_MANAGED) room = sizeof(void *); /* where the runtime puts its address */
+        m->proxies[m->nsyms] = calloc(1, room);
         if (!m->proxies[m->nsyms]) {
             module_free(m);
             return cudaErrorMemoryAllocation;
@@ -112,12 +115,26 @@ cudaError_t apigenCudartRegisterModule(const void *image, size_t imageSize, cons
         if (s->kind == APIGEN_CUDART_SYM_FUNCTION)
             __cudaRegisterFunction(m->handle, (const char *)m->proxies[i], name, name,
                                    s->thread_limit, NULL, NULL, NULL, NULL, NULL);
+        else if (s->kind == APIGEN_CUDART_SYM_MANAGED)
+            __cudaRegisterManagedVar(m->handle, (void **)m->proxies[i], name, name, s->ext,
+                                     (size_t)s->size, s->constant, s->global);
         else
             __cudaRegisterVar(m->handle, (char *)m->proxies[i], name, name, s->ext,
                               (size_t)s->size, s->constant, s->global);
         proxies[i] = (uint64_t)(uintptr_t)m->proxies[i];
     }
     __cudaRegisterFatBinaryEnd(m->handle);
+    /* __managed__ variables: the runtime points each proxy at the
+     * variable's managed memory once the module is initialized; that
+     * address is the answer (the guest mirrors it there) */
+    bool managed = false;
+    for (uint32_t i = 0; i < nsyms; i++) managed |= syms[i].kind == APIGEN_CUDART_SYM_MANAGED;
+    if (managed) {
+        (void)__cudaInitModule(m->handle);
+        for (uint32_t i = 0; i < nsyms; i++)
+            if (syms[i].kind == APIGEN_CUDART_SYM_MANAGED)
+                proxies[i] = (uint64_t)(uintptr_t) * (void **)m->proxies[i];
+    }
     *module = m;
     return cudaSuccess;
 }
@@ -694,6 +711,22 @@ cudaError_t cudart_host_malloc3d(apigen_call_ctx *cx, struct cudaPitchedPtr *p,
              : e;
 }
 
+/* A module's __managed__ variables answer their managed addresses
+ * (apigenCudartRegisterModule): that memory is the client's. */
+cudaError_t cudart_host_register_module(apigen_call_ctx *cx, const void *image, size_t imageSize,
+                                        const char *names, size_t namesSize,
+                                        const apigenCudartSym *syms, uint32_t nsyms,
+                                        apigenCudartModule *module, uint64_t *proxies)
+{
+    cudaError_t e = apigenCudartRegisterModule(image, imageSize, names, namesSize, syms, nsyms,
+                                               module, proxies);
+    for (uint32_t i = 0; e == cudaSuccess && i < nsyms; i++)
+        if (syms[i].kind == APIGEN_CUDART_SYM_MANAGED && proxies[i])
+            e = add_range(cx, e, (const void *)(uintptr_t)proxies[i],
+                          syms[i].size ? (size_t)syms[i].size : 1);
+    return e;
+}
+
 cudaError_t cudart_host_get_symbol_address(apigen_call_ctx *cx, void **devPtr, const void *symbol)
 {
     size_t size = 0;
@@ -708,6 +741,16 @@ cudaError_t cudart_host_library_get_global(apigen_call_ctx *cx, void **dptr, siz
                                            cudaLibrary_t library, const char *name)
 {
     cudaError_t e = cudaLibraryGetGlobal(dptr, bytes, library, name);
+    return dptr ? add_range(cx, e, *dptr, bytes ? *bytes : driver_extent(*dptr)) : e;
+}
+#endif
+
+#ifdef APIGEN_HAS_FN_cudaLibraryGetManaged
+/* A library's __managed__ variable: its memory is the client's (the guest mirrors it). */
+cudaError_t cudart_host_library_get_managed(apigen_call_ctx *cx, void **dptr, size_t *bytes,
+                                            cudaLibrary_t library, const char *name)
+{
+    cudaError_t e = cudaLibraryGetManaged(dptr, bytes, library, name);
     return dptr ? add_range(cx, e, *dptr, bytes ? *bytes : driver_extent(*dptr)) : e;
 }
 #endif
@@ -1070,3 +1113,40 @@ __attribute__((constructor)) static void cudart_host_memory_init(void)
      * arguments to the runtime as they are */
     apigen_arena_accept(&apigen_api_cudart);
 }
+
+/* ---- device properties forwarded ------------------------------------------------------- */
+/* A forwarded device reaches neither the guest's pageable memory nor its
+ * managed memory while the guest's CPU uses it (the guest's mirror is moved
+ * at launches and synchronizations, docs/managed.md): a program that asks
+ * must not rely on either. */
+static bool not_forwarded_attr(enum cudaDeviceAttr attr)
+{
+    return attr == cudaDevAttrPageableMemoryAccess || attr == cudaDevAttrConcurrentManagedAccess ||
+           attr == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
+           attr == cudaDevAttrDirectManagedMemAccessFromHost;
+}
+
+cudaError_t cudart_host_device_attribute(apigen_call_ctx *cx, int *value, enum cudaDeviceAttr attr,
+                                         int device)
+{
+    (void)cx;
+    cudaError_t e = cudaDeviceGetAttribute(value, attr, device);
+    if (e == cudaSuccess && value && not_forwarded_attr(attr)) *value = 0;
+    return e;
+}
+
+#ifdef APIGEN_HAS_FN_cudaGetDeviceProperties
+cudaError_t cudart_host_device_properties(apigen_call_ctx *cx, struct cudaDeviceProp *prop,
+                                          int device)
+{
+    (void)cx;
+    cudaError_t e = cudaGetDeviceProperties(prop, device);
+    if (e == cudaSuccess && prop) {
+        prop->pageableMemoryAccess = 0;
+        prop->concurrentManagedAccess = 0;
+        prop->pageableMemoryAccessUsesHostPageTables = 0;
+        prop->directManagedMemAccessFromHost = 0;
+    }
+    return e;
+}
+#endif

@@ -62,8 +62,8 @@ handles)
     want "next sync call: the driver's own answer"
     want "cuGetProcAddress unknown: 500"
     want "done"
-    n=$(grep -c "cuMemAllocManaged: not supported" "$tmp/err")
-    [ "$n" = 1 ] || fail "want one log line for cuMemAllocManaged, got $n"
+    n=$(grep -c "cuLibraryGetUnifiedFunction: not supported" "$tmp/err")
+    [ "$n" = 1 ] || fail "want one log line for cuLibraryGetUnifiedFunction, got $n"
     grep -q "cuModuleLoadData: the image is neither" "$tmp/err" || fail "no log line for the bad image"
     n=$(grep -c "cuGetExportTable: no table for abababab-abab-abab-abab-abababababab" "$tmp/err")
     [ "$n" = 1 ] || fail "want one log line for the unknown export table, got $n"

@@ -11,8 +11,9 @@
  * value 0x70 leaves a line that the next cudaDeviceSynchronize prints to
  * stdout through stdio, unflushed, as the driver prints a kernel's output at
  * a synchronization. Never used with a GPU. */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE
 #include <cuda_runtime_api.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,17 +80,26 @@ FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
     if (!devPtr) return fail(cudaErrorInvalidValue);
     return (*devPtr = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
 }
+static int is_managed(const void *p);
 FAKE cudaError_t cudaFree(void *devPtr)
 {
+    if (is_managed(devPtr)) return cudaSuccess; /* the region is never reused */
     free(devPtr); /* NULL: the runtime is ready */
     return cudaSuccess;
 }
 static char printed_[256]; /* what the "kernels" printed, until a synchronization */
+static char asserted_[256]; /* a kernel's failed assert, printed to stderr likewise */
 
 FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     (void)stream;
     if (value == 0x7e) return fail(cudaErrorInvalidValue);
+    if (value == 0x71) {
+        size_t at = strlen(asserted_);
+        snprintf(asserted_ + at, sizeof asserted_ - at,
+                 "fake.cu:7: void k(): block: [0,0,0], thread: [0,0,0] Assertion `n < %zu` failed.\n",
+                 count);
+    }
     if (value == 0x70) {
         size_t at = strlen(printed_);
         snprintf(printed_ + at, sizeof printed_ - at, "device: a kernel printed this (%zu bytes)\n",
@@ -176,6 +186,8 @@ FAKE cudaError_t cudaDeviceSynchronize(void)
 {
     if (printed_[0]) printf("%s", printed_);
     printed_[0] = 0;
+    if (asserted_[0]) fprintf(stderr, "%s", asserted_);
+    asserted_[0] = 0;
     return cudaSuccess;
 }
 FAKE cudaError_t cudaGetLastError(void)
@@ -209,4 +221,52 @@ FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const
     a->devicePointer = (void *)ptr;
     a->hostPointer = (void *)ptr;
     return cudaSuccess;
+}
+
+/* Managed memory for tests/cuda/managed_ci.c: handed out from a fixed
+ * region, in order (the test occupies the first address in its own process
+ * to see the stub refuse it); "device" writes are cudaMemset and cudaMemcpy
+ * into it. */
+#include <sys/mman.h>
+#define MANAGED_BASE 0x5a0000000000ull
+#define MANAGED_SPAN (1ull << 30)
+static uint64_t managed_next_ = MANAGED_BASE;
+static int is_managed(const void *p)
+{
+    uint64_t a = (uint64_t)(uintptr_t)p;
+    return a >= MANAGED_BASE && a < MANAGED_BASE + MANAGED_SPAN;
+}
+FAKE cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    if (!devPtr || !size) return fail(cudaErrorInvalidValue);
+    size_t len = (size + 4095) & ~(size_t)4095;
+    void *p = mmap((void *)(uintptr_t)managed_next_, len, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
+    managed_next_ += len + 4096;
+    memset(p, 0xCD, size); /* not zero: what the guest sees must come from here */
+    *devPtr = p;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    (void)kind;
+    if (count && (!dst || !src)) return fail(cudaErrorInvalidValue);
+    memmove(dst, src, count);
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                 enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, count, kind);
+}
+FAKE cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
+}
+FAKE cudaError_t cudaEventQuery(cudaEvent_t event)
+{
+    return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
 }

@@ -123,6 +123,7 @@ int main(void)
     fflush(stdout);
     P("cudaMemsetAsync(prints)", cudaMemsetAsync(d, 0x70, 16, 0));
     P("cudaMemsetAsync(prints again)", cudaMemsetAsync(d, 0x70, 32, 0));
+    P("cudaMemsetAsync(asserts)", cudaMemsetAsync(d, 0x71, 8, 0)); /* a line on stderr */
     fflush(stdout);
     P("cudaDeviceSynchronize", cudaDeviceSynchronize());
     P("cudaFree", cudaFree(d));

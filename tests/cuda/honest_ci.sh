@@ -41,6 +41,19 @@ elif [ "$transport" = tcp ]; then
 else
     cp "$expected" "$tmp/want"
 fi
+# a kernel's assert message: on the program's stderr (a session process
+# forwards it), in the server's log with sessions as threads (shm here)
+assert_line='fake.cu:7: void k(): block: [0,0,0], thread: [0,0,0] Assertion `n < 8` failed.'
+where="$tmp/err"
+[ "$transport" = shm ] && where="$tmp/server.log"
+if ! grep -qF "$assert_line" "$where"; then
+    echo "FAIL: honest_ci over $transport: the assert message is not in $(basename "$where")"
+    rc=1
+fi
+if [ "$transport" != shm ] && grep -qF "$assert_line" "$tmp/server.log"; then
+    echo "FAIL: honest_ci over $transport: the assert message stayed in the server's log"
+    rc=1
+fi
 if [ $rc != 0 ] || ! cmp -s "$tmp/want" "$tmp/out"; then
     echo "FAIL: honest_ci over $transport: exit $rc"
     diff -u "$tmp/want" "$tmp/out" | sed 's/^/  /'

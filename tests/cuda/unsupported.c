@@ -9,12 +9,13 @@ int main(void)
 {
     void *p = NULL;
     const void *table = NULL;
-    cudaError_t a = cudaMallocManaged(&p, 64, cudaMemAttachGlobal);
-    cudaError_t b = cudaMallocManaged(&p, 64, cudaMemAttachGlobal);
+    /* a host function pointer of the server's process: refused */
+    cudaError_t a = cudaLibraryGetUnifiedFunction(&p, NULL, "k");
+    cudaError_t b = cudaLibraryGetUnifiedFunction(&p, NULL, "k");
     cudaError_t c = cudaGetExportTable(&table, NULL);
     int v = 0;
     cudaError_t d = cudaRuntimeGetVersion(&v);
-    printf("cudaMallocManaged: %s, again: %s, cudaGetExportTable: %s, then cudaRuntimeGetVersion: %s %d\n",
+    printf("cudaLibraryGetUnifiedFunction: %s, again: %s, cudaGetExportTable: %s, then cudaRuntimeGetVersion: %s %d\n",
            cudaGetErrorName(a), cudaGetErrorName(b), cudaGetErrorName(c), cudaGetErrorName(d), v);
     return a == cudaErrorNotSupported && b == cudaErrorNotSupported && c == cudaErrorNotSupported &&
                    d == cudaSuccess

@@ -72,7 +72,7 @@ if [ -n "$real_cuda" ]; then
 fi
 
 # the examples built with plain nvcc (static runtime)
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf"
+examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed"
 static=$build/driver-static
 mkdir -p "$static"
 for e in $examples; do
@@ -165,6 +165,14 @@ compare() { # KEY FWD_LIBPATH NATIVE_LIBPATH PROGRAM [ARGS]
             [ -z "$why" ] && why="$m: $(first_error "$key" $m)"
         fi
     done
+    case $key in
+    *device_assert)
+        # the assert message is on stderr natively and forwarded (runtime/output.c)
+        for m in native unix tcp shm; do
+            grep -q 'Assertion `v\[i\] > 0` failed' "$logs/$key.$m.err" ||
+                { res="DIFFERS"; why="${why:-$m: no assert message on stderr}"; }
+        done ;;
+    esac
     [ "$res" = identical ] || fails=$((fails + 1))
     printf '%-30s | rc %-5s | rc %-5s | rc %-5s | rc %-5s | %s %s\n' "$key" \
         "$(cat "$logs/$key.native.rc")" "$(cat "$logs/$key.unix.rc")" "$(cat "$logs/$key.tcp.rc")" \

@@ -70,7 +70,7 @@ run() { # NAME MODE -> writes $logs/NAME.MODE.{out,err,rc,ms}
 
 # fault makes its kernel fault (a sticky cudaErrorIllegalAddress) before the
 # examples after it: they must not notice (a process per session).
-examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf"
+examples="vector_add matmul streams constant fault multithread callback graph graph_nodes pageable_copy capture_copy boundary mapped device_printf device_assert managed"
 fails=0
 printf '\n%-12s | %-16s | %-16s | %-16s | %-16s | %s\n' example "native" "unix" "tcp" "shm" "result"
 printf '%s\n' "-------------+------------------+------------------+------------------+------------------+-------------------------"
@@ -103,6 +103,13 @@ for e in $examples; do
             res="DIFFERS ($m)"; fails=$((fails + 1))
         fi
     done
+    if [ "$e" = device_assert ]; then
+        # the assert message is on stderr natively and forwarded (runtime/output.c)
+        for m in native unix tcp shm; do
+            grep -q 'Assertion `v\[i\] > 0` failed' "$logs/$e.$m.err" ||
+                { res="DIFFERS ($m: no assert message on stderr)"; fails=$((fails + 1)); }
+        done
+    fi
     nrc=$(cat "$logs/$e.native.rc")
     [ "$nrc" = 0 ] || res="$res; native exit $nrc"
     [ "$nrc" -ge 124 ] && fails=$((fails + 1))   # did not run, timed out or crashed

@@ -20,9 +20,9 @@ int main(int argc, char **argv)
     show("forged module", cuModuleGetFunction(&f, (CUmodule)(uintptr_t)0xbeef00, "k"));
     show("forged function launch",
          cuLaunchKernel((CUfunction)(uintptr_t)0x7770000, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-    CUdeviceptr p = 0;
-    show("unsupported", cuMemAllocManaged(&p, 16, CU_MEM_ATTACH_GLOBAL));
-    show("unsupported again", cuMemAllocManaged(&p, 16, CU_MEM_ATTACH_GLOBAL));
+    void *fp = NULL; /* a host function pointer of the server's process: refused */
+    show("unsupported", cuLibraryGetUnifiedFunction(&fp, NULL, "k"));
+    show("unsupported again", cuLibraryGetUnifiedFunction(&fp, NULL, "k"));
     static const unsigned char junk[64] = {0x01, 0x02, 0x03, 0x04, 0xff};
     CUmodule m;
     show("bad image", cuModuleLoadData(&m, junk));

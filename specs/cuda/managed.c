@@ -1,0 +1,297 @@
+/* Managed memory through the driver stub (docs/managed.md): the driver's
+ * side of what specs/cudart/managed.c does for the runtime, over the same
+ * runtime mirrors (runtime/mirror.c) and queues, so that a program using
+ * both stubs has one view. cuMemAllocManaged and cuLibraryGetManaged map a
+ * mirror at the server's address; pages the host wrote go to the server
+ * before launches (launch.c), graph launches, copies and sets; what the
+ * device may have written comes back at synchronizations (context, stream,
+ * event synchronize, successful stream and event queries, synchronous
+ * copies, cuMemFree). */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "apigen_rt.h"
+#include "cuda_guest.h"
+#include "cuda_wire.h"
+
+#define FWD(name, ...) CUresult cuda_fwd_##name(__VA_ARGS__);
+FWD(cuMemcpyHtoD_v2, CUdeviceptr dst, const void *src, size_t n)
+FWD(cuMemcpyDtoH_v2, void *dst, CUdeviceptr src, size_t n)
+
+static int push_io(void *alias, uint64_t addr, size_t len, void *user)
+{
+    (void)user;
+    return (int)cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)addr, alias, len);
+}
+
+static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
+{
+    (void)user;
+    return (int)cuda_fwd_cuMemcpyDtoH_v2(alias, (CUdeviceptr)addr, len);
+}
+
+CUresult apigen_cuda_managed_push(void)
+{
+    if (!apigen_mirror_live()) return CUDA_SUCCESS;
+    return (CUresult)apigen_mirror_push(push_io, NULL);
+}
+
+/* CU_STREAM_LEGACY and CU_STREAM_PER_THREAD are cudart's values too: the
+ * queues are the runtime stub's. */
+static void queue_of(CUstream s, bool ptsz, uint64_t *q, uint64_t *owner)
+{
+    *owner = 0;
+    if ((!s && ptsz) || s == CU_STREAM_PER_THREAD) {
+        *q = (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD;
+        *owner = (uint64_t)pthread_self();
+    } else {
+        *q = (uint64_t)(uintptr_t)(s ? s : CU_STREAM_LEGACY);
+    }
+}
+
+void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz)
+{
+    if (!apigen_mirror_live()) return;
+    uint64_t q, o;
+    queue_of(s, ptsz, &q, &o);
+    apigen_mirror_queued(q, o, (uint64_t)dst, dst ? (n ? n : 1) : 0);
+}
+
+CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz)
+{
+    if (!apigen_mirror_live()) return CUDA_SUCCESS;
+    uint64_t q, o;
+    queue_of(s, ptsz, &q, &o);
+    return (CUresult)apigen_mirror_synced(scope, q, o, pull_io, NULL);
+}
+
+/* Managed allocations alive (small ones share pages): a mirror is a run of
+ * pages not covered yet, removed when no allocation overlaps it. */
+typedef struct {
+    uintptr_t p;
+    size_t n;
+} alloc;
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+static alloc *allocs_;
+static size_t nallocs_, cap_;
+
+static bool overlaps_alloc(uintptr_t b, size_t n)
+{
+    for (size_t i = 0; i < nallocs_; i++)
+        if (allocs_[i].p < b + n && b < allocs_[i].p + allocs_[i].n) return true;
+    return false;
+}
+
+static void drop_unused(uintptr_t p, size_t n)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+    for (uintptr_t a = p & ~(pg - 1); a < p + n;) {
+        uint64_t b, sz;
+        if (!apigen_mirror_find(a, &b, &sz)) {
+            a += pg;
+            continue;
+        }
+        if (!overlaps_alloc((uintptr_t)b, (size_t)sz)) (void)apigen_mirror_remove(b);
+        a = (uintptr_t)(b + sz);
+    }
+}
+
+/* clean: pulled at once (a variable's initial value); else every page is
+ * pushed at the first launch */
+static CUresult map_managed(CUdeviceptr dp, size_t size, bool clean, const char *what)
+{
+    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), p = (uintptr_t)dp;
+    if (!size) size = 1;
+    uintptr_t end = (p + size + pg - 1) & ~(pg - 1);
+    int r = 0;
+    apigen_mirror_own(&cuda_api, push_io); /* the family's libraries push through it */
+    pthread_mutex_lock(&lock_);
+    for (uintptr_t a = p & ~(pg - 1); a < end && !r;) {
+        uint64_t b, sz;
+        if (apigen_mirror_find(a, &b, &sz)) {
+            a = (uintptr_t)(b + sz);
+            continue;
+        }
+        uintptr_t e = a + pg;
+        while (e < end && !apigen_mirror_find(e, NULL, NULL)) e += pg;
+        r = apigen_mirror_add(a, e - a, !clean);
+        a = e;
+    }
+    if (!r && nallocs_ == cap_) {
+        size_t nc = cap_ ? 2 * cap_ : 64;
+        alloc *na = realloc(allocs_, nc * sizeof *na);
+        if (na) allocs_ = na, cap_ = nc;
+        else r = ENOMEM;
+    }
+    if (!r) allocs_[nallocs_++] = (alloc){p, size};
+    else drop_unused(p, size);
+    pthread_mutex_unlock(&lock_);
+    if (r == 0) {
+        apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)dp, (uint64_t)size);
+        return CUDA_SUCCESS;
+    }
+    apigen_log("cuda: %s: the server's managed memory is at 0x%llx (%zu bytes), but %s in this "
+               "process, so the application could not reach it at the same address: refused "
+               "(CUDA_ERROR_NOT_SUPPORTED)",
+               what, (unsigned long long)dp, size,
+               r == EEXIST ? "that address is taken" : "it could not be mapped there");
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+static void unmap_managed(CUdeviceptr dp)
+{
+    pthread_mutex_lock(&lock_);
+    for (size_t i = 0; i < nallocs_; i++) {
+        if (allocs_[i].p != (uintptr_t)dp) continue;
+        alloc a = allocs_[i];
+        allocs_[i] = allocs_[--nallocs_];
+        drop_unused(a.p, a.n);
+        break;
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+/* ---- allocation ------------------------------------------------------------------------- */
+FWD(cuMemAllocManaged, CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+FWD(cuMemFree_v2, CUdeviceptr dptr)
+
+APIGEN_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned int flags)
+{
+    CUresult e = cuda_fwd_cuMemAllocManaged(dptr, bytesize, flags);
+    if (e != CUDA_SUCCESS || !dptr || !*dptr) return e;
+    e = map_managed(*dptr, bytesize, false, "cuMemAllocManaged");
+    if (e != CUDA_SUCCESS) {
+        (void)cuda_fwd_cuMemFree_v2(*dptr);
+        *dptr = 0;
+    }
+    return e;
+}
+
+APIGEN_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+    CUresult e = cuda_fwd_cuMemFree_v2(dptr);
+    if (e == CUDA_SUCCESS && dptr && apigen_mirror_find((uint64_t)dptr, NULL, NULL))
+        unmap_managed(dptr);
+    /* the driver synchronizes the context for a free */
+    if (e == CUDA_SUCCESS) e = apigen_cuda_managed_sync(APIGEN_SYNC_ALL, NULL, false);
+    return e;
+}
+
+/* A __managed__ variable of a library (NVIDIA's runtime asks this for the
+ * program's __managed__ variables): mirrored, with its current value. */
+FWD(cuLibraryGetManaged, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
+APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                           const char *name)
+{
+    size_t n = 0;
+    CUresult e = cuda_fwd_cuLibraryGetManaged(dptr, &n, library, name);
+    if (e != CUDA_SUCCESS || !dptr || !*dptr) return e;
+    if (bytes) *bytes = n;
+    if (apigen_mirror_find((uint64_t)*dptr, NULL, NULL)) return e; /* asked before */
+    e = map_managed(*dptr, n, true, name ? name : "cuLibraryGetManaged");
+    if (e != CUDA_SUCCESS) return e;
+    apigen_cuda_managed_wrote(*dptr, n, NULL, false);
+    return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
+}
+
+/* ---- synchronizations ------------------------------------------------------------------- */
+#define SYNC(name, params, args, scope, stream, ptsz)                                              \
+    FWD(name, params)                                                                              \
+    APIGEN_EXPORT CUresult name(params)                                                            \
+    {                                                                                              \
+        CUresult e_ = cuda_fwd_##name args;                                                        \
+        if (e_ == CUDA_SUCCESS) e_ = apigen_cuda_managed_sync(scope, stream, ptsz);                \
+        return e_;                                                                                 \
+    }
+#define P(...) __VA_ARGS__
+SYNC(cuCtxSynchronize, void, (), APIGEN_SYNC_ALL, NULL, false)
+#ifdef APIGEN_HAS_FN_cuCtxSynchronize_v2 /* 13.0 */
+SYNC(cuCtxSynchronize_v2, CUcontext ctx, (ctx), APIGEN_SYNC_ALL, NULL, false)
+#endif
+SYNC(cuStreamSynchronize, CUstream s, (s), APIGEN_SYNC_QUEUE, s, false)
+SYNC(cuStreamSynchronize_ptsz, CUstream s, (s), APIGEN_SYNC_QUEUE, s, true)
+SYNC(cuStreamQuery, CUstream s, (s), APIGEN_SYNC_QUEUE, s, false)
+SYNC(cuStreamQuery_ptsz, CUstream s, (s), APIGEN_SYNC_QUEUE, s, true)
+SYNC(cuEventSynchronize, CUevent ev, (ev), APIGEN_SYNC_POINT, NULL, false)
+SYNC(cuEventQuery, CUevent ev, (ev), APIGEN_SYNC_POINT, NULL, false)
+
+/* ---- graph launches, copies and sets ------------------------------------------------------ */
+#define GRAPH_LAUNCH(name, ptsz)                                                                   \
+    FWD(name, CUgraphExec g, CUstream s)                                                           \
+    APIGEN_EXPORT CUresult name(CUgraphExec g, CUstream s)                                         \
+    {                                                                                              \
+        CUresult e_ = apigen_cuda_managed_push();                                                  \
+        if (e_ != CUDA_SUCCESS) return e_;                                                         \
+        e_ = cuda_fwd_##name(g, s);                                                                \
+        if (e_ == CUDA_SUCCESS) apigen_cuda_managed_wrote(0, 0, s, ptsz);                          \
+        return e_;                                                                                 \
+    }
+GRAPH_LAUNCH(cuGraphLaunch, false)
+GRAPH_LAUNCH(cuGraphLaunch_ptsz, true)
+
+/* synchronous: the host sees what it wrote into managed memory at once */
+#define SYNC_COPY(name, params, args, dst, n, ptsz)                                                \
+    FWD(name, params)                                                                              \
+    APIGEN_EXPORT CUresult name(params)                                                            \
+    {                                                                                              \
+        CUresult e_ = apigen_cuda_managed_push();                                                  \
+        if (e_ != CUDA_SUCCESS) return e_;                                                         \
+        e_ = cuda_fwd_##name args;                                                                 \
+        if (e_ != CUDA_SUCCESS || !apigen_mirror_live()) return e_;                                \
+        apigen_cuda_managed_wrote(dst, n, NULL, ptsz);                                             \
+        return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, ptsz);                            \
+    }
+SYNC_COPY(cuMemcpyHtoD_v2, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, false)
+SYNC_COPY(cuMemcpyHtoD_v2_ptds, P(CUdeviceptr d, const void *s, size_t n), (d, s, n), d, n, true)
+SYNC_COPY(cuMemcpyDtoH_v2, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, false)
+SYNC_COPY(cuMemcpyDtoH_v2_ptds, P(void *d, CUdeviceptr s, size_t n), (d, s, n), (CUdeviceptr)(uintptr_t)d, n, true)
+SYNC_COPY(cuMemcpyDtoD_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, false)
+SYNC_COPY(cuMemcpyDtoD_v2_ptds, P(CUdeviceptr d, CUdeviceptr s, size_t n), (d, s, n), d, n, true)
+
+/* sets and async device copies: in stream order, like a launch */
+#define STREAM_OP(name, params, args, dst, n, stream, ptsz)                                        \
+    FWD(name, params)                                                                              \
+    APIGEN_EXPORT CUresult name(params)                                                            \
+    {                                                                                              \
+        CUresult e_ = apigen_cuda_managed_push();                                                  \
+        if (e_ != CUDA_SUCCESS) return e_;                                                         \
+        e_ = cuda_fwd_##name args;                                                                 \
+        if (e_ == CUDA_SUCCESS) apigen_cuda_managed_wrote(dst, n, stream, ptsz);                   \
+        return e_;                                                                                 \
+    }
+STREAM_OP(cuMemcpyDtoDAsync_v2, P(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), d, n, st, false)
+STREAM_OP(cuMemcpyDtoDAsync_v2_ptsz, P(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st), (d, s, n, st), d, n, st, true)
+STREAM_OP(cuMemsetD8_v2, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, false)
+STREAM_OP(cuMemsetD8_v2_ptds, P(CUdeviceptr d, unsigned char v, size_t n), (d, v, n), d, n, NULL, true)
+STREAM_OP(cuMemsetD16_v2, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, false)
+STREAM_OP(cuMemsetD16_v2_ptds, P(CUdeviceptr d, unsigned short v, size_t n), (d, v, n), d, 2 * n, NULL, true)
+STREAM_OP(cuMemsetD32_v2, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, false)
+STREAM_OP(cuMemsetD32_v2_ptds, P(CUdeviceptr d, unsigned int v, size_t n), (d, v, n), d, 4 * n, NULL, true)
+STREAM_OP(cuMemsetD8Async, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, false)
+STREAM_OP(cuMemsetD8Async_ptsz, P(CUdeviceptr d, unsigned char v, size_t n, CUstream st), (d, v, n, st), d, n, st, true)
+STREAM_OP(cuMemsetD16Async, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, false)
+STREAM_OP(cuMemsetD16Async_ptsz, P(CUdeviceptr d, unsigned short v, size_t n, CUstream st), (d, v, n, st), d, 2 * n, st, true)
+STREAM_OP(cuMemsetD32Async, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, false)
+STREAM_OP(cuMemsetD32Async_ptsz, P(CUdeviceptr d, unsigned int v, size_t n, CUstream st), (d, v, n, st), d, 4 * n, st, true)
+
+/* A module's or library's global that is a __managed__ variable (NVIDIA's
+ * runtime may look those up as globals): mirrored like cuLibraryGetManaged's.
+ * One question per global not mirrored yet. */
+CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name)
+{
+    if (!p || apigen_mirror_find((uint64_t)p, NULL, NULL)) return CUDA_SUCCESS;
+    unsigned int managed = 0;
+    apigen_hold_deferred(true); /* the query's own errors are not the caller's */
+    CUresult e = cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, p);
+    apigen_hold_deferred(false);
+    if (e != CUDA_SUCCESS || !managed) return CUDA_SUCCESS;
+    e = map_managed(p, n, true, name ? name : "a __managed__ variable");
+    if (e != CUDA_SUCCESS) return e;
+    apigen_cuda_managed_wrote(p, n, NULL, false);
+    return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
+}
