@@ -249,19 +249,6 @@ FAKE cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flag
     *devPtr = p;
     return cudaSuccess;
 }
-FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    (void)kind;
-    if (count && (!dst || !src)) return fail(cudaErrorInvalidValue);
-    memmove(dst, src, count);
-    return cudaSuccess;
-}
-FAKE cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
-                                 enum cudaMemcpyKind kind, cudaStream_t stream)
-{
-    (void)stream;
-    return cudaMemcpy(dst, src, count, kind);
-}
 FAKE cudaError_t cudaEventSynchronize(cudaEvent_t event)
 {
     return event ? cudaSuccess : fail(cudaErrorInvalidResourceHandle);
