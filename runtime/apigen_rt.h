@@ -788,13 +788,6 @@ void *apigen_arena_alloc(size_t n);
 bool apigen_arena_free(void *p);
 bool apigen_arena_owns(const void *p);
 uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n);
-/* For memory the API hands to the application as pinned (its cudaMallocHost):
- * api's server registers [p, p+n) with the accelerator now (one round trip,
- * as native pinning costs), so the first copy from it costs what a later one
- * does. Other arena memory is registered the first time a call uses it.
- * false: not arena memory of api's server, or not registered (it works as
- * pageable memory there). */
-bool apigen_arena_pin(const apigen_api *api, const void *p, size_t n);
 /* Host memory a graph reaches at every launch (arena_shadow.c): for a copy
  * between host memory and the device captured into a graph, whose host side
  * is width bytes per row, height rows pitch apart, depth slices slice apart

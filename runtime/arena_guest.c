@@ -254,22 +254,3 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
     pthread_mutex_unlock(&mu);
     return base ? base + off : 0;
 }
-
-bool apigen_arena_pin(const apigen_api *api, const void *p, size_t n)
-{
-    uint64_t off;
-    const apigen_api *saved = cur_api;
-    cur_api = api;
-    bool in = n && wire_find(p, n, &off);
-    cur_api = saved;
-    if (!in)
-        return false; /* not arena memory, or api's server did not take the arena */
-    apigen_call c;
-    if (!apigen_call_begin_on(api, &c, RT_CALL_ARENA_PIN, APIGEN_ROUTE_ANY))
-        return false;
-    uint32_t all = 0;
-    bool ok = apigen_put_u64(c.wr, off) && apigen_put_u64(c.wr, (uint64_t)n) &&
-              apigen_call_sync(&c) == APIGEN_OK && apigen_get_u32(&c.rd, &all);
-    apigen_call_end(&c); /* a pending error of the API stays for its next call */
-    return ok && all; /* false from a server before the call: it registers at first use */
-}

@@ -126,7 +126,6 @@ static inline bool rt_keep_warm(rt_warm *w, size_t cap, size_t used, size_t keep
  * none is installed or it declined. */
 bool rt_host_pin(void *p, size_t n);
 void rt_host_unpin(void *p);
-bool rt_host_pinning(void); /* hooks are installed */
 
 /* One session across the APIs of a family (apigen_api.family): a frame's
  * call id carries the API's index in the session's list (the order the
@@ -226,10 +225,6 @@ static inline bool rt_get_reply_prefix(apigen_rd *r, rt_reply_prefix *p)
  * the connection's next frames once the session has run n async frames (its
  * other connections' frames a guest thread sent before: guest.c). */
 #define RT_CALL_WAIT 0u
-/* The same id in a synchronous frame: register arena pages with the
- * accelerator (apigen_arena_pin; payload u64 offset, u64 length; reply u32
- * 1 when all of them are). A server before it answers it unsupported. */
-#define RT_CALL_ARENA_PIN 0u
 #define RT_WAIT_MS 30000 /* the server goes on after this, with one log line */
 static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
 {
@@ -395,7 +390,6 @@ bool rt_arena_adopt(struct apigen_session *s, int fd, uint64_t *base, char *why,
 bool rt_arena_taken(const apigen_api *api); /* apigen_arena_accept was called for it */
 bool rt_arena_taken_family(const apigen_api *api); /* ... for an API of its family */
 void rt_arena_bind(struct apigen_session *s);
-void rt_arena_pin_call(apigen_call_ctx *cx); /* the RT_CALL_ARENA_PIN handler */
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound
  * to (registering it with the accelerator on first use, as a buffer

@@ -255,11 +255,6 @@ void apigen_set_host_memory(bool (*reg)(void *p, size_t n), void (*unreg)(void *
     hm_unreg = reg && unreg ? unreg : NULL;
 }
 
-bool rt_host_pinning(void)
-{
-    return hm_reg != NULL;
-}
-
 bool rt_host_pin(void *p, size_t n)
 {
     return hm_reg && p && n && hm_reg(p, n);

@@ -371,8 +371,6 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 
     if (bad_api)
         apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
-    else if (call_id == RT_CALL_ARENA_PIN && !is_async)
-        rt_arena_pin_call(&cx);
     else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
     else if (!api->handlers || !api->handlers[call_id])

@@ -1,11 +1,10 @@
 /* Host side of the CUDA driver stub's shared-memory arena (runtime
  * arena_host.c): this server takes guests' arenas, so cuMemAllocHost /
  * cuMemHostAlloc memory of a guest on this machine (unix://, shm://) is
- * memory of this process too. Its pages are registered with the driver
+ * memory of this process too. Its mapping is registered with the driver
  * (portable, and mapped when the device can: a kernel may reach it through
- * cuMemHostGetDevicePointer) under the calling thread's current context, a
- * pinned allocation when the guest makes it (host_mem.c: apigen_arena_pin),
- * other pages when a call first uses them: copies from and to it are DMA from pinned memory,
+ * cuMemHostGetDevicePointer) under the calling thread's current context when
+ * a call first uses it: copies from and to it are DMA from pinned memory,
  * and a copy a stream capture records can name it at every launch of the
  * graph. apigenCudaMemcpyArena is an async copy whose host side is named by
  * its address in this mapping (a captured copy's host side or shadow, a

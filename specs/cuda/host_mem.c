@@ -86,9 +86,6 @@ APIGEN_EXPORT CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int F
         if (!apigen_arena_free(p)) free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    /* registered on the server now, as native pinning is: the first copy
-     * costs what later ones do */
-    (void)apigen_arena_pin(&cuda_api, p, bytesize);
     *pp = p;
     return CUDA_SUCCESS;
 }

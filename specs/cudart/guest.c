@@ -1128,7 +1128,7 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
                    "remotely (cudaErrorNotSupported)", flags);
         return local_error(cudaErrorNotSupported);
     }
-    /* from the shared-memory arena when the server took one: registered
+    /* from the shared-memory arena when the server took one: it is registered
      * there, so copies from and to it are DMA from the guest's own bytes */
     void *p = apigen_arena_alloc(size ? size : 1);
     if (!p && (flags & cudaHostAllocMapped)) {
@@ -1139,8 +1139,6 @@ APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int 
     }
     if (!p && posix_memalign(&p, 4096, size ? size : 1) != 0)
         return local_error(cudaErrorMemoryAllocation);
-    /* registered now, as native pinning is: the first copy costs what later ones do */
-    (void)apigen_arena_pin(&cudart_api, p, size ? size : 1);
     ranges_add(&host_ranges_, p, size, flags, true);
     *pHost = p;
     return cudaSuccess;

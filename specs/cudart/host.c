@@ -1081,12 +1081,13 @@ cudaError_t cudart_host_exec_memcpy_node_set(apigen_call_ctx *cx, cudaGraphExec_
 }
 
 /* ---- registered host memory ------------------------------------------------------------ */
-/* The pages of a guest's shared-memory arena (its cudaMallocHost memory,
- * staging slots) are registered (runtime arena_host.c), so the server's
- * copies from and to them are DMA. The thread's pending error
- * (cudaGetLastError belongs to the guest) is never touched: with one
- * pending, nothing is registered; a failed registration clears only its
- * own error. */
+/* The runtime's large warm buffers (a session thread's receive buffer, which
+ * in-bytes of cudaMemcpy point into, and its scratch block, which out-bytes
+ * are written to) are registered once, so the server's copies from and to
+ * them are DMA instead of the driver's staging through its own pinned
+ * buffers. The thread's pending error (cudaGetLastError belongs to the
+ * guest) is never touched: with one pending, nothing is registered; a
+ * failed registration clears only its own error. */
 /* Portable, and mapped when the device can map host memory (a kernel then
  * reaches the arena: cudaHostGetDevicePointer). */
 static bool cudart_host_register(void *p, size_t n)

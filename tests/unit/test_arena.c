@@ -5,9 +5,7 @@
  * writes the server makes there are the guest's bytes, an offset outside the
  * arena is rejected, strings never resolve in it, tcp:// has no arena
  * (plain memory, bytes), and an API that did not call apigen_arena_accept
- * declines it. Registration with the accelerator (fake hooks here): pinned
- * memory when the guest asks (apigen_arena_pin), other pages at first use,
- * only the pages not yet registered, all of them unregistered at the end. */
+ * declines it. */
 #define _GNU_SOURCE
 #include "apigen_rt.h"
 #include "rt_internal.h"
@@ -17,13 +15,11 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-/* call id 0 is the runtime's own (RT_CALL_WAIT, RT_CALL_ARENA_PIN) */
-enum { C_RESERVED, C_SUM, C_FILL, C_STR, NCALLS };
+enum { C_SUM, C_FILL, C_STR, NCALLS };
 
 /* bytes -> u32 0, u64 hash, u64 the address the handler got */
 static void h_sum(apigen_call_ctx *cx)
@@ -70,37 +66,11 @@ static void h_str(apigen_call_ctx *cx)
         return;
 }
 
-static const apigen_handler_fn handlers[NCALLS] = {NULL, h_sum, h_fill, h_str};
-static const char *const call_names[NCALLS] = {NULL, "aSum", "aFill", "aStr"};
+static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str};
+static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr"};
 static const apigen_api aapi = {.name = "arena", .fingerprint = 0x5a5a, .ncalls = NCALLS,
                                 .call_names = call_names, .handlers = handlers, .success_value = 0,
                                 .status_error = {0, 101, 102, 103, 104, 105, 106, 107}};
-
-/* the server's registrations (its hooks), in memory every fork shares */
-typedef struct {
-    uint64_t p, n;
-    int unreg;
-} reg_rec;
-static struct {
-    int n;
-    reg_rec r[64];
-} *regs;
-static bool rec_reg(void *p, size_t n)
-{
-    if (regs->n < 64)
-        regs->r[regs->n++] = (reg_rec){(uint64_t)(uintptr_t)p, n, 0};
-    return true;
-}
-static void rec_unreg(void *p)
-{
-    for (int i = 0; i < regs->n; i++)
-        if (regs->r[i].p == (uint64_t)(uintptr_t)p)
-            regs->r[i].unreg++;
-}
-static bool last_reg_is(int count, uint64_t p, uint64_t n)
-{
-    return regs->n == count && regs->r[count - 1].p == p && regs->r[count - 1].n == n;
-}
 
 static uint64_t fnv(const uint8_t *p, size_t n)
 {
@@ -203,7 +173,7 @@ static int guest(bool expect_arena)
     size_t n = 3u << 20;
     uint8_t *buf = apigen_arena_alloc(n);
     if (!expect_arena) {
-        CHECK(buf == NULL && !apigen_arena_pin(&aapi, small, sizeof small));
+        CHECK(buf == NULL);
         apigen_graph_host_t gh;
         CHECK(apigen_graph_host(&aapi, small, 10, 10, 1, 1, 10, &gh) == APIGEN_GRAPH_HOST_NO_ARENA &&
               !gh.shadow && !gh.peer);
@@ -214,26 +184,11 @@ static int guest(bool expect_arena)
         return check_failures;
     for (size_t i = 0; i < n; i++)
         buf[i] = (uint8_t)(i * 31 + 5);
-    /* pinned memory: registered when made, as one piece */
+    /* the whole block and an unaligned piece: the handler reads our bytes in place */
     uint64_t srv = apigen_arena_peer_addr(&aapi, buf, n);
     CHECK(srv != 0);
-    CHECK(regs->n == 0 && apigen_arena_pin(&aapi, buf, n) && last_reg_is(1, srv, n));
-    CHECK(apigen_arena_pin(&aapi, buf + 5, 100) && regs->n == 1); /* already: nothing more */
-    CHECK(!apigen_arena_pin(&aapi, small, sizeof small)); /* not arena memory */
-    /* the whole block and an unaligned piece: the handler reads our bytes in place */
     CHECK(sum(buf, n, &h, &a) == APIGEN_OK && h == fnv(buf, n) && a == srv);
     CHECK(sum(buf + 13, 1000, &h, &a) == APIGEN_OK && h == fnv(buf + 13, 1000) && a == srv + 13);
-    CHECK(regs->n == 1); /* uses of registered pages register nothing */
-    /* other arena memory: the pages a call uses, the first time, only those not yet registered */
-    uint8_t *two = apigen_arena_alloc(8192);
-    CHECK(two != NULL);
-    if (two) {
-        uint64_t s2 = apigen_arena_peer_addr(&aapi, two, 8192);
-        CHECK(sum(two + 10, 100, &h, &a) == APIGEN_OK && last_reg_is(2, s2, 4096));
-        CHECK(sum(two, 8192, &h, &a) == APIGEN_OK && last_reg_is(3, s2 + 4096, 4096));
-        CHECK(sum(two + 4000, 200, &h, &a) == APIGEN_OK && regs->n == 3); /* across two: both are */
-        CHECK(apigen_arena_free(two));
-    }
     /* plain memory still travels as bytes */
     uint8_t *plain = malloc(n);
     memcpy(plain, buf, n);
@@ -286,7 +241,6 @@ static int run(const char *iso, const char *scheme, bool expect_arena, bool acce
         const apigen_api *apis[] = {&aapi};
         if (accept)
             apigen_arena_accept(&aapi);
-        apigen_set_host_memory(rec_reg, rec_unreg);
         exit(apigen_server_main(5, argv, apis, 1));
     }
     char real[300] = "";
@@ -315,19 +269,6 @@ static int run(const char *iso, const char *scheme, bool expect_arena, bool acce
         fprintf(stderr, "guest on %s (--isolation %s) failed (0x%x); server log %s\n", real, iso, st, log);
         check_failures++;
     }
-    /* the session ended with the guest: every registration undone once */
-    bool undone = false;
-    for (int i = 0; i < 400 && !undone; i++) {
-        undone = true;
-        for (int k = 0; k < regs->n; k++)
-            undone &= regs->r[k].unreg == 1;
-        struct timespec ts = {0, 5000000};
-        if (!undone)
-            nanosleep(&ts, NULL);
-    }
-    CHECK(undone);
-    CHECK(regs->n == (expect_arena ? 3 : 0));
-    regs->n = 0;
     kill(srv, SIGTERM);
     waitpid(srv, &st, 0);
     if (!check_failures) {
@@ -343,9 +284,6 @@ static int run(const char *iso, const char *scheme, bool expect_arena, bool acce
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
-    regs = mmap(NULL, sizeof *regs, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (regs == MAP_FAILED)
-        return 1;
     run("thread", "unix", true, true);
     run("thread", "shm", true, true);
     run("thread", "tcp", false, true);
