@@ -36,6 +36,12 @@ done
 [ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
 APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
 frc=$?
+# the session process logs its connections' joins after the program may have
+# ended: wait for both before stopping the server (at most 2 s)
+i=0
+while [ $i -lt 40 ] && [ "$(grep -c "server: [a-z]* joined session" "$tmp/server.log")" -lt 2 ]; do
+    sleep 0.05; i=$((i + 1))
+done
 kill "$spid"; wait "$spid" 2>/dev/null; spid=
 [ "$nrc" = "$frc" ] || fail "native exit $nrc, forwarded exit $frc"
 cmp -s "$tmp/native.out" "$tmp/fwd.out" || { diff "$tmp/native.out" "$tmp/fwd.out"; fail "output differs"; }
