@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define FAKE __attribute__((visibility("default")))
 
@@ -75,16 +77,31 @@ FAKE cudaError_t cudaGetDevice(int *device)
     *device = 0;
     return cudaSuccess;
 }
+/* "Device memory" is a mapping of its own (its length 256 bytes before it)
+ * at addresses that depend on the process id, so two clients' session
+ * processes (forks of one server) never hand out the same addresses (a sanitizer's
+ * allocator would, and another client's memory would look like one's own). */
 FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     if (!devPtr) return fail(cudaErrorInvalidValue);
-    return (*devPtr = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+    static uintptr_t next_;
+    size_t len = 256 + (size ? size : 1);
+    if (!next_) next_ = (uintptr_t)0x300000000000ull + ((uintptr_t)(getpid() & 0xffff) << 26);
+    unsigned char *m = mmap((void *)next_, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m != MAP_FAILED) next_ = (uintptr_t)m + ((len + 0xfffff) & ~(uintptr_t)0xfffff);
+    if (m == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
+    memcpy(m, &len, sizeof len);
+    *devPtr = m + 256;
+    return cudaSuccess;
 }
 static int is_managed(const void *p);
 FAKE cudaError_t cudaFree(void *devPtr)
 {
-    if (is_managed(devPtr)) return cudaSuccess; /* the region is never reused */
-    free(devPtr); /* NULL: the runtime is ready */
+    if (!devPtr || is_managed(devPtr)) return cudaSuccess; /* managed: never reused */
+    size_t len;
+    unsigned char *m = (unsigned char *)devPtr - 256;
+    memcpy(&len, m, sizeof len);
+    munmap(m, len);
     return cudaSuccess;
 }
 static char printed_[256]; /* what the "kernels" printed, until a synchronization */
@@ -227,7 +244,6 @@ FAKE cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const
  * region, in order (the test occupies the first address in its own process
  * to see the stub refuse it); "device" writes are cudaMemset and cudaMemcpy
  * into it. */
-#include <sys/mman.h>
 #define MANAGED_BASE 0x5a0000000000ull
 #define MANAGED_SPAN (1ull << 30)
 static uint64_t managed_next_ = MANAGED_BASE;
