@@ -220,7 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return 0;
     char err[64];
-    srv_arg a = {tp_conn_new(sv[0], "fuzz", err, sizeof err)};
+    srv_arg a = {tp_conn_new(tp_ops_of_scheme("unix"), sv[0], "fuzz", err, sizeof err)};
     if (!a.conn) {
         close(sv[0]);
         close(sv[1]);
