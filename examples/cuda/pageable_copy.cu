@@ -57,6 +57,25 @@ static int round_trip(size_t n, bool async, cudaStream_t s, uint64_t seed)
     for (size_t i = 0; i < n; i++)
         if (dst[pad + i] != (unsigned char)(src[pad + i] + 1)) bad++;
     bool guards = dst[pad - 1] == 0xee && dst[pad + n] == 0xee;
+    if (bad) { /* only when wrong: what the host got, what the device holds now
+                  * (tests/gpu/ctxrace.sh reads these lines) */
+        size_t un = 0, same = 0, other = 0, first = n, last = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char w = (unsigned char)(src[pad + i] + 1), g = dst[pad + i];
+            if (g == w) continue;
+            if (first == n) first = i;
+            last = i;
+            if (g == 0xee) un++; else if (g == src[pad + i]) same++; else other++;
+        }
+        unsigned char *chk = (unsigned char *)std::malloc(n);
+        size_t dbad = 0, dsame = 0;
+        if (chk && cudaMemcpy(chk, d + doff, n, cudaMemcpyDeviceToHost) == cudaSuccess)
+            for (size_t i = 0; i < n; i++)
+                if (chk[i] != (unsigned char)(src[pad + i] + 1)) { dbad++; if (chk[i] == src[pad + i]) dsame++; }
+        std::printf("DIAG %s n=%zu stream=%p: %zu wrong [%zu..%zu] untouched %zu source %zu other %zu; device %zu wrong (source %zu)\n",
+                    async ? "async" : "sync", n, (void *)s, bad, first, last, un, same, other, dbad, dsame);
+        std::free(chk);
+    }
     std::printf("%-10s %9zu bytes: %zu wrong, guards %s, %016llx\n",
                 async ? "async" : "sync", n, bad, guards ? "intact" : "OVERWRITTEN",
                 (unsigned long long)fnv(dst, n + 2 * pad));

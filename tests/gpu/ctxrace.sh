@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/gpu/ctxrace.sh: examples/cuda/pageable_copy with a diagnosis of wrong bytes
-# (tests/gpu/ctxrace/pc_diag.cu; plain nvcc: NVIDIA's static runtime over
+# (its DIAG lines, printed only for wrong bytes; plain nvcc: NVIDIA's static runtime over
 # apigen's libcuda.so.1) natively, then REPS times forwarded over shm and
 # unix with the guest's answers on (APIGEN_CACHE default) and off
 # (APIGEN_CACHE=0). For each run that differs: what the host got and what
@@ -29,7 +29,7 @@ p1=$!
 p2=$!
 trap 'kill $p1 $p2 2>/dev/null' EXIT
 sleep 1
-nvcc -std=c++17 -O2 -arch=sm_90 -I examples/cuda -o "$build/pc_diag" tests/gpu/ctxrace/pc_diag.cu || exit 1
+nvcc -std=c++17 -O2 -arch=sm_90 -I examples/cuda -o "$build/pc_diag" examples/cuda/pageable_copy.cu || exit 1
 reps=${REPS:-6}
 "$build/pc_diag" > "$out/native.txt" 2>/dev/null; echo "native rc=$?"
 for t in shm unix; do
