@@ -1,6 +1,5 @@
 /* A fake libcublasLt.so.13 for CI (no GPU): "device memory" is host memory
- * of the process that loads it (tests/cublasLt/fake_copies.c and
- * tests/cuda/fake_device.c stand in for the runtime), and the calls
+ * of the process that loads it (tests/cuda/fake_device.c stands in for the runtime), and the calls
  * examples/cublasLt makes compute on it in plain C: descriptors with typed,
  * sized attributes (a wrong size is CUBLAS_STATUS_INVALID_VALUE, size 0
  * asks for the size, as cuBLASLt does), a heuristic whose best algorithm

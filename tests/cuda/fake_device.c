@@ -71,6 +71,10 @@ FAKE cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device
     prop->pciBusID = device ? 0x3b : 0x19;
     return cudaSuccess;
 }
+FAKE cudaError_t cudaSetDevice(int device)
+{
+    return device >= 0 && device < ndev() ? cudaSuccess : fail(cudaErrorInvalidDevice);
+}
 FAKE cudaError_t cudaGetDevice(int *device)
 {
     if (!device) return fail(cudaErrorInvalidValue);
