@@ -32,7 +32,7 @@
 
 static _Thread_local bool guarded;
 static _Thread_local int refusals;
-static _Thread_local char first_refused[256];
+static _Thread_local char refused[1024]; /* the first four, for the log */
 static _Thread_local const char *guest_cwd;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -84,8 +84,10 @@ static bool allowed(const char *path)
     /* logged: files that exist (NVRTC probes every -I folder for each name,
      * and looks at its current folder in every compile) */
     struct stat st;
-    if (fstatat(AT_FDCWD, path, &st, 0) == 0 && S_ISREG(st.st_mode) && refusals++ == 0)
-        snprintf(first_refused, sizeof first_refused, "%s", path);
+    if (fstatat(AT_FDCWD, path, &st, 0) == 0 && S_ISREG(st.st_mode) && refusals++ < 4) {
+        size_t used = strlen(refused);
+        snprintf(refused + used, sizeof refused - used, "%s'%s'", used ? ", " : "", path);
+    }
     errno = ENOENT;
     return false;
 }
@@ -101,18 +103,38 @@ static bool allowed_at(int dirfd, const char *path)
     return allowed(path);
 }
 
+/* NVRTC loads the CUDA driver (libcuda.so.1) during a compile and may
+ * initialize it. The driver's initialization reads its own files (/dev/nvidia*,
+ * /proc/driver/nvidia/..., /proc/sys/vm/mmap_min_addr), which the guard would
+ * refuse: the driver would then fail to initialize for the whole server
+ * process (CUDA_ERROR_OPERATING_SYSTEM for every later cuInit, the
+ * application's included). So the driver is initialized here, unguarded,
+ * before the first compile, as NVRTC would have done it natively. Without a
+ * driver nothing happens (NVRTC then finds none either). */
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static void init_driver(void)
+{
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!cuda) return;
+    int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+    if (init) (void)init(0); /* its result is the driver's to give to whoever asks */
+    /* the handle stays open: the library stays loaded for NVRTC and the server */
+}
+
 void nvrtc_files_guard(bool on, const char *cwd)
 {
+    if (on) pthread_once(&driver_once, init_driver);
     guest_cwd = on && cwd && cwd[0] == '/' ? cwd : NULL;
     pthread_once(&once, find_root);
     if (on) {
         refusals = 0;
-        first_refused[0] = 0;
+        refused[0] = 0;
     } else if (refusals) {
-        apigen_log("nvrtcCompileProgram: %d file(s) of the server refused to the compile (first: "
-                   "'%s'): a compile reads only the headers the guest sent and the server's CUDA "
+        apigen_log("nvrtcCompileProgram: %d file(s) of the server refused to the compile (%s%s): "
+                   "a compile reads only the headers the guest sent and the server's CUDA "
                    "toolkit (%s); NVRTC reports such an #include as a file it cannot open",
-                   refusals, first_refused, root[0] ? root : "not found");
+                   refusals, refused, refusals > 4 ? ", ..." : "", root[0] ? root : "not found");
     }
     guarded = on;
 }
