@@ -854,6 +854,15 @@ void apigen_metrics_printf(apigen_metrics_out *o, const char *fmt, ...) APIGEN_P
 typedef int (*apigen_mirror_io)(void *alias, uint64_t addr, size_t len, void *user);
 int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first);
 bool apigen_mirror_remove(uint64_t addr);
+/* An allocation of the server's at any address and size (several may share
+ * a page): mirrors for the pages no mirror covers yet (clean: read-only, to
+ * be pulled at once; else dirty, pushed at the next push), and the
+ * allocation's bytes recorded: push and pull move only bytes of live
+ * allocations (apigen_mirror_add records [addr, addr+size) as one too).
+ * apigen_mirror_unmap forgets the allocation at addr and removes the
+ * mirrors no allocation overlaps any more. Errors as apigen_mirror_add. */
+int apigen_mirror_map(uint64_t addr, uint64_t size, bool clean);
+void apigen_mirror_unmap(uint64_t addr);
 bool apigen_mirror_find(uint64_t addr, uint64_t *base, uint64_t *size);
 size_t apigen_mirror_live(void);
 void apigen_mirror_mark_stale(uint64_t addr, uint64_t len);

@@ -64,6 +64,92 @@ static size_t page_;
 
 static void on_segv(int sig, siginfo_t *si, void *uc);
 
+/* The allocations a mirror's pages hold (an API's library packs small ones
+ * into shared pages, and a large one seldom ends on a page boundary): only
+ * their bytes move, since the server's library refuses a copy past an
+ * allocation's end. Sorted by address, disjoint. elock_ is taken inside
+ * lock_ (by runs), never the other way round; map_lock_ is outside both and
+ * serializes apigen_mirror_map/unmap. */
+typedef struct {
+    uintptr_t p;
+    size_t n;
+} extent;
+static extent *ext_;
+static size_t next_, extcap_;
+static pthread_mutex_t elock_ = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t map_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+/* index of the first extent that ends after a (elock_ held) */
+static size_t ext_first_after(uintptr_t a)
+{
+    size_t lo = 0, hi = next_;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ext_[mid].p + ext_[mid].n <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static bool ext_overlaps(uintptr_t a, size_t n)
+{
+    pthread_mutex_lock(&elock_);
+    size_t i = ext_first_after(a);
+    bool hit = i < next_ && ext_[i].p < a + n;
+    pthread_mutex_unlock(&elock_);
+    return hit;
+}
+
+/* 0, or ENOMEM; an extent already there (the same allocation named twice) is kept */
+static int ext_add(uintptr_t p, size_t n)
+{
+    pthread_mutex_lock(&elock_);
+    size_t i = ext_first_after(p);
+    int r = 0;
+    if (i < next_ && ext_[i].p == p) {
+        if (ext_[i].n < n) ext_[i].n = n;
+    } else if (next_ == extcap_) {
+        size_t nc = extcap_ ? 2 * extcap_ : 64;
+        extent *ne = realloc(ext_, nc * sizeof *ne);
+        if (ne) ext_ = ne, extcap_ = nc;
+        else r = ENOMEM;
+    }
+    if (!r && !(i < next_ && ext_[i].p == p)) {
+        memmove(&ext_[i + 1], &ext_[i], (next_ - i) * sizeof *ext_);
+        ext_[i] = (extent){p, n};
+        next_++;
+    }
+    pthread_mutex_unlock(&elock_);
+    return r;
+}
+
+/* Removes the extent at p (exact) or, with within, every extent inside
+ * [p, p+n); answers what the removed ones spanned in *lo, *hi. */
+static bool ext_remove(uintptr_t p, size_t n, bool within, uintptr_t *lo, uintptr_t *hi)
+{
+    bool any = false;
+    pthread_mutex_lock(&elock_);
+    for (size_t i = ext_first_after(p); i < next_;) {
+        extent e = ext_[i];
+        bool take = within ? e.p >= p && e.p + e.n <= p + n : e.p == p;
+        if (!within && e.p > p) break;
+        if (within && e.p >= p + n) break;
+        if (!take) {
+            i++;
+            continue;
+        }
+        if (!any) *lo = e.p, *hi = e.p + e.n;
+        if (e.p < *lo) *lo = e.p;
+        if (e.p + e.n > *hi) *hi = e.p + e.n;
+        any = true;
+        memmove(&ext_[i], &ext_[i + 1], (next_ - i - 1) * sizeof *ext_);
+        next_--;
+        if (!within) break;
+    }
+    pthread_mutex_unlock(&elock_);
+    return any;
+}
+
 /* A write fault on a clean tracked page: mark it, open it, resume. */
 static bool track(uintptr_t a)
 {
@@ -141,7 +227,7 @@ size_t apigen_mirror_live(void)
     return atomic_load_explicit(&live_, memory_order_relaxed);
 }
 
-int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first)
+static int add_pages(uint64_t addr, uint64_t size, bool dirty_first)
 {
     if (!page_) page_ = (size_t)sysconf(_SC_PAGESIZE);
     if (!addr || !size || addr % page_ || size > SIZE_MAX - page_ || addr + size < addr)
@@ -212,7 +298,103 @@ int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first)
     return 0;
 }
 
+int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first)
+{
+    pthread_mutex_lock(&map_lock_);
+    int r = add_pages(addr, size, dirty_first);
+    if (!r && (r = ext_add((uintptr_t)addr, (size_t)size)) != 0) (void)apigen_mirror_remove(addr);
+    pthread_mutex_unlock(&map_lock_);
+    return r;
+}
+
+static bool remove_pages(uint64_t addr);
+
 bool apigen_mirror_remove(uint64_t addr)
+{
+    uint64_t size = 0;
+    if (!apigen_mirror_find(addr, NULL, &size)) return false;
+    uintptr_t lo, hi;
+    while (ext_remove((uintptr_t)addr, (size_t)size, true, &lo, &hi)) {
+    }
+    return remove_pages(addr);
+}
+
+/* The pages over [a, a+n) dirty and writable: a new allocation in pages a
+ * mirror held already goes to the server at the next push, as its own
+ * pages would. */
+static int mark_dirty(uintptr_t a, size_t n)
+{
+    pthread_mutex_lock(&lock_);
+    int r = 0;
+    size_t ns = atomic_load(&nslots_);
+    for (size_t i = 0; i < ns && !r; i++) {
+        mirror *m = &mirrors_[i];
+        uintptr_t b = atomic_load(&m->base);
+        if (!b || a >= b + m->size || a + n <= b) continue;
+        size_t p0 = (a > b ? a - b : 0) / page_;
+        size_t p1 = ((a + n < b + m->size ? a + n - b : m->size) + page_ - 1) / page_;
+        if (mprotect((void *)(b + p0 * page_), (p1 - p0) * page_, PROT_READ | PROT_WRITE) != 0) {
+            r = errno ? errno : EFAULT;
+            break;
+        }
+        for (size_t k = p0; k < p1; k++) atomic_store(&m->dirty[k], 1);
+        atomic_store(&any_dirty_, true);
+    }
+    pthread_mutex_unlock(&lock_);
+    return r;
+}
+
+int apigen_mirror_map(uint64_t addr, uint64_t size, bool clean)
+{
+    if (!page_) page_ = (size_t)sysconf(_SC_PAGESIZE);
+    if (!addr || addr + (size ? size : 1) < addr) return EINVAL;
+    if (!size) size = 1;
+    uintptr_t pg = page_, end = ((uintptr_t)(addr + size) + pg - 1) & ~(pg - 1);
+    int r = 0;
+    pthread_mutex_lock(&map_lock_);
+    for (uintptr_t a = (uintptr_t)addr & ~(pg - 1); a < end && !r;) {
+        uint64_t b, sz;
+        if (apigen_mirror_find(a, &b, &sz)) {
+            a = (uintptr_t)(b + sz);
+            continue;
+        }
+        uintptr_t e = a + pg;
+        while (e < end && !apigen_mirror_find(e, NULL, NULL)) e += pg;
+        r = add_pages(a, e - a, !clean);
+        a = e;
+    }
+    if (!r) r = ext_add((uintptr_t)addr, (size_t)size);
+    if (!r && !clean) r = mark_dirty((uintptr_t)addr, (size_t)size);
+    pthread_mutex_unlock(&map_lock_);
+    if (r) apigen_mirror_unmap(addr); /* the pages made for it go again */
+    return r;
+}
+
+/* Mirrors over [lo, hi) that no allocation overlaps any more go (map_lock_ held). */
+static void drop_unused(uintptr_t lo, uintptr_t hi)
+{
+    for (uintptr_t a = lo & ~(page_ - 1); a < hi;) {
+        uint64_t b, sz;
+        if (!apigen_mirror_find(a, &b, &sz)) {
+            a += page_;
+            continue;
+        }
+        if (!ext_overlaps((uintptr_t)b, (size_t)sz)) (void)remove_pages(b);
+        a = (uintptr_t)(b + sz);
+    }
+}
+
+void apigen_mirror_unmap(uint64_t addr)
+{
+    if (!page_) page_ = (size_t)sysconf(_SC_PAGESIZE);
+    pthread_mutex_lock(&map_lock_);
+    uintptr_t lo = (uintptr_t)addr, hi = lo + 1;
+    (void)ext_remove((uintptr_t)addr, 0, false, &lo, &hi);
+    drop_unused(lo, hi);
+    pthread_mutex_unlock(&map_lock_);
+}
+
+static bool remove_pages(uint64_t addr)
 {
     pthread_mutex_lock(&lock_);
     size_t n = atomic_load(&nslots_);
@@ -262,7 +444,7 @@ void apigen_mirror_mark_stale(uint64_t addr, uint64_t len)
 }
 
 /* Runs [first, end) of pages of m whose dirty mark equals want, one call of
- * fn per run; dirty runs are made clean and read-only BEFORE fn reads
+ * fn per allocation's part of a run (bytes of no allocation never move); dirty runs are made clean and read-only BEFORE fn reads
  * them, so a write during the copy faults and marks the page again. */
 static int runs(mirror *m, uintptr_t b, bool want_dirty, apigen_mirror_io fn, void *user)
 {
@@ -282,7 +464,15 @@ static int runs(mirror *m, uintptr_t b, bool want_dirty, apigen_mirror_io fn, vo
                 return errno ? errno : EFAULT;
             }
         }
-        int r = fn(m->alias + off, (uint64_t)(b + off), len, user);
+        int r = 0;
+        uintptr_t lo = b + off, hi = lo + len;
+        pthread_mutex_lock(&elock_);
+        for (size_t k = ext_first_after(lo); k < next_ && ext_[k].p < hi && !r; k++) {
+            uintptr_t s0 = ext_[k].p > lo ? ext_[k].p : lo;
+            uintptr_t s1 = ext_[k].p + ext_[k].n < hi ? ext_[k].p + ext_[k].n : hi;
+            r = fn(m->alias + (s0 - b), (uint64_t)s0, s1 - s0, user);
+        }
+        pthread_mutex_unlock(&elock_);
         if (r) {
             if (want_dirty) /* not on the server: dirty again (pages stay read-only: a write re-marks) */
                 for (size_t k = i; k < j; k++) atomic_store(&m->dirty[k], 1);

@@ -70,69 +70,15 @@ CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz)
     return (CUresult)apigen_mirror_synced(scope, q, o, pull_io, NULL);
 }
 
-/* Managed allocations alive (small ones share pages): a mirror is a run of
- * pages not covered yet, removed when no allocation overlaps it. */
-typedef struct {
-    uintptr_t p;
-    size_t n;
-} alloc;
-static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
-static alloc *allocs_;
-static size_t nallocs_, cap_;
-
-static bool overlaps_alloc(uintptr_t b, size_t n)
-{
-    for (size_t i = 0; i < nallocs_; i++)
-        if (allocs_[i].p < b + n && b < allocs_[i].p + allocs_[i].n) return true;
-    return false;
-}
-
-static void drop_unused(uintptr_t p, size_t n)
-{
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (uintptr_t a = p & ~(pg - 1); a < p + n;) {
-        uint64_t b, sz;
-        if (!apigen_mirror_find(a, &b, &sz)) {
-            a += pg;
-            continue;
-        }
-        if (!overlaps_alloc((uintptr_t)b, (size_t)sz)) (void)apigen_mirror_remove(b);
-        a = (uintptr_t)(b + sz);
-    }
-}
-
 /* clean: pulled at once (a variable's initial value); else every page is
  * pushed at the first launch */
 static CUresult map_managed(CUdeviceptr dp, size_t size, bool clean, const char *what)
 {
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), p = (uintptr_t)dp;
-    if (!size) size = 1;
-    uintptr_t end = (p + size + pg - 1) & ~(pg - 1);
-    int r = 0;
     apigen_mirror_own(&cuda_api, push_io); /* the family's libraries push through it */
-    pthread_mutex_lock(&lock_);
-    for (uintptr_t a = p & ~(pg - 1); a < end && !r;) {
-        uint64_t b, sz;
-        if (apigen_mirror_find(a, &b, &sz)) {
-            a = (uintptr_t)(b + sz);
-            continue;
-        }
-        uintptr_t e = a + pg;
-        while (e < end && !apigen_mirror_find(e, NULL, NULL)) e += pg;
-        r = apigen_mirror_add(a, e - a, !clean);
-        a = e;
-    }
-    if (!r && nallocs_ == cap_) {
-        size_t nc = cap_ ? 2 * cap_ : 64;
-        alloc *na = realloc(allocs_, nc * sizeof *na);
-        if (na) allocs_ = na, cap_ = nc;
-        else r = ENOMEM;
-    }
-    if (!r) allocs_[nallocs_++] = (alloc){p, size};
-    else drop_unused(p, size);
-    pthread_mutex_unlock(&lock_);
+    int r = apigen_mirror_map((uint64_t)dp, (uint64_t)size, clean);
     if (r == 0) {
-        apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)dp, (uint64_t)size);
+        apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)dp,
+                        (uint64_t)(size ? size : 1));
         return CUDA_SUCCESS;
     }
     apigen_log("cuda: %s: the server's managed memory is at 0x%llx (%zu bytes), but %s in this "
@@ -141,19 +87,6 @@ static CUresult map_managed(CUdeviceptr dp, size_t size, bool clean, const char 
                what, (unsigned long long)dp, size,
                r == EEXIST ? "that address is taken" : "it could not be mapped there");
     return CUDA_ERROR_NOT_SUPPORTED;
-}
-
-static void unmap_managed(CUdeviceptr dp)
-{
-    pthread_mutex_lock(&lock_);
-    for (size_t i = 0; i < nallocs_; i++) {
-        if (allocs_[i].p != (uintptr_t)dp) continue;
-        alloc a = allocs_[i];
-        allocs_[i] = allocs_[--nallocs_];
-        drop_unused(a.p, a.n);
-        break;
-    }
-    pthread_mutex_unlock(&lock_);
 }
 
 /* ---- allocation ------------------------------------------------------------------------- */
@@ -176,7 +109,7 @@ APIGEN_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     CUresult e = cuda_fwd_cuMemFree_v2(dptr);
     if (e == CUDA_SUCCESS && dptr && apigen_mirror_find((uint64_t)dptr, NULL, NULL))
-        unmap_managed(dptr);
+        apigen_mirror_unmap((uint64_t)dptr);
     /* the driver synchronizes the context for a free */
     if (e == CUDA_SUCCESS) e = apigen_cuda_managed_sync(APIGEN_SYNC_ALL, NULL, false);
     return e;

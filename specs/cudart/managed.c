@@ -82,69 +82,10 @@ cudaError_t cudart_managed_sync(int what, cudaStream_t s, bool ptsz)
     return (cudaError_t)apigen_mirror_synced(scope, q, o, pull_io, NULL);
 }
 
-/* lock_ guards the list of allocations below */
-static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
-
-/* Managed allocations alive (the runtime packs small ones into shared
- * pages): a mirror is a run of pages, made for the pages of an allocation
- * that no mirror covered yet, and removed when no allocation overlaps it. */
-typedef struct {
-    uintptr_t p;
-    size_t n;
-} alloc;
-static alloc *allocs_;
-static size_t nallocs_, cap_;
-
-static bool overlaps_alloc(uintptr_t b, size_t n)
-{
-    for (size_t i = 0; i < nallocs_; i++)
-        if (allocs_[i].p < b + n && b < allocs_[i].p + allocs_[i].n) return true;
-    return false;
-}
-
-/* Mirrors overlapping [p, p+n) that no allocation overlaps go (lock_ held). */
-static void drop_unused(uintptr_t p, size_t n)
-{
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
-    for (uintptr_t a = p & ~(pg - 1); a < p + n;) {
-        uint64_t b, sz;
-        if (!apigen_mirror_find(a, &b, &sz)) {
-            a += pg;
-            continue;
-        }
-        if (!overlaps_alloc((uintptr_t)b, (size_t)sz)) (void)apigen_mirror_remove(b);
-        a = (uintptr_t)(b + sz);
-    }
-}
-
 cudaError_t cudart_managed_map(void *ptr, size_t size, bool clean, const char *what)
 {
-    uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), p = (uintptr_t)ptr;
-    if (!size) size = 1;
-    uintptr_t end = (p + size + pg - 1) & ~(pg - 1);
-    int r = 0;
     apigen_mirror_own(&cudart_api, push_io); /* the family's libraries push through it */
-    pthread_mutex_lock(&lock_);
-    for (uintptr_t a = p & ~(pg - 1); a < end && !r;) {
-        uint64_t b, sz;
-        if (apigen_mirror_find(a, &b, &sz)) {
-            a = (uintptr_t)(b + sz);
-            continue;
-        }
-        uintptr_t e = a + pg;
-        while (e < end && !apigen_mirror_find(e, NULL, NULL)) e += pg;
-        r = apigen_mirror_add(a, e - a, !clean);
-        a = e;
-    }
-    if (!r && nallocs_ == cap_) {
-        size_t nc = cap_ ? 2 * cap_ : 64;
-        alloc *na = realloc(allocs_, nc * sizeof *na);
-        if (na) allocs_ = na, cap_ = nc;
-        else r = ENOMEM;
-    }
-    if (!r) allocs_[nallocs_++] = (alloc){p, size};
-    else drop_unused(p, size);
-    pthread_mutex_unlock(&lock_);
+    int r = apigen_mirror_map((uint64_t)(uintptr_t)ptr, (uint64_t)size, clean);
     if (r == 0) return cudaSuccess;
     apigen_log("cudart: %s: the server's managed memory is at %p (%zu bytes), but %s in this "
                "process, so the application could not reach it at the same address: refused "
@@ -156,15 +97,7 @@ cudaError_t cudart_managed_map(void *ptr, size_t size, bool clean, const char *w
 
 void cudart_managed_unmap(void *ptr)
 {
-    pthread_mutex_lock(&lock_);
-    for (size_t i = 0; i < nallocs_; i++) {
-        if (allocs_[i].p != (uintptr_t)ptr) continue;
-        alloc a = allocs_[i];
-        allocs_[i] = allocs_[--nallocs_];
-        drop_unused(a.p, a.n);
-        break;
-    }
-    pthread_mutex_unlock(&lock_);
+    apigen_mirror_unmap((uint64_t)(uintptr_t)ptr);
 }
 
 bool cudart_managed_holds(const void *p)

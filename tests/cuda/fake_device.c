@@ -99,6 +99,7 @@ FAKE cudaError_t cudaMalloc(void **devPtr, size_t size)
     return cudaSuccess;
 }
 static int is_managed(const void *p);
+static int past_managed_end(const void *p, size_t n);
 FAKE cudaError_t cudaFree(void *devPtr)
 {
     if (!devPtr || is_managed(devPtr)) return cudaSuccess; /* managed: never reused */
@@ -126,6 +127,7 @@ FAKE cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStre
         snprintf(printed_ + at, sizeof printed_ - at, "device: a kernel printed this (%zu bytes)\n",
                  count);
     }
+    if (past_managed_end(devPtr, count)) return fail(cudaErrorInvalidValue);
     memset(devPtr, value, count);
     return cudaSuccess;
 }
@@ -188,6 +190,8 @@ FAKE cudaError_t cudaStreamDestroy(cudaStream_t stream)
 FAKE cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     if ((!dst || !src) && count) return fail(cudaErrorInvalidValue);
+    /* as CUDA's runtime: a copy past the end of a managed allocation */
+    if (past_managed_end(dst, count) || past_managed_end(src, count)) return fail(cudaErrorInvalidValue);
     if ((unsigned)kind > (unsigned)cudaMemcpyDefault) return fail(cudaErrorInvalidMemcpyDirection);
     if (count) memmove(dst, src, count);
     return cudaSuccess;
@@ -256,16 +260,52 @@ static int is_managed(const void *p)
     uint64_t a = (uint64_t)(uintptr_t)p;
     return a >= MANAGED_BASE && a < MANAGED_BASE + MANAGED_SPAN;
 }
+/* Every managed allocation's extent: CUDA refuses copies and sets past one's
+ * end, whatever lies behind it (small ones share pages, as below). */
+static struct {
+    uintptr_t p;
+    size_t n;
+} managed_[1024];
+static int nmanaged_;
+static int past_managed_end(const void *p, size_t n)
+{
+    uintptr_t a = (uintptr_t)p;
+    for (int i = 0; i < nmanaged_; i++)
+        if (a >= managed_[i].p && a < managed_[i].p + managed_[i].n)
+            return n > managed_[i].p + managed_[i].n - a;
+    return 0;
+}
+/* Allocations of up to 256 bytes are packed, 256 bytes apart, into pages of
+ * their own (as CUDA's runtime packs small ones): a mirror's page then holds
+ * several allocations and bytes of none. */
+#define MANAGED_SMALL (MANAGED_BASE + MANAGED_SPAN / 2)
+static uint64_t managed_small_next_ = MANAGED_SMALL;
 FAKE cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
     (void)flags;
     if (!devPtr || !size) return fail(cudaErrorInvalidValue);
+    if (nmanaged_ == (int)(sizeof managed_ / sizeof managed_[0])) return fail(cudaErrorMemoryAllocation);
+    if (size <= 256) {
+        uint64_t a = managed_small_next_;
+        if (a % 4096 == 0 &&
+            mmap((void *)(uintptr_t)a, 4096, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0) == MAP_FAILED)
+            return fail(cudaErrorMemoryAllocation);
+        managed_small_next_ += 256;
+        memset((void *)(uintptr_t)a, 0xCD, 256);
+        managed_[nmanaged_].p = (uintptr_t)a;
+        managed_[nmanaged_++].n = size;
+        *devPtr = (void *)(uintptr_t)a;
+        return cudaSuccess;
+    }
     size_t len = (size + 4095) & ~(size_t)4095;
     void *p = mmap((void *)(uintptr_t)managed_next_, len, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     if (p == MAP_FAILED) return fail(cudaErrorMemoryAllocation);
     managed_next_ += len + 4096;
     memset(p, 0xCD, size); /* not zero: what the guest sees must come from here */
+    managed_[nmanaged_].p = (uintptr_t)p;
+    managed_[nmanaged_++].n = size;
     *devPtr = p;
     return cudaSuccess;
 }

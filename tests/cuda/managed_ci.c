@@ -93,6 +93,31 @@ int main(void)
     P("cudaMemcpy(host <- device) again", cudaMemcpy(back, d, 1, cudaMemcpyDeviceToHost));
     printf("second read: %s\n", back[0] == 0x99 ? "yes" : "NO");
 
+    /* small allocations share a page (the runtime packs them): host writes
+     * to both reach the device, a device write to one leaves the host's
+     * bytes of the other; nothing moves past either's end (CUDA refuses
+     * such a copy: the mirror's page-sized copies would fail) */
+    unsigned char *s1 = NULL, *s2 = NULL;
+    P("cudaMallocManaged(24 bytes)", cudaMallocManaged((void **)&s1, 24, cudaMemAttachGlobal));
+    P("cudaMallocManaged(100 bytes)", cudaMallocManaged((void **)&s2, 100, cudaMemAttachGlobal));
+    if (!s1 || !s2) return 1;
+    printf("in one page: %s\n", (uintptr_t)s1 / pg == (uintptr_t)s2 / pg ? "yes" : "no");
+    memset(s1, 0x21, 24);
+    memset(s2, 0x22, 100);
+    P("cudaMemcpy(device <- small managed)", cudaMemcpy(d, s1, 24, cudaMemcpyDefault));
+    P("cudaMemsetAsync(second small)", cudaMemsetAsync(s2, 0x33, 100, 0));
+    P("cudaDeviceSynchronize", cudaDeviceSynchronize());
+    P("cudaMemcpy(host <- device) small", cudaMemcpy(back, d, 24, cudaMemcpyDeviceToHost));
+    printf("small allocations: device read %s, host sees %s, first kept %s\n",
+           all(back, 24, 0x21) ? "the host's bytes" : "OTHER bytes",
+           all(s2, 100, 0x33) ? "the device's bytes" : "OTHER bytes", all(s1, 24, 0x21) ? "yes" : "NO");
+    P("cudaFree(small 1)", cudaFree(s1));
+    s2[0] = 0x44; /* the page stays mirrored for the other one */
+    P("cudaMemcpy(device <- small managed) after a free", cudaMemcpy(d, s2, 1, cudaMemcpyDefault));
+    P("cudaMemcpy(host <- device) after a free", cudaMemcpy(back, d, 1, cudaMemcpyDeviceToHost));
+    printf("after freeing the first: %s\n", back[0] == 0x44 ? "yes" : "NO");
+    P("cudaFree(small 2)", cudaFree(s2));
+
     P("cudaEventDestroy", cudaEventDestroy(ev));
     P("cudaFree(managed)", cudaFree(m));
     P("cudaFree(device)", cudaFree(d));

@@ -145,6 +145,8 @@ int main(void)
     /* now free: the mirror goes exactly there */
     base_ = (uint64_t)(uintptr_t)taken;
     CHECK(apigen_mirror_add(base_, size - 5, true) == 0); /* rounded up to pages */
+    CHECK(apigen_mirror_remove(base_));
+    CHECK(apigen_mirror_add(base_, size, true) == 0);
     CHECK(apigen_mirror_live() == 1);
     uint64_t b = 0, s = 0;
     CHECK(apigen_mirror_find(base_ + size - 1, &b, &s) && b == base_ && s == size);
@@ -275,6 +277,45 @@ int main(void)
     CHECK(apigen_mirror_push(push_fn, NULL) == 0 && pushed_ == pg && server_[pg] == 1);
     CHECK(apigen_mirror_remove(base_));
     CHECK(apigen_mirror_live() == 0);
+    /* allocations of any size, several in one page (as a library packs
+     * small ones) and one that ends inside a page: only their bytes move,
+     * since the server's library refuses a copy past an allocation's end */
+    {
+        uint64_t a1 = base_ + 16, a2 = base_ + 256, a3 = base_ + pg + 8;
+        CHECK(apigen_mirror_map(a1, 8, true) == 0);    /* a variable, clean */
+        CHECK(apigen_mirror_map(a2, 100, false) == 0); /* shares page 0 */
+        CHECK(apigen_mirror_map(a3, 2 * pg, false) == 0);
+        CHECK(apigen_mirror_live() == 2); /* page 0, then pages 1..3 */
+        memset(server_, 0, size);
+        pushed_ = calls_ = 0;
+        CHECK(apigen_mirror_push(push_fn, NULL) == 0);
+        /* new allocations are dirty, also where they share a page: page 0
+         * (both allocations of it, the variable's bytes too), pages 1..3 */
+        CHECK(pushed_ == 8 + 100 + 2 * pg && calls_ == 3);
+        app[16] = 0x16; app[400] = 0x30; app[pg + 8] = 0x18; app[3 * pg + 100] = 0x99;
+        pushed_ = calls_ = 0;
+        CHECK(apigen_mirror_push(push_fn, NULL) == 0);
+        /* page 0: the variable and the 100 bytes (app[400] belongs to
+         * nobody); pages 1 and 3 (not 2): the allocation's bytes of each */
+        CHECK(pushed_ == 8 + 100 + pg && calls_ == 4);
+        CHECK(server_[16] == 0x16);
+        CHECK(server_[400] == 0);
+        CHECK(server_[pg + 8] == 0x18);
+        CHECK(server_[3 * pg + 100] == 0);
+        memset(server_, 0x42, size);
+        apigen_mirror_mark_stale(0, 0);
+        pulled_ = calls_ = 0;
+        CHECK(apigen_mirror_pull(pull_fn, NULL, false) == 0);
+        CHECK(pulled_ == 8 + 100 + 2 * pg && calls_ == 3);
+        CHECK(app[16] == 0x42 && app[256] == 0x42 && app[400] == 0x30);
+        CHECK(app[pg] == 0 && app[pg + 8] == 0x42);
+        apigen_mirror_unmap(a2);
+        CHECK(apigen_mirror_live() == 2); /* the variable still holds page 0 */
+        apigen_mirror_unmap(a1);
+        CHECK(apigen_mirror_live() == 1 && !apigen_mirror_find(base_, NULL, NULL));
+        apigen_mirror_unmap(a3);
+        CHECK(apigen_mirror_live() == 0);
+    }
     /* the range is free again */
     void *again = mmap((void *)(uintptr_t)base_, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
     CHECK(again == (void *)(uintptr_t)base_);
