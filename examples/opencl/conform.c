@@ -5,7 +5,8 @@
  *   events  non-blocking reads of a large buffer and of an image behind user
  *           events set later, by this thread and by threads started after
  *           the enqueue, with callbacks that check the bytes already landed;
- *           a blocking read released by another thread
+ *           reads released last first, each completing while the earlier
+ *           ones still wait; a blocking read released by another thread
  *   info    CL_MEM_FLAGS / CL_MEM_HOST_PTR as created, USE_HOST_PTR seen at
  *           map, blocking read and clFinish, CL_PROGRAM_BUILD_OPTIONS as given
  *   structs handles inside structs and lists: cl_image_desc.buffer /
@@ -349,6 +350,69 @@ static int reads_many(env *e, int quiet)
     return bad;
 }
 
+/* Reads on K queues, each behind its own user event, released last first:
+ * each read completes while the reads enqueued before it still wait (no
+ * read is held up by another's user event). A read that does not complete
+ * within 30 s is reported and the rest released (a bound, not a timing
+ * check: natively each completes at once). */
+static int reads_last_first(env *e, int quiet)
+{
+    enum { K = 8, SZ = 4096 };
+    cl_int err;
+    cl_command_queue qs[K];
+    cl_mem bufs[K];
+    cl_event us[K], rds[K];
+    unsigned char hosts[K][SZ];
+    for (int i = 0; i < K; i++) {
+        unsigned char val = (unsigned char)(0x60 + i);
+        qs[i] = clCreateCommandQueue(e->ctx, e->dev, 0, &err);
+        CHECK(err);
+        bufs[i] = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        CHECK(clEnqueueFillBuffer(qs[i], bufs[i], &val, 1, 0, SZ, 0, NULL, NULL));
+        CHECK(clFinish(qs[i]));
+        us[i] = clCreateUserEvent(e->ctx, &err);
+        CHECK(err);
+    }
+    for (int i = 0; i < K; i++) {
+        memset(hosts[i], 0, SZ);
+        CHECK(clEnqueueReadBuffer(qs[i], bufs[i], CL_FALSE, 0, SZ, hosts[i], 1, &us[i], &rds[i]));
+    }
+    int stuck = -1, bad = 0;
+    for (int i = K - 1; i >= 0; i--) {
+        CHECK(clSetUserEventStatus(us[i], CL_COMPLETE));
+        cl_int st = CL_QUEUED;
+        for (int n = 0; n < 30000 && st != CL_COMPLETE; n++) {
+            CHECK(clGetEventInfo(rds[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+            if (st != CL_COMPLETE)
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        if (st != CL_COMPLETE) {
+            stuck = i;
+            break;
+        }
+        bad += hosts[i][0] != 0x60 + i || hosts[i][SZ - 1] != 0x60 + i;
+    }
+    for (int i = stuck - 1; i >= 0; i--) /* after a stuck read: the rest, for the cleanup */
+        CHECK(clSetUserEventStatus(us[i], CL_COMPLETE));
+    CHECK(clWaitForEvents(K, rds));
+    for (int i = 0; i < K; i++) {
+        clReleaseEvent(rds[i]);
+        clReleaseEvent(us[i]);
+        clReleaseMemObject(bufs[i]);
+        clReleaseCommandQueue(qs[i]);
+    }
+    if (!quiet) {
+        if (stuck >= 0)
+            printf("%d reads on %d queues behind user events released last first: read %d did "
+                   "not complete while the reads before it waited\n", K, K, stuck);
+        else
+            printf("%d reads on %d queues behind user events released last first: %s\n", K, K,
+                   bad ? "WRONG bytes" : "each completed while the reads before it waited");
+    }
+    return stuck >= 0 || bad;
+}
+
 /* A failed user event: the read's event fails, no bytes land. */
 static int read_failed(env *e, int quiet)
 {
@@ -496,6 +560,7 @@ static int events(env *e, int quiet)
     free(host);
     clReleaseMemObject(big);
     bad += reads_many(e, quiet);
+    bad += reads_last_first(e, quiet);
     bad += image_behind(e, quiet);
     bad += blocking_behind(e, quiet);
     bad += map_behind(e, 0, quiet);

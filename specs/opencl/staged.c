@@ -40,7 +40,11 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
 static job *head, *tail;
 static job *live; /* queued or running: clFinish and clWaitForEvents wait for them */
-static unsigned idle;
+/* Workers waiting for a job, and jobs no worker took yet: a job starts a
+ * worker unless an idle one is left for it (an idle worker counts as idle
+ * until it wakes, so two jobs queued at once both counted on one worker:
+ * the second waited for the first read's user event). */
+static unsigned idle, npend;
 static uint64_t next_token;
 
 uint64_t opencl_staged_token(void)
@@ -78,6 +82,7 @@ static void *worker(void *arg)
         head = j->next;
         if (!head)
             tail = NULL;
+        npend--;
         pthread_mutex_unlock(&mu);
         run(j);
         pthread_mutex_lock(&mu);
@@ -104,7 +109,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         *j = (job){NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL,
                    ev ? NULL : (event ? *event : NULL)};
     pthread_mutex_lock(&mu);
-    bool start = j && idle == 0;
+    bool start = false;
     if (j) {
         if (tail)
             tail->next = j;
@@ -113,6 +118,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         tail = j;
         j->live_next = live;
         live = j;
+        start = idle < ++npend;
         pthread_cond_signal(&cv);
     }
     pthread_mutex_unlock(&mu);
@@ -132,6 +138,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
                 *pp = j->next;
                 if (tail == j)
                     tail = prev;
+                npend--;
             }
             pthread_mutex_unlock(&mu);
             if (mine) {
