@@ -413,6 +413,90 @@ static int reads_last_first(env *e, int quiet)
     return stuck >= 0 || bad;
 }
 
+/* Events released right after the enqueues that wait for them, before
+ * those commands run (the implementation keeps them for the commands): a
+ * fill behind a user event set later, then a queued copy, a non-blocking
+ * read, a non-blocking map and a marker behind the fill's event, which this
+ * thread releases at once; then the same with the release made by another
+ * thread while this one's enqueues may still be queued. The bytes and the
+ * statuses must be those of a run that kept every event. */
+typedef struct {
+    cl_event ev;
+} releaser;
+
+static void *release_other(void *arg)
+{
+    releaser *r = arg;
+    CHECK(clReleaseEvent(r->ev));
+    return NULL;
+}
+
+static int released_waits(env *e, int quiet)
+{
+    enum { SZ = 1 << 16 };
+    cl_int err;
+    int bad = 0;
+    for (int other = 0; other < 2; other++) {
+        unsigned char val = (unsigned char)(0x21 + other);
+        cl_mem a = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        cl_mem b = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        cl_event u = clCreateUserEvent(e->ctx, &err), fill = NULL, copy = NULL, rd = NULL,
+                 mev = NULL, mk = NULL, wr = NULL;
+        CHECK(err);
+        unsigned char zero[64] = {0}; /* a blocking write's event: complete, the server's id */
+        CHECK(clEnqueueWriteBuffer(e->q, b, CL_TRUE, 0, sizeof zero, zero, 0, NULL, &wr));
+        CHECK(clEnqueueFillBuffer(e->q, a, &val, 1, 0, SZ, 1, &u, &fill));
+        cl_event before_copy[2] = {fill, wr};
+        CHECK(clEnqueueCopyBuffer(e->q, a, b, 0, 0, SZ, 2, before_copy, &copy));
+        unsigned char *host = calloc(1, SZ);
+        CHECK(clEnqueueReadBuffer(e->q, a, CL_FALSE, 0, SZ, host, 1, &fill, &rd));
+        unsigned char *p = clEnqueueMapBuffer(e->q, b, CL_FALSE, CL_MAP_READ, 0, SZ, 1, &copy,
+                                              &mev, &err);
+        CHECK(err);
+        CHECK(clEnqueueMarkerWithWaitList(e->q, 1, &fill, &mk));
+        releaser r = {fill};
+        pthread_t t;
+        if (other) { /* fill, write and copy go from another thread */
+            cl_event gone[3] = {fill, wr, copy};
+            for (int i = 0; i < 3; i++) {
+                r.ev = gone[i];
+                pthread_create(&t, NULL, release_other, &r);
+                pthread_join(t, NULL);
+            }
+        } else {
+            CHECK(clReleaseEvent(fill));
+            CHECK(clReleaseEvent(wr));
+            CHECK(clReleaseEvent(copy));
+        }
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        cl_event all[3] = {rd, mev, mk};
+        cl_int w = clWaitForEvents(3, all), st[3] = {0, 0, 0};
+        for (int i = 0; i < 3; i++)
+            CHECK(clGetEventInfo(all[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st[i], &st[i],
+                                 NULL));
+        int ok = w == CL_SUCCESS && st[0] == CL_COMPLETE && st[1] == CL_COMPLETE &&
+                 st[2] == CL_COMPLETE && p && host[0] == val && host[SZ - 1] == val &&
+                 p[0] == val && p[SZ - 1] == val;
+        CHECK(clEnqueueUnmapMemObject(e->q, b, p, 0, NULL, NULL));
+        cl_int fin = clFinish(e->q);
+        if (!quiet)
+            printf("wait-list events released by %s before their commands ran: wait %d, "
+                   "statuses %d %d %d, bytes %s, finish %d\n",
+                   other ? "another thread" : "this thread", (int)w, (int)st[0], (int)st[1],
+                   (int)st[2], ok ? "landed" : "WRONG", (int)fin);
+        bad += !ok || fin != CL_SUCCESS;
+        for (int i = 0; i < 3; i++)
+            CHECK(clReleaseEvent(all[i]));
+        CHECK(clReleaseEvent(u));
+        CHECK(clReleaseMemObject(a));
+        CHECK(clReleaseMemObject(b));
+        free(host);
+    }
+    return bad;
+}
+
 /* A failed user event: the read's event fails, no bytes land. */
 static int read_failed(env *e, int quiet)
 {
@@ -561,6 +645,7 @@ static int events(env *e, int quiet)
     clReleaseMemObject(big);
     bad += reads_many(e, quiet);
     bad += reads_last_first(e, quiet);
+    bad += released_waits(e, quiet);
     bad += image_behind(e, quiet);
     bad += blocking_behind(e, quiet);
     bad += map_behind(e, 0, quiet);
