@@ -497,6 +497,72 @@ static int released_waits(env *e, int quiet)
     return bad;
 }
 
+/* A non-blocking read's profiling times are the read's own: in order, and
+ * its duration that of a read of all its bytes (at least 1/16 of the least
+ * of three blocking reads of the same bytes: forwarded, the event is a
+ * one-element read that waits for the bytes to land, whose own times are
+ * a thousand times shorter), also when asked before the bytes landed. */
+static cl_ulong duration(cl_event ev, int *in_order)
+{
+    static const cl_profiling_info names[4] = {CL_PROFILING_COMMAND_QUEUED,
+                                               CL_PROFILING_COMMAND_SUBMIT,
+                                               CL_PROFILING_COMMAND_START,
+                                               CL_PROFILING_COMMAND_END};
+    cl_ulong t[4] = {0};
+    for (int i = 0; i < 4; i++)
+        CHECK(clGetEventProfilingInfo(ev, names[i], sizeof t[i], &t[i], NULL));
+    *in_order = *in_order && t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] > 0;
+    return t[3] - t[2];
+}
+
+static int read_times(env *e, int quiet)
+{
+    enum { SZ = 32 << 20 };
+    cl_int err;
+    cl_command_queue pq = clCreateCommandQueue(e->ctx, e->dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    CHECK(err);
+    cl_mem m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+    CHECK(err);
+    unsigned char val = 0x3c, *host = malloc(SZ);
+    CHECK(clEnqueueFillBuffer(pq, m, &val, 1, 0, SZ, 0, NULL, NULL));
+    int in_order = 1;
+    cl_ulong blocking = ~(cl_ulong)0, nonblocking = 0;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev;
+        CHECK(clEnqueueReadBuffer(pq, m, CL_TRUE, 0, SZ, host, 0, NULL, &ev));
+        cl_ulong d = duration(ev, &in_order);
+        blocking = d < blocking ? d : blocking;
+        CHECK(clReleaseEvent(ev));
+    }
+    cl_int early = CL_SUCCESS;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev, u = clCreateUserEvent(e->ctx, &err);
+        CHECK(err);
+        CHECK(clEnqueueReadBuffer(pq, m, CL_FALSE, 0, SZ, host, 1, &u, &ev));
+        cl_ulong t = 0;
+        if (i == 0) /* not run yet: no times */
+            early = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL);
+        if (i == 1)
+            CHECK(clRetainEvent(ev)); /* a second reference: the times stay with it */
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        CHECK(clWaitForEvents(1, &ev));
+        if (i == 1)
+            CHECK(clReleaseEvent(ev));
+        cl_ulong d = duration(ev, &in_order);
+        nonblocking = d > nonblocking ? d : nonblocking;
+        CHECK(clReleaseEvent(ev));
+        CHECK(clReleaseEvent(u));
+    }
+    int whole = nonblocking * 16 >= blocking;
+    if (!quiet)
+        printf("non-blocking read's profiling times: before it ran %d, in order %d, its duration "
+               "a read of all its bytes %d\n", (int)early, in_order, whole);
+    CHECK(clReleaseMemObject(m));
+    CHECK(clReleaseCommandQueue(pq));
+    free(host);
+    return !(in_order && whole && early == CL_PROFILING_INFO_NOT_AVAILABLE);
+}
+
 /* A failed user event: the read's event fails, no bytes land. */
 static int read_failed(env *e, int quiet)
 {
@@ -646,6 +712,7 @@ static int events(env *e, int quiet)
     bad += reads_many(e, quiet);
     bad += reads_last_first(e, quiet);
     bad += released_waits(e, quiet);
+    bad += read_times(e, quiet);
     bad += image_behind(e, quiet);
     bad += blocking_behind(e, quiet);
     bad += map_behind(e, 0, quiet);

@@ -99,7 +99,15 @@ uint64_t opencl_staged_token(void);
 cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
                            cl_uint flags, cl_event ev, cl_event *event);
 void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list);
+void opencl_staged_event_ref(uint64_t id, int delta);
+bool opencl_staged_times(cl_event event, cl_profiling_info name, cl_ulong *v);
+bool opencl_staged_timed(cl_event event);
 cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
+cl_int opencl_fwd_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret);
+cl_int opencl_fwd_clRetainEvent(cl_event event);
+cl_int opencl_fwd_clReleaseEvent(cl_event event);
 #define STAGED 2u /* blocking_read bit 1: staged (spec), ptr carries the token */
 
 cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
@@ -357,6 +365,55 @@ APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_l
 {
     cl_int err = opencl_fwd_clWaitForEvents(num_events, event_list);
     opencl_staged_quiesce(NULL, num_events, event_list);
+    return err;
+}
+
+/* A non-blocking read's event: its read's own times (staged.c), once the
+ * server says the event completed and the bytes landed. */
+APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                             size_t param_value_size, void *param_value,
+                                             size_t *param_value_size_ret)
+{
+    cl_ulong v;
+    if (!opencl_staged_timed(event))
+        return opencl_fwd_clGetEventProfilingInfo(event, param_name, param_value_size,
+                                                  param_value, param_value_size_ret);
+    if (!opencl_staged_times(event, param_name, &v)) {
+        /* not landed yet, or no times: the server's answer (not complete,
+         * not profiled, an invalid name or size) unless it completed */
+        cl_int err = opencl_fwd_clGetEventProfilingInfo(event, param_name, param_value_size,
+                                                        param_value, param_value_size_ret);
+        if (err != CL_SUCCESS)
+            return err;
+        opencl_staged_quiesce(NULL, 1, &event);
+        if (!opencl_staged_times(event, param_name, &v))
+            return err;
+    }
+    if (param_value && param_value_size < sizeof v)
+        return CL_INVALID_VALUE;
+    if (param_value)
+        memcpy(param_value, &v, sizeof v);
+    if (param_value_size_ret)
+        *param_value_size_ret = sizeof v;
+    return CL_SUCCESS;
+}
+
+APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
+{
+    cl_int err = opencl_fwd_clRetainEvent(event);
+    if (err == CL_SUCCESS)
+        opencl_staged_event_ref(APIGEN_H2ID(event), 1);
+    return err;
+}
+
+/* The id is taken first: in the ICD build the last release frees the
+ * handle object. */
+APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
+{
+    uint64_t id = APIGEN_H2ID(event);
+    cl_int err = opencl_fwd_clReleaseEvent(event);
+    if (err == CL_SUCCESS)
+        opencl_staged_event_ref(id, -1);
     return err;
 }
 

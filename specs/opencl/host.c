@@ -437,16 +437,32 @@ cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_u
 }
 
 cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
-                               cl_int status)
+                               cl_int status, cl_ulong *profile)
 {
     (void)queue;
     staged *s = staged_find(cx, token);
+    if (profile)
+        memset(profile, 0, 5 * sizeof *profile);
     if (!s)
         return CL_INVALID_VALUE;
     if (!s->waited) { /* the guest never waited: R1 may still write buf */
         clWaitForEvents(1, &s->r1);
         s->waited = true;
     }
+    /* R1's own times, for the application's event (R2's are the landing's) */
+    static const cl_profiling_info names[5] = {
+        CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START,
+        CL_PROFILING_COMMAND_END, CL_PROFILING_COMMAND_COMPLETE};
+    for (int i = 0; profile && i < 5; i++)
+        if (clGetEventProfilingInfo(s->r1, names[i], sizeof profile[i], &profile[i], NULL) !=
+            CL_SUCCESS) {
+            if (i == 4) {
+                profile[4] = 0; /* OpenCL 2.0's: the event's own answer then */
+            } else {
+                memset(profile, 0, 5 * sizeof *profile);
+                break;
+            }
+        }
     gate_open(s, status < 0 ? status : CL_COMPLETE);
     cl_int err = CL_SUCCESS;
     uint64_t hid = s->hid;
