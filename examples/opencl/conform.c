@@ -699,6 +699,87 @@ static int map_behind(env *e, int who, int quiet)
     return !(ok && back == 1);
 }
 
+/* A non-blocking image map behind a user event set later by this thread
+ * (who 0) or by another (1): it returns at once with its pitches, the bytes
+ * are in place before the map's event completes and its callback runs, and
+ * what the application writes goes back at unmap. */
+typedef struct {
+    const unsigned char *p;
+    size_t row, w, h;
+    unsigned char want;
+    volatile int landed; /* 1: the callback saw the pixels, 2: it did not */
+} img_check;
+
+static int img_ok(const img_check *c)
+{
+    int ok = c->p != NULL;
+    for (size_t y = 0; ok && y < c->h; y += 17)
+        ok = c->p[y * c->row] == c->want && c->p[y * c->row + c->w - 1] == c->want;
+    return ok && c->p[(c->h - 1) * c->row + c->w - 1] == c->want;
+}
+
+static void CL_CALLBACK on_map_image(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    img_check *c = user;
+    c->landed = status == CL_COMPLETE && img_ok(c) ? 1 : 2;
+}
+
+static int map_image_behind(env *e, int who, int quiet)
+{
+    cl_int err;
+    cl_bool has = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof has, &has, NULL));
+    if (!has)
+        return 0;
+    enum { W = 512, H = 256 };
+    unsigned char val = (unsigned char)(0x51 + who);
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc d = {CL_MEM_OBJECT_IMAGE2D, W, H, 1, 0, 0, 0, 0, 0, {NULL}};
+    cl_mem img = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fmt, &d, NULL, &err);
+    CHECK(err);
+    cl_uint4 color = {{val, val, val, val}};
+    size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1}, row = 0, slice = 0;
+    CHECK(clEnqueueFillImage(e->q, img, &color, origin, region, 0, NULL, NULL));
+    cl_event u = clCreateUserEvent(e->ctx, &err), mev = NULL;
+    CHECK(err);
+    unsigned char *p = clEnqueueMapImage(e->q, img, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, origin,
+                                         region, &row, &slice, 1, &u, &mev, &err);
+    CHECK(err);
+    cl_int st = 0;
+    CHECK(clGetEventInfo(mev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    img_check c = {p, row, (size_t)W * 4, H, val, 0};
+    CHECK(clSetEventCallback(mev, CL_COMPLETE, on_map_image, &c));
+    setter s = {u, CL_COMPLETE};
+    pthread_t t;
+    if (who)
+        pthread_create(&t, NULL, set_later, &s);
+    else
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+    CHECK(clWaitForEvents(1, &mev));
+    if (who)
+        pthread_join(t, NULL);
+    wait_flag(&c.landed);
+    cl_command_type ty = 0;
+    CHECK(clGetEventInfo(mev, CL_EVENT_COMMAND_TYPE, sizeof ty, &ty, NULL));
+    int ok = img_ok(&c) && c.landed == 1;
+    if (ok)
+        p[0] = 1;
+    CHECK(clEnqueueUnmapMemObject(e->q, img, p, 0, NULL, NULL));
+    unsigned char back[4] = {0};
+    size_t one[3] = {1, 1, 1};
+    CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, origin, one, 0, 0, back, 0, NULL, NULL));
+    if (!quiet)
+        printf("non-blocking image map behind a user event set later by %s: queued before the "
+               "set %d, type %#x, row pitch covers a row %d, %s\n",
+               who ? "another thread" : "this thread", st > CL_COMPLETE, ty, row >= (size_t)W * 4,
+               ok && back[0] == 1 ? "pixels before the callback, written back" : "WRONG");
+    clReleaseEvent(mev);
+    clReleaseEvent(u);
+    clReleaseMemObject(img);
+    return !(ok && back[0] == 1);
+}
+
 static int events(env *e, int quiet)
 {
     cl_int err;
@@ -717,6 +798,8 @@ static int events(env *e, int quiet)
     bad += blocking_behind(e, quiet);
     bad += map_behind(e, 0, quiet);
     bad += map_behind(e, 1, quiet);
+    bad += map_image_behind(e, 0, quiet);
+    bad += map_image_behind(e, 1, quiet);
     bad += read_failed(e, quiet);
     return bad;
 }
