@@ -6,7 +6,10 @@
  *           events set later, by this thread and by threads started after
  *           the enqueue, with callbacks that check the bytes already landed;
  *           reads released last first, each completing while the earlier
- *           ones still wait; a blocking read released by another thread
+ *           ones still wait; non-blocking maps of buffers and images behind
+ *           user events; wait-list events released before their commands
+ *           ran; a non-blocking read's profiling times (the read's own); a
+ *           blocking read released by another thread
  *   info    CL_MEM_FLAGS / CL_MEM_HOST_PTR as created, USE_HOST_PTR seen at
  *           map, blocking read and clFinish, CL_PROGRAM_BUILD_OPTIONS as given
  *   structs handles inside structs and lists: cl_image_desc.buffer /
