@@ -783,6 +783,69 @@ static int map_image_behind(env *e, int who, int quiet)
     return !(ok && back[0] == 1);
 }
 
+/* Non-blocking maps of a region (not at the origin) of every image kind,
+ * each behind a user event: the mapped rows at the map's pitches hold what a
+ * blocking read of the region gives, and a write goes back at unmap. */
+static int map_image_kinds(env *e, int quiet)
+{
+    cl_int err;
+    cl_bool has = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof has, &has, NULL));
+    if (!has)
+        return 0;
+    static const cl_mem_object_type types[5] = {CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE1D_ARRAY,
+                                                CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE2D_ARRAY,
+                                                CL_MEM_OBJECT_IMAGE3D};
+    static const char *const names[5] = {"1D", "1D array", "2D", "2D array", "3D"};
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    int bad = 0;
+    for (int t = 0; t < 5; t++) {
+        int arr1 = t == 1, layers = t == 3 || t == 4;
+        size_t w = 37, h = t <= 1 ? 1 : 23, depth = t == 4 ? 5 : 1, n = t == 1 ? 9 : 4;
+        cl_image_desc d = {types[t], w, h, depth, t == 1 || t == 3 ? n : 1, 0, 0, 0, 0, {NULL}};
+        cl_mem img = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fmt, &d, NULL, &err);
+        CHECK(err);
+        size_t full[3] = {w, arr1 ? n : h, t == 3 ? n : depth}, o0[3] = {0, 0, 0};
+        unsigned char *src = malloc(full[0] * full[1] * full[2] * 4);
+        for (size_t i = 0; i < full[0] * full[1] * full[2] * 4; i++)
+            src[i] = (unsigned char)(i * 7 + (size_t)t);
+        CHECK(clEnqueueWriteImage(e->q, img, CL_TRUE, o0, full, 0, 0, src, 0, NULL, NULL));
+        size_t org[3] = {3, t == 0 ? 0 : arr1 ? 2 : 1, layers ? 1 : 0};
+        size_t reg[3] = {20, t == 0 ? 1 : arr1 ? 5 : 11, layers ? 2 : 1};
+        cl_event u = clCreateUserEvent(e->ctx, &err), ev = NULL;
+        CHECK(err);
+        size_t row = 0, slice = 0;
+        unsigned char *p = clEnqueueMapImage(e->q, img, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, org,
+                                             reg, &row, &slice, 1, &u, &ev, &err);
+        CHECK(err);
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        CHECK(clWaitForEvents(1, &ev));
+        unsigned char *got = malloc(reg[0] * reg[1] * reg[2] * 4);
+        CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, org, reg, 0, 0, got, 0, NULL, NULL));
+        size_t rowb = reg[0] * 4, wrong = 0;
+        for (size_t z = 0; z < (arr1 ? 1 : reg[2]); z++) /* a 1D array's images are slices */
+            for (size_t y = 0; y < reg[1]; y++)
+                wrong += memcmp(p + (arr1 ? y * slice : z * slice + y * row),
+                                got + (z * reg[1] + y) * rowb, rowb) != 0;
+        p[0] ^= 0xff;
+        CHECK(clEnqueueUnmapMemObject(e->q, img, p, 0, NULL, NULL));
+        unsigned char one[4] = {0};
+        size_t r1[3] = {1, 1, 1};
+        CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, org, r1, 0, 0, one, 0, NULL, NULL));
+        int back = one[0] == (unsigned char)(got[0] ^ 0xff);
+        if (!quiet)
+            printf("non-blocking map of a %s image region: %zu rows differ from a read, "
+                   "written back %d\n", names[t], wrong, back);
+        bad += wrong != 0 || !back;
+        clReleaseEvent(ev);
+        clReleaseEvent(u);
+        clReleaseMemObject(img);
+        free(src);
+        free(got);
+    }
+    return bad;
+}
+
 static int events(env *e, int quiet)
 {
     cl_int err;
@@ -803,6 +866,7 @@ static int events(env *e, int quiet)
     bad += map_behind(e, 1, quiet);
     bad += map_image_behind(e, 0, quiet);
     bad += map_image_behind(e, 1, quiet);
+    bad += map_image_kinds(e, quiet);
     bad += read_failed(e, quiet);
     return bad;
 }

@@ -1593,10 +1593,11 @@ static cl_int map_image_staged(apigen_call_ctx *cx, uint64_t token, cl_command_q
             memset(s->buf, 0, *size ? *size : 1); /* the gaps between rows go to the guest too */
         if (err == CL_SUCCESS)
             q2 = clCreateCommandQueue(ctx, dev, 0, &err);
-        /* ReadImage's pitches: 1D and 2D images take no slice pitch, a 1D
-         * array's rows are its slices */
+        /* ReadImage's pitches: 1D and 2D images take no slice pitch; a 1D
+         * array's images are its slices, which PoCL spaces by the row pitch
+         * (the OpenCL spec by the slice pitch): both are the map's slice pitch */
         if (err == CL_SUCCESS)
-            err = clEnqueueReadImage(q2, mem, CL_FALSE, origin, region, arr1 ? 0 : *row,
+            err = clEnqueueReadImage(q2, mem, CL_FALSE, origin, region, arr1 ? *slice : *row,
                                      three || arr1 ? *slice : 0, s->buf, 1, &m, &s->r1);
         if (q2) {
             clFlush(q2);
