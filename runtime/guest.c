@@ -109,6 +109,16 @@ typedef struct gapi {
     atomic_uint_fast64_t nasync;
     pthread_mutex_t thr_mu;
     struct gthr *thrs;
+    /* The wait frame names, per other thread, how many async frames its
+     * connection must have run (a session-wide count let frames that a third
+     * thread sent later stand in for them). Threads gone with frames perhaps
+     * not run yet stay named (gone, under thr_mu) until a reply to a wait
+     * frame that named them came back (gone_seq numbers the entries). */
+    struct gone_thr {
+        uint64_t tid, count, seq;
+    } *gone;
+    size_t ngone, capgone;
+    uint64_t gone_seq;
     /* Guest ids in queues not sent yet (the sum of the threads' ngids): an
      * async call that may name one of another thread takes the cross-thread
      * path too (foreign_gid). */
@@ -139,6 +149,8 @@ typedef struct gthr {
     uint64_t upto; /* g->nasync when every counted frame was this thread's own */
     bool locked;   /* the owner holds mu (only the owner reads or writes this) */
     bool hold;     /* a frame waits in q for a wait frame: flush_others leaves q (under mu) */
+    uint64_t nasent; /* async frames sent on conn (under mu) ... */
+    atomic_uint_fast64_t nran; /* ... of which a reply on conn showed all run */
     uint64_t nsent;               /* queue sends (under mu) ... */
     uint64_t seen_sent;           /* ... as the flusher saw them last tick, */
     bool seen_full;               /* with frames queued (flusher only, under mu) */
@@ -222,7 +234,11 @@ static void mark_lost(gapi *g, const char *fmt, ...)
                    g->url[0] ? g->url : "(no server)", why, n);
 }
 
-static void unlink_thr(gthr *t)
+/* The thread is gone: nobody else sends its queue from now on, and the
+ * async frames it sent and still sends (nq: free_thr) are named by other
+ * threads' wait frames until one of them got its reply: its connection may
+ * still run them. */
+static void retire_thr(gthr *t)
 {
     gapi *g = t->g;
     pthread_mutex_lock(&g->thr_mu);
@@ -235,6 +251,26 @@ static void unlink_thr(gthr *t)
             t->all_next->all_prev = t->all_prev;
     }
     t->all_next = t->all_prev = NULL;
+    /* a flush of another thread may be sending q (a fork child's stale
+     * state: its lock may have stayed taken, and it names nothing here) */
+    bool take = t->gen == g->gen && !t->locked;
+    if (take)
+        tlock_take(&t->mu);
+    uint64_t count = t->nasent + t->nq;
+    if (take)
+        tlock_give(&t->mu);
+    if (t->gen == g->gen && t->conn && count > atomic_load(&t->nran)) {
+        if (g->ngone == g->capgone) {
+            size_t nc = g->capgone ? g->capgone * 2 : 8;
+            struct gone_thr *p = realloc(g->gone, nc * sizeof *p);
+            if (p) {
+                g->gone = p;
+                g->capgone = nc;
+            }
+        }
+        if (g->ngone < g->capgone) /* else (no memory) later waits may miss its frames */
+            g->gone[g->ngone++] = (struct gone_thr){t->tid, count, ++g->gone_seq};
+    }
     pthread_mutex_unlock(&g->thr_mu);
 }
 
@@ -251,7 +287,7 @@ static void free_thr(gthr *t, bool flush)
 {
     char err[256];
     if (flush)
-        unlink_thr(t); /* nobody else sends this queue from now on */
+        retire_thr(t); /* nobody else sends this queue from now on */
     if (flush && t->conn && t->in_frame)
         rt_wr_truncate(&t->q, t->frame_off);
     if (flush && t->conn && t->nq && t->q.len && !atomic_load(&t->g->lost) && t->gen == t->g->gen)
@@ -304,6 +340,7 @@ static void fork_child(void)
         g->ncbs = 0;
         g->reader_started = false;
         g->thrs = NULL; /* the parent's threads: not ours (stale states are freed by get_thr) */
+        g->ngone = 0;
         atomic_store(&g->nasync, 0);
         atomic_store(&g->next_gid, 0);
         atomic_store(&g->gid_unsent, 0);
@@ -856,6 +893,7 @@ static bool flush_queue(gthr *t)
         __atomic_fetch_add(&t->tr_up, t->q.len + t->q.ext_total, __ATOMIC_RELAXED);
     rt_wr_truncate(&t->q, 0);
     t->q.base = 0;
+    t->nasent += t->nq;
     t->nq = 0;
     t->nsent++;
     gids_sent(t);
@@ -864,27 +902,56 @@ static bool flush_queue(gthr *t)
 
 /* Sends what every other thread of g has queued (each under its own lock,
  * one at a time; the caller holds none). Their frames then run on their own
- * server threads; RT_CALL_WAIT orders the caller's call after them. Returns
- * how many queued frames it could not send: those of a thread that is
- * mid-frame (a thread that is itself waiting, `hold`, sent its own queued
- * frames first: send_own_queued). The caller's wait must not count them, or
- * it could wait for frames queued behind another thread's wait frame. */
-static uint64_t flush_others(gapi *g, gthr *self)
+ * server threads; RT_CALL_WAIT orders the caller's call after them: pairs
+ * gets (thread id, async frames sent) for each thread whose connection may
+ * not have run all it was sent, gone threads' included (*gone_upto: the
+ * newest of those; false: no memory for the pairs). *skipped: how many
+ * queued frames it could not send: those of a thread that is mid-frame (a
+ * thread that is itself waiting, `hold`, sent its own queued frames first:
+ * send_own_queued). The wait must not count them, or it could wait for
+ * frames queued behind another thread's wait frame. */
+static bool flush_others(gapi *g, gthr *self, apigen_wr *pairs, uint64_t *gone_upto,
+                         uint64_t *skipped)
 {
-    uint64_t skipped = 0;
+    bool ok = true;
+    *skipped = 0;
+    *gone_upto = 0;
     pthread_mutex_lock(&g->thr_mu);
     for (gthr *x = g->thrs; x; x = x->all_next) {
         if (x == self)
             continue;
         tlock_take(&x->mu);
         if (x->nq && (x->in_frame || x->hold))
-            skipped += x->nq;
+            *skipped += x->nq;
         if (x->nq && !x->in_frame && !x->hold && x->gen == g->gen && !atomic_load(&g->lost))
             (void)flush_queue(x);
+        if (x->gen == g->gen && x->nasent > atomic_load(&x->nran))
+            ok = ok && apigen_put_u64(pairs, x->tid) && apigen_put_u64(pairs, x->nasent);
         tlock_give(&x->mu);
     }
+    for (size_t i = 0; i < g->ngone; i++) {
+        ok = ok && apigen_put_u64(pairs, g->gone[i].tid) &&
+             apigen_put_u64(pairs, g->gone[i].count);
+        if (g->gone[i].seq > *gone_upto)
+            *gone_upto = g->gone[i].seq;
+    }
     pthread_mutex_unlock(&g->thr_mu);
-    return skipped;
+    return ok;
+}
+
+/* A reply came to a wait frame that named the gone threads up to seq: their
+ * frames ran, no wait needs to name them again. */
+static void gone_ran(gapi *g, uint64_t seq)
+{
+    if (!seq)
+        return;
+    pthread_mutex_lock(&g->thr_mu);
+    size_t k = 0;
+    for (size_t i = 0; i < g->ngone; i++)
+        if (g->gone[i].seq > seq)
+            g->gone[k++] = g->gone[i];
+    g->ngone = k;
+    pthread_mutex_unlock(&g->thr_mu);
 }
 
 /* Before a thread holds its queue for a wait frame, its own queued async
@@ -905,28 +972,34 @@ static bool send_own_queued(gthr *t)
     if (apigen_tracing())
         __atomic_fetch_add(&t->tr_up, t->frame_off, __ATOMIC_RELAXED);
     t->frame_off = 0;
+    t->nasent += t->nq;
     t->nq = 0;
     t->nsent++;
     return true;
 }
 
-/* What a wait frame asks the server to have run: n counted frames less this
- * thread's own queue (none: send_own_queued sent it) and those flush_others
- * left (frames of a thread in the middle of building one). */
+/* What a wait frame asks the server to have run when the pairs could not be
+ * written (no memory): n counted frames less this thread's own queue (none:
+ * send_own_queued sent it) and those flush_others left (frames of a thread
+ * in the middle of building one), as a session-wide count. */
 static uint64_t wait_count(uint64_t n, uint64_t own, uint64_t skipped)
 {
     return n > own + skipped ? n - own - skipped : 0;
 }
 
-/* RT_CALL_WAIT: the server runs this thread's next frames once its session
- * has run n async frames. */
-static bool send_wait(gthr *t, uint64_t n)
+/* RT_CALL_WAIT: the server runs this thread's next frames once the other
+ * threads' connections ran the frames the pairs name (n: a session-wide
+ * count instead, see wait_count). Nothing to wait for: no frame. */
+static bool send_wait(gthr *t, uint64_t n, const apigen_wr *pairs)
 {
+    if (!n && !pairs->len)
+        return true;
     apigen_wr w;
     size_t off;
     char err[512];
     apigen_wr_init(&w);
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u64(&w, n) &&
+              (!pairs->len || apigen_put_raw(&w, pairs->buf, pairs->len)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_ASYNC, RT_CALL_WAIT, 0, t->tid);
     if (ok && !apigen_tp_send_buf(t->conn, w.buf, w.len, t->g->reply_ms, err, sizeof err)) {
         mark_lost(t->g, "%s", err);
@@ -938,6 +1011,32 @@ static bool send_wait(gthr *t, uint64_t n)
     return ok;
 }
 
+/* The cross-thread path of a call whose frame is at t->frame_off (t->mu
+ * held, t->locked): this thread's queued frames leave, then every other
+ * thread's queue, then the wait frame; the call's frame stays in q. False:
+ * the connection is lost (t->mu is held again either way). */
+static bool wait_for_others(gthr *t, uint64_t n, uint64_t *gone_upto, uint64_t *skipped)
+{
+    gapi *g = t->g;
+    if (!send_own_queued(t))
+        return false;
+    t->hold = true; /* the frame leaves after the wait frame, by this thread */
+    t->locked = false;
+    tlock_give(&t->mu);
+    apigen_wr pairs;
+    apigen_wr_init(&pairs);
+    bool named = flush_others(g, t, &pairs, gone_upto, skipped);
+    tlock_take(&t->mu);
+    t->locked = true;
+    t->hold = false;
+    if (!named) { /* no memory for the pairs: the session-wide count */
+        pairs.len = 0;
+        *gone_upto = 0;
+    }
+    bool ok = send_wait(t, named ? 0 : wait_count(n, t->nq, *skipped), &pairs);
+    apigen_wr_free(&pairs);
+    return ok;
+}
 
 /* The flusher: every flush_us, a queue that has held frames since the last
  * tick without being sent leaves (trylock: an owner building or sending
@@ -1069,25 +1168,15 @@ apigen_status apigen_call_sync(apigen_call *c)
      * they leave now, and this call runs after the session ran them all. */
     uint64_t n = atomic_load(&g->nasync);
     bool waits = n != t->upto;
-    if (waits) {
-        if (!send_own_queued(t)) {
-            unlock_thr(t);
-            return c->status = APIGEN_LOST;
-        }
-        t->hold = true; /* the frame leaves after the wait frame, by this thread */
+    uint64_t gone_upto = 0, skipped = 0;
+    if (waits && !wait_for_others(t, n, &gone_upto, &skipped)) {
         unlock_thr(t);
-        uint64_t skipped = flush_others(g, t);
-        tlock_take(&t->mu);
-        t->locked = true;
-        t->hold = false;
-        if (!send_wait(t, wait_count(n, t->nq, skipped))) {
-            unlock_thr(t);
-            return c->status = APIGEN_LOST;
-        }
+        return c->status = APIGEN_LOST;
     }
     bool sent = flush_queue(t);
     if (sent)
         settle_queue(t);
+    uint64_t asent = t->nasent; /* all run once the reply is here */
     unlock_thr(t);
     if (!sent)
         return c->status = APIGEN_LOST;
@@ -1160,6 +1249,8 @@ apigen_status apigen_call_sync(apigen_call *c)
     }
     if (waits && t->upto < n)
         t->upto = n;
+    atomic_store(&t->nran, asent);
+    gone_ran(g, gone_upto);
     c->status = (apigen_status)rp.status;
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
@@ -1366,18 +1457,8 @@ apigen_status apigen_call_async(apigen_call *c)
         atomic_load_explicit(&t->g->next_gid, memory_order_relaxed) && foreign_gid(t)) {
         gapi *g = t->g;
         uint64_t n = atomic_load(&g->nasync); /* what was queued before this call */
-        if (!send_own_queued(t)) {
-            rt_wr_truncate(&t->q, t->frame_off);
-            unlock_thr(t);
-            return c->status = APIGEN_LOST;
-        }
-        t->hold = true;
-        unlock_thr(t);
-        uint64_t skipped = flush_others(g, t);
-        tlock_take(&t->mu);
-        t->locked = true;
-        t->hold = false;
-        if (!send_wait(t, wait_count(n, t->nq, skipped))) {
+        uint64_t gone_upto, skipped;
+        if (!wait_for_others(t, n, &gone_upto, &skipped)) {
             rt_wr_truncate(&t->q, t->frame_off);
             unlock_thr(t);
             return c->status = APIGEN_LOST;

@@ -221,9 +221,14 @@ static inline bool rt_get_reply_prefix(apigen_rd *r, rt_reply_prefix *p)
  * server's own ids never have RT_GID_BIT. */
 #define RT_GID_BIT (1ull << 63)
 
-/* A runtime frame (call id 0, APIGEN_F_ASYNC, payload u64 n): the server runs
- * the connection's next frames once the session has run n async frames (its
- * other connections' frames a guest thread sent before: guest.c). */
+/* A runtime frame (call id 0, APIGEN_F_ASYNC): the server runs the
+ * connection's next frames once other connections of the session ran the
+ * async frames a guest thread sent them before (guest.c). Payload: u64 n,
+ * then (u64 thread id, u64 count) pairs to the end: the connection whose
+ * handshake named that thread id has run `count` async frames (or has
+ * ended). n: a session-wide count of async frames run, from guests before
+ * the pairs (0 from today's guests): a count of all connections, it let
+ * frames sent later by a third thread stand in for the ones waited for. */
 #define RT_CALL_WAIT 0u
 #define RT_WAIT_MS 30000 /* the server goes on after this, with one log line */
 static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
@@ -297,10 +302,25 @@ void rt_session_release(struct apigen_session *s, apigen_conn *conn);
 void rt_session_cb_lock(struct apigen_session *s, apigen_conn **ctrl);
 void rt_session_cb_unlock(struct apigen_session *s, bool dead);
 void rt_session_add_binding(struct apigen_session *s, void *b);
-/* RT_CALL_WAIT: one async frame of s ran; wait until s ran n of them (false:
+/* RT_CALL_WAIT: the async frames each connection of a session ran, by the
+ * guest thread id its handshake named (a server connection's; linked into
+ * the session from its handshake until it ends). */
+typedef struct rt_conn_ran {
+    struct rt_conn_ran *next;
+    uint64_t tid;
+    _Atomic uint64_t n;
+    bool linked;
+} rt_conn_ran;
+void rt_session_conn_open(struct apigen_session *s, rt_conn_ran *c, uint64_t tid);
+void rt_session_conn_close(struct apigen_session *s, rt_conn_ran *c);
+/* One async frame of s ran on connection c. */
+void rt_session_async_ran(struct apigen_session *s, rt_conn_ran *c);
+/* Waits until s ran n async frames in all and, for each of the npairs
+ * (u64 tid, u64 count) pairs at pairs (little-endian, as on the wire), the
+ * connection of that thread id ran count of them or is gone (false:
  * RT_WAIT_MS passed first). */
-void rt_session_async_ran(struct apigen_session *s);
-bool rt_session_wait_async(struct apigen_session *s, uint64_t n);
+bool rt_session_wait_async(struct apigen_session *s, uint64_t n, const uint8_t *pairs,
+                           size_t npairs);
 unsigned rt_session_count(void); /* live sessions (tests) */
 
 /* stream.c: what one dispatched request may stream (cx->rt). */

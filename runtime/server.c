@@ -84,6 +84,7 @@ typedef struct sconn {
     apigen_frame_hdr pre_h;
     bool handed_off;        /* parent: the socket now belongs to a session child */
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
+    rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
 } sconn;
 
 static int sig_pipe[2] = {-1, -1};
@@ -303,6 +304,9 @@ static bool handshake(sconn *sc)
         return false;
     }
     rt_session_key(sc->session, key);
+    /* before the reply: once the guest has it, another of its threads may
+     * wait for this connection's frames */
+    rt_session_conn_open(sc->session, &sc->ran, h.thread_id);
     if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key))
         return false;
     if (rt_rec_active)
@@ -532,19 +536,20 @@ static void *conn_main(void *arg)
                 apigen_rd rd;
                 uint64_t n;
                 apigen_rd_init(&rd, sc->rbuf, h.payload_len);
-                if (!apigen_get_u64(&rd, &n) || !apigen_rd_done(&rd)) {
+                if (!apigen_get_u64(&rd, &n) || (h.payload_len - 8) % 16) {
                     apigen_log("closing connection from %s: malformed wait frame",
                                apigen_tp_peer(sc->conn));
                     break;
                 }
-                if (!rt_session_wait_async(sc->session, n))
+                if (!rt_session_wait_async(sc->session, n, sc->rbuf + 8,
+                                           (h.payload_len - 8) / 16))
                     apigen_log("%s: %s: queued calls of other threads did not arrive within %d ms; "
                                "going on", sc->api->name, apigen_tp_peer(sc->conn), RT_WAIT_MS);
                 continue;
             }
             bool ok = dispatch(sc, &h, &rd, &pl);
             if (h.flags & APIGEN_F_ASYNC)
-                rt_session_async_ran(sc->session);
+                rt_session_async_ran(sc->session, &sc->ran);
             if (!ok)
                 break;
             /* a big argument once: do not keep its buffer (kept while big ones follow).
@@ -569,6 +574,7 @@ static void *conn_main(void *arg)
         apigen_tp_shutdown(sc->conn);
     if (rt_rec_active)
         rt_rec_end(sc->conn);
+    rt_session_conn_close(sc->session, &sc->ran); /* runs nothing more: no wait for it */
     rt_session_release(sc->session, sc->conn);
     rt_arena_unbind(); /* after the session's cleanup, which may still use it */
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they

@@ -75,6 +75,7 @@ struct apigen_session {
     pthread_cond_t run_cv;
     _Atomic uint64_t nran;     /* one atomic add per async frame, no lock ... */
     _Atomic unsigned nwaiting; /* ... unless someone waits (run_mu then) */
+    rt_conn_ran *conns;        /* each live connection's count (under run_mu) */
 
     pthread_mutex_t send_mu; /* the control connection, for callbacks */
     apigen_conn *ctrl;
@@ -342,10 +343,38 @@ void rt_session_cb_unlock(struct apigen_session *s, bool dead)
     pthread_mutex_unlock(&s->send_mu);
 }
 
-void rt_session_async_ran(struct apigen_session *s)
+void rt_session_conn_open(struct apigen_session *s, rt_conn_ran *c, uint64_t tid)
+{
+    c->tid = tid;
+    atomic_init(&c->n, 0);
+    pthread_mutex_lock(&s->run_mu);
+    c->next = s->conns;
+    s->conns = c;
+    c->linked = true;
+    pthread_mutex_unlock(&s->run_mu);
+}
+
+/* The connection ran its last frame: a wait for its thread id is over. */
+void rt_session_conn_close(struct apigen_session *s, rt_conn_ran *c)
+{
+    if (!s || !c->linked)
+        return;
+    pthread_mutex_lock(&s->run_mu);
+    for (rt_conn_ran **pp = &s->conns; *pp; pp = &(*pp)->next)
+        if (*pp == c) {
+            *pp = c->next;
+            break;
+        }
+    c->linked = false;
+    pthread_cond_broadcast(&s->run_cv);
+    pthread_mutex_unlock(&s->run_mu);
+}
+
+void rt_session_async_ran(struct apigen_session *s, rt_conn_ran *c)
 {
     /* seq_cst: either this sees the waiter, or the waiter (nwaiting before
      * nran) sees this frame counted */
+    atomic_fetch_add(&c->n, 1);
     atomic_fetch_add(&s->nran, 1);
     if (atomic_load(&s->nwaiting)) {
         pthread_mutex_lock(&s->run_mu); /* the waiter is in its wait or re-checks */
@@ -354,7 +383,26 @@ void rt_session_async_ran(struct apigen_session *s)
     }
 }
 
-bool rt_session_wait_async(struct apigen_session *s, uint64_t n)
+/* Whether thread tid's connections ran count async frames (none live: they
+ * ended, and run nothing more). Caller holds run_mu. */
+static bool thread_ran(const struct apigen_session *s, uint64_t tid, uint64_t count)
+{
+    for (const rt_conn_ran *c = s->conns; c; c = c->next)
+        if (c->tid == tid && atomic_load(&c->n) < count)
+            return false;
+    return true;
+}
+
+static uint64_t pair_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+bool rt_session_wait_async(struct apigen_session *s, uint64_t n, const uint8_t *pairs,
+                           size_t npairs)
 {
     pthread_mutex_lock(&g_mu);
     unsigned conns = s->refs;
@@ -364,15 +412,21 @@ bool rt_session_wait_async(struct apigen_session *s, uint64_t n)
     struct timespec until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += RT_WAIT_MS / 1000;
-    bool ok = true;
+    bool timed_out = false;
+    size_t done = 0; /* pairs before this one are met (counts only grow) */
     pthread_mutex_lock(&s->run_mu);
     atomic_fetch_add(&s->nwaiting, 1);
-    while (atomic_load(&s->nran) < n && ok)
-        ok = pthread_cond_timedwait(&s->run_cv, &s->run_mu, &until) != ETIMEDOUT;
+    for (;;) {
+        while (done < npairs &&
+               thread_ran(s, pair_u64(pairs + 16 * done), pair_u64(pairs + 16 * done + 8)))
+            done++;
+        if ((done == npairs && atomic_load(&s->nran) >= n) || timed_out)
+            break;
+        timed_out = pthread_cond_timedwait(&s->run_cv, &s->run_mu, &until) == ETIMEDOUT;
+    }
     atomic_fetch_sub(&s->nwaiting, 1);
-    ok = atomic_load(&s->nran) >= n;
     pthread_mutex_unlock(&s->run_mu);
-    return ok;
+    return done == npairs && atomic_load(&s->nran) >= n;
 }
 
 void rt_session_add_binding(struct apigen_session *s, void *b)

@@ -5,7 +5,11 @@
  *   events  non-blocking reads of a large buffer and of an image behind user
  *           events set later, by this thread and by threads started after
  *           the enqueue, with callbacks that check the bytes already landed;
- *           a blocking read released by another thread
+ *           reads released last first, each completing while the earlier
+ *           ones still wait; non-blocking maps of buffers and images behind
+ *           user events; wait-list events released before their commands
+ *           ran; a non-blocking read's profiling times (the read's own); a
+ *           blocking read released by another thread
  *   info    CL_MEM_FLAGS / CL_MEM_HOST_PTR as created, USE_HOST_PTR seen at
  *           map, blocking read and clFinish, CL_PROGRAM_BUILD_OPTIONS as given
  *   structs handles inside structs and lists: cl_image_desc.buffer /
@@ -349,6 +353,219 @@ static int reads_many(env *e, int quiet)
     return bad;
 }
 
+/* Reads on K queues, each behind its own user event, released last first:
+ * each read completes while the reads enqueued before it still wait (no
+ * read is held up by another's user event). A read that does not complete
+ * within 30 s is reported and the rest released (a bound, not a timing
+ * check: natively each completes at once). */
+static int reads_last_first(env *e, int quiet)
+{
+    enum { K = 8, SZ = 4096 };
+    cl_int err;
+    cl_command_queue qs[K];
+    cl_mem bufs[K];
+    cl_event us[K], rds[K];
+    unsigned char hosts[K][SZ];
+    for (int i = 0; i < K; i++) {
+        unsigned char val = (unsigned char)(0x60 + i);
+        qs[i] = clCreateCommandQueue(e->ctx, e->dev, 0, &err);
+        CHECK(err);
+        bufs[i] = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        CHECK(clEnqueueFillBuffer(qs[i], bufs[i], &val, 1, 0, SZ, 0, NULL, NULL));
+        CHECK(clFinish(qs[i]));
+        us[i] = clCreateUserEvent(e->ctx, &err);
+        CHECK(err);
+    }
+    for (int i = 0; i < K; i++) {
+        memset(hosts[i], 0, SZ);
+        CHECK(clEnqueueReadBuffer(qs[i], bufs[i], CL_FALSE, 0, SZ, hosts[i], 1, &us[i], &rds[i]));
+    }
+    int stuck = -1, bad = 0;
+    for (int i = K - 1; i >= 0; i--) {
+        CHECK(clSetUserEventStatus(us[i], CL_COMPLETE));
+        cl_int st = CL_QUEUED;
+        for (int n = 0; n < 30000 && st != CL_COMPLETE; n++) {
+            CHECK(clGetEventInfo(rds[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+            if (st != CL_COMPLETE)
+                nanosleep(&(struct timespec){0, 1000000}, NULL);
+        }
+        if (st != CL_COMPLETE) {
+            stuck = i;
+            break;
+        }
+        bad += hosts[i][0] != 0x60 + i || hosts[i][SZ - 1] != 0x60 + i;
+    }
+    for (int i = stuck - 1; i >= 0; i--) /* after a stuck read: the rest, for the cleanup */
+        CHECK(clSetUserEventStatus(us[i], CL_COMPLETE));
+    CHECK(clWaitForEvents(K, rds));
+    for (int i = 0; i < K; i++) {
+        clReleaseEvent(rds[i]);
+        clReleaseEvent(us[i]);
+        clReleaseMemObject(bufs[i]);
+        clReleaseCommandQueue(qs[i]);
+    }
+    if (!quiet) {
+        if (stuck >= 0)
+            printf("%d reads on %d queues behind user events released last first: read %d did "
+                   "not complete while the reads before it waited\n", K, K, stuck);
+        else
+            printf("%d reads on %d queues behind user events released last first: %s\n", K, K,
+                   bad ? "WRONG bytes" : "each completed while the reads before it waited");
+    }
+    return stuck >= 0 || bad;
+}
+
+/* Events released right after the enqueues that wait for them, before
+ * those commands run (the implementation keeps them for the commands): a
+ * fill behind a user event set later, then a queued copy, a non-blocking
+ * read, a non-blocking map and a marker behind the fill's event, which this
+ * thread releases at once; then the same with the release made by another
+ * thread while this one's enqueues may still be queued. The bytes and the
+ * statuses must be those of a run that kept every event. */
+typedef struct {
+    cl_event ev;
+} releaser;
+
+static void *release_other(void *arg)
+{
+    releaser *r = arg;
+    CHECK(clReleaseEvent(r->ev));
+    return NULL;
+}
+
+static int released_waits(env *e, int quiet)
+{
+    enum { SZ = 1 << 16 };
+    cl_int err;
+    int bad = 0;
+    for (int other = 0; other < 2; other++) {
+        unsigned char val = (unsigned char)(0x21 + other);
+        cl_mem a = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        cl_mem b = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+        CHECK(err);
+        cl_event u = clCreateUserEvent(e->ctx, &err), fill = NULL, copy = NULL, rd = NULL,
+                 mev = NULL, mk = NULL, wr = NULL;
+        CHECK(err);
+        unsigned char zero[64] = {0}; /* a blocking write's event: complete, the server's id */
+        CHECK(clEnqueueWriteBuffer(e->q, b, CL_TRUE, 0, sizeof zero, zero, 0, NULL, &wr));
+        CHECK(clEnqueueFillBuffer(e->q, a, &val, 1, 0, SZ, 1, &u, &fill));
+        cl_event before_copy[2] = {fill, wr};
+        CHECK(clEnqueueCopyBuffer(e->q, a, b, 0, 0, SZ, 2, before_copy, &copy));
+        unsigned char *host = calloc(1, SZ);
+        CHECK(clEnqueueReadBuffer(e->q, a, CL_FALSE, 0, SZ, host, 1, &fill, &rd));
+        unsigned char *p = clEnqueueMapBuffer(e->q, b, CL_FALSE, CL_MAP_READ, 0, SZ, 1, &copy,
+                                              &mev, &err);
+        CHECK(err);
+        CHECK(clEnqueueMarkerWithWaitList(e->q, 1, &fill, &mk));
+        releaser r = {fill};
+        pthread_t t;
+        if (other) { /* fill, write and copy go from another thread */
+            cl_event gone[3] = {fill, wr, copy};
+            for (int i = 0; i < 3; i++) {
+                r.ev = gone[i];
+                pthread_create(&t, NULL, release_other, &r);
+                pthread_join(t, NULL);
+            }
+        } else {
+            CHECK(clReleaseEvent(fill));
+            CHECK(clReleaseEvent(wr));
+            CHECK(clReleaseEvent(copy));
+        }
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        cl_event all[3] = {rd, mev, mk};
+        cl_int w = clWaitForEvents(3, all), st[3] = {0, 0, 0};
+        for (int i = 0; i < 3; i++)
+            CHECK(clGetEventInfo(all[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st[i], &st[i],
+                                 NULL));
+        int ok = w == CL_SUCCESS && st[0] == CL_COMPLETE && st[1] == CL_COMPLETE &&
+                 st[2] == CL_COMPLETE && p && host[0] == val && host[SZ - 1] == val &&
+                 p[0] == val && p[SZ - 1] == val;
+        CHECK(clEnqueueUnmapMemObject(e->q, b, p, 0, NULL, NULL));
+        cl_int fin = clFinish(e->q);
+        if (!quiet)
+            printf("wait-list events released by %s before their commands ran: wait %d, "
+                   "statuses %d %d %d, bytes %s, finish %d\n",
+                   other ? "another thread" : "this thread", (int)w, (int)st[0], (int)st[1],
+                   (int)st[2], ok ? "landed" : "WRONG", (int)fin);
+        bad += !ok || fin != CL_SUCCESS;
+        for (int i = 0; i < 3; i++)
+            CHECK(clReleaseEvent(all[i]));
+        CHECK(clReleaseEvent(u));
+        CHECK(clReleaseMemObject(a));
+        CHECK(clReleaseMemObject(b));
+        free(host);
+    }
+    return bad;
+}
+
+/* A non-blocking read's profiling times are the read's own: in order, and
+ * its duration that of a read of all its bytes (at least 1/16 of the least
+ * of three blocking reads of the same bytes: forwarded, the event is a
+ * one-element read that waits for the bytes to land, whose own times are
+ * a thousand times shorter), also when asked before the bytes landed. */
+static cl_ulong duration(cl_event ev, int *in_order)
+{
+    static const cl_profiling_info names[4] = {CL_PROFILING_COMMAND_QUEUED,
+                                               CL_PROFILING_COMMAND_SUBMIT,
+                                               CL_PROFILING_COMMAND_START,
+                                               CL_PROFILING_COMMAND_END};
+    cl_ulong t[4] = {0};
+    for (int i = 0; i < 4; i++)
+        CHECK(clGetEventProfilingInfo(ev, names[i], sizeof t[i], &t[i], NULL));
+    *in_order = *in_order && t[0] <= t[1] && t[1] <= t[2] && t[2] <= t[3] && t[3] > 0;
+    return t[3] - t[2];
+}
+
+static int read_times(env *e, int quiet)
+{
+    enum { SZ = 32 << 20 };
+    cl_int err;
+    cl_command_queue pq = clCreateCommandQueue(e->ctx, e->dev, CL_QUEUE_PROFILING_ENABLE, &err);
+    CHECK(err);
+    cl_mem m = clCreateBuffer(e->ctx, CL_MEM_READ_WRITE, SZ, NULL, &err);
+    CHECK(err);
+    unsigned char val = 0x3c, *host = malloc(SZ);
+    CHECK(clEnqueueFillBuffer(pq, m, &val, 1, 0, SZ, 0, NULL, NULL));
+    int in_order = 1;
+    cl_ulong blocking = ~(cl_ulong)0, nonblocking = 0;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev;
+        CHECK(clEnqueueReadBuffer(pq, m, CL_TRUE, 0, SZ, host, 0, NULL, &ev));
+        cl_ulong d = duration(ev, &in_order);
+        blocking = d < blocking ? d : blocking;
+        CHECK(clReleaseEvent(ev));
+    }
+    cl_int early = CL_SUCCESS;
+    for (int i = 0; i < 3; i++) {
+        cl_event ev, u = clCreateUserEvent(e->ctx, &err);
+        CHECK(err);
+        CHECK(clEnqueueReadBuffer(pq, m, CL_FALSE, 0, SZ, host, 1, &u, &ev));
+        cl_ulong t = 0;
+        if (i == 0) /* not run yet: no times */
+            early = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t, &t, NULL);
+        if (i == 1)
+            CHECK(clRetainEvent(ev)); /* a second reference: the times stay with it */
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        CHECK(clWaitForEvents(1, &ev));
+        if (i == 1)
+            CHECK(clReleaseEvent(ev));
+        cl_ulong d = duration(ev, &in_order);
+        nonblocking = d > nonblocking ? d : nonblocking;
+        CHECK(clReleaseEvent(ev));
+        CHECK(clReleaseEvent(u));
+    }
+    int whole = nonblocking * 16 >= blocking;
+    if (!quiet)
+        printf("non-blocking read's profiling times: before it ran %d, in order %d, its duration "
+               "a read of all its bytes %d\n", (int)early, in_order, whole);
+    CHECK(clReleaseMemObject(m));
+    CHECK(clReleaseCommandQueue(pq));
+    free(host);
+    return !(in_order && whole && early == CL_PROFILING_INFO_NOT_AVAILABLE);
+}
+
 /* A failed user event: the read's event fails, no bytes land. */
 static int read_failed(env *e, int quiet)
 {
@@ -485,6 +702,150 @@ static int map_behind(env *e, int who, int quiet)
     return !(ok && back == 1);
 }
 
+/* A non-blocking image map behind a user event set later by this thread
+ * (who 0) or by another (1): it returns at once with its pitches, the bytes
+ * are in place before the map's event completes and its callback runs, and
+ * what the application writes goes back at unmap. */
+typedef struct {
+    const unsigned char *p;
+    size_t row, w, h;
+    unsigned char want;
+    volatile int landed; /* 1: the callback saw the pixels, 2: it did not */
+} img_check;
+
+static int img_ok(const img_check *c)
+{
+    int ok = c->p != NULL;
+    for (size_t y = 0; ok && y < c->h; y += 17)
+        ok = c->p[y * c->row] == c->want && c->p[y * c->row + c->w - 1] == c->want;
+    return ok && c->p[(c->h - 1) * c->row + c->w - 1] == c->want;
+}
+
+static void CL_CALLBACK on_map_image(cl_event ev, cl_int status, void *user)
+{
+    (void)ev;
+    img_check *c = user;
+    c->landed = status == CL_COMPLETE && img_ok(c) ? 1 : 2;
+}
+
+static int map_image_behind(env *e, int who, int quiet)
+{
+    cl_int err;
+    cl_bool has = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof has, &has, NULL));
+    if (!has)
+        return 0;
+    enum { W = 512, H = 256 };
+    unsigned char val = (unsigned char)(0x51 + who);
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    cl_image_desc d = {CL_MEM_OBJECT_IMAGE2D, W, H, 1, 0, 0, 0, 0, 0, {NULL}};
+    cl_mem img = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fmt, &d, NULL, &err);
+    CHECK(err);
+    cl_uint4 color = {{val, val, val, val}};
+    size_t origin[3] = {0, 0, 0}, region[3] = {W, H, 1}, row = 0, slice = 0;
+    CHECK(clEnqueueFillImage(e->q, img, &color, origin, region, 0, NULL, NULL));
+    cl_event u = clCreateUserEvent(e->ctx, &err), mev = NULL;
+    CHECK(err);
+    unsigned char *p = clEnqueueMapImage(e->q, img, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, origin,
+                                         region, &row, &slice, 1, &u, &mev, &err);
+    CHECK(err);
+    cl_int st = 0;
+    CHECK(clGetEventInfo(mev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL));
+    img_check c = {p, row, (size_t)W * 4, H, val, 0};
+    CHECK(clSetEventCallback(mev, CL_COMPLETE, on_map_image, &c));
+    setter s = {u, CL_COMPLETE};
+    pthread_t t;
+    if (who)
+        pthread_create(&t, NULL, set_later, &s);
+    else
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+    CHECK(clWaitForEvents(1, &mev));
+    if (who)
+        pthread_join(t, NULL);
+    wait_flag(&c.landed);
+    cl_command_type ty = 0;
+    CHECK(clGetEventInfo(mev, CL_EVENT_COMMAND_TYPE, sizeof ty, &ty, NULL));
+    int ok = img_ok(&c) && c.landed == 1;
+    if (ok)
+        p[0] = 1;
+    CHECK(clEnqueueUnmapMemObject(e->q, img, p, 0, NULL, NULL));
+    unsigned char back[4] = {0};
+    size_t one[3] = {1, 1, 1};
+    CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, origin, one, 0, 0, back, 0, NULL, NULL));
+    if (!quiet)
+        printf("non-blocking image map behind a user event set later by %s: queued before the "
+               "set %d, type %#x, row pitch covers a row %d, %s\n",
+               who ? "another thread" : "this thread", st > CL_COMPLETE, ty, row >= (size_t)W * 4,
+               ok && back[0] == 1 ? "pixels before the callback, written back" : "WRONG");
+    clReleaseEvent(mev);
+    clReleaseEvent(u);
+    clReleaseMemObject(img);
+    return !(ok && back[0] == 1);
+}
+
+/* Non-blocking maps of a region (not at the origin) of every image kind,
+ * each behind a user event: the mapped rows at the map's pitches hold what a
+ * blocking read of the region gives, and a write goes back at unmap. */
+static int map_image_kinds(env *e, int quiet)
+{
+    cl_int err;
+    cl_bool has = CL_FALSE;
+    CHECK(clGetDeviceInfo(e->dev, CL_DEVICE_IMAGE_SUPPORT, sizeof has, &has, NULL));
+    if (!has)
+        return 0;
+    static const cl_mem_object_type types[5] = {CL_MEM_OBJECT_IMAGE1D, CL_MEM_OBJECT_IMAGE1D_ARRAY,
+                                                CL_MEM_OBJECT_IMAGE2D, CL_MEM_OBJECT_IMAGE2D_ARRAY,
+                                                CL_MEM_OBJECT_IMAGE3D};
+    static const char *const names[5] = {"1D", "1D array", "2D", "2D array", "3D"};
+    cl_image_format fmt = {CL_RGBA, CL_UNSIGNED_INT8};
+    int bad = 0;
+    for (int t = 0; t < 5; t++) {
+        int arr1 = t == 1, layers = t == 3 || t == 4;
+        size_t w = 37, h = t <= 1 ? 1 : 23, depth = t == 4 ? 5 : 1, n = t == 1 ? 9 : 4;
+        cl_image_desc d = {types[t], w, h, depth, t == 1 || t == 3 ? n : 1, 0, 0, 0, 0, {NULL}};
+        cl_mem img = clCreateImage(e->ctx, CL_MEM_READ_WRITE, &fmt, &d, NULL, &err);
+        CHECK(err);
+        size_t full[3] = {w, arr1 ? n : h, t == 3 ? n : depth}, o0[3] = {0, 0, 0};
+        unsigned char *src = malloc(full[0] * full[1] * full[2] * 4);
+        for (size_t i = 0; i < full[0] * full[1] * full[2] * 4; i++)
+            src[i] = (unsigned char)(i * 7 + (size_t)t);
+        CHECK(clEnqueueWriteImage(e->q, img, CL_TRUE, o0, full, 0, 0, src, 0, NULL, NULL));
+        size_t org[3] = {3, t == 0 ? 0 : arr1 ? 2 : 1, layers ? 1 : 0};
+        size_t reg[3] = {20, t == 0 ? 1 : arr1 ? 5 : 11, layers ? 2 : 1};
+        cl_event u = clCreateUserEvent(e->ctx, &err), ev = NULL;
+        CHECK(err);
+        size_t row = 0, slice = 0;
+        unsigned char *p = clEnqueueMapImage(e->q, img, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, org,
+                                             reg, &row, &slice, 1, &u, &ev, &err);
+        CHECK(err);
+        CHECK(clSetUserEventStatus(u, CL_COMPLETE));
+        CHECK(clWaitForEvents(1, &ev));
+        unsigned char *got = malloc(reg[0] * reg[1] * reg[2] * 4);
+        CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, org, reg, 0, 0, got, 0, NULL, NULL));
+        size_t rowb = reg[0] * 4, wrong = 0;
+        for (size_t z = 0; z < (arr1 ? 1 : reg[2]); z++) /* a 1D array's images are slices */
+            for (size_t y = 0; y < reg[1]; y++)
+                wrong += memcmp(p + (arr1 ? y * slice : z * slice + y * row),
+                                got + (z * reg[1] + y) * rowb, rowb) != 0;
+        p[0] ^= 0xff;
+        CHECK(clEnqueueUnmapMemObject(e->q, img, p, 0, NULL, NULL));
+        unsigned char one[4] = {0};
+        size_t r1[3] = {1, 1, 1};
+        CHECK(clEnqueueReadImage(e->q, img, CL_TRUE, org, r1, 0, 0, one, 0, NULL, NULL));
+        int back = one[0] == (unsigned char)(got[0] ^ 0xff);
+        if (!quiet)
+            printf("non-blocking map of a %s image region: %zu rows differ from a read, "
+                   "written back %d\n", names[t], wrong, back);
+        bad += wrong != 0 || !back;
+        clReleaseEvent(ev);
+        clReleaseEvent(u);
+        clReleaseMemObject(img);
+        free(src);
+        free(got);
+    }
+    return bad;
+}
+
 static int events(env *e, int quiet)
 {
     cl_int err;
@@ -496,10 +857,16 @@ static int events(env *e, int quiet)
     free(host);
     clReleaseMemObject(big);
     bad += reads_many(e, quiet);
+    bad += reads_last_first(e, quiet);
+    bad += released_waits(e, quiet);
+    bad += read_times(e, quiet);
     bad += image_behind(e, quiet);
     bad += blocking_behind(e, quiet);
     bad += map_behind(e, 0, quiet);
     bad += map_behind(e, 1, quiet);
+    bad += map_image_behind(e, 0, quiet);
+    bad += map_image_behind(e, 1, quiet);
+    bad += map_image_kinds(e, quiet);
     bad += read_failed(e, quiet);
     return bad;
 }

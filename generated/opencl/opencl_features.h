@@ -277,6 +277,7 @@
 #define APIGEN_HAS_FN_clUnloadPlatformCompiler 1
 #define APIGEN_HAS_FN_clUpdateMutableCommandsKHR 1
 #define APIGEN_HAS_FN_clWaitForEvents 1
+#define APIGEN_HAS_PARAM_apigenOpenclStagedDone_profile 1
 #define APIGEN_HAS_PARAM_apigenOpenclStagedDone_queue 1
 #define APIGEN_HAS_PARAM_apigenOpenclStagedDone_status 1
 #define APIGEN_HAS_PARAM_apigenOpenclStagedDone_token 1

@@ -16,7 +16,7 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx); /* hand-written, in the
 void opencl_host_clEnqueueUnmapMemObject(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clEnqueueUnmapMemObject */
 void opencl_host_clSVMAlloc(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMAlloc */
 void opencl_host_clSVMFree(apigen_call_ctx *cx); /* hand-written, in the spec's sources: clSVMFree */
-cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_int status); /* hand-written, in the spec's sources: wraps apigenOpenclStagedDone */
+cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_int status, cl_ulong *profile); /* hand-written, in the spec's sources: wraps apigenOpenclStagedDone */
 cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr, size_t size); /* hand-written, in the spec's sources: wraps apigenOpenclStagedWait */
 cl_int opencl_host_clBuildProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clBuildProgram */
 cl_int opencl_host_clCompileProgram(apigen_call_ctx *cx, cl_program program, cl_uint num_devices, const cl_device_id *device_list, const char *options, cl_uint num_input_headers, const cl_program *input_headers, const char **header_include_names, void (*pfn_notify)(cl_program, void *), void *user_data); /* hand-written, in the spec's sources: wraps clCompileProgram */
@@ -251,11 +251,16 @@ static void h_apigenOpenclStagedDone(apigen_call_ctx *cx)
     cl_command_queue queue = {0};
     cl_ulong token = {0};
     cl_int status = {0};
+    cl_ulong *profile = {0};
     cl_int ret_;
     uint64_t v_queue;
     void *r_;
     uint64_t v_token;
     uint32_t v_status;
+    uint8_t p_profile = 0;
+    uint64_t n_profile = 0;
+    int ok_;
+    uint64_t k_;
     if (!apigen_get_u64(cx->rd, &v_queue)) { apigen_reject(cx, APIGEN_BAD_ARGS, "queue"); return; }
     if (!apigen_handle_get(cx, &ht_cl_command_queue, v_queue, &r_)) return; /* queue */
     queue = (cl_command_queue)(uintptr_t)r_;
@@ -263,10 +268,21 @@ static void h_apigenOpenclStagedDone(apigen_call_ctx *cx)
     token = (cl_ulong)v_token;
     if (!apigen_get_u32(cx->rd, &v_status)) { apigen_reject(cx, APIGEN_BAD_ARGS, "status"); return; }
     status = (cl_int)(int32_t)v_status;
+    if (!apigen_get_u8(cx->rd, &p_profile)) { apigen_reject(cx, APIGEN_BAD_ARGS, "profile"); return; }
+    if (p_profile) {
+        if (!apigen_mul_size((uint64_t)(5), sizeof(cl_ulong), &n_profile)) { apigen_reject(cx, APIGEN_TOO_LARGE, "profile"); return; }
+        profile = apigen_scratch(cx, n_profile, 1);
+        if (profile == NULL) return;
+    }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = opencl_host_staged_done(cx, queue, token, status);
+    ret_ = opencl_host_staged_done(cx, queue, token, status, profile);
     apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == CL_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_profile) { /* profile */
+        k_ = ok_ ? n_profile : 0;
+        if (!apigen_put_bytes_ref(cx->wr, profile, k_)) return;
+    }
 }
 
 static void h_apigenOpenclStagedWait(apigen_call_ctx *cx)

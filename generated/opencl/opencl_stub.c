@@ -24,12 +24,13 @@ void opencl_guest_clSVMFree(cl_context context, void *svm_pointer); /* hand-writ
 
 /* apigenOpenclStagedDone: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
-APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status)
+APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status, cl_ulong *profile)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cl_int ret_ = {0};
+    uint64_t n_profile = 0;
     int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
     if (srv_ < 0) srv_ = apigen_route_id(&opencl_api, APIGEN_H2ID(queue)); /* queue */
     if (!apigen_call_begin_on(&opencl_api, &call_, OPENCL_CALL_apigenOpenclStagedDone, srv_))
@@ -37,6 +38,10 @@ APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong tok
     if (!apigen_put_u64(call_.wr, APIGEN_H2ID(queue))) goto nomem; /* queue */
     if (!apigen_put_u64(call_.wr, (uint64_t)token)) goto nomem; /* token */
     if (!apigen_put_u32(call_.wr, (uint32_t)status)) goto nomem; /* status */
+    if (profile != NULL) {
+        if (!apigen_mul_size((uint64_t)(5), sizeof(cl_ulong), &n_profile)) goto badargs;
+    }
+    if (!apigen_put_u8(call_.wr, profile != NULL)) goto nomem; /* profile */
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -45,6 +50,7 @@ APIGEN_HIDDEN cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong tok
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cl_int)(int32_t)v_;
     }
+    if (profile != NULL && !apigen_get_into(&call_.rd, profile, n_profile, NULL)) goto bad; /* profile */
     if (call_.has_deferred && ret_ == CL_SUCCESS) {
         ret_ = (cl_int)call_.deferred_error;
         call_.has_deferred = false; /* reported (else the thread's next call reports it) */
@@ -55,6 +61,9 @@ bad:
     apigen_call_bad_reply(&call_);
     st_ = APIGEN_LOST;
     goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
 nomem:
     st_ = APIGEN_NO_MEMORY;
     goto rejected;
@@ -64,7 +73,7 @@ fail:
     ret_ = (cl_int)opencl_api.status_error[st_];
 done:
     if (apigen_tracing())
-        apigen_trace("apigenOpenclStagedDone(queue=%#llx, token=%llu, status=%lld) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (long long)status, (long long)ret_, apigen_status_str(st_),
+        apigen_trace("apigenOpenclStagedDone(queue=%#llx, token=%llu, status=%lld, profile=%#llx) = %lld [%s, %llu us]", (unsigned long long)(uintptr_t)queue, (unsigned long long)token, (long long)status, (unsigned long long)(uintptr_t)profile, (long long)ret_, apigen_status_str(st_),
                      (unsigned long long)((apigen_now_ns() - t0_) / 1000));
     return ret_;
 }
@@ -4568,7 +4577,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
+/* The forwarder of clGetEventProfilingInfo: the spec's hand-written guest code exports clGetEventProfilingInfo and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -5896,7 +5906,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
+/* The forwarder of clReleaseEvent: the spec's hand-written guest code exports clReleaseEvent and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clReleaseEvent(cl_event event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -6267,7 +6278,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
+/* The forwarder of clRetainEvent: the spec's hand-written guest code exports clRetainEvent and calls this. */
+APIGEN_HIDDEN cl_int opencl_fwd_clRetainEvent(cl_event event)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

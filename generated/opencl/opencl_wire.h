@@ -45,7 +45,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define OPENCL_FINGERPRINT UINT64_C(0xddec502298efc057)
+#define OPENCL_FINGERPRINT UINT64_C(0xc725e8bf3e710001)
 
 /* Call ids: forwarded and custom functions. */
 enum {

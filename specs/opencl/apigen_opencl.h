@@ -24,7 +24,11 @@
 cl_int apigenOpenclStagedWait(cl_command_queue queue, cl_ulong token, cl_uint flags, void *ptr,
                               size_t size);
 /* The bytes landed (status CL_COMPLETE) or will not (a negative status):
- * the event the application holds completes with that status. */
-cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status);
+ * the event the application holds completes with that status. profile
+ * (may be NULL) gets the staged read's own CL_PROFILING_COMMAND_QUEUED,
+ * SUBMIT, START, END and COMPLETE (all 0 when its queue does not profile):
+ * the application's event answers them, not the one-element read's. */
+cl_int apigenOpenclStagedDone(cl_command_queue queue, cl_ulong token, cl_int status,
+                              cl_ulong *profile);
 
 #endif

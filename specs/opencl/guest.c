@@ -99,7 +99,15 @@ uint64_t opencl_staged_token(void);
 cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t size,
                            cl_uint flags, cl_event ev, cl_event *event);
 void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list);
+void opencl_staged_event_ref(uint64_t id, int delta);
+bool opencl_staged_times(cl_event event, cl_profiling_info name, cl_ulong *v);
+bool opencl_staged_timed(cl_event event);
 cl_int opencl_fwd_clWaitForEvents(cl_uint num_events, const cl_event *event_list);
+cl_int opencl_fwd_clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                          size_t param_value_size, void *param_value,
+                                          size_t *param_value_size_ret);
+cl_int opencl_fwd_clRetainEvent(cl_event event);
+cl_int opencl_fwd_clReleaseEvent(cl_event event);
 #define STAGED 2u /* blocking_read bit 1: staged (spec), ptr carries the token */
 
 cl_mem opencl_fwd_clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size,
@@ -357,6 +365,55 @@ APIGEN_EXPORT cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_l
 {
     cl_int err = opencl_fwd_clWaitForEvents(num_events, event_list);
     opencl_staged_quiesce(NULL, num_events, event_list);
+    return err;
+}
+
+/* A non-blocking read's event: its read's own times (staged.c), once the
+ * server says the event completed and the bytes landed. */
+APIGEN_EXPORT cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name,
+                                             size_t param_value_size, void *param_value,
+                                             size_t *param_value_size_ret)
+{
+    cl_ulong v;
+    if (!opencl_staged_timed(event))
+        return opencl_fwd_clGetEventProfilingInfo(event, param_name, param_value_size,
+                                                  param_value, param_value_size_ret);
+    if (!opencl_staged_times(event, param_name, &v)) {
+        /* not landed yet, or no times: the server's answer (not complete,
+         * not profiled, an invalid name or size) unless it completed */
+        cl_int err = opencl_fwd_clGetEventProfilingInfo(event, param_name, param_value_size,
+                                                        param_value, param_value_size_ret);
+        if (err != CL_SUCCESS)
+            return err;
+        opencl_staged_quiesce(NULL, 1, &event);
+        if (!opencl_staged_times(event, param_name, &v))
+            return err;
+    }
+    if (param_value && param_value_size < sizeof v)
+        return CL_INVALID_VALUE;
+    if (param_value)
+        memcpy(param_value, &v, sizeof v);
+    if (param_value_size_ret)
+        *param_value_size_ret = sizeof v;
+    return CL_SUCCESS;
+}
+
+APIGEN_EXPORT cl_int clRetainEvent(cl_event event)
+{
+    cl_int err = opencl_fwd_clRetainEvent(event);
+    if (err == CL_SUCCESS)
+        opencl_staged_event_ref(APIGEN_H2ID(event), 1);
+    return err;
+}
+
+/* The id is taken first: in the ICD build the last release frees the
+ * handle object. */
+APIGEN_EXPORT cl_int clReleaseEvent(cl_event event)
+{
+    uint64_t id = APIGEN_H2ID(event);
+    cl_int err = opencl_fwd_clReleaseEvent(event);
+    if (err == CL_SUCCESS)
+        opencl_staged_event_ref(id, -1);
     return err;
 }
 
@@ -972,8 +1029,9 @@ static mapping *maps;
 /* map reply: u32 errcode, u64 mapping id, u64 size, u64 row pitch,
  * u64 slice pitch, u64 event id (0: none), bytes (size, or 0 when the map
  * was CL_MAP_WRITE_INVALIDATE_REGION) */
-static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *row_pitch,
-                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret, void *dest)
+static void *finish_map_sized(apigen_call *c, cl_mem mem, cl_map_flags flags,
+                              size_t *row_pitch, size_t *slice_pitch, cl_event *event,
+                              cl_int *errcode_ret, void *dest, size_t *mapped)
 {
     apigen_status st = apigen_call_sync(c);
     cl_int err;
@@ -1003,6 +1061,8 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
                 } else {
                     if (nbytes)
                         memmove(ptr, bytes, nbytes);
+                    if (mapped)
+                        *mapped = size;
                     *m = (mapping){NULL, ptr, mem, id, size,
                                    (flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0,
                                    dest != NULL};
@@ -1028,6 +1088,13 @@ static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *
     if (errcode_ret)
         *errcode_ret = err;
     return ptr;
+}
+
+static void *finish_map(apigen_call *c, cl_mem mem, cl_map_flags flags, size_t *row_pitch,
+                        size_t *slice_pitch, cl_event *event, cl_int *errcode_ret, void *dest)
+{
+    return finish_map_sized(c, mem, flags, row_pitch, slice_pitch, event, errcode_ret, dest,
+                            NULL);
 }
 
 /* map buffer request: u64 queue, u64 buffer, u32 blocking, u64 flags, u64 offset,
@@ -1073,7 +1140,9 @@ void *opencl_guest_clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool
 
 /* map image request: u64 queue, u64 image, u32 blocking, u64 flags,
  * origin (opt bytes 24), region (opt bytes 24), u8 row pitch wanted,
- * u8 slice pitch wanted, wait list, u8 event wanted */
+ * u8 slice pitch wanted, wait list, u8 event wanted; with blocking bit 1 (a
+ * non-blocking map, returned at once) u64 token, as for buffers: the map's
+ * pitches come back at once, its bytes are staged (host.c) */
 void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool blocking_map,
                                      cl_map_flags map_flags, const size_t *origin,
                                      const size_t *region, size_t *image_row_pitch,
@@ -1087,20 +1156,32 @@ void *opencl_guest_clEnqueueMapImage(cl_command_queue q, cl_mem image, cl_bool b
             *errcode_ret = (cl_int)opencl_api.status_error[APIGEN_LOST];
         return NULL;
     }
+    bool staged = !blocking_map && origin && region && image_row_pitch;
+    uint64_t token = staged && !(map_flags & CL_MAP_WRITE_INVALIDATE_REGION)
+                         ? opencl_staged_token()
+                         : 0;
     if (!apigen_put_u64(c.wr, APIGEN_H2ID(q)) || !apigen_put_u64(c.wr, APIGEN_H2ID(image)) ||
-        !apigen_put_u32(c.wr, blocking_map) || !apigen_put_u64(c.wr, map_flags) ||
+        !apigen_put_u32(c.wr, staged ? STAGED : blocking_map) ||
+        !apigen_put_u64(c.wr, map_flags) ||
         !apigen_put_opt_bytes(c.wr, origin, 3 * sizeof(size_t)) ||
         !apigen_put_opt_bytes(c.wr, region, 3 * sizeof(size_t)) ||
         !apigen_put_u8(c.wr, image_row_pitch != NULL) ||
         !apigen_put_u8(c.wr, image_slice_pitch != NULL) || !put_wait_list(c.wr, nwait, wait) ||
-        !apigen_put_u8(c.wr, event != NULL)) {
+        !apigen_put_u8(c.wr, event != NULL) || (staged && !apigen_put_u64(c.wr, token))) {
         apigen_call_end(&c);
         if (errcode_ret)
             *errcode_ret = CL_OUT_OF_HOST_MEMORY;
         return NULL;
     }
-    return finish_map(&c, image, map_flags, image_row_pitch, image_slice_pitch, event,
-                      errcode_ret, NULL);
+    cl_int err = CL_SUCCESS;
+    size_t size = 0;
+    void *p = finish_map_sized(&c, image, map_flags, image_row_pitch, image_slice_pitch, event,
+                               &err, NULL, &size);
+    if (p && token)
+        opencl_staged_start(q, token, p, size, 0, NULL, event);
+    if (errcode_ret)
+        *errcode_ret = err;
+    return p;
 }
 
 /* unmap request: u64 queue, u64 memobj, u64 mapping id (0: not a mapping of

@@ -437,16 +437,32 @@ cl_int opencl_host_staged_wait(apigen_call_ctx *cx, cl_command_queue queue, cl_u
 }
 
 cl_int opencl_host_staged_done(apigen_call_ctx *cx, cl_command_queue queue, cl_ulong token,
-                               cl_int status)
+                               cl_int status, cl_ulong *profile)
 {
     (void)queue;
     staged *s = staged_find(cx, token);
+    if (profile)
+        memset(profile, 0, 5 * sizeof *profile);
     if (!s)
         return CL_INVALID_VALUE;
     if (!s->waited) { /* the guest never waited: R1 may still write buf */
         clWaitForEvents(1, &s->r1);
         s->waited = true;
     }
+    /* R1's own times, for the application's event (R2's are the landing's) */
+    static const cl_profiling_info names[5] = {
+        CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_SUBMIT, CL_PROFILING_COMMAND_START,
+        CL_PROFILING_COMMAND_END, CL_PROFILING_COMMAND_COMPLETE};
+    for (int i = 0; profile && i < 5; i++)
+        if (clGetEventProfilingInfo(s->r1, names[i], sizeof profile[i], &profile[i], NULL) !=
+            CL_SUCCESS) {
+            if (i == 4) {
+                profile[4] = 0; /* OpenCL 2.0's: the event's own answer then */
+            } else {
+                memset(profile, 0, 5 * sizeof *profile);
+                break;
+            }
+        }
     gate_open(s, status < 0 ? status : CL_COMPLETE);
     cl_int err = CL_SUCCESS;
     uint64_t hid = s->hid;
@@ -1512,6 +1528,138 @@ void opencl_host_clEnqueueMapBuffer(apigen_call_ctx *cx)
         clReleaseEvent(ev);
 }
 
+/* The bytes a map of region of image spans at these pitches (0: none). */
+static uint64_t image_map_size(cl_mem mem, const size_t *region, size_t row, size_t slice)
+{
+    cl_mem_object_type type = 0;
+    size_t elem = 0;
+    clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
+    clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
+    size_t rp = row ? row : elem * region[0];
+    if (type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
+        return (uint64_t)slice * (region[2] - 1) + (uint64_t)rp * (region[1] - 1) +
+               elem * region[0];
+    if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
+        return (uint64_t)slice * (region[1] - 1) + elem * region[0];
+    return (uint64_t)rp * (region[1] - 1) + elem * region[0];
+}
+
+/* A staged (non-blocking) image map: its pitches are known only once the
+ * map is enqueued, and the read R1 that brings the bytes must use them, so
+ * the map itself (R2, the application's event) goes first, waiting for a
+ * marker M (the map's wait list, and on an in-order queue everything before
+ * it) and for the gate; R1 reads after M on a queue of its own (on q it
+ * would wait for R2). Returns the reply's error; *p, *row, *slice, *size,
+ * *ev (R2), *gate, *r1 as map_reply_staged takes them. */
+static cl_int map_image_staged(apigen_call_ctx *cx, uint64_t token, cl_command_queue q,
+                               cl_mem mem, cl_map_flags flags, const size_t *origin,
+                               const size_t *region, cl_uint nwait, const cl_event *wait,
+                               void **p, size_t *row, size_t *slice, uint64_t *size,
+                               cl_event *ev, cl_event *gate, cl_event *r1)
+{
+    cl_context ctx = NULL;
+    cl_device_id dev = NULL;
+    cl_event m = NULL;
+    cl_int err = clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, NULL);
+    cl_event g = err == CL_SUCCESS ? clCreateUserEvent(ctx, &err) : NULL;
+    if (err == CL_SUCCESS)
+        err = clEnqueueMarkerWithWaitList(q, nwait, wait, &m);
+    if (err != CL_SUCCESS) {
+        if (g)
+            clReleaseEvent(g);
+        return err;
+    }
+    cl_event deps[2] = {m, g};
+    *p = clEnqueueMapImage(q, mem, CL_FALSE, flags, origin, region, row, slice, 2, deps, ev,
+                           &err);
+    staged *s = NULL;
+    cl_command_queue q2 = NULL;
+    if (err == CL_SUCCESS) {
+        *size = image_map_size(mem, region, *row, *slice);
+        cl_mem_object_type type = 0;
+        size_t elem = 0;
+        clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
+        clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
+        bool arr1 = type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+        bool three = type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+        if (*size > cx->budget)
+            err = CL_OUT_OF_HOST_MEMORY;
+        else if (!(s = staged_new(cx, token, *size, elem * region[0], arr1 ? 1 : region[1],
+                                  *row, arr1 ? region[1] : three ? region[2] : 1, *slice)))
+            err = CL_OUT_OF_HOST_MEMORY;
+        else
+            memset(s->buf, 0, *size ? *size : 1); /* the gaps between rows go to the guest too */
+        if (err == CL_SUCCESS)
+            q2 = clCreateCommandQueue(ctx, dev, 0, &err);
+        /* ReadImage's pitches: 1D and 2D images take no slice pitch; a 1D
+         * array's images are its slices, which PoCL spaces by the row pitch
+         * (the OpenCL spec by the slice pitch): both are the map's slice pitch */
+        if (err == CL_SUCCESS)
+            err = clEnqueueReadImage(q2, mem, CL_FALSE, origin, region, arr1 ? *slice : *row,
+                                     three || arr1 ? *slice : 0, s->buf, 1, &m, &s->r1);
+        if (q2) {
+            clFlush(q2);
+            clReleaseCommandQueue(q2); /* it goes once R1 ran */
+        }
+    }
+    /* R2 keeps its own references to the gate and M until it completes (as
+     * staged_finish's tail: PoCL may still notify R2 through them) */
+    staged_tail *t = err == CL_SUCCESS ? calloc(1, sizeof *t) : NULL;
+    if (err == CL_SUCCESS && !t)
+        err = CL_OUT_OF_HOST_MEMORY;
+    if (t) {
+        *t = (staged_tail){g, m, NULL};
+        clRetainEvent(g);
+        if (clSetEventCallback(*ev, CL_COMPLETE, staged_tail_done, t) != CL_SUCCESS) {
+            clReleaseEvent(g);
+            free(t);
+            err = CL_OUT_OF_HOST_MEMORY;
+        } else {
+            m = NULL; /* the tail's */
+        }
+    }
+    if (err == CL_SUCCESS) {
+        s->gate = g;
+        pthread_mutex_lock(&staged_mu);
+        s->next = staged_list;
+        staged_list = s;
+        pthread_mutex_unlock(&staged_mu);
+        s->hid = apigen_handle_put_owned(cx, &ht_staged, s);
+        if (!s->hid) {
+            staged_destroy(s); /* the gate fails: R2 goes */
+            err = CL_OUT_OF_HOST_MEMORY;
+        }
+        g = NULL;
+    }
+    if (err != CL_SUCCESS) {
+        if (g) /* R2, if enqueued, fails */
+            clSetUserEventStatus(g, err);
+        if (*ev) { /* it ran (failed) before its wait list goes */
+            clWaitForEvents(1, ev);
+            clReleaseEvent(*ev);
+            *ev = NULL;
+        }
+        if (s && g)
+            staged_destroy(s);
+        if (g)
+            clReleaseEvent(g);
+        if (m)
+            clReleaseEvent(m);
+        if (*p) { /* a failed map maps nothing; a mapped one goes */
+            clEnqueueUnmapMemObject(q, mem, *p, 0, NULL, NULL);
+            *p = NULL;
+        }
+        return err;
+    }
+    if (m)
+        clReleaseEvent(m);
+    *gate = s->gate;
+    *r1 = s->r1;
+    return CL_SUCCESS;
+}
+
 void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
 {
     uint64_t vq, vm, flags, ol, rl;
@@ -1527,7 +1675,10 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
         !apigen_get_opt_bytes(cx->rd, &rb, &rl, 3 * sizeof(size_t)) ||
         (rb && rl != 3 * sizeof(size_t)) || !apigen_get_u8(cx->rd, &want_row) ||
         !apigen_get_u8(cx->rd, &want_slice) || !get_wait_list(cx, "cl_event", &nwait, &wait) ||
-        !apigen_get_u8(cx->rd, &want_ev) || !apigen_rd_done(cx->rd))
+        !apigen_get_u8(cx->rd, &want_ev))
+        return bad(cx, "clEnqueueMapImage");
+    uint64_t token = 0; /* staged (blocking bit 1): guest.c */
+    if (((blocking & 2) && !apigen_get_u64(cx->rd, &token)) || !apigen_rd_done(cx->rd))
         return bad(cx, "clEnqueueMapImage");
     const size_t *region = rb;
     cl_command_queue q = real_of(cx, "cl_command_queue", vq);
@@ -1535,28 +1686,32 @@ void opencl_host_clEnqueueMapImage(apigen_call_ctx *cx)
     size_t row = 0, slice = 0;
     cl_int err = CL_SUCCESS;
     void *p = NULL;
-    if (mem && image_box_bad(mem, ob, region)) /* the reply would read past the image */
+    if (mem && image_box_bad(mem, ob, region)) { /* the reply would read past the image */
         err = CL_INVALID_VALUE;
-    else
-        p = clEnqueueMapImage(q, mem, CL_TRUE, flags, ob, region, want_row ? &row : NULL,
+    } else if (token && want_row && q && mem && ob && region) {
+        uint64_t size = 0;
+        cl_event gate = NULL, r1 = NULL;
+        err = map_image_staged(cx, token, q, mem, flags, ob, region, nwait, wait, &p, &row,
+                               &slice, &size, &ev, &gate, &r1);
+        map_reply_staged(cx, err, q, mem, p, size, row, slice, want_ev ? ev : NULL, false, gate,
+                         r1);
+        if (ev && !want_ev)
+            clReleaseEvent(ev);
+        return;
+    } else {
+        /* blocking, or non-blocking without bytes (CL_MAP_WRITE_INVALIDATE_REGION,
+         * token 0), or malformed (the library's own error, blocking) */
+        bool nb = (blocking & 2) && !token && (flags & CL_MAP_WRITE_INVALIDATE_REGION);
+        p = clEnqueueMapImage(q, mem, nb ? CL_FALSE : CL_TRUE, flags, ob, region,
+                              want_row ? &row : NULL,
                               want_slice ? &slice : &slice, nwait, wait, want_ev ? &ev : NULL,
                               &err);
+    }
     if (!want_row && err == CL_SUCCESS) /* row pitch is required; the implementation checks */
         row = 0;
     uint64_t size = 0;
     if (err == CL_SUCCESS) {
-        cl_mem_object_type type = 0;
-        size_t elem = 0;
-        clGetMemObjectInfo(mem, CL_MEM_TYPE, sizeof type, &type, NULL);
-        clGetImageInfo(mem, CL_IMAGE_ELEMENT_SIZE, sizeof elem, &elem, NULL);
-        size_t rp = row ? row : elem * region[0];
-        if (type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY)
-            size = (uint64_t)slice * (region[2] - 1) + (uint64_t)rp * (region[1] - 1) +
-                   elem * region[0];
-        else if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY)
-            size = (uint64_t)slice * (region[1] - 1) + elem * region[0];
-        else
-            size = (uint64_t)rp * (region[1] - 1) + elem * region[0];
+        size = image_map_size(mem, region, row, slice);
         if (size > cx->budget) {
             clEnqueueUnmapMemObject(q, mem, p, 0, NULL, NULL);
             apigen_reject(cx, APIGEN_TOO_LARGE, "region");

@@ -11,9 +11,16 @@
  * user event the read waits for may be set by any thread at any time: only
  * the worker waits. Workers are kept for the next read (each has its own
  * connection); one more starts when all are busy, so a read waiting on a
- * user event never holds up another read. */
+ * user event never holds up another read.
+ *
+ * The application's event of a read is the one-element read: its profiling
+ * times would be that read's, after the bytes landed. The server sends the
+ * staged read's own times with apigenOpenclStagedDone and they are kept
+ * here, by the event's id, while the application holds the event (its
+ * retains and releases are counted), for clGetEventProfilingInfo. */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "opencl_wire.h"
 
@@ -21,6 +28,26 @@
 #define APIGEN_HOBJ_FIRST opencl_icd_dispatch
 #endif
 #include "apigen_hobj.h"
+
+/* A read event the application holds: the read's own times once known. */
+typedef struct times {
+    struct times *next;
+    uint64_t id;
+    unsigned refs;
+    bool known;
+    cl_ulong v[5]; /* CL_PROFILING_COMMAND_QUEUED .. _COMPLETE */
+} times;
+
+#define NTIMES 256
+static times *by_id[NTIMES]; /* under mu */
+
+static times **times_at(uint64_t id)
+{
+    times **pp = &by_id[(id ^ id >> 17) % NTIMES];
+    while (*pp && (*pp)->id != id)
+        pp = &(*pp)->next;
+    return pp;
+}
 
 typedef struct job {
     struct job *next;
@@ -33,6 +60,7 @@ typedef struct job {
     cl_event event; /* the application's event, or ours to release */
     bool release;
     cl_event app_event; /* a map's event (the application's; not released here) */
+    uint64_t times_id; /* a read whose event the application holds: its times go there */
 } job;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -40,7 +68,11 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t landed = PTHREAD_COND_INITIALIZER;
 static job *head, *tail;
 static job *live; /* queued or running: clFinish and clWaitForEvents wait for them */
-static unsigned idle;
+/* Workers waiting for a job, and jobs no worker took yet: a job starts a
+ * worker unless an idle one is left for it (an idle worker counts as idle
+ * until it wakes, so two jobs queued at once both counted on one worker:
+ * the second waited for the first read's user event). */
+static unsigned idle, npend;
 static uint64_t next_token;
 
 uint64_t opencl_staged_token(void)
@@ -57,9 +89,19 @@ static void run(job *j)
     if (st > 0)
         st = CL_COMPLETE;
     /* opens the gate: the application's event completes (or fails) now */
-    cl_int err = apigenOpenclStagedDone(j->queue, j->token, st);
+    cl_ulong v[5] = {0};
+    cl_int err = apigenOpenclStagedDone(j->queue, j->token, st, j->times_id ? v : NULL);
     if (err != CL_SUCCESS)
         apigen_log("opencl: a staged read's event could not be completed (%d)", (int)err);
+    if (j->times_id && err == CL_SUCCESS && v[3]) {
+        pthread_mutex_lock(&mu);
+        times *t = *times_at(j->times_id); /* none: the application released it */
+        if (t) {
+            memcpy(t->v, v, sizeof v);
+            t->known = true;
+        }
+        pthread_mutex_unlock(&mu);
+    }
     if (j->release)
         clReleaseEvent(j->event);
 }
@@ -78,6 +120,7 @@ static void *worker(void *arg)
         head = j->next;
         if (!head)
             tail = NULL;
+        npend--;
         pthread_mutex_unlock(&mu);
         run(j);
         pthread_mutex_lock(&mu);
@@ -100,11 +143,24 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
                            cl_uint flags, cl_event ev, cl_event *event)
 {
     job *j = calloc(1, sizeof *j);
+    times *t = event && ev ? calloc(1, sizeof *t) : NULL;
     if (j)
         *j = (job){NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL,
-                   ev ? NULL : (event ? *event : NULL)};
+                   ev ? NULL : (event ? *event : NULL), 0};
     pthread_mutex_lock(&mu);
-    bool start = j && idle == 0;
+    if (t) { /* no memory for it: the event answers the one-element read's times */
+        t->id = APIGEN_H2ID(ev);
+        t->refs = 1;
+        times **at = times_at(t->id);
+        if (!*at) {
+            *at = t;
+            if (j)
+                j->times_id = t->id;
+        } else {
+            free(t);
+        }
+    }
+    bool start = false;
     if (j) {
         if (tail)
             tail->next = j;
@@ -113,6 +169,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         tail = j;
         j->live_next = live;
         live = j;
+        start = idle < ++npend;
         pthread_cond_signal(&cv);
     }
     pthread_mutex_unlock(&mu);
@@ -132,6 +189,7 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
                 *pp = j->next;
                 if (tail == j)
                     tail = prev;
+                npend--;
             }
             pthread_mutex_unlock(&mu);
             if (mine) {
@@ -150,7 +208,8 @@ cl_int opencl_staged_start(cl_command_queue q, uint64_t token, void *ptr, size_t
         pthread_attr_destroy(&at);
     }
     if (!j) { /* no memory for the job: wait here */
-        job k = {NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL, NULL};
+        job k = {NULL, NULL, q, token, ptr, size, flags, ev, event == NULL && ev != NULL, NULL,
+                 t ? t->id : 0};
         run(&k);
     }
     if (event && ev)
@@ -182,4 +241,46 @@ void opencl_staged_quiesce(cl_command_queue q, cl_uint n, const cl_event *list)
     while (pending(q, n, list))
         pthread_cond_wait(&landed, &mu);
     pthread_mutex_unlock(&mu);
+}
+
+/* The application retained (+1) or released (-1) an event: a read's times
+ * go with its last reference. */
+void opencl_staged_event_ref(uint64_t id, int delta)
+{
+    pthread_mutex_lock(&mu);
+    times **at = times_at(id), *t = *at;
+    if (t && delta > 0) {
+        t->refs++;
+    } else if (t && --t->refs == 0) {
+        *at = t->next;
+        free(t);
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+/* CL_PROFILING_COMMAND_* of a non-blocking read's event: its read's own
+ * (true, *v), once the bytes landed; false: not such an event, or its
+ * times are not known (the server answers, as for any event). */
+bool opencl_staged_times(cl_event event, cl_profiling_info name, cl_ulong *v)
+{
+    if (name < CL_PROFILING_COMMAND_QUEUED || name > CL_PROFILING_COMMAND_COMPLETE)
+        return false;
+    uint64_t id = APIGEN_H2ID(event);
+    pthread_mutex_lock(&mu);
+    const times *t = *times_at(id);
+    bool known = t && t->known && t->v[name - CL_PROFILING_COMMAND_QUEUED];
+    if (known)
+        *v = t->v[name - CL_PROFILING_COMMAND_QUEUED];
+    pthread_mutex_unlock(&mu);
+    return known;
+}
+
+/* Whether event is a non-blocking read's whose times the application may ask. */
+bool opencl_staged_timed(cl_event event)
+{
+    uint64_t id = APIGEN_H2ID(event);
+    pthread_mutex_lock(&mu);
+    bool is = *times_at(id) != NULL;
+    pthread_mutex_unlock(&mu);
+    return is;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 /* ======================= the API, server half ======================= */
 /* call id 0 is the runtime's own (RT_CALL_WAIT, RT_CALL_ARENA_PIN) */
 enum { C_RESERVED, C_ECHO, C_FAIL_ASYNC, C_CREATE, C_USE, C_DESTROY, C_UNSUP, C_COUNT_LIVE, C_CB_FIRE,
-       C_ALLOC, C_SLEEP, C_USE_VIEW, C_USE_NARROW, C_INT_PUT, C_INT_GET, NCALLS };
+       C_ALLOC, C_SLEEP, C_USE_VIEW, C_USE_NARROW, C_INT_PUT, C_INT_GET, C_MARK, NCALLS };
 enum { ERR_BASE = 100 }; /* tapi's error value for status s is 100 + s */
 
 typedef struct obj { uint64_t value; } obj;
@@ -197,12 +198,27 @@ static void h_sleep(apigen_call_ctx *cx)
         return;
 }
 
+/* tMark(ms, v): after ms, the server's mark becomes v (UINT64_MAX: stays);
+ * returns the mark as it was (the cross-thread order scenario) */
+static _Atomic uint64_t mark;
+
+static void h_mark(apigen_call_ctx *cx)
+{
+    uint64_t ms, v;
+    if (!apigen_get_u64(cx->rd, &ms) || !apigen_get_u64(cx->rd, &v) || ms > 10000) { apigen_reject(cx, APIGEN_BAD_ARGS, "ms"); return; }
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+    uint64_t was = v == UINT64_MAX ? atomic_load(&mark) : atomic_exchange(&mark, v);
+    if (!apigen_put_u32(cx->wr, 0) || !apigen_put_u64(cx->wr, was))
+        return;
+}
+
 static const apigen_handler_fn handlers[NCALLS] = {
     NULL, h_echo, h_fail_async, h_create, h_use, h_destroy, NULL, h_count_live, h_cb_fire, h_alloc, h_sleep,
-    h_use_view, h_use_narrow, h_int_put, h_int_get};
+    h_use_view, h_use_narrow, h_int_put, h_int_get, h_mark};
 static const char *const call_names[NCALLS] = {NULL, "tEcho", "tFailAsync", "tCreate", "tUse", "tDestroy",
                                                "tUnsupported", "tCountLive", "tCbFire", "tAlloc", "tSleep",
-                                               "tUseView", "tUseNarrow", "tIntPut", "tIntGet"};
+                                               "tUseView", "tUseNarrow", "tIntPut", "tIntGet", "tMark"};
 
 /* ======================= the API, guest half ======================= */
 static void cbd_u32(apigen_rd *args, void *fn, void *user)
@@ -476,6 +492,88 @@ static int scenario_basic(void)
             break;
     CHECK(cb_seen == 4321 && cb_user_seen == &tag);
     pthread_mutex_unlock(&cb_mu);
+    return check_failures;
+}
+
+/* ---- cross-thread order (RT_CALL_WAIT) ----
+ * A sync call sees what other threads queued before it: thread A queues a
+ * mark that runs slowly on A's server thread; the main thread's read must
+ * wait for it, also when thread B's frames, queued while that read waits,
+ * run first (a session-wide count of frames run let them stand in for A's:
+ * the read then ran before A's mark, which broke OpenCL's staged reads under
+ * load). Once with A alive (its own sync call sent its queue) and once with
+ * A gone (its queue left at thread exit). The sleeps only set up the
+ * interleaving that failed; the check holds however the threads run. */
+static sem_t order_sent;
+static const uint64_t order_slow_ms = 1000;
+
+static void mark_async(uint64_t ms, uint64_t v)
+{
+    apigen_call c;
+    CHECK(apigen_call_begin(&tapi, &c, C_MARK));
+    CHECK(apigen_put_u64(c.wr, ms) && apigen_put_u64(c.wr, v));
+    CHECK(apigen_call_async(&c) == APIGEN_OK);
+    apigen_call_end(&c);
+}
+
+static void order_sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+static void *order_a_live(void *arg)
+{
+    mark_async(order_slow_ms, (uint64_t)(uintptr_t)arg);
+    sem_post(&order_sent);
+    res r = echo(&tapi, 1, "sends A's queue", true); /* returns once the mark ran */
+    CHECK(r.st == APIGEN_OK);
+    return NULL;
+}
+
+static void *order_a_gone(void *arg)
+{
+    mark_async(order_slow_ms, (uint64_t)(uintptr_t)arg); /* leaves at thread exit */
+    return NULL;
+}
+
+/* B: while the main thread waits, one async frame that runs at once, sent
+ * by B's own sync call. */
+static void *order_b(void *arg)
+{
+    (void)arg;
+    order_sleep_ms(300);
+    CHECK(fail_async(0) == APIGEN_OK);
+    res r = echo(&tapi, 2, "B", true);
+    CHECK(r.st == APIGEN_OK);
+    return NULL;
+}
+
+static int scenario_order(void)
+{
+    CHECK(sem_init(&order_sent, 0, 0) == 0);
+    for (uint64_t v = 1; v <= 2; v++) {
+        res r = call2(&tapi, C_MARK, 2, 0, 0, true); /* the mark is 0 */
+        CHECK(r.st == APIGEN_OK);
+        pthread_t a, b;
+        pthread_create(&a, NULL, v == 1 ? order_a_live : order_a_gone, (void *)(uintptr_t)v);
+        if (v == 1)
+            sem_wait(&order_sent);
+        else
+            pthread_join(a, NULL);
+        order_sleep_ms(200); /* A's mark is running on the server */
+        pthread_create(&b, NULL, order_b, NULL);
+        r = call2(&tapi, C_MARK, 2, 0, UINT64_MAX, true);
+        CHECK(r.st == APIGEN_OK);
+        if (r.out != v)
+            fprintf(stderr, "order (%s): the read ran before thread A's queued mark (%llu)\n",
+                    v == 1 ? "A alive" : "A gone", (unsigned long long)r.out);
+        CHECK(r.out == v);
+        pthread_join(b, NULL);
+        if (v == 1)
+            pthread_join(a, NULL);
+    }
+    sem_destroy(&order_sent);
     return check_failures;
 }
 
@@ -1085,6 +1183,7 @@ int main(void)
         close(pipe_a[0]); close(pipe_a[1]); close(pipe_b[0]); close(pipe_b[1]);
 
         free(run_guest("fork", urls[u], NULL, scenario_fork, NULL));
+        free(run_guest("order", urls[u], NULL, scenario_order, NULL));
         free(run_guest("cleanup", urls[u], NULL, scenario_cleanup, NULL));
     }
 
