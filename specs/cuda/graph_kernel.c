@@ -93,9 +93,9 @@ static CUDA_KERNEL_NODE_PARAMS from_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 #define ID(h) ((uint64_t)(uintptr_t)(h))
 
 EXPORT_V2 CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
-                                               const CUgraphNode *dependencies,
-                                               size_t numDependencies,
-                                               const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+                                           const CUgraphNode *dependencies,
+                                           size_t numDependencies,
+                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     packed k;
     CUresult e = pack(nodeParams, &k);

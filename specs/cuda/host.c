@@ -181,10 +181,9 @@ CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsi
 #else
     (void)attrs;
     if (numAttrs) return CUDA_ERROR_NOT_SUPPORTED; /* no launch attributes before 11.8 */
-    if (flags & APIGEN_CUDA_LAUNCH_COOP) return launch_coop(f, k, gridDimX, gridDimY, gridDimZ,
-                                                           blockDimX, blockDimY, blockDimZ,
-                                                           sharedMemBytes, hStream, params,
-                                                           paramsSize, flags);
+    if (flags & APIGEN_CUDA_LAUNCH_COOP)
+        return launch_coop(f, k, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                           sharedMemBytes, hStream, params, paramsSize, flags);
 #endif
     /* the request's bytes need not be aligned for the kernel's parameters */
     uint64_t small[128];
