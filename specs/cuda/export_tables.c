@@ -24,6 +24,9 @@
 
 #include "export_tables.h"
 #include "apigen_rt.h"
+/* what the headers declare (apigen writes it next to the stub): the
+ * `#ifdef APIGEN_HAS_*` below test it */
+#include "cuda_features.h"
 
 /* ---- UUIDs -------------------------------------------------------------- */
 
