@@ -27,10 +27,9 @@ pip=${PIP:-pip}
 cc=${CC:-cc}
 libcuda=${LIBCUDA:-}
 [ -z "$libcuda" ] && [ -f /usr/local/cuda/lib64/stubs/libcuda.so ] && libcuda=/usr/local/cuda/lib64/stubs/libcuda.so
-# 12.0 on: 11.7 has no cudaProfiler.h wheel, and 11.8's headers lack what
-# specs/cuda/graph_kernel.c and proc.c use (kernel handles in node
-# parameters, CUdriverProcAddressQueryResult): not done yet
-known="12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.1 13.2 13.3 13.4 13.5"
+# 11.7 on, as the runtime matrix (scripts/cuda-versions.sh): what 11.x lacks
+# is in docs/upgrading.md ("The driver API on CUDA 11.x")
+known="11.7 11.8 12.0 12.1 12.2 12.3 12.4 12.5 12.6 12.8 12.9 13.0 13.1 13.2 13.3 13.4 13.5"
 [ "$*" = all ] && set -- $known
 S=$root/specs/cuda
 # the guest's sources: the spec's api.sources (cuda/guest.c, ...); the
@@ -38,8 +37,12 @@ S=$root/specs/cuda
 guest_srcs=$(sed -n 's/^  sources: \[\(.*\)\]$/\1/p' "$root/specs/cuda.yaml" | tr -d ' ' | tr ',' ' ' | sed 's|cuda/||g')
 host_srcs="host.c host_fn.c host_copy.c host_capture.c host_arena.c"
 
+# NVIDIA published no cudaProfiler.h wheel for 11.7 (the cu11 wheels start
+# at 11.8): 11.7 takes 11.8's, whose declarations (cuProfilerInitialize,
+# Start, Stop, CUoutput_mode) are those of every 11.x toolkit
 profiler_wheel() {
     case $1 in
+    11.7) echo "nvidia-cuda-profiler-api-cu11==11.8.*" ;;
     11.*) echo "nvidia-cuda-profiler-api-cu11==$1.*" ;;
     12.*) echo "nvidia-cuda-profiler-api-cu12==$1.*" ;;
     13.*) echo "nvidia-cuda-profiler-api==$1.*" ;;
@@ -58,11 +61,13 @@ for v in "$@"; do
     if [ ! -f "$d/include/cudaProfiler.h" ]; then
         spec=$(profiler_wheel "$v")
         name=$(echo "${spec%%==*}" | tr - _)
-        f=$(ls "$cache"/"$name"-"$v".*.whl 2>/dev/null | sort -V | tail -n 1)
+        pv=${spec##*==}
+        pv=${pv%.\*}
+        f=$(ls "$cache"/"$name"-"$pv".*.whl 2>/dev/null | sort -V | tail -n 1)
         if [ -z "$f" ]; then
             echo "downloading $spec from PyPI into $cache"
             "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$spec" >"$cache/pip.log" 2>&1
-            f=$(ls "$cache"/"$name"-"$v".*.whl 2>/dev/null | sort -V | tail -n 1)
+            f=$(ls "$cache"/"$name"-"$pv".*.whl 2>/dev/null | sort -V | tail -n 1)
         fi
         [ -n "$f" ] || { echo "SKIP: cannot download $spec and it is not cached in $cache"; status=77; continue; }
         x=$(mktemp -d) && (cd "$x" && unzip -q -o "$f") &&
@@ -83,12 +88,15 @@ for v in "$@"; do
         grep 'generated as unsupported' "$work/apigen.err" | sed 's/^.*warning: /  /; s/: the defaults cannot.*//'; }
     srcs=""
     for f in $guest_srcs; do srcs="$srcs $S/$f"; done
+    # a call the version's headers do not declare is an error, not an
+    # implicit declaration that links against a newer library (-w would hide it)
+    strict="-Werror=implicit-function-declaration -Wno-deprecated-declarations"
     # shellcheck disable=SC2086
-    if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden -w -o "$work/libcuda.so.1" \
+    if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden $strict -o "$work/libcuda.so.1" \
         -I "$out" -I "$d/include" -I "$S" -I "$root/runtime" "$out/cuda_stub.c" $srcs \
         "$guest_lib" $tp_libs -lpthread -Wl,-soname,libcuda.so.1 \
         -Wl,--version-script="$out/cuda.map" -Wl,-z,defs >"$work/cc.log" 2>&1; then
-        grep -m 20 -E 'error|undefined' "$work/cc.log"
+        grep -m 20 -E 'error:|undefined' "$work/cc.log"
         echo "FAIL: $v: the driver stub does not compile against CUDA $v's headers"
         status=1
         continue
@@ -100,12 +108,12 @@ for v in "$@"; do
         hs=""
         for f in $host_srcs; do hs="$hs $S/$f"; done
         # shellcheck disable=SC2086
-        if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -w -o "$work/apigen-server-cuda" \
+        if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 $strict -o "$work/apigen-server-cuda" \
             -I "$out" -I "$d/include" -I "$S" -I "$root/runtime" -I "$root/transports" \
             "$out/cuda_server.c" "$out/cuda_server_main.c" $hs \
             "$host_lib" "$libcuda" $tp_libs -lpthread -ldl -lrt >"$work/cc-server.log" 2>&1; then
-            if grep -v 'collect2' "$work/cc-server.log" | grep -q 'error'; then
-                grep -m 20 -E 'error|undefined' "$work/cc-server.log"
+            if grep -v 'collect2' "$work/cc-server.log" | grep -q 'error:'; then
+                grep -m 20 -E 'error:|undefined' "$work/cc-server.log"
                 echo "FAIL: $v: the driver server does not build against CUDA $v's headers"
                 status=1
                 continue

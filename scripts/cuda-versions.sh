@@ -112,14 +112,17 @@ for v in "$@"; do
     [ "$und" != 0 ] && { echo "note: $und function(s) of $v need an annotation (generated as unsupported):";
         grep 'generated as unsupported' "$work/apigen.err" | sed 's/^.*warning: /  /; s/: the defaults cannot.*//'; }
     grep -q "^api	cudart	CUDART_VERSION=" "$out/cudart_model.txt" || { echo "FAIL: no version in the model"; status=1; }
-    # 2. build the stub against this version's headers only
+    # 2. build the stub against this version's headers only; a call those
+    # headers do not declare is an error, not an implicit declaration that
+    # links against a newer library (-w would hide it)
+    strict="-Werror=implicit-function-declaration -Wno-deprecated-declarations"
     # shellcheck disable=SC2086
-    if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden -w -o "$work/$soname" \
+    if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden $strict -o "$work/$soname" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" \
         "$out/cudart_stub.c" "$root/specs/cudart/guest.c" "$root/specs/cudart/managed.c" "$root/specs/cudart/errors.c" "$root/specs/cudart/versions.c" \
         "$guest_lib" $tp_libs -lpthread -Wl,-soname,"$soname" \
         -Wl,--version-script="$out/cudart.map" -Wl,-z,defs >"$work/cc.log" 2>&1; then
-        grep -m 20 'error' "$work/cc.log"
+        grep -m 20 -E 'error:|undefined' "$work/cc.log"
         echo "FAIL: $v: the stub does not compile against CUDA $v's headers"
         status=1
         continue
@@ -132,11 +135,11 @@ for v in "$@"; do
         echo "note: no $host_lib: the server for $v is not built"
         srv="server not built"
     # shellcheck disable=SC2086
-    elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -w -o "$work/apigen-server-cudart" \
+    elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 $strict -o "$work/apigen-server-cudart" \
         -I "$out" -I "$d/include" -I "$root/specs/cudart" -I "$root/runtime" -I "$root/transports" \
         "$out/cudart_server.c" "$out/cudart_server_main.c" "$root"/specs/cudart/host*.c \
         "$host_lib" "$d/lib/$soname" $tp_libs -lpthread -ldl -lrt >"$work/cc-server.log" 2>&1; then
-        grep -m 20 -E 'error|undefined' "$work/cc-server.log"
+        grep -m 20 -E 'error:|undefined' "$work/cc-server.log"
         echo "FAIL: $v: the server does not build against CUDA $v's headers and libcudart"
         status=1
         continue

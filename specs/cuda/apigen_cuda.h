@@ -22,6 +22,11 @@ typedef struct CUkern_st *CUkernel;
 #ifndef APIGEN_HAS_TYPE_CUlibraryOption
 typedef enum CUlibraryOption_enum { APIGEN_CUDA_NO_LIBRARY_OPTION_ = -1 } CUlibraryOption;
 #endif
+#ifndef APIGEN_HAS_TYPE_CUlaunchAttribute /* 11.8: never sent before (APIGEN_CUDA_LAUNCH_COOP) */
+typedef struct CUlaunchAttribute_st {
+    int id;
+} CUlaunchAttribute;
+#endif
 #ifndef APIGEN_HAS_TYPE_CUgraphEdgeData /* 12.3 */
 typedef struct CUgraphEdgeData_st {
     unsigned char from_port;
@@ -37,6 +42,9 @@ typedef struct CUgraphEdgeData_st {
 /* apigenCudaLaunch flags */
 #define APIGEN_CUDA_LAUNCH_PTSZ 1u   /* the per-thread default stream entry point */
 #define APIGEN_CUDA_LAUNCH_SYNC 2u   /* sent synchronously: a configuration the guest cannot vouch for */
+/* a cooperative launch where the headers have no launch attributes (before
+ * 11.8; from 11.8 on, CU_LAUNCH_ATTRIBUTE_COOPERATIVE says it) */
+#define APIGEN_CUDA_LAUNCH_COOP 4u
 
 /* The error's name (which == 0) or description (which == 1), as the
  * server's driver says it; *len: bytes written including the NUL. */

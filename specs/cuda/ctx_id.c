@@ -26,6 +26,7 @@ void apigen_cuda_ctx_id_burned(unsigned long long server_id)
     pthread_mutex_unlock(&lock_);
 }
 
+#ifdef APIGEN_HAS_FN_cuCtxGetId /* 12.0 */
 APIGEN_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
 {
     CUresult e = cuda_fwd_cuCtxGetId(ctx, ctxId);
@@ -38,3 +39,4 @@ APIGEN_EXPORT CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId)
     *ctxId = id - below;
     return e;
 }
+#endif

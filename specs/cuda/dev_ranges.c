@@ -12,8 +12,6 @@
 
 CUresult cuda_fwd_cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod,
                                        const char *name);
-CUresult cuda_fwd_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
-                                     const char *name);
 CUresult cuda_fwd_cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                      size_t Height, unsigned int ElementSizeBytes);
 
@@ -43,6 +41,9 @@ APIGEN_EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CU
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuLibraryGetGlobal /* 12.0: libraries */
+CUresult cuda_fwd_cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
+                                     const char *name);
 APIGEN_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
                                           const char *name)
 {
@@ -56,6 +57,7 @@ APIGEN_EXPORT CUresult cuLibraryGetGlobal(CUdeviceptr *dptr, size_t *bytes, CUli
     if (bytes) *bytes = n;
     return e;
 }
+#endif
 
 APIGEN_EXPORT CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes,
                                           size_t Height, unsigned int ElementSizeBytes)

@@ -24,6 +24,9 @@
 
 #include "export_tables.h"
 #include "apigen_rt.h"
+/* what the headers declare (apigen writes it next to the stub): the
+ * `#ifdef APIGEN_HAS_*` below test it */
+#include "cuda_features.h"
 
 /* ---- UUIDs -------------------------------------------------------------- */
 
@@ -265,7 +268,11 @@ static CUresult cudart_primary_context(CUcontext *pctx, CUdevice dev)
     /* A context made here and destroyed by the release took a number the
      * native driver would give the next one (ctx_id.c). */
     unsigned long long burned = 0;
+#ifdef APIGEN_HAS_FN_cuCtxGetId /* 12.0: before, no context ids to keep native */
     if (!active && cuda_fwd_cuCtxGetId(ctx, &burned) != CUDA_SUCCESS) burned = 0;
+#else
+    (void)active;
+#endif
     e = cuDevicePrimaryCtxRelease_v2(dev);
     if (e != CUDA_SUCCESS) return e;
     if (burned) apigen_cuda_ctx_id_burned(burned);
@@ -706,7 +713,14 @@ static const void *const integrity_table_[3] = {
 static CUresult ctxid_context_id(CUcontext ctx, unsigned long long *id)
 {
     if (!id) return CUDA_ERROR_INVALID_VALUE;
+#ifdef APIGEN_HAS_FN_cuCtxGetId
     CUresult e = cuCtxGetId(ctx, id);
+#else
+    /* headers before 12.0 declare no cuCtxGetId, so the server has no call
+     * that answers the id: refused rather than a made-up number */
+    *id = 0;
+    CUresult e = CUDA_ERROR_NOT_SUPPORTED;
+#endif
     ET_TRACE("CONTEXT_IDENTITY [4] (context %p) = %d, id %llu", (void *)ctx, (int)e, e == CUDA_SUCCESS ? *id : 0ull);
     return e;
 }

@@ -14,6 +14,24 @@
 #include "cuda_guest.h"
 #include "cuda_wire.h"
 
+/* CUDA 12.0 added the _v2 entry points, whose CUDA_KERNEL_NODE_PARAMS
+ * (_v2) carries a kernel handle (kern) and a context (ctx). Before, that
+ * typedef is the _v1 structure (func only) and the v1 entry points are the
+ * only ones: the code below serves them through its _v2 functions, kept
+ * static there (the driver of those versions exports no _v2). */
+#ifdef APIGEN_HAS_FN_cuGraphAddKernelNode_v2
+#define EXPORT_V2 APIGEN_EXPORT
+#else
+#define EXPORT_V2 static
+#endif
+#ifdef APIGEN_HAS_FIELD_CUDA_KERNEL_NODE_PARAMS_v2_st_kern
+#define KERN_OF(p) ((p)->kern)
+#define CTX_OF(p) ((p)->ctx)
+#else
+#define KERN_OF(p) ((void)(p), (CUkernel)NULL)
+#define CTX_OF(p) ((void)(p), (CUcontext)NULL)
+#endif
+
 typedef struct packed {
     unsigned char *buf;
     size_t size;
@@ -28,7 +46,7 @@ static CUresult pack(const CUDA_KERNEL_NODE_PARAMS *p, packed *out)
     unsigned d[7] = {p->gridDimX,  p->gridDimY,  p->gridDimZ,      p->blockDimX,
                      p->blockDimY, p->blockDimZ, p->sharedMemBytes};
     memcpy(out->dims, d, sizeof d);
-    CUfunction f = p->func ? p->func : (CUfunction)p->kern;
+    CUfunction f = p->func ? p->func : (CUfunction)KERN_OF(p);
     if (!f) return CUDA_ERROR_INVALID_VALUE;
     const struct apigen_cuda_layout *l;
     CUresult e = apigen_cuda_get_layout(f, &l);
@@ -74,17 +92,17 @@ static CUDA_KERNEL_NODE_PARAMS from_v1(const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 
 #define ID(h) ((uint64_t)(uintptr_t)(h))
 
-APIGEN_EXPORT CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
-                                               const CUgraphNode *dependencies,
-                                               size_t numDependencies,
-                                               const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+EXPORT_V2 CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                           const CUgraphNode *dependencies,
+                                           size_t numDependencies,
+                                           const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     packed k;
     CUresult e = pack(nodeParams, &k);
     if (e != CUDA_SUCCESS) return e;
     e = apigenCudaAddKernelNode(phGraphNode, hGraph, dependencies, numDependencies,
-                                ID(nodeParams->func), ID(nodeParams->kern), nodeParams->ctx, k.dims,
-                                k.buf, k.size);
+                                ID(nodeParams->func), ID(KERN_OF(nodeParams)),
+                                CTX_OF(nodeParams), k.dims, k.buf, k.size);
     free(k.buf);
     return e;
 }
@@ -99,14 +117,14 @@ APIGEN_EXPORT CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hG
     return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &q);
 }
 
-APIGEN_EXPORT CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
-                                                     const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+EXPORT_V2 CUresult cuGraphKernelNodeSetParams_v2(CUgraphNode hNode,
+                                                 const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     packed k;
     CUresult e = pack(nodeParams, &k);
     if (e != CUDA_SUCCESS) return e;
-    e = apigenCudaKernelNodeSetParams(hNode, ID(nodeParams->func), ID(nodeParams->kern),
-                                      nodeParams->ctx, k.dims, k.buf, k.size);
+    e = apigenCudaKernelNodeSetParams(hNode, ID(nodeParams->func), ID(KERN_OF(nodeParams)),
+                                      CTX_OF(nodeParams), k.dims, k.buf, k.size);
     free(k.buf);
     return e;
 }
@@ -119,15 +137,15 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeSetParams(CUgraphNode hNode,
     return cuGraphKernelNodeSetParams_v2(hNode, &q);
 }
 
-APIGEN_EXPORT CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                         const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+EXPORT_V2 CUresult cuGraphExecKernelNodeSetParams_v2(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                     const CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     packed k;
     CUresult e = pack(nodeParams, &k);
     if (e != CUDA_SUCCESS) return e;
     e = apigenCudaExecKernelNodeSetParams(hGraphExec, hNode, ID(nodeParams->func),
-                                          ID(nodeParams->kern), nodeParams->ctx, k.dims, k.buf,
-                                          k.size);
+                                          ID(KERN_OF(nodeParams)), CTX_OF(nodeParams), k.dims,
+                                          k.buf, k.size);
     free(k.buf);
     return e;
 }
@@ -150,8 +168,8 @@ typedef struct kept {
 static kept *kept_;
 static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
 
-APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
-                                                     CUDA_KERNEL_NODE_PARAMS *nodeParams)
+EXPORT_V2 CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
+                                                 CUDA_KERNEL_NODE_PARAMS *nodeParams)
 {
     if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
     uint64_t func = 0, kern = 0;
@@ -205,8 +223,14 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode,
     }
     memset(nodeParams, 0, sizeof *nodeParams);
     nodeParams->func = (CUfunction)(uintptr_t)func;
+#ifdef APIGEN_HAS_FIELD_CUDA_KERNEL_NODE_PARAMS_v2_st_kern
     nodeParams->kern = (CUkernel)(uintptr_t)kern;
     nodeParams->ctx = ctx;
+#else
+    /* no place for a kernel handle: one the server answers is a function */
+    if (!func) nodeParams->func = (CUfunction)(uintptr_t)kern;
+    (void)ctx;
+#endif
     nodeParams->gridDimX = dims[0], nodeParams->gridDimY = dims[1], nodeParams->gridDimZ = dims[2];
     nodeParams->blockDimX = dims[3], nodeParams->blockDimY = dims[4];
     nodeParams->blockDimZ = dims[5];
@@ -223,7 +247,7 @@ APIGEN_EXPORT CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode,
     CUDA_KERNEL_NODE_PARAMS q;
     CUresult e = cuGraphKernelNodeGetParams_v2(hNode, &q);
     if (e != CUDA_SUCCESS) return e;
-    nodeParams->func = q.func ? q.func : (CUfunction)q.kern;
+    nodeParams->func = q.func ? q.func : (CUfunction)KERN_OF(&q);
     nodeParams->gridDimX = q.gridDimX, nodeParams->gridDimY = q.gridDimY;
     nodeParams->gridDimZ = q.gridDimZ;
     nodeParams->blockDimX = q.blockDimX, nodeParams->blockDimY = q.blockDimY;

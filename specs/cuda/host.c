@@ -5,6 +5,7 @@
  * the driver allows). Device ranges a call hands out become the client's
  * (apigen_dev_add), so later calls may name them. */
 #define _POSIX_C_SOURCE 200809L
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,9 +70,46 @@ CUresult cuda_host_func_name(apigen_call_ctx *cx, uint64_t func, int isKernel, c
     const char *s = NULL;
     *len = 0;
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
+#ifdef APIGEN_HAS_FN_cuFuncGetName /* 12.3; the guest has no cuFuncGetName to ask before */
     CUresult e = (isKernel || k) ? cuKernelGetName(&s, (CUkernel)f) : cuFuncGetName(&s, f);
+#else
+    (void)isKernel;
+    CUresult e = CUDA_ERROR_NOT_SUPPORTED;
+#endif
     if (e != CUDA_SUCCESS || !s) return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     return copy_str(s, buf, cap, len);
+}
+
+/* Parameter i of a function or kernel: offset and size. Headers before
+ * 12.4 declare no cuFuncGetParamInfo / cuKernelGetParamInfo, but the
+ * driver the server runs on has them from 12.4 on (a newer driver keeps
+ * every older entry point): looked up there by name. With an older driver
+ * the layout, so every launch, is CUDA_ERROR_NOT_SUPPORTED with a log line. */
+#ifndef APIGEN_HAS_FN_cuFuncGetParamInfo
+typedef CUresult (*param_info_fn)(void *f, size_t i, size_t *off, size_t *size);
+static param_info_fn func_info_, kernel_info_;
+static void find_param_info(void)
+{
+    func_info_ = (param_info_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "cuFuncGetParamInfo");
+    kernel_info_ = (param_info_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "cuKernelGetParamInfo");
+    if (!func_info_)
+        apigen_log("cuda: the server's driver has no cuFuncGetParamInfo (a driver of CUDA 12.4 "
+                   "or newer has it): kernel parameter layouts, hence launches, are not "
+                   "supported");
+}
+#endif
+
+static CUresult param_info(CUfunction f, int is_kernel, size_t i, size_t *off, size_t *size)
+{
+#ifdef APIGEN_HAS_FN_cuFuncGetParamInfo
+    return is_kernel ? cuKernelGetParamInfo((CUkernel)f, i, off, size)
+                     : cuFuncGetParamInfo(f, i, off, size);
+#else
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, find_param_info);
+    param_info_fn fn = is_kernel ? kernel_info_ : func_info_;
+    return fn ? fn(f, i, off, size) : CUDA_ERROR_NOT_SUPPORTED;
+#endif
 }
 
 CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel, size_t *offsets,
@@ -83,14 +121,43 @@ CUresult cuda_host_param_layout(apigen_call_ctx *cx, uint64_t func, int isKernel
     *nparams = 0;
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
     for (unsigned i = 0; i < APIGEN_CUDA_MAX_PARAMS; i++) {
-        CUresult e = k ? cuKernelGetParamInfo((CUkernel)f, i, &offsets[i], &sizes[i])
-                       : cuFuncGetParamInfo(f, i, &offsets[i], &sizes[i]);
+        CUresult e = param_info(f, k, i, &offsets[i], &sizes[i]);
         if (e == CUDA_ERROR_INVALID_VALUE) return CUDA_SUCCESS; /* past the last parameter */
         if (e != CUDA_SUCCESS) return e;
         *nparams = i + 1;
     }
     return CUDA_SUCCESS;
 }
+
+#ifndef APIGEN_HAS_FN_cuLaunchKernelEx
+/* A cooperative launch before 11.8 (no launch attributes):
+ * cuLaunchCooperativeKernel takes no packed buffer, so the arguments are
+ * pointed at in the request's copy by the function's parameter layout. */
+static CUresult launch_coop(CUfunction f, int is_kernel, unsigned gx, unsigned gy, unsigned gz,
+                            unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                            CUstream stream, const void *params, size_t size, unsigned flags)
+{
+    unsigned char *buf = malloc(size ? size : 1);
+    void **args = calloc(APIGEN_CUDA_MAX_PARAMS, sizeof *args);
+    CUresult e = buf && args ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (e == CUDA_SUCCESS && size) memcpy(buf, params, size);
+    for (unsigned i = 0; e == CUDA_SUCCESS && i < APIGEN_CUDA_MAX_PARAMS; i++) {
+        size_t off, sz;
+        CUresult r = param_info(f, is_kernel, i, &off, &sz);
+        if (r == CUDA_ERROR_INVALID_VALUE) break; /* past the last parameter */
+        if (r != CUDA_SUCCESS) e = r;
+        else if (off + sz > size) e = CUDA_ERROR_INVALID_VALUE; /* the guest packed less */
+        else args[i] = buf + off;
+    }
+    if (e == CUDA_SUCCESS)
+        e = (flags & APIGEN_CUDA_LAUNCH_PTSZ)
+                ? cuLaunchCooperativeKernel_ptsz(f, gx, gy, gz, bx, by, bz, shmem, stream, args)
+                : cuLaunchCooperativeKernel(f, gx, gy, gz, bx, by, bz, shmem, stream, args);
+    free(buf);
+    free(args);
+    return e;
+}
+#endif
 
 CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsigned int gridDimX,
                           unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX,
@@ -103,6 +170,7 @@ CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsi
     (void)isKernel;
     CUfunction f = func_of(cx, func, &k);
     if (!f) return CUDA_ERROR_INVALID_HANDLE;
+#ifdef APIGEN_HAS_FN_cuLaunchKernelEx /* 11.8 */
     for (unsigned i = 0; i < numAttrs; i++)
         if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
 #ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT /* 12.3 */
@@ -110,6 +178,13 @@ CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsi
 #endif
         )
             return CUDA_ERROR_NOT_SUPPORTED; /* an event handle inside: not translated */
+#else
+    (void)attrs;
+    if (numAttrs) return CUDA_ERROR_NOT_SUPPORTED; /* no launch attributes before 11.8 */
+    if (flags & APIGEN_CUDA_LAUNCH_COOP)
+        return launch_coop(f, k, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
+                           sharedMemBytes, hStream, params, paramsSize, flags);
+#endif
     /* the request's bytes need not be aligned for the kernel's parameters */
     uint64_t small[128];
     void *buf = small;
@@ -118,10 +193,18 @@ CUresult cuda_host_launch(apigen_call_ctx *cx, uint64_t func, int isKernel, unsi
     size_t size = paramsSize;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
                      CU_LAUNCH_PARAM_END};
+#ifdef APIGEN_HAS_FN_cuLaunchKernelEx
     CUlaunchConfig c = {gridDimX,  gridDimY,       gridDimZ, blockDimX,           blockDimY,
                         blockDimZ, sharedMemBytes, hStream,  (CUlaunchAttribute *)attrs, numAttrs};
     CUresult e = (flags & APIGEN_CUDA_LAUNCH_PTSZ) ? cuLaunchKernelEx_ptsz(&c, f, NULL, extra)
                                                    : cuLaunchKernelEx(&c, f, NULL, extra);
+#else
+    CUresult e = (flags & APIGEN_CUDA_LAUNCH_PTSZ)
+                     ? cuLaunchKernel_ptsz(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                           blockDimZ, sharedMemBytes, hStream, NULL, extra)
+                     : cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                                      blockDimZ, sharedMemBytes, hStream, NULL, extra);
+#endif
     if (buf != small) free(buf);
     return e;
 }
@@ -167,6 +250,12 @@ CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t code
      * image instead of copying it: the image here is this call's copy, so the
      * option is left out and the driver copies (the guest's own image is
      * preserved or not as the guest said; nothing it can see changes). */
+#ifndef APIGEN_HAS_FN_cuLibraryLoadData /* 12.0: the guest has no cuLibrary* to ask before */
+    (void)library, (void)code, (void)codeSize, (void)numJitOptions, (void)jitOptions;
+    (void)jitOptionsValues, (void)numLibraryOptions, (void)libraryOptions;
+    (void)libraryOptionValues;
+    return CUDA_ERROR_NOT_SUPPORTED;
+#else
     CUlibraryOption opts[8];
     uint64_t optvals[8];
     unsigned nopts = 0;
@@ -187,6 +276,7 @@ CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t code
     free(jv);
     free(lv);
     return e;
+#endif
 }
 
 /* ---- device ranges the driver hands out ------------------------------------------------------- */
@@ -227,6 +317,7 @@ CUresult cuda_host_module_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, siz
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuLibraryGetManaged /* 12.0: libraries */
 /* A __managed__ variable's memory is the client's (the guest mirrors it). */
 CUresult cuda_host_library_get_managed(apigen_call_ctx *cx, CUdeviceptr *dptr, size_t *bytes,
                                        CUlibrary library, const char *name)
@@ -255,6 +346,7 @@ CUresult cuda_host_library_get_global(apigen_call_ctx *cx, CUdeviceptr *dptr, si
     }
     return e;
 }
+#endif
 
 CUresult cuda_host_ipc_open(apigen_call_ctx *cx, CUdeviceptr *pdptr, CUipcMemHandle handle,
                             unsigned int Flags)
@@ -347,6 +439,7 @@ CUresult cuda_host_ctx_create_v4(apigen_call_ctx *cx, CUcontext *pctx,
 }
 #endif
 
+#ifdef APIGEN_HAS_FN_cuGraphInstantiateWithParams /* 12.0 */
 /* cuGraphInstantiateWithParams: CUDA_GRAPH_INSTANTIATE_PARAMS arrived as
  * bytes: the upload stream is an id in, the error node a real handle out. */
 static CUresult instantiate_params(apigen_call_ctx *cx, CUgraphExec *phGraphExec, CUgraph hGraph,
@@ -388,6 +481,7 @@ CUresult cuda_host_graph_instantiate_params_ptsz(apigen_call_ctx *cx, CUgraphExe
 {
     return instantiate_params(cx, phGraphExec, hGraph, instantiateParams, 1);
 }
+#endif
 
 /* ---- 2D and 3D copies (copy3d.c packs the guest's host sides) ------------------------------- */
 static int copy_side(apigen_call_ctx *cx, CUmemorytype t, CUdeviceptr dev, CUarray *arr)
@@ -537,8 +631,13 @@ CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned 
     const CUgraphNode *d = NULL;
     const CUgraphEdgeData *ed = NULL;
     size_t n = 0;
+#ifdef APIGEN_HAS_FN_cuStreamGetCaptureInfo_v3 /* 12.3: edge data */
     CUresult e = ptsz ? cuStreamGetCaptureInfo_v3_ptsz(hStream, status, id, graph, &d, &ed, &n)
                       : cuStreamGetCaptureInfo_v3(hStream, status, id, graph, &d, &ed, &n);
+#else
+    CUresult e = ptsz ? cuStreamGetCaptureInfo_v2_ptsz(hStream, status, id, graph, &d, &n)
+                      : cuStreamGetCaptureInfo_v2(hStream, status, id, graph, &d, &n);
+#endif
     *numDeps = e == CUDA_SUCCESS ? n : 0;
     for (size_t i = 0; e == CUDA_SUCCESS && i < n && i < cap; i++) {
         if (deps) deps[i] = d ? d[i] : NULL;
@@ -551,6 +650,26 @@ CUresult cuda_host_capture_info(apigen_call_ctx *cx, CUstream hStream, unsigned 
 }
 
 /* ---- kernel nodes (graph_kernel.c packs the arguments) -------------------------------------- */
+/* 12.0's _v2 node calls take CUDA_KERNEL_NODE_PARAMS_v2 (a kernel handle and
+ * a context besides the function); before, the v1 calls are the only ones */
+#ifdef APIGEN_HAS_FN_cuGraphAddKernelNode_v2
+#define ADD_KNODE cuGraphAddKernelNode_v2
+#define SET_KNODE cuGraphKernelNodeSetParams_v2
+#define EXEC_SET_KNODE cuGraphExecKernelNodeSetParams_v2
+#define GET_KNODE cuGraphKernelNodeGetParams_v2
+#else
+#define ADD_KNODE cuGraphAddKernelNode
+#define SET_KNODE cuGraphKernelNodeSetParams
+#define EXEC_SET_KNODE cuGraphExecKernelNodeSetParams
+#define GET_KNODE cuGraphKernelNodeGetParams
+#endif
+#ifdef APIGEN_HAS_FIELD_CUDA_KERNEL_NODE_PARAMS_v2_st_kern
+#define NODE_KERN(p) ((p).kern)
+#define NODE_CTX(p) ((p).ctx)
+#else
+#define NODE_KERN(p) ((void)(p), (CUkernel)NULL)
+#define NODE_CTX(p) ((void)(p), (CUcontext)NULL)
+#endif
 typedef struct knode {
     CUDA_KERNEL_NODE_PARAMS p;
     void *extra[5];
@@ -565,6 +684,7 @@ static CUresult knode_in(apigen_call_ctx *cx, knode *k, uint64_t func, uint64_t 
     int is_k;
     memset(k, 0, sizeof *k);
     if (func && !(k->p.func = func_of(cx, func, &is_k))) return CUDA_ERROR_INVALID_HANDLE;
+#ifdef APIGEN_HAS_FIELD_CUDA_KERNEL_NODE_PARAMS_v2_st_kern
     if (kern) {
         void *real = NULL;
         if (!apigen_handle_lookup(cx->session, ht("CUkernel"), kern, &real))
@@ -572,6 +692,10 @@ static CUresult knode_in(apigen_call_ctx *cx, knode *k, uint64_t func, uint64_t 
         k->p.kern = real;
     }
     k->p.ctx = ctx;
+#else
+    if (kern) return CUDA_ERROR_INVALID_HANDLE; /* no kernel handles before 12.0 */
+    (void)ctx;
+#endif
     k->p.gridDimX = dims[0], k->p.gridDimY = dims[1], k->p.gridDimZ = dims[2];
     k->p.blockDimX = dims[3], k->p.blockDimY = dims[4], k->p.blockDimZ = dims[5];
     k->p.sharedMemBytes = dims[6];
@@ -594,7 +718,7 @@ CUresult cuda_host_add_kernel_node(apigen_call_ctx *cx, CUgraphNode *phGraphNode
     knode k;
     CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
     if (e == CUDA_SUCCESS)
-        e = cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &k.p);
+        e = ADD_KNODE(phGraphNode, hGraph, dependencies, numDependencies, &k.p);
     free(k.buf);
     return e;
 }
@@ -605,7 +729,7 @@ CUresult cuda_host_kernel_node_set(apigen_call_ctx *cx, CUgraphNode hNode, uint6
 {
     knode k;
     CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
-    if (e == CUDA_SUCCESS) e = cuGraphKernelNodeSetParams_v2(hNode, &k.p);
+    if (e == CUDA_SUCCESS) e = SET_KNODE(hNode, &k.p);
     free(k.buf);
     return e;
 }
@@ -617,7 +741,7 @@ CUresult cuda_host_exec_kernel_node_set(apigen_call_ctx *cx, CUgraphExec hGraphE
 {
     knode k;
     CUresult e = knode_in(cx, &k, func, kern, ctx, dims, params, paramsSize);
-    if (e == CUDA_SUCCESS) e = cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &k.p);
+    if (e == CUDA_SUCCESS) e = EXEC_SET_KNODE(hGraphExec, hNode, &k.p);
     free(k.buf);
     return e;
 }
@@ -629,22 +753,21 @@ CUresult cuda_host_kernel_node_get(apigen_call_ctx *cx, CUgraphNode hNode, uint6
     CUDA_KERNEL_NODE_PARAMS p;
     memset(&p, 0, sizeof p);
     *paramsSize = 0;
-    CUresult e = cuGraphKernelNodeGetParams_v2(hNode, &p);
+    CUresult e = GET_KNODE(hNode, &p);
     if (e != CUDA_SUCCESS) return e;
     *func = p.func ? apigen_handle_put(cx, ht("CUfunction"), p.func) : 0;
-    *kern = p.kern ? apigen_handle_put(cx, ht("CUkernel"), p.kern) : 0;
-    *ctx = p.ctx; /* the generated handler turns it into the client's id */
+    *kern = NODE_KERN(p) ? apigen_handle_put(cx, ht("CUkernel"), NODE_KERN(p)) : 0;
+    *ctx = NODE_CTX(p); /* the generated handler turns it into the client's id */
     unsigned d[7] = {p.gridDimX,  p.gridDimY,  p.gridDimZ,      p.blockDimX,
                      p.blockDimY, p.blockDimZ, p.sharedMemBytes};
     memcpy(dims, d, sizeof d);
     /* the arguments, packed at the offsets of the kernel's layout */
-    CUfunction f = p.func ? p.func : (CUfunction)p.kern;
+    CUfunction f = p.func ? p.func : (CUfunction)NODE_KERN(p);
     int k = !p.func;
     size_t size = 0;
     for (unsigned i = 0; f && p.kernelParams && i < APIGEN_CUDA_MAX_PARAMS; i++) {
         size_t off, sz;
-        CUresult r = k ? cuKernelGetParamInfo((CUkernel)f, i, &off, &sz)
-                       : cuFuncGetParamInfo(f, i, &off, &sz);
+        CUresult r = param_info(f, k, i, &off, &sz);
         if (r != CUDA_SUCCESS) break;
         if (off + sz > size) size = off + sz;
         if (off + sz <= cap && p.kernelParams[i]) memcpy((char *)params + off, p.kernelParams[i], sz);
@@ -797,6 +920,10 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
     int k;
     CUfunction f = func_of(cx, func, &k);
     if (!f && func) return CUDA_ERROR_INVALID_HANDLE;
+#ifndef APIGEN_HAS_FN_cuOccupancyMaxActiveClusters /* 11.8: the guest has no cluster calls before */
+    (void)which, (void)out, (void)dims, (void)hStream, (void)attrs, (void)numAttrs;
+    return CUDA_ERROR_NOT_SUPPORTED;
+#else
     for (unsigned i = 0; i < numAttrs; i++)
         if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT
 #ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT
@@ -808,6 +935,7 @@ CUresult cuda_host_occupancy_cluster(apigen_call_ctx *cx, int which, int *out, u
                         hStream, (CUlaunchAttribute *)attrs, numAttrs};
     return which ? cuOccupancyMaxActiveClusters(out, f, &c)
                  : cuOccupancyMaxPotentialClusterSize(out, f, &c);
+#endif
 }
 
 /* ---- memcpy nodes: both sides on the server ------------------------------------------------------ */
@@ -953,6 +1081,7 @@ CUresult apigenCudaBatchMemOpNodeGetParams(CUgraphNode hNode, CUcontext *ctx,
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuGraphExecUpdate_v2 /* 12.0 */
 /* cuGraphExecUpdate_v2: the nodes named in resultInfo, as the client's ids */
 CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgraph hGraph,
                                CUgraphExecUpdateResultInfo *resultInfo)
@@ -966,6 +1095,7 @@ CUresult cuda_host_exec_update(apigen_call_ctx *cx, CUgraphExec hGraphExec, CUgr
     }
     return e;
 }
+#endif
 
 /* A forwarded device reaches neither the guest's pageable memory nor its
  * managed memory while the guest's CPU uses it (docs/managed.md). */

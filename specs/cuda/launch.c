@@ -115,6 +115,7 @@ static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
                           unsigned by, unsigned bz, unsigned shmem,
                           const CUlaunchAttribute *attrs, unsigned nattrs)
 {
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_COOPERATIVE /* 11.8: launch attributes */
     for (unsigned i = 0; i < nattrs; i++)
         if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE ||
             attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
@@ -123,6 +124,10 @@ static int launch_vouched(CUfunction f, unsigned gx, unsigned gy, unsigned gz, u
 #endif
         )
             return 0;
+#else
+    if (nattrs) return 0; /* (none before 11.8) */
+    (void)attrs;
+#endif
     return apigen_cuda_launch_vouched(f, gx, gy, gz, bx, by, bz, shmem);
 }
 
@@ -136,7 +141,8 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     if (params && extra) return CUDA_ERROR_INVALID_VALUE; /* the driver takes one form */
     CUresult e = apigen_cuda_get_layout(f, &l);
     if (e != CUDA_SUCCESS) return e;
-    if (!launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attrs, nattrs))
+    if ((flags & APIGEN_CUDA_LAUNCH_COOP) ||
+        !launch_vouched(f, gx, gy, gz, bx, by, bz, shmem, attrs, nattrs))
         flags |= APIGEN_CUDA_LAUNCH_SYNC; /* the driver's refusal comes back at this call */
     if ((e = apigen_cuda_managed_push()) != CUDA_SUCCESS) return e;
     if (extra) {
@@ -174,6 +180,7 @@ static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuLaunchKernelEx /* 11.8 */
 static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, void **extra,
                           unsigned flags)
 {
@@ -196,16 +203,22 @@ static CUresult launch_ex(const CUlaunchConfig *c, CUfunction f, void **params, 
                   c->blockDimZ, c->sharedMemBytes, c->hStream, params, extra, c->attrs,
                   c->numAttrs, flags);
 }
+#endif
 
 static CUresult launch_coop(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shmem, CUstream stream,
                             void **params, unsigned flags)
 {
+#ifdef APIGEN_HAS_CONST_CU_LAUNCH_ATTRIBUTE_COOPERATIVE
     CUlaunchAttribute a;
     memset(&a, 0, sizeof a);
     a.id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
     a.value.cooperative = 1;
     return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL, &a, 1, flags);
+#else
+    return launch(f, gx, gy, gz, bx, by, bz, shmem, stream, params, NULL, NULL, 0,
+                  flags | APIGEN_CUDA_LAUNCH_COOP);
+#endif
 }
 
 APIGEN_EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -228,6 +241,7 @@ APIGEN_EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX,
                   sharedMemBytes, hStream, kernelParams, extra, NULL, 0, APIGEN_CUDA_LAUNCH_PTSZ);
 }
 
+#ifdef APIGEN_HAS_FN_cuLaunchKernelEx
 APIGEN_EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f,
                                         void **kernelParams, void **extra)
 {
@@ -239,6 +253,7 @@ APIGEN_EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfun
 {
     return launch_ex(config, f, kernelParams, extra, APIGEN_CUDA_LAUNCH_PTSZ);
 }
+#endif
 
 APIGEN_EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                                  unsigned int gridDimY, unsigned int gridDimZ,

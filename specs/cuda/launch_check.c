@@ -18,8 +18,10 @@
 #include "launch_limits.h"
 
 CUresult cuda_fwd_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
+#ifdef APIGEN_HAS_FN_cuKernelSetAttribute /* 12.0: kernel handles */
 CUresult cuda_fwd_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel,
                                        CUdevice dev);
+#endif
 
 typedef struct flimits {
     uint64_t id;
@@ -84,6 +86,7 @@ static int func_limits(CUfunction f, uint32_t *threads, uint32_t *dyn)
     int ok = cuFuncGetAttribute(&t, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f) == CUDA_SUCCESS &&
              cuFuncGetAttribute(&s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f) ==
                  CUDA_SUCCESS;
+#ifdef APIGEN_HAS_FN_cuKernelGetAttribute /* 12.0: before, every handle is a CUfunction */
     if (!ok) {
         /* a CUkernel (NVIDIA's runtime launches those): its attributes on the
          * calling thread's device */
@@ -94,6 +97,7 @@ static int func_limits(CUfunction f, uint32_t *threads, uint32_t *dyn)
              cuKernelGetAttribute(&s, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                   (CUkernel)f, dev) == CUDA_SUCCESS;
     }
+#endif
     if (!ok || t <= 0 || s < 0)
         return 0; /* not cached: an invalid handle's launch goes synchronously */
     c = malloc(sizeof *c);
@@ -146,6 +150,7 @@ APIGEN_EXPORT CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuKernelSetAttribute
 APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val,
                                             CUkernel kernel, CUdevice dev)
 {
@@ -153,3 +158,4 @@ APIGEN_EXPORT CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val
     forget((uint64_t)(uintptr_t)kernel);
     return e;
 }
+#endif

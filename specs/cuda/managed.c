@@ -117,6 +117,7 @@ APIGEN_EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 /* A __managed__ variable of a library (NVIDIA's runtime asks this for the
  * program's __managed__ variables): mirrored, with its current value. */
+#ifdef APIGEN_HAS_FN_cuLibraryGetManaged /* 12.0: libraries */
 FWD(cuLibraryGetManaged, CUdeviceptr *dptr, size_t *bytes, CUlibrary library, const char *name)
 APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUlibrary library,
                                            const char *name)
@@ -131,6 +132,7 @@ APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUl
     apigen_cuda_managed_wrote(*dptr, n, NULL, false);
     return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
 }
+#endif
 
 /* ---- synchronizations ------------------------------------------------------------------- */
 #define SYNC(name, params, args, scope, stream, ptsz)                                              \

@@ -45,6 +45,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(
                       blockSizeLimit, flags, 1);
 }
 
+#ifdef APIGEN_HAS_FN_cuOccupancyMaxActiveClusters /* 11.8: clusters */
 static CUresult cluster(int which, int *out, CUfunction func, const CUlaunchConfig *c)
 {
     if (!c) return CUDA_ERROR_INVALID_VALUE;
@@ -66,6 +67,7 @@ APIGEN_EXPORT CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction
 {
     return cluster(1, numClusters, func, config);
 }
+#endif
 
 typedef CUresult (*copy_async_fn)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
 

@@ -13,6 +13,17 @@
 
 #include <cudaTypedefs.h>
 
+/* CUDA 12.0 added cuGetProcAddress_v2, which tells why a symbol was not
+ * found; before, only cuGetProcAddress, which does not: a stand-in for the
+ * lookup below, whose answer the v1 entry point drops. */
+#ifndef APIGEN_HAS_TYPE_CUdriverProcAddressQueryResult
+typedef enum {
+    CU_GET_PROC_ADDRESS_SUCCESS,
+    CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+    CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+} CUdriverProcAddressQueryResult;
+#endif
+
 typedef struct proc {
     const char *name;
     int version;
@@ -87,12 +98,14 @@ static CUresult traced(const char *symbol, void **pfn, int cudaVersion, cuuint64
     return e;
 }
 
+#ifdef APIGEN_HAS_FN_cuGetProcAddress_v2
 APIGEN_EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                                            cuuint64_t flags,
                                            CUdriverProcAddressQueryResult *symbolStatus)
 {
     return traced(symbol, pfn, cudaVersion, flags, symbolStatus);
 }
+#endif
 
 APIGEN_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
                                         cuuint64_t flags)

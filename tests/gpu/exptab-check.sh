@@ -42,7 +42,8 @@ summary=$OUT/summary.txt
 say() { echo "$*" | tee -a "$summary"; }
 say "== exptab-check $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), commit $(git rev-parse --short HEAD 2>/dev/null)"
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | tee -a "$summary"
-cflags="-std=c11 -O1 -g -Wall -Wextra -Ispecs/cuda -Iruntime -I$CUDA_HOME/include"
+# generated/cuda: cuda_features.h (what the toolkit's headers declare) for export_tables.c
+cflags="-std=c11 -O1 -g -Wall -Wextra -Ispecs/cuda -Iruntime -Igenerated/cuda -I$CUDA_HOME/include"
 
 echo "== 1. integrity answer against the real driver"
 gcc $cflags -o "$work/integrity" tests/gpu/exptab/integrity.c tests/gpu/exptab/log.c \
