@@ -221,6 +221,21 @@ FAKE cudaError_t cudaPeekAtLastError(void)
 {
     return last_;
 }
+/* page-locked host memory: the server's staging blocks of streamed copies
+ * (specs/cudart/host_copy.c) are plain memory here, so that CI and
+ * bench/tcp-copy.sh take the path a GPU server takes */
+FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
+{
+    (void)flags;
+    if (!p) return fail(cudaErrorInvalidValue);
+    return (*p = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
+FAKE cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
 /* the shared-memory arena: "registered" */
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
