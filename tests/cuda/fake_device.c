@@ -71,14 +71,18 @@ FAKE cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device
     prop->pciBusID = device ? 0x3b : 0x19;
     return cudaSuccess;
 }
+/* the calling thread's current device, as the runtime keeps it (0 on a new thread) */
+static _Thread_local int current_;
 FAKE cudaError_t cudaSetDevice(int device)
 {
-    return device >= 0 && device < ndev() ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= ndev()) return fail(cudaErrorInvalidDevice);
+    current_ = device;
+    return cudaSuccess;
 }
 FAKE cudaError_t cudaGetDevice(int *device)
 {
     if (!device) return fail(cudaErrorInvalidValue);
-    *device = 0;
+    *device = current_;
     return cudaSuccess;
 }
 /* "Device memory" is a mapping of its own (its length 256 bytes before it)
