@@ -13,7 +13,9 @@
  * the stream of its direction. The data is incompressible (xorshift), and
  * what comes back is compared with what went (a wrong byte: exit 1). Also
  * the small calls whose latency bulk changes must not worsen: a 4-byte
- * cudaMemcpy each way. TCP_COPY_PEER_CPUS (a CPU list, "3" or "2-3") pins
+ * cudaMemcpy each way. TCP_COPY_CONNS=K (default 4) adds the stream split
+ * over K connections (what a bulk side channel could give at best).
+ * TCP_COPY_PEER_CPUS (a CPU list, "3" or "2-3") pins
  * the stream's far end like the server; pin this program with taskset.
  * Prints numbers only: no timing is ever asserted. */
 #define _GNU_SOURCE
@@ -166,10 +168,20 @@ int main(int argc, char **argv)
         return 0;
     }
     /* the streams first: no runtime threads yet when it forks its far end */
-    double up[8], down[8];
+    double up[8], down[8], kup[8] = {0}, kdown[8] = {0};
+    /* TCP_COPY_CONNS=K (default 4; 0 or 1: none): the same stream split over
+     * K connections, a thread each side: what several connections could
+     * give a bulk copy at best on this machine */
+    const char *kc = getenv("TCP_COPY_CONNS");
+    raw_stream_opts rk = ro;
+    rk.conns = kc ? atoi(kc) : 4;
     for (int i = 0; i < nsize; i++) {
         up[i] = raw_stream_gbps(&ro, 1, mib[i] << 20, rounds_, pin_peer);
         down[i] = raw_stream_gbps(&ro, 0, mib[i] << 20, rounds_, pin_peer);
+        if (rk.conns > 1) {
+            kup[i] = raw_stream_gbps(&rk, 1, mib[i] << 20, rounds_, pin_peer);
+            kdown[i] = raw_stream_gbps(&rk, 0, mib[i] << 20, rounds_, pin_peer);
+        }
     }
     char *host = malloc(maxn), *back = malloc(maxn), *pinned = NULL;
     void *dev = NULL;
@@ -213,6 +225,12 @@ int main(int argc, char **argv)
         printf("-- %zu MiB\n", mib[i]);
         row("plain-C stream up", up[i], 0);
         row("plain-C stream down", down[i], 0);
+        if (rk.conns > 1) {
+            snprintf(what, sizeof what, "plain-C stream up, %d connections", rk.conns);
+            row(what, kup[i], up[i]);
+            snprintf(what, sizeof what, "plain-C stream down, %d connections", rk.conns);
+            row(what, kdown[i], down[i]);
+        }
         snprintf(what, sizeof what, "cudaMemcpy H2D, pageable");
         row(what, copy_gbps(dev, host, n, cudaMemcpyHostToDevice), up[i]);
         snprintf(what, sizeof what, "cudaMemcpy D2H, pageable");
