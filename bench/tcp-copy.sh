@@ -60,8 +60,12 @@ for tr in "$@"; do
     *) echo "tcp-copy.sh: transport $tr: tcp, unix or shm"; exit 2 ;;
     esac
     : > "$tmp/server.log"
-    # shellcheck disable=SC2086 # SERVER_ARGS: split on purpose
-    LD_PRELOAD=$preload pin "$scpu" "$server" --listen "$url" ${SERVER_ARGS---isolation thread} \
+    # the server itself in the background (taskset execs it), so that $! is
+    # its pid and the kill below ends it
+    tsk=
+    [ -n "$scpu" ] && tsk="taskset -c $scpu"
+    # shellcheck disable=SC2086 # SERVER_ARGS, tsk: split on purpose
+    LD_PRELOAD=$preload $tsk "$server" --listen "$url" ${SERVER_ARGS---isolation thread} \
         > "$tmp/server.log" 2>&1 &
     spid=$!
     i=0
