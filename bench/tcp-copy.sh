@@ -10,7 +10,9 @@
 # CPUS=GUEST:SERVER (taskset lists: the program and the stream's far end on
 # GUEST, the server on SERVER; default unpinned), FAKE=1 (the stand-in
 # device even where a GPU is), SERVER_ARGS (extra server options, default
-# "--isolation thread" as bench/run-gpu.sh), and any APIGEN_* setting.
+# "--isolation thread" as bench/run-gpu.sh), PERF=1 (then, per transport,
+# perf record of the server and the guest during 256 MiB H2D and D2H
+# copies, and each side's top symbols), and any APIGEN_* setting.
 set -u
 build=${1:?usage: bench/tcp-copy.sh BUILD_DIR [TRANSPORT ...]}
 shift
@@ -75,6 +77,23 @@ for tr in "$@"; do
     # shellcheck disable=SC2086
     APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
         TCP_COPY_PEER_CPUS=$scpu pin "$gcpu" "$prog" $sizes || { rc=1; sed 's/^/  server: /' "$tmp/server.log"; }
+    if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
+        # where the server's and the guest's cycles go in 256 MiB copies (pageable)
+        for dir in h2d d2h; do
+            perf record -q -g -p "$spid" -o "$tmp/srv.data" > /dev/null 2>&1 &
+            ppid=$!
+            sleep 0.5
+            APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+                TCP_COPY_ONLY=$dir pin "$gcpu" perf record -q -g -o "$tmp/guest.data" "$prog" 256
+            kill -INT "$ppid" 2>/dev/null
+            wait "$ppid" 2>/dev/null
+            for side in srv guest; do
+                echo "-- perf, $dir over $tr, $side: top symbols (self)"
+                perf report -i "$tmp/$side.data" --no-children --sort dso,sym -q -g none 2>/dev/null |
+                    grep -v '^$' | head -n 12
+            done
+        done
+    fi
     kill "$spid" 2>/dev/null
     wait "$spid" 2>/dev/null
     spid=

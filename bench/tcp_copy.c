@@ -162,6 +162,8 @@ int main(int argc, char **argv)
             return 1;
         fill_random(buf, n, 1);
         CK(cudaMalloc(&d, n));
+        if (!h2d) /* the device memory written once: D2H copies what a program wrote */
+            CK(cudaMemcpy(d, buf, n, cudaMemcpyHostToDevice));
         double g = h2d ? copy_gbps(d, buf, n, cudaMemcpyHostToDevice)
                        : copy_gbps(buf, d, n, cudaMemcpyDeviceToHost);
         printf("cudaMemcpy %s, pageable, %zu MiB: %.3f GB/s\n", h2d ? "H2D" : "D2H", mib[0], g);
