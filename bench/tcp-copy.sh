@@ -32,7 +32,7 @@ if [ $gpu = 0 ]; then
     [ -e "$fake" ] || { echo "tcp-copy.sh: no GPU and no $fake"; exit 2; }
     preload=$fake
 fi
-gcpu= scpu=
+gcpu='' scpu=''
 if [ -n "${CPUS:-}" ]; then
     gcpu=${CPUS%%:*} scpu=${CPUS#*:}
 fi

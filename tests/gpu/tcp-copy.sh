@@ -15,9 +15,13 @@
 #                                           several CPUs each side, so that
 #                                           the 4-connection stream can use them)
 #
+#   CPUS=2-5:6-9 PERF=1 tests/gpu/tcp-copy.sh   (then also perf of the server
+#                                           and the guest during 256 MiB H2D and
+#                                           D2H copies: each side's top symbols)
+#
 # Environment: BUILD (default build-tcp-copy), TRANSPORTS (default "tcp unix"),
 # SIZES (MiB, default "64 256"), TCP_COPY_ROUNDS (default 3), TCP_COPY_CONNS
-# (default 4), SERVER_ARGS (default "--isolation thread"), NOBUILD=1.
+# (default 4), SERVER_ARGS (default "--isolation thread"), PERF=1, NOBUILD=1.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
