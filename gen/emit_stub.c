@@ -766,7 +766,14 @@ static void put_tstate_after(stub_fn *s, const char *success)
             const param_def *p = NULL;
             for (size_t i = 0; i < f->sig.nparams; i++)
                 if (strcmp(f->sig.params[i].name, pn) == 0) p = &f->sig.params[i];
-            char *v = deref ? xasprintf("*%s", pn) : xstrdup(pn);
+            /* a device ordinal passed in was turned into its server's number
+             * for the wire: the slot keeps the guest's, as an answer does */
+            char *v = deref ? xasprintf("*%s", pn)
+                      : p->ann.ordinal && m->api.ordinals
+                          ? xasprintf("apigen_ordinal_global(&%s_api, %s_ordinals_, call_.server, "
+                                      "(int64_t)%s)",
+                                      m->api.name, m->api.name, pn)
+                          : xstrdup(pn);
             char *val = tstate_value(deref ? p->ann.elem_type : p->type, v);
             char *idx = xasprintf("%d", slot);
             if (deref)

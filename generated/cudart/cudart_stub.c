@@ -17051,6 +17051,8 @@ APIGEN_EXPORT cudaError_t cudaSetDevice(int device)
         apigen_select_server(&cudart_api, call_.server); /* this thread's calls go there from now on */
     if ((1)) { /* state: what the call tells of the thread's values */
         apigen_tstate_forget(&call_, 0); /* device: unknown until a call tells */
+        if (ret_ == cudaSuccess)
+            apigen_tstate_set(&call_, 0, (uint64_t)(int64_t)apigen_ordinal_global(&cudart_api, cudart_ordinals_, call_.server, (int64_t)device)); /* device */
     }
     if (call_.has_deferred && ret_ == cudaSuccess) {
         ret_ = (cudaError_t)call_.deferred_error;

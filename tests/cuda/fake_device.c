@@ -71,14 +71,18 @@ FAKE cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device
     prop->pciBusID = device ? 0x3b : 0x19;
     return cudaSuccess;
 }
+/* the calling thread's current device, as the runtime keeps it (0 on a new thread) */
+static _Thread_local int current_;
 FAKE cudaError_t cudaSetDevice(int device)
 {
-    return device >= 0 && device < ndev() ? cudaSuccess : fail(cudaErrorInvalidDevice);
+    if (device < 0 || device >= ndev()) return fail(cudaErrorInvalidDevice);
+    current_ = device;
+    return cudaSuccess;
 }
 FAKE cudaError_t cudaGetDevice(int *device)
 {
     if (!device) return fail(cudaErrorInvalidValue);
-    *device = 0;
+    *device = current_;
     return cudaSuccess;
 }
 /* "Device memory" is a mapping of its own (its length 256 bytes before it)
@@ -224,6 +228,21 @@ FAKE cudaError_t cudaGetLastError(void)
 FAKE cudaError_t cudaPeekAtLastError(void)
 {
     return last_;
+}
+/* page-locked host memory: the server's staging blocks of streamed copies
+ * (specs/cudart/host_copy.c) are plain memory here, so that CI and
+ * bench/tcp-copy.sh take the path a GPU server takes */
+FAKE cudaError_t cudaHostAlloc(void **p, size_t size, unsigned int flags)
+{
+    (void)flags;
+    if (!p) return fail(cudaErrorInvalidValue);
+    return (*p = block(size)) ? cudaSuccess : fail(cudaErrorMemoryAllocation);
+}
+FAKE cudaError_t cudaMallocHost(void **p, size_t size) { return cudaHostAlloc(p, size, 0); }
+FAKE cudaError_t cudaFreeHost(void *p)
+{
+    free(p);
+    return cudaSuccess;
 }
 /* the shared-memory arena: "registered" */
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
