@@ -70,11 +70,27 @@ const char *nvrtc_toolkit_include(void)
     return include[0] ? include : NULL;
 }
 
+/* Whether the call comes from the CUDA driver (libcuda.so.1 or one of the
+ * libnvidia-* libraries it loads, such as the PTX JIT compiler): NVRTC
+ * uses the driver during a compile, and the driver reads its own files
+ * (its JIT cache, ~/.nv/ComputeCache) as natively; include lookups are
+ * NVRTC's own calls and stay guarded. */
+static bool from_driver(const void *caller)
+{
+    Dl_info info;
+    if (!caller || !dladdr(caller, &info) || !info.dli_fname) return false;
+    const char *base = strrchr(info.dli_fname, '/');
+    base = base ? base + 1 : info.dli_fname;
+    return strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libnvidia-", 10) == 0;
+}
+
 /* Whether a guarded thread may touch path: inside the toolkit (symbolic
- * links followed). Refusals are counted for the log. */
-static bool allowed(const char *path)
+ * links followed), or the driver's own files. Refusals are counted for the log. */
+#define allowed(path) allowed_from(path, __builtin_return_address(0))
+static bool allowed_from(const char *path, const void *caller)
 {
     if (!guarded || !path) return true;
+    if (from_driver(caller)) return true;
     pthread_once(&once, find_root);
     char canon[PATH_MAX];
     size_t n = strlen(root);
@@ -94,13 +110,14 @@ static bool allowed(const char *path)
 
 /* allowed() for a name relative to a folder descriptor: one relative to
  * another folder than the current one is not resolved here, so refused */
-static bool allowed_at(int dirfd, const char *path)
+#define allowed_at(dirfd, path) allowed_at_from(dirfd, path, __builtin_return_address(0))
+static bool allowed_at_from(int dirfd, const char *path, const void *caller)
 {
-    if (guarded && path && path[0] != '/' && dirfd != AT_FDCWD) {
+    if (guarded && path && path[0] != '/' && dirfd != AT_FDCWD && !from_driver(caller)) {
         errno = ENOENT;
         return false;
     }
-    return allowed(path);
+    return allowed_from(path, caller);
 }
 
 /* NVRTC loads the CUDA driver (libcuda.so.1) during a compile and may

@@ -6,6 +6,11 @@
 #
 #   BUILD=/tmp/b OUT=/dir tests/gpu/torch-cases.sh   (after building cuda_stub
 #   and apigen-server-cuda into $BUILD)
+# LIBRARIES=1: library mode instead: every apigen stub (runtime, cuBLAS,
+# cuBLASLt, cuFFT, cuRAND, cuSPARSE, cuSOLVER, NVRTC, nvJitLink, cuDNN and
+# the driver) preloaded (PyTorch finds its wheel's libraries by path; the
+# preloaded sonames win), one apigen-server-cuda-family; a library call is
+# one message.
 # Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
 # PYTHON.
@@ -19,6 +24,16 @@ transports=${TRANSPORTS:-unix shm tcp}
 steps=${STEPS:-200}
 mkdir -p "$OUT"
 server=$build/examples/cuda/apigen-server-cuda
+preload=
+if [ "${LIBRARIES:-0}" = 1 ]; then
+    server=$build/examples/cuda/apigen-server-cuda-family
+    for l in libcuda.so.1 libcudart.so.13 libcublasLt.so.13 libcublas.so.13 libcufft.so.12 libcurand.so.10 \
+             libcusparse.so.12 libcusolver.so.12 libnvrtc.so.13 libnvJitLink.so.13 libcudnn_graph.so.9 \
+             libcudnn_ops.so.9 libcudnn_cnn.so.9 libcudnn_adv.so.9 libcudnn_engines_precompiled.so.9 \
+             libcudnn_engines_runtime_compiled.so.9 libcudnn_heuristic.so.9 libcudnn.so.9; do
+        [ -e "$build/stub/$l" ] && preload="$preload${preload:+:}$build/stub/$l"
+    done
+fi
 [ -x "$server" ] || { echo "torch-cases.sh: no $server"; exit 2; }
 tmp=$(mktemp -d /tmp/apigen-torch-cases.XXXXXX)
 port=$((20000 + $$ % 20000))
@@ -38,7 +53,7 @@ for c in $cases; do
     ns=$(secs "$OUT/$c.native.err")
     printf '%-18s | %-10s' "$c" "rc $nrc ${ns:+${ns}s}" >> "$OUT/table.txt"
     for t in $transports; do
-        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_LIBRARY_PATH="$build/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_PRELOAD="$preload" LD_LIBRARY_PATH="$build/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             timeout 900 "$py" "$c.py" "$steps" ) > "$OUT/$c.$t.out" 2> "$OUT/$c.$t.err"
         frc=$?
         fs=$(secs "$OUT/$c.$t.err")
