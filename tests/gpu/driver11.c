@@ -8,6 +8,7 @@
  * value is printed, natively and forwarded the same.
  *   driver11 KERNELS.ptx        (tests/cuda/driver/kernels.cu as PTX) */
 #define _POSIX_C_SOURCE 200809L
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,7 +133,9 @@ int main(int argc, char **argv)
     } packed;
     memset(&packed, 0, sizeof packed);
     packed.out = out, packed.c = 9, packed.p = p, packed.n = N;
-    size_t psize = sizeof packed;
+    /* the parameters' bytes, not the struct's tail padding: natively a
+     * larger buffer size is CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES (H200, 580) */
+    size_t psize = offsetof(__typeof__(packed), n) + sizeof packed.n;
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &psize,
                      CU_LAUNCH_PARAM_END};
     CHECK(cuLaunchKernel(fill, grid, 1, 1, 256, 1, 1, 0, s, NULL, extra));

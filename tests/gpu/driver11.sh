@@ -107,7 +107,8 @@ for v in $versions; do
         cc -std=c11 -O2 -o "$w/$b" -I "$d/include" "$p" -L "$CUDA_HOME/lib64/stubs" -lcuda > "$w/$b.log" 2>&1 ||
             { cat "$w/$b.log"; fails=$((fails + 1)); }
     done
-    port=$(( 30000 + ($$ % 20000) ))
+    # a port per version: the earlier version's servers still listen
+    port=$(( 30000 + ($$ % 20000) + $(echo "$v" | tr -d .) % 97 ))
     shmname=apigen-driver11-$$-$(echo "$v" | tr . _)
     "$w/apigen-server-cuda" --listen "unix://$logs/$v.sock" --listen "tcp://127.0.0.1:$port" \
         > "$logs/$v.server.log" 2>&1 &
