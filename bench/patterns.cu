@@ -325,6 +325,10 @@ static void pinned(size_t bytes, const char *tag)
     snprintf(desc[0], sizeof desc[0], "cudaMallocHost %s", tag);
     snprintf(desc[1], sizeof desc[1], "first cudaMemcpyAsync H2D %s from it", tag);
     snprintf(desc[2], sizeof desc[2], "later cudaMemcpyAsync H2D %s (best of 3)", tag);
+    // a destination of the copy's size (dbig holds 32 MiB: a 64 MiB copy
+    // into it was cudaErrorInvalidValue natively and stopped the worker)
+    void *dst = nullptr;
+    CK(cudaMalloc(&dst, bytes));
     CK(cudaDeviceSynchronize());
     char *h = nullptr;
     mark("begin", name[0], 1);
@@ -335,7 +339,7 @@ static void pinned(size_t bytes, const char *tag)
     memset(h, 1, bytes);
     mark("begin", name[1], 1);
     t0 = bw_now();
-    CK(cudaMemcpyAsync(dbig, h, bytes, cudaMemcpyHostToDevice, st[0]));
+    CK(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, st[0]));
     CK(cudaStreamSynchronize(st[0]));
     double first = bw_now() - t0, later = 1e30;
     mark("end", name[1], 1);
@@ -343,7 +347,7 @@ static void pinned(size_t bytes, const char *tag)
         if (r == 2)
             mark("begin", name[2], 1);
         t0 = bw_now();
-        CK(cudaMemcpyAsync(dbig, h, bytes, cudaMemcpyHostToDevice, st[0]));
+        CK(cudaMemcpyAsync(dst, h, bytes, cudaMemcpyHostToDevice, st[0]));
         CK(cudaStreamSynchronize(st[0]));
         double d = bw_now() - t0;
         if (d < later)
@@ -351,6 +355,7 @@ static void pinned(size_t bytes, const char *tag)
     }
     mark("end", name[2], 1);
     CK(cudaFreeHost(h));
+    CK(cudaFree(dst));
     if (!counting) {
         bw_report(name[0], "us", "lo", alloc * 1e6, desc[0]);
         bw_report(name[1], "us", "lo", first * 1e6, desc[1]);
