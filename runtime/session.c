@@ -600,6 +600,10 @@ static uint64_t put(struct apigen_session *s, const apigen_handle_type *ht, void
 
 uint64_t apigen_handle_put(apigen_call_ctx *cx, const apigen_handle_type *ht, void *real)
 {
+    if (!ht) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "a handle of a type this build does not know");
+        return 0;
+    }
     uint64_t id = put(cx->session, ht, real, false);
     if (!id && kept(ht, real))
         apigen_reject(cx, APIGEN_NO_MEMORY, ht->name);
@@ -639,6 +643,8 @@ static bool lookup_one(struct apigen_session *s, const apigen_handle_type *ht, u
 bool apigen_handle_lookup(struct apigen_session *s, const apigen_handle_type *ht, uint64_t id,
                           void **real)
 {
+    if (!ht) /* a type this header version lacks (hand-written code names types by name) */
+        return false;
     if (s)
         id = widen(s, ht, id); /* the `also` types take it as this type's id */
     if (lookup_one(s, ht, id, real))
