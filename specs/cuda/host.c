@@ -257,7 +257,7 @@ CUresult apigenCudaLibraryLoad(CUlibrary *library, const void *code, size_t code
     return CUDA_ERROR_NOT_SUPPORTED;
 #else
     CUlibraryOption opts[8];
-    uint64_t optvals[8];
+    uint64_t optvals[8] = {0}; /* read only up to nopts; zeroed for -Wmaybe-uninitialized */
     unsigned nopts = 0;
     for (unsigned i = 0; i < numLibraryOptions; i++) {
         if (libraryOptions[i] == CU_LIBRARY_BINARY_IS_PRESERVED) continue;
