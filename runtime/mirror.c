@@ -108,13 +108,16 @@ static int ext_add(uintptr_t p, size_t n)
     int r = 0;
     if (i < next_ && ext_[i].p == p) {
         if (ext_[i].n < n) ext_[i].n = n;
-    } else if (next_ == extcap_) {
+        pthread_mutex_unlock(&elock_);
+        return 0;
+    }
+    if (next_ == extcap_) {
         size_t nc = extcap_ ? 2 * extcap_ : 64;
         extent *ne = realloc(ext_, nc * sizeof *ne);
         if (ne) ext_ = ne, extcap_ = nc;
         else r = ENOMEM;
     }
-    if (!r && !(i < next_ && ext_[i].p == p)) {
+    if (!r) {
         memmove(&ext_[i + 1], &ext_[i], (next_ - i) * sizeof *ext_);
         ext_[i] = (extent){p, n};
         next_++;
@@ -308,14 +311,14 @@ int apigen_mirror_add(uint64_t addr, uint64_t size, bool dirty_first)
 }
 
 static bool remove_pages(uint64_t addr);
+static void drop_unused(uintptr_t lo, uintptr_t hi);
 
 bool apigen_mirror_remove(uint64_t addr)
 {
     uint64_t size = 0;
     if (!apigen_mirror_find(addr, NULL, &size)) return false;
     uintptr_t lo, hi;
-    while (ext_remove((uintptr_t)addr, (size_t)size, true, &lo, &hi)) {
-    }
+    (void)ext_remove((uintptr_t)addr, (size_t)size, true, &lo, &hi);
     return remove_pages(addr);
 }
 
@@ -365,8 +368,12 @@ int apigen_mirror_map(uint64_t addr, uint64_t size, bool clean)
     }
     if (!r) r = ext_add((uintptr_t)addr, (size_t)size);
     if (!r && !clean) r = mark_dirty((uintptr_t)addr, (size_t)size);
+    if (r) { /* the allocation is not mirrored: the pages made for it go again */
+        uintptr_t lo, hi;
+        (void)ext_remove((uintptr_t)addr, 0, false, &lo, &hi);
+        drop_unused((uintptr_t)addr, end);
+    }
     pthread_mutex_unlock(&map_lock_);
-    if (r) apigen_mirror_unmap(addr); /* the pages made for it go again */
     return r;
 }
 

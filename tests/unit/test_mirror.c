@@ -315,6 +315,14 @@ int main(void)
         CHECK(apigen_mirror_live() == 1 && !apigen_mirror_find(base_, NULL, NULL));
         apigen_mirror_unmap(a3);
         CHECK(apigen_mirror_live() == 0);
+        /* an allocation whose second page is taken in the guest: refused,
+         * and the first page's mirror made for it goes again */
+        void *t = mmap((void *)(uintptr_t)(base_ + pg), pg, PROT_READ,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+        CHECK(t == (void *)(uintptr_t)(base_ + pg));
+        CHECK(apigen_mirror_map(base_ + 8, 2 * pg, false) == EEXIST);
+        CHECK(apigen_mirror_live() == 0 && !apigen_mirror_find(base_, NULL, NULL));
+        munmap(t, pg);
     }
     /* the range is free again */
     void *again = mmap((void *)(uintptr_t)base_, size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
