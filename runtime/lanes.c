@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ADOPT_WAIT_MS 10000 /* a laned frame arrived before its lanes' handshakes finished */
+#define ADOPT_WAIT_MS 2000 /* a laned frame arrived before its lanes' handshakes finished (they end before the guest sends it: microseconds) */
 #define DISCARD_CAP (256u << 10)
 
 struct rt_lanes {

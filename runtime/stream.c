@@ -119,7 +119,7 @@ bool rt_stream_finish(rt_dispatch *d)
                                   rt_discard(d->conn, d->pull->tail, -1)
                             : rt_discard(d->conn, d->pull->n + d->pull->tail, -1);
     }
-    if (!ok && (d->in.lanes || (d->pull && d->pull->lanes)))
+    if (!ok && err[0])
         apigen_log("closing connection from %s: receiving a bulk over lanes: %s",
                    apigen_tp_peer(d->conn), err);
     if (d->out.on && d->out.failed)
