@@ -751,9 +751,9 @@ static gthr *new_thr(gapi *g, const apigen_api *api)
     atomic_init(&t->mu, 0);
     apigen_wr_init(&t->q);
     hello_lanes hl = {0};
-    if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
-        (hl.ask = g->lanes.k >= 2 && apigen_tp_lanes_useful(t->conn), false) ||
-        !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why, &hl)) {
+    ok = apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why);
+    hl.ask = ok && g->lanes.k >= 2 && apigen_tp_lanes_useful(t->conn); /* where lanes gain */
+    if (!ok || !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why, &hl)) {
         mark_lost(g, "%s", why);
         free_thr(t, false);
         return NULL;

@@ -221,6 +221,18 @@ static uint32_t check_api(const rt_server *srv, const char *name, uint64_t fp,
     return RT_HELLO_OK;
 }
 
+/* APIGEN_LANES=0 or 1 in the server's environment: it grants no lanes (the
+ * guests keep one connection each), as a server without them would. */
+static bool server_lanes_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("APIGEN_LANES");
+        on = !(v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0));
+    }
+    return on;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -344,7 +356,7 @@ static bool handshake(sconn *sc)
     bool lanes_asked = hl.lanes_version != 0;
     uint8_t lane_key[RT_KEY_LEN];
     uint32_t lanes_version = 0;
-    if (lanes_asked && hl.lanes_version == RT_LANES_VERSION && h.thread_id &&
+    if (lanes_asked && hl.lanes_version == RT_LANES_VERSION && h.thread_id && server_lanes_on() &&
         apigen_tp_lanes_useful(sc->conn) && rt_random_key(lane_key) &&
         rt_lanes_new_server(sc->conn, sc->session, h.thread_id, lane_key))
         lanes_version = RT_LANES_VERSION;

@@ -389,7 +389,16 @@ lanes)
             grep -E "closing connection|refused" "$SERVER_LOG" && fail "lanes $cfg ($iso): the server closed or refused a connection"
         done
     done
-    [ $FAILED = 0 ] && echo "lanes: exa_stream and exa_bulk identical to native with lanes off and on (2 to 8)"
+    # a server that grants none (APIGEN_LANES=0 there, as one without lanes): the guest
+    # keeps one connection, with the same transcript
+    APIGEN_LANES=0 APIGEN_TRACE=1 start_tcp_server
+    APIGEN_LANES=4 APIGEN_TRACE=1 run_remote nolanes "$URL" "$STREAM"
+    compare nstream nolanes
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    grep -q "the server has no lanes: large copies use one connection" "$TMP/nolanes.err" ||
+        fail "a guest of a server without lanes did not say it keeps one connection"
+    grep -q "server: lane \|lanes of " "$SERVER_LOG" && fail "a server with APIGEN_LANES=0 took lanes"
+    [ $FAILED = 0 ] && echo "lanes: exa_stream and exa_bulk identical to native with lanes off and on (2 to 8), and with a server that has none"
     ;;
 bulk_killed)
     BULK=$BUILD/examples/exa/exa_bulk
