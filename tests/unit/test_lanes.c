@@ -230,34 +230,36 @@ static void put_frame(apigen_wr *w, uint32_t tag, const uint8_t *small, uint64_t
     CHECK(rt_wr_end_frame(w, off, flags, 3, tag, 1));
 }
 
-/* Three frames in one send (their bulks over the lanes when at least min),
- * received head first (the bulk straight into the caller's memory), whole,
- * and head first then all pulled into the buffer. */
+/* Four frames in one send (their bulks over the lanes when at least min),
+ * received head first with the bulk straight into the caller's memory
+ * (pull_into), whole (the bulk into the buffer), and head first then
+ * pulled into the buffer by a read past the head (pull_rest), laned or not. */
 static void test_frames(void)
 {
     ends e;
     char err[256];
     const uint64_t min = 300000;
     ends_open(&e, 4, 4099, min);
-    uint64_t nb[3] = {(3u << 20) + 1, 200000 /* below min: on the connection */, 1u << 20};
-    uint8_t *bulk[3], small[70000];
+    enum { NF = 4 };
+    const uint64_t nb[NF] = {(3u << 20) + 1, 1u << 20, 200000 /* below min */, (2u << 20) + 7};
+    const bool head_only[NF] = {true, false, true, true}, into[NF] = {true, false, false, false};
+    uint8_t *bulk[NF], small[70000];
     fill(small, sizeof small, 99);
-    for (int i = 0; i < 3; i++) {
+    apigen_wr w;
+    apigen_wr_init(&w);
+    for (int i = 0; i < NF; i++) {
         bulk[i] = malloc(nb[i]);
         CHECK(bulk[i] != NULL);
         fill(bulk[i], nb[i], (uint64_t)i + 1);
+        put_frame(&w, 10u + (unsigned)i, i % 2 ? NULL : small, sizeof small, bulk[i], nb[i],
+                  i == 2 ? APIGEN_F_ASYNC : 0);
     }
-    apigen_wr w;
-    apigen_wr_init(&w);
-    put_frame(&w, 10, small, sizeof small, bulk[0], nb[0], 0);
-    put_frame(&w, 11, NULL, 0, bulk[1], nb[1], APIGEN_F_ASYNC);
-    put_frame(&w, 12, small, sizeof small, bulk[2], nb[2], 0);
     wsender s = {e.main[0], &w, false, ""};
     pthread_t th;
     CHECK(pthread_create(&th, NULL, wsend_main, &s) == 0);
     uint8_t *buf = NULL, *dst = malloc(nb[0]);
     size_t cap = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < NF; i++) {
         apigen_frame_hdr h;
         bool eof;
         size_t have;
@@ -267,23 +269,22 @@ static void test_frames(void)
         CHECK(h.request_id == 10u + (unsigned)i);
         CHECK(!!(h.flags & APIGEN_F_LANES) == (nb[i] >= min));
         memset(&pl, 0, sizeof pl);
-        bool head_only = i != 1;
-        CHECK(rt_recv_payload(e.main[1], &h, &buf, &cap, have, 10000, head_only, err, sizeof err,
+        CHECK(rt_recv_payload(e.main[1], &h, &buf, &cap, have, 10000, head_only[i], err, sizeof err,
                               &pl, &rd));
         uint32_t tag = 0, tail = 0;
         const void *p;
         uint64_t n = 0;
         CHECK(apigen_get_u32(&rd, &tag) && tag == 10u + (unsigned)i);
-        if (i != 1)
+        if (i % 2 == 0)
             CHECK(apigen_get_bytes(&rd, &p, &n, UINT64_MAX) && n == sizeof small &&
                   memcmp(p, small, n) == 0);
-        if (i == 0) { /* into the caller's memory */
+        if (into[i])
             CHECK(apigen_get_into(&rd, dst, nb[0], &n) && n == nb[0] && memcmp(dst, bulk[0], n) == 0);
-        } else { /* in the buffer (whole, or pulled when read past the head) */
+        else
             CHECK(apigen_get_bytes(&rd, &p, &n, UINT64_MAX) && n == nb[i] &&
                   memcmp(p, bulk[i], n) == 0);
-        }
         CHECK(apigen_get_u32(&rd, &tail) && tail == (tag ^ 0xffffffffu) && apigen_rd_done(&rd));
+        CHECK(rt_pull_drain(&rd));
     }
     pthread_join(th, NULL);
     CHECK(s.ok);
@@ -291,7 +292,7 @@ static void test_frames(void)
     ends_close(&e);
     free(buf);
     free(dst);
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NF; i++)
         free(bulk[i]);
 }
 
