@@ -579,8 +579,11 @@ static void *conn_main(void *arg)
             }
             if (h.flags & APIGEN_F_BYE)
                 break;
-            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC)))
-                rt_rec_request(sc->conn, &h, rd.base); /* wait frames depend on timing */
+            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC))) {
+                apigen_frame_hdr rh = h; /* the frame as it means: over lanes or not is transport */
+                rh.flags &= (uint16_t)~APIGEN_F_LANES;
+                rt_rec_request(sc->conn, &rh, rd.base); /* wait frames depend on timing */
+            }
             if (h.flags & (APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) {
                 apigen_log("closing connection from %s: unexpected frame flags 0x%x",
                            apigen_tp_peer(sc->conn), h.flags);

@@ -52,7 +52,8 @@
 #   lanes        exa_stream and exa_bulk 9 over tcp with lanes (runtime/lanes.c) off (APIGEN_LANES=0,
 #                1) and on (2, 3, 4, 8 lanes; pieces of 4099 bytes to 4 MiB; thresholds of 1 byte
 #                to 1 MiB), under --isolation thread and process: every transcript as native,
-#                and the server's trace shows bytes over lanes exactly when they are on
+#                and the server's trace shows bytes over lanes exactly when they are on; a
+#                recording made with lanes replays; a server that grants none keeps one connection
 #   bulk_killed  a peer dies in the middle of large copies: the server killed -> the
 #                client's calls fail with EXA_ERROR_CONNECTION_LOST promptly; the client
 #                killed -> the server goes on serving (over $TRANSPORT)
@@ -389,6 +390,17 @@ lanes)
             grep -E "closing connection|refused" "$SERVER_LOG" && fail "lanes $cfg ($iso): the server closed or refused a connection"
         done
     done
+    # recorded with lanes (the requests as they mean, not as they travelled), replayed
+    # by a server that has none: every request matches
+    SERVER_ARGS="--isolation thread --record $TMP/lanes.rec" start_tcp_server
+    APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote recorded "$URL" "$STREAM"
+    compare nstream recorded
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    SERVER_ARGS="--replay $TMP/lanes.rec" start_tcp_server
+    APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote replayed "$URL" "$STREAM"
+    compare nstream replayed
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    grep -q "replay of .* complete" "$SERVER_LOG" || { show "$SERVER_LOG" "replay server log"; fail "the replay of a recording made with lanes did not match"; }
     # a server that grants none (APIGEN_LANES=0 there, as one without lanes): the guest
     # keeps one connection, with the same transcript
     APIGEN_LANES=0 APIGEN_TRACE=1 start_tcp_server
