@@ -176,6 +176,7 @@ start_unix_server() {
     [ "$TRANSPORT" = shm ] && URL="shm://apigen-exa-e2e-$$"
     if [ "$TRANSPORT" = ucx ]; then start_ucx_server; return; fi
     if [ "$TRANSPORT" = tls ]; then start_tls_server; return; fi
+    if [ "$TRANSPORT" = tcp ]; then start_tcp_server; return; fi
     start_server "$URL"
     wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
 }
