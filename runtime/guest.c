@@ -957,11 +957,12 @@ static void open_lanes(gthr *t, rt_lanes *L)
         ok = apigen_tp_connect(g->url, g->connect_ms, &conns[i], why, sizeof why) &&
              hello(g, conns[i], true, key, t->tid, list, n, &st, why, sizeof why, &hl);
     }
-    if (ok)
-        ok = rt_lanes_start(L, conns, hl.count, why, sizeof why);
-    if (!ok) {
+    if (!ok) /* the server adopts no lanes of a connection that has not all of them */
         for (unsigned i = 0; i < hl.count; i++)
             apigen_tp_close(conns[i]);
+    else /* the lanes own the connections now, also when their threads could not start */
+        ok = rt_lanes_start(L, conns, hl.count, why, sizeof why);
+    if (!ok) {
         if (!atomic_exchange(&g->lanes_said, true))
             apigen_log("%s: cannot open %u lanes to %s (%s): large copies use one connection",
                        g->api->name, hl.count, g->url, why);

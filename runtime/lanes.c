@@ -422,6 +422,8 @@ bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *er
 {
     if (!L || L->started || k < 2 || k > RT_LANES_MAX) {
         snprintf(err, errlen, "lanes: bad start");
+        for (unsigned i = 0; i < k && i < RT_LANES_MAX; i++)
+            apigen_tp_close(conns[i]);
         return false;
     }
     L->k = k;
@@ -435,7 +437,7 @@ bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *er
 bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest)
 {
     return L && !L->server && !L->started && !L->gave_up && L->k >= 2 &&
-           (L->want || largest >= L->min);
+           (__atomic_load_n(&L->want, __ATOMIC_RELAXED) || largest >= L->min);
 }
 
 void rt_lanes_give_up(rt_lanes *L)
@@ -448,7 +450,8 @@ void rt_lanes_note_recv(const apigen_conn *c, uint64_t n)
 {
     rt_lanes *L = apigen_tp_user(c);
     if (L && !L->server && !L->started && n >= L->min)
-        L->want = true; /* a large reply came on one connection: the next call opens them */
+        __atomic_store_n(&L->want, true, __ATOMIC_RELAXED); /* a large reply came on one
+                                                                connection: the next send opens them */
 }
 
 void rt_lanes_settings(const rt_lanes *L, unsigned *k, uint32_t *piece, uint64_t *min,

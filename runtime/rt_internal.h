@@ -253,7 +253,8 @@ rt_lanes *rt_lanes_of(const apigen_conn *c);
 void rt_lanes_free(apigen_conn *main);
 /* Wakes whatever waits on main's lanes (thread-safe, like apigen_tp_shutdown). */
 void rt_lanes_shutdown(apigen_conn *main);
-/* The guest: takes k opened, handshaken lane connections and starts their workers. */
+/* The guest: takes k opened, handshaken lane connections (kept, to close
+ * with L, also on failure: then the lanes are dead) and starts their workers. */
 APIGEN_CHECK bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *err,
                                  size_t errlen);
 /* The guest: whether to open the lanes before sending a bulk of `largest`
