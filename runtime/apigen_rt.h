@@ -68,6 +68,11 @@ enum apigen_frame_flags {
     APIGEN_F_OUTPUT = 1u << 7,   /* server -> guest, ahead of a sync call's reply: bytes the
                                     session process wrote to its stdout (payload: u8 1, then
                                     the bytes), for the guest's stdout (runtime/output.c) */
+    APIGEN_F_LANES = 1u << 8,    /* the bulk's data (F_BULK: its n bytes; F_STREAM: the whole
+                                    payload) is not on this connection: it travels cut in
+                                    pieces over the connection's lanes (runtime/lanes.c), the
+                                    rest of the payload here; only after both ends agreed on
+                                    lanes in their handshakes */
 };
 
 typedef struct apigen_frame_hdr {
