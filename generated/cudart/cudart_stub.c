@@ -1521,6 +1521,76 @@ done:
     return ret_;
 }
 
+/* apigenCudartMemcpy3DIn: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, cudaStream_t stream, uint32_t flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_p = 0;
+    uint64_t n_src = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartMemcpy3DIn, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)srcSize)) goto nomem; /* srcSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_p)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, p, n_p)) goto nomem; /* p */
+    if (src != NULL) {
+        n_src = (uint64_t)(srcSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & APIGEN_CUDART_PIPE) != 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartMemcpy3DIn(p=%#llx, src=%#llx, srcSize=%llu, stream=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)p, (unsigned long long)(uintptr_t)src, (unsigned long long)srcSize, (unsigned long long)(uintptr_t)stream, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudartNoteError: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN cudaError_t apigenCudartNoteError(cudaError_t error)
@@ -19595,7 +19665,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[338] = {
+static const char *const call_names_[339] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -19618,6 +19688,7 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
     [CUDART_CALL_apigenCudartMemcpy3D] = "apigenCudartMemcpy3D",
+    [CUDART_CALL_apigenCudartMemcpy3DIn] = "apigenCudartMemcpy3DIn",
     [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",

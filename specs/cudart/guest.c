@@ -1919,26 +1919,25 @@ static void host_region(const struct cudaPitchedPtr *hp, struct cudaPos pos, siz
         }
 }
 
-/* A 3D copy with a CUDA array on either side: one internal call, the server's
+/* A 3D copy with a CUDA array on either side: the server's
  * cudaMemcpy3D(Async) with the array handles translated. A host side
- * travels as a dense buffer (extent.width is in the array's elements). */
-static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
-                                  bool async, bool ptds)
+ * travels as a dense buffer (extent.width is in the array's elements), in
+ * boxes of at most ARRAY_CHUNK bytes (array_boxes): a copy of any size
+ * crosses the transport with bounded memory on both sides, and boxes from
+ * host memory are pipelined (every box but the last one sent without
+ * waiting: the server copies one while the next one travels; an error of
+ * an earlier box is returned by the last one, the thread's next
+ * synchronous call). */
+#define ARRAY_CHUNK ((size_t)4 << 20)
+
+static cudaError_t array_box(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
+                             bool async, bool ptds, bool pipe, unsigned char *buf)
 {
     struct cudaMemcpy3DParms q = *p;
-    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
-    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
-    if (e != cudaSuccess) return e;
+    size_t depth = p->extent.depth ? p->extent.depth : 1;
     bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
     bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
     size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
-    if (row && n / row != p->extent.height * depth) return local_error(cudaErrorInvalidValue);
-    if ((host_src || host_dst) && async &&
-        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
-        return local_error(cudaErrorStreamCaptureUnsupported);
-    unsigned char *buf = NULL;
-    if ((host_src || host_dst) && !(buf = malloc(n ? n : 1)))
-        return local_error(cudaErrorMemoryAllocation);
     if (host_src) {
         host_region(&p->srcPtr, p->srcPos, row, p->extent.height, depth, buf, true);
         q.srcPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
@@ -1949,12 +1948,75 @@ static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_
         q.dstPos = (struct cudaPos){0, 0, 0};
     }
     uint32_t fl = (async ? APIGEN_CUDART_ASYNC : 0) | (ptds ? APIGEN_CUDART_PTSZ : 0);
-    e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0, host_dst ? buf : NULL,
-                             host_dst ? n : 0, stream, fl);
+    if (host_src && !host_dst)
+        return apigenCudartMemcpy3DIn(&q, buf, n, stream, fl | (pipe ? APIGEN_CUDART_PIPE : 0));
+    cudaError_t e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0,
+                                         host_dst ? buf : NULL, host_dst ? n : 0, stream, fl);
     if (e == cudaSuccess && host_dst)
         host_region(&p->dstPtr, p->dstPos, row, p->extent.height, depth, buf, false);
+    return e;
+}
+
+/* The boxes of a copy of w x h x d elements: whole slices while a slice
+ * fits in a chunk, else bands of rows of one slice, else pieces of a row.
+ * Positions move in elements on an array side, in bytes on a pointer side. */
+static cudaError_t array_boxes(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
+                               bool async, bool ptds)
+{
+    size_t w = p->extent.width, h = p->extent.height, d = p->extent.depth ? p->extent.depth : 1;
+    size_t row = w * elem, slice = row * h;
+    size_t bw = w, bh = h, bd = d;
+    if (slice > ARRAY_CHUNK) {
+        bd = 1;
+        if (row > ARRAY_CHUNK) bh = 1, bw = ARRAY_CHUNK / elem;
+        else bh = ARRAY_CHUNK / row;
+    } else if (slice) {
+        bd = ARRAY_CHUNK / slice;
+    }
+    if (!bw || !bh || !bd) bw = bw ? bw : 1, bh = bh ? bh : 1, bd = bd ? bd : 1;
+    size_t cap = bw * bh * bd * elem;
+    unsigned char *buf = malloc(cap ? cap : 1);
+    if (!buf) return local_error(cudaErrorMemoryAllocation);
+    cudaError_t e = cudaSuccess;
+    for (size_t z = 0; z < d && e == cudaSuccess; z += bd)
+        for (size_t y = 0; y < h && e == cudaSuccess; y += bh)
+            for (size_t x = 0; x < w && e == cudaSuccess; x += bw) {
+                struct cudaMemcpy3DParms q = *p;
+                q.extent = (struct cudaExtent){w - x < bw ? w - x : bw, h - y < bh ? h - y : bh,
+                                               d - z < bd ? d - z : bd};
+                size_t sx = p->srcArray ? x : x * elem, dx = p->dstArray ? x : x * elem;
+                q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + y, p->srcPos.z + z};
+                q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + y, p->dstPos.z + z};
+                bool last = x + bw >= w && y + bh >= h && z + bd >= d;
+                e = array_box(&q, elem, stream, async, ptds, !last, buf);
+            }
     free(buf);
     return e;
+}
+
+static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
+                                  bool async, bool ptds)
+{
+    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
+    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
+    if (e != cudaSuccess) return e;
+    bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
+    bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
+    size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
+    if (row && (row / elem != p->extent.width || n / row != p->extent.height * depth))
+        return local_error(cudaErrorInvalidValue);
+    if ((host_src || host_dst) && async &&
+        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
+        return local_error(cudaErrorStreamCaptureUnsupported);
+    if (!host_src && !host_dst) return array_box(p, elem, stream, async, ptds, false, NULL);
+    if (n <= ARRAY_CHUNK) {
+        unsigned char *buf = malloc(n ? n : 1);
+        if (!buf) return local_error(cudaErrorMemoryAllocation);
+        e = array_box(p, elem, stream, async, ptds, false, buf);
+        free(buf);
+        return e;
+    }
+    return array_boxes(p, elem, stream, async, ptds);
 }
 
 /* 3D copies between pitched pointers: one 2D copy per slice; with an array
