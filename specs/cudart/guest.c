@@ -1789,6 +1789,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(FROMSYM_ARGS)
 FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync, 0)
 FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 
+static int arr2d_large(cudaArray_t a, size_t wOffset, size_t hOffset, const void *host,
+                       size_t pitch, size_t width, size_t height, bool to_array,
+                       enum cudaMemcpyKind kind, cudaStream_t stream, bool async, bool ptds,
+                       cudaError_t *e);
 /* Arrays: the other side is a device address or host memory. */
 static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind, bool to_array)
 {
@@ -1796,6 +1800,16 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
     return is_device(other) ? cudaMemcpyDeviceToDevice
                             : (to_array ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
 }
+
+/* A 2D copy between host memory and an array larger than a box goes as a
+ * 3D copy in boxes (arr2d_large); ptds_ is the _ptds / _ptsz form. */
+#define LARGE2D(a, w, h, host, pitch, width, height, to, kind, stream, async, ptds_)              \
+    do {                                                                                           \
+        cudaError_t big_;                                                                          \
+        if (arr2d_large(a, w, h, host, pitch, width, height, to, kind, stream, async, ptds_,      \
+                        &big_))                                                                    \
+            return big_;                                                                           \
+    } while (0)
 
 #define TOARR(name)                                                                                \
     APIGEN_EXPORT cudaError_t name(TOARR_ARGS)                                                     \
@@ -1836,6 +1850,8 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
 #define TO2DARR(name)                                                                              \
     APIGEN_EXPORT cudaError_t name(TO2DARR_ARGS)                                                   \
     {                                                                                              \
+        LARGE2D(dst, wOffset, hOffset, src, spitch, width, height, true, kind, 0, false,          \
+                sizeof #name > sizeof "cudaMemcpy2DToArray");                                     \
         return cudart_fwd_##name(dst, wOffset, hOffset, src, spitch, width, height,                \
                                  arr_kind(src, kind, true));                                       \
     }
@@ -1845,6 +1861,9 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
         kind = arr_kind(src, kind, true);                                                          \
         captured_host cap_ = {src, NULL, NULL};                                                    \
         bool captured_ = height && width <= spitch && host_copy_captured(kind, width, stream, fl); \
+        if (!captured_)                                                                            \
+            LARGE2D(dst, wOffset, hOffset, src, spitch, width, height, true, kind, stream, true,  \
+                    (fl) != 0);                                                                    \
         cudaError_t e_ = captured_ ? capture_before(&cap_, true, (void *)(uintptr_t)src, spitch,   \
                                                     width, height, stream, fl)                     \
                                    : cudaSuccess;                                                  \
@@ -1856,6 +1875,8 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
 #define FROM2DARR(name)                                                                            \
     APIGEN_EXPORT cudaError_t name(FROM2DARR_ARGS)                                                 \
     {                                                                                              \
+        LARGE2D((cudaArray_t)(uintptr_t)src, wOffset, hOffset, dst, dpitch, width, height, false, \
+                kind, 0, false, sizeof #name > sizeof "cudaMemcpy2DFromArray");                   \
         return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height,                \
                                  arr_kind(dst, kind, false));                                      \
     }
@@ -1863,9 +1884,12 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
     APIGEN_EXPORT cudaError_t name(FROM2DARRA_ARGS)                                                \
     {                                                                                              \
         kind = arr_kind(dst, kind, false);                                                         \
-        if (!(height && width <= dpitch && host_copy_captured(kind, width, stream, fl)))           \
+        if (!(height && width <= dpitch && host_copy_captured(kind, width, stream, fl))) {         \
+            LARGE2D((cudaArray_t)(uintptr_t)src, wOffset, hOffset, dst, dpitch, width, height,    \
+                    false, kind, stream, true, (fl) != 0);                                         \
             return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height, kind,      \
                                      stream);                                                      \
+        }                                                                                          \
         captured_host cap_;                                                                        \
         cudaError_t e_ = capture_before(&cap_, false, dst, dpitch, width, height, stream, fl);     \
         if (e_ != cudaSuccess) return e_;                                                          \
@@ -2016,7 +2040,45 @@ static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_
         free(buf);
         return e;
     }
+    /* a region past the array's edge is refused before any box is copied,
+     * as the runtime refuses the whole copy */
+    struct cudaChannelFormatDesc fd;
+    struct cudaExtent ax;
+    unsigned int af;
+    cudaArray_t a = p->srcArray ? p->srcArray : p->dstArray;
+    const struct cudaPos *at = p->srcArray ? &p->srcPos : &p->dstPos;
+    if ((e = cudaArrayGetInfo(&fd, &ax, &af, a)) != cudaSuccess) return e;
+    size_t ah = ax.height ? ax.height : 1, ad = ax.depth ? ax.depth : 1;
+    if (at->x > ax.width || p->extent.width > ax.width - at->x || at->y > ah ||
+        p->extent.height > ah - at->y || at->z > ad || depth > ad - at->z)
+        return local_error(cudaErrorInvalidValue);
     return array_boxes(p, elem, stream, async, ptds);
+}
+
+/* 1 with *e set when a 2D copy between host memory and an array is larger
+ * than a box and went as a 3D copy (memcpy3d_array, in boxes); 0 to send it
+ * as it is (small, device memory, or arguments the runtime refuses). */
+static int arr2d_large(cudaArray_t a, size_t wOffset, size_t hOffset, const void *host,
+                       size_t pitch, size_t width, size_t height, bool to_array,
+                       enum cudaMemcpyKind kind, cudaStream_t stream, bool async, bool ptds,
+                       cudaError_t *e)
+{
+    size_t elem = 0;
+    if (!a || !host || !height || width > pitch || is_device(host) ||
+        (kind != cudaMemcpyDefault && kind != (to_array ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost)) ||
+        pitch > SIZE_MAX / height || pitch * height <= ARRAY_CHUNK ||
+        array_elem(a, &elem) != cudaSuccess || width % elem || wOffset % elem)
+        return 0;
+    struct cudaMemcpy3DParms p;
+    memset(&p, 0, sizeof p);
+    struct cudaPitchedPtr hp = {(void *)(uintptr_t)host, pitch, width / elem, height};
+    struct cudaPos ap = {wOffset / elem, hOffset, 0};
+    if (to_array) p.srcPtr = hp, p.dstArray = a, p.dstPos = ap;
+    else p.dstPtr = hp, p.srcArray = a, p.srcPos = ap;
+    p.extent = (struct cudaExtent){width / elem, height, 1};
+    p.kind = cudaMemcpyDefault;
+    *e = memcpy3d_array(&p, stream, async, ptds);
+    return 1;
 }
 
 /* 3D copies between pitched pointers: one 2D copy per slice; with an array

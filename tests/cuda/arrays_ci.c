@@ -332,6 +332,42 @@ static void large(const char *name, size_t w, size_t h, size_t d, int pinned)
     }
 }
 
+/* The 2D calls with more than a box of host memory (the stub sends them as
+ * 3D copies in boxes), synchronous and async, with offsets. */
+static void large_2d(void)
+{
+    const size_t w = 2048, h = 600, elem = 8, rowb = w * elem, pitch = rowb + 64;
+    struct cudaChannelFormatDesc desc = cudaCreateChannelDesc(32, 32, 0, 0, cudaChannelFormatKindFloat);
+    cudaArray_t a = NULL;
+    check("large 2D calls: cudaMallocArray", cudaMallocArray(&a, &desc, w, h, 0), cudaSuccess);
+    unsigned char *src = malloc(pitch * h), *back = malloc(pitch * h);
+    fill(src, pitch * h, 3);
+    memset(back, 0xee, pitch * h);
+    check("large cudaMemcpy2DToArray",
+          cudaMemcpy2DToArray(a, 16, 1, src, pitch, rowb - 16, h - 1, cudaMemcpyHostToDevice), cudaSuccess);
+    check("large cudaMemcpy2DFromArrayAsync",
+          cudaMemcpy2DFromArrayAsync(back, pitch, a, 16, 1, rowb - 16, h - 1, cudaMemcpyDefault, 0),
+          cudaSuccess);
+    check("cudaStreamSynchronize", cudaStreamSynchronize(0), cudaSuccess);
+    int ok = 1;
+    for (size_t y = 0; y < h - 1; y++)
+        ok &= !memcmp(back + y * pitch, src + y * pitch, rowb - 16) && back[y * pitch + rowb - 16] == 0xee;
+    memset(back, 0xee, pitch * h);
+    check("large cudaMemcpy2DToArrayAsync",
+          cudaMemcpy2DToArrayAsync(a, 0, 0, src + 8, pitch, rowb, h, cudaMemcpyDefault, 0), cudaSuccess);
+    check("large cudaMemcpy2DFromArray",
+          cudaMemcpy2DFromArray(back, pitch, a, 0, 0, rowb, h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t y = 0; y < h; y++) ok &= !memcmp(back + y * pitch, src + 8 + y * pitch, rowb);
+    check("large cudaMemcpy2DToArray one row too many",
+          cudaMemcpy2DToArray(a, 0, 1, src, pitch, rowb, h, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    cudaGetLastError();
+    printf("large 2D calls: %zu MiB %s\n", rowb * h >> 20, ok ? "ok" : "MISMATCH");
+    bad_ |= !ok;
+    cudaFreeArray(a);
+    free(src);
+    free(back);
+}
+
 int main(void)
 {
     struct cudaChannelFormatDesc f1 = cudaCreateChannelDesc(32, 0, 0, 0, cudaChannelFormatKindFloat);
@@ -351,9 +387,10 @@ int main(void)
     mipmaps("mipmapped 2D", make_cudaExtent(64, 32, 0), 4, 0);
     mipmaps("mipmapped 3D", make_cudaExtent(16, 16, 8), 3, 0);
     mipmaps("mipmapped 2D layered", make_cudaExtent(32, 32, 3), 3, cudaArrayLayered);
-    large("large 3D (slices)", 256, 64, 25, 0);
-    large("large 2D (bands of rows)", 1024, 700, 0 + 1, 0);
-    large("large 3D (pinned)", 256, 64, 13, 1);
+    large("large 3D (slices)", 256, 64, 83, 0);
+    large("large 2D (bands of rows)", 1024, 700, 1, 0);
+    large("large 3D (pinned)", 256, 64, 50, 1);
+    large_2d();
     printf("%s\n", bad_ ? "FAILED" : "all checks passed");
     return bad_;
 }
