@@ -8,8 +8,9 @@
 
 #include "cudart_wire.h"
 
-/* One server's number of devices (api.ordinals), for device ordinals. */
-static bool cudart_ordinals_(unsigned server, int64_t *count);
+/* One server's number of devices (api.ordinals), for device ordinals; not
+ * static: hand-written guest code routes ordinals with it too. */
+APIGEN_HIDDEN bool cudart_ordinals_(unsigned server, int64_t *count);
 const void *cudart_map_host(const void *); /* hand-written, in the spec's sources: maps device parameters */
 
 APIGEN_EXPORT cudaError_t __cudaGetProcAddress(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags, void *symbolStatus)
@@ -2722,7 +2723,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+/* The forwarder of cudaDeviceCanAccessPeer: the spec's hand-written guest code exports cudaDeviceCanAccessPeer and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2786,13 +2788,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+/* The forwarder of cudaDeviceDisablePeerAccess: the spec's hand-written guest code exports cudaDeviceDisablePeerAccess and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceDisablePeerAccess(int peerDevice)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceDisablePeerAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* peerDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)peerDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        peerDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceDisablePeerAccess, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)peerDevice)) goto nomem; /* peerDevice */
     st_ = apigen_call_sync(&call_);
@@ -2827,13 +2837,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+/* The forwarder of cudaDeviceEnablePeerAccess: the spec's hand-written guest code exports cudaDeviceEnablePeerAccess and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceEnablePeerAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* peerDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)peerDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        peerDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceEnablePeerAccess, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)peerDevice)) goto nomem; /* peerDevice */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
@@ -5647,7 +5665,7 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceCount(int *count)
     return ok_ ? (cudaError_t)cudaSuccess : first_;
 }
 
-static bool cudart_ordinals_(unsigned server, int64_t *count)
+APIGEN_HIDDEN bool cudart_ordinals_(unsigned server, int64_t *count)
 {
     int c_ = 0;
     bool ok_ = cudart_on_cudaGetDeviceCount((int)server, &c_) == cudaSuccess;
@@ -15312,7 +15330,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+/* The forwarder of cudaMemcpyPeer: the spec's hand-written guest code exports cudaMemcpyPeer and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15372,7 +15391,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+/* The forwarder of cudaMemcpyPeerAsync: the spec's hand-written guest code exports cudaMemcpyPeerAsync and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -91,6 +91,12 @@ FWD_DECL(cudaMemcpyFromSymbol, FROMSYM_ARGS)
 FWD_DECL(cudaMemcpyFromSymbol_ptds, FROMSYM_ARGS)
 FWD_DECL(cudaMemcpyFromSymbolAsync, FROMSYMA_ARGS)
 FWD_DECL(cudaMemcpyFromSymbolAsync_ptsz, FROMSYMA_ARGS)
+FWD_DECL(cudaMemcpyPeer, void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+FWD_DECL(cudaMemcpyPeerAsync, void *dst, int dstDevice, const void *src, int srcDevice,
+         size_t count, cudaStream_t stream)
+FWD_DECL(cudaDeviceCanAccessPeer, int *canAccessPeer, int device, int peerDevice)
+FWD_DECL(cudaDeviceEnablePeerAccess, int peerDevice, unsigned int flags)
+FWD_DECL(cudaDeviceDisablePeerAccess, int peerDevice)
 FWD_DECL(cudaMemcpyToArray, TOARR_ARGS)
 FWD_DECL(cudaMemcpyToArray_ptds, TOARR_ARGS)
 FWD_DECL(cudaMemcpyToArrayAsync, TOARRA_ARGS)
@@ -2167,6 +2173,101 @@ APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPe
                                                      cudaStream_t stream)
 {
     return memcpy3dpeer(p, stream, true, true);
+}
+
+/* ---- peers across servers ---------------------------------------------------------- */
+/* With APIGEN_SERVER=url0,url1 the devices of different servers are in
+ * different processes (often different machines): no peer access between
+ * them; a peer copy between them is staged through this process's memory,
+ * STAGE bytes at a time: a device-to-host copy on the source's server, a
+ * host-to-device copy on the destination's (each thread's current device
+ * set for the copy, so that an address both servers hand out goes to the
+ * right one, and restored after). Within one server everything is
+ * forwarded as it is. */
+bool cudart_ordinals_(unsigned server, int64_t *count); /* generated (api.ordinals) */
+#define STAGE ((size_t)16 << 20)
+
+static int dev_server(int dev)
+{
+    int64_t local;
+    return apigen_route_ordinal(&cudart_api, cudart_ordinals_, dev, &local);
+}
+static bool cross_server(int a, int b)
+{
+    if (apigen_server_count(&cudart_api) <= 1 || a < 0 || b < 0) return false;
+    return dev_server(a) != dev_server(b);
+}
+
+static cudaError_t peer_staged(void *dst, int dstDevice, const void *src, int srcDevice,
+                               size_t count, cudaStream_t stream, bool async)
+{
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("cudaMemcpyPeer%s: devices %d and %d are on two servers: the copy is staged "
+                   "through this process's memory%s",
+                   async ? "Async" : "", srcDevice, dstDevice, async ? " and synchronous" : "");
+    if (!count) return cudaSuccess;
+    if (!dst || !src) return local_error(cudaErrorInvalidValue);
+    int cur = 0;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess) return e;
+    if (async && (e = cudaStreamSynchronize(stream)) != cudaSuccess) return e;
+    size_t cap = count < STAGE ? count : STAGE;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return local_error(cudaErrorMemoryAllocation);
+    for (size_t off = 0; off < count && e == cudaSuccess; off += cap) {
+        size_t k = count - off < cap ? count - off : cap;
+        if ((e = cudaSetDevice(srcDevice)) != cudaSuccess ||
+            (e = cudaMemcpy(buf, (const unsigned char *)src + off, k, cudaMemcpyDeviceToHost)) !=
+                cudaSuccess ||
+            (e = cudaSetDevice(dstDevice)) != cudaSuccess)
+            break;
+        e = cudaMemcpy((unsigned char *)dst + off, buf, k, cudaMemcpyHostToDevice);
+    }
+    free(buf);
+    cudaError_t r = cudaSetDevice(cur);
+    return e != cudaSuccess ? e : r;
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+                                         size_t count)
+{
+    if (cross_server(dstDevice, srcDevice))
+        return peer_staged(dst, dstDevice, src, srcDevice, count, 0, false);
+    return cudart_fwd_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
+}
+APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+                                              int srcDevice, size_t count, cudaStream_t stream)
+{
+    if (cross_server(dstDevice, srcDevice))
+        return peer_staged(dst, dstDevice, src, srcDevice, count, stream, true);
+    return cudart_fwd_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+    if (canAccessPeer && cross_server(device, peerDevice)) {
+        *canAccessPeer = 0;
+        return cudaSuccess;
+    }
+    return cudart_fwd_cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice);
+}
+/* The current device's server against the peer's: the call goes to the
+ * peer's server (its ordinal argument), which must be the current one's. */
+static bool peer_elsewhere(int peerDevice)
+{
+    if (apigen_server_count(&cudart_api) <= 1 || peerDevice < 0) return false;
+    int cur = 0;
+    return cudaGetDevice(&cur) == cudaSuccess && cross_server(cur, peerDevice);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+    if (peer_elsewhere(peerDevice)) return local_error(cudaErrorPeerAccessUnsupported);
+    return cudart_fwd_cudaDeviceEnablePeerAccess(peerDevice, flags);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
+    if (peer_elsewhere(peerDevice)) return local_error(cudaErrorPeerAccessNotEnabled);
+    return cudart_fwd_cudaDeviceDisablePeerAccess(peerDevice);
 }
 
 /* One forwarded cudaMemRangeGetAttribute per attribute. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cuda/fake_diff.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT [SERVERS]
+# tests/cuda/fake_diff.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT [SERVERS [SED]]
 # A differential test without a GPU: runs PROGRAM (linked against the real
 # libcudart) natively with the stand-in device FAKE (tests/cuda/fake_device.c
 # + fake_arrays.c + fake_peer.c) preloaded into it, then through the cudart
@@ -9,9 +9,11 @@
 # SERVERS=2 starts two servers, each with FAKE_DEVICE_COUNT=1, and gives the
 # program APIGEN_SERVER=url0,url1; the native run then has
 # FAKE_DEVICE_COUNT=2 (the same two devices in one process). Otherwise
-# FAKE_DEVICE_COUNT from the environment reaches both runs.
+# FAKE_DEVICE_COUNT from the environment reaches both runs. SED: a sed
+# script applied to the native output first: the documented differences
+# (two servers: no peer access between their devices).
 set -u
-server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1}
+server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1} sedscript=${7:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-fdiff.XXXXXX")
 pids=
 cleanup() {
@@ -58,6 +60,9 @@ else
     LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
 fi
 nrc=$?
+if [ -n "$sedscript" ]; then
+    sed "$sedscript" "$tmp/native" > "$tmp/native.sed" && mv "$tmp/native.sed" "$tmp/native"
+fi
 APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/out" 2> "$tmp/err"
 rc=$?
 [ -n "${FAKE_DIFF_SHOW:-}" ] && { cat "$tmp/out"; cat "$tmp/err"; }
