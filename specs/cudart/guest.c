@@ -1175,8 +1175,11 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
     if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
     if (flags & HOST_REGISTER_UNSUPPORTED) {
         apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
-                   "supported remotely: the device reaches only memory of the shared-memory "
-                   "arena (cudaHostAlloc / cudaMallocHost) (cudaErrorNotSupported)", flags);
+                   "supported remotely: the server's GPU cannot reach this process's own memory "
+                   "and copies at launches would not keep zero-copy's coherence "
+                   "(cudaErrorNotSupported); use cudaHostAlloc(cudaHostAllocMapped) over "
+                   "unix:// or shm:// (the shared-memory arena) or cudaMallocManaged "
+                   "(docs/managed.md)", flags);
         return local_error(cudaErrorNotSupported);
     }
     if (ranges_find(&host_ranges_, ptr, &r))
