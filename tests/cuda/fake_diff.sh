@@ -9,11 +9,16 @@
 # SERVERS=2 starts two servers, each with FAKE_DEVICE_COUNT=1, and gives the
 # program APIGEN_SERVER=url0,url1; the native run then has
 # FAKE_DEVICE_COUNT=2 (the same two devices in one process). Otherwise
-# FAKE_DEVICE_COUNT from the environment reaches both runs. SED: a sed
+# FAKE_DEVICE_COUNT from the environment reaches both runs. FAKE_DIFF_REAL_DIR:
+# a folder put first on the library path of the native run and the servers
+# (the driver's tests: the toolkit's stubs libcuda.so as libcuda.so.1, under
+# a stand-in driver). SED: a sed
 # script applied to the native output first: the documented differences
 # (two servers: no peer access between their devices).
 set -u
 server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1} sedscript=${7:-}
+real=${FAKE_DIFF_REAL_DIR:-}
+lp() { echo "${real:+$real:}${LD_LIBRARY_PATH:-}"; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-fdiff.XXXXXX")
 pids=
 cleanup() {
@@ -34,10 +39,10 @@ start() { # index -> prints the url
     [ "$transport" = shm ] && iso="--isolation thread"
     if [ "$nserv" = 2 ]; then
         # shellcheck disable=SC2086
-        FAKE_DEVICE_COUNT=1 LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
+        FAKE_DEVICE_COUNT=1 LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
     else
         # shellcheck disable=SC2086
-        LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
+        LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
     fi
     pids="$pids $!"
     n=0
@@ -55,9 +60,9 @@ if [ "$nserv" = 2 ]; then
     urls="$urls,$(cat "$tmp/url1")"
 fi
 if [ "$nserv" = 2 ]; then
-    FAKE_DEVICE_COUNT=2 LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
+    FAKE_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
 else
-    LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
+    LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
 fi
 nrc=$?
 if [ -n "$sedscript" ]; then
