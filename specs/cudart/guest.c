@@ -33,6 +33,7 @@
 #include "apigen_rt.h"
 #include "cudart_wire.h"
 #include "managed.h"
+#include "registered.h"
 
 /* ---- forwarders generated for `wrap: {guest: true}` ---------------------------- */
 #define FWD_DECL(name, ...) cudaError_t cudart_fwd_##name(__VA_ARGS__);
@@ -1121,7 +1122,7 @@ static cudaError_t local_error(cudaError_t e)
 #define HOST_REGISTER_FLAGS                                                                        \
     (cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |                \
      cudaHostRegisterReadOnly)
-#define HOST_REGISTER_UNSUPPORTED (cudaHostRegisterMapped | cudaHostRegisterIoMemory)
+#define HOST_REGISTER_UNSUPPORTED cudaHostRegisterIoMemory
 
 APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
@@ -1174,16 +1175,17 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
     if (e != cudaSuccess) return e;
     if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
     if (flags & HOST_REGISTER_UNSUPPORTED) {
-        apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
-                   "supported remotely: the server's GPU cannot reach this process's own memory "
-                   "and copies at launches would not keep zero-copy's coherence "
-                   "(cudaErrorNotSupported); use cudaHostAlloc(cudaHostAllocMapped) over "
-                   "unix:// or shm:// (the shared-memory arena) or cudaMallocManaged "
-                   "(docs/managed.md)", flags);
+        apigen_log("cudaHostRegister: flags 0x%x: I/O memory is memory of the GPU's machine, "
+                   "not of this process: refused (cudaErrorNotSupported)", flags);
         return local_error(cudaErrorNotSupported);
     }
     if (ranges_find(&host_ranges_, ptr, &r))
         return local_error(cudaErrorHostMemoryAlreadyRegistered);
+    /* mapped: a device allocation kept equal to the range at launches and
+     * synchronizations (registered.c); the server's GPU cannot reach it */
+    if ((flags & cudaHostRegisterMapped) &&
+        (e = cudart_registered_add(ptr, size, (flags & cudaHostRegisterReadOnly) != 0)) != cudaSuccess)
+        return local_error(e);
     ranges_add(&host_ranges_, ptr, size, flags, false);
     return cudaSuccess;
 }
@@ -1194,7 +1196,8 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
-    return cudaSuccess;
+    cudaError_t e = cudart_registered_remove(ptr);
+    return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
 
 APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
@@ -1219,6 +1222,10 @@ APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, 
         return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
     }
     uint64_t left = r.size - ((uintptr_t)pHost - r.base);
+    if (!r.owned && cudart_registered_device(pHost, pDevice, NULL)) {
+        if (flags) return local_error(cudaErrorInvalidValue);
+        return cudaSuccess; /* its device allocation (registered.c) */
+    }
     uint64_t peer = apigen_arena_peer_addr(&cudart_api, pHost, left);
     if (!peer) {
         apigen_log("cudaHostGetDevicePointer: %p is %s: the device reaches only host memory of "
@@ -1253,7 +1260,10 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
         }
         /* Outside the arena (cudaHostRegister, or no arena): the memory is
          * the guest's only; no device can reach it, so there is no device
-         * pointer to give (a documented limit: natively there is one). */
+         * pointer to give (a documented limit: natively there is one), but
+         * for a mapped registration's device allocation (registered.c). */
+        void *mapped = NULL;
+        if (!r.owned) (void)cudart_registered_device(ptr, &mapped, NULL);
         int dev = 0;
         apigen_hold_deferred(true);
         cudaError_t e = cudaGetDevice(&dev);
@@ -1263,7 +1273,7 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
         attributes->type = cudaMemoryTypeHost;
         attributes->device = dev;
         attributes->hostPointer = (void *)ptr;
-        attributes->devicePointer = NULL;
+        attributes->devicePointer = mapped;
         return cudaSuccess;
     }
     return cudart_fwd_cudaPointerGetAttributes(attributes, ptr);

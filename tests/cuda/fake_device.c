@@ -252,15 +252,43 @@ FAKE cudaError_t cudaFreeHost(void *p)
     free(p);
     return cudaSuccess;
 }
-/* the shared-memory arena: "registered" */
+/* the shared-memory arena (on the server) and the application's ranges
+ * (natively, tests/cuda/registered_ci.c): "registered", their flags kept */
+static struct {
+    char *p;
+    size_t n;
+    unsigned flags;
+} regs_[64];
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    (void)ptr, (void)size, (void)flags;
+    for (int i = 0; i < 64; i++)
+        if (!regs_[i].p) {
+            regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags;
+            break;
+        }
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostUnregister(void *ptr)
 {
-    (void)ptr;
+    for (int i = 0; i < 64; i++)
+        if (regs_[i].p == ptr) regs_[i].p = NULL;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
+{
+    for (int i = 0; i < 64; i++)
+        if (regs_[i].p && (char *)ptr >= regs_[i].p && (char *)ptr < regs_[i].p + regs_[i].n) {
+            *flags = regs_[i].flags;
+            return cudaSuccess;
+        }
+    return fail(cudaErrorInvalidValue);
+}
+/* mapped host memory with unified addressing: the device pointer is the
+ * host pointer (tests/cuda/registered_ci.c natively) */
+FAKE cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+    if (!pDevice || !pHost || flags) return fail(cudaErrorInvalidValue);
+    *pDevice = pHost;
     return cudaSuccess;
 }
 /* registered host memory with unified addressing: the device pointer is the
