@@ -5,7 +5,8 @@
  * this process, arrays of every kind (1D, 2D, 3D, layered, cubemap,
  * surface) as host memory, and the 2D/3D/array copies with the driver's
  * bounds (a region past an array's edge, or a row wider than a pitch:
- * CUDA_ERROR_INVALID_VALUE). Everything else is the toolkit's stubs library.
+ * CUDA_ERROR_INVALID_VALUE), host registrations whose device pointer is the
+ * host pointer. Everything else is the toolkit's stubs library.
  * Never used with a GPU. */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -115,6 +116,84 @@ FAKE CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n)
 FAKE CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 {
     memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemsetD8_v2(d, v, n);
+}
+FAKE CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+    if (n) memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+/* what the server's streamed copies use (specs/cuda/host_copy.c: pinned
+ * staging blocks, async copies, events): plain memory and copies here */
+FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+    (void)flags;
+    if (!pp) return CUDA_ERROR_INVALID_VALUE;
+    return (*pp = malloc(n ? n : 1)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyHtoD_v2(d, h, n);
+}
+FAKE CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyDtoH_v2(h, d, n);
+}
+FAKE CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    return (*e = (CUevent)calloc(1, 16)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuEventDestroy_v2(CUevent e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE CUresult cuEventSynchronize(CUevent e)
+{
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    (void)s;
+    if (!st) return CUDA_ERROR_INVALID_VALUE;
+    *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+/* host registration (tests/cuda/driver/registered_ci.c natively): mapped
+ * memory's device pointer is the host pointer (unified addressing) */
+FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE CUresult cuMemHostUnregister(void *p)
+{
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    if (!d || !p || flags) return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
     return CUDA_SUCCESS;
 }
 
