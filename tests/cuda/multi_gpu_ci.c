@@ -63,8 +63,13 @@ int main(void)
         if (ndev == 1) {
             check("cudaMemcpyPeer to the same device",
                   cudaMemcpyPeer(d[0], 0, (unsigned char *)d[0] + 1, 0, 1000), cudaSuccess);
+            check("cudaStreamDestroy", cudaStreamDestroy(s[0]), cudaSuccess);
+            check("cudaFree", cudaFree(d[0]), cudaSuccess);
         }
         printf("%s\n", bad_ ? "FAILED" : "all checks passed");
+        free(h[0]);
+        free(h[1]);
+        free(back);
         return bad_;
     }
     int can01 = -1, can10 = -1;
