@@ -913,6 +913,10 @@ size_t apigen_twin_live(void);
 int apigen_twin_push(apigen_twin_io io, void *user);
 void apigen_twin_wrote(uint64_t dev, size_t n);
 int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
+/* api's spec code moves twins itself (io: its copies); every call of
+ * another API of its family first pushes and makes every twin stale (only
+ * a synchronization of everything through an owner clears it). */
+void apigen_twin_own(const apigen_api *api, apigen_twin_io io);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "apigen_rt.h"
+#include "rt_internal.h"
 
 #define BLOCK ((size_t)4 << 20)
 
@@ -199,5 +200,47 @@ int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
     *dev = t->dev;
     free(t->copy);
     free(t);
+    return r;
+}
+
+/* ---- the other APIs of the owners' family -----------------------------------------------
+ * As for mirrors (mirror.c): a library of the family (its calls launch
+ * kernels on the family's device memory) may read and write a twin's
+ * allocation, so each of its calls first pushes what the application
+ * changed and makes every twin stale. */
+#define OWNERS_MAX 4
+static const apigen_api *owners_[OWNERS_MAX];
+static apigen_twin_io owner_io_[OWNERS_MAX];
+static atomic_uint nowners_;
+static _Thread_local bool in_foreign_;
+
+void apigen_twin_own(const apigen_api *api, apigen_twin_io io)
+{
+    pthread_mutex_lock(&lock_);
+    unsigned n = atomic_load(&nowners_);
+    bool known = false;
+    for (unsigned i = 0; i < n; i++) known |= owners_[i] == api;
+    if (!known && n < OWNERS_MAX) {
+        owners_[n] = api;
+        owner_io_[n] = io;
+        atomic_store(&nowners_, n + 1);
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+int rt_twin_foreign_call(const apigen_api *api)
+{
+    unsigned n = atomic_load(&nowners_);
+    if (in_foreign_ || !n) return 0;
+    int fam = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (owners_[i] == api) return 0; /* it moves twins itself */
+        if (fam < 0 && rt_same_family(owners_[i], api)) fam = (int)i;
+    }
+    if (fam < 0) return 0;
+    in_foreign_ = true; /* the push's own copies are an owner's calls */
+    int r = apigen_twin_push(owner_io_[fam], NULL);
+    in_foreign_ = false;
+    apigen_twin_wrote(0, 0);
     return r;
 }

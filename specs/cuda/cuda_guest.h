@@ -36,6 +36,7 @@ CUresult apigen_cuda_managed_push(void);
 /* A mapped registration's twin (host_mem.c) goes: what the device wrote
  * comes back; *dev: its allocation to free (0: none). */
 CUresult apigen_cuda_twin_remove(void *host, CUdeviceptr *dev);
+void apigen_cuda_twin_own(void); /* the driver moves twins itself (managed.c) */
 void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name);

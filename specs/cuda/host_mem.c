@@ -181,6 +181,7 @@ static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t
 {
     uint64_t dev = 0;
     CUresult e = CUDA_SUCCESS;
+    apigen_cuda_twin_own();
     pthread_mutex_lock(&twin_lock_); /* one allocation per range */
     if (!apigen_twin_device((void *)base, &dev, NULL)) {
         CUdeviceptr d = 0;

@@ -47,6 +47,10 @@ static CUresult twin_err(int r)
 {
     return r == APIGEN_TWIN_NO_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : (CUresult)r;
 }
+void apigen_cuda_twin_own(void)
+{
+    apigen_twin_own(&cuda_api, twin_io); /* the family's libraries push through it */
+}
 CUresult apigen_cuda_twin_remove(void *host, CUdeviceptr *dev)
 {
     uint64_t d = 0;

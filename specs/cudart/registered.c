@@ -36,6 +36,7 @@ static cudaError_t err(int r)
 cudaError_t cudart_registered_add(void *ptr, size_t size, bool read_only)
 {
     void *dev = NULL;
+    apigen_twin_own(&cudart_api, io); /* the family's libraries push through it */
     cudaError_t e = cudaMalloc(&dev, size);
     if (e != cudaSuccess) return e;
     if ((e = cudart_fwd_cudaMemcpy(dev, ptr, size, cudaMemcpyHostToDevice)) != cudaSuccess ||
