@@ -32,7 +32,8 @@ export CUDA_HOME PATH="$CUDA_HOME/bin:$PATH"
 reallib=$CUDA_HOME/lib64
 [ -e "$reallib/libcudart.so.13" ] || reallib=$CUDA_HOME/targets/$(uname -m)-linux/lib
 command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L
-ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+ngpu=${ngpu:-0}
 [ "$ngpu" -ge 2 ] || echo "two-gpu: $ngpu GPU(s) visible: the programs say so and the table still runs"
 case $build in /*) ;; *) build=$root/$build ;; esac
 if [ "${NOBUILD:-0}" != 1 ]; then
@@ -58,7 +59,11 @@ cleanup() {
 trap cleanup EXIT INT TERM
 wait_listening() { # LOG COUNT
     i=0
-    while [ $i -lt 200 ] && [ "$(grep -c listening "$1" 2>/dev/null)" -lt "$2" ]; do sleep 0.05; i=$((i + 1)); done
+    while [ $i -lt 200 ]; do
+        n=$(grep -c listening "$1" 2>/dev/null)
+        [ "${n:-0}" -ge "$2" ] && break
+        sleep 0.05; i=$((i + 1))
+    done
 }
 # one server, both GPUs
 "$server" --listen "unix://$logs/one.sock" --listen "tcp://127.0.0.1:$port" --listen "shm://apigen-2gpu-$$" \
