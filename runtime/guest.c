@@ -878,6 +878,8 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     /* mirrored memory a library of the family may read: pushed first */
     if (apigen_mirror_live() && rt_mirror_foreign_call(api) != 0)
         return false;
+    if (apigen_twin_live() && rt_twin_foreign_call(api) != 0)
+        return false;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     /* c->rd is empty: all zero is what apigen_rd_init(NULL, 0) writes */
     unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api), idx = 0;

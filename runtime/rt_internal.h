@@ -551,6 +551,7 @@ bool rt_output_capture(void);
 void rt_log_redirect(int fd);
 /* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
 int rt_mirror_foreign_call(const apigen_api *api);
+int rt_twin_foreign_call(const apigen_api *api); /* twin.c: the same for twins */
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);
