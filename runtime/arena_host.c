@@ -27,6 +27,7 @@
 typedef struct seg {
     uint8_t *p;
     size_t n;
+    bool ok; /* registered (else the hook declined: tried again at a use) */
 } seg;
 
 typedef struct srv_arena {
@@ -39,6 +40,7 @@ typedef struct srv_arena {
     pthread_mutex_t seg_mu; /* segs, and registrations of this arena */
     seg *segs;
     size_t nseg, capseg;
+    unsigned nfailed; /* segments whose registration the hook declined */
     struct srv_arena *next;
 } srv_arena;
 
@@ -78,8 +80,11 @@ bool rt_arena_taken_family(const apigen_api *api)
     return yes;
 }
 
-/* An older guest's arena: the whole mapping, on first use. */
-static void pin_once(srv_arena *a)
+/* At a use of [p, p + n): an older guest's arena is registered whole; a
+ * segment whose registration the hook declined (cudart's while the thread
+ * has a pending error, the driver's without a current context) is tried
+ * again, as the whole arena was at each first use before. */
+static void pin_use(srv_arena *a, const uint8_t *p, uint64_t n)
 {
     if (!__atomic_load_n(&a->reg, __ATOMIC_ACQUIRE) &&
         !__atomic_load_n(&a->segmented, __ATOMIC_ACQUIRE)) {
@@ -88,6 +93,17 @@ static void pin_once(srv_arena *a)
             __atomic_store_n(&a->reg, rt_host_pin(a->map, a->size) ? 1 : -1, __ATOMIC_RELEASE);
         pthread_mutex_unlock(&a->seg_mu);
     }
+    if (!__atomic_load_n(&a->nfailed, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&a->seg_mu);
+    for (size_t i = 0; i < a->nseg; i++) {
+        seg *g = &a->segs[i];
+        if (!g->ok && p < g->p + g->n && g->p < p + n && rt_host_pin(g->p, g->n)) {
+            g->ok = true;
+            __atomic_store_n(&a->nfailed, a->nfailed - 1, __ATOMIC_RELEASE);
+        }
+    }
+    pthread_mutex_unlock(&a->seg_mu);
 }
 
 /* [p, p + n) registered as one segment (a->seg_mu held): no overlap with
@@ -107,10 +123,11 @@ static bool seg_pin(srv_arena *a, uint8_t *p, size_t n)
         a->segs = ns;
         a->capseg = nc;
     }
-    if (!rt_host_pin(p, n))
-        return false;
-    a->segs[a->nseg++] = (seg){p, n};
-    return true;
+    bool ok = rt_host_pin(p, n);
+    a->segs[a->nseg++] = (seg){p, n, ok};
+    if (!ok)
+        __atomic_store_n(&a->nfailed, a->nfailed + 1, __ATOMIC_RELEASE);
+    return ok;
 }
 
 static bool seg_unpin(srv_arena *a, uint8_t *p, size_t n)
@@ -119,7 +136,10 @@ static bool seg_unpin(srv_arena *a, uint8_t *p, size_t n)
         return true;
     for (size_t i = 0; i < a->nseg; i++)
         if (a->segs[i].p == p && a->segs[i].n == n) {
-            rt_host_unpin(p);
+            if (a->segs[i].ok)
+                rt_host_unpin(p);
+            else
+                __atomic_store_n(&a->nfailed, a->nfailed - 1, __ATOMIC_RELEASE);
             a->segs[i] = a->segs[--a->nseg];
             return true;
         }
@@ -160,7 +180,7 @@ static const void *wire_at(uint64_t off, uint64_t n, bool *bound)
     *bound = a != NULL;
     if (!a || off > a->size || n > a->size - off || !n)
         return NULL;
-    pin_once(a);
+    pin_use(a, a->map + off, n);
     return a->map + off;
 }
 
@@ -170,7 +190,7 @@ bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n)
     uint64_t b = a ? (uint64_t)(uintptr_t)a->map : 0;
     if (!a || a->s != s || addr < b || addr - b >= a->size || n > a->size - (addr - b))
         return false;
-    pin_once(a);
+    pin_use(a, a->map + (addr - b), n);
     return true;
 }
 
@@ -242,7 +262,8 @@ void rt_arena_unbind(void)
         if (dead->reg == 1)
             rt_host_unpin(dead->map);
         for (size_t i = 0; i < dead->nseg; i++)
-            rt_host_unpin(dead->segs[i].p);
+            if (dead->segs[i].ok)
+                rt_host_unpin(dead->segs[i].p);
         free(dead->segs);
         pthread_mutex_destroy(&dead->seg_mu);
         munmap(dead->map, dead->size);

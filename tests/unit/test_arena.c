@@ -21,18 +21,20 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { C_SUM, C_FILL, C_STR, C_PINS, NCALLS };
+enum { C_SUM, C_FILL, C_STR, C_PINS, C_DECLINE, NCALLS };
 
 /* The server's registrations (apigen_set_host_memory hooks standing in for
  * the accelerator's): what is registered now, and how many were made. */
 static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct { void *p; size_t n; } pins[64];
-static int npins, pins_made;
+static int npins, pins_made, decline; /* decline: refuse that many registrations */
 
 static bool fake_pin(void *p, size_t n)
 {
     pthread_mutex_lock(&pin_mu);
-    bool ok = npins < 64;
+    bool ok = npins < 64 && decline == 0;
+    if (decline > 0)
+        decline--;
     if (ok) {
         pins[npins].p = p;
         pins[npins++].n = n;
@@ -115,8 +117,24 @@ static void h_str(apigen_call_ctx *cx)
         return;
 }
 
-static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str, h_pins};
-static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr", "aPins"};
+/* u32 n: the next n registrations are declined -> u32 0 */
+static void h_decline(apigen_call_ctx *cx)
+{
+    uint32_t n;
+    if (!apigen_get_u32(cx->rd, &n) || !apigen_rd_done(cx->rd)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "n");
+        return;
+    }
+    pthread_mutex_lock(&pin_mu);
+    decline = (int)n;
+    pthread_mutex_unlock(&pin_mu);
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str, h_pins, h_decline};
+static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr", "aPins", "aDecline"};
 static const apigen_api aapi = {.name = "arena", .fingerprint = 0x5a5a, .ncalls = NCALLS,
                                 .call_names = call_names, .handlers = handlers, .success_value = 0,
                                 .status_error = {0, 101, 102, 103, 104, 105, 106, 107}};
@@ -233,6 +251,18 @@ static bool pins_now(pinset *ps)
     return ok;
 }
 
+static bool set_decline(uint32_t n)
+{
+    apigen_call c;
+    uint32_t ret = 1;
+    if (!apigen_call_begin(&aapi, &c, C_DECLINE))
+        return false;
+    bool ok = apigen_put_u32(c.wr, n) && apigen_call_sync(&c) == APIGEN_OK &&
+              apigen_get_u32(&c.rd, &ret) && ret == 0;
+    apigen_call_end(&c);
+    return ok;
+}
+
 /* whether the server has [at, at + size) registered as one registration */
 static bool pinned_as(const pinset *ps, uint64_t at, uint64_t size)
 {
@@ -251,15 +281,17 @@ static void segments(void)
 {
     pinset ps;
     const uint64_t M = 1u << 20;
+    /* a declined registration (a pending error, no context) is tried again at a use */
+    CHECK(set_decline(1));
     uint8_t *a = apigen_arena_alloc(44); /* opens a 2 MiB segment */
-    CHECK(a != NULL && pins_now(&ps));
+    CHECK(a != NULL && pins_now(&ps) && ps.made == 0 && ps.n == 0);
     if (!a)
         return;
-    uint64_t pa = apigen_arena_peer_addr(&aapi, a, 44);
-    CHECK(ps.made == 1 && ps.n == 1 && pinned_as(&ps, pa, 2 * M));
-    uint64_t h, at;
+    uint64_t pa = apigen_arena_peer_addr(&aapi, a, 44), h, at;
     memset(a, 3, 44);
-    CHECK(sum(a, 44, &h, &at) == APIGEN_OK && at == pa); /* the first use registers nothing */
+    CHECK(sum(a, 44, &h, &at) == APIGEN_OK && at == pa && pins_now(&ps));
+    CHECK(ps.made == 1 && ps.n == 1 && pinned_as(&ps, pa, 2 * M));
+    CHECK(sum(a, 44, &h, &at) == APIGEN_OK && at == pa); /* a use of a registered one: nothing */
     uint8_t *b = apigen_arena_alloc(M); /* fits the open segment */
     CHECK(b == a + 4096 && pins_now(&ps) && ps.made == 1 && ps.n == 1);
     uint8_t *c = apigen_arena_alloc(M); /* does not (1 MiB - 4 KiB left): a new one */
