@@ -7,7 +7,8 @@
 # transport and variant, one line per size: the allocation, the first copy, best and median of
 # ITERS later ones (tests/gpu/pinned_copy.c, built with gcc: no nvcc). Variants over shm:
 # APIGEN_SHM_SPIN_US=0 (sleep at once) and 1000 (spin through a 4 MiB copy), to tell a
-# wake-up cost from the rest. Then a traced run of each (APIGEN_TRACE, APIGEN_TRACE_TIME=1):
+# wake-up cost from the rest, and both transports with guest and server under taskset on
+# CPUs 2 and 4 (migrations). Then a traced run of each (APIGEN_TRACE, APIGEN_TRACE_TIME=1):
 # for the 4 MiB copies, the guest's calls with their wire lines (up= bytes sent: an arena
 # reference is ~100 B, bytes through the ring ~4 MiB) and the server's frames, all on one
 # clock, so where each microsecond went shows. About a minute after the build.
@@ -36,6 +37,17 @@ srv=
 stop() { [ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null; srv=; }
 trap stop EXIT INT TERM
 # run LABEL STUB(rt|drv) TRANSPORT [ENV=VALUE ...]: a fresh server, the program, its lines
+# (PIN="GUESTCPU SERVERCPU": each side under taskset on that CPU)
+PIN=
+pin() { # SIDE(0 guest, 1 server) COMMAND...: under taskset when PIN says so
+    side=$1
+    shift
+    if [ -n "$PIN" ]; then
+        # shellcheck disable=SC2086
+        set -- taskset -c "$(echo $PIN | cut -d' ' -f$((side + 1)))" "$@"
+    fi
+    "$@"
+}
 run() {
     label=$1 stub=$2 tr=$3
     shift 3
@@ -52,12 +64,13 @@ run() {
     unix) rm -f "$OUT/s.sock"; url="unix://$OUT/s.sock" ;;
     esac
     # shellcheck disable=SC2086
-    env "$@" "$server" --listen "$url" $sargs > "$OUT/$label.server.log" 2>&1 &
+    pin 1 env "$@" "$server" --listen "$url" $sargs > "$OUT/$label.server.log" 2>&1 &
     srv=$!
     i=0
     while [ $i -lt 200 ] && ! grep -q listening "$OUT/$label.server.log" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
     echo "-- $label"
-    env "$@" APIGEN_SERVER="$url" LD_LIBRARY_PATH="$B/stub" timeout 120 "$prog" "$ITERS" 2>&1 | sed 's/^/   /'
+    pin 0 env "$@" APIGEN_SERVER="$url" LD_LIBRARY_PATH="$B/stub" timeout 120 "$prog" "$ITERS" 2>&1 |
+        sed 's/^/   /'
     stop
 }
 {
@@ -67,6 +80,10 @@ run() {
         for tr in shm unix; do run "$stub-$tr" $stub $tr; done
         run "$stub-shm-spin0" $stub shm APIGEN_SHM_SPIN_US=0
         run "$stub-shm-spin1000" $stub shm APIGEN_SHM_SPIN_US=1000
+        PIN="2 4"
+        run "$stub-shm-cpus2:4" $stub shm
+        run "$stub-unix-cpus2:4" $stub unix
+        PIN=
     done
 } 2>&1 | tee -a "$OUT/table.txt"
 echo "== traced (ITERS=5): the 4 MiB copies, guest and server lines on one clock" | tee -a "$OUT/table.txt"
