@@ -785,7 +785,10 @@ void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
  * (apigen_set_host_memory). A buffer argument lying inside it travels as
  * (offset, length), not as bytes; the handler gets a pointer into the
  * server's mapping. alloc carves page-aligned blocks (NULL: no server took
- * the arena, or it is full: use plain memory); free returns false for a
+ * the arena, or it is full: use plain memory), each inside one segment the
+ * servers registered before alloc returned (a synchronous request when it
+ * opens a segment: call it where the thread builds no call); free (never
+ * a request) returns false for a
  * pointer it did not hand out. peer_addr: the address of p in api's
  * server's mapping, for APIs that pass host pointers by value (0: [p, p+n)
  * is not inside the arena or api's server did not take it). */

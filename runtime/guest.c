@@ -210,7 +210,7 @@ static const char *call_name(const apigen_api *api, uint32_t id)
 {
     if (id < api->ncalls && api->call_names && api->call_names[id])
         return api->call_names[id];
-    return "call";
+    return id == RT_CALL_ARENA ? "apigenArenaSegment" : "call";
 }
 
 /* The one log line of a lost connection; later failures stay silent. */

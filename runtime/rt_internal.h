@@ -509,9 +509,19 @@ bool rt_arena_taken_family(const apigen_api *api); /* ... for an API of its fami
 void rt_arena_bind(struct apigen_session *s);
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound
- * to (registering it with the accelerator on first use, as a buffer
- * argument does): apigen_dev_check takes it as the client's memory. */
+ * to (registering the whole arena on first use when its guest registers
+ * no segments, as a buffer argument does): apigen_dev_check takes it as
+ * the client's memory. */
 bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n);
+/* RT_CALL_ARENA (a sync frame of any API of the session): the guest's
+ * allocator registers (u8 1) or unregisters (u8 0) the segment [u64 addr,
+ * + u64 n) of the arena, addr the server's address; the reply is u32 1
+ * (done) or 0 (not: the memory then works as pageable memory would). An
+ * arena that got one is never registered whole (arena_host.c). */
+#define RT_CALL_ARENA RT_CALL_LOCAL_MASK
+void rt_arena_call(apigen_call_ctx *cx);
+/* Guest: sends one (arena_guest.c); false: not done. */
+bool rt_arena_guest_pin(const apigen_api *api, uint64_t addr, uint64_t n, bool on);
 
 
 /* ---- record / replay (record.c writes, replay.c answers; docs/internals.md

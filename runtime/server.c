@@ -431,6 +431,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 
     if (bad_api)
         apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
+    else if (call_id == RT_CALL_ARENA && !is_async)
+        rt_arena_call(&cx); /* the runtime's own: an arena segment (arena_host.c) */
     else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
     else if (!api->handlers || !api->handlers[call_id])
@@ -527,7 +529,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     }
     rt_scratch_free_all(&cx);
     if (t0)
-        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, call_id),
+        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name,
+                     call_id == RT_CALL_ARENA ? "apigenArenaSegment" : call_name(api, call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
     /* Do not keep a huge reply buffer per thread, unless replies used most of
