@@ -16264,53 +16264,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    nvmlReturn_t ret_ = {0};
-    uint64_t n_name = 0;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlSystemGetProcessName))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)pid)) goto nomem; /* pid */
-    if (!apigen_put_u32(call_.wr, (uint32_t)length)) goto nomem; /* length */
-    if (name != NULL) {
-        if (!apigen_mul_size((uint64_t)(length), sizeof(char), &n_name)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, name != NULL)) goto nomem; /* name */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (nvmlReturn_t)v_;
-    }
-    if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("nvmlSystemGetProcessName(pid=%llu, name=%#llx, length=%llu) = %llu [%s, %llu us]", (unsigned long long)pid, (unsigned long long)(uintptr_t)name, (unsigned long long)length, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int *count, nvmlDevice_t *deviceArray)
 {
     apigen_call call_;
@@ -18946,7 +18899,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(void)
     return NVML_ERROR_NOT_SUPPORTED;
 }
 
-static const char *const call_names_[383] = {
+static const char *const call_names_[382] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
@@ -19273,7 +19226,6 @@ static const char *const call_names_[383] = {
     [NVML_CALL_nvmlSystemGetHicVersion] = "nvmlSystemGetHicVersion",
     [NVML_CALL_nvmlSystemGetNVMLVersion] = "nvmlSystemGetNVMLVersion",
     [NVML_CALL_nvmlSystemGetNvlinkBwMode] = "nvmlSystemGetNvlinkBwMode",
-    [NVML_CALL_nvmlSystemGetProcessName] = "nvmlSystemGetProcessName",
     [NVML_CALL_nvmlSystemGetTopologyGpuSet] = "nvmlSystemGetTopologyGpuSet",
     [NVML_CALL_nvmlSystemSetConfComputeGpusReadyState] = "nvmlSystemSetConfComputeGpusReadyState",
     [NVML_CALL_nvmlSystemSetConfComputeKeyRotationThresholdInfo] = "nvmlSystemSetConfComputeKeyRotationThresholdInfo",

@@ -4,7 +4,9 @@
  * server's library once per error value (apigenNvmlErrorString) and keeps the
  * answer for the life of the process, so the text is exactly NVML's. Without
  * a server it says so instead of inventing NVML's wording. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +115,34 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t de
     if (info->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     return apigenNvmlProcessesUtilization(device, info->version, &info->lastSeenTimeStamp,
                                           &info->processSamplesCount, info->procUtilArray);
+}
+
+/* nvmlSystemGetProcessName(pid, name, length): NVML reads a process's name
+ * from /proc where NVML runs (a container without the host's /proc gets no
+ * names: NVIDIA/nvidia-docker#1460), and the pids a guest sees are its own
+ * (the server shows each session process as its guest's process:
+ * specs/nvml/host.c). So the stub reads the name here, where the guest's
+ * processes run, by NVML's rule as observed: argv[0], the first string of
+ * /proc/PID/cmdline, cropped to length (nvml.h: "cropped to provided
+ * length"). tests/gpu/nvml.sh compares it with the real library's answer.
+ * NVML's own state comes first: before nvmlInit (on the server) it answers
+ * NVML_ERROR_UNINITIALIZED, which a count asks. */
+APIGEN_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
+{
+    unsigned int n;
+    nvmlReturn_t r = nvmlDeviceGetCount_v2(&n);
+    if (r == NVML_ERROR_UNINITIALIZED || r == NVML_ERROR_DRIVER_NOT_LOADED) return r;
+    if (!name || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? NVML_ERROR_NOT_FOUND
+             : errno == EACCES ? NVML_ERROR_NO_PERMISSION
+                               : NVML_ERROR_UNKNOWN;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0; /* argv[0]: up to the first NUL */
+    snprintf(name, length, "%s", buf);
+    return NVML_SUCCESS;
 }
