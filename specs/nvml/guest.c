@@ -108,6 +108,15 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t de
                                        &plist->numProcArrayEntries, plist->procArray);
 }
 
+/* nvmlDeviceReadPRMCounters_v1 (declared in nvml.h 13.4, not 13.0:
+ * apigen_nvml.h): the list carries no version; its array travels both ways. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device,
+                                                        nvmlPRMCounterList_v1_t *counterList)
+{
+    if (!counterList) return NVML_ERROR_INVALID_ARGUMENT;
+    return apigenNvmlReadPRMCounters(device, counterList->numCounters, counterList->counters);
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
                                                                  nvmlProcessesUtilizationInfo_t *info)
 {

@@ -375,3 +375,14 @@ nvmlReturn_t nvml_host_processes_utilization(apigen_call_ctx *cx, nvmlDevice_t d
     if (lastSeenTimeStamp) *lastSeenTimeStamp = out;
     return r;
 }
+
+/* nvmlDeviceReadPRMCounters_v1 (apigen_nvml.h): the list around the host's
+ * copy of the caller's counters */
+#pragma weak nvmlDeviceReadPRMCounters_v1
+nvmlReturn_t apigenNvmlReadPRMCounters(nvmlDevice_t device, unsigned int numCounters,
+                                       nvmlPRMCounter_v1_t *counters)
+{
+    if (!nvmlDeviceReadPRMCounters_v1) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvmlPRMCounterList_v1_t l = {.numCounters = numCounters, .counters = counters};
+    return nvmlDeviceReadPRMCounters_v1(device, &l);
+}

@@ -564,3 +564,25 @@ EXPORT nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int i, nvmlExclud
 {
     return nvmlGetExcludedDeviceInfoByIndex(i, info);
 }
+
+/* PRM counters (Blackwell only): GPU 0 has them, GPU 1 not. Link-down
+ * events of port P are 3 + P; any other counter is NOT_SUPPORTED in its
+ * own status, as NVML reports one it cannot read. */
+EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t d, nvmlPRMCounterList_v1_t *l)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && (!l || (l->numCounters && !l->counters))) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    if (d->index != 0) return NVML_ERROR_NOT_SUPPORTED;
+    for (unsigned i = 0; i < l->numCounters; i++) {
+        nvmlPRMCounter_v1_t *c = &l->counters[i];
+        if (c->counterId == 1) { /* NVML_PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS */
+            c->counterValue.status = NVML_SUCCESS;
+            c->counterValue.outputType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+            c->counterValue.outputValue.ullVal = 3 + c->inData.localPort;
+        } else {
+            c->counterValue.status = NVML_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return NVML_SUCCESS;
+}
