@@ -580,6 +580,46 @@ static void h_apigenNvmlProcessesUtilization(apigen_call_ctx *cx)
     }
 }
 
+static void h_apigenNvmlReadPRMCounters(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    unsigned int numCounters = {0};
+    nvmlPRMCounter_v1_t *counters = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint32_t v_numCounters;
+    const void *b_counters = NULL;
+    uint64_t l_counters = 0;
+    uint64_t n_counters = 0;
+    uint8_t p_counters = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numCounters)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numCounters"); return; }
+    numCounters = (unsigned int)v_numCounters;
+    if (!apigen_get_opt_bytes(cx->rd, &b_counters, &l_counters, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "counters"); return; }
+    if (b_counters != NULL) {
+        if (!apigen_mul_size((uint64_t)(numCounters), sizeof(nvmlPRMCounter_v1_t), &n_counters)) { apigen_reject(cx, APIGEN_TOO_LARGE, "counters"); return; }
+        if (l_counters != n_counters) { apigen_reject(cx, APIGEN_BAD_ARGS, "counters"); return; }
+        counters = apigen_scratch(cx, n_counters, 1);
+        if (counters == NULL) return;
+        memcpy(counters, b_counters, n_counters);
+    }
+    p_counters = b_counters != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenNvmlReadPRMCounters(device, numCounters, counters);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_counters) { /* counters */
+        k_ = ok_ ? n_counters : 0;
+        if (!apigen_put_bytes_ref(cx->wr, counters, k_)) return;
+    }
+}
+
 static void h_nvmlComputeInstanceDestroy(apigen_call_ctx *cx)
 {
     nvmlComputeInstance_t computeInstance = {0};
@@ -14729,10 +14769,11 @@ static void h_nvmlVgpuTypeGetResolution(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[382] = {
+static const char *const call_names_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
+    [NVML_CALL_apigenNvmlReadPRMCounters] = "apigenNvmlReadPRMCounters",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
     [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
@@ -15112,10 +15153,11 @@ static const char *const call_names_[382] = {
     [NVML_CALL_nvmlVgpuTypeGetNumDisplayHeads] = "nvmlVgpuTypeGetNumDisplayHeads",
     [NVML_CALL_nvmlVgpuTypeGetResolution] = "nvmlVgpuTypeGetResolution",
 };
-static const apigen_handler_fn handlers_[382] = {
+static const apigen_handler_fn handlers_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = h_apigenNvmlErrorString,
     [NVML_CALL_apigenNvmlProcessDetailList] = h_apigenNvmlProcessDetailList,
     [NVML_CALL_apigenNvmlProcessesUtilization] = h_apigenNvmlProcessesUtilization,
+    [NVML_CALL_apigenNvmlReadPRMCounters] = h_apigenNvmlReadPRMCounters,
     [NVML_CALL_nvmlComputeInstanceDestroy] = h_nvmlComputeInstanceDestroy,
     [NVML_CALL_nvmlComputeInstanceGetInfo] = h_nvmlComputeInstanceGetInfo,
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = h_nvmlComputeInstanceGetInfo_v2,

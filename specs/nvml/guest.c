@@ -59,8 +59,10 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
  * asked is logged once. APIGEN_NVML_EXPORT_TABLE=none answers
  * NVML_ERROR_NOT_SUPPORTED for every id (the stub's former answer, to see
  * what a tool does without the table); =probe answers nvidia-smi's id with
- * specs/nvml/probe.c's table of logging entries (an experiment). */
+ * specs/nvml/probe.c's table of logging entries (an experiment); =procs with
+ * specs/nvml/smiprocs.c's (its process lists served, another experiment). */
 const void *nvml_probe_table(void); /* probe.c */
+const void *nvml_procs_table(void); /* smiprocs.c */
 
 static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
                                                0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
@@ -81,18 +83,20 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
     const char *mode = getenv("APIGEN_NVML_EXPORT_TABLE");
     int give = memcmp(u, smi_table_id, 16) == 0 && !(mode && strcmp(mode, "none") == 0);
     int probe = give && mode && strcmp(mode, "probe") == 0;
+    int procs = give && mode && strcmp(mode, "procs") == 0;
     /* the id's bytes in memory order (as a GUID with its first three fields
      * little-endian: 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4 for nvidia-smi's) */
     if (fresh)
         apigen_log("nvmlInternalGetExportTable: %s "
                    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x%s",
                    probe  ? "answered with the probe table (APIGEN_NVML_EXPORT_TABLE=probe):"
+                   : procs ? "answered with the process-list experiment (APIGEN_NVML_EXPORT_TABLE=procs):"
                    : give ? "answered with an empty table (size 0, no entries):"
                           : "not supported: NVML's private table",
                    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
                    u[13], u[14], u[15], give ? "" : " is not forwarded");
     if (!give) return NVML_ERROR_NOT_SUPPORTED;
-    *table = probe ? nvml_probe_table() : (const void *)empty;
+    *table = probe ? nvml_probe_table() : procs ? nvml_procs_table() : (const void *)empty;
     return NVML_SUCCESS;
 }
 

@@ -10,6 +10,10 @@
  *                           for it ("=argv0" when it is the process's argv[0]
  *                           as /proc says); accounting stats by pid for
  *                           self, the holder and pid 1
+ *   procs smitable HOLDER_PID  through the stub with APIGEN_NVML_EXPORT_TABLE=procs
+ *                           (specs/nvml/smiprocs.c): nvidia-smi's private
+ *                           table, its handle-by-index entry (81) and process
+ *                           list entries (213-215) as nvidia-smi calls them
  * Entries are printed sorted by role, then pid. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -182,6 +186,60 @@ static int list(void)
     return 0;
 }
 
+/* exported by libnvidia-ml.so.1, declared in no header */
+nvmlReturn_t nvmlInternalGetExportTable(const void **table, const void *id);
+#pragma weak nvmlInternalGetExportTable
+
+static int smitable(void)
+{
+    static const unsigned char id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+                                         0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+    const void *t = NULL;
+    nvmlReturn_t r = nvmlInternalGetExportTable ? nvmlInternalGetExportTable(&t, id) : NVML_ERROR_FUNCTION_NOT_FOUND;
+    printf("table: %s\n", nvmlErrorString(r));
+    if (r != NVML_SUCCESS || !t) return 1;
+    const size_t *w = t;
+    printf("table entries: %zu\n", w[0] / sizeof(void *) - 1);
+    if (w[0] < 216 * sizeof(void *)) return 1;
+    nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t *, unsigned) = (nvmlReturn_t (*)(unsigned, nvmlDevice_t *, unsigned))w[81];
+    nvmlDevice_t d = NULL, pub = NULL;
+    r = by_index(0, &d, 0x22);
+    nvmlDeviceGetHandleByIndex_v2(0, &pub);
+    printf("entry 81 (index 0): %s, %s the public handle\n", nvmlErrorString(r), d == pub ? "is" : "is not");
+    printf("entry 81 (other flags): %s\n", nvmlErrorString(by_index(0, &d, 0)));
+    static unsigned char buf[4][4128];
+    for (unsigned k = 213; k <= 215; k++) {
+        nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, void *) = (nvmlReturn_t (*)(nvmlDevice_t, unsigned *, void *))w[k];
+        unsigned n = 4;
+        r = list(pub, &n, buf);
+        printf("entry %u: %s count %u\n", k, nvmlErrorString(r), r == NVML_SUCCESS ? n : 0);
+        row rw[4];
+        for (unsigned i = 0; r == NVML_SUCCESS && i < n && i < 4; i++) {
+            unsigned pid;
+            unsigned long long mem;
+            memcpy(&pid, buf[i], sizeof pid);
+            memcpy(&mem, buf[i] + 8, sizeof mem);
+            char want[256], m[300];
+            argv0(pid, want, sizeof want);
+            snprintf(m, sizeof m, " memory %llu inline name %s", mem,
+                     strcmp((char *)buf[i] + 32, want) == 0 ? "=argv0" : (char *)buf[i] + 32);
+            rw[i].role = role_of(pid);
+            rw[i].pid = pid;
+            snprintf(rw[i].text, sizeof rw[i].text, "%s%s", role_name(rw[i].role), m);
+        }
+        if (r == NVML_SUCCESS) print_rows(rw, n < 4 ? n : 4);
+    }
+    {
+        unsigned n = 1;
+        nvmlReturn_t (*list)(nvmlDevice_t, unsigned *, void *) = (nvmlReturn_t (*)(nvmlDevice_t, unsigned *, void *))w[213];
+        r = list(pub, &n, buf);
+        printf("entry 213 into 1: %s count %u\n", nvmlErrorString(r), n);
+    }
+    r = ((nvmlReturn_t (*)(void))w[100])();
+    printf("entry 100: %s\n", nvmlErrorString(r));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return fprintf(stderr, "usage: procs hold | procs list HOLDER_PID\n"), 2;
@@ -200,7 +258,7 @@ int main(int argc, char **argv)
         }
     } else {
         holder = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 0;
-        rc = list();
+        rc = strcmp(argv[1], "smitable") == 0 ? smitable() : list();
     }
     r = nvmlShutdown();
     printf("shutdown: %s\n", nvmlErrorString(r));

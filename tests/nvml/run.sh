@@ -12,7 +12,8 @@
 #       processes (APIGEN_FAKE_NVML_OTHERS: this shell's pid, a pid of the
 #       guest's own space too, and 4242) not shown; over shm (--isolation
 #       thread: one process for every session, none holding device memory)
-#       no process at all
+#       no process at all; and through APIGEN_NVML_EXPORT_TABLE=procs
+#       (specs/nvml/smiprocs.c) nvidia-smi's private process-list entries
 #   run.sh admin SERVER STUB_DIR FAKE_DIR PROGRAM
 #       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
@@ -109,6 +110,9 @@ procs)
     LD_LIBRARY_PATH=$stubdir hold forwarded
     LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
     frc=$?
+    # the process-list experiment of nvidia-smi's private table (smiprocs.c)
+    APIGEN_NVML_EXPORT_TABLE=procs LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
+        > "$tmp/smitable.out" 2> "$tmp/smitable.err"
     unhold
     unset APIGEN_SERVER
     [ "$frc" = 0 ] || fail "forwarded run exited $frc"
@@ -128,6 +132,14 @@ procs)
             diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
             fail "the process lists over $tp differ from native"
         fi
+        for l in "table entries: 215" "entry 81 (index 0): Success, is the public handle" \
+                 "entry 81 (other flags): Not Supported" "entry 213: Success count 2" "    self memory 1073741824 inline name =argv0" \
+                 "    holder memory 1073741824 inline name =argv0" "entry 214: Success count 0" \
+                 "entry 213 into 1: Insufficient Size count 2" "entry 100: Not Supported"; do
+            grep -qF "$l" "$tmp/smitable.out" || { cat "$tmp/smitable.out" "$tmp/smitable.err"; fail "APIGEN_NVML_EXPORT_TABLE=procs: no line '$l'"; }
+        done
+        [ "$(grep -c 'procs: entry 100 (byte offset 800) called' "$tmp/smitable.err")" = 1 ] ||
+            fail "the procs table's other entries do not log once"
         echo "PASS: procs over $tp: the guest sees itself and the holder by their own pids and names, as natively ($(grep -c '^    ' "$tmp/fwd.out") entries); the server's other processes not"
     fi
     ;;
