@@ -19,6 +19,10 @@
 #     (APIGEN_NVML_EXPORT_TABLE=probe; NVIDIA's mock says slots 213-215)
 #   - the native process name of the holder from nvmlSystemGetProcessName vs
 #     /proc/PID/cmdline's argv[0] (the rule the stub uses)
+#   - the same views through APIGEN_NVML_EXPORT_TABLE=procs (specs/nvml/smiprocs.c:
+#     the stub serves nvidia-smi's private process-list entries 213-215 and
+#     81, every other entry up to 215 logs and refuses): whether nvidia-smi
+#     then shows the guest's process, and which entries it called
 #
 #   tests/gpu/nvml-procs.sh            (from the repository root)
 # Environment: BUILD (default build-gpu-nvml), CUDA_ARCH (default sm_90),
@@ -90,13 +94,16 @@ hold() {
 }
 unhold() { exec 3>&-; wait "$hpid" 2>/dev/null; hpid=; }
 # views TAG [env...]: every view of the processes, the holder's pid as HOLDER
+# ($logs/VIEW.TAG.out; stderr in VIEW.TAG.err)
 views() {
     tag=$1; shift
     h=$hpid
-    env "$@" "$smi" --query-compute-apps=pid,process_name,used_memory --format=csv,noheader > "$logs/csv.$tag.raw" 2>&1
-    env "$@" "$smi" > "$logs/smi.$tag.raw" 2>&1
-    env "$@" "$smi" -q -d PIDS > "$logs/pids.$tag.raw" 2>&1
-    env "$@" "$build/nvml_procs_gpu" list "$h" > "$logs/procs.$tag.raw" 2>&1
+    # (stderr apart: the stub's log lines are not the tool's output)
+    env "$@" "$smi" --query-compute-apps=pid,process_name,used_memory --format=csv,noheader \
+        > "$logs/csv.$tag.raw" 2> "$logs/csv.$tag.err"
+    env "$@" "$smi" > "$logs/smi.$tag.raw" 2> "$logs/smi.$tag.err"
+    env "$@" "$smi" -q -d PIDS > "$logs/pids.$tag.raw" 2> "$logs/pids.$tag.err"
+    env "$@" "$build/nvml_procs_gpu" list "$h" > "$logs/procs.$tag.raw" 2> "$logs/procs.$tag.err"
     for v in csv smi pids procs; do
         sed "s/\b$h\b/HOLDER/g" "$logs/$v.$tag.raw" > "$logs/$v.$tag.out"
     done
@@ -145,9 +152,21 @@ for iso in process thread; do
         APIGEN_NVML_EXPORT_TABLE=probe APIGEN_SERVER="unix://$sock/f.sock" LD_LIBRARY_PATH="$stub" \
             "$smi" --query-compute-apps=pid,process_name,used_memory --format=csv > "$logs/csv.probe.out" 2> "$logs/csv.probe.err"
         echo "--query-compute-apps with the probe table: exit $?" >> "$logs/smi.probe.rc"
+        # the process-list experiment: the same views with the private
+        # process-list entries served (reported, not judged)
+        views procs APIGEN_NVML_EXPORT_TABLE=procs APIGEN_SERVER="unix://$sock/f.sock" LD_LIBRARY_PATH="$stub"
+        APIGEN_NVML_EXPORT_TABLE=procs APIGEN_SERVER="unix://$sock/f.sock" LD_LIBRARY_PATH="$stub" \
+            "$smi" -q > "$logs/smi_q.procs.out" 2> "$logs/smi_q.procs.err"
+        echo "nvidia-smi -q with the procs table: exit $?" >> "$logs/smi.probe.rc"
+        env APIGEN_NVML_EXPORT_TABLE=procs APIGEN_SERVER="unix://$sock/f.sock" LD_LIBRARY_PATH="$stub" \
+            "$smi" topo -m > "$logs/topo.procs.out" 2> "$logs/topo.procs.err"
+        echo "nvidia-smi topo -m with the procs table: exit $?" >> "$logs/smi.probe.rc"
     fi
     unhold
     kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null; spid=
+    if [ "$iso" = process ]; then
+        for v in csv box pidsbox; do cmp_row "$v" procs || true; done
+    fi
     for v in procs csv box pidsbox; do
         if ! cmp_row "$v" "$iso"; then
             [ "$iso" = process ] && { [ "$v" = procs ] || [ "$v" = csv ]; } && fails=$((fails + 1))
@@ -170,6 +189,10 @@ done
             grep -i 'process\|accounting\|pids' | sort | uniq -c | sed 's/^/  /'
     done
     cat "$logs/smi.probe.rc"
+    echo "Processes box with APIGEN_NVML_EXPORT_TABLE=procs:"; sed 's/^/  /' "$logs/box.procs.out"
+    echo "entries nvidia-smi called with the procs table (first call of each, in order; see *.procs.err):"
+    cat "$logs"/*.procs.err 2>/dev/null | sed -n 's/.*procs: entry \([0-9]*\) .*/\1/p' | tr '\n' ' ' | sed 's/^/  /; s/$/\n/'
+    cat "$logs"/*.procs.err 2>/dev/null | grep 'procs: entry \(81\|21[345]\)' | sed 's/^apigen\[[^]]*\]: /  /' | sort -u
     echo "private entries nvidia-smi called for its process views (probe, call order):"
     cat "$logs/smi.probe.err" "$logs/csv.probe.err" | sed -n 's/.*probe: entry \([0-9]*\) .*/\1/p' | tr '\n' ' ' | sed 's/^/  /; s/$/\n/'
 } >> "$table"
