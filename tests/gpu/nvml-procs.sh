@@ -8,7 +8,8 @@
 #   - nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader
 #   - plain nvidia-smi's Processes rows, nvidia-smi -q -d PIDS
 #   - tests/nvml/procs.c (every public process list, the holder's pid and
-#     name, nvmlSystemGetProcessName of itself compared with argv[0])
+#     name, nvmlSystemGetProcessName of itself compared with argv[0]) and
+#     tests/nvml/pynvml_procs.py (pynvml's lists; "SKIP" both sides without it)
 # Each output has the holder's pid replaced by HOLDER, so native and forwarded
 # compare line by line; the table says identical / differs. Recorded as well
 # (reported, not judged):
@@ -27,8 +28,8 @@
 #   tests/gpu/nvml-procs.sh            (from the repository root)
 # Environment: BUILD (default build-gpu-nvml), CUDA_ARCH (default sm_90),
 # NVML_INCLUDE (as tests/gpu/nvml.sh), OUT (logs to $OUT/nvml-procs), KEEP=1.
-# Exit status 0 when procs.c and --query-compute-apps are identical (HOLDER
-# for the pid) under --isolation process.
+# Exit status 0 when procs.c, pynvml_procs.py and --query-compute-apps are
+# identical (HOLDER for the pid) under --isolation process.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -68,6 +69,11 @@ nvcc -cudart shared -arch="$arch" -O2 -o "$build/nvml_hold" tests/gpu/nvml_hold.
     { cat "$logs/nvcc.log"; exit 1; }
 gcc -O2 -I"$inc" -o "$build/nvml_procs_gpu" tests/nvml/procs.c -L"$libdir" -l:libnvidia-ml.so.1 \
     > "$logs/gcc.log" 2>&1 || { cat "$logs/gcc.log"; exit 1; }
+# pynvml: installed, or nvidia-ml-py's wheel carried in .whl/ (as tests/gpu/nvml.sh)
+if ! python3 -c 'import pynvml' 2>/dev/null; then
+    pw=$(ls "$root"/.whl/nvidia_ml_py-*.whl 2>/dev/null | head -n 1)
+    [ -n "$pw" ] && PYTHONPATH=$pw${PYTHONPATH:+:$PYTHONPATH} && export PYTHONPATH
+fi
 stub=$build/stub
 server=$build/examples/cuda/apigen-server-cuda-family
 sock=$(mktemp -d "${TMPDIR:-/tmp}/nvml-procs-sock.XXXXXX")
@@ -104,7 +110,8 @@ views() {
     env "$@" "$smi" > "$logs/smi.$tag.raw" 2> "$logs/smi.$tag.err"
     env "$@" "$smi" -q -d PIDS > "$logs/pids.$tag.raw" 2> "$logs/pids.$tag.err"
     env "$@" "$build/nvml_procs_gpu" list "$h" > "$logs/procs.$tag.raw" 2> "$logs/procs.$tag.err"
-    for v in csv smi pids procs; do
+    env "$@" python3 tests/nvml/pynvml_procs.py "$h" > "$logs/pynvml.$tag.raw" 2> "$logs/pynvml.$tag.err"
+    for v in csv smi pids procs pynvml; do
         sed "s/\b$h\b/HOLDER/g" "$logs/$v.$tag.raw" > "$logs/$v.$tag.out"
     done
     # the Processes box only (the rest moves from moment to moment)
@@ -167,9 +174,9 @@ for iso in process thread; do
     if [ "$iso" = process ]; then
         for v in csv box pidsbox; do cmp_row "$v" procs || true; done
     fi
-    for v in procs csv box pidsbox; do
+    for v in procs pynvml csv box pidsbox; do
         if ! cmp_row "$v" "$iso"; then
-            [ "$iso" = process ] && { [ "$v" = procs ] || [ "$v" = csv ]; } && fails=$((fails + 1))
+            [ "$iso" = process ] && { [ "$v" = procs ] || [ "$v" = pynvml ] || [ "$v" = csv ]; } && fails=$((fails + 1))
         fi
     done
 done

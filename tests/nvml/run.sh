@@ -97,6 +97,9 @@ procs)
     LD_LIBRARY_PATH=$fakedir hold native
     LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" list "$hpid" > "$tmp/native.out" 2> "$tmp/native.err"
     nrc=$?
+    # pynvml too, where it is installed (PYNVML: the script; exit 77 without it)
+    pyrc=77
+    [ -n "${PYNVML:-}" ] && { LD_LIBRARY_PATH=$fakedir timeout 60 python3 "$PYNVML" "$hpid" > "$tmp/py-native.out" 2> "$tmp/py-native.err"; pyrc=$?; }
     unhold
     [ "$nrc" = 0 ] || fail "native run exited $nrc"
     grep -q '^    self name =argv0 memory ' "$tmp/native.out" && grep -q '^    holder name =argv0 memory ' "$tmp/native.out" ||
@@ -110,6 +113,7 @@ procs)
     LD_LIBRARY_PATH=$stubdir hold forwarded
     LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
     frc=$?
+    [ "$pyrc" = 0 ] && LD_LIBRARY_PATH=$stubdir timeout 60 python3 "$PYNVML" "$hpid" > "$tmp/py-fwd.out" 2> "$tmp/py-fwd.err"
     # the process-list experiment of nvidia-smi's private table (smiprocs.c)
     APIGEN_NVML_EXPORT_TABLE=procs LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
         > "$tmp/smitable.out" 2> "$tmp/smitable.err"
@@ -128,6 +132,11 @@ procs)
         done
         echo "PASS: procs over shm (--isolation thread): no process shown (none holds device memory), names by argv[0]"
     else
+        if [ "$pyrc" = 0 ] && ! cmp -s "$tmp/py-native.out" "$tmp/py-fwd.out"; then
+            diff -u "$tmp/py-native.out" "$tmp/py-fwd.out" | sed 's/^/  /'
+            fail "pynvml's process lists over $tp differ from native"
+        fi
+        [ "$pyrc" = 0 ] && { grep -q '^    holder name =argv0 memory ' "$tmp/py-fwd.out" || fail "pynvml does not see the holder"; }
         if ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
             diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
             fail "the process lists over $tp differ from native"
@@ -140,7 +149,7 @@ procs)
         done
         [ "$(grep -c 'procs: entry 100 (byte offset 800) called' "$tmp/smitable.err")" = 1 ] ||
             fail "the procs table's other entries do not log once"
-        echo "PASS: procs over $tp: the guest sees itself and the holder by their own pids and names, as natively ($(grep -c '^    ' "$tmp/fwd.out") entries); the server's other processes not"
+        echo "PASS: procs over $tp: the guest sees itself and the holder by their own pids and names, as natively ($(grep -c '^    ' "$tmp/fwd.out") entries$([ "$pyrc" = 0 ] && echo ", pynvml too")); the server's other processes not"
     fi
     ;;
 admin)
