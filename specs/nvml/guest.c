@@ -103,6 +103,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
 /* Structs that point to the caller's array: their fields travel as the
  * arguments of an internal call (apigen_nvml.h), the array as an array. The
  * stub knows version 1 of each only (the header it was made from). */
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
                                                                  nvmlProcessDetailList_t *plist)
 {
@@ -111,6 +112,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t de
     return apigenNvmlProcessDetailList(device, plist->version, plist->mode,
                                        &plist->numProcArrayEntries, plist->procArray);
 }
+#endif
 
 /* nvmlDeviceReadPRMCounters_v1 (declared in nvml.h 13.4, not 13.0:
  * apigen_nvml.h): the list carries no version; its array travels both ways. */
@@ -121,6 +123,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device,
     return apigenNvmlReadPRMCounters(device, counterList->numCounters, counterList->counters);
 }
 
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
                                                                  nvmlProcessesUtilizationInfo_t *info)
 {
@@ -129,6 +132,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t de
     return apigenNvmlProcessesUtilization(device, info->version, &info->lastSeenTimeStamp,
                                           &info->processSamplesCount, info->procUtilArray);
 }
+#endif
 
 /* nvmlSystemGetProcessName(pid, name, length): NVML reads a process's name
  * from /proc where NVML runs (a container without the host's /proc gets no

@@ -121,8 +121,12 @@ nvmlReturn_t nvml_host_compute_instance_get_info_v2(apigen_call_ctx *cx,
 #pragma weak nvmlDeviceGetAccountingStats
 #pragma weak nvmlDeviceGetEncoderSessions
 #pragma weak nvmlDeviceGetFBCSessions
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList
 #pragma weak nvmlDeviceGetRunningProcessDetailList
+#endif
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo
 #pragma weak nvmlDeviceGetProcessesUtilizationInfo
+#endif
 
 #define GUESTS_MAX 64 /* guest processes one server process stands for */
 
@@ -329,6 +333,7 @@ nvmlReturn_t nvml_host_process_utilization(apigen_call_ctx *cx, nvmlDevice_t dev
  * The struct's fields came as arguments; the library gets a struct around
  * the host's array, and the list is shown as above. */
 
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList /* nvml.h of CUDA 12.2 on */
 static nvmlReturn_t call_detail_list(const plist *l, unsigned int *n, void *b)
 {
     nvmlProcessDetailList_t d = {.version = l->version, .mode = l->mode,
@@ -350,6 +355,9 @@ nvmlReturn_t nvml_host_process_detail_list(apigen_call_ctx *cx, nvmlDevice_t dev
     return guest_list(cx, &l, count, procs);
 }
 
+#endif
+
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo /* 12.4 on */
 static nvmlReturn_t call_processes_utilization(const plist *l, unsigned int *n, void *b)
 {
     nvmlProcessesUtilizationInfo_t u = {.version = l->version, .processSamplesCount = n ? *n : 0,
@@ -375,6 +383,7 @@ nvmlReturn_t nvml_host_processes_utilization(apigen_call_ctx *cx, nvmlDevice_t d
     if (lastSeenTimeStamp) *lastSeenTimeStamp = out;
     return r;
 }
+#endif
 
 /* nvmlDeviceReadPRMCounters_v1 (apigen_nvml.h): the list around the host's
  * copy of the caller's counters */

@@ -57,6 +57,13 @@ static nvmlReturn_t handle_by_index(unsigned int index, nvmlDevice_t *out, unsig
 
 static nvmlReturn_t process_list(unsigned word, nvmlDevice_t dev, unsigned int *count, void *array)
 {
+#ifndef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList /* nvml.h before CUDA 12.2 */
+    (void)dev, (void)count, (void)array;
+    if (!atomic_exchange(&called[word], 1))
+        apigen_log("nvmlInternalGetExportTable procs: entry %u (process list) refused: this stub's "
+                   "nvml.h has no nvmlDeviceGetRunningProcessDetailList", word);
+    return NVML_ERROR_NOT_SUPPORTED;
+#else
     nvmlProcessDetail_v1_t pd[64];
     nvmlProcessDetailList_t l = {.version = nvmlProcessDetailList_v1, .mode = word - 213,
                                  .numProcArrayEntries = 64, .procArray = pd};
@@ -80,6 +87,7 @@ static nvmlReturn_t process_list(unsigned word, nvmlDevice_t dev, unsigned int *
         apigen_log("nvmlInternalGetExportTable procs: entry %u (process list, mode %u) answered %d "
                    "with %u entries", word, word - 213, (int)r, n);
     return r;
+#endif
 }
 
 static nvmlReturn_t w213(nvmlDevice_t d, unsigned int *c, void *a) { return process_list(213, d, c, a); }
