@@ -196,12 +196,16 @@ void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m)
     s->mx = m;
 }
 
+/* under g_mu: rt_sessions_of_space reads them from other sessions' threads */
 void rt_session_set_guest(struct apigen_session *s, uint64_t pid, const char *pidns)
 {
+    pthread_mutex_lock(&g_mu);
     s->guest_pid = pid;
     snprintf(s->pidns, sizeof s->pidns, "%s", pidns ? pidns : "");
+    pthread_mutex_unlock(&g_mu);
 }
 
+/* set once, before the session's first call: its own calls read it unlocked */
 uint64_t rt_session_guest(const struct apigen_session *s, const char **pidns)
 {
     if (pidns)
