@@ -10,7 +10,8 @@
 #       tcp (--isolation process) the same lines (each session process shown
 #       as its guest process, the name by argv[0]), and the server's other
 #       processes (APIGEN_FAKE_NVML_OTHERS: this shell's pid, a pid of the
-#       guest's own space too, and 4242) not shown; over shm (--isolation
+#       guest's own space too, and 4242) not shown, nor the holder to a guest
+#       of another pid space (APIGEN_PID_SPACE); over shm (--isolation
 #       thread: one process for every session, none holding device memory)
 #       no process at all; and through APIGEN_NVML_EXPORT_TABLE=procs
 #       (specs/nvml/smiprocs.c) nvidia-smi's private process-list entries
@@ -114,6 +115,9 @@ procs)
     LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
     frc=$?
     [ "$pyrc" = 0 ] && LD_LIBRARY_PATH=$stubdir timeout 60 python3 "$PYNVML" "$hpid" > "$tmp/py-fwd.out" 2> "$tmp/py-fwd.err"
+    # a guest of another pid space (APIGEN_PID_SPACE) sees its own process only
+    APIGEN_PID_SPACE=elsewhere LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" \
+        > "$tmp/elsewhere.out" 2> "$tmp/elsewhere.err"
     # the process-list experiment of nvidia-smi's private table (smiprocs.c)
     APIGEN_NVML_EXPORT_TABLE=procs LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
         > "$tmp/smitable.out" 2> "$tmp/smitable.err"
@@ -141,6 +145,10 @@ procs)
             diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
             fail "the process lists over $tp differ from native"
         fi
+        grep -q '^    holder' "$tmp/elsewhere.out" && fail "a guest of another pid space saw the holder"
+        grep -q '^    self name =argv0 memory ' "$tmp/elsewhere.out" || fail "a guest of another pid space does not see itself"
+        grep -q '^accounting stats of holder: Not Found$' "$tmp/elsewhere.out" ||
+            fail "a guest of another pid space got the holder's accounting stats"
         for l in "table entries: 215" "entry 81 (index 0): Success, is the public handle" \
                  "entry 81 (other flags): Not Supported" "entry 213: Success count 2" "    self memory 1073741824 inline name =argv0" \
                  "    holder memory 1073741824 inline name =argv0" "entry 214: Success count 0" \
