@@ -139,7 +139,9 @@ struct plist {
     size_t elem, pid_off;                   /* entry size, offset of its unsigned int pid */
     long mem_off, mem2_off;                 /* its unsigned long long memory figures, -1: none */
     bool per_process;                       /* figures of the process (hidden when shared) */
-    bool merge;                             /* one entry per pid (memory summed) */
+    bool merge;                             /* one entry per pid (memory summed) ... */
+    long mig_off;                           /* ... and MIG instance (gpuInstanceId and
+                                               computeInstanceId, 8 bytes here; -1: none) */
     nvmlReturn_t empty;                     /* the library's answer for an empty list */
 };
 
@@ -200,8 +202,9 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
             unsigned char *d = NULL;
             for (size_t q = 0; l->merge && q < m && !d; q++) {
                 unsigned int p;
-                memcpy(&p, seen + q * l->elem + l->pid_off, sizeof p);
-                if (p == gp) d = seen + q * l->elem;
+                unsigned char *o = seen + q * l->elem;
+                memcpy(&p, o + l->pid_off, sizeof p);
+                if (p == gp && (l->mig_off < 0 || memcmp(o + l->mig_off, e + l->mig_off, 8) == 0)) d = o;
             }
             if (d) { /* the same guest process twice (two sessions): one entry */
                 add_mem(d, l->mem_off, e);
@@ -237,7 +240,11 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
     return r;
 }
 
-/* nvmlDeviceGet{Compute,Graphics,MPSCompute}RunningProcesses{,_v2,_v3} */
+/* nvmlDeviceGet{Compute,Graphics,MPSCompute}RunningProcesses{,_v2,_v3}; the
+ * first version's entries have no MIG instance */
+#define MIG_OFF(T) (sizeof(T) > sizeof(nvmlProcessInfo_v1_t) ? (long)offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) : -1L)
+_Static_assert(offsetof(nvmlProcessInfo_v2_t, computeInstanceId) ==
+               offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) + 4, "MIG ids side by side");
 #define RUNNING(name, fn, T)                                                                    \
     static nvmlReturn_t call_##name(const plist *l, unsigned int *n, void *b)                   \
     {                                                                                           \
@@ -251,7 +258,7 @@ static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int
         if (!fn) return NVML_ERROR_FUNCTION_NOT_FOUND;                                          \
         plist l = {.call = call_##name, .dev = device, .elem = sizeof(T),                       \
                    .pid_off = offsetof(T, pid), .mem_off = offsetof(T, usedGpuMemory),          \
-                   .mem2_off = -1, .merge = true, .empty = NVML_SUCCESS};                       \
+                   .mem2_off = -1, .merge = true, .mig_off = MIG_OFF(T), .empty = NVML_SUCCESS}; \
         return guest_list(cx, &l, n, infos);                                                    \
     }
 RUNNING(compute_procs, nvmlDeviceGetComputeRunningProcesses, nvmlProcessInfo_v1_t)
@@ -277,7 +284,7 @@ RUNNING(mps_procs_v3, nvmlDeviceGetMPSComputeRunningProcesses_v3, nvmlProcessInf
     {                                                                                           \
         if (!fn) return NVML_ERROR_FUNCTION_NOT_FOUND;                                          \
         plist l = {.call = call_##name, .dev = device, .elem = sizeof(T),                       \
-                   .pid_off = offsetof(T, pid), .mem_off = -1, .mem2_off = -1,                  \
+                   .pid_off = offsetof(T, pid), .mem_off = -1, .mem2_off = -1, .mig_off = -1,   \
                    .per_process = true, .empty = NVML_SUCCESS};                                 \
         return guest_list(cx, &l, n, infos);                                                    \
     }
@@ -293,8 +300,8 @@ nvmlReturn_t nvml_host_accounting_pids(apigen_call_ctx *cx, nvmlDevice_t device,
 {
     if (!nvmlDeviceGetAccountingPids) return NVML_ERROR_FUNCTION_NOT_FOUND;
     plist l = {.call = call_accounting_pids, .dev = device, .elem = sizeof(unsigned int),
-               .pid_off = 0, .mem_off = -1, .mem2_off = -1, .per_process = true, .merge = true,
-               .empty = NVML_SUCCESS};
+               .pid_off = 0, .mem_off = -1, .mem2_off = -1, .mig_off = -1, .per_process = true,
+               .merge = true, .empty = NVML_SUCCESS};
     return guest_list(cx, &l, count, pids);
 }
 
@@ -325,7 +332,7 @@ nvmlReturn_t nvml_host_process_utilization(apigen_call_ctx *cx, nvmlDevice_t dev
     plist l = {.call = call_process_utilization, .dev = device,
                .since = lastSeenTimeStamp, .elem = sizeof *utilization,
                .pid_off = offsetof(nvmlProcessUtilizationSample_t, pid), .mem_off = -1,
-               .mem2_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
+               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
     return guest_list(cx, &l, count, utilization);
 }
 
@@ -334,6 +341,8 @@ nvmlReturn_t nvml_host_process_utilization(apigen_call_ctx *cx, nvmlDevice_t dev
  * the host's array, and the list is shown as above. */
 
 #ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList /* nvml.h of CUDA 12.2 on */
+_Static_assert(offsetof(nvmlProcessDetail_v1_t, computeInstanceId) ==
+               offsetof(nvmlProcessDetail_v1_t, gpuInstanceId) + 4, "MIG ids side by side");
 static nvmlReturn_t call_detail_list(const plist *l, unsigned int *n, void *b)
 {
     nvmlProcessDetailList_t d = {.version = l->version, .mode = l->mode,
@@ -351,7 +360,8 @@ nvmlReturn_t nvml_host_process_detail_list(apigen_call_ctx *cx, nvmlDevice_t dev
                .elem = sizeof *procs, .pid_off = offsetof(nvmlProcessDetail_v1_t, pid),
                .mem_off = offsetof(nvmlProcessDetail_v1_t, usedGpuMemory),
                .mem2_off = offsetof(nvmlProcessDetail_v1_t, usedGpuCcProtectedMemory),
-               .merge = true, .empty = NVML_SUCCESS};
+               .merge = true, .mig_off = offsetof(nvmlProcessDetail_v1_t, gpuInstanceId),
+               .empty = NVML_SUCCESS};
     return guest_list(cx, &l, count, procs);
 }
 
@@ -378,7 +388,7 @@ nvmlReturn_t nvml_host_processes_utilization(apigen_call_ctx *cx, nvmlDevice_t d
     plist l = {.call = call_processes_utilization, .dev = device, .version = version,
                .since = since, .since_out = &out, .elem = sizeof *procs,
                .pid_off = offsetof(nvmlProcessUtilizationInfo_v1_t, pid), .mem_off = -1,
-               .mem2_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
+               .mem2_off = -1, .mig_off = -1, .per_process = true, .empty = NVML_ERROR_NOT_FOUND};
     nvmlReturn_t r = guest_list(cx, &l, count, procs);
     if (lastSeenTimeStamp) *lastSeenTimeStamp = out;
     return r;
