@@ -6,6 +6,8 @@
 
 #include <nvml.h>
 
+#include "nvml_features.h"
+
 /* nvmlErrorString(result) of the server's library, copied into buf
  * (length bytes, NUL-terminated). */
 nvmlReturn_t apigenNvmlErrorString(nvmlReturn_t result, char *buf, unsigned int length);
@@ -15,13 +17,17 @@ nvmlReturn_t apigenNvmlErrorString(nvmlReturn_t result, char *buf, unsigned int 
  * struct's fields as arguments: *count is the room in the array in and the
  * number of entries out (also with NVML_ERROR_INSUFFICIENT_SIZE); the host
  * rebuilds the struct around its own array. */
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList /* nvml.h of CUDA 12.2 on */
 nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version,
                                          unsigned int mode, unsigned int *count,
                                          nvmlProcessDetail_v1_t *procs);
+#endif
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo /* 12.4 on */
 nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version,
                                             unsigned long long *lastSeenTimeStamp,
                                             unsigned int *count,
                                             nvmlProcessUtilizationInfo_v1_t *procs);
+#endif
 
 /* Exported by libnvidia-ml.so.1 (driver 580.159.04:
  * tests/nvml/libnvidia-ml.exports), declared in no nvml.h of 13.0 (the header

@@ -97,6 +97,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
 /* Structs that point to the caller's array: their fields travel as the
  * arguments of an internal call (apigen_nvml.h), the array as an array. The
  * stub knows version 1 of each only (the header it was made from). */
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
                                                                  nvmlProcessDetailList_t *plist)
 {
@@ -105,7 +106,9 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t de
     return apigenNvmlProcessDetailList(device, plist->version, plist->mode,
                                        &plist->numProcArrayEntries, plist->procArray);
 }
+#endif
 
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
                                                                  nvmlProcessesUtilizationInfo_t *info)
 {
@@ -114,3 +117,4 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t de
     return apigenNvmlProcessesUtilization(device, info->version, &info->lastSeenTimeStamp,
                                           &info->processSamplesCount, info->procUtilArray);
 }
+#endif

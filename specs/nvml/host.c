@@ -90,6 +90,7 @@ nvmlReturn_t nvml_host_compute_instance_get_info_v2(apigen_call_ctx *cx,
 
 /* ---- process lists behind a struct's pointer (apigen_nvml.h) ----------------- */
 
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList
 nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version,
                                          unsigned int mode, unsigned int *count,
                                          nvmlProcessDetail_v1_t *procs)
@@ -100,7 +101,9 @@ nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int versi
     if (count) *count = l.numProcArrayEntries;
     return r;
 }
+#endif
 
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo
 nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version,
                                             unsigned long long *lastSeenTimeStamp,
                                             unsigned int *count,
@@ -115,3 +118,4 @@ nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int ve
     if (lastSeenTimeStamp) *lastSeenTimeStamp = u.lastSeenTimeStamp;
     return r;
 }
+#endif
