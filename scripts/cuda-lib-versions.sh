@@ -67,13 +67,21 @@ for v in "$@"; do
     # the first has the library
     d="" incs="" rc=0
     for r in $reqs; do
+        sub=""
+        case $r in *:*) sub=${r##*:} r=${r%:*} ;; esac
         w=$cache/v$v/$(echo "${r%%==*}" | sed 's/^nvidia-//; s/-cu[0-9]*$//')
         wheel_unpack "$r" "$w"
         rc=$?
         if [ $rc = 77 ]; then wheel_offline "$r"; break; fi
         [ $rc = 0 ] || { echo "FAIL: $v: cannot unpack $r into $w"; break; }
         [ -z "$d" ] && d=$w req=$r
-        incs="$incs -I $w/include"
+        if [ -n "$sub" ]; then
+            # WHEEL:DIR: a folder holding only include/DIR of the wheel
+            [ -e "$w/only-$sub/$sub" ] || { mkdir -p "$w/only-$sub" && ln -sfn "$w/include/$sub" "$w/only-$sub/$sub"; }
+            incs="$incs -I $w/only-$sub"
+        else
+            incs="$incs -I $w/include"
+        fi
     done
     if [ $rc = 77 ]; then [ $status = 1 ] || status=77; continue; fi
     [ $rc = 0 ] || { status=1; continue; }
