@@ -3495,17 +3495,6 @@ APIGEN_EXPORT cublasStatus_t cublasLtAlgoCharacteristicGetAttribute(void)
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-/* cublasLtClearNvjetCache: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtClearNvjetCache(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtClearNvjetCache: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
 /* cublasLtCtxInit: exported by the vendor's library but declared in no header (spec
  * `api.private_symbols`): its signature is unknown, so no argument is read. */
 APIGEN_EXPORT cublasStatus_t cublasLtCtxInit(void)
@@ -3513,17 +3502,6 @@ APIGEN_EXPORT cublasStatus_t cublasLtCtxInit(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cublasLtCtxInit: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-/* cublasLtGetEnvironmentMode: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtGetEnvironmentMode(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtGetEnvironmentMode: not supported: %s",
                    "an undocumented entry point that no cuBLASLt header declares");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -3550,17 +3528,6 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttributeRange(void)
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-/* cublasLtSetEnvironmentMode: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtSetEnvironmentMode(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtSetEnvironmentMode: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
 /* cublasLtShutdownCtx: exported by the vendor's library but declared in no header (spec
  * `api.private_symbols`): its signature is unknown, so no argument is read. */
 APIGEN_EXPORT cublasStatus_t cublasLtShutdownCtx(void)
@@ -3568,6 +3535,39 @@ APIGEN_EXPORT cublasStatus_t cublasLtShutdownCtx(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cublasLtShutdownCtx: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtClearNvjetCache: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtClearNvjetCache(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtClearNvjetCache: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtGetEnvironmentMode: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtGetEnvironmentMode(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtGetEnvironmentMode: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtSetEnvironmentMode: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtSetEnvironmentMode(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtSetEnvironmentMode: not supported: %s",
                    "an undocumented entry point that no cuBLASLt header declares");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
