@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086  # $incs, $libs, $tp_libs, $strict, CFLAGS: lists of words
 # One spec of a CUDA library (or NVML), many CUDA releases: for each VERSION,
 # takes the API's headers and library from NVIDIA's wheel of that release
 # (scripts/cuda-lib-wheels.txt says which wheel; the runtime's headers, which
@@ -102,7 +103,6 @@ for v in "$@"; do
     # "declaration changed under an annotation" (review) errors still write
     # the output, anything else (an undecided function, an annotation that
     # matches nothing: --strict) writes nothing
-    # shellcheck disable=SC2086
     "$apigen" "$spec" $incs -o "$out" --strict --compare "$root/generated/$api" \
         >"$work/apigen.out" 2>"$work/apigen.err"
     if [ ! -f "$out/${api}_stub.c" ]; then
@@ -117,7 +117,6 @@ for v in "$@"; do
         model=$out/${api}_model.txt
         soname=$(sed -n 's/^api	[^	]*	[^	]*	soname=\([^	]*\).*/\1/p' "$model")
         # 2. the stub, against this version's headers only
-        # shellcheck disable=SC2086
         if ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 -fPIC -shared -fvisibility=hidden $strict -o "$work/$soname" \
             -I "$out" $incs -I "$S" -I "$root/runtime" "$out/${api}_stub.c" $guest_srcs \
             "$guest_lib" $tp_libs -lpthread -Wl,-soname,"$soname" \
@@ -150,7 +149,6 @@ for v in "$@"; do
             srv="server not built (APIGEN_BUILD_SERVER=0)"
         elif [ ! -f "$host_lib" ]; then
             srv="server not built (no $host_lib)"
-        # shellcheck disable=SC2086
         elif ! $cc ${APIGEN_STUB_CFLAGS:-} -std=c11 -O1 $strict -o "$work/apigen-server-$api" \
             -I "$out" $incs -I "$S" -I "$root/runtime" -I "$root/transports" \
             "$out/${api}_server.c" "$out/${api}_server_main.c" $host_srcs \

@@ -1,3 +1,4 @@
+# shellcheck shell=sh disable=SC2154,SC2012  # $cache comes from the sourcing script; wheel names are plain
 # Sourced by the version scripts (scripts/cuda-versions.sh,
 # cuda-driver-versions.sh, cuda-lib-versions.sh): NVIDIA's wheels from PyPI,
 # downloaded once into the cache and unpacked there.
@@ -47,7 +48,7 @@ wheel_unpack() {
         rm -rf "$2" && mkdir -p "$2/x" "$2/include" "$2/lib" || exit 1
         (cd "$2/x" && unzip -q -o "$_wf" '*/include/*' '*/lib/*.so*' 2>/dev/null
          [ $? -le 11 ]) || exit 1   # 11: a pattern matched nothing (a wheel without lib/)
-        for _wd in $(find "$2/x" -type d -name include); do cp -r "$_wd/." "$2/include/" || exit 1; done
+        find "$2/x" -type d -name include -exec sh -c 'cp -r "$1/." "$2/include/"' _ {} "$2" \; || exit 1
         find "$2/x" -path '*/lib/*.so*' -type f -exec cp {} "$2/lib/" \; || exit 1
         rm -rf "$2/x" && touch "$2/.ready"
     ) 9>"$cache/.locks/$(echo "${1%%==*}" | tr - _)"
