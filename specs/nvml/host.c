@@ -175,7 +175,6 @@ static nvmlReturn_t whole_list(const plist *l, void **all, unsigned int *n)
     }
     return r;
 }
-#endif
 
 static nvmlReturn_t guest_list(apigen_call_ctx *cx, const plist *l, unsigned int *count, void *out)
 {
