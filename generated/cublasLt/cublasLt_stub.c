@@ -26,6 +26,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtLoggerForceDisable(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -113,6 +117,27 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, algo, n_algo)) goto nomem; /* algo */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle))
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)computeDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)D)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Ddesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -120,6 +145,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -204,6 +233,24 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle))
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -211,6 +258,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -259,6 +310,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtStatusText(cublasStatus_t status, int
         ret_ = (cublasStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -312,6 +367,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
             lightHandle[i_] = (cublasLtHandle_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -350,6 +409,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -413,6 +476,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t
             emulationDesc[i_] = (cublasLtEmulationDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -451,6 +518,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -505,6 +576,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescGetAttribute(cublasLtEmulation
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -563,6 +638,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescSetAttribute(cublasLtEmulation
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -639,6 +718,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int *
         ret_ = (cublasStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -716,6 +799,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t *capacity
         ret_ = (cublasStatus_t)v_;
     }
     if (capacity != NULL && !apigen_get_into(&call_.rd, capacity, n_capacity, NULL)) goto bad; /* capacity */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -756,6 +843,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheSetCapacity(size_t capacity)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -792,6 +883,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerOpenFile(const char *logFile)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -848,6 +943,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetLevel(int level)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -884,6 +983,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetMask(int mask)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -940,6 +1043,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1003,6 +1110,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t lightHandl
         ret_ = (cublasStatus_t)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1061,6 +1172,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLt
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1113,6 +1228,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmul
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1180,6 +1299,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
     }
     if (heuristicResultsArray != NULL && !apigen_get_into(&call_.rd, heuristicResultsArray, n_heuristicResultsArray, NULL)) goto bad; /* heuristicResultsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1241,6 +1364,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(cublasLtHandle_t lightHand
     }
     if (algoIdsArray != NULL && !apigen_get_into(&call_.rd, algoIdsArray, n_algoIdsArray, NULL)) goto bad; /* algoIdsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1296,6 +1423,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1352,6 +1483,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
             matmulDesc[i_] = (cublasLtMatmulDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1391,6 +1526,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1445,6 +1584,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1499,6 +1642,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((attr != CUBLASLT_MATMUL_DESC_POINTER_MODE) && (attr != CUBLASLT_MATMUL_DESC_SCALE_TYPE)) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1506,6 +1659,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1557,6 +1714,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
             pref[i_] = (cublasLtMatmulPreference_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1595,6 +1756,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1649,6 +1814,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmul
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1700,6 +1869,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)pref))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1707,6 +1886,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1762,6 +1945,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
             matLayout[i_] = (cublasLtMatrixLayout_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1800,6 +1987,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1854,6 +2045,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayo
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1909,6 +2104,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matLayout))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1916,6 +2121,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1969,6 +2178,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescCreate(cubl
             transformDesc[i_] = (cublasLtMatrixTransformDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2008,6 +2221,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescDestroy(cub
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2062,6 +2279,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2115,6 +2336,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((attr != CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE) && (attr != CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2122,6 +2353,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3693,6 +3928,6 @@ const apigen_api cublasLt_api = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUBLASLT_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .family = "cuda",
 };
