@@ -677,6 +677,11 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
             sb_printf(&b, "apigen_vouch_id(&call_, %s))", id);
             free(id);
         } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
+                   !a->map_fn && a->extent && !a->destroys) {
+            /* the extent too: one past the allocation goes sync (the server refuses it) */
+            sb_printf(&b, "%sapigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)%s, (uint64_t)(%s))",
+                      n++ ? "\n        && " : "", names[i], a->extent->text);
+        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
                    !a->map_fn) {
             sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",
                       n++ ? "\n        && " : "", names[i]);

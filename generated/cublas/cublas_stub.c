@@ -30816,7 +30816,7 @@ APIGEN_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
     if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)

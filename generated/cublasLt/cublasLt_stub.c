@@ -129,7 +129,7 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
             && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)D)
             && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Ddesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);

@@ -16354,7 +16354,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)devPtr, (uint64_t)(count ? (1) : (0)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -16413,7 +16413,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)devPtr, (uint64_t)(count ? (1) : (0)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);

@@ -1091,8 +1091,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedMean)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedInvVariance)
             && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -1437,8 +1437,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveMean)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveInvVariance)
             && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -1795,7 +1795,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
             && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
             && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
         st_ = apigen_call_async(&call_);
@@ -1899,7 +1899,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
             && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
             && ((uint64_t)(uintptr_t)dwDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dwDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dw)) {
         st_ = apigen_call_async(&call_);
@@ -2013,7 +2013,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
             && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
             && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)z)
             && ((uint64_t)(uintptr_t)biasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)biasDesc))
@@ -2122,7 +2122,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
             && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -4445,7 +4445,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutBackward(cudnnHandle_t handle, const cud
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
             && ((uint64_t)(uintptr_t)dxdesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxdesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -4517,7 +4517,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutForward(cudnnHandle_t handle, const cudn
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)ydesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ydesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -10021,8 +10021,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedMean)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedInvVariance)
             && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workSpace)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -10277,8 +10277,8 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)zData)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yData)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)reserveSpace)) {
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -11174,7 +11174,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
     if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
             && ((uint64_t)(uintptr_t)reduceTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)reduceTensorDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)indices)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)workspace)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
             && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && ((uint64_t)(uintptr_t)cDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)cDesc))
