@@ -301,7 +301,7 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const vo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -383,7 +383,7 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx_64(cublasHandle_t handle, int64_t n, c
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -494,7 +494,7 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -575,7 +575,7 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -672,7 +672,7 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -734,7 +734,7 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -801,7 +801,7 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -869,7 +869,7 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -1375,7 +1375,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -1477,7 +1477,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -1578,7 +1578,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam(cublasHandle_t handle, cublasOperation_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -1679,7 +1679,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam_64(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -1887,7 +1887,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m(cublasHandle_t handle, cublasOperatio
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -1990,7 +1990,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched(cublasHandle_t handle, cublasO
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -2093,7 +2093,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched_64(cublasHandle_t handle, cubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -2198,7 +2198,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx(cublasHandle_t handle, cublasOperat
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -2303,7 +2303,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx_64(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -2409,7 +2409,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched(cublasHandle_t handle, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -2515,7 +2515,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched_64(cublasHandle_t handl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -2617,7 +2617,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m_64(cublasHandle_t handle, cublasOpera
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -2720,7 +2720,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -2823,7 +2823,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -2928,7 +2928,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx(cublasHandle_t handle, cublasOperatio
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3033,7 +3033,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx_64(cublasHandle_t handle, cublasOpera
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3139,7 +3139,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3245,7 +3245,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3347,7 +3347,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3449,7 +3449,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -3589,7 +3589,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -3690,7 +3690,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -3794,7 +3794,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -3898,7 +3898,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -3998,7 +3998,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -4098,7 +4098,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -4281,7 +4281,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2(cublasHandle_t handle, int m, int n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -4367,7 +4367,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2_64(cublasHandle_t handle, int64_t m,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -4490,7 +4490,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2(cublasHandle_t handle, int m, int n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -4576,7 +4576,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2_64(cublasHandle_t handle, int64_t m,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -4644,7 +4644,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrfBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -4712,7 +4712,7 @@ APIGEN_EXPORT cublasStatus_t cublasCgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
@@ -4913,7 +4913,7 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -5013,7 +5013,7 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -5154,7 +5154,7 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -5255,7 +5255,7 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -5392,7 +5392,7 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -5491,7 +5491,7 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -5648,7 +5648,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -5734,7 +5734,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -5875,7 +5875,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -5976,7 +5976,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -6059,7 +6059,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -6141,7 +6141,7 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -6277,7 +6277,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6376,7 +6376,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6475,7 +6475,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6574,7 +6574,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6671,7 +6671,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6768,7 +6768,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -6868,7 +6868,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -6969,7 +6969,7 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -7104,7 +7104,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -7202,7 +7202,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -7356,7 +7356,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -7441,7 +7441,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -7523,7 +7523,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -7604,7 +7604,7 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -7672,7 +7672,7 @@ APIGEN_EXPORT cublasStatus_t cublasCmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -7737,7 +7737,7 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -7801,7 +7801,7 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -7982,7 +7982,7 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2(cublasHandle_t handle, int n, cuCompl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -8076,7 +8076,7 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -8347,7 +8347,7 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8424,7 +8424,7 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8551,7 +8551,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2(cublasHandle_t handle, int n, cuComp
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -8645,7 +8645,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -8753,7 +8753,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2(cublasHandle_t handle, int n, const
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8830,7 +8830,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2_64(cublasHandle_t handle, int64_t n
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8926,7 +8926,7 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2(cublasHandle_t handle, int n, cuComp
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -8988,7 +8988,7 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -9125,7 +9125,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -9226,7 +9226,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -9325,7 +9325,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -9424,7 +9424,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -9510,7 +9510,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -9596,7 +9596,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -9737,7 +9737,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -9838,7 +9838,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -9921,7 +9921,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -10003,7 +10003,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -10139,7 +10139,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10238,7 +10238,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10337,7 +10337,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10436,7 +10436,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10533,7 +10533,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10630,7 +10630,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -10730,7 +10730,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -10831,7 +10831,7 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -10937,7 +10937,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11003,7 +11003,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11105,7 +11105,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11171,7 +11171,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11269,7 +11269,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11333,7 +11333,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11431,7 +11431,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11495,7 +11495,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11557,7 +11557,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -11681,7 +11681,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -11771,7 +11771,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -11875,7 +11875,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -11940,7 +11940,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -12062,7 +12062,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched(cublasHandle_t handle, cublasSid
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -12149,7 +12149,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -12235,7 +12235,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -12321,7 +12321,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -12424,7 +12424,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -12489,7 +12489,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -12551,7 +12551,7 @@ APIGEN_EXPORT cublasStatus_t cublasCtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -12840,7 +12840,7 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -12921,7 +12921,7 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -13018,7 +13018,7 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -13080,7 +13080,7 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -13147,7 +13147,7 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -13215,7 +13215,7 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -13587,7 +13587,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -13689,7 +13689,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -13790,7 +13790,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam(cublasHandle_t handle, cublasOperation_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -13891,7 +13891,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam_64(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -14100,7 +14100,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -14203,7 +14203,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -14324,7 +14324,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched(cublasHandle_t handle, co
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -14445,7 +14445,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched_64(cublasHandle_t handle,
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -14551,7 +14551,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -14657,7 +14657,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -14759,7 +14759,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -14861,7 +14861,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -15001,7 +15001,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -15102,7 +15102,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -15206,7 +15206,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -15310,7 +15310,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -15410,7 +15410,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -15510,7 +15510,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -15693,7 +15693,7 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2(cublasHandle_t handle, int m, int n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -15779,7 +15779,7 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2_64(cublasHandle_t handle, int64_t m, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -15847,7 +15847,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrfBatched(cublasHandle_t handle, int n, d
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -15915,7 +15915,7 @@ APIGEN_EXPORT cublasStatus_t cublasDgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
@@ -16046,7 +16046,7 @@ APIGEN_EXPORT cublasStatus_t cublasDmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -16642,7 +16642,7 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2(cublasHandle_t handle, int n, double 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -16736,7 +16736,7 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -17025,7 +17025,7 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2(cublasHandle_t handle, int n, double
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -17106,7 +17106,7 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -17430,7 +17430,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -17530,7 +17530,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -17639,7 +17639,7 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -17716,7 +17716,7 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -17849,7 +17849,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -17947,7 +17947,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -18101,7 +18101,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -18186,7 +18186,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -18268,7 +18268,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -18349,7 +18349,7 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -18446,7 +18446,7 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2(cublasHandle_t handle, int n, double
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -18508,7 +18508,7 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -18645,7 +18645,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -18746,7 +18746,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -18883,7 +18883,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -18982,7 +18982,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -19139,7 +19139,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -19225,7 +19225,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -19366,7 +19366,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -19467,7 +19467,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -19550,7 +19550,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -19632,7 +19632,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -19766,7 +19766,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -19863,7 +19863,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -19963,7 +19963,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -20064,7 +20064,7 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -20170,7 +20170,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20236,7 +20236,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20338,7 +20338,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20404,7 +20404,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20502,7 +20502,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20566,7 +20566,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20664,7 +20664,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20728,7 +20728,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -20790,7 +20790,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -20914,7 +20914,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -21004,7 +21004,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -21108,7 +21108,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -21173,7 +21173,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -21295,7 +21295,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched(cublasHandle_t handle, cublasSid
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -21382,7 +21382,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -21468,7 +21468,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -21554,7 +21554,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -21657,7 +21657,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -21722,7 +21722,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -21784,7 +21784,7 @@ APIGEN_EXPORT cublasStatus_t cublasDtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -22289,7 +22289,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOp
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -22394,7 +22394,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cubla
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -22498,7 +22498,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -22602,7 +22602,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperat
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -22724,7 +22724,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx(cublasHandle_t handle, c
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -22849,7 +22849,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(cublasHandle_t handle
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -22960,7 +22960,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, c
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -23068,7 +23068,7 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -24510,7 +24510,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched(cublasHandle_t handle, cublasO
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -24611,7 +24611,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched_64(cublasHandle_t handle, cubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -24715,7 +24715,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched(cublasHandle_t handle, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -24819,7 +24819,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched_64(cublasHandle_t handl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -24920,7 +24920,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched(cublasHandle_t handle, cublasO
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -25021,7 +25021,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched_64(cublasHandle_t handle, cubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -25125,7 +25125,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched(cublasHandle_t handle, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -25229,7 +25229,7 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched_64(cublasHandle_t handl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -25331,7 +25331,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -25434,7 +25434,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -25537,7 +25537,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -25643,7 +25643,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -25749,7 +25749,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -25851,7 +25851,7 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm_64(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -27873,7 +27873,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -27968,7 +27968,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -28163,7 +28163,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx(cublasHandle_t handle, int n, void *x,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -28245,7 +28245,7 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx_64(cublasHandle_t handle, int64_t n, v
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -28663,7 +28663,7 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -28744,7 +28744,7 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -28825,7 +28825,7 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const vo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -28902,7 +28902,7 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx_64(cublasHandle_t handle, int64_t n, c
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -29351,7 +29351,7 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -29413,7 +29413,7 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -29480,7 +29480,7 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -29548,7 +29548,7 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -30153,7 +30153,7 @@ APIGEN_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))) {
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -30530,7 +30530,7 @@ APIGEN_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStrea
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)streamId)) goto nomem; /* streamId */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)streamId == (uint64_t)0 || (uint64_t)(uintptr_t)streamId == (uint64_t)1 || (uint64_t)(uintptr_t)streamId == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)streamId))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -30815,7 +30815,7 @@ APIGEN_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *
     if (!apigen_put_u64(call_.wr, (uint64_t)workspaceSizeInBytes)) goto nomem; /* workspaceSizeInBytes */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -30953,7 +30953,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -31055,7 +31055,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -31156,7 +31156,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -31257,7 +31257,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam_64(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -31466,7 +31466,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -31569,7 +31569,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -31674,7 +31674,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperatio
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -31779,7 +31779,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOpera
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -31900,7 +31900,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched(cublasHandle_t handle, co
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -32021,7 +32021,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched_64(cublasHandle_t handle,
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -32127,7 +32127,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -32233,7 +32233,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -32335,7 +32335,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -32437,7 +32437,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -32577,7 +32577,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -32678,7 +32678,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -32782,7 +32782,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -32886,7 +32886,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -32986,7 +32986,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -33086,7 +33086,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -33269,7 +33269,7 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2(cublasHandle_t handle, int m, int n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -33355,7 +33355,7 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2_64(cublasHandle_t handle, int64_t m, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -33423,7 +33423,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrfBatched(cublasHandle_t handle, int n, f
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -33491,7 +33491,7 @@ APIGEN_EXPORT cublasStatus_t cublasSgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
@@ -33659,7 +33659,7 @@ APIGEN_EXPORT cublasStatus_t cublasSmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -33963,7 +33963,7 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2(cublasHandle_t handle, int n, float *
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -34057,7 +34057,7 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -34346,7 +34346,7 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2(cublasHandle_t handle, int n, float 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -34427,7 +34427,7 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -34751,7 +34751,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -34851,7 +34851,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -34960,7 +34960,7 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -35037,7 +35037,7 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -35170,7 +35170,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -35268,7 +35268,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -35422,7 +35422,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -35507,7 +35507,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -35589,7 +35589,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -35670,7 +35670,7 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -35767,7 +35767,7 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2(cublasHandle_t handle, int n, float 
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -35829,7 +35829,7 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -35966,7 +35966,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -36067,7 +36067,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -36204,7 +36204,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -36303,7 +36303,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -36460,7 +36460,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -36546,7 +36546,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -36687,7 +36687,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -36788,7 +36788,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -36871,7 +36871,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -36953,7 +36953,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -37087,7 +37087,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -37184,7 +37184,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -37284,7 +37284,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -37385,7 +37385,7 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -37491,7 +37491,7 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37557,7 +37557,7 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37659,7 +37659,7 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37725,7 +37725,7 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37823,7 +37823,7 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37887,7 +37887,7 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -37985,7 +37985,7 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -38049,7 +38049,7 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -38111,7 +38111,7 @@ APIGEN_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -38235,7 +38235,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -38325,7 +38325,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -38429,7 +38429,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -38494,7 +38494,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -38616,7 +38616,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched(cublasHandle_t handle, cublasSid
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -38703,7 +38703,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -38789,7 +38789,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -38875,7 +38875,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -38978,7 +38978,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -39043,7 +39043,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -39105,7 +39105,7 @@ APIGEN_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -39169,7 +39169,7 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx(cublasHandle_t handle, int n, void *x,
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -39233,7 +39233,7 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx_64(cublasHandle_t handle, int64_t n, v
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -39330,7 +39330,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched(cublasHandle_t handle, cublasO
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -39431,7 +39431,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched_64(cublasHandle_t handle, cubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -39535,7 +39535,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched(cublasHandle_t handle, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -39639,7 +39639,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched_64(cublasHandle_t handl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -39740,7 +39740,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched(cublasHandle_t handle, cublasO
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -39841,7 +39841,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched_64(cublasHandle_t handle, cubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -39945,7 +39945,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched(cublasHandle_t handle, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -40049,7 +40049,7 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched_64(cublasHandle_t handl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -40253,7 +40253,7 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -40334,7 +40334,7 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -40431,7 +40431,7 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -40493,7 +40493,7 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -40560,7 +40560,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -40628,7 +40628,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -41120,7 +41120,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2(cublasHandle_t handle, int n, cuDoub
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -41214,7 +41214,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -41322,7 +41322,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2(cublasHandle_t handle, int n, const
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -41399,7 +41399,7 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2_64(cublasHandle_t handle, int64_t n
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -41540,7 +41540,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -41642,7 +41642,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -41743,7 +41743,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -41844,7 +41844,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam_64(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42052,7 +42052,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperatio
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42154,7 +42154,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOpera
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42257,7 +42257,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -42360,7 +42360,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
@@ -42466,7 +42466,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42572,7 +42572,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42674,7 +42674,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42776,7 +42776,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -42916,7 +42916,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched(cublasHandle_t handle, cublasOpe
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -43017,7 +43017,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
@@ -43121,7 +43121,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched(cublasHandle_t handle, cu
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -43225,7 +43225,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched_64(cublasHandle_t handle,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -43325,7 +43325,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2(cublasHandle_t handle, cublasOperati
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -43425,7 +43425,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2_64(cublasHandle_t handle, cublasOper
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -43608,7 +43608,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2(cublasHandle_t handle, int m, int n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -43694,7 +43694,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2_64(cublasHandle_t handle, int64_t m,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -43817,7 +43817,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2(cublasHandle_t handle, int m, int n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -43903,7 +43903,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2_64(cublasHandle_t handle, int64_t m,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -43971,7 +43971,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrfBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -44039,7 +44039,7 @@ APIGEN_EXPORT cublasStatus_t cublasZgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
@@ -44240,7 +44240,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -44340,7 +44340,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -44481,7 +44481,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -44582,7 +44582,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -44719,7 +44719,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -44818,7 +44818,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -44975,7 +44975,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -45061,7 +45061,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -45202,7 +45202,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -45303,7 +45303,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -45386,7 +45386,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -45468,7 +45468,7 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -45602,7 +45602,7 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -45699,7 +45699,7 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -45799,7 +45799,7 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -45900,7 +45900,7 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -46035,7 +46035,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -46133,7 +46133,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -46287,7 +46287,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -46372,7 +46372,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
@@ -46454,7 +46454,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -46535,7 +46535,7 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);
@@ -46603,7 +46603,7 @@ APIGEN_EXPORT cublasStatus_t cublasZmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
@@ -46729,7 +46729,7 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2(cublasHandle_t handle, int n, cuDoubl
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -46823,7 +46823,7 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2_64(cublasHandle_t handle, int64_t n, 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -47094,7 +47094,7 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2(cublasHandle_t handle, int n, const 
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -47171,7 +47171,7 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2_64(cublasHandle_t handle, int64_t n,
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -47267,7 +47267,7 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2(cublasHandle_t handle, int n, cuDoub
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -47329,7 +47329,7 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -47466,7 +47466,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -47567,7 +47567,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -47666,7 +47666,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -47765,7 +47765,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
@@ -47851,7 +47851,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -47937,7 +47937,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
@@ -48078,7 +48078,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -48179,7 +48179,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2_64(cublasHandle_t handle, cublasFil
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -48262,7 +48262,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2(cublasHandle_t handle, cublasFillMode
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -48344,7 +48344,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2_64(cublasHandle_t handle, cublasFillM
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -48478,7 +48478,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2(cublasHandle_t handle, cublasFillMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -48575,7 +48575,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2_64(cublasHandle_t handle, cublasFill
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
         st_ = apigen_call_async(&call_);
@@ -48675,7 +48675,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx(cublasHandle_t handle, cublasFillMode_
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -48776,7 +48776,7 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx_64(cublasHandle_t handle, cublasFillMo
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -48882,7 +48882,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -48948,7 +48948,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49050,7 +49050,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49116,7 +49116,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49214,7 +49214,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49278,7 +49278,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49376,7 +49376,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49440,7 +49440,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49502,7 +49502,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
         st_ = apigen_call_async(&call_);
@@ -49626,7 +49626,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -49716,7 +49716,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
@@ -49820,7 +49820,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -49885,7 +49885,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -50007,7 +50007,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched(cublasHandle_t handle, cublasSid
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -50094,7 +50094,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched_64(cublasHandle_t handle, cublas
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -50180,7 +50180,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideMod
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -50266,7 +50266,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2_64(cublasHandle_t handle, cublasSide
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
         st_ = apigen_call_async(&call_);
@@ -50369,7 +50369,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -50434,7 +50434,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
         st_ = apigen_call_async(&call_);
@@ -50496,7 +50496,7 @@ APIGEN_EXPORT cublasStatus_t cublasZtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
         st_ = apigen_call_async(&call_);

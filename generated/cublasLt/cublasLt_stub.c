@@ -119,16 +119,16 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
     if (!apigen_put_opt_bytes_ref(call_.wr, algo, n_algo)) goto nomem; /* algo */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle))
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)computeDesc))
+    if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
+            && (((uint64_t)(uintptr_t)computeDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)computeDesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc))
+            && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc))
+            && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc))
+            && (((uint64_t)(uintptr_t)Cdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)D)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Ddesc))
+            && (((uint64_t)(uintptr_t)Ddesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Ddesc)))
             && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
@@ -235,14 +235,14 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
     }
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle))
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc))
+    if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
+            && (((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc))
+            && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc))
+            && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc))
+            && (((uint64_t)(uintptr_t)Cdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -1644,7 +1644,7 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((attr != CUBLASLT_MATMUL_DESC_POINTER_MODE) && (attr != CUBLASLT_MATMUL_DESC_SCALE_TYPE)) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc))) {
+    if (((sizeInBytes == 4) && (((((((attr == CUBLASLT_MATMUL_DESC_TRANSA) || (attr == CUBLASLT_MATMUL_DESC_TRANSB)) || (attr == CUBLASLT_MATMUL_DESC_TRANSC)) || (attr == CUBLASLT_MATMUL_DESC_FILL_MODE)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE)) || (attr == CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)) || (attr == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE))) && (((uint64_t)(uintptr_t)matmulDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -1871,7 +1871,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)pref))) {
+    if (((((attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) && (sizeInBytes == 8)) || ((((((attr == CUBLASLT_MATMUL_PREF_SEARCH_MODE) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES)) && (sizeInBytes == 4)))) && (((uint64_t)(uintptr_t)pref != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)pref)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2106,7 +2106,7 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matLayout))) {
+    if (((((((attr == CUBLASLT_MATRIX_LAYOUT_TYPE) || (attr == CUBLASLT_MATRIX_LAYOUT_ORDER)) || (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)) && (sizeInBytes == 4)) || (((((attr == CUBLASLT_MATRIX_LAYOUT_ROWS) || (attr == CUBLASLT_MATRIX_LAYOUT_COLS)) || (attr == CUBLASLT_MATRIX_LAYOUT_LD)) || (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)) && (sizeInBytes == 8)))) && (((uint64_t)(uintptr_t)matLayout != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matLayout)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -2338,7 +2338,7 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((attr != CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE) && (attr != CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc))) {
+    if (((attr != CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE) && (attr != CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)) && (((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)

@@ -115,7 +115,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle, cudnnA
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
@@ -208,7 +208,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnAc
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -295,7 +295,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void *alp
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
             && ((uint64_t)(uintptr_t)cDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)cDesc))
@@ -491,7 +491,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBacke
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)variantPack)) goto nomem; /* variantPack */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)executionPlan == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)executionPlan))
             && ((uint64_t)(uintptr_t)variantPack == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)variantPack))) {
         st_ = apigen_call_async(&call_);
@@ -919,7 +919,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
@@ -1072,7 +1072,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -1189,7 +1189,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -1297,7 +1297,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -1422,7 +1422,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
             && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
@@ -1692,7 +1692,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, c
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
             && ((uint64_t)(uintptr_t)dbDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dbDesc))
@@ -1789,7 +1789,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
@@ -1893,7 +1893,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
@@ -2007,7 +2007,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
     if (!apigen_put_opt_bytes_ref(call_.wr, alpha2, n_alpha2)) goto nomem; /* alpha2 */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
@@ -2116,7 +2116,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
@@ -4264,7 +4264,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationBackward(cudnnHandle_t han
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -4365,7 +4365,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationForward(cudnnHandle_t hand
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -4439,7 +4439,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutBackward(cudnnHandle_t handle, const cud
     if (!apigen_put_u64(call_.wr, (uint64_t)reserveSpaceSizeInBytes)) goto nomem; /* reserveSpaceSizeInBytes */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)dropoutDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dropoutDesc))
             && ((uint64_t)(uintptr_t)dydesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dydesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
@@ -4511,7 +4511,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutForward(cudnnHandle_t handle, const cudn
     if (!apigen_put_u64(call_.wr, (uint64_t)reserveSpaceSizeInBytes)) goto nomem; /* reserveSpaceSizeInBytes */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)dropoutDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dropoutDesc))
             && ((uint64_t)(uintptr_t)xdesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xdesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -9412,7 +9412,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorD
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)colBuffer)) goto nomem; /* colBuffer */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
@@ -9567,7 +9567,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, c
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
@@ -9661,7 +9661,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cu
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -10001,7 +10001,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -10130,7 +10130,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(cudnnHandle_t han
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)normScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normScaleBiasDesc))
@@ -10261,7 +10261,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
             && ((uint64_t)(uintptr_t)normScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normScaleBiasDesc))
@@ -10379,7 +10379,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTen
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)opTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)opTensorDesc))
             && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
@@ -10515,7 +10515,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cud
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)poolingDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)poolingDesc))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
@@ -10608,7 +10608,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudn
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)poolingDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)poolingDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -11171,7 +11171,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)reduceTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)reduceTensorDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)indices)
             && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
@@ -11354,7 +11354,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnScaleTensor(cudnnHandle_t handle, const cudnnTe
     if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -12682,7 +12682,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t st
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)streamId)) goto nomem; /* streamId */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)streamId == (uint64_t)0 || (uint64_t)(uintptr_t)streamId == (uint64_t)1 || (uint64_t)(uintptr_t)streamId == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)streamId))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -12751,7 +12751,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTens
     if (!apigen_put_opt_bytes_ref(call_.wr, valuePtr, n_valuePtr)) goto nomem; /* valuePtr */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);
@@ -13122,7 +13122,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoft
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
             && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
@@ -13212,7 +13212,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftm
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -13275,7 +13275,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t ha
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dtheta)) goto nomem; /* dtheta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dgrid)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dtheta)) {
@@ -13337,7 +13337,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorForward(cudnnHandle_t han
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)grid)) goto nomem; /* grid */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)theta)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)grid)) {
@@ -13452,7 +13452,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, 
     if (!apigen_put_opt_bytes_ref(call_.wr, betaDgrid, n_betaDgrid)) goto nomem; /* betaDgrid */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -13547,7 +13547,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle, c
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
@@ -13637,7 +13637,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformFilter(cudnnHandle_t handle, const cud
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)transDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transDesc))
             && ((uint64_t)(uintptr_t)srcDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcData)
@@ -13724,7 +13724,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const voi
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
@@ -13812,7 +13812,7 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensorEx(cudnnHandle_t handle, const c
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle))
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
             && ((uint64_t)(uintptr_t)transDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transDesc))
             && ((uint64_t)(uintptr_t)srcDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcDesc))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcData)
