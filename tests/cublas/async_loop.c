@@ -77,6 +77,16 @@ int main(void)
     /* a GEMM the library refuses; its error comes back at the call or at the next one */
     cublasStatus_t bad = cublasSgemm_v2(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, K, &one, dA, K, dB, K,
                                         &one, dC, M);
+    /* beside it, a queued runtime call the server refuses (a destroyed event;
+     * the fake runtime accepts it natively): each API's error goes to that
+     * API's next sync call, neither hides the other (stderr: forwarded only) */
+    cudaEvent_t ev;
+    CK(cudaEventCreate(&ev));
+    CK(cudaEventDestroy(ev));
+    cudaError_t rec = cudaEventRecord(ev, stream);
+    cudaError_t rt_next = cudaStreamSynchronize(stream);
+    fprintf(stderr, "the runtime's error beside the queued cuBLAS one: %s\n",
+            cudaGetErrorName(rec != cudaSuccess ? rec : rt_next));
     cudaStream_t got = NULL;
     cublasStatus_t next = cublasGetStream_v2(h, &got);
     cublasStatus_t after = cublasGetStream_v2(h, &got);

@@ -51,6 +51,12 @@ frc=$?
 cmp -s "$tmp/native.out" "$tmp/fwd.out" || { diff -u "$tmp/native.out" "$tmp/fwd.out"; fail "outputs differ"; }
 grep -q "^reported by: the call$" "$tmp/native.err" || fail "natively the refused call did not return its error"
 grep -q "^reported by: the next call$" "$tmp/fwd.err" || fail "forwarded the refused call was not queued (it returned its error itself)"
+# a program that also queues a runtime call the server refuses: its error
+# reaches the runtime's next call while cuBLAS's waits for cuBLAS's
+if grep -q "^the runtime's error beside" "$tmp/fwd.err"; then
+    grep -q "^the runtime's error beside the queued cuBLAS one: cudaErrorInvalidResourceHandle$" "$tmp/fwd.err" ||
+        fail "the queued runtime call's error was lost or misrouted beside the queued cuBLAS error"
+fi
 loops=$(sed -n 's/^\([0-9][0-9]*\) x (.*/\1/p' "$tmp/fwd.out" | head -1)
 [ -n "$loops" ] || fail "no loop line"
 total=$(grep -c "apigen wire \[[0-9]*\]: rt " "$tmp/guest.trace")
