@@ -68,6 +68,11 @@ enum apigen_frame_flags {
     APIGEN_F_OUTPUT = 1u << 7,   /* server -> guest, ahead of a sync call's reply: bytes the
                                     session process wrote to its stdout (payload: u8 1, then
                                     the bytes), for the guest's stdout (runtime/output.c) */
+    APIGEN_F_LANES = 1u << 8,    /* the bulk's data (F_BULK: its n bytes; F_STREAM: the whole
+                                    payload) is not on this connection: it travels cut in
+                                    pieces over the connection's lanes (runtime/lanes.c), the
+                                    rest of the payload here; only after both ends agreed on
+                                    lanes in their handshakes */
 };
 
 typedef struct apigen_frame_hdr {
@@ -637,6 +642,26 @@ bool apigen_privileged(apigen_call_ctx *cx, const char *fn, const char *reason);
 /* The server's flags: --OPTION given for an API's privileged_option. */
 void apigen_privileged_allow(const char *option);
 
+/* Guest processes (procs.c). A device's process list on the server names
+ * server processes, which mean nothing to a guest: host code that forwards
+ * such lists shows each session process as the guest process it serves (its
+ * pid as that guest sees it, sent in the handshake). A guest sees the session
+ * processes of guests of its own pid space only (its own, and other guest
+ * processes of the same machine or container: they see each other's pids
+ * natively too); any other process (another machine's guests, the server's
+ * own processes, anything that is not an apigen session) is not shown.
+ * apigen_guest_pids: the guest processes server process spid stands for, as
+ * cx's guest sees them, up to max in gpid; the number (0: hide it). *shared:
+ * spid serves several sessions (--isolation thread), so what NVML & co.
+ * measure of it (memory, utilization) is not any one guest's: under
+ * --isolation thread each session of the guest's pid space that holds device
+ * memory is named. apigen_server_pid: the reverse, for a call that takes a
+ * guest's pid: the server process of guest process gpid, 0 when it is none
+ * the guest may see; *shared as above. */
+unsigned apigen_guest_pids(apigen_call_ctx *cx, uint64_t spid, uint64_t *gpid, unsigned max,
+                           bool *shared);
+uint64_t apigen_server_pid(apigen_call_ctx *cx, uint64_t gpid, bool *shared);
+
 /* Record what the real function returned (for deferred async errors). */
 void apigen_result(apigen_call_ctx *cx, int64_t api_error);
 /* Hand-written host code: the error the call returns (apigen_result) is one it
@@ -782,7 +807,10 @@ void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
  * (apigen_set_host_memory). A buffer argument lying inside it travels as
  * (offset, length), not as bytes; the handler gets a pointer into the
  * server's mapping. alloc carves page-aligned blocks (NULL: no server took
- * the arena, or it is full: use plain memory); free returns false for a
+ * the arena, or it is full: use plain memory), each inside one segment the
+ * servers registered before alloc returned (a synchronous request when it
+ * opens a segment: call it where the thread builds no call); free (never
+ * a request) returns false for a
  * pointer it did not hand out. peer_addr: the address of p in api's
  * server's mapping, for APIs that pass host pointers by value (0: [p, p+n)
  * is not inside the arena or api's server did not take it). */
@@ -888,6 +916,37 @@ int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirro
  * the host wrote and marks every mirror stale for an unnamed queue, which
  * only a synchronization of everything (APIGEN_SYNC_ALL) clears. */
 void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
+
+/* ---- twins (twin.c): the application's memory a device allocation stands for
+ * A range of the application's own memory (stack, heap: never taken over,
+ * unlike a mirror) that a device allocation at dev stands for (an API that
+ * maps host memory for its device). A twin copy of the range, as last
+ * moved, tells what changed on either side. apigen_twin_push (before
+ * device work) sends what the application changed: io(dev_addr, buf, len,
+ * true); apigen_twin_wrote (after device work that may write [dev, dev+n);
+ * dev 0: every range) marks ranges stale; apigen_twin_sync (after a
+ * successful synchronization; all_done: every queue finished) reads each
+ * stale range back with io(dev_addr, buf, len, false) and writes the bytes
+ * the device changed into the range, keeping bytes the application wrote
+ * meanwhile; only all_done clears staleness. io returns 0 or the API's
+ * error, which stops the walk and is returned; APIGEN_TWIN_NO_MEMORY: the
+ * runtime ran out of memory. apigen_twin_add: 0, EINVAL or ENOMEM.
+ * apigen_twin_remove reads back a stale range first and gives the
+ * allocation's address for the API to free (0: not a twin). Exact while
+ * host and device do not use the same bytes between synchronizations. */
+#define APIGEN_TWIN_NO_MEMORY (-1)
+typedef int (*apigen_twin_io)(uint64_t dev, void *buf, size_t len, bool to_device, void *user);
+int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only);
+int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user);
+bool apigen_twin_device(const void *host, uint64_t *dev, size_t *left);
+size_t apigen_twin_live(void);
+int apigen_twin_push(apigen_twin_io io, void *user);
+void apigen_twin_wrote(uint64_t dev, size_t n);
+int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
+/* api's spec code moves twins itself (io: its copies); every call of
+ * another API of its family first pushes and makes every twin stale (only
+ * a synchronization of everything through an owner clears it). */
+void apigen_twin_own(const apigen_api *api, apigen_twin_io io);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

@@ -5,6 +5,8 @@
 #include "apigen_rt.h"
 #include "transport.h"
 
+typedef struct rt_lanes rt_lanes; /* lanes.c */
+
 /* Guard a writer for a frame: reserve the 32-byte header at w->len and start
  * a new payload (alignment is relative to it). Returns the frame's offset.
  * Inline (every guest call begins one): with room in the buffer it is a few
@@ -80,6 +82,7 @@ typedef struct rt_pull {
     uint64_t n;               /* bulk bytes */
     size_t tail;              /* payload bytes after the bulk */
     bool pending;             /* bulk and tail not received yet */
+    rt_lanes *lanes;          /* the bulk comes over these (APIGEN_F_LANES), the tail on conn */
     bool failed;              /* the transport failed while receiving them (err) */
     char err[256];
 } rt_pull;
@@ -166,18 +169,41 @@ enum {
  *   the end, unknown tags skipped: RT_HELLO_TAG_PID (u64 LE, the guest's
  *   pid as it sees it), RT_HELLO_TAG_COMM (its process name),
  *   RT_HELLO_TAG_FAMILY (a family's further APIs: u32 n, then n times str
- *   name, u64 fingerprint, u64 API version).
+ *   name, u64 fingerprint, u64 API version), RT_HELLO_TAG_PIDNS (which pid
+ *   space its pid is of: "BOOT_ID:DEV:INODE" of /proc/self/ns/pid, so that
+ *   two guests' pids are compared only within one pid namespace; procs.c).
  * A server speaks both; a version-2 server refuses a version-3 guest with
  * "protocol version mismatch". */
 #define RT_HELLO_V3 3u
-enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3 };
+enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3, RT_HELLO_TAG_LANES = 4,
+       RT_HELLO_TAG_LANE = 5, RT_HELLO_TAG_PIDNS = 6 };
+/* Lanes (lanes.c), negotiated in the handshake:
+ * - a guest thread's connection that may want lanes adds RT_HELLO_TAG_LANES
+ *   (u32 RT_LANES_VERSION); a server that speaks that version appends to its
+ *   reply's (status, message, key) a u32 RT_LANES_VERSION and a 16-byte lane
+ *   key of this connection (a server that does not: nothing, or u32 0, and
+ *   the guest keeps one connection);
+ * - each lane is a connection of its own whose handshake joins the session
+ *   (session key, token, APIs as any join), names the owner's thread id in
+ *   its frame header and adds RT_HELLO_TAG_LANE: u32 version, u32 index,
+ *   u32 count, u32 piece size, u64 threshold, 16-byte lane key. The server
+ *   refuses a lane whose key is not that of a connection of this session
+ *   with that thread id. */
+#define RT_LANES_VERSION 1u
+#define RT_PIDNS_MAX 80 /* bytes of a pid namespace's name, NUL included */
 typedef struct rt_hello {
     uint32_t proto;
     const char *name, *token; /* point into the payload */
     uint64_t fp, api_version, arena_size, pid;
     uint8_t join, key[RT_KEY_LEN];
     char comm[32];
+    char pidns[RT_PIDNS_MAX]; /* "" when not sent */
     uint32_t nmore; /* the family's further APIs (RT_HELLO_TAG_FAMILY) */
+    uint32_t lanes_version; /* RT_HELLO_TAG_LANES: the guest may open lanes (0: not asked) */
+    bool lane;              /* RT_HELLO_TAG_LANE: this connection is a lane */
+    uint32_t lane_version, lane_index, lane_count, lane_piece;
+    uint64_t lane_min;
+    uint8_t lane_key[RT_KEY_LEN];
     const char *more_name[RT_FAMILY_MAX];
     uint64_t more_fp[RT_FAMILY_MAX], more_version[RT_FAMILY_MAX];
 } rt_hello;
@@ -187,6 +213,80 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
  * a family's further APIs after the two u64s): what a replay compares with
  * the recording */
 APIGEN_CHECK bool rt_hello_canon(const rt_hello *h, apigen_wr *w);
+
+/* ---- lanes (lanes.c): a guest thread's connection with several more that
+ * carry its large transfers in parallel (APIGEN_F_LANES) ------------------- */
+#define RT_LANES_MAX 16u
+#define RT_LANES_DEFAULT 4u                 /* APIGEN_LANES where the transport gains (tcp) */
+#define RT_LANE_PIECE_DEFAULT (256u << 10)  /* APIGEN_LANE_PIECE */
+#define RT_LANES_MIN_DEFAULT (1u << 20)     /* APIGEN_LANES_MIN: smaller bulks stay on the connection */
+#define RT_LANE_PIECE_MIN 4096u
+#define RT_LANE_PIECE_MAX (64u << 20)
+typedef struct rt_lane_cfg {
+    unsigned k;     /* lanes (0: off) */
+    uint32_t piece; /* bytes of one piece */
+    uint64_t min;   /* a bulk of at least this many bytes goes over the lanes */
+} rt_lane_cfg;
+/* The guest's settings from the environment; useful: the transport gains. */
+void rt_lanes_cfg(rt_lane_cfg *c, bool useful);
+/* The layout of a transfer of n bytes: piece i = [i*piece, min(n, (i+1)*piece))
+ * travels on lane i mod k. rt_lane_it_next gives lane's part of [a, b) one
+ * piece at a time: the bytes [off, off+len) of the piece at piece_off
+ * (piece_len bytes), head when the piece starts in [a, b) (its header is
+ * read there). */
+typedef struct rt_lane_seg {
+    uint64_t off, len, piece_off, piece_len;
+    bool head;
+} rt_lane_seg;
+typedef struct rt_lane_it {
+    uint64_t n, a, b, piece, i;
+    unsigned k, lane;
+} rt_lane_it;
+void rt_lane_it_init(rt_lane_it *it, uint64_t n, uint64_t piece, unsigned k, unsigned lane,
+                     uint64_t a, uint64_t b);
+bool rt_lane_it_next(rt_lane_it *it, rt_lane_seg *s);
+/* One per main connection (kept as its apigen_tp_user): the guest's once
+ * the server agreed, the server's at the handshake (registered where lane
+ * handshakes find it by session, thread id and key). */
+rt_lanes *rt_lanes_new_guest(apigen_conn *main, const rt_lane_cfg *cfg, const uint8_t key[RT_KEY_LEN]);
+rt_lanes *rt_lanes_new_server(apigen_conn *main, const void *session, uint64_t tid,
+                              const uint8_t key[RT_KEY_LEN]);
+rt_lanes *rt_lanes_of(const apigen_conn *c);
+/* Stops the workers and closes the lanes (before closing main); in a fork
+ * child only closes this process's descriptors. */
+void rt_lanes_free(apigen_conn *main);
+/* Wakes whatever waits on main's lanes (thread-safe, like apigen_tp_shutdown). */
+void rt_lanes_shutdown(apigen_conn *main);
+/* The guest: takes k opened, handshaken lane connections (kept, to close
+ * with L, also on failure: then the lanes are dead) and starts their workers. */
+APIGEN_CHECK bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *err,
+                                 size_t errlen);
+/* The guest: whether to open the lanes before sending a bulk of `largest`
+ * bytes (or because a large reply came on one connection: note_recv). */
+bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest);
+void rt_lanes_give_up(rt_lanes *L);
+void rt_lanes_note_recv(const apigen_conn *c, uint64_t n);
+void rt_lanes_settings(const rt_lanes *L, unsigned *k, uint32_t *piece, uint64_t *min,
+                       uint8_t key[RT_KEY_LEN]);
+uint64_t rt_lanes_min(const rt_lanes *L);
+bool rt_lanes_started(const rt_lanes *L);
+/* The server: a lane's handshake offers its connection to the owner
+ * (conn NULL: only check). RT_HELLO_OK (the owner's lanes own conn now), or
+ * a refusal and msg. */
+uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_KEY_LEN],
+                        unsigned idx, unsigned k, uint32_t piece, uint64_t min, apigen_conn *conn,
+                        char *msg, size_t msglen);
+/* The lanes to send a bulk of n bytes on (NULL: send it on c itself); and
+ * those a laned frame's bulk comes on (NULL + err: none, end the connection). */
+rt_lanes *rt_lanes_for_send(apigen_conn *c, uint64_t n);
+rt_lanes *rt_lanes_for_recv(apigen_conn *c, char *err, size_t errlen);
+/* One transfer: sent whole; received in order, in parts (dst NULL: dropped).
+ * false + err: a lane failed, every lane is shut down (end the connection). */
+APIGEN_CHECK bool rt_lanes_send(rt_lanes *L, const void *p, uint64_t n, int timeout_ms, char *err,
+                                size_t errlen);
+APIGEN_CHECK bool rt_lanes_recv_begin(rt_lanes *L, uint64_t n, char *err, size_t errlen);
+APIGEN_CHECK bool rt_lanes_recv(rt_lanes *L, void *dst, uint64_t n, int timeout_ms, char *err,
+                                size_t errlen);
 
 /* The runtime's prefix of every reply: u8 status (apigen_status), u8 flags,
  * then, with RT_REPLY_VALUE, the u64 error of an earlier async call (the
@@ -291,6 +391,16 @@ void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
 struct rt_mx_sess;
 void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m);
 struct rt_mx_sess *rt_session_mx(const struct apigen_session *s);
+/* The guest process the session serves, from its handshake: its pid as it
+ * sees it (0: not told) and its pid space (RT_HELLO_TAG_PIDNS; "" not told). */
+void rt_session_set_guest(struct apigen_session *s, uint64_t pid, const char *pidns);
+uint64_t rt_session_guest(const struct apigen_session *s, const char **pidns);
+/* Up to max sessions of this process whose guest is of pid space pidns
+ * (non-empty) and, where gpid is not 0, has that pid: their addresses
+ * (compared, never used: a session may end once g_mu is let go) and guest
+ * pids. The number found. */
+unsigned rt_sessions_of_space(const char *pidns, uint64_t gpid, const struct apigen_session **ses,
+                              uint64_t *gpids, unsigned max);
 /* The session's API of index idx (a frame's call id names it), NULL: none. */
 const apigen_api *rt_session_api(struct apigen_session *s, unsigned idx);
 /* A handshake named the session's APIs list[0..n): each already there must
@@ -332,6 +442,7 @@ struct apigen_stream {
     struct rt_dispatch *d;
     bool on, out, failed;
     uint64_t n, done, chunk;
+    rt_lanes *lanes; /* an in-stream's bytes come over these (APIGEN_F_LANES) */
 };
 typedef struct rt_dispatch {
     apigen_conn *conn;
@@ -366,6 +477,15 @@ void rt_scratch_free_all(apigen_call_ctx *cx);
  * every device range of s; the number of recorded ranges (tests). */
 void rt_dev_release_session(struct apigen_session *s, const apigen_api *api);
 size_t rt_dev_count(void);
+/* Whether session s (an address only: not used) holds a device range. */
+bool rt_dev_session_holds(const struct apigen_session *s);
+
+/* procs.c: the session processes of --isolation process, in a table the
+ * parent writes and its session children read (apigen_guest_pids) */
+void rt_procs_init(unsigned slots);     /* parent, before the first fork */
+void rt_procs_add(long spid, uint64_t gpid, const char *pidns); /* parent, after a fork */
+void rt_procs_end(long spid);           /* parent, the child reaped */
+void rt_procs_own(void);                /* a session child: it serves one session */
 
 /* log.c: the trace file's descriptor (-1 when none is open), which a
  * session child keeps open. */
@@ -416,9 +536,19 @@ bool rt_arena_taken_family(const apigen_api *api); /* ... for an API of its fami
 void rt_arena_bind(struct apigen_session *s);
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound
- * to (registering it with the accelerator on first use, as a buffer
- * argument does): apigen_dev_check takes it as the client's memory. */
+ * to (registering the whole arena on first use when its guest registers
+ * no segments, as a buffer argument does): apigen_dev_check takes it as
+ * the client's memory. */
 bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n);
+/* RT_CALL_ARENA (a sync frame of any API of the session): the guest's
+ * allocator registers (u8 1) or unregisters (u8 0) the segment [u64 addr,
+ * + u64 n) of the arena, addr the server's address; the reply is u32 1
+ * (done) or 0 (not: the memory then works as pageable memory would). An
+ * arena that got one is never registered whole (arena_host.c). */
+#define RT_CALL_ARENA RT_CALL_LOCAL_MASK
+void rt_arena_call(apigen_call_ctx *cx);
+/* Guest: sends one (arena_guest.c); false: not done. */
+bool rt_arena_guest_pin(const apigen_api *api, uint64_t addr, uint64_t n, bool on);
 
 
 /* ---- record / replay (record.c writes, replay.c answers; docs/internals.md
@@ -458,6 +588,7 @@ bool rt_output_capture(void);
 void rt_log_redirect(int fd);
 /* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
 int rt_mirror_foreign_call(const apigen_api *api);
+int rt_twin_foreign_call(const apigen_api *api); /* twin.c: the same for twins */
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);

@@ -90,6 +90,7 @@ typedef struct sconn {
     bool handed_off;        /* parent: the socket now belongs to a session child */
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
+    bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
 } sconn;
 
 /* the slot of api's held async error, or -1 */
@@ -141,8 +142,11 @@ static const char *call_name(const apigen_api *api, uint32_t id)
 }
 
 /* ---- handshake --------------------------------------------------------------- */
+/* lanes: the guest asked (RT_HELLO_TAG_LANES): u32 version (0: none) and,
+ * with a version, the connection's lane key follow the session key */
 static bool send_hello_reply(sconn *sc, const apigen_frame_hdr *h, uint32_t status, const char *msg,
-                             const uint8_t key[RT_KEY_LEN])
+                             const uint8_t key[RT_KEY_LEN], bool lanes_asked, uint32_t lanes_version,
+                             const uint8_t *lane_key)
 {
     apigen_wr w;
     size_t off;
@@ -151,6 +155,8 @@ static bool send_hello_reply(sconn *sc, const apigen_frame_hdr *h, uint32_t stat
     apigen_wr_init(&w);
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, status) && apigen_put_str(&w, msg) &&
               apigen_put_raw(&w, key ? key : zero, RT_KEY_LEN) &&
+              (!lanes_asked || apigen_put_u32(&w, lanes_version)) &&
+              (!lanes_asked || !lanes_version || apigen_put_raw(&w, lane_key, RT_KEY_LEN)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO | APIGEN_F_REPLY, 0, h->request_id, h->thread_id) &&
               apigen_tp_send_buf(sc->conn, w.buf, w.len, HELLO_TIMEOUT_MS, err, sizeof err);
     apigen_wr_free(&w);
@@ -250,6 +256,18 @@ static uint32_t check_api(const rt_server *srv, const char *name, uint64_t fp,
     return RT_HELLO_OK;
 }
 
+/* APIGEN_LANES=0 or 1 in the server's environment: it grants no lanes (the
+ * guests keep one connection each), as a server without them would. */
+static bool server_lanes_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("APIGEN_LANES");
+        on = !(v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0));
+    }
+    return on;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -319,6 +337,8 @@ static bool handshake(sconn *sc)
         } else {
             sc->session = rt_session_create_keyed(sc->api, sc->conn,
                                                   srv->is_child ? srv->child_key : NULL);
+            if (sc->session) /* who it serves, for process lists (procs.c) */
+                rt_session_set_guest(sc->session, hl.pid, hl.pidns);
             if (sc->session && rt_mx_on)
                 rt_session_set_mx(sc->session, rt_mx_session_open(sc->api, apigen_tp_peer(sc->conn),
                                                                   hl.pid, hl.comm));
@@ -333,16 +353,54 @@ static bool handshake(sconn *sc)
             }
         }
     }
+    /* a lane: joins the session, then belongs to the connection whose
+     * thread id and lane key it names (checked now, taken after the reply) */
+    if (st == RT_HELLO_OK && hl.lane) {
+        if (hl.lane_version != RT_LANES_VERSION) {
+            snprintf(msg, sizeof msg, "lanes protocol version mismatch: guest speaks %u, server "
+                     "speaks %u", hl.lane_version, RT_LANES_VERSION);
+            st = RT_HELLO_PROTO;
+        } else {
+            st = rt_lanes_offer(sc->session, h.thread_id, hl.lane_key, hl.lane_index, hl.lane_count,
+                                hl.lane_piece, hl.lane_min, NULL, msg, sizeof msg);
+        }
+        if (st != RT_HELLO_OK) {
+            rt_session_release(sc->session, sc->conn);
+            sc->session = NULL;
+        }
+    }
     if (st != RT_HELLO_OK) {
         apigen_log("refused %s: %s", apigen_tp_peer(sc->conn), msg);
-        (void)send_hello_reply(sc, &h, st, msg, NULL);
+        (void)send_hello_reply(sc, &h, st, msg, NULL, false, 0, NULL);
         return false;
     }
     rt_session_key(sc->session, key);
+    if (hl.lane) {
+        if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, false, 0, NULL))
+            return false;
+        if (rt_lanes_offer(sc->session, h.thread_id, hl.lane_key, hl.lane_index, hl.lane_count,
+                           hl.lane_piece, hl.lane_min, sc->conn, msg, sizeof msg) != RT_HELLO_OK) {
+            apigen_log("closing lane from %s: %s", apigen_tp_peer(sc->conn), msg);
+            return false;
+        }
+        sc->lane = true; /* the owner closes it */
+        if (apigen_tracing())
+            apigen_trace("server: lane %u of %u from %s", hl.lane_index, hl.lane_count,
+                         apigen_tp_peer(sc->conn));
+        return true;
+    }
+    /* a thread's connection that may open lanes over a transport where they gain */
+    bool lanes_asked = hl.lanes_version != 0;
+    uint8_t lane_key[RT_KEY_LEN];
+    uint32_t lanes_version = 0;
+    if (lanes_asked && hl.lanes_version == RT_LANES_VERSION && h.thread_id && server_lanes_on() &&
+        apigen_tp_lanes_useful(sc->conn) && rt_random_key(lane_key) &&
+        rt_lanes_new_server(sc->conn, sc->session, h.thread_id, lane_key))
+        lanes_version = RT_LANES_VERSION;
     /* before the reply: once the guest has it, another of its threads may
      * wait for this connection's frames */
     rt_session_conn_open(sc->session, &sc->ran, h.thread_id);
-    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key))
+    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, lanes_asked, lanes_version, lane_key))
         return false;
     if (rt_rec_active)
         rt_rec_hello(sc->conn, sc->session, join, sc->rbuf, h.payload_len, key);
@@ -411,6 +469,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 
     if (bad_api)
         apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
+    else if (call_id == RT_CALL_ARENA && !is_async)
+        rt_arena_call(&cx); /* the runtime's own: an arena segment (arena_host.c) */
     else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
     else if (!api->handlers || !api->handlers[call_id])
@@ -499,7 +559,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     }
     rt_scratch_free_all(&cx);
     if (t0)
-        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, call_id),
+        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name,
+                     call_id == RT_CALL_ARENA ? "apigenArenaSegment" : call_name(api, call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
     /* Do not keep a huge reply buffer per thread, unless replies used most of
@@ -531,7 +592,7 @@ static void *conn_main(void *arg)
     sconn *sc = arg;
     rt_server *srv = sc->srv;
     apigen_wr_init(&sc->out);
-    if (handshake(sc)) {
+    if (handshake(sc) && !sc->lane) {
         if (rt_mx_on)
             rt_mx_claim(sc->api, &sc->mx);
         for (;;) {
@@ -551,8 +612,11 @@ static void *conn_main(void *arg)
             }
             if (h.flags & APIGEN_F_BYE)
                 break;
-            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC)))
-                rt_rec_request(sc->conn, &h, rd.base); /* wait frames depend on timing */
+            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC))) {
+                apigen_frame_hdr rh = h; /* the frame as it means: over lanes or not is transport */
+                rh.flags &= (uint16_t)~APIGEN_F_LANES;
+                rt_rec_request(sc->conn, &rh, rd.base); /* wait frames depend on timing */
+            }
             if (h.flags & (APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) {
                 apigen_log("closing connection from %s: unexpected frame flags 0x%x",
                            apigen_tp_peer(sc->conn), h.flags);
@@ -598,6 +662,11 @@ static void *conn_main(void *arg)
      * last connection destroys what the client created). A socket handed to
      * a session child is only closed here: shutdown would end it there too. */
     rt_mx_unclaim(&sc->mx);
+    if (sc->lane) { /* its owner's lanes hold the connection now */
+        pthread_mutex_lock(&srv->mu);
+        sc->conn = NULL;
+        pthread_mutex_unlock(&srv->mu);
+    }
     if (!sc->handed_off)
         apigen_tp_shutdown(sc->conn);
     if (rt_rec_active)
@@ -608,10 +677,12 @@ static void *conn_main(void *arg)
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
      * must never see one that is already closed (NULL is skipped). */
     pthread_mutex_lock(&srv->mu);
-    if (sc->handed_off)
+    if (sc->handed_off) {
         apigen_tp_release(sc->conn); /* the session's process serves it */
-    else
+    } else {
+        rt_lanes_free(sc->conn);
         apigen_tp_close(sc->conn);
+    }
     sc->conn = NULL;
     pthread_mutex_unlock(&srv->mu);
     /* A session child has served its one session: exiting frees whatever the
@@ -811,6 +882,7 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     srv->max_conns = parent->max_conns;
     srv->isolation = ISO_PROCESS;
     srv->is_child = true;
+    rt_procs_own();
     memcpy(srv->child_key, key, RT_KEY_LEN);
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
@@ -870,8 +942,10 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     }
     /* The parent is gone (shut down or crashed): end the session now. */
     pthread_mutex_lock(&srv->mu);
-    for (sconn *sc = srv->conns; sc; sc = sc->next)
+    for (sconn *sc = srv->conns; sc; sc = sc->next) {
         apigen_tp_shutdown(sc->conn);
+        rt_lanes_shutdown(sc->conn);
+    }
     pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < 50; i++) {
         pthread_mutex_lock(&srv->mu);
@@ -948,6 +1022,7 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_he
             return RT_HELLO_SESSION;
         }
         rt_mx_seg_add(mx, pid);
+        rt_procs_add(pid, hl->pid, hl->pidns);
         c->pid = pid;
         c->sock = sv[0];
         c->api = sc->api;
@@ -979,6 +1054,7 @@ static void reap_children(rt_server *srv)
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         rt_mx_seg_end(pid); /* its counts join the API's totals */
+        rt_procs_end(pid);
         if (pid == rt_mx_collector_pid()) {
             if (WIFSIGNALED(st))
                 apigen_log("the metrics collector process %ld was killed by signal %d", (long)pid,
@@ -1263,6 +1339,8 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 isolation = ISO_PROCESS;
     }
     srv->isolation = isolation;
+    if (isolation == ISO_PROCESS) /* before any fork: every session child maps it */
+        rt_procs_init(srv->max_conns < 65536 ? srv->max_conns : 65536);
     /* A whole frame may be a max-arg buffer plus its scalar arguments. */
     uint64_t mp = srv->max_arg + (1u << 20);
     srv->max_payload = mp > UINT32_MAX || mp < srv->max_arg ? UINT32_MAX : (uint32_t)mp;
@@ -1419,8 +1497,10 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += 5;
     pthread_mutex_lock(&srv->mu);
-    for (sconn *sc = srv->conns; sc; sc = sc->next)
+    for (sconn *sc = srv->conns; sc; sc = sc->next) {
         apigen_tp_shutdown(sc->conn);
+        rt_lanes_shutdown(sc->conn);
+    }
     while (srv->nconns > 0)
         if (pthread_cond_timedwait(&srv->cv, &srv->mu, &dl) == ETIMEDOUT)
             break;
