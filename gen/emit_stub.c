@@ -672,10 +672,22 @@ static char *vouch_cond(emit_ctx *e, const function_def *f, char **names)
             char *id = hobj(e) ? xasprintf("APIGEN_H2ID(%s)", names[i])
                                : xasprintf("(uint64_t)(uintptr_t)%s", names[i]);
             sb_printf(&b, "%s(", n++ ? "\n        && " : "");
-            for (size_t k = 0; k < h->npassthrough; k++)
+            int null_passes = 0;
+            for (size_t k = 0; k < h->npassthrough; k++) {
                 sb_printf(&b, "%s == (uint64_t)%" PRId64 " || ", id, h->passthrough[k]);
-            sb_printf(&b, "apigen_vouch_id(&call_, %s))", id);
+                null_passes |= h->passthrough[k] == 0;
+            }
+            /* NULL of a type that does not pass it through: the server refuses it, so sync */
+            if (null_passes)
+                sb_printf(&b, "apigen_vouch_id(&call_, %s))", id);
+            else
+                sb_printf(&b, "(%s != 0 && apigen_vouch_id(&call_, %s)))", id, id);
             free(id);
+        } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
+                   !a->map_fn && a->extent && !a->destroys) {
+            /* the extent too: one past the allocation goes sync (the server refuses it) */
+            sb_printf(&b, "%sapigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)%s, (uint64_t)(%s))",
+                      n++ ? "\n        && " : "", names[i], a->extent->text);
         } else if (a->kind == PK_DEVPTR && m->api.device_checked && !a->dev_unchecked &&
                    !a->map_fn) {
             sb_printf(&b, "%sapigen_vouch_dev(&call_, (uint64_t)(uintptr_t)%s)",

@@ -564,12 +564,14 @@ int apigen_building_server(void);
  * or carries the session salt of the call's server (a handle this session
  * handed out or a guest id of it; a freed one still passes: the server's
  * rejection is then reported later). vouch_dev: addr is 0 or inside a device
- * range the guest noted for that server (apigen_dev_note). */
+ * range the guest noted for that server (apigen_dev_note); vouch_dev_bytes
+ * (a device argument with `bytes:`): so is all of [addr, addr + bytes). */
 inline bool apigen_vouch_id(const apigen_call *c, uint64_t id)
 {
     return !id || ((id >> 32) & 0x7fffffffu) == c->salt; /* a salt is never 0 */
 }
 bool apigen_vouch_dev(const apigen_call *c, uint64_t addr);
+bool apigen_vouch_dev_bytes(const apigen_call *c, uint64_t addr, uint64_t bytes);
 /* Whether [addr, addr + bytes) certainly runs past the client's memory: addr
  * lies in a range the guest noted for the call's server and the extent goes
  * past that range's end (the server would refuse it: APIGEN_BAD_DEVPTR).

@@ -161,9 +161,14 @@ typedef struct gthr {
     bool seen_full;               /* with frames queued (flusher only, under mu) */
     uint32_t ngids;              /* guest ids this thread named since q was last sent ... */
     uint32_t gids[GIDS_MAX];     /* ... (their n; the first GIDS_MAX), under mu */
-    bool pend;     /* a queued call's error that no call has reported yet ... */
-    int64_t pend_err; /* ... (the sync call that got it could not return it) ... */
-    const apigen_api *pend_api; /* ... in the error values of this API */
+    /* queued calls' errors that no call has reported yet (the sync call
+     * that got one could not return it), one per API, in its error values:
+     * the API's next call returns it */
+    struct {
+        const apigen_api *api;
+        int64_t err;
+    } pend[RT_DEFER_APIS];
+    unsigned npend;
     gapi *g;
     unsigned gen;
     apigen_conn *conn;
@@ -1256,6 +1261,23 @@ static apigen_status drop_frame(gthr *t, apigen_call *c)
     return APIGEN_TOO_LARGE;
 }
 
+/* api's queued error that no call reported: kept for its next call */
+static void pend_put(gthr *t, const apigen_api *api, int64_t err)
+{
+    unsigned i = 0;
+    while (i < t->npend && t->pend[i].api != api)
+        i++;
+    if (i == RT_DEFER_APIS) {
+        apigen_log("%s: an async call's error (%lld) is not kept: %u APIs already hold one",
+                   api->name, (long long)err, (unsigned)RT_DEFER_APIS);
+        return;
+    }
+    if (i == t->npend)
+        t->npend++;
+    t->pend[i].api = api;
+    t->pend[i].err = err;
+}
+
 /* apigen_hold_deferred: calls of hand-written guest code that report no error */
 static _Thread_local unsigned tl_hold_deferred;
 
@@ -1411,15 +1433,15 @@ apigen_status apigen_call_sync(apigen_call *c)
     c->status = (apigen_status)rp.status;
     c->has_deferred = rp.has_deferred;
     c->deferred_error = rp.deferred;
-    if (t->pend && t->pend_api == c->api) { /* the first error of the queued calls wins */
-        c->has_deferred = true;
-        c->deferred_error = t->pend_err;
-        t->pend = false;
-    }
+    for (unsigned i = 0; i < t->npend; i++)
+        if (t->pend[i].api == c->api) { /* the first error of the queued calls wins */
+            c->has_deferred = true;
+            c->deferred_error = t->pend[i].err;
+            t->pend[i] = t->pend[--t->npend];
+            break;
+        }
     if (tl_hold_deferred && c->has_deferred) { /* a call hand-written code made for itself */
-        t->pend = true;
-        t->pend_err = c->deferred_error;
-        t->pend_api = c->api;
+        pend_put(t, c->api, c->deferred_error);
         c->has_deferred = false;
     }
     return c->status;
@@ -1659,9 +1681,7 @@ void apigen_call_end(apigen_call *c)
         unlock_thr(t);
     }
     if (c->has_deferred && c->status == APIGEN_OK) { /* not reported: the next call does */
-        t->pend = true;
-        t->pend_err = c->deferred_error;
-        t->pend_api = c->api;
+        pend_put(t, c->api, c->deferred_error);
     }
     if (c->rd.pull && !rt_pull_drain(&c->rd)) /* a bulk the caller did not read */
         mark_lost(t->g, "reading the reply to %s: %s", call_name(c->api, c->call_id),

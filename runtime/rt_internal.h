@@ -338,6 +338,10 @@ static inline uint64_t rt_key_salt(const uint8_t key[RT_KEY_LEN])
     return (s & 0x7fffffffu) | 0x10000u;
 }
 
+/* APIs of one connection (a family's) whose failed async calls' errors a
+ * server keeps at once, one per API (server.c) */
+#define RT_DEFER_APIS 32
+
 /* ---- several servers, guest side (route.c; guest.c connects) ------------------ */
 #define RT_MAX_SERVERS 16
 /* APIGEN_SERVER's servers for api, read once per process (at most

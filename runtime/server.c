@@ -75,9 +75,14 @@ typedef struct sconn {
     size_t rcap;
     apigen_wr out;
     rt_warm r_warm, out_warm;
-    bool has_deferred;
-    int64_t deferred;
-    const apigen_api *deferred_api; /* the API whose error values deferred is in */
+    /* the first failed async call's error per API of the connection (a
+     * family's APIs share it: each API's error waits for a sync call of
+     * that API, in its values, and one API's never hides another's) */
+    struct {
+        const apigen_api *api;
+        int64_t err;
+    } dfr[RT_DEFER_APIS];
+    unsigned ndfr;
     rt_own_error own;       /* api.errors.last_error: the runtime's newest error */
     unsigned nrejected;
     bool pre_hello;         /* session child: the handshake frame is already in rbuf */
@@ -87,6 +92,36 @@ typedef struct sconn {
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
     bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
 } sconn;
+
+/* the slot of api's held async error, or -1 */
+static int dfr_find(const sconn *sc, const apigen_api *api)
+{
+    for (unsigned i = 0; i < sc->ndfr; i++)
+        if (sc->dfr[i].api == api)
+            return (int)i;
+    return -1;
+}
+
+static void dfr_drop(sconn *sc, int i)
+{
+    if (i >= 0)
+        sc->dfr[i] = sc->dfr[--sc->ndfr];
+}
+
+/* an async call of api failed: kept unless api already holds one (the
+ * first failure is the one reported) */
+static void dfr_hold(sconn *sc, const apigen_api *api, int64_t err)
+{
+    if (dfr_find(sc, api) >= 0)
+        return;
+    if (sc->ndfr == RT_DEFER_APIS) { /* more APIs on one connection than the runtime keeps */
+        apigen_log("%s: an async call's error (%lld) is not kept: %u APIs already hold one on "
+                   "this connection", api->name, (long long)err, (unsigned)RT_DEFER_APIS);
+        return;
+    }
+    sc->dfr[sc->ndfr].api = api;
+    sc->dfr[sc->ndfr++].err = err;
+}
 
 static int sig_pipe[2] = {-1, -1};
 
@@ -414,7 +449,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     rt_dispatch rtd = {sc->conn, h, pl->pending ? pl : NULL, {0}, {0}, &sc->own, false, false};
 
     /* an async call's error is reported to a call of the same API (its values) */
-    bool held = sc->has_deferred && sc->deferred_api == api;
+    int held_at = dfr_find(sc, api);
+    bool held = held_at >= 0;
     size_t prefix = !is_async && held ? RT_REPLY_PREFIX_VALUE : RT_REPLY_PREFIX;
     if (!rt_wr_begin_reply(&sc->out, &off, prefix)) {
         apigen_log("closing connection from %s: out of memory", apigen_tp_peer(sc->conn));
@@ -484,34 +520,26 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
         if (m0 && h->call_id < api->ncalls)
             rt_mx_count(&sc->mx, h->call_id, mx_err, mx_in, 0, rt_mx_ticks() - m0);
         /* No reply: the first failure is reported with the next sync reply. */
-        if (!sc->has_deferred) {
-            if (cx.status != APIGEN_OK) {
-                sc->has_deferred = true;
-                sc->deferred = api->status_error[cx.status];
-                sc->deferred_api = api;
-            } else if (cx.has_result && cx.result_error != api->success_value) {
-                sc->has_deferred = true;
-                sc->deferred = cx.result_error;
-                sc->deferred_api = api;
-            }
-        }
+        if (cx.status != APIGEN_OK)
+            dfr_hold(sc, api, api->status_error[cx.status]);
+        else if (cx.has_result && cx.result_error != api->success_value)
+            dfr_hold(sc, api, cx.result_error);
     } else {
         bool report = cx.status == APIGEN_OK && held && !rtd.last_error_call;
         if (rtd.last_error_call && cx.status == APIGEN_OK && held) {
             /* the last error it returned includes the held async error (or a
              * newer one): reported */
-            sc->has_deferred = false;
-            sc->deferred = 0;
+            dfr_drop(sc, held_at);
+            held_at = -1;
         }
         if (cx.status != APIGEN_OK) {
             /* drop whatever the handler wrote before it rejected */
             rt_wr_truncate(&sc->out, sc->out.base + prefix);
         }
-        put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report, sc->deferred);
-        if (report) {
-            sc->has_deferred = false;
-            sc->deferred = 0;
-        }
+        put_prefix(sc->out.buf + sc->out.base, prefix, cx.status, report,
+                   report ? sc->dfr[held_at].err : 0);
+        if (report)
+            dfr_drop(sc, held_at);
         /* what the call printed (a kernel's printf at a synchronization) goes
          * out first, so the guest has written it when the call returns */
         if (api->forward_output && !rt_output_forward(sc->conn, h))

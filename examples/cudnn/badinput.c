@@ -31,6 +31,15 @@ static void show(const char *what, cudnnStatus_t s)
     printf("%-58s %s\n", what, cls(s));
 }
 
+/* A queued call (specs/cudnn.yaml: the compute calls, a variant pack's
+ * attributes) returns success and its error comes back from the thread's
+ * next call: the status of the call, or else that of the next one */
+static cudnnStatus_t or_next(cudnnHandle_t h, cudnnStatus_t s)
+{
+    cudaStream_t st;
+    return s != CUDNN_STATUS_SUCCESS ? s : cudnnGetStream(h, &st);
+}
+
 /* another client (a child process with its own session) allocates memory
  * and keeps it while the parent tries it */
 static void *other_client(int *to_child, pid_t *pid, char *self)
@@ -95,8 +104,8 @@ int main(int argc, char **argv)
     /* handles and descriptors */
     show("forged handle (cudnnSetStream)", cudnnSetStream((cudnnHandle_t)(uintptr_t)0x1234, NULL));
     show("forged tensor descriptor (cudnnConvolutionForward)",
-         cudnnConvolutionForward(h, &one, (cudnnTensorDescriptor_t)(uintptr_t)0xbad0, x, wd, w, cd,
-                                 CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &zero, yd, y));
+         or_next(h, cudnnConvolutionForward(h, &one, (cudnnTensorDescriptor_t)(uintptr_t)0xbad0, x, wd, w, cd,
+                                 CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0, &zero, yd, y)));
     cudnnTensorDescriptor_t gone;
     CK(cudnnCreateTensorDescriptor(&gone));
     CK(cudnnDestroyTensorDescriptor(gone));
@@ -106,24 +115,24 @@ int main(int argc, char **argv)
     /* device memory */
     float host[16];
     show("host memory as x (cudnnConvolutionForward)",
-         cudnnConvolutionForward(h, &one, xd, host, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
-                                 &zero, yd, y));
+         or_next(h, cudnnConvolutionForward(h, &one, xd, host, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
+                                 &zero, yd, y)));
     int to_child = -1;
     pid_t pid = -1;
     void *theirs = other_client(&to_child, &pid, argv[0]);
     printf("another client allocated memory: %s\n", theirs ? "yes" : "NO");
     show("another client's memory as y (cudnnConvolutionForward)",
-         cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
-                                 &zero, yd, theirs));
+         or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
+                                 &zero, yd, theirs)));
 
     /* workspaces */
     if (need > 0)
         show("workspace smaller than the algorithm needs",
-             cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
-                                     ws, need - 1 < 64 ? need - 1 : 64, &zero, yd, y));
+             or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                     ws, need - 1 < 64 ? need - 1 : 64, &zero, yd, y)));
     show("workspace size past its allocation (64 bytes, 1 MiB said)",
-         cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws,
-                                 1 << 20, &zero, yd, y));
+         or_next(h, cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, ws,
+                                 1 << 20, &zero, yd, y)));
 
     /* the backend API's typed arrays */
     cudnnBackendDescriptor_t t, op, pack;
@@ -150,12 +159,12 @@ int main(int argc, char **argv)
     int64_t uids[2] = {1, 2};
     CK(cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, 2, uids));
     show("host memory among a variant pack's device pointers",
-         cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 2, ptrs));
+         or_next(h, cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, 2, ptrs)));
     ptrs[1] = theirs;
     show("another client's memory as the variant pack's workspace",
-         cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ptrs[1]));
+         or_next(h, cudnnBackendSetAttribute(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ptrs[1])));
     show("forged execution plan (cudnnBackendExecute)",
-         cudnnBackendExecute(h, (cudnnBackendDescriptor_t)(uintptr_t)0xbeef, pack));
+         or_next(h, cudnnBackendExecute(h, (cudnnBackendDescriptor_t)(uintptr_t)0xbeef, pack)));
 
     if (to_child >= 0) close(to_child);
     if (pid > 0) waitpid(pid, NULL, 0);

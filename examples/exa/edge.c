@@ -27,9 +27,11 @@ static void show(const char *what, exaStatus got, exaStatus want)
 #define T(call, want) show(#call, (call), (want))
 
 /* exa_edge --async-errors: an asynchronous call with a bad argument. Natively
- * it fails at once; forwarded it returns EXA_SUCCESS and its error comes back
- * from the next synchronous call (spec: errors.async: next_call). Prints the
- * statuses, one per line, for tests/e2e to check either way. */
+ * it fails at once; forwarded, one the guest queued (a destroyed context)
+ * returns EXA_SUCCESS and its error comes back from the next synchronous call
+ * (spec: errors.async: next_call), one it does not queue (a NULL context,
+ * which the server refuses) fails at once. Prints the statuses, one per
+ * line, for tests/e2e to check either way. */
 static int async_errors(void)
 {
     exaContext ctx = NULL, dead = NULL;

@@ -49201,7 +49201,7 @@ const apigen_api apigen_api_cublas = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUBLAS_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .device_destroy = destroy_device_,
     .isolate_process = true,
     .family = "cuda",

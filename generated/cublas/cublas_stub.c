@@ -38,6 +38,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasStatusText(cublasStatus_t status, int w
         ret_ = (cublasStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -95,6 +99,10 @@ APIGEN_EXPORT cublasStatus_t cublasAlloc(int n, int elemSize, void **devicePtr)
     }
     if (devicePtr != NULL && ret_ == CUBLAS_STATUS_SUCCESS) /* devicePtr: a device range of this call's server */
         apigen_dev_note(&cublas_api, call_.server, (uint64_t)(uintptr_t)*devicePtr, (uint64_t)(((n > 0) && (elemSize > 0)) ? ((size_t)n * elemSize) : (1)));
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -159,6 +167,10 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx(cublasHandle_t handle, int n, const vo
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -225,6 +237,10 @@ APIGEN_EXPORT cublasStatus_t cublasAsumEx_64(cublasHandle_t handle, int64_t n, c
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -283,6 +299,18 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const vo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -290,6 +318,10 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx(cublasHandle_t handle, int n, const vo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -349,6 +381,18 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx_64(cublasHandle_t handle, int64_t n, c
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -356,6 +400,10 @@ APIGEN_EXPORT cublasStatus_t cublasAxpyEx_64(cublasHandle_t handle, int64_t n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -444,6 +492,18 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -451,6 +511,10 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -509,6 +573,18 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -516,6 +592,10 @@ APIGEN_EXPORT cublasStatus_t cublasCaxpy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -590,6 +670,18 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -597,6 +689,10 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -636,6 +732,18 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -643,6 +751,10 @@ APIGEN_EXPORT cublasStatus_t cublasCcopy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -687,6 +799,19 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -694,6 +819,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm(cublasHandle_t handle, cublasSideMode_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -738,6 +867,19 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -745,6 +887,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdgmm_64(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -850,6 +996,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdotc_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -917,6 +1067,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdotc_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1025,6 +1179,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdotu_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1092,6 +1250,10 @@ APIGEN_EXPORT cublasStatus_t cublasCdotu_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1211,6 +1373,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1218,6 +1393,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1296,6 +1475,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1303,6 +1495,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgbmv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1380,6 +1576,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam(cublasHandle_t handle, cublasOperation_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1387,6 +1596,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam(cublasHandle_t handle, cublasOperation_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1464,6 +1677,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam_64(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1471,6 +1697,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgeam_64(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1533,6 +1763,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1651,6 +1885,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m(cublasHandle_t handle, cublasOperatio
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1658,6 +1905,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m(cublasHandle_t handle, cublasOperatio
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1737,6 +1988,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched(cublasHandle_t handle, cublasO
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1744,6 +2008,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched(cublasHandle_t handle, cublasO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1823,6 +2091,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched_64(cublasHandle_t handle, cubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1830,6 +2111,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mBatched_64(cublasHandle_t handle, cubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1911,6 +2196,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx(cublasHandle_t handle, cublasOperat
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1918,6 +2216,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx(cublasHandle_t handle, cublasOperat
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1999,6 +2301,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx_64(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2006,6 +2321,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mEx_64(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2088,6 +2407,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched(cublasHandle_t handle, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2095,6 +2427,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched(cublasHandle_t handle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2177,6 +2513,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched_64(cublasHandle_t handl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2184,6 +2533,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3mStridedBatched_64(cublasHandle_t handl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2262,6 +2615,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m_64(cublasHandle_t handle, cublasOpera
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2269,6 +2635,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm3m_64(cublasHandle_t handle, cublasOpera
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2348,6 +2718,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2355,6 +2738,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2434,6 +2821,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2441,6 +2841,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2522,6 +2926,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx(cublasHandle_t handle, cublasOperatio
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2529,6 +2946,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx(cublasHandle_t handle, cublasOperatio
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2610,6 +3031,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx_64(cublasHandle_t handle, cublasOpera
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2617,6 +3051,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmEx_64(cublasHandle_t handle, cublasOpera
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2699,6 +3137,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2706,6 +3157,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2788,6 +3243,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2795,6 +3263,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemmStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2873,6 +3345,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2880,6 +3365,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2958,6 +3447,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2965,6 +3467,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemm_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3081,6 +3587,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3088,6 +3607,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3165,6 +3688,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3172,6 +3708,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3252,6 +3792,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3259,6 +3812,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3339,6 +3896,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3346,6 +3916,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemvStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3422,6 +3996,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3429,6 +4016,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3505,6 +4096,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3512,6 +4116,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgemv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3569,6 +4177,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -3667,6 +4279,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2(cublasHandle_t handle, int m, int n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3674,6 +4299,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2(cublasHandle_t handle, int m, int n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3736,6 +4365,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2_64(cublasHandle_t handle, int64_t m,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3743,6 +4385,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgerc_v2_64(cublasHandle_t handle, int64_t m,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3842,6 +4488,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2(cublasHandle_t handle, int m, int n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3849,6 +4508,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2(cublasHandle_t handle, int m, int n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3911,6 +4574,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2_64(cublasHandle_t handle, int64_t m,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3918,6 +4594,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgeru_v2_64(cublasHandle_t handle, int64_t m,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3962,6 +4642,19 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrfBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)P)) goto nomem; /* P */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3969,6 +4662,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrfBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4013,6 +4710,20 @@ APIGEN_EXPORT cublasStatus_t cublasCgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4020,6 +4731,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgetriBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4078,6 +4793,10 @@ APIGEN_EXPORT cublasStatus_t cublasCgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -4192,6 +4911,19 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4199,6 +4931,10 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4275,6 +5011,19 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4282,6 +5031,10 @@ APIGEN_EXPORT cublasStatus_t cublasChbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4399,6 +5152,19 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4406,6 +5172,10 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4483,6 +5253,19 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4490,6 +5273,10 @@ APIGEN_EXPORT cublasStatus_t cublasChemm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4603,6 +5390,19 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4610,6 +5410,10 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4685,6 +5489,19 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4692,6 +5509,10 @@ APIGEN_EXPORT cublasStatus_t cublasChemv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4825,6 +5646,19 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4832,6 +5666,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -4894,6 +5732,19 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4901,6 +5752,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5018,6 +5873,19 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5025,6 +5893,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5102,6 +5974,19 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5109,6 +5994,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5168,6 +6057,18 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5175,6 +6076,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5234,6 +6139,18 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5241,6 +6158,10 @@ APIGEN_EXPORT cublasStatus_t cublasCher_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5354,6 +6275,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5361,6 +6294,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5437,6 +6374,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5444,6 +6393,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherk3mEx_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5520,6 +6473,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5527,6 +6492,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5603,6 +6572,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5610,6 +6591,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherkEx_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5684,6 +6669,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5691,6 +6688,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5765,6 +6766,18 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5772,6 +6785,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5849,6 +6866,19 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5856,6 +6886,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -5933,6 +6967,19 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -5940,6 +6987,10 @@ APIGEN_EXPORT cublasStatus_t cublasCherkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6051,6 +7102,19 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6058,6 +7122,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6132,6 +7200,19 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6139,6 +7220,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6269,6 +7354,19 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6276,6 +7374,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6337,6 +7439,19 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6344,6 +7459,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6402,6 +7521,18 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6409,6 +7540,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6467,6 +7602,18 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6474,6 +7621,10 @@ APIGEN_EXPORT cublasStatus_t cublasChpr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6519,6 +7670,19 @@ APIGEN_EXPORT cublasStatus_t cublasCmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)lda_inv)) goto nomem; /* lda_inv */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6526,6 +7690,10 @@ APIGEN_EXPORT cublasStatus_t cublasCmatinvBatched(cublasHandle_t handle, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6567,6 +7735,18 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx(cublasHandle_t handle, int n, const vo
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)yType)) goto nomem; /* yType */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6574,6 +7754,10 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx(cublasHandle_t handle, int n, const vo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6615,6 +7799,18 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx_64(cublasHandle_t handle, int64_t n, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)yType)) goto nomem; /* yType */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6622,6 +7818,10 @@ APIGEN_EXPORT cublasStatus_t cublasCopyEx_64(cublasHandle_t handle, int64_t n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6675,6 +7875,10 @@ APIGEN_EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
     }
     if ((ret_ == CUBLAS_STATUS_SUCCESS) && handle != NULL) /* a new handle: its states' initial values */
         apigen_hstate_add(hs_cublasHandle_t_, 1, (uint64_t)(uintptr_t)*handle);
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -6776,6 +7980,18 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2(cublasHandle_t handle, int n, cuCompl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6783,6 +7999,10 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2(cublasHandle_t handle, int n, cuCompl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -6854,6 +8074,18 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2_64(cublasHandle_t handle, int64_t n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -6861,6 +8093,10 @@ APIGEN_EXPORT cublasStatus_t cublasCrot_v2_64(cublasHandle_t handle, int64_t n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7021,6 +8257,10 @@ APIGEN_EXPORT cublasStatus_t cublasCrotg_v2(cublasHandle_t handle, cuComplex *a,
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -7105,6 +8345,17 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7112,6 +8363,10 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7167,6 +8422,17 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7174,6 +8440,10 @@ APIGEN_EXPORT cublasStatus_t cublasCscal_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7279,6 +8549,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2(cublasHandle_t handle, int n, cuComp
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7286,6 +8568,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2(cublasHandle_t handle, int n, cuComp
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7357,6 +8643,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7364,6 +8662,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsrot_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7449,6 +8751,17 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2(cublasHandle_t handle, int n, const
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7456,6 +8769,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2(cublasHandle_t handle, int n, const
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7511,6 +8828,17 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2_64(cublasHandle_t handle, int64_t n
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7518,6 +8846,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsscal_v2_64(cublasHandle_t handle, int64_t n
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7592,6 +8924,18 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2(cublasHandle_t handle, int n, cuComp
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7599,6 +8943,10 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2(cublasHandle_t handle, int n, cuComp
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7638,6 +8986,18 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7645,6 +9005,10 @@ APIGEN_EXPORT cublasStatus_t cublasCswap_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7759,6 +9123,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7766,6 +9143,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7843,6 +9224,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7850,6 +9244,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsymm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -7925,6 +9323,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -7932,6 +9343,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8007,6 +9422,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8014,6 +9442,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsymv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8076,6 +9508,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8083,6 +9528,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8145,6 +9594,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8152,6 +9614,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8269,6 +9735,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8276,6 +9755,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8353,6 +9836,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8360,6 +9856,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8419,6 +9919,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8426,6 +9938,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8485,6 +10001,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8492,6 +10020,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8605,6 +10137,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8612,6 +10156,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8688,6 +10236,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8695,6 +10255,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk3mEx_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8771,6 +10335,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8778,6 +10354,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8854,6 +10434,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8861,6 +10453,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkEx_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -8935,6 +10531,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -8942,6 +10550,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9016,6 +10628,18 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9023,6 +10647,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9100,6 +10728,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9107,6 +10748,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9184,6 +10829,19 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9191,6 +10849,10 @@ APIGEN_EXPORT cublasStatus_t cublasCsyrkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9273,6 +10935,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9280,6 +10954,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9323,6 +11001,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9330,6 +11020,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9409,6 +11103,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9416,6 +11122,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9459,6 +11169,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9466,6 +11188,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtbsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9541,6 +11267,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9548,6 +11286,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9589,6 +11331,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9596,6 +11350,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9671,6 +11429,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9678,6 +11448,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9719,6 +11493,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9726,6 +11512,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtpsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9765,6 +11555,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9772,6 +11574,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtpttr(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9873,6 +11679,19 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9880,6 +11699,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -9946,6 +11769,19 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9953,6 +11789,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10033,6 +11873,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10040,6 +11892,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10082,6 +11938,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10089,6 +11957,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10188,6 +12060,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched(cublasHandle_t handle, cublasSid
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10195,6 +12079,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched(cublasHandle_t handle, cublasSid
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10259,6 +12147,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10266,6 +12166,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10329,6 +12233,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10336,6 +12252,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10399,6 +12319,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10406,6 +12338,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10486,6 +12422,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10493,6 +12441,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10535,6 +12487,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10542,6 +12506,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10581,6 +12549,18 @@ APIGEN_EXPORT cublasStatus_t cublasCtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10588,6 +12568,10 @@ APIGEN_EXPORT cublasStatus_t cublasCtrttp(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10691,6 +12675,10 @@ APIGEN_EXPORT cublasStatus_t cublasDasum_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -10755,6 +12743,10 @@ APIGEN_EXPORT cublasStatus_t cublasDasum_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10846,6 +12838,18 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10853,6 +12857,10 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10911,6 +12919,18 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10918,6 +12938,10 @@ APIGEN_EXPORT cublasStatus_t cublasDaxpy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -10992,6 +13016,18 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10999,6 +13035,10 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11038,6 +13078,18 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11045,6 +13097,10 @@ APIGEN_EXPORT cublasStatus_t cublasDcopy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11089,6 +13145,19 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11096,6 +13165,10 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm(cublasHandle_t handle, cublasSideMode_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11140,6 +13213,19 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11147,6 +13233,10 @@ APIGEN_EXPORT cublasStatus_t cublasDdgmm_64(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11256,6 +13346,10 @@ APIGEN_EXPORT cublasStatus_t cublasDdot_v2(cublasHandle_t handle, int n, const d
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11324,6 +13418,10 @@ APIGEN_EXPORT cublasStatus_t cublasDdot_v2_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11368,6 +13466,10 @@ APIGEN_EXPORT cublasStatus_t cublasDestroy_v2(cublasHandle_t handle)
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* handle: its tracked states go */
         apigen_hstate_forget(hs_cublasHandle_t_, (uint64_t)(uintptr_t)handle);
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11483,6 +13585,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11490,6 +13605,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11568,6 +13687,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11575,6 +13707,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgbmv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11652,6 +13788,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam(cublasHandle_t handle, cublasOperation_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11659,6 +13808,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam(cublasHandle_t handle, cublasOperation_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11736,6 +13889,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam_64(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11743,6 +13909,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgeam_64(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -11805,6 +13975,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -11924,6 +14098,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -11931,6 +14118,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12010,6 +14201,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12017,6 +14221,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12114,6 +14322,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched(cublasHandle_t handle, co
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12121,6 +14342,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched(cublasHandle_t handle, co
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12218,6 +14443,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched_64(cublasHandle_t handle,
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12225,6 +14463,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmGroupedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12307,6 +14549,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12314,6 +14569,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12396,6 +14655,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12403,6 +14675,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12481,6 +14757,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12488,6 +14777,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12566,6 +14859,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12573,6 +14879,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12689,6 +14999,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12696,6 +15019,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12773,6 +15100,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12780,6 +15120,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12860,6 +15204,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12867,6 +15224,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -12947,6 +15308,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12954,6 +15328,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemvStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13030,6 +15408,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13037,6 +15428,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13113,6 +15508,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13120,6 +15528,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgemv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13177,6 +15589,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13275,6 +15691,19 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2(cublasHandle_t handle, int m, int n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13282,6 +15711,10 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2(cublasHandle_t handle, int m, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13344,6 +15777,19 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2_64(cublasHandle_t handle, int64_t m, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13351,6 +15797,10 @@ APIGEN_EXPORT cublasStatus_t cublasDger_v2_64(cublasHandle_t handle, int64_t m, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13395,6 +15845,19 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrfBatched(cublasHandle_t handle, int n, d
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)P)) goto nomem; /* P */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13402,6 +15865,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrfBatched(cublasHandle_t handle, int n, d
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13446,6 +15913,20 @@ APIGEN_EXPORT cublasStatus_t cublasDgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13453,6 +15934,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgetriBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13511,6 +15996,10 @@ APIGEN_EXPORT cublasStatus_t cublasDgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13555,6 +16044,19 @@ APIGEN_EXPORT cublasStatus_t cublasDmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)lda_inv)) goto nomem; /* lda_inv */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13562,6 +16064,10 @@ APIGEN_EXPORT cublasStatus_t cublasDmatinvBatched(cublasHandle_t handle, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13665,6 +16171,10 @@ APIGEN_EXPORT cublasStatus_t cublasDnrm2_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13729,6 +16239,10 @@ APIGEN_EXPORT cublasStatus_t cublasDnrm2_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13802,6 +16316,10 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx(cublasHandle_t handle, int n, const voi
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -13870,6 +16388,10 @@ APIGEN_EXPORT cublasStatus_t cublasDotEx_64(cublasHandle_t handle, int64_t n, co
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -13940,6 +16462,10 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx(cublasHandle_t handle, int n, const vo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14008,6 +16534,10 @@ APIGEN_EXPORT cublasStatus_t cublasDotcEx_64(cublasHandle_t handle, int64_t n, c
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14110,6 +16640,18 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2(cublasHandle_t handle, int n, double 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14117,6 +16659,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2(cublasHandle_t handle, int n, double 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14188,6 +16734,18 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2_64(cublasHandle_t handle, int64_t n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14195,6 +16753,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrot_v2_64(cublasHandle_t handle, int64_t n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14360,6 +16922,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrotg_v2(cublasHandle_t handle, double *a, do
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14457,6 +17023,18 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2(cublasHandle_t handle, int n, double
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14464,6 +17042,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2(cublasHandle_t handle, int n, double
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14522,6 +17104,18 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14529,6 +17123,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrotm_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14712,6 +17310,10 @@ APIGEN_EXPORT cublasStatus_t cublasDrotmg_v2(cublasHandle_t handle, double *d1, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -14826,6 +17428,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14833,6 +17448,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -14909,6 +17528,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -14916,6 +17548,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15001,6 +17637,17 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15008,6 +17655,10 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15063,6 +17714,17 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15070,6 +17732,10 @@ APIGEN_EXPORT cublasStatus_t cublasDscal_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15181,6 +17847,19 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15188,6 +17867,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15262,6 +17945,19 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15269,6 +17965,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15399,6 +18099,19 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15406,6 +18119,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15467,6 +18184,19 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15474,6 +18204,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15532,6 +18266,18 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15539,6 +18285,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15597,6 +18347,18 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15604,6 +18366,10 @@ APIGEN_EXPORT cublasStatus_t cublasDspr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15678,6 +18444,18 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2(cublasHandle_t handle, int n, double
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15685,6 +18463,10 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2(cublasHandle_t handle, int n, double
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15724,6 +18506,18 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15731,6 +18525,10 @@ APIGEN_EXPORT cublasStatus_t cublasDswap_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15845,6 +18643,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15852,6 +18663,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -15929,6 +18744,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -15936,6 +18764,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsymm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16049,6 +18881,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16056,6 +18901,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16131,6 +18980,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16138,6 +19000,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsymv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16271,6 +19137,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16278,6 +19157,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16340,6 +19223,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16347,6 +19243,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16464,6 +19364,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16471,6 +19384,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16548,6 +19465,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16555,6 +19485,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16614,6 +19548,18 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16621,6 +19567,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16680,6 +19630,18 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16687,6 +19649,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16798,6 +19764,18 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16805,6 +19783,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16879,6 +19861,18 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16886,6 +19880,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -16963,6 +19961,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -16970,6 +19981,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17047,6 +20062,19 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17054,6 +20082,10 @@ APIGEN_EXPORT cublasStatus_t cublasDsyrkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17136,6 +20168,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17143,6 +20187,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17186,6 +20234,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17193,6 +20253,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17272,6 +20336,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17279,6 +20355,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17322,6 +20402,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17329,6 +20421,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtbsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17404,6 +20500,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17411,6 +20519,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17452,6 +20564,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17459,6 +20583,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17534,6 +20662,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17541,6 +20681,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17582,6 +20726,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17589,6 +20745,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtpsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17628,6 +20788,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17635,6 +20807,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtpttr(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17736,6 +20912,19 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17743,6 +20932,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17809,6 +21002,19 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17816,6 +21022,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17896,6 +21106,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17903,6 +21125,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -17945,6 +21171,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -17952,6 +21190,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18051,6 +21293,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched(cublasHandle_t handle, cublasSid
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18058,6 +21312,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched(cublasHandle_t handle, cublasSid
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18122,6 +21380,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18129,6 +21399,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18192,6 +21466,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18199,6 +21485,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18262,6 +21552,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18269,6 +21571,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18349,6 +21655,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18356,6 +21674,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18398,6 +21720,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18405,6 +21739,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18444,6 +21782,18 @@ APIGEN_EXPORT cublasStatus_t cublasDtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18451,6 +21801,10 @@ APIGEN_EXPORT cublasStatus_t cublasDtrttp(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18554,6 +21908,10 @@ APIGEN_EXPORT cublasStatus_t cublasDzasum_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18618,6 +21976,10 @@ APIGEN_EXPORT cublasStatus_t cublasDzasum_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -18724,6 +22086,10 @@ APIGEN_EXPORT cublasStatus_t cublasDznrm2_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18789,6 +22155,10 @@ APIGEN_EXPORT cublasStatus_t cublasDznrm2_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18833,6 +22203,10 @@ APIGEN_EXPORT cublasStatus_t cublasFree(void *devicePtr)
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* devicePtr: its range is gone */
         apigen_dev_forget(&cublas_api, call_.server, (uint64_t)(uintptr_t)devicePtr);
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -18913,6 +22287,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOp
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -18920,6 +22307,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOp
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19001,6 +22392,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cubla
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19008,6 +22412,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cubla
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19088,6 +22496,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19095,6 +22516,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19175,6 +22600,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperat
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19182,6 +22620,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperat
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19280,6 +22722,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx(cublasHandle_t handle, c
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19287,6 +22742,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx(cublasHandle_t handle, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19388,6 +22847,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(cublasHandle_t handle
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19395,6 +22867,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmGroupedBatchedEx_64(cublasHandle_t handle
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19482,6 +22958,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, c
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19489,6 +22978,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19573,6 +23066,19 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -19580,6 +23086,10 @@ APIGEN_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19626,6 +23136,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasA
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19706,6 +23220,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetEmulationSpecialValuesSupport(cublasHandle
         ret_ = (cublasStatus_t)v_;
     }
     if (mask != NULL && !apigen_get_into(&call_.rd, mask, n_mask, NULL)) goto bad; /* mask */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19754,6 +23272,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetEmulationStrategy(cublasHandle_t handle, c
         ret_ = (cublasStatus_t)v_;
     }
     if (emulationStrategy != NULL && !apigen_get_into(&call_.rd, emulationStrategy, n_emulationStrategy, NULL)) goto bad; /* emulationStrategy */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19792,6 +23314,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetError(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -19843,6 +23369,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaBitCountPointer
             mantissaBitCount[i_] = (int *)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19888,6 +23418,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaBitOffset(cubla
         ret_ = (cublasStatus_t)v_;
     }
     if (mantissaBitOffset != NULL && !apigen_get_into(&call_.rd, mantissaBitOffset, n_mantissaBitOffset, NULL)) goto bad; /* mantissaBitOffset */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19936,6 +23470,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMantissaControl(cublasH
         ret_ = (cublasStatus_t)v_;
     }
     if (mantissaControl != NULL && !apigen_get_into(&call_.rd, mantissaControl, n_mantissaControl, NULL)) goto bad; /* mantissaControl */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -19984,6 +23522,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetFixedPointEmulationMaxMantissaBitCount(cub
         ret_ = (cublasStatus_t)v_;
     }
     if (maxMantissaBitCount != NULL && !apigen_get_into(&call_.rd, maxMantissaBitCount, n_maxMantissaBitCount, NULL)) goto bad; /* maxMantissaBitCount */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20041,6 +23583,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetMathMode(cublasHandle_t handle, cublasMath
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20105,6 +23651,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrix(int rows, int cols, int elemSize, c
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20167,6 +23717,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrixAsync(int rows, int cols, int elemSi
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20231,6 +23785,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrixAsync_64(int64_t rows, int64_t cols,
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20292,6 +23850,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetMatrix_64(int64_t rows, int64_t cols, int6
     } else {
         if (B != NULL && !apigen_get_into(&call_.rd, B, n_B, NULL)) goto bad; /* B */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20346,6 +23908,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetPointerMode_v2(cublasHandle_t handle, cubl
         ret_ = (cublasStatus_t)v_;
     }
     if (mode != NULL && !apigen_get_into(&call_.rd, mode, n_mode, NULL)) goto bad; /* mode */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20392,6 +23958,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetProperty(libraryPropertyType type, int *va
         ret_ = (cublasStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20440,6 +24010,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetSmCountTarget(cublasHandle_t handle, int *
         ret_ = (cublasStatus_t)v_;
     }
     if (smCountTarget != NULL && !apigen_get_into(&call_.rd, smCountTarget, n_smCountTarget, NULL)) goto bad; /* smCountTarget */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20495,6 +24069,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetStream_v2(cublasHandle_t handle, cudaStrea
             if (!apigen_get_u64(&call_.rd, &v_)) goto bad;
             streamId[i_] = (cudaStream_t)(uintptr_t)v_;
         }
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20555,6 +24133,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVector(int n, int elemSize, const void *x,
         if (y != NULL && !apigen_get_into(&call_.rd, y, n_y, NULL)) goto bad; /* y */
     } else {
         if (y != NULL && !apigen_get_into(&call_.rd, y, n_y, NULL)) goto bad; /* y */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20618,6 +24200,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVectorAsync(int n, int elemSize, const voi
     } else {
         if (hostPtr != NULL && !apigen_get_into(&call_.rd, hostPtr, n_hostPtr, NULL)) goto bad; /* hostPtr */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20680,6 +24266,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVectorAsync_64(int64_t n, int64_t elemSize
     } else {
         if (hostPtr != NULL && !apigen_get_into(&call_.rd, hostPtr, n_hostPtr, NULL)) goto bad; /* hostPtr */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20740,6 +24330,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVector_64(int64_t n, int64_t elemSize, con
     } else {
         if (y != NULL && !apigen_get_into(&call_.rd, y, n_y, NULL)) goto bad; /* y */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20782,6 +24376,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVersion(int *version)
         ret_ = (cublasStatus_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20830,6 +24428,10 @@ APIGEN_EXPORT cublasStatus_t cublasGetVersion_v2(cublasHandle_t handle, int *ver
         ret_ = (cublasStatus_t)v_;
     }
     if (version != NULL && !apigen_get_into(&call_.rd, version, n_version, NULL)) goto bad; /* version */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -20906,6 +24508,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched(cublasHandle_t handle, cublasO
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -20913,6 +24528,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched(cublasHandle_t handle, cublasO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -20990,6 +24609,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched_64(cublasHandle_t handle, cubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -20997,6 +24629,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvBatched_64(cublasHandle_t handle, cubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21077,6 +24713,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched(cublasHandle_t handle, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21084,6 +24733,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched(cublasHandle_t handle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21164,6 +24817,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched_64(cublasHandle_t handl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21171,6 +24837,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSHgemvStridedBatched_64(cublasHandle_t handl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21248,6 +24918,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched(cublasHandle_t handle, cublasO
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21255,6 +24938,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched(cublasHandle_t handle, cublasO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21332,6 +25019,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched_64(cublasHandle_t handle, cubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21339,6 +25039,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvBatched_64(cublasHandle_t handle, cubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21419,6 +25123,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched(cublasHandle_t handle, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21426,6 +25143,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched(cublasHandle_t handle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21506,6 +25227,19 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched_64(cublasHandle_t handl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21513,6 +25247,10 @@ APIGEN_EXPORT cublasStatus_t cublasHSSgemvStridedBatched_64(cublasHandle_t handl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21591,6 +25329,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21598,6 +25349,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm(cublasHandle_t handle, cublasOperation_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21677,6 +25432,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21684,6 +25452,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21763,6 +25535,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21770,6 +25555,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21852,6 +25641,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21859,6 +25661,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -21941,6 +25747,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -21948,6 +25767,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22026,6 +25849,19 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm_64(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -22033,6 +25869,10 @@ APIGEN_EXPORT cublasStatus_t cublasHgemm_64(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22100,6 +25940,10 @@ APIGEN_EXPORT cublasStatus_t cublasIamaxEx(cublasHandle_t handle, int n, const v
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22165,6 +26009,10 @@ APIGEN_EXPORT cublasStatus_t cublasIamaxEx_64(cublasHandle_t handle, int64_t n, 
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22232,6 +26080,10 @@ APIGEN_EXPORT cublasStatus_t cublasIaminEx(cublasHandle_t handle, int n, const v
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22297,6 +26149,10 @@ APIGEN_EXPORT cublasStatus_t cublasIaminEx_64(cublasHandle_t handle, int64_t n, 
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22403,6 +26259,10 @@ APIGEN_EXPORT cublasStatus_t cublasIcamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22467,6 +26327,10 @@ APIGEN_EXPORT cublasStatus_t cublasIcamax_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22573,6 +26437,10 @@ APIGEN_EXPORT cublasStatus_t cublasIcamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22637,6 +26505,10 @@ APIGEN_EXPORT cublasStatus_t cublasIcamin_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22743,6 +26615,10 @@ APIGEN_EXPORT cublasStatus_t cublasIdamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22807,6 +26683,10 @@ APIGEN_EXPORT cublasStatus_t cublasIdamax_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -22913,6 +26793,10 @@ APIGEN_EXPORT cublasStatus_t cublasIdamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -22978,6 +26862,10 @@ APIGEN_EXPORT cublasStatus_t cublasIdamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23016,6 +26904,10 @@ APIGEN_EXPORT cublasStatus_t cublasInit(void)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23116,6 +27008,10 @@ APIGEN_EXPORT cublasStatus_t cublasIsamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23180,6 +27076,10 @@ APIGEN_EXPORT cublasStatus_t cublasIsamax_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23286,6 +27186,10 @@ APIGEN_EXPORT cublasStatus_t cublasIsamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23350,6 +27254,10 @@ APIGEN_EXPORT cublasStatus_t cublasIsamin_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23456,6 +27364,10 @@ APIGEN_EXPORT cublasStatus_t cublasIzamax_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23520,6 +27432,10 @@ APIGEN_EXPORT cublasStatus_t cublasIzamax_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23626,6 +27542,10 @@ APIGEN_EXPORT cublasStatus_t cublasIzamin_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23691,6 +27611,10 @@ APIGEN_EXPORT cublasStatus_t cublasIzamin_v2_64(cublasHandle_t handle, int64_t n
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23733,6 +27657,10 @@ APIGEN_EXPORT cublasStatus_t cublasLoggerConfigure(int logIsOn, int logToStdOut,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23799,6 +27727,10 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex(cublasHandle_t handle, int n, const vo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -23863,6 +27795,10 @@ APIGEN_EXPORT cublasStatus_t cublasNrm2Ex_64(cublasHandle_t handle, int64_t n, c
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -23935,6 +27871,18 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -23942,6 +27890,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx(cublasHandle_t handle, int n, void *x, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24014,6 +27966,18 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24021,6 +27985,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotEx_64(cublasHandle_t handle, int64_t n, vo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24131,6 +28099,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotgEx(cublasHandle_t handle, void *a, void *
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -24189,6 +28161,18 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx(cublasHandle_t handle, int n, void *x,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24196,6 +28180,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx(cublasHandle_t handle, int n, void *x,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24255,6 +28243,18 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx_64(cublasHandle_t handle, int64_t n, v
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24262,6 +28262,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotmEx_64(cublasHandle_t handle, int64_t n, v
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24388,6 +28392,10 @@ APIGEN_EXPORT cublasStatus_t cublasRotmgEx(cublasHandle_t handle, void *d1, cuda
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -24490,6 +28498,10 @@ APIGEN_EXPORT cublasStatus_t cublasSasum_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -24554,6 +28566,10 @@ APIGEN_EXPORT cublasStatus_t cublasSasum_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24645,6 +28661,18 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24652,6 +28680,10 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24710,6 +28742,18 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24717,6 +28761,10 @@ APIGEN_EXPORT cublasStatus_t cublasSaxpy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24775,6 +28823,17 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const vo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24782,6 +28841,10 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx(cublasHandle_t handle, int n, const vo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24837,6 +28900,17 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx_64(cublasHandle_t handle, int64_t n, c
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -24844,6 +28918,10 @@ APIGEN_EXPORT cublasStatus_t cublasScalEx_64(cublasHandle_t handle, int64_t n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -24947,6 +29025,10 @@ APIGEN_EXPORT cublasStatus_t cublasScasum_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25011,6 +29093,10 @@ APIGEN_EXPORT cublasStatus_t cublasScasum_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25117,6 +29203,10 @@ APIGEN_EXPORT cublasStatus_t cublasScnrm2_v2(cublasHandle_t handle, int n, const
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25181,6 +29271,10 @@ APIGEN_EXPORT cublasStatus_t cublasScnrm2_v2_64(cublasHandle_t handle, int64_t n
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25255,6 +29349,18 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -25262,6 +29368,10 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25301,6 +29411,18 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -25308,6 +29430,10 @@ APIGEN_EXPORT cublasStatus_t cublasScopy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25352,6 +29478,19 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -25359,6 +29498,10 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm(cublasHandle_t handle, cublasSideMode_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25403,6 +29546,19 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -25410,6 +29566,10 @@ APIGEN_EXPORT cublasStatus_t cublasSdgmm_64(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25519,6 +29679,10 @@ APIGEN_EXPORT cublasStatus_t cublasSdot_v2(cublasHandle_t handle, int n, const f
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25587,6 +29751,10 @@ APIGEN_EXPORT cublasStatus_t cublasSdot_v2_64(cublasHandle_t handle, int64_t n, 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25630,6 +29798,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetAtomicsMode(cublasHandle_t handle, cublasA
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25670,6 +29842,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetEmulationSpecialValuesSupport(cublasHandle
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25709,6 +29885,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetEmulationStrategy(cublasHandle_t handle, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25751,6 +29931,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaBitCountPointer
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25790,6 +29974,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaBitOffset(cubla
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25831,6 +30019,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMantissaControl(cublasH
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25871,6 +30063,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetFixedPointEmulationMaxMantissaBitCount(cub
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -25909,6 +30105,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetKernelStream(cudaStream_t stream)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -25951,6 +30151,16 @@ APIGEN_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u32(call_.wr, (uint32_t)mode)) goto nomem; /* mode */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -25958,6 +30168,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26008,6 +30222,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrix(int rows, int cols, int elemSize, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26064,6 +30282,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrixAsync(int rows, int cols, int elemSi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26119,6 +30341,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrixAsync_64(int64_t rows, int64_t cols,
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26172,6 +30398,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetMatrix_64(int64_t rows, int64_t cols, int6
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26217,6 +30447,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetPointerMode_v2(cublasHandle_t handle, cubl
     }
     if (ret_ == CUBLAS_STATUS_SUCCESS) /* state pointer_mode of handle */
         apigen_hstate_set(hs_cublasHandle_t_, 1, (uint64_t)(uintptr_t)handle, 0, (int64_t)mode);
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26257,6 +30491,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetSmCountTarget(cublasHandle_t handle, int s
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26290,6 +30528,17 @@ APIGEN_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStrea
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)streamId)) goto nomem; /* streamId */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)streamId == (uint64_t)0 || (uint64_t)(uintptr_t)streamId == (uint64_t)1 || (uint64_t)(uintptr_t)streamId == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)streamId))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26297,6 +30546,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStrea
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26346,6 +30599,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetVector(int n, int elemSize, const void *x,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26401,6 +30658,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetVectorAsync(int n, int elemSize, const voi
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26455,6 +30716,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetVectorAsync_64(int64_t n, int64_t elemSize
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26507,6 +30772,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetVector_64(int64_t n, int64_t elemSize, con
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -26544,6 +30813,17 @@ APIGEN_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)workspace)) goto nomem; /* workspace */
     if (!apigen_put_u64(call_.wr, (uint64_t)workspaceSizeInBytes)) goto nomem; /* workspaceSizeInBytes */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26551,6 +30831,10 @@ APIGEN_EXPORT cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26667,6 +30951,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26674,6 +30971,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26752,6 +31053,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26759,6 +31073,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgbmv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26836,6 +31154,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26843,6 +31174,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam(cublasHandle_t handle, cublasOperation_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26920,6 +31255,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam_64(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -26927,6 +31275,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgeam_64(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -26989,6 +31341,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -27108,6 +31464,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27115,6 +31484,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27194,6 +31567,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27201,6 +31587,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27282,6 +31672,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperatio
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27289,6 +31692,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx(cublasHandle_t handle, cublasOperatio
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27370,6 +31777,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOpera
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27377,6 +31797,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmEx_64(cublasHandle_t handle, cublasOpera
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27474,6 +31898,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched(cublasHandle_t handle, co
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27481,6 +31918,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched(cublasHandle_t handle, co
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27578,6 +32019,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched_64(cublasHandle_t handle,
         if (!apigen_mul_size((uint64_t)(group_count), sizeof(int64_t), &n_group_size)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, group_size, n_group_size)) goto nomem; /* group_size */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27585,6 +32039,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmGroupedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27667,6 +32125,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27674,6 +32145,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27756,6 +32231,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27763,6 +32251,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27841,6 +32333,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27848,6 +32353,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -27926,6 +32435,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -27933,6 +32455,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28049,6 +32575,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28056,6 +32595,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28133,6 +32676,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28140,6 +32696,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28220,6 +32780,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28227,6 +32800,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28307,6 +32884,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28314,6 +32904,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemvStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28390,6 +32984,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28397,6 +33004,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28473,6 +33084,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28480,6 +33104,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgemv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28537,6 +33165,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -28635,6 +33267,19 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2(cublasHandle_t handle, int m, int n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28642,6 +33287,10 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2(cublasHandle_t handle, int m, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28704,6 +33353,19 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2_64(cublasHandle_t handle, int64_t m, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28711,6 +33373,10 @@ APIGEN_EXPORT cublasStatus_t cublasSger_v2_64(cublasHandle_t handle, int64_t m, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28755,6 +33421,19 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrfBatched(cublasHandle_t handle, int n, f
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)P)) goto nomem; /* P */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28762,6 +33441,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrfBatched(cublasHandle_t handle, int n, f
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28806,6 +33489,20 @@ APIGEN_EXPORT cublasStatus_t cublasSgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28813,6 +33510,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgetriBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -28871,6 +33572,10 @@ APIGEN_EXPORT cublasStatus_t cublasSgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -28910,6 +33615,10 @@ APIGEN_EXPORT cublasStatus_t cublasShutdown(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -28948,6 +33657,19 @@ APIGEN_EXPORT cublasStatus_t cublasSmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)lda_inv)) goto nomem; /* lda_inv */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -28955,6 +33677,10 @@ APIGEN_EXPORT cublasStatus_t cublasSmatinvBatched(cublasHandle_t handle, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29058,6 +33784,10 @@ APIGEN_EXPORT cublasStatus_t cublasSnrm2_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -29122,6 +33852,10 @@ APIGEN_EXPORT cublasStatus_t cublasSnrm2_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29227,6 +33961,18 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2(cublasHandle_t handle, int n, float *
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29234,6 +33980,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2(cublasHandle_t handle, int n, float *
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29305,6 +34055,18 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2_64(cublasHandle_t handle, int64_t n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29312,6 +34074,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrot_v2_64(cublasHandle_t handle, int64_t n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29477,6 +34243,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrotg_v2(cublasHandle_t handle, float *a, flo
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -29574,6 +34344,18 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2(cublasHandle_t handle, int n, float 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29581,6 +34363,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2(cublasHandle_t handle, int n, float 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29639,6 +34425,18 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)param)) goto nomem; /* param */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29646,6 +34444,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrotm_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -29829,6 +34631,10 @@ APIGEN_EXPORT cublasStatus_t cublasSrotmg_v2(cublasHandle_t handle, float *d1, f
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (param != NULL && !apigen_get_into(&call_.rd, param, n_param, NULL)) goto bad; /* param */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -29943,6 +34749,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -29950,6 +34769,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30026,6 +34849,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30033,6 +34869,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30118,6 +34958,17 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30125,6 +34976,10 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30180,6 +35035,17 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30187,6 +35053,10 @@ APIGEN_EXPORT cublasStatus_t cublasSscal_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30298,6 +35168,19 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30305,6 +35188,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30379,6 +35266,19 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30386,6 +35286,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30516,6 +35420,19 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30523,6 +35440,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30584,6 +35505,19 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30591,6 +35525,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30649,6 +35587,18 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30656,6 +35606,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30714,6 +35668,18 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30721,6 +35687,10 @@ APIGEN_EXPORT cublasStatus_t cublasSspr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30795,6 +35765,18 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2(cublasHandle_t handle, int n, float 
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30802,6 +35784,10 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2(cublasHandle_t handle, int n, float 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30841,6 +35827,18 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30848,6 +35846,10 @@ APIGEN_EXPORT cublasStatus_t cublasSswap_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -30962,6 +35964,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -30969,6 +35984,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31046,6 +36065,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31053,6 +36085,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsymm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31166,6 +36202,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31173,6 +36222,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31248,6 +36301,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31255,6 +36321,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsymv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31388,6 +36458,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31395,6 +36478,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31457,6 +36544,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31464,6 +36564,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31581,6 +36685,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31588,6 +36705,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31665,6 +36786,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31672,6 +36806,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31731,6 +36869,18 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31738,6 +36888,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31797,6 +36951,18 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31804,6 +36970,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31915,6 +37085,18 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -31922,6 +37104,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -31996,6 +37182,18 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32003,6 +37201,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32080,6 +37282,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32087,6 +37302,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32164,6 +37383,19 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32171,6 +37403,10 @@ APIGEN_EXPORT cublasStatus_t cublasSsyrkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32253,6 +37489,18 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32260,6 +37508,10 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32303,6 +37555,18 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32310,6 +37574,10 @@ APIGEN_EXPORT cublasStatus_t cublasStbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32389,6 +37657,18 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32396,6 +37676,10 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32439,6 +37723,18 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32446,6 +37742,10 @@ APIGEN_EXPORT cublasStatus_t cublasStbsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32521,6 +37821,18 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32528,6 +37840,10 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32569,6 +37885,18 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32576,6 +37904,10 @@ APIGEN_EXPORT cublasStatus_t cublasStpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32651,6 +37983,18 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32658,6 +38002,10 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32699,6 +38047,18 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32706,6 +38066,10 @@ APIGEN_EXPORT cublasStatus_t cublasStpsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32745,6 +38109,18 @@ APIGEN_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32752,6 +38128,10 @@ APIGEN_EXPORT cublasStatus_t cublasStpttr(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32853,6 +38233,19 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32860,6 +38253,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -32926,6 +38323,19 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -32933,6 +38343,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrmm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33013,6 +38427,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33020,6 +38446,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33062,6 +38492,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33069,6 +38511,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33168,6 +38614,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched(cublasHandle_t handle, cublasSid
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33175,6 +38633,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched(cublasHandle_t handle, cublasSid
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33239,6 +38701,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33246,6 +38720,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33309,6 +38787,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33316,6 +38806,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33379,6 +38873,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33386,6 +38892,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33466,6 +38976,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33473,6 +38995,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33515,6 +39041,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33522,6 +39060,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33561,6 +39103,18 @@ APIGEN_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33568,6 +39122,10 @@ APIGEN_EXPORT cublasStatus_t cublasStrttp(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33609,6 +39167,18 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx(cublasHandle_t handle, int n, void *x,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)yType)) goto nomem; /* yType */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33616,6 +39186,10 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx(cublasHandle_t handle, int n, void *x,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33657,6 +39231,18 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx_64(cublasHandle_t handle, int64_t n, v
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)yType)) goto nomem; /* yType */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33664,6 +39250,10 @@ APIGEN_EXPORT cublasStatus_t cublasSwapEx_64(cublasHandle_t handle, int64_t n, v
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33738,6 +39328,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched(cublasHandle_t handle, cublasO
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33745,6 +39348,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched(cublasHandle_t handle, cublasO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33822,6 +39429,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched_64(cublasHandle_t handle, cubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33829,6 +39449,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvBatched_64(cublasHandle_t handle, cubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33909,6 +39533,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched(cublasHandle_t handle, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -33916,6 +39553,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched(cublasHandle_t handle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -33996,6 +39637,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched_64(cublasHandle_t handl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34003,6 +39657,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSSgemvStridedBatched_64(cublasHandle_t handl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34080,6 +39738,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched(cublasHandle_t handle, cublasO
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34087,6 +39758,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched(cublasHandle_t handle, cublasO
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34164,6 +39839,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched_64(cublasHandle_t handle, cubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34171,6 +39859,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvBatched_64(cublasHandle_t handle, cubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34251,6 +39943,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched(cublasHandle_t handle, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34258,6 +39963,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched(cublasHandle_t handle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34338,6 +40047,19 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched_64(cublasHandle_t handl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34345,6 +40067,10 @@ APIGEN_EXPORT cublasStatus_t cublasTSTgemvStridedBatched_64(cublasHandle_t handl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34407,6 +40133,10 @@ APIGEN_EXPORT cublasStatus_t cublasUint8gemmBias(cublasHandle_t handle, cublasOp
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34521,6 +40251,18 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34528,6 +40270,10 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34586,6 +40332,18 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34593,6 +40351,10 @@ APIGEN_EXPORT cublasStatus_t cublasZaxpy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34667,6 +40429,18 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2(cublasHandle_t handle, int n, const 
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34674,6 +40448,10 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34713,6 +40491,18 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34720,6 +40510,10 @@ APIGEN_EXPORT cublasStatus_t cublasZcopy_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34764,6 +40558,19 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm(cublasHandle_t handle, cublasSideMode_t
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34771,6 +40578,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm(cublasHandle_t handle, cublasSideMode_t
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34815,6 +40626,19 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm_64(cublasHandle_t handle, cublasSideMod
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)C)) goto nomem; /* C */
     if (!apigen_put_u64(call_.wr, (uint64_t)ldc)) goto nomem; /* ldc */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -34822,6 +40646,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdgmm_64(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -34927,6 +40755,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdotc_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -34994,6 +40826,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdotc_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35102,6 +40938,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdotu_v2(cublasHandle_t handle, int n, const 
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -35169,6 +41009,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdotu_v2_64(cublasHandle_t handle, int64_t n,
     }
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35274,6 +41118,18 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2(cublasHandle_t handle, int n, cuDoub
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35281,6 +41137,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2(cublasHandle_t handle, int n, cuDoub
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35352,6 +41212,18 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35359,6 +41231,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdrot_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35444,6 +41320,17 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2(cublasHandle_t handle, int n, const
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35451,6 +41338,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2(cublasHandle_t handle, int n, const
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35506,6 +41397,17 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2_64(cublasHandle_t handle, int64_t n
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35513,6 +41415,10 @@ APIGEN_EXPORT cublasStatus_t cublasZdscal_v2_64(cublasHandle_t handle, int64_t n
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35632,6 +41538,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35639,6 +41558,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35717,6 +41640,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35724,6 +41660,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgbmv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35801,6 +41741,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35808,6 +41761,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam(cublasHandle_t handle, cublasOperation_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35885,6 +41842,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam_64(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -35892,6 +41862,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgeam_64(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -35954,6 +41928,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgelsBatched(cublasHandle_t handle, cublasOpe
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -36072,6 +42050,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperatio
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36079,6 +42070,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m(cublasHandle_t handle, cublasOperatio
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36157,6 +42152,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOpera
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36164,6 +42172,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm3m_64(cublasHandle_t handle, cublasOpera
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36243,6 +42255,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36250,6 +42275,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36329,6 +42358,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Barray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Carray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36336,6 +42378,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36418,6 +42464,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36425,6 +42484,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36507,6 +42570,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36514,6 +42590,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemmStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36592,6 +42672,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36599,6 +42692,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36677,6 +42774,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((m >= 0) && (n >= 0)) && (k >= 0)) && (lda >= ((((transa == CUBLAS_OP_N) ? (m) : (k)) > 1) ? (((transa == CUBLAS_OP_N) ? (m) : (k))) : (1)))) && (ldb >= ((((transb == CUBLAS_OP_N) ? (k) : (n)) > 1) ? (((transb == CUBLAS_OP_N) ? (k) : (n))) : (1)))) && (ldc >= ((m > 1) ? (m) : (1)))) && (((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36684,6 +42794,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemm_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36800,6 +42914,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched(cublasHandle_t handle, cublasOpe
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36807,6 +42934,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched(cublasHandle_t handle, cublasOpe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36884,6 +43015,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Aarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xarray)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yarray)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36891,6 +43035,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -36971,6 +43119,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched(cublasHandle_t handle, cu
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -36978,6 +43139,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched(cublasHandle_t handle, cu
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37058,6 +43223,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched_64(cublasHandle_t handle,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37065,6 +43243,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemvStridedBatched_64(cublasHandle_t handle,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37141,6 +43323,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2(cublasHandle_t handle, cublasOperati
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37148,6 +43343,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2(cublasHandle_t handle, cublasOperati
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37224,6 +43423,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2_64(cublasHandle_t handle, cublasOper
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37231,6 +43443,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgemv_v2_64(cublasHandle_t handle, cublasOper
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37288,6 +43504,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgeqrfBatched(cublasHandle_t handle, int m, i
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -37386,6 +43606,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2(cublasHandle_t handle, int m, int n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37393,6 +43626,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2(cublasHandle_t handle, int m, int n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37455,6 +43692,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2_64(cublasHandle_t handle, int64_t m,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37462,6 +43712,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgerc_v2_64(cublasHandle_t handle, int64_t m,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37561,6 +43815,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2(cublasHandle_t handle, int m, int n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37568,6 +43835,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2(cublasHandle_t handle, int m, int n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37630,6 +43901,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2_64(cublasHandle_t handle, int64_t m,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37637,6 +43921,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgeru_v2_64(cublasHandle_t handle, int64_t m,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37681,6 +43969,19 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrfBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)P)) goto nomem; /* P */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37688,6 +43989,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrfBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37732,6 +44037,20 @@ APIGEN_EXPORT cublasStatus_t cublasZgetriBatched(cublasHandle_t handle, int n, c
     if (!apigen_put_u32(call_.wr, (uint32_t)ldc)) goto nomem; /* ldc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)P)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37739,6 +44058,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgetriBatched(cublasHandle_t handle, int n, c
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37797,6 +44120,10 @@ APIGEN_EXPORT cublasStatus_t cublasZgetrsBatched(cublasHandle_t handle, cublasOp
         ret_ = (cublasStatus_t)v_;
     }
     if (info != NULL && !apigen_get_into(&call_.rd, info, n_info, NULL)) goto bad; /* info */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -37911,6 +44238,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -37918,6 +44258,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -37994,6 +44338,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38001,6 +44358,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38118,6 +44479,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38125,6 +44499,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38202,6 +44580,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38209,6 +44600,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhemm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38322,6 +44717,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38329,6 +44737,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38404,6 +44816,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38411,6 +44836,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhemv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38544,6 +44973,19 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38551,6 +44993,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38613,6 +45059,19 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38620,6 +45079,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38737,6 +45200,19 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38744,6 +45220,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38821,6 +45301,19 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38828,6 +45321,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38887,6 +45384,18 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38894,6 +45403,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -38953,6 +45466,18 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -38960,6 +45485,10 @@ APIGEN_EXPORT cublasStatus_t cublasZher_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39071,6 +45600,18 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39078,6 +45619,10 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39152,6 +45697,18 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39159,6 +45716,10 @@ APIGEN_EXPORT cublasStatus_t cublasZherk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39236,6 +45797,19 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39243,6 +45817,10 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39320,6 +45898,19 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39327,6 +45918,10 @@ APIGEN_EXPORT cublasStatus_t cublasZherkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39438,6 +46033,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39445,6 +46053,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39519,6 +46131,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39526,6 +46151,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39656,6 +46285,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39663,6 +46305,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39724,6 +46370,19 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39731,6 +46390,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39789,6 +46452,18 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39796,6 +46471,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39854,6 +46533,18 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39861,6 +46552,10 @@ APIGEN_EXPORT cublasStatus_t cublasZhpr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -39906,6 +46601,19 @@ APIGEN_EXPORT cublasStatus_t cublasZmatinvBatched(cublasHandle_t handle, int n, 
     if (!apigen_put_u32(call_.wr, (uint32_t)lda_inv)) goto nomem; /* lda_inv */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)info)) goto nomem; /* info */
     if (!apigen_put_u32(call_.wr, (uint32_t)batchSize)) goto nomem; /* batchSize */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)Ainv)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)info)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -39913,6 +46621,10 @@ APIGEN_EXPORT cublasStatus_t cublasZmatinvBatched(cublasHandle_t handle, int n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40015,6 +46727,18 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2(cublasHandle_t handle, int n, cuDoubl
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40022,6 +46746,10 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2(cublasHandle_t handle, int n, cuDoubl
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40093,6 +46821,18 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2_64(cublasHandle_t handle, int64_t n, 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)s)) goto nomem; /* s */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40100,6 +46840,10 @@ APIGEN_EXPORT cublasStatus_t cublasZrot_v2_64(cublasHandle_t handle, int64_t n, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40260,6 +47004,10 @@ APIGEN_EXPORT cublasStatus_t cublasZrotg_v2(cublasHandle_t handle, cuDoubleCompl
     if ((st_pointer_mode_ == (int64_t)(CUBLAS_POINTER_MODE_HOST))) {
         if (s != NULL && !apigen_get_into(&call_.rd, s, n_s, NULL)) goto bad; /* s */
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -40344,6 +47092,17 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2(cublasHandle_t handle, int n, const 
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40351,6 +47110,10 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2(cublasHandle_t handle, int n, const 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40406,6 +47169,17 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2_64(cublasHandle_t handle, int64_t n,
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40413,6 +47187,10 @@ APIGEN_EXPORT cublasStatus_t cublasZscal_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40487,6 +47265,18 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2(cublasHandle_t handle, int n, cuDoub
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u32(call_.wr, (uint32_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40494,6 +47284,10 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2(cublasHandle_t handle, int n, cuDoub
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40533,6 +47327,18 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2_64(cublasHandle_t handle, int64_t n,
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)incy)) goto nomem; /* incy */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40540,6 +47346,10 @@ APIGEN_EXPORT cublasStatus_t cublasZswap_v2_64(cublasHandle_t handle, int64_t n,
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40654,6 +47464,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40661,6 +47484,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40738,6 +47565,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40745,6 +47585,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsymm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40820,6 +47664,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40827,6 +47684,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40902,6 +47763,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40909,6 +47783,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsymv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -40971,6 +47849,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -40978,6 +47869,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41040,6 +47935,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41047,6 +47955,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41164,6 +48076,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41171,6 +48096,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41248,6 +48177,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2_64(cublasHandle_t handle, cublasFil
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41255,6 +48197,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr2k_v2_64(cublasHandle_t handle, cublasFil
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41314,6 +48260,18 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2(cublasHandle_t handle, cublasFillMode
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41321,6 +48279,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2(cublasHandle_t handle, cublasFillMode
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41380,6 +48342,18 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2_64(cublasHandle_t handle, cublasFillM
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41387,6 +48361,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyr_v2_64(cublasHandle_t handle, cublasFillM
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41498,6 +48476,18 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2(cublasHandle_t handle, cublasFillMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41505,6 +48495,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41579,6 +48573,18 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2_64(cublasHandle_t handle, cublasFill
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41586,6 +48592,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrk_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41663,6 +48673,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx(cublasHandle_t handle, cublasFillMode_
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41670,6 +48693,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41747,6 +48774,19 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx_64(cublasHandle_t handle, cublasFillMo
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41754,6 +48794,10 @@ APIGEN_EXPORT cublasStatus_t cublasZsyrkx_64(cublasHandle_t handle, cublasFillMo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41836,6 +48880,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41843,6 +48899,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41886,6 +48946,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41893,6 +48965,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtbmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -41972,6 +49048,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -41979,6 +49067,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42022,6 +49114,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42029,6 +49133,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtbsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42104,6 +49212,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42111,6 +49231,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42152,6 +49276,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42159,6 +49295,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtpmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42234,6 +49374,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42241,6 +49393,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42282,6 +49438,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42289,6 +49457,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtpsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42328,6 +49500,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtpttr(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42335,6 +49519,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtpttr(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42436,6 +49624,19 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42443,6 +49644,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42509,6 +49714,19 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42516,6 +49734,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42596,6 +49818,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42603,6 +49837,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42645,6 +49883,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42652,6 +49902,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrmv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42751,6 +50005,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched(cublasHandle_t handle, cublasSid
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42758,6 +50024,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched(cublasHandle_t handle, cublasSid
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42822,6 +50092,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched_64(cublasHandle_t handle, cublas
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42829,6 +50111,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsmBatched_64(cublasHandle_t handle, cublas
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42892,6 +50178,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideMod
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42899,6 +50197,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2(cublasHandle_t handle, cublasSideMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -42962,6 +50264,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2_64(cublasHandle_t handle, cublasSide
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)alpha)) goto nomem; /* alpha */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -42969,6 +50283,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsm_v2_64(cublasHandle_t handle, cublasSide
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43049,6 +50367,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2(cublasHandle_t handle, cublasFillMod
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u32(call_.wr, (uint32_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -43056,6 +50386,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2(cublasHandle_t handle, cublasFillMod
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43098,6 +50432,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2_64(cublasHandle_t handle, cublasFill
     if (!apigen_put_u64(call_.wr, (uint64_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)x)) goto nomem; /* x */
     if (!apigen_put_u64(call_.wr, (uint64_t)incx)) goto nomem; /* incx */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -43105,6 +50451,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrsv_v2_64(cublasHandle_t handle, cublasFill
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -43144,6 +50494,18 @@ APIGEN_EXPORT cublasStatus_t cublasZtrttp(cublasHandle_t handle, cublasFillMode_
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)A)) goto nomem; /* A */
     if (!apigen_put_u32(call_.wr, (uint32_t)lda)) goto nomem; /* lda */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)AP)) goto nomem; /* AP */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)AP)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -43151,6 +50513,10 @@ APIGEN_EXPORT cublasStatus_t cublasZtrttp(cublasHandle_t handle, cublasFillMode_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -44549,6 +51915,6 @@ const apigen_api cublas_api = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUBLAS_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .family = "cuda",
 };

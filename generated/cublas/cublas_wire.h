@@ -22,7 +22,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLAS_FINGERPRINT UINT64_C(0xaa0463d4a829ad43)
+#define CUBLAS_FINGERPRINT UINT64_C(0x82a53667cd632e27)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -1769,7 +1769,7 @@ const apigen_api apigen_api_cublasLt = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUBLASLT_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .device_destroy = NULL,
     .isolate_process = true,
     .family = "cuda",

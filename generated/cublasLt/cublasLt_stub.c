@@ -26,6 +26,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtLoggerForceDisable(void)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -113,6 +117,27 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
         if (!apigen_mul_size((uint64_t)(1), sizeof(cublasLtMatmulAlgo_t), &n_algo)) goto badargs;
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, algo, n_algo)) goto nomem; /* algo */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
+            && (((uint64_t)(uintptr_t)computeDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)computeDesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && (((uint64_t)(uintptr_t)Cdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)D)
+            && (((uint64_t)(uintptr_t)Ddesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Ddesc)))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -120,6 +145,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatmul(cublasLtHandle_t lightHandle, 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -204,6 +233,24 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
     } else {
         if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)beta)) goto nomem; /* beta */
     }
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)lightHandle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)lightHandle)))
+            && (((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && (((uint64_t)(uintptr_t)Adesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Adesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && (((uint64_t)(uintptr_t)Bdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Bdesc)))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)
+            && (((uint64_t)(uintptr_t)Cdesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)Cdesc)))
+            && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -211,6 +258,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtMatrixTransform(cublasLtHandle_t ligh
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -259,6 +310,10 @@ APIGEN_HIDDEN cublasStatus_t apigenCublasLtStatusText(cublasStatus_t status, int
         ret_ = (cublasStatus_t)v_;
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -312,6 +367,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtCreate(cublasLtHandle_t *lightHandle)
             lightHandle[i_] = (cublasLtHandle_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -350,6 +409,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtDestroy(cublasLtHandle_t lightHandle)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -401,6 +464,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t
             emulationDesc[i_] = (cublasLtEmulationDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -439,6 +506,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescDestroy(cublasLtEmulationDesc_
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -493,6 +564,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescGetAttribute(cublasLtEmulation
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -551,6 +626,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescSetAttribute(cublasLtEmulation
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -627,6 +706,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int *
         ret_ = (cublasStatus_t)v_;
     }
     if (value != NULL && !apigen_get_into(&call_.rd, value, n_value, NULL)) goto bad; /* value */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -704,6 +787,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheGetCapacity(size_t *capacity
         ret_ = (cublasStatus_t)v_;
     }
     if (capacity != NULL && !apigen_get_into(&call_.rd, capacity, n_capacity, NULL)) goto bad; /* capacity */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -744,6 +831,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCacheSetCapacity(size_t capacity)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -780,6 +871,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerOpenFile(const char *logFile)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -836,6 +931,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetLevel(int level)
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -872,6 +971,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtLoggerSetMask(int mask)
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -928,6 +1031,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCapGetAttribute(const cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -991,6 +1098,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoCheck(cublasLtHandle_t lightHandl
         ret_ = (cublasStatus_t)v_;
     }
     if (result != NULL && !apigen_get_into(&call_.rd, result, n_result, NULL)) goto bad; /* result */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1049,6 +1160,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLt
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1101,6 +1216,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigSetAttribute(cublasLtMatmul
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1168,6 +1287,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t lig
     }
     if (heuristicResultsArray != NULL && !apigen_get_into(&call_.rd, heuristicResultsArray, n_heuristicResultsArray, NULL)) goto bad; /* heuristicResultsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1229,6 +1352,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoGetIds(cublasLtHandle_t lightHand
     }
     if (algoIdsArray != NULL && !apigen_get_into(&call_.rd, algoIdsArray, n_algoIdsArray, NULL)) goto bad; /* algoIdsArray */
     if (returnAlgoCount != NULL && !apigen_get_into(&call_.rd, returnAlgoCount, n_returnAlgoCount, NULL)) goto bad; /* returnAlgoCount */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1284,6 +1411,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoInit(cublasLtHandle_t lightHandle
         ret_ = (cublasStatus_t)v_;
     }
     if (algo != NULL && !apigen_get_into(&call_.rd, algo, n_algo, NULL)) goto bad; /* algo */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1340,6 +1471,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescCreate(cublasLtMatmu
             matmulDesc[i_] = (cublasLtMatmulDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1379,6 +1514,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescDestroy(cublasLtMatm
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1433,6 +1572,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1487,6 +1630,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((sizeInBytes == 4) && (((((((attr == CUBLASLT_MATMUL_DESC_TRANSA) || (attr == CUBLASLT_MATMUL_DESC_TRANSB)) || (attr == CUBLASLT_MATMUL_DESC_TRANSC)) || (attr == CUBLASLT_MATMUL_DESC_FILL_MODE)) || (attr == CUBLASLT_MATMUL_DESC_EPILOGUE)) || (attr == CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET)) || (attr == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE))) && (((uint64_t)(uintptr_t)matmulDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matmulDesc)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1494,6 +1647,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatmulDescSetAttribute(cublasL
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1545,6 +1702,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPrefer
             pref[i_] = (cublasLtMatmulPreference_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1583,6 +1744,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPrefe
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1637,6 +1802,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceGetAttribute(cublasLtMatmul
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1688,6 +1857,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES) && (sizeInBytes == 8)) || ((((((attr == CUBLASLT_MATMUL_PREF_SEARCH_MODE) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES)) || (attr == CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES)) && (sizeInBytes == 4)))) && (((uint64_t)(uintptr_t)pref != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)pref)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1695,6 +1874,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmul
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1750,6 +1933,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *
             matLayout[i_] = (cublasLtMatrixLayout_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1788,6 +1975,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t 
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1842,6 +2033,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayo
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1897,6 +2092,16 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((((attr == CUBLASLT_MATRIX_LAYOUT_TYPE) || (attr == CUBLASLT_MATRIX_LAYOUT_ORDER)) || (attr == CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)) && (sizeInBytes == 4)) || (((((attr == CUBLASLT_MATRIX_LAYOUT_ROWS) || (attr == CUBLASLT_MATRIX_LAYOUT_COLS)) || (attr == CUBLASLT_MATRIX_LAYOUT_LD)) || (attr == CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)) && (sizeInBytes == 8)))) && (((uint64_t)(uintptr_t)matLayout != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)matLayout)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1904,6 +2109,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayo
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -1957,6 +2166,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescCreate(cubl
             transformDesc[i_] = (cublasLtMatrixTransformDesc_t)(uintptr_t)v_;
         }
     }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -1996,6 +2209,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescDestroy(cub
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -2050,6 +2267,10 @@ APIGEN_EXPORT cublasStatus_t cublasLtMatrixTransformDescGetAttribute(cublasLtMat
     }
     if (buf != NULL && !apigen_get_into(&call_.rd, buf, n_buf, NULL)) goto bad; /* buf */
     if (sizeWritten != NULL && !apigen_get_into(&call_.rd, sizeWritten, n_sizeWritten, NULL)) goto bad; /* sizeWritten */
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
     apigen_call_end(&call_);
     goto done;
 bad:
@@ -2103,6 +2324,16 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
         n_buf = (uint64_t)(sizeInBytes);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, buf, n_buf)) goto nomem; /* buf */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((attr != CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE) && (attr != CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE)) && (((uint64_t)(uintptr_t)transformDesc != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transformDesc)))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUBLAS_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -2110,6 +2341,10 @@ APIGEN_HIDDEN cublasStatus_t cublasLt_fwd_cublasLtMatrixTransformDescSetAttribut
         uint32_t v_;
         if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
         ret_ = (cublasStatus_t)v_;
+    }
+    if (call_.has_deferred && ret_ == CUBLAS_STATUS_SUCCESS) {
+        ret_ = (cublasStatus_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
     }
     apigen_call_end(&call_);
     goto done;
@@ -3681,6 +3916,6 @@ const apigen_api cublasLt_api = {
     },
     .cb_dispatch = NULL,
     .ncb_types = CUBLASLT_NCB_TYPES,
-    .async_errors_next_call = false,
+    .async_errors_next_call = true,
     .family = "cuda",
 };

@@ -1550,7 +1550,7 @@ APIGEN_HIDDEN CUresult apigenCudaMemcpyArena(CUdeviceptr dev, uint64_t host, siz
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dev)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dev, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -17919,8 +17919,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUde
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)srcDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -17980,8 +17980,8 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)srcDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -18898,7 +18898,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, cons
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -18965,7 +18965,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dstDevice,
     if (!apigen_put_opt_bytes_ref(call_.wr, srcHost, n_srcHost)) goto nomem; /* srcHost */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -19189,9 +19189,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstCon
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)srcDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
@@ -19255,9 +19255,9 @@ APIGEN_EXPORT CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext d
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)dstContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dstContext))
-            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcDevice)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)srcDevice, (uint64_t)(ByteCount))
             && ((uint64_t)(uintptr_t)srcContext == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcContext))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
@@ -19410,7 +19410,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async(CUdeviceptr dstDevice, unsigned
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N * 2))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -19469,7 +19469,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD16Async_ptsz(CUdeviceptr dstDevice, uns
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N * 2))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -20440,7 +20440,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async(CUdeviceptr dstDevice, unsigned
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N * 4))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -20499,7 +20499,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD32Async_ptsz(CUdeviceptr dstDevice, uns
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N * 4))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -20693,7 +20693,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async(CUdeviceptr dstDevice, unsigned 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -20752,7 +20752,7 @@ APIGEN_HIDDEN CUresult cuda_fwd_cuMemsetD8Async_ptsz(CUdeviceptr dstDevice, unsi
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)hStream)) goto nomem; /* hStream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dstDevice)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dstDevice, (uint64_t)(N))
             && ((uint64_t)(uintptr_t)hStream == (uint64_t)0 || (uint64_t)(uintptr_t)hStream == (uint64_t)1 || (uint64_t)(uintptr_t)hStream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)hStream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);

@@ -4528,7 +4528,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if ((((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4585,7 +4585,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if (((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4642,7 +4642,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaS
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (((flags & ~cudaEventRecordExternal) == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if (((flags & ~cudaEventRecordExternal) == 0) && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -4698,7 +4698,7 @@ APIGEN_EXPORT cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t s
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))
+    if ((((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8857,7 +8857,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch(cudaGraphExec_t graphExec, 
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec))
+    if ((((uint64_t)(uintptr_t)graphExec != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -8914,7 +8914,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaGraphLaunch_ptsz(cudaGraphExec_t graphE
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec))
+    if ((((uint64_t)(uintptr_t)graphExec != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)graphExec)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -16444,7 +16444,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync(void *devPtr, int value, si
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)devPtr, (uint64_t)(count ? (1) : (0)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -16503,7 +16503,7 @@ APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemsetAsync_ptsz(void *devPtr, int valu
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)devPtr)
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)devPtr, (uint64_t)(count ? (1) : (0)))
             && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -19128,7 +19128,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t e
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
     if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
+            && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -19185,7 +19185,7 @@ APIGEN_EXPORT cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEven
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
     if (((flags & ~cudaEventWaitExternal) == 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))
-            && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event))) {
+            && (((uint64_t)(uintptr_t)event != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)event)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)

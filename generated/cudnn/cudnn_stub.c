@@ -113,6 +113,25 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationBackward(cudnnHandle_t handle, cudnnA
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -187,6 +206,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnActivationForward(cudnnHandle_t handle, cudnnAc
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -259,6 +293,20 @@ APIGEN_EXPORT cudnnStatus_t cudnnAddTensor(cudnnHandle_t handle, const void *alp
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && ((uint64_t)(uintptr_t)cDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)cDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -441,6 +489,18 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBacke
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)executionPlan)) goto nomem; /* executionPlan */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)variantPack)) goto nomem; /* variantPack */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)executionPlan == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)executionPlan))
+            && ((uint64_t)(uintptr_t)variantPack == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)variantPack))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -688,6 +748,16 @@ APIGEN_EXPORT cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t de
         n_arrayOfElements = (uint64_t)(((elementCount > 0) ? (elementCount) : (0)) * ((attributeType == CUDNN_TYPE_BACKEND_DESCRIPTOR) ? (sizeof(cudnnBackendDescriptor_t)) : ((attributeType == CUDNN_TYPE_HANDLE) ? (sizeof(cudnnHandle_t)) : ((attributeType == CUDNN_TYPE_INT64) ? (sizeof(int64_t)) : ((attributeType == CUDNN_TYPE_INT32) ? (sizeof(int32_t)) : ((attributeType == CUDNN_TYPE_DOUBLE) ? (sizeof(double)) : ((attributeType == CUDNN_TYPE_FLOAT) ? (sizeof(float)) : ((attributeType == CUDNN_TYPE_BOOLEAN) ? (sizeof(_Bool)) : ((attributeType == CUDNN_TYPE_CHAR) ? (sizeof(char)) : ((attributeType == CUDNN_TYPE_FRACTION) ? (sizeof(cudnnFraction_t)) : ((attributeType == CUDNN_TYPE_DATA_TYPE) ? (sizeof(cudnnDataType_t)) : ((attributeType == CUDNN_TYPE_CONVOLUTION_MODE) ? (sizeof(cudnnConvolutionMode_t)) : ((attributeType == CUDNN_TYPE_HEUR_MODE) ? (sizeof(cudnnBackendHeurMode_t)) : ((attributeType == CUDNN_TYPE_KNOB_TYPE) ? (sizeof(cudnnBackendKnobType_t)) : ((attributeType == CUDNN_TYPE_NAN_PROPOGATION) ? (sizeof(cudnnNanPropagation_t)) : ((attributeType == CUDNN_TYPE_NUMERICAL_NOTE) ? (sizeof(cudnnBackendNumericalNote_t)) : ((attributeType == CUDNN_TYPE_LAYOUT_TYPE) ? (sizeof(cudnnBackendLayoutType_t)) : ((attributeType == CUDNN_TYPE_ATTRIB_NAME) ? (sizeof(cudnnBackendAttributeName_t)) : ((attributeType == CUDNN_TYPE_POINTWISE_MODE) ? (sizeof(cudnnPointwiseMode_t)) : ((attributeType == CUDNN_TYPE_GENSTATS_MODE) ? (sizeof(cudnnGenStatsMode_t)) : ((attributeType == CUDNN_TYPE_BN_FINALIZE_STATS_MODE) ? (sizeof(cudnnBnFinalizeStatsMode_t)) : ((attributeType == CUDNN_TYPE_REDUCTION_OPERATOR_TYPE) ? (sizeof(cudnnReduceTensorOp_t)) : ((attributeType == CUDNN_TYPE_BEHAVIOR_NOTE) ? (sizeof(cudnnBackendBehaviorNote_t)) : ((attributeType == CUDNN_TYPE_TENSOR_REORDERING_MODE) ? (sizeof(cudnnBackendTensorReordering_t)) : ((attributeType == CUDNN_TYPE_RESAMPLE_MODE) ? (sizeof(cudnnResampleMode_t)) : ((attributeType == CUDNN_TYPE_PADDING_MODE) ? (sizeof(cudnnPaddingMode_t)) : ((attributeType == CUDNN_TYPE_SIGNAL_MODE) ? (sizeof(cudnnSignalMode_t)) : ((attributeType == CUDNN_TYPE_NORM_MODE) ? (sizeof(cudnnBackendNormMode_t)) : ((attributeType == CUDNN_TYPE_NORM_FWD_PHASE) ? (sizeof(cudnnBackendNormFwdPhase_t)) : ((attributeType == CUDNN_TYPE_RNG_DISTRIBUTION) ? (sizeof(cudnnRngDistribution_t)) : ((attributeType == CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE) ? (sizeof(cudnnMoeGroupedMatmulMode_t)) : ((attributeType == CUDNN_TYPE_VOID_PTR) ? (sizeof(void *)) : (0)))))))))))))))))))))))))))))))));
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, arrayOfElements, n_arrayOfElements)) goto nomem; /* arrayOfElements */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((((attributeName == CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS) || (attributeName == CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_INTERMEDIATES)) || (attributeName == CUDNN_ATTR_VARIANT_PACK_WORKSPACE)) && ((uint64_t)(uintptr_t)descriptor == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)descriptor))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -847,6 +917,28 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackward(cudnnHandle_t handle
         n_betaParamDiff = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)
+            && ((uint64_t)(uintptr_t)dBnScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dBnScaleBiasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dBnScaleResult)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dBnBiasResult)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedInvVariance)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -978,6 +1070,36 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationBackwardEx(cudnnHandle_t hand
         n_betaParamDiff = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yData)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dyData)
+            && ((uint64_t)(uintptr_t)dzDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dzDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dzData)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dxData)
+            && ((uint64_t)(uintptr_t)dBnScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dBnScaleBiasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnScaleData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnBiasData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dBnScaleData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dBnBiasData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedInvVariance)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1065,6 +1187,25 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardInference(cudnnHandle_
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnBias)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)estimatedMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)estimatedVariance)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1154,6 +1295,27 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnBias)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningVariance)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveInvVariance)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1258,6 +1420,32 @@ APIGEN_EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTrainingEx(cudnnHandle
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
+            && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)zData)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yData)
+            && ((uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)bnScaleBiasMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bnBias)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningVariance)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveInvVariance)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1502,6 +1690,20 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardBias(cudnnHandle_t handle, c
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)dbDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dbDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)db)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1585,6 +1787,24 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardData(cudnnHandle_t handle, c
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1671,6 +1891,24 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle,
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)dwDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dwDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dw)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1767,6 +2005,29 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionBiasActivationForward(cudnnHandle_t 
         n_alpha2 = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, alpha2, n_alpha2)) goto nomem; /* alpha2 */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
+            && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)z)
+            && ((uint64_t)(uintptr_t)biasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)biasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)bias)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -1853,6 +2114,24 @@ APIGEN_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, const 
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)w)
+            && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -3983,6 +4262,26 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationBackward(cudnnHandle_t han
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)means)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)temp)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)temp2)
+            && ((uint64_t)(uintptr_t)dXdMeansDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dXdMeansDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dMeans)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4064,6 +4363,24 @@ APIGEN_EXPORT cudnnStatus_t cudnnDivisiveNormalizationForward(cudnnHandle_t hand
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)means)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)temp)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)temp2)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4120,6 +4437,22 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutBackward(cudnnHandle_t handle, const cud
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dx)) goto nomem; /* dx */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)reserveSpace)) goto nomem; /* reserveSpace */
     if (!apigen_put_u64(call_.wr, (uint64_t)reserveSpaceSizeInBytes)) goto nomem; /* reserveSpaceSizeInBytes */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)dropoutDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dropoutDesc))
+            && ((uint64_t)(uintptr_t)dydesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dydesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)dxdesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxdesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -4176,6 +4509,22 @@ APIGEN_EXPORT cudnnStatus_t cudnnDropoutForward(cudnnHandle_t handle, const cudn
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)y)) goto nomem; /* y */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)reserveSpace)) goto nomem; /* reserveSpace */
     if (!apigen_put_u64(call_.wr, (uint64_t)reserveSpaceSizeInBytes)) goto nomem; /* reserveSpaceSizeInBytes */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)dropoutDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dropoutDesc))
+            && ((uint64_t)(uintptr_t)xdesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xdesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)ydesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ydesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9061,6 +9410,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnIm2Col(cudnnHandle_t handle, const cudnnTensorD
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)wDesc)) goto nomem; /* wDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)convDesc)) goto nomem; /* convDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)colBuffer)) goto nomem; /* colBuffer */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)wDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)wDesc))
+            && ((uint64_t)(uintptr_t)convDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)convDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)colBuffer)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9201,6 +9565,25 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelBackward(cudnnHandle_t handle, c
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9276,6 +9659,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnLRNCrossChannelForward(cudnnHandle_t handle, cu
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)normDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9601,6 +9999,37 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationBackward(cudnnHandle_t handle, cud
         n_betaParamDiff = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, betaParamDiff, n_betaParamDiff)) goto nomem; /* betaParamDiff */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yData)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dyData)
+            && ((uint64_t)(uintptr_t)dzDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dzDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dzData)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dxData)
+            && ((uint64_t)(uintptr_t)dNormScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dNormScaleBiasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normScaleData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normBiasData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dNormScaleData)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dNormBiasData)
+            && ((uint64_t)(uintptr_t)normMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)savedInvVariance)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workSpace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9699,6 +10128,29 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardInference(cudnnHandle_t han
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)normScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normScaleBiasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normBias)
+            && ((uint64_t)(uintptr_t)normMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)estimatedMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)estimatedVariance)
+            && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)z)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9807,6 +10259,33 @@ APIGEN_EXPORT cudnnStatus_t cudnnNormalizationForwardTraining(cudnnHandle_t hand
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)xData)
+            && ((uint64_t)(uintptr_t)normScaleBiasDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normScaleBiasDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normScale)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)normBias)
+            && ((uint64_t)(uintptr_t)normMeanVarDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)normMeanVarDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultRunningVariance)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveMean)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)resultSaveInvVariance)
+            && ((uint64_t)(uintptr_t)activationDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)activationDesc))
+            && ((uint64_t)(uintptr_t)zDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)zDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)zData)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)yData)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workSpaceSizeInBytes))
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)reserveSpace, (uint64_t)(reserveSpaceSizeInBytes))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -9898,6 +10377,23 @@ APIGEN_EXPORT cudnnStatus_t cudnnOpTensor(cudnnHandle_t handle, const cudnnOpTen
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)opTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)opTensorDesc))
+            && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && ((uint64_t)(uintptr_t)bDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)bDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)B)
+            && ((uint64_t)(uintptr_t)cDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)cDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10017,6 +10513,25 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingBackward(cudnnHandle_t handle, const cud
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)poolingDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)poolingDesc))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10091,6 +10606,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnPoolingForward(cudnnHandle_t handle, const cudn
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)poolingDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)poolingDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10639,6 +11169,23 @@ APIGEN_EXPORT cudnnStatus_t cudnnReduceTensor(cudnnHandle_t handle, const cudnnR
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)reduceTensorDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)reduceTensorDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)indices)
+            && apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)workspace, (uint64_t)(workspaceSizeInBytes))
+            && ((uint64_t)(uintptr_t)aDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)aDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)A)
+            && ((uint64_t)(uintptr_t)cDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)cDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)C)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -10805,6 +11352,18 @@ APIGEN_EXPORT cudnnStatus_t cudnnScaleTensor(cudnnHandle_t handle, const cudnnTe
         n_alpha = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, alpha, n_alpha)) goto nomem; /* alpha */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12121,6 +12680,17 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t st
         goto fail;
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)handle)) goto nomem; /* handle */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)streamId)) goto nomem; /* streamId */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)streamId == (uint64_t)0 || (uint64_t)(uintptr_t)streamId == (uint64_t)1 || (uint64_t)(uintptr_t)streamId == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)streamId))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12179,6 +12749,18 @@ APIGEN_EXPORT cudnnStatus_t cudnnSetTensor(cudnnHandle_t handle, const cudnnTens
         n_valuePtr = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, valuePtr, n_valuePtr)) goto nomem; /* valuePtr */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12538,6 +13120,22 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxBackward(cudnnHandle_t handle, cudnnSoft
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12612,6 +13210,20 @@ APIGEN_EXPORT cudnnStatus_t cudnnSoftmaxForward(cudnnHandle_t handle, cudnnSoftm
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12661,6 +13273,19 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorBackward(cudnnHandle_t ha
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stDesc)) goto nomem; /* stDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dgrid)) goto nomem; /* dgrid */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)dtheta)) goto nomem; /* dtheta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dgrid)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dtheta)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12710,6 +13335,19 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfGridGeneratorForward(cudnnHandle_t han
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stDesc)) goto nomem; /* stDesc */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)theta)) goto nomem; /* theta */
     if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)grid)) goto nomem; /* grid */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)theta)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)grid)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12812,6 +13450,25 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerBackward(cudnnHandle_t handle, 
         n_betaDgrid = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, betaDgrid, n_betaDgrid)) goto nomem; /* betaDgrid */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)dxDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dxDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dx)
+            && ((uint64_t)(uintptr_t)dyDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)dyDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dy)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)grid)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dgrid)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12888,6 +13545,22 @@ APIGEN_EXPORT cudnnStatus_t cudnnSpatialTfSamplerForward(cudnnHandle_t handle, c
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)stDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stDesc))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)grid)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -12962,6 +13635,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformFilter(cudnnHandle_t handle, const cud
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)transDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transDesc))
+            && ((uint64_t)(uintptr_t)srcDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcData)
+            && ((uint64_t)(uintptr_t)destDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)destDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)destData)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13034,6 +13722,20 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensor(cudnnHandle_t handle, const voi
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)xDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)xDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
+            && ((uint64_t)(uintptr_t)yDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)yDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;
@@ -13108,6 +13810,21 @@ APIGEN_EXPORT cudnnStatus_t cudnnTransformTensorEx(cudnnHandle_t handle, const c
         n_beta = (uint64_t)(8);
     }
     if (!apigen_put_opt_bytes_ref(call_.wr, beta, n_beta)) goto nomem; /* beta */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if ((((uint64_t)(uintptr_t)handle != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)handle)))
+            && ((uint64_t)(uintptr_t)transDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)transDesc))
+            && ((uint64_t)(uintptr_t)srcDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)srcDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)srcData)
+            && ((uint64_t)(uintptr_t)destDesc == (uint64_t)0 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)destDesc))
+            && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)destData)) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = CUDNN_STATUS_SUCCESS;
+        goto done;
+    }
     st_ = apigen_call_sync(&call_);
     if (st_ != APIGEN_OK)
         goto rejected;

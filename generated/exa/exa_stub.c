@@ -270,7 +270,7 @@ APIGEN_EXPORT exaStatus exaEnqueueWrite(exaBuffer buffer, int blocking, size_t o
     if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((blocking == 0) && (apigen_vouch_id(&call_, (uint64_t)(uintptr_t)buffer))) {
+    if ((blocking == 0) && (((uint64_t)(uintptr_t)buffer != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)buffer)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
@@ -833,7 +833,7 @@ APIGEN_EXPORT exaStatus exaLaunchFill(exaContext ctx, void *dst, float value, si
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+    if ((((uint64_t)(uintptr_t)ctx != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dst)) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
@@ -894,7 +894,7 @@ APIGEN_EXPORT exaStatus exaLaunchSaxpy(exaContext ctx, exaDim3 grid, float a, co
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if ((apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx))
+    if ((((uint64_t)(uintptr_t)ctx != 0 && apigen_vouch_id(&call_, (uint64_t)(uintptr_t)ctx)))
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)x)
             && apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)y)) {
         st_ = apigen_call_async(&call_);

@@ -26,7 +26,10 @@ static const char *status_text(cublasStatus_t status, int which)
     pthread_mutex_unlock(&mu);
     if (s) return s;
     char buf[256] = {0};
-    if (apigenCublasStatusText(status, which, buf, sizeof buf) != CUBLAS_STATUS_SUCCESS)
+    apigen_hold_deferred(true); /* a queued call's error is the application's next call's */
+    cublasStatus_t got = apigenCublasStatusText(status, which, buf, sizeof buf);
+    apigen_hold_deferred(false);
+    if (got != CUBLAS_STATUS_SUCCESS)
         return "apigen: no cuBLAS server to ask for this status's text";
     buf[sizeof buf - 1] = 0;
     size_t len = strlen(buf) + 1;

@@ -52,7 +52,10 @@ static const char *status_text(cublasStatus_t status, int which)
     pthread_mutex_unlock(&text_mu);
     if (s) return s;
     char buf[256] = {0};
-    if (apigenCublasLtStatusText(status, which, buf, sizeof buf) != CUBLAS_STATUS_SUCCESS)
+    apigen_hold_deferred(true); /* a queued call's error is the application's next call's */
+    cublasStatus_t got = apigenCublasLtStatusText(status, which, buf, sizeof buf);
+    apigen_hold_deferred(false);
+    if (got != CUBLAS_STATUS_SUCCESS)
         return "apigen: no cuBLASLt server to ask for this status's text";
     buf[sizeof buf - 1] = 0;
     size_t len = strlen(buf) + 1;
@@ -159,11 +162,13 @@ static cublasStatus_t matmul_desc(cublasLtMatmulDesc_t desc, int32_t *mode, int3
 {
     if (known_desc((uintptr_t)desc, MATMUL, mode, scale)) return CUBLAS_STATUS_SUCCESS;
     size_t w = 0;
+    apigen_hold_deferred(true); /* a queued call's error is for the application's next call */
     cublasStatus_t st = cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE,
                                                        mode, sizeof *mode, &w);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatmulDescGetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale,
                                             sizeof *scale, &w);
+    apigen_hold_deferred(false);
     return st;
 }
 
@@ -172,11 +177,13 @@ static cublasStatus_t transform_desc(cublasLtMatrixTransformDesc_t desc, int32_t
 {
     if (known_desc((uintptr_t)desc, TRANSFORM, mode, scale)) return CUBLAS_STATUS_SUCCESS;
     size_t w = 0;
+    apigen_hold_deferred(true); /* a queued call's error is for the application's next call */
     cublasStatus_t st = cublasLtMatrixTransformDescGetAttribute(
         desc, CUBLASLT_MATRIX_TRANSFORM_DESC_POINTER_MODE, mode, sizeof *mode, &w);
     if (st == CUBLAS_STATUS_SUCCESS)
         st = cublasLtMatrixTransformDescGetAttribute(
             desc, CUBLASLT_MATRIX_TRANSFORM_DESC_SCALE_TYPE, scale, sizeof *scale, &w);
+    apigen_hold_deferred(false);
     return st;
 }
 

@@ -32,7 +32,10 @@ APIGEN_EXPORT const char *cudnnGetErrorString(cudnnStatus_t status)
     pthread_mutex_unlock(&mu);
     if (s) return s;
     char buf[256] = {0};
-    if (apigenCudnnStatusText(status, buf, sizeof buf) != CUDNN_STATUS_SUCCESS)
+    apigen_hold_deferred(true); /* a queued call's error is the application's next call's */
+    cudnnStatus_t got = apigenCudnnStatusText(status, buf, sizeof buf);
+    apigen_hold_deferred(false);
+    if (got != CUDNN_STATUS_SUCCESS)
         return "apigen: no cuDNN server to ask for this status's text";
     buf[sizeof buf - 1] = 0;
     size_t len = strlen(buf) + 1;
@@ -149,12 +152,14 @@ static cudnnDataType_t desc_type(const void *desc, unsigned kind, int *ok)
     }
     int nb = 0, dims[CUDNN_DIM_MAX], strides[CUDNN_DIM_MAX];
     cudnnStatus_t s;
+    apigen_hold_deferred(true); /* a queued call's error is the application's next call's */
     if (kind == 0) {
         s = cudnnGetTensorNdDescriptor((cudnnTensorDescriptor_t)desc, CUDNN_DIM_MAX, &dt, &nb, dims, strides);
     } else {
         cudnnTensorFormat_t fmt;
         s = cudnnGetFilterNdDescriptor((cudnnFilterDescriptor_t)desc, CUDNN_DIM_MAX, &dt, &fmt, &nb, dims);
     }
+    apigen_hold_deferred(false);
     *ok = s == CUDNN_STATUS_SUCCESS;
     if (*ok) type_note(desc, kind, dt);
     return dt;

@@ -4,7 +4,9 @@
 # answers cublasLtMatmulDescSetAttribute(POINTER_MODE) with success but keeps
 # host mode, so the guest tracks device mode and the library does not.
 # examples/cublasLt/matmul's first device-mode matmul must then be refused
-# with CUBLAS_STATUS_INVALID_VALUE and one server log line, never reach the
+# with CUBLAS_STATUS_INVALID_VALUE and one server log line (the matmul is
+# queued, api.errors.async next_call: D stays as it was and the program's
+# next cuBLASLt call returns the refusal), never reach the
 # library with a device address taken for host memory or the reverse; the
 # program ends cleanly and the server runs on.
 #   state_check.sh FAKE_SERVER STUB_DIR PRELOAD PROGRAM
@@ -25,7 +27,8 @@ APIGEN_SERVER="unix://$tmp/s.sock" LD_LIBRARY_PATH="$stubdir" timeout 60 "$prog"
 rc=$?
 sleep 0.2
 if [ $rc = 1 ] && grep -q "^1\. host alpha/beta.*: yes" "$tmp/out" &&
-   grep -q "cublasLtMatmul(.*dScal.*) failed: CUBLAS_STATUS_INVALID_VALUE" "$tmp/out" &&
+   grep -q "^2\. device alpha/beta.*: NO" "$tmp/out" &&
+   grep "failed: " "$tmp/out" | head -n 1 | grep -q "cublasLt[A-Za-z]*(.*) failed: CUBLAS_STATUS_INVALID_VALUE" &&
    grep -q "cublasLtMatmul: the guest sent pointer mode 1, the descriptor's is 0: refused" "$tmp/server.log" &&
    kill -0 "$spid" 2>/dev/null; then
     echo "PASS: a pointer mode the descriptor does not have is refused before the call"

@@ -13,7 +13,8 @@
 # one message.
 # Env: CASES (default "mlp_backward infer_cnn train_cnn train_transformer expandable"),
 # TRANSPORTS (default "unix shm tcp"), STEPS (training steps, default 200),
-# PYTHON.
+# PYTHON; TRACE_RT=1 (TRACE_STEPS, default 20): a traced run per case and the
+# calls that still make round trips ($OUT/roundtrips.txt).
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$root/build-gpu-driver}
@@ -80,9 +81,28 @@ for c in $cases; do
     done
     echo >> "$OUT/table.txt"
 done
+# TRACE_RT=1: each case once more over unix, TRACE_STEPS steps (default 20),
+# the guest traced (APIGEN_TRACE): the synchronous round trips per step, and
+# which calls made them (one "apigen wire [pid]: rt CALL" line each; queued
+# calls make none)
+if [ "${TRACE_RT:-0}" = 1 ]; then
+    ts=${TRACE_STEPS:-20}
+    for c in $cases; do
+        rm -f "$OUT/$c.trace"
+        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url unix) APIGEN_TRACE="$OUT/$c.trace" LD_PRELOAD="$preload" \
+            LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" timeout 900 "$py" "$c.py" "$ts" ) \
+            > "$OUT/$c.trace.out" 2> "$OUT/$c.trace.err"
+        n=$(grep -c 'apigen wire \[[0-9]*\]: rt ' "$OUT/$c.trace" 2>/dev/null)
+        echo "== $c: ${n:-0} round trips in $ts steps (whole run, setup included); the most frequent:" >> "$OUT/roundtrips.txt"
+        sed -n 's/.*apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$OUT/$c.trace" | sort | uniq -c | sort -rn |
+            head -20 >> "$OUT/roundtrips.txt"
+        gzip -f "$OUT/$c.trace"
+    done
+fi
 kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
 rm -rf "$tmp"
 cat "$OUT/table.txt"
+[ -f "$OUT/roundtrips.txt" ] && cat "$OUT/roundtrips.txt"
 echo "(seconds: the training loop's own time; ratio: native time / forwarded time)"
 for c in $cases; do for t in $transports; do
     cmp -s "$OUT/$c.native.out" "$OUT/$c.$t.out" 2>/dev/null && continue

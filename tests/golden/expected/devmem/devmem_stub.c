@@ -208,7 +208,7 @@ APIGEN_EXPORT devStatus devFill(uint64_t dst, float value, size_t n)
     if (!apigen_put_u64(call_.wr, (uint64_t)n)) goto nomem; /* n */
     /* queued only when the guest can vouch for the arguments; else a sync call,
      * so the server's refusal is this call's error, as natively */
-    if (apigen_vouch_dev(&call_, (uint64_t)(uintptr_t)dst)) {
+    if (apigen_vouch_dev_bytes(&call_, (uint64_t)(uintptr_t)dst, (uint64_t)(n * sizeof(float)))) {
         st_ = apigen_call_async(&call_);
         apigen_call_end(&call_);
         if (st_ != APIGEN_OK)
