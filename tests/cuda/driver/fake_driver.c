@@ -1,0 +1,673 @@
+/* A stand-in for a GPU and its driver, preloaded into apigen-server-cuda by
+ * tests/cuda/driver_replay_ci.sh (LD_PRELOAD, the toolkit's stubs library as
+ * libcuda.so.1 under it) on a machine without one: enough of the driver for
+ * NVIDIA's static runtime (a program built with plain nvcc) to run
+ * examples/cuda/vector_add through the driver stub, so that CI records such a
+ * session and replays it (docs/internals.md "Record and replay"). One
+ * device; device memory is the server's own memory; the one kernel it knows,
+ * vector_add's `add`, runs on the CPU at launch. Everything else is the
+ * toolkit's stubs library (CUDA_ERROR_STUB_LIBRARY). Never used with a GPU. */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE __attribute__((visibility("default")))
+
+struct CUctx_st { int dev; };
+struct CUmod_st { int loaded; };
+struct CUlib_st { int loaded; };
+/* a function and a kernel are one object: the driver takes a CUkernel
+ * where a CUfunction is expected */
+struct CUfunc_st { const struct kernel *k; };
+struct CUkern_st { const struct kernel *k; };
+
+static struct CUctx_st primary_;
+static _Thread_local CUcontext current_;
+static int primary_refs_;
+
+/* the kernels this device runs, each with its parameter layout (as
+ * cuFuncGetParamInfo reports it) and a CPU body that reads the packed
+ * parameter buffer */
+typedef void (*kbody)(const unsigned char *params, unsigned long threads);
+struct kernel {
+    const char *name;
+    unsigned nparams;
+    size_t off[4], size[4];
+    kbody run;
+};
+
+static void add_body(const unsigned char *p, unsigned long threads)
+{
+    const float *a, *b;
+    float *c;
+    int n;
+    memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&n, p + 24, 4);
+    for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) c[i] = a[i] + b[i];
+}
+
+static const struct kernel kernels_[] = {
+    {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, add_body},
+};
+#define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
+static struct CUfunc_st funcs_[NKERNELS];
+
+static const struct kernel *kernel_named(const char *name)
+{
+    for (size_t i = 0; i < NKERNELS; i++)
+        if (name && strcmp(kernels_[i].name, name) == 0) return &kernels_[i];
+    return NULL;
+}
+
+static int inited_;
+#define NEED_INIT() do { if (!inited_) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+FAKE CUresult cuInit(unsigned int flags)
+{
+    if (flags) return CUDA_ERROR_INVALID_VALUE;
+    inited_ = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDriverGetVersion(int *v)
+{
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    *v = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetCount(int *n)
+{
+    NEED_INIT();
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    NEED_INIT();
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    strncpy(name, "apigen fake device", (size_t)len - 1);
+    name[len - 1] = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    NEED_INIT();
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = (size_t)1 << 30;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
+{
+    NEED_INIT();
+    if (!u) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    memset(u->bytes, 0x5a, sizeof u->bytes);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { return cuDeviceGetUuid_v2(u, d); }
+
+/* an sm_75-like device with a 1024-thread block limit */
+static int attribute(CUdevice_attribute a)
+{
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 65536;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1500000;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 4;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 16;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 7;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 5;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 256;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 5000000;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 4194304;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return 1;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return CU_COMPUTEMODE_DEFAULT;
+    default: return 0;
+    }
+}
+
+FAKE CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    NEED_INIT();
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *v = attribute(a);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    primary_refs_++;
+    *c = &primary_;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    NEED_INIT();
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs_ > 0) primary_refs_--;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRelease(CUdevice d) { return cuDevicePrimaryCtxRelease_v2(d); }
+
+FAKE CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
+{
+    NEED_INIT();
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = primary_refs_ > 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice d, unsigned int flags)
+{
+    NEED_INIT();
+    (void)flags;
+    return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+FAKE CUresult cuCtxSetCurrent(CUcontext c)
+{
+    NEED_INIT();
+    current_ = c;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    *c = current_;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetDevice(CUdevice *d)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!c && !current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxSynchronize(void)
+{
+    NEED_INIT();
+    return current_ ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* device memory: the server's own, its address the device pointer; the
+ * live allocations are kept so that pointer queries answer as a driver does */
+#define MAXALLOC 64
+static struct { uintptr_t base; size_t size; } allocs_[MAXALLOC];
+
+static int alloc_of(CUdeviceptr p)
+{
+    for (int i = 0; i < MAXALLOC; i++)
+        if (allocs_[i].base && p >= allocs_[i].base && p - allocs_[i].base < allocs_[i].size) return i;
+    return -1;
+}
+
+FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    NEED_INIT();
+    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    int slot = 0;
+    while (slot < MAXALLOC && allocs_[slot].base) slot++;
+    void *m = NULL;
+    if (slot == MAXALLOC || posix_memalign(&m, 256, n)) return CUDA_ERROR_OUT_OF_MEMORY;
+    allocs_[slot].base = (uintptr_t)m;
+    allocs_[slot].size = n;
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    NEED_INIT();
+    if (!p) return CUDA_SUCCESS;
+    int i = alloc_of(p);
+    if (i < 0 || allocs_[i].base != p) return CUDA_ERROR_INVALID_VALUE;
+    free((void *)allocs_[i].base);
+    allocs_[i].base = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    NEED_INIT();
+    int i = alloc_of(p);
+    if (i < 0) return CUDA_ERROR_NOT_FOUND;
+    if (base) *base = allocs_[i].base;
+    if (size) *size = allocs_[i].size;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    NEED_INIT();
+    if (n) memcpy((void *)(uintptr_t)dst, src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    NEED_INIT();
+    if (n) memcpy(dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    NEED_INIT();
+    if (n) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemGetInfo_v2(size_t *free_, size_t *total)
+{
+    NEED_INIT();
+    if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
+    *free_ = *total = (size_t)1 << 30;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    *mode = CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetLimit(size_t *v, CUlimit limit)
+{
+    NEED_INIT();
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE: *v = 1024; break;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *v = 1 << 20; break;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *v = 8 << 20; break;
+    default: *v = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    NEED_INIT();
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    NEED_INIT();
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return CUDA_SUCCESS;
+}
+
+/* images: any image loads; functions are looked up by name in kernels_ */
+FAKE CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
+                                unsigned int njo, CUlibraryOption *lo, void **lv, unsigned int nlo)
+{
+    (void)jo, (void)jv, (void)njo, (void)lo, (void)lv, (void)nlo;
+    NEED_INIT();
+    if (!lib || !code) return CUDA_ERROR_INVALID_VALUE;
+    *lib = calloc(1, sizeof **lib);
+    return *lib ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuLibraryUnload(CUlibrary lib)
+{
+    NEED_INIT();
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    free(lib);
+    return CUDA_SUCCESS;
+}
+
+static CUresult find(struct CUfunc_st **out, const char *name)
+{
+    const struct kernel *k = kernel_named(name);
+    if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+    if (!k) return CUDA_ERROR_NOT_FOUND;
+    *out = &funcs_[k - kernels_];
+    (*out)->k = k;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuLibraryGetKernel(CUkernel *kern, CUlibrary lib, const char *name)
+{
+    NEED_INIT();
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    return find((struct CUfunc_st **)kern, name);
+}
+
+FAKE CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+    NEED_INIT();
+    if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
+    *mod = calloc(1, sizeof **mod);
+    return *mod ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
+                                 CUjit_option *o, void **v)
+{
+    (void)n, (void)o, (void)v;
+    return cuModuleLoadData(mod, image);
+}
+
+FAKE CUresult cuModuleUnload(CUmodule mod)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    free(mod);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    return find(f, name);
+}
+
+FAKE CUresult cuKernelGetFunction(CUfunction *f, CUkernel kern)
+{
+    NEED_INIT();
+    if (!f || !kern) return CUDA_ERROR_INVALID_VALUE;
+    *f = (CUfunction)kern;
+    return CUDA_SUCCESS;
+}
+
+static CUresult name_of(const char **s, const void *f)
+{
+    NEED_INIT();
+    if (!s || !f) return CUDA_ERROR_INVALID_VALUE;
+    *s = ((const struct CUfunc_st *)f)->k->name;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuFuncGetName(const char **s, CUfunction f) { return name_of(s, f); }
+FAKE CUresult cuKernelGetName(const char **s, CUkernel k) { return name_of(s, k); }
+
+static CUresult param_info(const void *f, size_t i, size_t *off, size_t *size)
+{
+    NEED_INIT();
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    const struct kernel *k = ((const struct CUfunc_st *)f)->k;
+    if (i >= k->nparams) return CUDA_ERROR_INVALID_VALUE;
+    if (off) *off = k->off[i];
+    if (size) *size = k->size[i];
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    return param_info(f, i, off, size);
+}
+FAKE CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    return param_info(k, i, off, size);
+}
+
+static int func_attribute(CUfunction_attribute a)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: return 16;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 75;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return 49152;
+    default: return 0;
+    }
+}
+FAKE CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    NEED_INIT();
+    if (!v || !f) return CUDA_ERROR_INVALID_VALUE;
+    *v = func_attribute(a);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+    NEED_INIT();
+    if (!v || !k) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *v = func_attribute(a);
+    return CUDA_SUCCESS;
+}
+
+/* a launch runs the kernel's body at once (every stream is synchronous
+ * here); the parameters come packed, as the server passes them */
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, void **kernelParams, void **extra)
+{
+    NEED_INIT();
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+    if ((unsigned long)bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+    const struct kernel *k = f->k;
+    unsigned char buf[64] = {0};
+    if (kernelParams) {
+        for (unsigned i = 0; i < k->nparams; i++) memcpy(buf + k->off[i], kernelParams[i], k->size[i]);
+    } else {
+        const void *packed = NULL;
+        size_t size = 0;
+        for (void **e = extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+            if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) packed = e[1];
+            else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)e[1];
+            else return CUDA_ERROR_INVALID_VALUE;
+        }
+        size_t need = k->off[k->nparams - 1] + k->size[k->nparams - 1];
+        if (!packed || size < need || size > sizeof buf) return CUDA_ERROR_INVALID_VALUE;
+        memcpy(buf, packed, size);
+    }
+    k->run(buf, (unsigned long)gx * gy * gz * bx * by * bz);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                             void **extra)
+{
+    (void)shmem, (void)s;
+    return launch(f, gx, gy, gz, bx, by, bz, params, extra);
+}
+
+FAKE CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                  c->blockDimZ, params, extra);
+}
+
+FAKE CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    NEED_INIT();
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    int i = alloc_of(p);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE; /* not device memory: as the driver answers */
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &primary_; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = allocs_[i].base; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = allocs_[i].size; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = 0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+/* streams and events: every operation completes before it returns */
+struct CUevent_st { int recorded; };
+struct CUstream_st { int unused; };
+
+FAKE CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    if (!s) return CUDA_ERROR_INVALID_VALUE;
+    *s = calloc(1, sizeof **s);
+    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuStreamDestroy_v2(CUstream s)
+{
+    NEED_INIT();
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamQuery(CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *cs)
+{
+    (void)s;
+    NEED_INIT();
+    if (!cs) return CUDA_ERROR_INVALID_VALUE;
+    *cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    *e = calloc(1, sizeof **e);
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuEventDestroy_v2(CUevent e)
+{
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventSynchronize(CUevent e)
+{
+    NEED_INIT();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+FAKE CUresult cuEventQuery(CUevent e)
+{
+    NEED_INIT();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* pinned host memory: plain memory here */
+FAKE CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    *p = malloc(n ? n : 1);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuMemFreeHost(void *p)
+{
+    NEED_INIT();
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyHtoD_v2(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyDtoH_v2(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
+{
+    NEED_INIT();
+    if (n) memset((void *)(uintptr_t)p, v, n);
+    return CUDA_SUCCESS;
+}

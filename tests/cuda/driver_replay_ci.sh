@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/cuda/driver_replay_ci.sh MODE SERVER STUB_DIR NODRIVER_DIR FAKE PROGRAM [OTHER]
+# The record -> replay pipeline of driver-stub programs (a program built with
+# plain nvcc: NVIDIA's static runtime in the program, calling
+# build/stub/libcuda.so.1), end to end without a GPU: apigen-server-cuda with
+# the stand-in device of tests/cuda/driver/fake_driver.c preloaded (FAKE; the
+# toolkit's stubs library as libcuda.so.1 under it, NODRIVER_DIR) records
+# PROGRAM forwarded, exactly as tests/gpu/record.sh does on the GPU machine
+# (STUB=driver); the forwarded run must compute right (exit 0, "PASSED");
+# the recording is packed as the GPU recordings are (NAME.rec.gz,
+# NAME.expected, NAME.expected.rc, NAME.bin) and replayed by the script that
+# replays the committed ones (tests/cuda/replay.sh), the server without the
+# stand-in. MODE:
+#   check  the replay, in an environment unlike the recording's (a large
+#          variable moves the stack, an extra preloaded library moves the
+#          mappings, CUDA_ and APIGEN_ variables are set), must pass: what
+#          a static runtime sends does not depend on them
+#   other  OTHER (another program) replayed against PROGRAM's recording must
+#          fail at the first request that differs: the replay has teeth
+set -u
+mode=$1 server=$2 stub=$3 nodriver=$4 fake=$5 prog=$6 other=${7:-}
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-drvrec.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+name=$(basename "$prog")
+mkdir -p "$tmp/rec"
+cp "$prog" "$tmp/rec/$name.bin"
+# recorded as tests/gpu/record.sh records (a server of its own, unix, setarch -R)
+if ! REPLAY_SERVER_LIBS="$nodriver" REPLAY_SERVER_PRELOAD="$fake" REPLAY_GUEST_UNSET="CUDA_ APIGEN_" \
+        sh "$here/../replay/replay.sh" record "$server" "$stub" "$tmp/rec/$name.rec" \
+        "$tmp/rec/$name.expected" -- "$tmp/rec/$name.bin" > "$tmp/record.log" 2>&1; then
+    echo "FAIL: recording $name against the stand-in device:"; sed 's/^/  /' "$tmp/record.log"
+    exit 1
+fi
+if [ "$(cat "$tmp/rec/$name.expected.rc")" != 0 ] || ! grep -q '^PASSED$' "$tmp/rec/$name.expected"; then
+    echo "FAIL: $name forwarded to the stand-in device: exit $(cat "$tmp/rec/$name.expected.rc"), want 0 and PASSED:"
+    sed 's/^/  | /' "$tmp/rec/$name.expected"
+    sed 's/^/  /' "$tmp/record.log"
+    exit 1
+fi
+gzip -9 -n "$tmp/rec/$name.rec" || exit 1
+sed 's/^/  | /' "$tmp/rec/$name.expected"
+case $mode in
+check)
+    # another machine: a longer environment (the stack moves), one more
+    # library in the program (its mappings move), variables the recording
+    # machine's shell might have set (removed from the program by replay.sh)
+    big=$(printf '%4096s' '' | tr ' ' x)
+    if APIGEN_REPLAY_CI_PAD=$big LD_PRELOAD=libresolv.so.2 CUDA_MODULE_LOADING=EAGER APIGEN_TRACE=1 \
+            REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" \
+            > "$tmp/replay.log" 2>&1; then
+        cat "$tmp/replay.log"
+        exit 0
+    fi
+    echo "FAIL: $name replayed in another environment:"; sed 's/^/  /' "$tmp/replay.log"
+    exit 1 ;;
+other)
+    [ -n "$other" ] || { echo "driver_replay_ci.sh other: no OTHER program"; exit 2; }
+    rm "$tmp/rec/$name.bin" # replay.sh runs NAME.bin when there is one
+    REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" "$other" \
+        > "$tmp/replay.log" 2>&1
+    rc=$?
+    sed 's/^/  | /' "$tmp/replay.log" | tail -12
+    [ $rc != 0 ] || { echo "FAIL: $(basename "$other") replayed against $name's recording passed"; exit 1; }
+    grep -q "FAIL replay: .*request [0-9]* (recorded" "$tmp/replay.log" ||
+        { echo "FAIL: $(basename "$other") against $name's recording failed, but not at a request"; exit 1; }
+    echo "PASS: $(basename "$other") against $name's recording fails at the first request that differs"
+    exit 0 ;;
+*)
+    echo "driver_replay_ci.sh: unknown mode $mode"; exit 2 ;;
+esac
