@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cuda/driver_replay_ci.sh MODE SERVER STUB_DIR NODRIVER_DIR FAKE PROGRAM [OTHER]
+# tests/cuda/driver_replay_ci.sh MODE SERVER STUB_DIR NODRIVER_DIR FAKE SHIFT PROGRAM [OTHER]
 # The record -> replay pipeline of driver-stub programs (a program built with
 # plain nvcc: NVIDIA's static runtime in the program, calling
 # build/stub/libcuda.so.1), end to end without a GPU: apigen-server-cuda with
@@ -11,14 +11,20 @@
 # NAME.expected, NAME.expected.rc, NAME.bin) and replayed by the script that
 # replays the committed ones (tests/cuda/replay.sh), the server without the
 # stand-in. MODE:
-#   check  the replay, in an environment unlike the recording's (a large
-#          variable moves the stack, an extra preloaded library moves the
-#          mappings, CUDA_ and APIGEN_ variables are set), must pass: what
-#          a static runtime sends does not depend on them
-#   other  OTHER (another program) replayed against PROGRAM's recording must
-#          fail at the first request that differs: the replay has teeth
+#   check   the replay, in an environment unlike the recording's (a large
+#           variable moves the stack, CUDA_ and APIGEN_ variables are set),
+#           must pass: what the static runtime sends does not depend on them
+#   layout  the same with SHIFT (tests/replay/shift.c) preloaded: the
+#           program's mappings and heap blocks move, as another machine's
+#           libraries move them. Passes only for a program whose requests
+#           carry no host address: vector_add's cudaMemcpyDefault makes the
+#           static runtime ask cuPointerGetAttribute about a host buffer,
+#           whose address then differs (docs/internals.md "Record and
+#           replay"); matmul's requests carry none
+#   other   OTHER (another program) replayed against PROGRAM's recording
+#           must fail at the first request that differs: the replay has teeth
 set -u
-mode=$1 server=$2 stub=$3 nodriver=$4 fake=$5 prog=$6 other=${7:-}
+mode=$1 server=$2 stub=$3 nodriver=$4 fake=$5 shift_lib=$6 prog=$7 other=${8:-}
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-drvrec.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -41,18 +47,21 @@ fi
 gzip -9 -n "$tmp/rec/$name.rec" || exit 1
 sed 's/^/  | /' "$tmp/rec/$name.expected"
 case $mode in
-check)
-    # another machine: a longer environment (the stack moves), one more
-    # library in the program (its mappings move), variables the recording
-    # machine's shell might have set (removed from the program by replay.sh)
+check|layout)
+    # another machine: a longer environment (the stack moves), variables the
+    # recording machine's shell might have set (replay.sh removes them from
+    # the program), and for layout its mappings and heap blocks moved
+    shift=
+    [ "$mode" = layout ] && shift=$shift_lib
     big=$(printf '%4096s' '' | tr ' ' x)
-    if APIGEN_REPLAY_CI_PAD=$big LD_PRELOAD=libresolv.so.2 CUDA_MODULE_LOADING=EAGER APIGEN_TRACE=1 \
+    if APIGEN_REPLAY_CI_PAD=$big CUDA_MODULE_LOADING=EAGER APIGEN_TRACE=1 REPLAY_SHIFT=$shift \
             REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" \
             > "$tmp/replay.log" 2>&1; then
         cat "$tmp/replay.log"
         exit 0
     fi
-    echo "FAIL: $name replayed in another environment:"; sed 's/^/  /' "$tmp/replay.log"
+    echo "FAIL: $name replayed in another environment${shift:+, its memory layout moved}:"
+    sed 's/^/  /' "$tmp/replay.log"
     exit 1 ;;
 other)
     [ -n "$other" ] || { echo "driver_replay_ci.sh other: no OTHER program"; exit 2; }

@@ -25,6 +25,9 @@
 # variables removed from the program's environment, so that what the GPU
 # machine's shell set (CUDA_MODULE_LOADING, APIGEN_TRACE, ...) cannot make a
 # guest library send other requests than CI's replay of the same program.
+# REPLAY_SHIFT: a library preloaded into the program (tests/replay/shift.c)
+# that moves its mappings and heap blocks, as another machine's libraries
+# would: a replay that passes with it does not depend on host addresses.
 set -u
 cmd=${1:?usage: replay.sh record|check SERVER STUB_DIR REC OUT|EXPECTED -- PROG [ARGS...]}
 server=$2 stubdir=$3 rec=$4 out=$5
@@ -67,6 +70,7 @@ guest() { # stdout file, then the program
     shift
     # shellcheck disable=SC2086,SC2046 # norand: a command and its arguments, or nothing
     env $(unset_args) APIGEN_SERVER="unix://$tmp/s.sock" APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" \
+        ${REPLAY_SHIFT:+LD_PRELOAD="$REPLAY_SHIFT${LD_PRELOAD:+ $LD_PRELOAD}"} \
         timeout -k 5 "$tmo" $norand "$@" > "$o" 2> "$tmp/guest.err"
     echo $? > "$o.rc"
 }

@@ -36,6 +36,7 @@ struct kernel {
     const char *name;
     unsigned nparams;
     size_t off[4], size[4];
+    int shared; /* static shared memory, bytes */
     kbody run;
 };
 
@@ -48,8 +49,25 @@ static void add_body(const unsigned char *p, unsigned long threads)
     for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) c[i] = a[i] + b[i];
 }
 
+/* examples/cuda/matmul's matmul(A, B, C, n): C = A x B, n x n */
+static void matmul_body(const unsigned char *p, unsigned long threads)
+{
+    const float *a, *b;
+    float *c;
+    int n;
+    (void)threads;
+    memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&n, p + 24, 4);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < n; k++) acc += a[i * n + k] * b[k * n + j];
+            c[i * n + j] = acc;
+        }
+}
+
 static const struct kernel kernels_[] = {
-    {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, add_body},
+    {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 0, add_body},
+    {"_Z6matmulPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 2 * 16 * 16 * 4, matmul_body},
 };
 #define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
 static struct CUfunc_st funcs_[NKERNELS];
@@ -235,6 +253,12 @@ FAKE CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
     if (!c && !current_) return CUDA_ERROR_INVALID_CONTEXT;
     *d = 0;
     return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxSynchronize_v2(CUcontext c)
+{
+    NEED_INIT();
+    return c || current_ ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 FAKE CUresult cuCtxSynchronize(void)
@@ -459,9 +483,10 @@ FAKE CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *si
     return param_info(k, i, off, size);
 }
 
-static int func_attribute(CUfunction_attribute a)
+static int func_attribute(CUfunction_attribute a, const void *f)
 {
     switch (a) {
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: return ((const struct CUfunc_st *)f)->k->shared;
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
     case CU_FUNC_ATTRIBUTE_NUM_REGS: return 16;
     case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 75;
@@ -473,7 +498,7 @@ FAKE CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
 {
     NEED_INIT();
     if (!v || !f) return CUDA_ERROR_INVALID_VALUE;
-    *v = func_attribute(a);
+    *v = func_attribute(a, f);
     return CUDA_SUCCESS;
 }
 FAKE CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
@@ -481,7 +506,7 @@ FAKE CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, C
     NEED_INIT();
     if (!v || !k) return CUDA_ERROR_INVALID_VALUE;
     if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
-    *v = func_attribute(a);
+    *v = func_attribute(a, k);
     return CUDA_SUCCESS;
 }
 
@@ -670,4 +695,64 @@ FAKE CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
     NEED_INIT();
     if (n) memset((void *)(uintptr_t)p, v, n);
     return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n)
+{
+    NEED_INIT();
+    for (size_t i = 0; i < n; i++) memcpy((unsigned char *)(uintptr_t)p + 4 * i, &v, 4);
+    return CUDA_SUCCESS;
+}
+
+/* 2D copies between host and device memory (both are this process's) */
+static const unsigned char *side_src(const CUDA_MEMCPY2D *c)
+{
+    const unsigned char *b = c->srcMemoryType == CU_MEMORYTYPE_HOST
+                                 ? (const unsigned char *)c->srcHost
+                                 : (const unsigned char *)(uintptr_t)c->srcDevice;
+    return b ? b + c->srcY * c->srcPitch + c->srcXInBytes : NULL;
+}
+
+static unsigned char *side_dst(const CUDA_MEMCPY2D *c)
+{
+    unsigned char *b = c->dstMemoryType == CU_MEMORYTYPE_HOST ? (unsigned char *)c->dstHost
+                                                               : (unsigned char *)(uintptr_t)c->dstDevice;
+    return b ? b + c->dstY * c->dstPitch + c->dstXInBytes : NULL;
+}
+
+FAKE CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    const unsigned char *src = side_src(c);
+    unsigned char *dst = side_dst(c);
+    if (!src || !dst || c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t y = 0; y < c->Height; y++)
+        memmove(dst + y * c->dstPitch, src + y * c->srcPitch, c->WidthInBytes);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2(c); }
+FAKE CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
+{
+    (void)s;
+    return cuMemcpy2D_v2(c);
+}
+
+/* occupancy: as many blocks as fit the threads of a multiprocessor */
+FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem)
+{
+    (void)smem;
+    NEED_INIT();
+    if (!n || !f || block <= 0) return CUDA_ERROR_INVALID_VALUE;
+    *n = 1024 / block > 16 ? 16 : 1024 / block;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int block,
+                                                                  size_t smem, unsigned int flags)
+{
+    (void)flags;
+    return cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
 }
