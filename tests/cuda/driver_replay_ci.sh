@@ -8,7 +8,7 @@
 # PROGRAM forwarded, exactly as tests/gpu/record.sh does on the GPU machine
 # (STUB=driver); the forwarded run must compute right (exit 0, "PASSED");
 # the recording is packed as the GPU recordings are (NAME.rec.gz,
-# NAME.expected, NAME.expected.rc, NAME.bin) and replayed by the script that
+# NAME.expected, NAME.expected.rc, NAME.bin.gz) and replayed by the script that
 # replays the committed ones (tests/cuda/replay.sh), the server without the
 # stand-in. MODE:
 #   check   the replay, in an environment unlike the recording's (a large
@@ -44,7 +44,7 @@ if [ "$(cat "$tmp/rec/$name.expected.rc")" != 0 ] || ! grep -q '^PASSED$' "$tmp/
     sed 's/^/  /' "$tmp/record.log"
     exit 1
 fi
-gzip -9 -n "$tmp/rec/$name.rec" || exit 1
+gzip -9 -n "$tmp/rec/$name.rec" "$tmp/rec/$name.bin" || exit 1 # as record.sh packs them
 sed 's/^/  | /' "$tmp/rec/$name.expected"
 case $mode in
 check|layout)
@@ -65,7 +65,7 @@ check|layout)
     exit 1 ;;
 other)
     [ -n "$other" ] || { echo "driver_replay_ci.sh other: no OTHER program"; exit 2; }
-    rm "$tmp/rec/$name.bin" # replay.sh runs NAME.bin when there is one
+    rm "$tmp/rec/$name.bin.gz" # replay.sh runs NAME.bin(.gz) when there is one
     REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" "$other" \
         > "$tmp/replay.log" 2>&1
     rc=$?

@@ -61,7 +61,7 @@ start() { # server options...
 # the variables REPLAY_GUEST_UNSET names, as `-u NAME` arguments of env
 unset_args() {
     for p in ${REPLAY_GUEST_UNSET:-}; do
-        env | sed -n "s/^\($p[A-Za-z0-9_]*\)=.*/-u \1/p"
+        env | sed -n "s/^\(${p}[A-Za-z0-9_]*\)=.*/-u \1/p"
     done
 }
 
