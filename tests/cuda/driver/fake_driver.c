@@ -2,11 +2,12 @@
  * tests/cuda/driver_replay_ci.sh (LD_PRELOAD, the toolkit's stubs library as
  * libcuda.so.1 under it) on a machine without one: enough of the driver for
  * NVIDIA's static runtime (a program built with plain nvcc) to run
- * examples/cuda/vector_add through the driver stub, so that CI records such a
- * session and replays it (docs/internals.md "Record and replay"). One
- * device; device memory is the server's own memory; the one kernel it knows,
- * vector_add's `add`, runs on the CPU at launch. Everything else is the
- * toolkit's stubs library (CUDA_ERROR_STUB_LIBRARY). Never used with a GPU. */
+ * examples/cuda's vector_add, matmul and streams through the driver stub,
+ * so that CI records such sessions and replays them (docs/internals.md
+ * "Record and replay"). One device; device memory is the server's own
+ * memory; the kernels it knows (those three programs') run on the CPU at
+ * launch, every stream in order at once. Everything else is the toolkit's
+ * stubs library (CUDA_ERROR_STUB_LIBRARY). Never used with a GPU. */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
 #include <cuda.h>
@@ -65,9 +66,19 @@ static void matmul_body(const unsigned char *p, unsigned long threads)
         }
 }
 
+/* examples/cuda/streams's scale(x, n, f): x = x * f + 1 */
+static void scale_body(const unsigned char *p, unsigned long threads)
+{
+    float *x, f;
+    int n;
+    memcpy(&x, p, 8), memcpy(&n, p + 8, 4), memcpy(&f, p + 12, 4);
+    for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) x[i] = x[i] * f + 1.0f;
+}
+
 static const struct kernel kernels_[] = {
     {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 0, add_body},
     {"_Z6matmulPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 2 * 16 * 16 * 4, matmul_body},
+    {"_Z5scalePfif", 3, {0, 8, 12}, {8, 4, 4}, 0, scale_body},
 };
 #define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
 static struct CUfunc_st funcs_[NKERNELS];
@@ -252,6 +263,15 @@ FAKE CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
     if (!d) return CUDA_ERROR_INVALID_VALUE;
     if (!c && !current_) return CUDA_ERROR_INVALID_CONTEXT;
     *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetId(CUcontext c, unsigned long long *id)
+{
+    NEED_INIT();
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    if (!c && !(c = current_)) return CUDA_ERROR_INVALID_CONTEXT;
+    *id = 1; /* the primary context is the only one */
     return CUDA_SUCCESS;
 }
 
@@ -582,15 +602,39 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
 
 /* streams and events: every operation completes before it returns */
 struct CUevent_st { int recorded; };
-struct CUstream_st { int unused; };
+struct CUstream_st { unsigned flags; int priority; };
+
+FAKE CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+    NEED_INIT();
+    if (!s || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    *s = calloc(1, sizeof **s);
+    if (!*s) return CUDA_ERROR_OUT_OF_MEMORY;
+    (*s)->flags = flags;
+    (*s)->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+    return CUDA_SUCCESS;
+}
 
 FAKE CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 {
-    (void)flags;
+    return cuStreamCreateWithPriority(s, flags, 0);
+}
+
+/* the legacy stream (NULL) and the per-thread one are blocking */
+FAKE CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
     NEED_INIT();
-    if (!s) return CUDA_ERROR_INVALID_VALUE;
-    *s = calloc(1, sizeof **s);
-    return *s ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = (uintptr_t)s > 2 ? s->flags : 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    (void)s;
+    NEED_INIT();
+    if (!e || flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
 }
 
 FAKE CUresult cuStreamDestroy_v2(CUstream s)
@@ -648,6 +692,17 @@ FAKE CUresult cuEventSynchronize(CUevent e)
     NEED_INIT();
     return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
+
+/* every event completes when it is recorded: no time passes between two */
+FAKE CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    NEED_INIT();
+    if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
+    if (!a->recorded || !b->recorded) return CUDA_ERROR_NOT_READY;
+    *ms = 0.0f;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return cuEventElapsedTime_v2(ms, a, b); }
 
 FAKE CUresult cuEventQuery(CUevent e)
 {
