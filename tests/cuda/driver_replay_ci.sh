@@ -54,7 +54,9 @@ check|layout)
     shift=
     [ "$mode" = layout ] && shift=$shift_lib
     big=$(printf '%4096s' '' | tr ' ' x)
-    if APIGEN_REPLAY_CI_PAD=$big CUDA_MODULE_LOADING=EAGER APIGEN_TRACE=1 REPLAY_SHIFT=$shift \
+    # (APIGEN_CACHE=0 alone would make the stub ask what it keeps: another
+    # request at the first cached answer, had replay.sh left it in)
+    if APIGEN_REPLAY_CI_PAD=$big CUDA_MODULE_LOADING=EAGER APIGEN_CACHE=0 APIGEN_TRACE=1 REPLAY_SHIFT=$shift \
             REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" \
             > "$tmp/replay.log" 2>&1; then
         cat "$tmp/replay.log"
