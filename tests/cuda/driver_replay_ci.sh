@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/cuda/driver_replay_ci.sh MODE SERVER STUB_DIR NODRIVER_DIR FAKE SHIFT PROGRAM [OTHER]
+# tests/cuda/driver_replay_ci.sh MODE SERVER STUB_DIR NODRIVER_DIR FAKE SHIFT PROGRAM [OTHER|CUDART_DIR]
 # The record -> replay pipeline of driver-stub programs (a program built with
 # plain nvcc: NVIDIA's static runtime in the program, calling
 # build/stub/libcuda.so.1), end to end without a GPU: apigen-server-cuda with
@@ -23,17 +23,29 @@
 #           replay"); matmul's requests carry none
 #   other   OTHER (another program) replayed against PROGRAM's recording
 #           must fail at the first request that differs: the replay has teeth
+#   cudart  as check, PROGRAM built with -cudart shared: NVIDIA's
+#           libcudart.so.13 from CUDART_DIR over the stub's libcuda.so.1 alone
+#           (NAME.cudart holds the runtime's sha256, as record.sh packs it)
 set -u
 mode=$1 server=$2 stub=$3 nodriver=$4 fake=$5 shift_lib=$6 prog=$7 other=${8:-}
+cudart=
+[ "$mode" = cudart ] && cudart=$other
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-drvrec.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 name=$(basename "$prog")
 mkdir -p "$tmp/rec"
 cp "$prog" "$tmp/rec/$name.bin"
+guestlibs=$stub
+if [ -n "$cudart" ]; then # the stub's libcuda.so.1 alone in front of NVIDIA's runtime
+    [ -f "$cudart/libcudart.so.13" ] || { echo "FAIL: no libcudart.so.13 in $cudart"; exit 1; }
+    mkdir "$tmp/only" && ln -s "$(cd "$stub" && pwd)/libcuda.so.1" "$tmp/only/libcuda.so.1" || exit 1
+    guestlibs=$tmp/only:$cudart
+    sha256sum < "$cudart/libcudart.so.13" | cut -d' ' -f1 > "$tmp/rec/$name.cudart"
+fi
 # recorded as tests/gpu/record.sh records (a server of its own, unix, setarch -R)
 if ! REPLAY_SERVER_LIBS="$nodriver" REPLAY_SERVER_PRELOAD="$fake" REPLAY_GUEST_UNSET="CUDA_ APIGEN_" \
-        sh "$here/../replay/replay.sh" record "$server" "$stub" "$tmp/rec/$name.rec" \
+        sh "$here/../replay/replay.sh" record "$server" "$guestlibs" "$tmp/rec/$name.rec" \
         "$tmp/rec/$name.expected" -- "$tmp/rec/$name.bin" > "$tmp/record.log" 2>&1; then
     echo "FAIL: recording $name against the stand-in device:"; sed 's/^/  /' "$tmp/record.log"
     exit 1
@@ -47,7 +59,7 @@ fi
 gzip -9 -n "$tmp/rec/$name.rec" "$tmp/rec/$name.bin" || exit 1 # as record.sh packs them
 sed 's/^/  | /' "$tmp/rec/$name.expected"
 case $mode in
-check|layout)
+check|layout|cudart)
     # another machine: a longer environment (the stack moves), variables the
     # recording machine's shell might have set (replay.sh removes them from
     # the program), and for layout its mappings and heap blocks moved
@@ -57,7 +69,8 @@ check|layout)
     # (APIGEN_CACHE=0 alone would make the stub ask what it keeps: another
     # request at the first cached answer, had replay.sh left it in)
     if APIGEN_REPLAY_CI_PAD=$big CUDA_MODULE_LOADING=EAGER APIGEN_CACHE=0 APIGEN_TRACE=1 REPLAY_SHIFT=$shift \
-            REPLAY_SERVER_LIBS="$nodriver" sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" \
+            REPLAY_SERVER_LIBS="$nodriver" REPLAY_CUDART_DIR=$cudart \
+            sh "$here/replay.sh" "$server" "$stub" "$tmp/rec" "$name" \
             > "$tmp/replay.log" 2>&1; then
         cat "$tmp/replay.log"
         exit 0

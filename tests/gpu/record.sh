@@ -20,7 +20,11 @@
 # STUB=driver: each program tests/gpu/driver.sh runs, built with plain nvcc
 # (NVIDIA's static runtime linked in: it calls the driver, build/stub/
 # libcuda.so.1 here), run natively (the machine's driver) and forwarded to
-# apigen-server-cuda --record the same way. Each recording is then replayed
+# apigen-server-cuda --record the same way; and as NAME-cudart the same
+# program built with -cudart shared, NVIDIA's libcudart.so.13 over the stub's
+# libcuda.so.1 alone (NAME-cudart.cudart holds that runtime's sha256: CI
+# replays it only over the very same file, else SKIP; CUDART=0 leaves these
+# out). Each recording is then replayed
 # here, as CI will (tests/cuda/replay.sh), once as it is and once with the
 # program's memory layout moved (tests/replay/shift.c: another machine's
 # libraries, or a later stub, move it as much): a recording is packed only
@@ -63,7 +67,7 @@ targets=
 for s in $stubs; do
     case $s in
     runtime) targets="$targets cudart_stub apigen-server-cudart cuda_examples" ;;
-    driver) targets="$targets cuda_stub apigen-server-cuda replay_shift" ;;
+    driver) targets="$targets cuda_stub apigen-server-cuda replay_shift cuda_examples" ;;
     esac
 done
 if [ "${NO_BUILD:-0}" = 1 ]; then # BUILD is built already (checking this script without a GPU)
@@ -100,10 +104,12 @@ driver_examples=${EXAMPLES:-"vector_add matmul streams constant fault multithrea
 nogpu='cudaError(InsufficientDriver|NoDevice|StubLibrary)'
 fails=0
 
-# record_one MODE SERVER DIR NAME BINARY NATIVE_LIBPATH: NAME's four files into DIR;
-# 0 when the forwarded run printed what the native one did
+# record_one MODE SERVER DIR NAME BINARY NATIVE_LIBPATH [FORWARDED_LIBPATH]:
+# NAME's four files into DIR; 0 when the forwarded run printed what the
+# native one did. FORWARDED_LIBPATH: the program's library path forwarded
+# (default build/stub)
 record_one() {
-    mode=$1 server=$2 dir=$3 e=$4 bin=$5 nlp=$6
+    mode=$1 server=$2 dir=$3 e=$4 bin=$5 nlp=$6 flp=${7:-$stub}
     cp "$bin" "$dir/$e.bin"
     # natively: NLP the library path (empty: none, the machine's driver)
     # shellcheck disable=SC2086 # norand: a command and its arguments, or nothing
@@ -112,7 +118,7 @@ record_one() {
     echo $? > "$dir/$e.expected.rc"
     # the recording, taken by replay.sh (a server of its own, a unix socket)
     if ! REPLAY_TIMEOUT=300 REPLAY_GUEST_UNSET="CUDA_ APIGEN_" sh tests/replay/replay.sh record \
-            "$server" "$stub" "$dir/$e.rec" "$work/$mode.$e.fwd" -- "$dir/$e.bin" >> "$log" 2>&1; then
+            "$server" "$flp" "$dir/$e.rec" "$work/$mode.$e.fwd" -- "$dir/$e.bin" >> "$log" 2>&1; then
         echo "$mode $e: recording FAILED (see above)" | tee -a "$log"; return 1
     fi
     gzip -9 -n -f "$dir/$e.rec"
@@ -160,32 +166,58 @@ if echo "$stubs" | grep -qw driver; then
     left=$out/driver-left-out
     rm -rf "$left"
     mkdir -p "$static" "$drec" "$left"
-    for e in $driver_examples; do
-        # shellcheck disable=SC2086 # the -arch option, or nothing
-        nvcc -std=c++17 -O2 ${arch:+-arch=$arch} -o "$static/$e" "examples/cuda/$e.cu" > "$static/$e.build.log" 2>&1 ||
-            { echo "driver $e: nvcc failed:" | tee -a "$log"; tail -n 5 "$static/$e.build.log" | tee -a "$log"
-              fails=$((fails + 1)); continue; }
-        mkdir -p "$work/one"
-        rm -f "$work"/one/*
-        why=
-        record_one driver "$server" "$work/one" "$e" "$static/$e" "" || why="recorded, but see above"
-        if [ -z "$why" ] && ! sh tests/cuda/replay.sh "$server" "$stub" "$work/one" "$e" > "$work/$e.replay" 2>&1; then
-            why="its replay here failed: $(tail -n 1 "$work/$e.replay")"
+    # NVIDIA's libcudart.so.13 in front of nothing but the stub's libcuda.so.1
+    only=$build/record-driver-only
+    mkdir -p "$only" && ln -sf "$stub/libcuda.so.1" "$only/libcuda.so.1"
+    cudart_sum=$(sha256sum < "$reallib/libcudart.so.13" | cut -d' ' -f1)
+    # check_pack NAME: replays NAME from $work/one here (as it is, then with the
+    # layout moved) and packs it, or leaves it out with the reason
+    check_pack() {
+        n=$1 why=$2
+        if [ -z "$why" ] && ! REPLAY_CUDART_DIR=$reallib sh tests/cuda/replay.sh "$server" "$stub" "$work/one" "$n" > "$work/$n.replay" 2>&1; then
+            why="its replay here failed: $(tail -n 1 "$work/$n.replay")"
         fi
-        if [ -z "$why" ] && ! REPLAY_SHIFT=$shiftlib sh tests/cuda/replay.sh "$server" "$stub" "$work/one" "$e" > "$work/$e.replay" 2>&1; then
-            echo "driver $e: its replay fails with the program's memory layout moved (a request carries a host address): $(tail -n 1 "$work/$e.replay")" | tee -a "$log"
+        if [ -z "$why" ] && ! REPLAY_CUDART_DIR=$reallib REPLAY_SHIFT=$shiftlib sh tests/cuda/replay.sh "$server" "$stub" "$work/one" "$n" > "$work/$n.replay" 2>&1; then
+            echo "driver $n: its replay fails with the program's memory layout moved (a request carries a host address): $(tail -n 1 "$work/$n.replay")" | tee -a "$log"
             [ "${LAYOUT_SENSITIVE:-}" = keep ] || why="layout-sensitive (LAYOUT_SENSITIVE=keep packs it)"
         fi
         if [ -n "$why" ]; then
-            echo "driver $e: left out ($why)" | tee -a "$log"
-            mkdir -p "$left/$e" && cp "$work"/one/* "$left/$e/" && cp "$work/driver.$e.fwd" "$left/$e/$e.forwarded" 2>/dev/null
-            cp "$work/$e.replay" "$left/$e/$e.replay.log" 2>/dev/null
+            echo "driver $n: left out ($why)" | tee -a "$log"
+            mkdir -p "$left/$n" && cp "$work"/one/* "$left/$n/"
+            cp "$work/driver.$n.fwd" "$left/$n/$n.forwarded" 2>/dev/null
+            cp "$work/$n.replay" "$left/$n/$n.replay.log" 2>/dev/null
             fails=$((fails + 1))
-            continue
+            return
         fi
-        gzip -9 -n "$work/one/$e.bin" # about 1 MB with the static runtime (replay.sh takes NAME.bin.gz)
+        gzip -9 -n "$work/one/$n.bin" # about 1 MB with the static runtime (replay.sh takes NAME.bin.gz)
         cp "$work"/one/* "$drec/"
-        echo "driver $e: packed" | tee -a "$log"
+        echo "driver $n: packed" | tee -a "$log"
+    }
+    for e in $driver_examples; do
+        # NAME: built with plain nvcc (the static runtime)
+        # shellcheck disable=SC2086 # the -arch option, or nothing
+        if nvcc -std=c++17 -O2 ${arch:+-arch=$arch} -o "$static/$e" "examples/cuda/$e.cu" > "$static/$e.build.log" 2>&1; then
+            mkdir -p "$work/one"
+            rm -f "$work"/one/*
+            why=
+            record_one driver "$server" "$work/one" "$e" "$static/$e" "" || why="recorded, but see above"
+            check_pack "$e" "$why"
+        else
+            echo "driver $e: nvcc failed:" | tee -a "$log"; tail -n 5 "$static/$e.build.log" | tee -a "$log"
+            fails=$((fails + 1))
+        fi
+        # NAME-cudart: the -cudart shared build with NVIDIA's runtime (CUDART=0: not these)
+        [ "${CUDART:-1}" = 1 ] || continue
+        if [ ! -x "$build/examples/cuda/$e" ]; then
+            echo "driver $e-cudart: $build/examples/cuda/$e not built" | tee -a "$log"; fails=$((fails + 1)); continue
+        fi
+        rm -f "$work"/one/*
+        why=
+        rn=$e-cudart # (record_one sets e)
+        echo "$cudart_sum" > "$work/one/$rn.cudart"
+        record_one driver "$server" "$work/one" "$rn" "$build/examples/cuda/$e" "$reallib" "$only:$reallib" ||
+            why="recorded, but see above"
+        check_pack "$rn" "$why"
     done
     for f in "$drec"/*.rec.gz; do
         [ -f "$f" ] && [ "$(wc -c < "$f")" -gt 1048576 ] && echo "note: $(basename "$f") is $(wc -c < "$f") bytes (over 1 MiB)" | tee -a "$log"
