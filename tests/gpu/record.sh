@@ -193,11 +193,16 @@ if echo "$stubs" | grep -qw driver; then
         cp "$work"/one/* "$drec/"
         echo "driver $n: packed" | tee -a "$log"
     }
+    # NAME: built with plain nvcc (the static runtime), all at once
     for e in $driver_examples; do
-        # NAME: built with plain nvcc (the static runtime)
         # shellcheck disable=SC2086 # the -arch option, or nothing
-        if nvcc -std=c++17 -O2 ${arch:+-arch=$arch} -o "$static/$e" "examples/cuda/$e.cu" > "$static/$e.build.log" 2>&1; then
-            mkdir -p "$work/one"
+        { nvcc -std=c++17 -O2 ${arch:+-arch=$arch} -o "$static/$e" "examples/cuda/$e.cu" > "$static/$e.build.log" 2>&1
+          echo $? > "$static/$e.build.rc"; } &
+    done
+    wait
+    mkdir -p "$work/one"
+    for e in $driver_examples; do
+        if [ "$(cat "$static/$e.build.rc" 2>/dev/null)" = 0 ]; then
             rm -f "$work"/one/*
             why=
             record_one driver "$server" "$work/one" "$e" "$static/$e" "" || why="recorded, but see above"
