@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,15 +289,25 @@ FAKE CUresult cuCtxSynchronize(void)
 }
 
 /* device memory: the server's own, its address the device pointer; the
- * live allocations are kept so that pointer queries answer as a driver does */
+ * live allocations are kept so that pointer queries answer as a driver does
+ * (the server's threads may ask at once: one lock) */
 #define MAXALLOC 64
 static struct { uintptr_t base; size_t size; } allocs_[MAXALLOC];
+static pthread_mutex_t alloc_lock_ = PTHREAD_MUTEX_INITIALIZER;
 
-static int alloc_of(CUdeviceptr p)
+/* the allocation holding p: 0 with its base and size, -1 none */
+static int alloc_of(CUdeviceptr p, uintptr_t *base, size_t *size)
 {
-    for (int i = 0; i < MAXALLOC; i++)
-        if (allocs_[i].base && p >= allocs_[i].base && p - allocs_[i].base < allocs_[i].size) return i;
-    return -1;
+    int found = -1;
+    pthread_mutex_lock(&alloc_lock_);
+    for (int i = 0; i < MAXALLOC && found < 0; i++)
+        if (allocs_[i].base && p >= allocs_[i].base && p - allocs_[i].base < allocs_[i].size) {
+            if (base) *base = allocs_[i].base;
+            if (size) *size = allocs_[i].size;
+            found = 0;
+        }
+    pthread_mutex_unlock(&alloc_lock_);
+    return found;
 }
 
 FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
@@ -304,12 +315,17 @@ FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
     NEED_INIT();
     if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
     if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = NULL;
+    if (posix_memalign(&m, 256, n)) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&alloc_lock_);
     int slot = 0;
     while (slot < MAXALLOC && allocs_[slot].base) slot++;
-    void *m = NULL;
-    if (slot == MAXALLOC || posix_memalign(&m, 256, n)) return CUDA_ERROR_OUT_OF_MEMORY;
-    allocs_[slot].base = (uintptr_t)m;
-    allocs_[slot].size = n;
+    if (slot < MAXALLOC) allocs_[slot].base = (uintptr_t)m, allocs_[slot].size = n;
+    pthread_mutex_unlock(&alloc_lock_);
+    if (slot == MAXALLOC) {
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     *p = (CUdeviceptr)(uintptr_t)m;
     return CUDA_SUCCESS;
 }
@@ -318,20 +334,25 @@ FAKE CUresult cuMemFree_v2(CUdeviceptr p)
 {
     NEED_INIT();
     if (!p) return CUDA_SUCCESS;
-    int i = alloc_of(p);
-    if (i < 0 || allocs_[i].base != p) return CUDA_ERROR_INVALID_VALUE;
-    free((void *)allocs_[i].base);
-    allocs_[i].base = 0;
+    int slot = -1;
+    pthread_mutex_lock(&alloc_lock_);
+    for (int i = 0; i < MAXALLOC && slot < 0; i++)
+        if (allocs_[i].base == p) slot = i;
+    if (slot >= 0) allocs_[slot].base = 0;
+    pthread_mutex_unlock(&alloc_lock_);
+    if (slot < 0) return CUDA_ERROR_INVALID_VALUE; /* not an allocation's start */
+    free((void *)(uintptr_t)p);
     return CUDA_SUCCESS;
 }
 
 FAKE CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 {
     NEED_INIT();
-    int i = alloc_of(p);
-    if (i < 0) return CUDA_ERROR_NOT_FOUND;
-    if (base) *base = allocs_[i].base;
-    if (size) *size = allocs_[i].size;
+    uintptr_t b;
+    size_t n;
+    if (alloc_of(p, &b, &n) < 0) return CUDA_ERROR_NOT_FOUND;
+    if (base) *base = b;
+    if (size) *size = n;
     return CUDA_SUCCESS;
 }
 
@@ -586,15 +607,17 @@ FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdevicep
 {
     NEED_INIT();
     if (!data) return CUDA_ERROR_INVALID_VALUE;
-    int i = alloc_of(p);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE; /* not device memory: as the driver answers */
+    uintptr_t base;
+    size_t size;
+    if (alloc_of(p, &base, &size) < 0)
+        return CUDA_ERROR_INVALID_VALUE; /* not device memory: as the driver answers */
     switch (a) {
     case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &primary_; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = allocs_[i].base; return CUDA_SUCCESS;
-    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = allocs_[i].size; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = base; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = size; return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = 0; return CUDA_SUCCESS;
     default: return CUDA_ERROR_NOT_SUPPORTED;
     }
