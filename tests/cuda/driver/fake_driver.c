@@ -2,11 +2,11 @@
  * tests/cuda/driver_replay_ci.sh (LD_PRELOAD, the toolkit's stubs library as
  * libcuda.so.1 under it) on a machine without one: enough of the driver for
  * NVIDIA's static runtime (a program built with plain nvcc) to run
- * examples/cuda's vector_add, matmul and streams through the driver stub,
- * so that CI records such sessions and replays them (docs/internals.md
- * "Record and replay"). One device; device memory is the server's own
- * memory; the kernels it knows (those three programs') run on the CPU at
- * launch, every stream in order at once. Everything else is the toolkit's
+ * examples/cuda's vector_add, matmul, streams and boundary through the
+ * driver stub, so that CI records such sessions and replays them
+ * (docs/internals.md "Record and replay"). One device; device memory is the
+ * server's own memory; the kernels it knows (those programs') run on the CPU
+ * at launch, every stream in order at once. Everything else is the toolkit's
  * stubs library (CUDA_ERROR_STUB_LIBRARY). Never used with a GPU. */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
@@ -76,10 +76,20 @@ static void scale_body(const unsigned char *p, unsigned long threads)
     for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) x[i] = x[i] * f + 1.0f;
 }
 
+/* examples/cuda/boundary's add_one(p, n): p[i]++ */
+static void add_one_body(const unsigned char *p, unsigned long threads)
+{
+    unsigned char *x;
+    size_t n;
+    memcpy(&x, p, 8), memcpy(&n, p + 8, 8);
+    for (unsigned long i = 0; i < threads && i < n; i++) x[i]++;
+}
+
 static const struct kernel kernels_[] = {
     {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 0, add_body},
     {"_Z6matmulPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 2 * 16 * 16 * 4, matmul_body},
     {"_Z5scalePfif", 3, {0, 8, 12}, {8, 4, 4}, 0, scale_body},
+    {"_Z7add_onePhm", 2, {0, 8}, {8, 8}, 0, add_one_body},
 };
 #define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
 static struct CUfunc_st funcs_[NKERNELS];
@@ -833,4 +843,21 @@ FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfun
 {
     (void)flags;
     return cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+
+FAKE CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemsetD8_v2(p, v, n);
 }
