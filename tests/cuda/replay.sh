@@ -18,7 +18,7 @@ server=$1 stub=$2 dir=$3 name=$4 prog=${5:-}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuda-replay.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 [ -f "$dir/$name.bin" ] && prog=$dir/$name.bin
-# a statically linked runtime makes a binary of about 1 MB: kept gzipped
+# a statically linked runtime makes a binary of 700 KB or more: kept gzipped
 if [ ! -f "$dir/$name.bin" ] && [ -f "$dir/$name.bin.gz" ]; then
     gzip -dc "$dir/$name.bin.gz" > "$tmp/$name.bin" || { echo "FAIL: cannot read $dir/$name.bin.gz"; exit 1; }
     prog=$tmp/$name.bin
