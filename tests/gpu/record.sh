@@ -38,7 +38,9 @@
 # The forwarded program runs without CUDA_* and APIGEN_* variables (the
 # replay runs it so too: they could change what it sends); the native run
 # and the server keep the environment (CUDA_VISIBLE_DEVICES).
-# NO_BUILD=1 uses BUILD as it is (to try this script on a machine without a GPU).
+# NO_BUILD=1 uses BUILD as it is (to try this script on a machine without a GPU;
+# RECORD_NATIVE=forwarded with a stand-in device in the server, REPLAY_SERVER_PRELOAD,
+# runs it through: tests/cuda/record_script_ci.sh).
 # Put them in place (from the repository root):
 #   tar xzf cuda-recordings.tar.gz -C tests/cuda/recordings
 #   mkdir -p tests/cuda/recordings-driver && tar xzf cuda-driver-recordings.tar.gz -C tests/cuda/recordings-driver
@@ -111,11 +113,19 @@ fails=0
 record_one() {
     mode=$1 server=$2 dir=$3 e=$4 bin=$5 nlp=$6 flp=${7:-$stub}
     cp "$bin" "$dir/$e.bin"
-    # natively: NLP the library path (empty: none, the machine's driver)
-    # shellcheck disable=SC2086 # norand: a command and its arguments, or nothing
-    env -u APIGEN_SERVER -u LD_LIBRARY_PATH ${nlp:+LD_LIBRARY_PATH="$nlp"} timeout 300 $norand "$dir/$e.bin" \
-        > "$dir/$e.expected" 2> "$work/$mode.$e.native.err"
-    echo $? > "$dir/$e.expected.rc"
+    if [ "${RECORD_NATIVE:-}" = forwarded ]; then
+        # trying this script without a GPU (tests/cuda/record_script_ci.sh):
+        # the "native" run forwarded too, to a server with a stand-in device
+        # (REPLAY_SERVER_PRELOAD, REPLAY_SERVER_LIBS)
+        REPLAY_GUEST_UNSET="CUDA_ APIGEN_" sh tests/replay/replay.sh record "$server" "$flp" \
+            "$work/$mode.$e.native.rec" "$dir/$e.expected" -- "$dir/$e.bin" > "$work/$mode.$e.native.err" 2>&1
+    else
+        # natively: NLP the library path (empty: none, the machine's driver)
+        # shellcheck disable=SC2086 # norand: a command and its arguments, or nothing
+        env -u APIGEN_SERVER -u LD_LIBRARY_PATH ${nlp:+LD_LIBRARY_PATH="$nlp"} timeout 300 $norand "$dir/$e.bin" \
+            > "$dir/$e.expected" 2> "$work/$mode.$e.native.err"
+        echo $? > "$dir/$e.expected.rc"
+    fi
     # the recording, taken by replay.sh (a server of its own, a unix socket)
     if ! REPLAY_TIMEOUT=300 REPLAY_GUEST_UNSET="CUDA_ APIGEN_" sh tests/replay/replay.sh record \
             "$server" "$flp" "$dir/$e.rec" "$work/$mode.$e.fwd" -- "$dir/$e.bin" >> "$log" 2>&1; then
