@@ -102,6 +102,19 @@ int main(void)
     if (!upload(&gscale, scale, C) || !upload(&gbias, bias, C) || !upload(&grm, rm, C) || !upload(&grv, rv, C) ||
         !upload(&gsm, sm, C) || !upload(&gsiv, siv, C))
         return 1;
+    /* the *Ex workspace query with its optional descriptors absent (NULL
+     * zDesc and activationDesc: PyTorch's way), then with an activation */
+    size_t bnws = 1;
+    cudnnStatus_t st = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(
+        h, CUDNN_BATCHNORM_SPATIAL, CUDNN_BATCHNORM_OPS_BN, xd, NULL, xd, bnd, NULL, &bnws);
+    printf("batchnorm Ex workspace, no z, no activation: %s%s\n", cudnnGetErrorString(st),
+           st == CUDNN_STATUS_SUCCESS && bnws >= ((size_t)1 << 30) ? " (absurd size)" : "");
+    bnws = 1;
+    st = cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, CUDNN_BATCHNORM_SPATIAL,
+                                                                  CUDNN_BATCHNORM_OPS_BN_ACTIVATION, xd, NULL, xd,
+                                                                  bnd, act, &bnws);
+    printf("batchnorm Ex workspace with an activation: %s%s\n", cudnnGetErrorString(st),
+           st == CUDNN_STATUS_SUCCESS && bnws >= ((size_t)1 << 30) ? " (absurd size)" : "");
     const double eps = 1e-5, factor = 0.25;
     CK(cudnnBatchNormalizationForwardTraining(h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, xd, gx, xd, gy, bnd, gscale,
                                               gbias, factor, grm, grv, eps, gsm, gsiv));

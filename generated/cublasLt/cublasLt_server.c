@@ -14,7 +14,11 @@ static void destroy_cublasLtHandle_t(void *real)
 {
     (void)cublasLtDestroy((cublasLtHandle_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cublasLtHandle_t = {"cublasLtHandle_t", 3342378105u, destroy_cublasLtHandle_t, NULL, 0, 0, NULL, 0};
+static const apigen_handle_type ht_cublasHandle_t;
+static const apigen_handle_type *const also_cublasLtHandle_t[] = {&ht_cublasHandle_t};
+static const apigen_handle_type ht_cublasLtHandle_t = {"cublasLtHandle_t", 3342378105u, destroy_cublasLtHandle_t, NULL, 0, 0,
+                                             also_cublasLtHandle_t, 1};
+static const apigen_handle_type ht_cublasHandle_t = {"cublasHandle_t", 3501048033u, NULL, NULL, 0, 0, NULL, 0};
 static void destroy_cublasLtMatmulDesc_t(void *real)
 {
     (void)cublasLtMatmulDescDestroy((cublasLtMatmulDesc_t)(uintptr_t)real);
@@ -1733,8 +1737,9 @@ static const apigen_handler_fn handlers_[42] = {
     [CUBLASLT_CALL_cublasLtMatrixTransformDescGetAttribute] = h_cublasLtMatrixTransformDescGetAttribute,
     [CUBLASLT_CALL_cublasLtMatrixTransformDescSetAttribute] = h_cublasLtMatrixTransformDescSetAttribute,
 };
-static const apigen_handle_type *const handle_types_[7] = {
+static const apigen_handle_type *const handle_types_[8] = {
     &ht_cublasLtHandle_t,
+    &ht_cublasHandle_t,
     &ht_cublasLtMatmulDesc_t,
     &ht_cublasLtMatrixLayout_t,
     &ht_cublasLtMatmulPreference_t,
@@ -1749,7 +1754,7 @@ const apigen_api apigen_api_cublasLt = {
     .call_names = call_names_,
     .handlers = handlers_,
     .handle_types = handle_types_,
-    .nhandle_types = 7,
+    .nhandle_types = 8,
     .success_value = CUBLAS_STATUS_SUCCESS,
     .status_error = {
         [APIGEN_OK] = CUBLAS_STATUS_SUCCESS,

@@ -5694,56 +5694,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)symbol;
-    (void)funcPtr;
-    (void)flags;
-    (void)driverStatus;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetDriverEntryPoint: not supported: %s", "returns pointers to CUDA driver functions, which exist only in the server's process");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)symbol;
-    (void)funcPtr;
-    (void)cudaVersion;
-    (void)flags;
-    (void)driverStatus;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetDriverEntryPointByVersion: not supported: %s", "returns pointers to CUDA driver functions, which exist only in the server's process");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr, unsigned int cudaVersion, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)symbol;
-    (void)funcPtr;
-    (void)cudaVersion;
-    (void)flags;
-    (void)driverStatus;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetDriverEntryPointByVersion_ptsz: not supported: %s", "returns pointers to CUDA driver functions, which exist only in the server's process");
-    return cudaErrorNotSupported;
-}
-
-APIGEN_EXPORT cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags, enum cudaDriverEntryPointQueryResult *driverStatus)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)symbol;
-    (void)funcPtr;
-    (void)flags;
-    (void)driverStatus;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cudaGetDriverEntryPoint_ptsz: not supported: %s", "returns pointers to CUDA driver functions, which exist only in the server's process");
-    return cudaErrorNotSupported;
-}
-
 APIGEN_EXPORT cudaError_t cudaGetExportTable(const void **ppExportTable, const cudaUUID_t *pExportTableId)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;

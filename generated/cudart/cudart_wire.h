@@ -28,7 +28,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDART_FINGERPRINT UINT64_C(0x9478273283aac732)
+#define CUDART_FINGERPRINT UINT64_C(0x1f7b6c92a12acb54)
 
 /* Call ids: forwarded and custom functions. */
 enum {

@@ -19,87 +19,104 @@ static void destroy_cudnnBackendDescriptor_t(void *real)
 {
     (void)cudnnBackendDestroyDescriptor((cudnnBackendDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnBackendDescriptor_t = {"cudnnBackendDescriptor_t", 3032741565u, destroy_cudnnBackendDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnBackendDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnBackendDescriptor_t = {"cudnnBackendDescriptor_t", 3032741565u, destroy_cudnnBackendDescriptor_t, pt_cudnnBackendDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnTensorDescriptor_t(void *real)
 {
     (void)cudnnDestroyTensorDescriptor((cudnnTensorDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnTensorDescriptor_t = {"cudnnTensorDescriptor_t", 3717848064u, destroy_cudnnTensorDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnTensorDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnTensorDescriptor_t = {"cudnnTensorDescriptor_t", 3717848064u, destroy_cudnnTensorDescriptor_t, pt_cudnnTensorDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnFilterDescriptor_t(void *real)
 {
     (void)cudnnDestroyFilterDescriptor((cudnnFilterDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnFilterDescriptor_t = {"cudnnFilterDescriptor_t", 2303550907u, destroy_cudnnFilterDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnFilterDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnFilterDescriptor_t = {"cudnnFilterDescriptor_t", 2303550907u, destroy_cudnnFilterDescriptor_t, pt_cudnnFilterDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnConvolutionDescriptor_t(void *real)
 {
     (void)cudnnDestroyConvolutionDescriptor((cudnnConvolutionDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnConvolutionDescriptor_t = {"cudnnConvolutionDescriptor_t", 3512703203u, destroy_cudnnConvolutionDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnConvolutionDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnConvolutionDescriptor_t = {"cudnnConvolutionDescriptor_t", 3512703203u, destroy_cudnnConvolutionDescriptor_t, pt_cudnnConvolutionDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnActivationDescriptor_t(void *real)
 {
     (void)cudnnDestroyActivationDescriptor((cudnnActivationDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnActivationDescriptor_t = {"cudnnActivationDescriptor_t", 3717955621u, destroy_cudnnActivationDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnActivationDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnActivationDescriptor_t = {"cudnnActivationDescriptor_t", 3717955621u, destroy_cudnnActivationDescriptor_t, pt_cudnnActivationDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnPoolingDescriptor_t(void *real)
 {
     (void)cudnnDestroyPoolingDescriptor((cudnnPoolingDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnPoolingDescriptor_t = {"cudnnPoolingDescriptor_t", 3000127867u, destroy_cudnnPoolingDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnPoolingDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnPoolingDescriptor_t = {"cudnnPoolingDescriptor_t", 3000127867u, destroy_cudnnPoolingDescriptor_t, pt_cudnnPoolingDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnOpTensorDescriptor_t(void *real)
 {
     (void)cudnnDestroyOpTensorDescriptor((cudnnOpTensorDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnOpTensorDescriptor_t = {"cudnnOpTensorDescriptor_t", 3537384871u, destroy_cudnnOpTensorDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnOpTensorDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnOpTensorDescriptor_t = {"cudnnOpTensorDescriptor_t", 3537384871u, destroy_cudnnOpTensorDescriptor_t, pt_cudnnOpTensorDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnReduceTensorDescriptor_t(void *real)
 {
     (void)cudnnDestroyReduceTensorDescriptor((cudnnReduceTensorDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnReduceTensorDescriptor_t = {"cudnnReduceTensorDescriptor_t", 3146885402u, destroy_cudnnReduceTensorDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnReduceTensorDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnReduceTensorDescriptor_t = {"cudnnReduceTensorDescriptor_t", 3146885402u, destroy_cudnnReduceTensorDescriptor_t, pt_cudnnReduceTensorDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnTensorTransformDescriptor_t(void *real)
 {
     (void)cudnnDestroyTensorTransformDescriptor((cudnnTensorTransformDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnTensorTransformDescriptor_t = {"cudnnTensorTransformDescriptor_t", 2850913762u, destroy_cudnnTensorTransformDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnTensorTransformDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnTensorTransformDescriptor_t = {"cudnnTensorTransformDescriptor_t", 2850913762u, destroy_cudnnTensorTransformDescriptor_t, pt_cudnnTensorTransformDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnLRNDescriptor_t(void *real)
 {
     (void)cudnnDestroyLRNDescriptor((cudnnLRNDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnLRNDescriptor_t = {"cudnnLRNDescriptor_t", 2642929249u, destroy_cudnnLRNDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnLRNDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnLRNDescriptor_t = {"cudnnLRNDescriptor_t", 2642929249u, destroy_cudnnLRNDescriptor_t, pt_cudnnLRNDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnSpatialTransformerDescriptor_t(void *real)
 {
     (void)cudnnDestroySpatialTransformerDescriptor((cudnnSpatialTransformerDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnSpatialTransformerDescriptor_t = {"cudnnSpatialTransformerDescriptor_t", 3577393094u, destroy_cudnnSpatialTransformerDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnSpatialTransformerDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnSpatialTransformerDescriptor_t = {"cudnnSpatialTransformerDescriptor_t", 3577393094u, destroy_cudnnSpatialTransformerDescriptor_t, pt_cudnnSpatialTransformerDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnDropoutDescriptor_t(void *real)
 {
     (void)cudnnDestroyDropoutDescriptor((cudnnDropoutDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnDropoutDescriptor_t = {"cudnnDropoutDescriptor_t", 3277016074u, destroy_cudnnDropoutDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnDropoutDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnDropoutDescriptor_t = {"cudnnDropoutDescriptor_t", 3277016074u, destroy_cudnnDropoutDescriptor_t, pt_cudnnDropoutDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnRNNDescriptor_t(void *real)
 {
     (void)cudnnDestroyRNNDescriptor((cudnnRNNDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnRNNDescriptor_t = {"cudnnRNNDescriptor_t", 4193898051u, destroy_cudnnRNNDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnRNNDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnRNNDescriptor_t = {"cudnnRNNDescriptor_t", 4193898051u, destroy_cudnnRNNDescriptor_t, pt_cudnnRNNDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnRNNDataDescriptor_t(void *real)
 {
     (void)cudnnDestroyRNNDataDescriptor((cudnnRNNDataDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnRNNDataDescriptor_t = {"cudnnRNNDataDescriptor_t", 3501444547u, destroy_cudnnRNNDataDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnRNNDataDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnRNNDataDescriptor_t = {"cudnnRNNDataDescriptor_t", 3501444547u, destroy_cudnnRNNDataDescriptor_t, pt_cudnnRNNDataDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnSeqDataDescriptor_t(void *real)
 {
     (void)cudnnDestroySeqDataDescriptor((cudnnSeqDataDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnSeqDataDescriptor_t = {"cudnnSeqDataDescriptor_t", 3399423514u, destroy_cudnnSeqDataDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnSeqDataDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnSeqDataDescriptor_t = {"cudnnSeqDataDescriptor_t", 3399423514u, destroy_cudnnSeqDataDescriptor_t, pt_cudnnSeqDataDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnAttnDescriptor_t(void *real)
 {
     (void)cudnnDestroyAttnDescriptor((cudnnAttnDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnAttnDescriptor_t = {"cudnnAttnDescriptor_t", 4028260706u, destroy_cudnnAttnDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnAttnDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnAttnDescriptor_t = {"cudnnAttnDescriptor_t", 4028260706u, destroy_cudnnAttnDescriptor_t, pt_cudnnAttnDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnCTCLossDescriptor_t(void *real)
 {
     (void)cudnnDestroyCTCLossDescriptor((cudnnCTCLossDescriptor_t)(uintptr_t)real);
 }
-static const apigen_handle_type ht_cudnnCTCLossDescriptor_t = {"cudnnCTCLossDescriptor_t", 3713113446u, destroy_cudnnCTCLossDescriptor_t, NULL, 0, 0, NULL, 0};
+static const uint64_t pt_cudnnCTCLossDescriptor_t[] = {(uint64_t)INT64_C(0)};
+static const apigen_handle_type ht_cudnnCTCLossDescriptor_t = {"cudnnCTCLossDescriptor_t", 3713113446u, destroy_cudnnCTCLossDescriptor_t, pt_cudnnCTCLossDescriptor_t, 1, 0, NULL, 0};
 static void destroy_cudnnFusedOpsConstParamPack_t(void *real)
 {
     (void)cudnnDestroyFusedOpsConstParamPack((cudnnFusedOpsConstParamPack_t)(uintptr_t)real);

@@ -24,7 +24,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUDNN_FINGERPRINT UINT64_C(0x151e26f66180fd64)
+#define CUDNN_FINGERPRINT UINT64_C(0xec70f0976b668fe8)
 
 /* Call ids: forwarded and custom functions. */
 enum {

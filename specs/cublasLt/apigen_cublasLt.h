@@ -6,6 +6,11 @@
 
 #include <cublasLt.h>
 
+/* cuBLAS's handle, as cublas_api.h declares it: cuBLASLt accepts one where it
+ * takes a cublasLtHandle_t (PyTorch passes its cuBLAS handle to every
+ * cublasLt call), so the spec accepts the family's cuBLAS ids there (`also:`) */
+typedef struct cublasContext *cublasHandle_t;
+
 /* cuBLASLt's text for a status (which 0: its name, 1: its description) */
 cublasStatus_t apigenCublasLtStatusText(cublasStatus_t status, int which, char *buf,
                                         unsigned int length);

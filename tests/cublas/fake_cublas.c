@@ -16,6 +16,10 @@
 #define EXPORT __attribute__((visibility("default")))
 
 struct cublasContext {
+    /* NVIDIA's cuBLAS handle holds a cuBLASLt context, and cuBLASLt accepts
+     * it as a light handle (PyTorch relies on it): the fake's starts with the
+     * fake cuBLASLt's handle word (tests/cublasLt/fake_cublasLt.c MAGIC_H) */
+    uint32_t lt_magic;
     uint32_t magic;
     cublasPointerMode_t mode;
     cudaStream_t stream;
@@ -34,6 +38,7 @@ EXPORT cublasStatus_t cublasCreate_v2(cublasHandle_t *handle)
     if (!handle) return CUBLAS_STATUS_INVALID_VALUE;
     struct cublasContext *c = calloc(1, sizeof *c);
     if (!c) return CUBLAS_STATUS_ALLOC_FAILED;
+    c->lt_magic = 0x17a11du;
     c->magic = MAGIC;
     c->mode = CUBLAS_POINTER_MODE_HOST;
     *handle = c;

@@ -721,6 +721,21 @@ static int bn_ok(cudnnHandle_t h, cudnnBatchNormMode_t mode, cudnnTensorDescript
            bnd->dim[0] == 1 && bnd->dim[2] == 1 && bnd->dim[3] == 1 && eps >= CUDNN_BN_MIN_EPSILON;
 }
 
+/* the *Ex form's workspace: zDesc and activationDesc are optional (NULL: no
+ * residual add, no activation), as in cuDNN; the fake needs no workspace */
+EXPORT cudnnStatus_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(cudnnHandle_t h,
+    cudnnBatchNormMode_t mode, cudnnBatchNormOps_t ops, const cudnnTensorDescriptor_t xd,
+    const cudnnTensorDescriptor_t zd, const cudnnTensorDescriptor_t yd, const cudnnTensorDescriptor_t bnd,
+    const cudnnActivationDescriptor_t ad, size_t *size)
+{
+    if (!bn_ok(h, mode, xd, yd, bnd, CUDNN_BN_MIN_EPSILON) || !size) return BAD;
+    if (zd && !vt(zd)) return BAD;
+    if (ad && ad->magic != MAGIC_A) return BAD;
+    if (ops != CUDNN_BATCHNORM_OPS_BN && !ad) return BAD; /* an activation needs its descriptor */
+    *size = 0;
+    return OK;
+}
+
 EXPORT cudnnStatus_t cudnnBatchNormalizationForwardTraining(cudnnHandle_t h, cudnnBatchNormMode_t mode,
     const void *alpha, const void *beta, const cudnnTensorDescriptor_t xd, const void *x,
     const cudnnTensorDescriptor_t yd, void *y, const cudnnTensorDescriptor_t bnd, const void *scale,

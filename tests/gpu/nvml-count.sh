@@ -9,7 +9,7 @@ set -u
 export PATH=/usr/local/cuda/bin:$PATH
 B=${BUILD:-/tmp/bn}
 PY=${PYTHON:-/opt/torch/.venv/bin/python3}
-nvidia-smi -L
+env | grep -i -E "visible|nvidia|cuda" | head; ls /dev/nvidia*; nvidia-smi -L
 if [ "${NOBUILD:-0}" != 1 ]; then
     cmake -S . -B $B -DAPIGEN_BUILD_GENERATOR=OFF -DCMAKE_BUILD_TYPE=Release >/tmp/c.log 2>&1 || tail /tmp/c.log
     cmake --build $B -j16 --target nvml_stub apigen-server-nvml apigen-server-cuda-family >/tmp/b.log 2>&1 || tail -20 /tmp/b.log

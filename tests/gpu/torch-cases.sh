@@ -36,6 +36,19 @@ if [ "${LIBRARIES:-0}" = 1 ]; then
 fi
 [ -x "$server" ] || { echo "torch-cases.sh: no $server"; exit 2; }
 tmp=$(mktemp -d /tmp/apigen-torch-cases.XXXXXX)
+# driver mode: only the driver stub (and the guest runtime it needs) on the
+# library path. build/stub also holds the cuDNN, cuBLAS, ... stubs: NVIDIA's
+# libcudnn.so.9, loaded by path, would load apigen's libcudnn_graph.so.9 & co
+# by soname from there (a real library over parts of a stubbed one hung in
+# conv forward on the H200, 2026-11-26)
+libdir=$build/stub
+if [ "${LIBRARIES:-0}" != 1 ] && [ -e "$build/stub-driver/libcuda.so.1" ]; then
+    libdir=$build/stub-driver
+elif [ "${LIBRARIES:-0}" != 1 ]; then
+    libdir=$tmp/driver-only
+    mkdir -p "$libdir"
+    for l in "$build"/stub/libcuda.so.1 "$build"/stub/libapigen-guest.so*; do [ -e "$l" ] && ln -s "$l" "$libdir/"; done
+fi
 port=$((20000 + $$ % 20000))
 "$server" --listen "unix://$tmp/cuda.sock" --listen "tcp://127.0.0.1:$port" --listen "shm://apigen-tc-$$" \
     > "$OUT/server.log" 2>&1 &
@@ -53,7 +66,7 @@ for c in $cases; do
     ns=$(secs "$OUT/$c.native.err")
     printf '%-18s | %-10s' "$c" "rc $nrc ${ns:+${ns}s}" >> "$OUT/table.txt"
     for t in $transports; do
-        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_PRELOAD="$preload" LD_LIBRARY_PATH="$build/stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+        ( cd "$root/tests/gpu/torch" && APIGEN_SERVER=$(url "$t") LD_PRELOAD="$preload" LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
             timeout 900 "$py" "$c.py" "$steps" ) > "$OUT/$c.$t.out" 2> "$OUT/$c.$t.err"
         frc=$?
         fs=$(secs "$OUT/$c.$t.err")
