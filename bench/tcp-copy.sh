@@ -12,7 +12,10 @@
 # device even where a GPU is), SERVER_ARGS (extra server options, default
 # "--isolation thread" as bench/run-gpu.sh), PERF=1 (then, per transport,
 # perf record of the server and the guest during 256 MiB H2D and D2H
-# copies, and each side's top symbols), and any APIGEN_* setting.
+# copies, and each side's top symbols), LANES (over tcp, one run per value
+# with APIGEN_LANES set to it, e.g. "1 2 4 8": 1 = one connection; default:
+# one run with the guest's default, runtime/lanes.c), and any APIGEN_*
+# setting (APIGEN_LANE_PIECE, APIGEN_LANES_MIN ...).
 set -u
 build=${1:?usage: bench/tcp-copy.sh BUILD_DIR [TRANSPORT ...]}
 shift
@@ -73,10 +76,19 @@ for tr in "$@"; do
     i=0
     while [ $i -lt 200 ] && ! grep -q listening "$tmp/server.log"; do sleep 0.05; i=$((i + 1)); done
     [ "$tr" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server.log" | head -1)
-    echo "== over $tr"
-    # shellcheck disable=SC2086
-    APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
-        TCP_COPY_PEER_CPUS=$scpu pin "$gcpu" "$prog" $sizes || { rc=1; sed 's/^/  server: /' "$tmp/server.log"; }
+    lanes=-
+    [ "$tr" = tcp ] && [ -n "${LANES:-}" ] && lanes=$LANES
+    for k in $lanes; do
+        if [ "$k" = - ]; then
+            echo "== over $tr"
+        else
+            echo "== over $tr, APIGEN_LANES=$k"
+            export APIGEN_LANES=$k
+        fi
+        # shellcheck disable=SC2086
+        APIGEN_SERVER=$url LD_LIBRARY_PATH=$stubdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} \
+            TCP_COPY_PEER_CPUS=$scpu pin "$gcpu" "$prog" $sizes || { rc=1; sed 's/^/  server: /' "$tmp/server.log"; }
+    done
     if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
         # where the server's and the guest's cycles go in 256 MiB copies (pageable)
         for dir in h2d d2h; do

@@ -68,6 +68,11 @@ enum apigen_frame_flags {
     APIGEN_F_OUTPUT = 1u << 7,   /* server -> guest, ahead of a sync call's reply: bytes the
                                     session process wrote to its stdout (payload: u8 1, then
                                     the bytes), for the guest's stdout (runtime/output.c) */
+    APIGEN_F_LANES = 1u << 8,    /* the bulk's data (F_BULK: its n bytes; F_STREAM: the whole
+                                    payload) is not on this connection: it travels cut in
+                                    pieces over the connection's lanes (runtime/lanes.c), the
+                                    rest of the payload here; only after both ends agreed on
+                                    lanes in their handshakes */
 };
 
 typedef struct apigen_frame_hdr {
@@ -886,6 +891,37 @@ int apigen_mirror_synced(int scope, uint64_t queue, uint64_t owner, apigen_mirro
  * the host wrote and marks every mirror stale for an unnamed queue, which
  * only a synchronization of everything (APIGEN_SYNC_ALL) clears. */
 void apigen_mirror_own(const apigen_api *api, apigen_mirror_io push);
+
+/* ---- twins (twin.c): the application's memory a device allocation stands for
+ * A range of the application's own memory (stack, heap: never taken over,
+ * unlike a mirror) that a device allocation at dev stands for (an API that
+ * maps host memory for its device). A twin copy of the range, as last
+ * moved, tells what changed on either side. apigen_twin_push (before
+ * device work) sends what the application changed: io(dev_addr, buf, len,
+ * true); apigen_twin_wrote (after device work that may write [dev, dev+n);
+ * dev 0: every range) marks ranges stale; apigen_twin_sync (after a
+ * successful synchronization; all_done: every queue finished) reads each
+ * stale range back with io(dev_addr, buf, len, false) and writes the bytes
+ * the device changed into the range, keeping bytes the application wrote
+ * meanwhile; only all_done clears staleness. io returns 0 or the API's
+ * error, which stops the walk and is returned; APIGEN_TWIN_NO_MEMORY: the
+ * runtime ran out of memory. apigen_twin_add: 0, EINVAL or ENOMEM.
+ * apigen_twin_remove reads back a stale range first and gives the
+ * allocation's address for the API to free (0: not a twin). Exact while
+ * host and device do not use the same bytes between synchronizations. */
+#define APIGEN_TWIN_NO_MEMORY (-1)
+typedef int (*apigen_twin_io)(uint64_t dev, void *buf, size_t len, bool to_device, void *user);
+int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only);
+int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user);
+bool apigen_twin_device(const void *host, uint64_t *dev, size_t *left);
+size_t apigen_twin_live(void);
+int apigen_twin_push(apigen_twin_io io, void *user);
+void apigen_twin_wrote(uint64_t dev, size_t n);
+int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user);
+/* api's spec code moves twins itself (io: its copies); every call of
+ * another API of its family first pushes and makes every twin stale (only
+ * a synchronization of everything through an owner clears it). */
+void apigen_twin_own(const apigen_api *api, apigen_twin_io io);
 
 /* ---- server entry point -------------------------------------------------- */
 /* apigen-server main: --listen URL [--listen URL...] [--max-arg BYTES]

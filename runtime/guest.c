@@ -136,6 +136,10 @@ typedef struct gapi {
      * holds only while its epoch is the current one */
     atomic_uint_fast64_t state_epoch;
     bool no_answers; /* APIGEN_CACHE=0: neither kept answers nor thread state */
+    /* APIGEN_LANES...: each thread's connection may open this many more for
+     * its large transfers (lanes.c; read at connect, k 0: off) */
+    rt_lane_cfg lanes;
+    atomic_bool lanes_said; /* the one log line of a fallback to one connection */
 } gapi;
 
 /* Per thread, per API. */
@@ -192,6 +196,7 @@ typedef struct gthr {
      * call of any other API forgets them */
     const apigen_api *state_api;
     uint64_t epoch_at_send; /* g->state_epoch when the last sync call left */
+    uint8_t skey[RT_KEY_LEN]; /* the session's key, for lane handshakes */
 } gthr;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -295,6 +300,7 @@ static void free_thr(gthr *t, bool flush)
             apigen_log("%s: queued calls lost at thread exit: %s", t->g->api->name, err);
     if (t->gen == t->g->gen)
         gids_sent(t);
+    rt_lanes_free(t->conn);
     apigen_tp_close(t->conn);
     apigen_wr_free(&t->q);
     free(t->rbuf);
@@ -445,13 +451,24 @@ static bool guest_token(char *buf, size_t cap, char *why, size_t whylen)
     return true;
 }
 
+/* A handshake's lanes part (rt_internal.h, RT_HELLO_TAG_LANES/LANE). */
+typedef struct hello_lanes {
+    bool ask;                /* a thread's connection asks whether the server has lanes */
+    uint32_t granted;        /* out: the server's lanes version (0: none) */
+    uint8_t key[RT_KEY_LEN]; /* out: this connection's lane key; in, for a lane */
+    bool lane;               /* this connection is lane `index` of `count` */
+    unsigned index, count;
+    uint32_t piece;
+    uint64_t min;
+} hello_lanes;
+
 /* Sends the handshake on conn, naming the session's APIs list[0..n) (the
  * server checks each; a join that names one more adds it to the session),
  * and reads the answer; false + why, and the server's status in *st (0 when
- * none came). */
+ * none came). lanes: NULL, or what it says about lanes. */
 static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN], uint64_t tid,
                   const apigen_api *const *list, unsigned n, uint32_t *stp, char *why,
-                  size_t whylen)
+                  size_t whylen, hello_lanes *lanes)
 {
     *stp = 0;
     apigen_wr w;
@@ -490,6 +507,18 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
         ok = fok && apigen_put_u32(&w, RT_HELLO_TAG_FAMILY) && apigen_put_bytes(&w, f.buf, f.len);
         apigen_wr_free(&f);
     }
+    if (ok && lanes && (lanes->ask || lanes->lane)) {
+        apigen_wr f;
+        apigen_wr_init(&f);
+        bool fok = apigen_put_u32(&f, RT_LANES_VERSION);
+        if (lanes->lane)
+            fok = fok && apigen_put_u32(&f, lanes->index) && apigen_put_u32(&f, lanes->count) &&
+                  apigen_put_u32(&f, lanes->piece) && apigen_put_u64(&f, lanes->min) &&
+                  apigen_put_raw(&f, lanes->key, RT_KEY_LEN);
+        ok = fok && apigen_put_u32(&w, lanes->lane ? RT_HELLO_TAG_LANE : RT_HELLO_TAG_LANES) &&
+             apigen_put_bytes(&w, f.buf, f.len);
+        apigen_wr_free(&f);
+    }
     ok = ok && rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 0, tid);
     if (!ok) {
         snprintf(why, whylen, "out of memory");
@@ -524,6 +553,16 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
     } else {
         memcpy(key, k, RT_KEY_LEN);
         ok = true;
+        /* a server that has lanes says so after the key (one without: nothing) */
+        if (lanes && lanes->ask) {
+            lanes->granted = 0;
+            if (!apigen_rd_done(&rd) &&
+                (!apigen_get_u32(&rd, &lanes->granted) ||
+                 (lanes->granted && !apigen_get_raw(&rd, lanes->key, RT_KEY_LEN)))) {
+                snprintf(why, whylen, "malformed handshake reply (lanes: %s)", rd.err ? rd.err : "?");
+                ok = false;
+            }
+        }
     }
     free(buf);
     if (ok && afd >= 0) {
@@ -593,6 +632,7 @@ static bool ensure_session(gapi *g, const apigen_api *api)
         return false;
     }
     g->connect_ms = env_int("APIGEN_TIMEOUT_MS", DEFAULT_CONNECT_MS, "milliseconds");
+    rt_lanes_cfg(&g->lanes, true); /* asked for only where the transport gains (new_thr) */
     g->reply_ms = env_int("APIGEN_TIMEOUT_MS", -1, "milliseconds");
     g->apis[0] = api;
     atomic_store_explicit(&g->napis, 1, memory_order_release);
@@ -604,7 +644,7 @@ static bool ensure_session(gapi *g, const apigen_api *api)
             return false;
         }
         memset(g->key, 0, sizeof g->key);
-        if (!hello(g, g->ctrl, false, g->key, 0, g->apis, 1, &st, why, sizeof why)) {
+        if (!hello(g, g->ctrl, false, g->key, 0, g->apis, 1, &st, why, sizeof why, NULL)) {
             apigen_tp_close(g->ctrl);
             g->ctrl = NULL;
             if (api->family && api_refusal(st))
@@ -666,7 +706,7 @@ static bool join_member(gapi *g, const apigen_api *api, unsigned *idx)
             g->apis[n] = api;
             if (!apigen_tp_connect(g->url, g->connect_ms, &conn, why, sizeof why)) {
                 mark_lost(g, "%s", why);
-            } else if (!hello(g, conn, true, key, 0, g->apis, n + 1, &st, why, sizeof why)) {
+            } else if (!hello(g, conn, true, key, 0, g->apis, n + 1, &st, why, sizeof why, NULL)) {
                 if (api_refusal(st))
                     refuse_member(g, api, why);
                 else
@@ -710,11 +750,26 @@ static gthr *new_thr(gapi *g, const apigen_api *api)
     t->tid = atomic_fetch_add(&g_next_tid, 1);
     atomic_init(&t->mu, 0);
     apigen_wr_init(&t->q);
-    if (!apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why) ||
-        !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why)) {
+    hello_lanes hl = {0};
+    ok = apigen_tp_connect(g->url, g->connect_ms, &t->conn, why, sizeof why);
+    hl.ask = ok && g->lanes.k >= 2 && apigen_tp_lanes_useful(t->conn); /* where lanes gain */
+    if (!ok || !hello(g, t->conn, true, key, t->tid, list, n, &st, why, sizeof why, &hl)) {
         mark_lost(g, "%s", why);
         free_thr(t, false);
         return NULL;
+    }
+    memcpy(t->skey, key, sizeof key);
+    if (hl.ask && hl.granted == RT_LANES_VERSION) {
+        if (!rt_lanes_new_guest(t->conn, &g->lanes, hl.key))
+            apigen_log("%s: out of memory for lanes; this thread's copies use one connection",
+                       g->api->name);
+    } else if (hl.ask && !atomic_exchange(&g->lanes_said, true)) {
+        if (hl.granted)
+            apigen_log("%s: the server speaks lanes version %u, this guest %u: large copies use one "
+                       "connection (APIGEN_LANES)", g->api->name, hl.granted, RT_LANES_VERSION);
+        else if (apigen_tracing())
+            apigen_trace("%s: the server has no lanes: large copies use one connection",
+                         g->api->name);
     }
     t->next = tl_head;
     tl_head = t;
@@ -823,6 +878,8 @@ bool apigen_call_begin_on(const apigen_api *api, apigen_call *c, uint32_t call_i
     /* mirrored memory a library of the family may read: pushed first */
     if (apigen_mirror_live() && rt_mirror_foreign_call(api) != 0)
         return false;
+    if (apigen_twin_live() && rt_twin_foreign_call(api) != 0)
+        return false;
     rt_arena_guest_current(api); /* arena references only to a server that took the arena */
     /* c->rd is empty: all zero is what apigen_rd_init(NULL, 0) writes */
     unsigned want = server >= 0 ? (unsigned)server : rt_route_current(api), idx = 0;
@@ -878,12 +935,60 @@ static void unlock_thr(gthr *t)
     }
 }
 
+/* Opens t's lanes (lanes.c): their connections, each with a handshake
+ * that names t's connection, then their threads. A failure is said once
+ * and leaves t on its one connection. Under t->mu. */
+static void open_lanes(gthr *t, rt_lanes *L)
+{
+    gapi *g = t->g;
+    char why[600];
+    uint32_t st;
+    hello_lanes hl = {0};
+    apigen_conn *conns[RT_LANES_MAX] = {0};
+    uint8_t key[RT_KEY_LEN];
+    const apigen_api *list[RT_FAMILY_MAX];
+    unsigned n = atomic_load(&g->napis);
+    memcpy(list, g->apis, n * sizeof list[0]);
+    memcpy(key, t->skey, sizeof key);
+    rt_lanes_give_up(L); /* tried once, whatever comes of it */
+    rt_lanes_settings(L, &hl.count, &hl.piece, &hl.min, hl.key);
+    hl.lane = true;
+    bool ok = true;
+    for (unsigned i = 0; ok && i < hl.count; i++) {
+        hl.index = i;
+        ok = apigen_tp_connect(g->url, g->connect_ms, &conns[i], why, sizeof why) &&
+             hello(g, conns[i], true, key, t->tid, list, n, &st, why, sizeof why, &hl);
+    }
+    if (!ok) /* the server adopts no lanes of a connection that has not all of them */
+        for (unsigned i = 0; i < hl.count; i++)
+            apigen_tp_close(conns[i]);
+    else /* the lanes own the connections now, also when their threads could not start */
+        ok = rt_lanes_start(L, conns, hl.count, why, sizeof why);
+    if (!ok) {
+        if (!atomic_exchange(&g->lanes_said, true))
+            apigen_log("%s: cannot open %u lanes to %s (%s): large copies use one connection",
+                       g->api->name, hl.count, g->url, why);
+        return;
+    }
+    if (apigen_tracing())
+        apigen_trace("%s: %u lanes open (pieces of %u bytes, bulks from %llu bytes)", g->api->name,
+                     hl.count, hl.piece, (unsigned long long)hl.min);
+}
+
 /* Sends t's queued frames; false: the connection is lost (said). Under t->mu. */
 static bool flush_queue(gthr *t)
 {
     char err[512];
     if (!t->q.len)
         return true;
+    rt_lanes *L = rt_lanes_of(t->conn);
+    if (L && !rt_lanes_started(L)) {
+        uint64_t largest = 0;
+        for (unsigned i = 0; i < t->q.next; i++)
+            largest = t->q.ext[i].n > largest ? t->q.ext[i].n : largest;
+        if (rt_lanes_wanted(L, largest))
+            open_lanes(t, L);
+    }
     if (!rt_wr_send(t->conn, &t->q, t->g->reply_ms, err, sizeof err)) {
         mark_lost(t->g, "%s", err);
         return false;
@@ -1211,16 +1316,29 @@ apigen_status apigen_call_sync(apigen_call *c)
         }
         if (!(h.flags & APIGEN_F_STREAM))
             break;
-        /* a chunk of a streamed out-buffer: straight into the caller's memory */
-        if (h.flags != APIGEN_F_STREAM || h.request_id != req || h.call_id != c->wire_id ||
-            !c->sink || h.payload_len > c->sink_cap - streamed) {
+        /* a chunk of a streamed out-buffer: straight into the caller's memory
+         * (a large one over the lanes) */
+        if ((h.flags & ~APIGEN_F_LANES) != APIGEN_F_STREAM || h.request_id != req ||
+            h.call_id != c->wire_id || !c->sink || h.payload_len > c->sink_cap - streamed || have) {
             mark_lost(g, "unexpected streamed data in the reply to %s",
                       call_name(c->api, c->call_id));
             apigen_tp_shutdown(t->conn);
             return c->status = APIGEN_LOST;
         }
-        if (h.payload_len && apigen_tp_recv(t->conn, (uint8_t *)c->sink + streamed, h.payload_len,
-                                            g->reply_ms, err, sizeof err) != APIGEN_TP_OK) {
+        rt_lanes *L = NULL;
+        if ((h.flags & APIGEN_F_LANES) &&
+            (!(L = rt_lanes_for_recv(t->conn, err, sizeof err)) ||
+             !rt_lanes_recv_begin(L, h.payload_len, err, sizeof err) ||
+             !rt_lanes_recv(L, (uint8_t *)c->sink + streamed, h.payload_len, g->reply_ms, err,
+                            sizeof err))) {
+            mark_lost(g, "receiving the reply to %s: %s", call_name(c->api, c->call_id), err);
+            apigen_tp_shutdown(t->conn);
+            return c->status = APIGEN_LOST;
+        }
+        if (!L)
+            rt_lanes_note_recv(t->conn, h.payload_len);
+        if (!L && h.payload_len && apigen_tp_recv(t->conn, (uint8_t *)c->sink + streamed, h.payload_len,
+                                                  g->reply_ms, err, sizeof err) != APIGEN_TP_OK) {
             mark_lost(g, "receiving the reply to %s: %s", call_name(c->api, c->call_id), err);
             return c->status = APIGEN_LOST;
         }

@@ -59,6 +59,18 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
                     ok = apigen_get_str(&f, &h->more_name[i], RT_NAME_MAX) && h->more_name[i] &&
                          apigen_get_u64(&f, &h->more_fp[i]) && apigen_get_u64(&f, &h->more_version[i]);
                 ok = ok && apigen_rd_done(&f);
+            } else if (ok && tag == RT_HELLO_TAG_LANES) {
+                apigen_rd f;
+                apigen_rd_init(&f, v, (size_t)vn);
+                ok = apigen_get_u32(&f, &h->lanes_version) && apigen_rd_done(&f);
+            } else if (ok && tag == RT_HELLO_TAG_LANE) {
+                apigen_rd f;
+                apigen_rd_init(&f, v, (size_t)vn);
+                ok = apigen_get_u32(&f, &h->lane_version) && apigen_get_u32(&f, &h->lane_index) &&
+                     apigen_get_u32(&f, &h->lane_count) && apigen_get_u32(&f, &h->lane_piece) &&
+                     apigen_get_u64(&f, &h->lane_min) && apigen_get_raw(&f, h->lane_key, RT_KEY_LEN) &&
+                     apigen_rd_done(&f) && h->join;
+                h->lane = ok;
             }
         }
     }

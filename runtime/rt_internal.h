@@ -5,6 +5,8 @@
 #include "apigen_rt.h"
 #include "transport.h"
 
+typedef struct rt_lanes rt_lanes; /* lanes.c */
+
 /* Guard a writer for a frame: reserve the 32-byte header at w->len and start
  * a new payload (alignment is relative to it). Returns the frame's offset.
  * Inline (every guest call begins one): with room in the buffer it is a few
@@ -80,6 +82,7 @@ typedef struct rt_pull {
     uint64_t n;               /* bulk bytes */
     size_t tail;              /* payload bytes after the bulk */
     bool pending;             /* bulk and tail not received yet */
+    rt_lanes *lanes;          /* the bulk comes over these (APIGEN_F_LANES), the tail on conn */
     bool failed;              /* the transport failed while receiving them (err) */
     char err[256];
 } rt_pull;
@@ -170,7 +173,21 @@ enum {
  * A server speaks both; a version-2 server refuses a version-3 guest with
  * "protocol version mismatch". */
 #define RT_HELLO_V3 3u
-enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3 };
+enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3, RT_HELLO_TAG_LANES = 4,
+       RT_HELLO_TAG_LANE = 5 };
+/* Lanes (lanes.c), negotiated in the handshake:
+ * - a guest thread's connection that may want lanes adds RT_HELLO_TAG_LANES
+ *   (u32 RT_LANES_VERSION); a server that speaks that version appends to its
+ *   reply's (status, message, key) a u32 RT_LANES_VERSION and a 16-byte lane
+ *   key of this connection (a server that does not: nothing, or u32 0, and
+ *   the guest keeps one connection);
+ * - each lane is a connection of its own whose handshake joins the session
+ *   (session key, token, APIs as any join), names the owner's thread id in
+ *   its frame header and adds RT_HELLO_TAG_LANE: u32 version, u32 index,
+ *   u32 count, u32 piece size, u64 threshold, 16-byte lane key. The server
+ *   refuses a lane whose key is not that of a connection of this session
+ *   with that thread id. */
+#define RT_LANES_VERSION 1u
 typedef struct rt_hello {
     uint32_t proto;
     const char *name, *token; /* point into the payload */
@@ -178,6 +195,11 @@ typedef struct rt_hello {
     uint8_t join, key[RT_KEY_LEN];
     char comm[32];
     uint32_t nmore; /* the family's further APIs (RT_HELLO_TAG_FAMILY) */
+    uint32_t lanes_version; /* RT_HELLO_TAG_LANES: the guest may open lanes (0: not asked) */
+    bool lane;              /* RT_HELLO_TAG_LANE: this connection is a lane */
+    uint32_t lane_version, lane_index, lane_count, lane_piece;
+    uint64_t lane_min;
+    uint8_t lane_key[RT_KEY_LEN];
     const char *more_name[RT_FAMILY_MAX];
     uint64_t more_fp[RT_FAMILY_MAX], more_version[RT_FAMILY_MAX];
 } rt_hello;
@@ -187,6 +209,80 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
  * a family's further APIs after the two u64s): what a replay compares with
  * the recording */
 APIGEN_CHECK bool rt_hello_canon(const rt_hello *h, apigen_wr *w);
+
+/* ---- lanes (lanes.c): a guest thread's connection with several more that
+ * carry its large transfers in parallel (APIGEN_F_LANES) ------------------- */
+#define RT_LANES_MAX 16u
+#define RT_LANES_DEFAULT 4u                 /* APIGEN_LANES where the transport gains (tcp) */
+#define RT_LANE_PIECE_DEFAULT (256u << 10)  /* APIGEN_LANE_PIECE */
+#define RT_LANES_MIN_DEFAULT (1u << 20)     /* APIGEN_LANES_MIN: smaller bulks stay on the connection */
+#define RT_LANE_PIECE_MIN 4096u
+#define RT_LANE_PIECE_MAX (64u << 20)
+typedef struct rt_lane_cfg {
+    unsigned k;     /* lanes (0: off) */
+    uint32_t piece; /* bytes of one piece */
+    uint64_t min;   /* a bulk of at least this many bytes goes over the lanes */
+} rt_lane_cfg;
+/* The guest's settings from the environment; useful: the transport gains. */
+void rt_lanes_cfg(rt_lane_cfg *c, bool useful);
+/* The layout of a transfer of n bytes: piece i = [i*piece, min(n, (i+1)*piece))
+ * travels on lane i mod k. rt_lane_it_next gives lane's part of [a, b) one
+ * piece at a time: the bytes [off, off+len) of the piece at piece_off
+ * (piece_len bytes), head when the piece starts in [a, b) (its header is
+ * read there). */
+typedef struct rt_lane_seg {
+    uint64_t off, len, piece_off, piece_len;
+    bool head;
+} rt_lane_seg;
+typedef struct rt_lane_it {
+    uint64_t n, a, b, piece, i;
+    unsigned k, lane;
+} rt_lane_it;
+void rt_lane_it_init(rt_lane_it *it, uint64_t n, uint64_t piece, unsigned k, unsigned lane,
+                     uint64_t a, uint64_t b);
+bool rt_lane_it_next(rt_lane_it *it, rt_lane_seg *s);
+/* One per main connection (kept as its apigen_tp_user): the guest's once
+ * the server agreed, the server's at the handshake (registered where lane
+ * handshakes find it by session, thread id and key). */
+rt_lanes *rt_lanes_new_guest(apigen_conn *main, const rt_lane_cfg *cfg, const uint8_t key[RT_KEY_LEN]);
+rt_lanes *rt_lanes_new_server(apigen_conn *main, const void *session, uint64_t tid,
+                              const uint8_t key[RT_KEY_LEN]);
+rt_lanes *rt_lanes_of(const apigen_conn *c);
+/* Stops the workers and closes the lanes (before closing main); in a fork
+ * child only closes this process's descriptors. */
+void rt_lanes_free(apigen_conn *main);
+/* Wakes whatever waits on main's lanes (thread-safe, like apigen_tp_shutdown). */
+void rt_lanes_shutdown(apigen_conn *main);
+/* The guest: takes k opened, handshaken lane connections (kept, to close
+ * with L, also on failure: then the lanes are dead) and starts their workers. */
+APIGEN_CHECK bool rt_lanes_start(rt_lanes *L, apigen_conn *const *conns, unsigned k, char *err,
+                                 size_t errlen);
+/* The guest: whether to open the lanes before sending a bulk of `largest`
+ * bytes (or because a large reply came on one connection: note_recv). */
+bool rt_lanes_wanted(const rt_lanes *L, uint64_t largest);
+void rt_lanes_give_up(rt_lanes *L);
+void rt_lanes_note_recv(const apigen_conn *c, uint64_t n);
+void rt_lanes_settings(const rt_lanes *L, unsigned *k, uint32_t *piece, uint64_t *min,
+                       uint8_t key[RT_KEY_LEN]);
+uint64_t rt_lanes_min(const rt_lanes *L);
+bool rt_lanes_started(const rt_lanes *L);
+/* The server: a lane's handshake offers its connection to the owner
+ * (conn NULL: only check). RT_HELLO_OK (the owner's lanes own conn now), or
+ * a refusal and msg. */
+uint32_t rt_lanes_offer(const void *session, uint64_t tid, const uint8_t key[RT_KEY_LEN],
+                        unsigned idx, unsigned k, uint32_t piece, uint64_t min, apigen_conn *conn,
+                        char *msg, size_t msglen);
+/* The lanes to send a bulk of n bytes on (NULL: send it on c itself); and
+ * those a laned frame's bulk comes on (NULL + err: none, end the connection). */
+rt_lanes *rt_lanes_for_send(apigen_conn *c, uint64_t n);
+rt_lanes *rt_lanes_for_recv(apigen_conn *c, char *err, size_t errlen);
+/* One transfer: sent whole; received in order, in parts (dst NULL: dropped).
+ * false + err: a lane failed, every lane is shut down (end the connection). */
+APIGEN_CHECK bool rt_lanes_send(rt_lanes *L, const void *p, uint64_t n, int timeout_ms, char *err,
+                                size_t errlen);
+APIGEN_CHECK bool rt_lanes_recv_begin(rt_lanes *L, uint64_t n, char *err, size_t errlen);
+APIGEN_CHECK bool rt_lanes_recv(rt_lanes *L, void *dst, uint64_t n, int timeout_ms, char *err,
+                                size_t errlen);
 
 /* The runtime's prefix of every reply: u8 status (apigen_status), u8 flags,
  * then, with RT_REPLY_VALUE, the u64 error of an earlier async call (the
@@ -328,6 +424,7 @@ struct apigen_stream {
     struct rt_dispatch *d;
     bool on, out, failed;
     uint64_t n, done, chunk;
+    rt_lanes *lanes; /* an in-stream's bytes come over these (APIGEN_F_LANES) */
 };
 typedef struct rt_dispatch {
     apigen_conn *conn;
@@ -454,6 +551,7 @@ bool rt_output_capture(void);
 void rt_log_redirect(int fd);
 /* mirror.c: before a call of api (not an owner of mirrors, of their family): 0 or the push's error */
 int rt_mirror_foreign_call(const apigen_api *api);
+int rt_twin_foreign_call(const apigen_api *api); /* twin.c: the same for twins */
 bool rt_output_forward(apigen_conn *c, const apigen_frame_hdr *rq);
 void rt_rec_callback(struct apigen_session *s, const apigen_wr *w);
 void rt_rec_end(apigen_conn *c);

@@ -85,6 +85,7 @@ typedef struct sconn {
     bool handed_off;        /* parent: the socket now belongs to a session child */
     rt_mx_slot mx;          /* --metrics: this connection's counters (c NULL: off) */
     rt_conn_ran ran;        /* its async frames run, for wait frames (RT_CALL_WAIT) */
+    bool lane;              /* a lane (lanes.c): its owner's lanes took the connection */
 } sconn;
 
 static int sig_pipe[2] = {-1, -1};
@@ -106,8 +107,11 @@ static const char *call_name(const apigen_api *api, uint32_t id)
 }
 
 /* ---- handshake --------------------------------------------------------------- */
+/* lanes: the guest asked (RT_HELLO_TAG_LANES): u32 version (0: none) and,
+ * with a version, the connection's lane key follow the session key */
 static bool send_hello_reply(sconn *sc, const apigen_frame_hdr *h, uint32_t status, const char *msg,
-                             const uint8_t key[RT_KEY_LEN])
+                             const uint8_t key[RT_KEY_LEN], bool lanes_asked, uint32_t lanes_version,
+                             const uint8_t *lane_key)
 {
     apigen_wr w;
     size_t off;
@@ -116,6 +120,8 @@ static bool send_hello_reply(sconn *sc, const apigen_frame_hdr *h, uint32_t stat
     apigen_wr_init(&w);
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, status) && apigen_put_str(&w, msg) &&
               apigen_put_raw(&w, key ? key : zero, RT_KEY_LEN) &&
+              (!lanes_asked || apigen_put_u32(&w, lanes_version)) &&
+              (!lanes_asked || !lanes_version || apigen_put_raw(&w, lane_key, RT_KEY_LEN)) &&
               rt_wr_end_frame(&w, off, APIGEN_F_HELLO | APIGEN_F_REPLY, 0, h->request_id, h->thread_id) &&
               apigen_tp_send_buf(sc->conn, w.buf, w.len, HELLO_TIMEOUT_MS, err, sizeof err);
     apigen_wr_free(&w);
@@ -215,6 +221,18 @@ static uint32_t check_api(const rt_server *srv, const char *name, uint64_t fp,
     return RT_HELLO_OK;
 }
 
+/* APIGEN_LANES=0 or 1 in the server's environment: it grants no lanes (the
+ * guests keep one connection each), as a server without them would. */
+static bool server_lanes_on(void)
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *v = getenv("APIGEN_LANES");
+        on = !(v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0));
+    }
+    return on;
+}
+
 static bool handshake(sconn *sc)
 {
     rt_server *srv = sc->srv;
@@ -298,16 +316,54 @@ static bool handshake(sconn *sc)
             }
         }
     }
+    /* a lane: joins the session, then belongs to the connection whose
+     * thread id and lane key it names (checked now, taken after the reply) */
+    if (st == RT_HELLO_OK && hl.lane) {
+        if (hl.lane_version != RT_LANES_VERSION) {
+            snprintf(msg, sizeof msg, "lanes protocol version mismatch: guest speaks %u, server "
+                     "speaks %u", hl.lane_version, RT_LANES_VERSION);
+            st = RT_HELLO_PROTO;
+        } else {
+            st = rt_lanes_offer(sc->session, h.thread_id, hl.lane_key, hl.lane_index, hl.lane_count,
+                                hl.lane_piece, hl.lane_min, NULL, msg, sizeof msg);
+        }
+        if (st != RT_HELLO_OK) {
+            rt_session_release(sc->session, sc->conn);
+            sc->session = NULL;
+        }
+    }
     if (st != RT_HELLO_OK) {
         apigen_log("refused %s: %s", apigen_tp_peer(sc->conn), msg);
-        (void)send_hello_reply(sc, &h, st, msg, NULL);
+        (void)send_hello_reply(sc, &h, st, msg, NULL, false, 0, NULL);
         return false;
     }
     rt_session_key(sc->session, key);
+    if (hl.lane) {
+        if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, false, 0, NULL))
+            return false;
+        if (rt_lanes_offer(sc->session, h.thread_id, hl.lane_key, hl.lane_index, hl.lane_count,
+                           hl.lane_piece, hl.lane_min, sc->conn, msg, sizeof msg) != RT_HELLO_OK) {
+            apigen_log("closing lane from %s: %s", apigen_tp_peer(sc->conn), msg);
+            return false;
+        }
+        sc->lane = true; /* the owner closes it */
+        if (apigen_tracing())
+            apigen_trace("server: lane %u of %u from %s", hl.lane_index, hl.lane_count,
+                         apigen_tp_peer(sc->conn));
+        return true;
+    }
+    /* a thread's connection that may open lanes over a transport where they gain */
+    bool lanes_asked = hl.lanes_version != 0;
+    uint8_t lane_key[RT_KEY_LEN];
+    uint32_t lanes_version = 0;
+    if (lanes_asked && hl.lanes_version == RT_LANES_VERSION && h.thread_id && server_lanes_on() &&
+        apigen_tp_lanes_useful(sc->conn) && rt_random_key(lane_key) &&
+        rt_lanes_new_server(sc->conn, sc->session, h.thread_id, lane_key))
+        lanes_version = RT_LANES_VERSION;
     /* before the reply: once the guest has it, another of its threads may
      * wait for this connection's frames */
     rt_session_conn_open(sc->session, &sc->ran, h.thread_id);
-    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key))
+    if (!send_hello_reply(sc, &h, RT_HELLO_OK, "ok", key, lanes_asked, lanes_version, lane_key))
         return false;
     if (rt_rec_active)
         rt_rec_hello(sc->conn, sc->session, join, sc->rbuf, h.payload_len, key);
@@ -503,7 +559,7 @@ static void *conn_main(void *arg)
     sconn *sc = arg;
     rt_server *srv = sc->srv;
     apigen_wr_init(&sc->out);
-    if (handshake(sc)) {
+    if (handshake(sc) && !sc->lane) {
         if (rt_mx_on)
             rt_mx_claim(sc->api, &sc->mx);
         for (;;) {
@@ -523,8 +579,11 @@ static void *conn_main(void *arg)
             }
             if (h.flags & APIGEN_F_BYE)
                 break;
-            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC)))
-                rt_rec_request(sc->conn, &h, rd.base); /* wait frames depend on timing */
+            if (rt_rec_active && !(h.call_id == RT_CALL_WAIT && (h.flags & APIGEN_F_ASYNC))) {
+                apigen_frame_hdr rh = h; /* the frame as it means: over lanes or not is transport */
+                rh.flags &= (uint16_t)~APIGEN_F_LANES;
+                rt_rec_request(sc->conn, &rh, rd.base); /* wait frames depend on timing */
+            }
             if (h.flags & (APIGEN_F_HELLO | APIGEN_F_REPLY | APIGEN_F_CALLBACK)) {
                 apigen_log("closing connection from %s: unexpected frame flags 0x%x",
                            apigen_tp_peer(sc->conn), h.flags);
@@ -570,6 +629,11 @@ static void *conn_main(void *arg)
      * last connection destroys what the client created). A socket handed to
      * a session child is only closed here: shutdown would end it there too. */
     rt_mx_unclaim(&sc->mx);
+    if (sc->lane) { /* its owner's lanes hold the connection now */
+        pthread_mutex_lock(&srv->mu);
+        sc->conn = NULL;
+        pthread_mutex_unlock(&srv->mu);
+    }
     if (!sc->handed_off)
         apigen_tp_shutdown(sc->conn);
     if (rt_rec_active)
@@ -580,10 +644,12 @@ static void *conn_main(void *arg)
     /* Under mu: the shutdown paths walk srv->conns and wake each conn; they
      * must never see one that is already closed (NULL is skipped). */
     pthread_mutex_lock(&srv->mu);
-    if (sc->handed_off)
+    if (sc->handed_off) {
         apigen_tp_release(sc->conn); /* the session's process serves it */
-    else
+    } else {
+        rt_lanes_free(sc->conn);
         apigen_tp_close(sc->conn);
+    }
     sc->conn = NULL;
     pthread_mutex_unlock(&srv->mu);
     /* A session child has served its one session: exiting frees whatever the
@@ -842,8 +908,10 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     }
     /* The parent is gone (shut down or crashed): end the session now. */
     pthread_mutex_lock(&srv->mu);
-    for (sconn *sc = srv->conns; sc; sc = sc->next)
+    for (sconn *sc = srv->conns; sc; sc = sc->next) {
         apigen_tp_shutdown(sc->conn);
+        rt_lanes_shutdown(sc->conn);
+    }
     pthread_mutex_unlock(&srv->mu);
     for (int i = 0; i < 50; i++) {
         pthread_mutex_lock(&srv->mu);
@@ -1391,8 +1459,10 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += 5;
     pthread_mutex_lock(&srv->mu);
-    for (sconn *sc = srv->conns; sc; sc = sc->next)
+    for (sconn *sc = srv->conns; sc; sc = sc->next) {
         apigen_tp_shutdown(sc->conn);
+        rt_lanes_shutdown(sc->conn);
+    }
     while (srv->nconns > 0)
         if (pthread_cond_timedwait(&srv->cv, &srv->mu, &dl) == ETIMEDOUT)
             break;

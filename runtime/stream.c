@@ -20,7 +20,8 @@ size_t apigen_stream_read(apigen_stream *s, void *buf, size_t cap)
     size_t k = (uint64_t)cap < left ? cap : (size_t)left;
     if (!k)
         return 0;
-    if (apigen_tp_recv(s->d->conn, buf, k, -1, err, sizeof err) != APIGEN_TP_OK) {
+    if (s->lanes ? !rt_lanes_recv(s->lanes, buf, k, -1, err, sizeof err)
+                 : apigen_tp_recv(s->d->conn, buf, k, -1, err, sizeof err) != APIGEN_TP_OK) {
         apigen_log("closing connection from %s: receiving a streamed argument: %s",
                    apigen_tp_peer(s->d->conn), err);
         s->failed = true;
@@ -37,7 +38,7 @@ apigen_stream *apigen_stream_out(apigen_call_ctx *cx, uint64_t n, uint64_t chunk
      * (a stream allocates nothing, but the limit says what one call may ask) */
     if (!d || cx->is_async || n < min || n == 0 || n > cx->budget || d->out.on)
         return NULL;
-    d->out = (struct apigen_stream){d, true, true, false, n, 0, chunk ? chunk : n};
+    d->out = (struct apigen_stream){d, true, true, false, n, 0, chunk ? chunk : n, NULL};
     return &d->out;
 }
 
@@ -59,11 +60,16 @@ bool apigen_stream_write(apigen_stream *s, const void *buf, size_t len)
     apigen_frame_hdr h = {APIGEN_MAGIC,    APIGEN_PROTO_VERSION, APIGEN_F_STREAM,  rq->call_id,
                           rq->request_id, rq->thread_id,        (uint32_t)len, 0};
     uint8_t hb[APIGEN_FRAME_HDR_SIZE];
-    apigen_hdr_encode(&h, hb);
-    struct iovec iov[2] = {{hb, sizeof hb}, {(void *)buf, len}};
     if (rt_rec_active)
         rt_rec_sent(s->d->conn, &h, buf, len);
-    if (!apigen_tp_send(s->d->conn, iov, 2, -1, err, sizeof err)) {
+    /* a large chunk: its header here, its bytes over the lanes */
+    rt_lanes *L = rt_lanes_for_send(s->d->conn, len);
+    if (L)
+        h.flags |= APIGEN_F_LANES;
+    apigen_hdr_encode(&h, hb);
+    struct iovec iov[2] = {{hb, sizeof hb}, {(void *)buf, len}};
+    if (!apigen_tp_send(s->d->conn, iov, L ? 1 : 2, -1, err, sizeof err) ||
+        (L && !rt_lanes_send(L, buf, len, -1, err, sizeof err))) {
         apigen_log("closing connection from %s: sending a streamed reply: %s",
                    apigen_tp_peer(s->d->conn), err);
         s->failed = true;
@@ -99,16 +105,23 @@ bool rt_discard(apigen_conn *c, uint64_t n, int timeout_ms)
 bool rt_stream_finish(rt_dispatch *d)
 {
     bool ok = true;
+    char err[256] = "";
     if (d->in.on && !d->in.failed && d->in.done < d->in.n)
-        ok = rt_discard(d->conn, d->in.n - d->in.done, -1);
+        ok = d->in.lanes ? rt_lanes_recv(d->in.lanes, NULL, d->in.n - d->in.done, -1, err, sizeof err)
+                         : rt_discard(d->conn, d->in.n - d->in.done, -1);
     else if (d->in.on && d->in.failed)
         ok = false;
     /* a rejected request whose bulk nobody read: drop it unread (it may be
      * large; pulling it into memory would only be to throw it away) */
     if (ok && d->pull && d->pull->pending) {
         d->pull->pending = false;
-        ok = rt_discard(d->conn, d->pull->n + d->pull->tail, -1);
+        ok = d->pull->lanes ? rt_lanes_recv(d->pull->lanes, NULL, d->pull->n, -1, err, sizeof err) &&
+                                  rt_discard(d->conn, d->pull->tail, -1)
+                            : rt_discard(d->conn, d->pull->n + d->pull->tail, -1);
     }
+    if (!ok && err[0])
+        apigen_log("closing connection from %s: receiving a bulk over lanes: %s",
+                   apigen_tp_peer(d->conn), err);
     if (d->out.on && d->out.failed)
         ok = false;
     return ok;

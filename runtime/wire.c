@@ -207,9 +207,96 @@ static bool send_with_progress(apigen_conn *c, const struct iovec *iov, int n, s
     return true;
 }
 
+/* w's bytes with every frame's bulk of at least the lanes' threshold on
+ * lanes L: the frame's header goes with APIGEN_F_LANES, the payload before
+ * the bulk, then the bulk over the lanes, then the rest, in w's order (the
+ * receiver reads them in that order: a frame's tail never waits behind a
+ * later frame's bulk). false with err[0] == 0: w's frames could not be
+ * walked (the caller sends it plainly). */
+static bool send_laned(apigen_conn *c, rt_lanes *L, const apigen_wr *w, int timeout_ms, char *err,
+                       size_t errlen)
+{
+    uint64_t min = rt_lanes_min(L);
+    bool laned[APIGEN_WR_EXT] = {0};
+    size_t hoff[APIGEN_WR_EXT] = {0};
+    unsigned nl = 0;
+    /* the frames: a frame at p has 32 + payload_len bytes, less those of
+     * its zero-copy pieces, in the buffer (its pieces: the next ones whose
+     * insertion point lies before its end) */
+    size_t p = 0;
+    unsigned j = 0;
+    while (p < w->len) {
+        apigen_frame_hdr h;
+        const char *e;
+        if (w->len - p < APIGEN_FRAME_HDR_SIZE || !apigen_hdr_decode(w->buf + p, &h, UINT32_MAX, &e))
+            goto plain;
+        uint64_t end = p + APIGEN_FRAME_HDR_SIZE + (uint64_t)h.payload_len;
+        for (; j < w->next && w->ext[j].at > p && w->ext[j].at + w->ext[j].n <= end; j++) {
+            end -= w->ext[j].n;
+            if ((h.flags & APIGEN_F_BULK) && w->ext[j].len_off == h.reserved && w->ext[j].n >= min &&
+                !(h.flags & APIGEN_F_LANES)) {
+                laned[j] = true;
+                hoff[j] = p;
+                nl++;
+            }
+        }
+        if (end > w->len)
+            goto plain;
+        p = (size_t)end;
+    }
+    if (j != w->next || !nl)
+        goto plain;
+    /* in order: buffer bytes (each laned frame's header patched), pieces */
+    struct iovec iov[4 * APIGEN_WR_EXT + 2];
+    uint8_t hdr[APIGEN_WR_EXT][APIGEN_FRAME_HDR_SIZE];
+    unsigned ph = 0; /* the next laned piece whose header is still to go */
+    int n = 0;
+    size_t at = 0;
+    for (unsigned i = 0; i <= w->next; i++) {
+        size_t upto = i < w->next ? w->ext[i].at : w->len;
+        for (; ph < w->next && (!laned[ph] || hoff[ph] < upto); ph++) {
+            if (!laned[ph])
+                continue;
+            if (hoff[ph] > at)
+                iov[n++] = (struct iovec){w->buf + at, hoff[ph] - at};
+            memcpy(hdr[ph], w->buf + hoff[ph], APIGEN_FRAME_HDR_SIZE);
+            uint16_t fl = (uint16_t)(hdr[ph][6] | hdr[ph][7] << 8) | APIGEN_F_LANES;
+            hdr[ph][6] = (uint8_t)fl;
+            hdr[ph][7] = (uint8_t)(fl >> 8);
+            iov[n++] = (struct iovec){hdr[ph], APIGEN_FRAME_HDR_SIZE};
+            at = hoff[ph] + APIGEN_FRAME_HDR_SIZE;
+        }
+        if (upto > at)
+            iov[n++] = (struct iovec){w->buf + at, upto - at};
+        at = upto;
+        if (i == w->next)
+            break;
+        if (!laned[i]) {
+            iov[n++] = (struct iovec){(void *)w->ext[i].p, (size_t)w->ext[i].n};
+            continue;
+        }
+        if ((n && !apigen_tp_send(c, iov, n, timeout_ms, err, errlen)) ||
+            !rt_lanes_send(L, w->ext[i].p, w->ext[i].n, timeout_ms, err, errlen))
+            return false;
+        n = 0;
+    }
+    return !n || apigen_tp_send(c, iov, n, timeout_ms, err, errlen);
+plain:
+    if (err && errlen)
+        err[0] = 0;
+    return false;
+}
+
 bool rt_wr_send(apigen_conn *c, const apigen_wr *w, int timeout_ms, char *err, size_t errlen)
 {
     size_t total = w->len + w->ext_total;
+    rt_lanes *L;
+    if (w->next && w->ext_total >= RT_LANE_PIECE_MIN && (L = rt_lanes_for_send(c, w->ext_total))) {
+        if (send_laned(c, L, w, timeout_ms, err, errlen))
+            return true;
+        if (!err || err[0])
+            return false; /* sending failed */
+    }
     if (rt_progress_wanted(total) && !w->next) {
         struct iovec one = {w->buf, w->len};
         return send_with_progress(c, &one, 1, total, timeout_ms, err, errlen);
@@ -700,7 +787,7 @@ bool apigen_get_opt_bytes_stream(apigen_call_ctx *cx, const void **p, uint64_t *
         if (len != pl->n || r->left != 0)
             return rd_fail(r, E_PAST);
         pl->pending = false;
-        d->in = (struct apigen_stream){d, true, false, false, len, 0, chunk ? chunk : len};
+        d->in = (struct apigen_stream){d, true, false, false, len, 0, chunk ? chunk : len, pl->lanes};
         *n = len;
         *s = &d->in;
         return true;
@@ -836,11 +923,22 @@ static bool set_err(const char *e, char *err, size_t errlen)
 
 /* Receives payload bytes [have, want) into *buf, growing it (never past
  * limit) with the bytes that actually arrive (SECURITY.md S2). */
+static bool recv_grow_from(apigen_conn *c, rt_lanes *L, uint8_t **buf, size_t *cap, size_t have,
+                           size_t want, size_t limit, int timeout_ms, char *err, size_t errlen);
 static bool recv_grow(apigen_conn *c, uint8_t **buf, size_t *cap, size_t have, size_t want,
                       size_t limit, int timeout_ms, char *err, size_t errlen)
 {
+    return recv_grow_from(c, NULL, buf, cap, have, want, limit, timeout_ms, err, errlen);
+}
+
+/* As recv_grow, the bytes coming over lanes L when L (in steps as large as
+ * the buffer already is: a lanes transfer has a cost per step) */
+static bool recv_grow_from(apigen_conn *c, rt_lanes *L, uint8_t **buf, size_t *cap, size_t have,
+                           size_t want, size_t limit, int timeout_ms, char *err, size_t errlen)
+{
     while (have < want) {
-        size_t upto = want - have > RECV_CHUNK ? have + RECV_CHUNK : want;
+        size_t step = L && *cap > have + RECV_CHUNK ? *cap - have : RECV_CHUNK;
+        size_t upto = want - have > step ? have + step : want;
         if (upto > *cap) {
             size_t nc = *cap * 2 > upto ? *cap * 2 : upto;
             if (nc > limit)
@@ -851,7 +949,8 @@ static bool recv_grow(apigen_conn *c, uint8_t **buf, size_t *cap, size_t have, s
             *buf = p;
             *cap = nc;
         }
-        if (apigen_tp_recv(c, *buf + have, upto - have, timeout_ms, err, errlen) != APIGEN_TP_OK)
+        if (L ? !rt_lanes_recv(L, *buf + have, upto - have, timeout_ms, err, errlen)
+              : apigen_tp_recv(c, *buf + have, upto - have, timeout_ms, err, errlen) != APIGEN_TP_OK)
             return false; /* EOF inside a frame is an error, not a clean close */
         have = upto;
     }
@@ -865,7 +964,10 @@ static bool pull_rest(apigen_rd *r)
     rt_pull *pl = r->pull;
     size_t off = (size_t)(r->p - r->base), total = pl->data_off + (size_t)pl->n + pl->tail;
     pl->pending = false;
-    if (!recv_grow(pl->conn, pl->buf, pl->cap, pl->data_off, total, total, pl->timeout_ms, pl->err,
+    size_t upto = pl->lanes ? pl->data_off + (size_t)pl->n : pl->data_off;
+    if ((pl->lanes && !recv_grow_from(pl->conn, pl->lanes, pl->buf, pl->cap, pl->data_off, upto,
+                                      total, pl->timeout_ms, pl->err, sizeof pl->err)) ||
+        !recv_grow(pl->conn, pl->buf, pl->cap, upto, total, total, pl->timeout_ms, pl->err,
                    sizeof pl->err)) {
         pl->failed = true;
         r->left = 0;
@@ -884,8 +986,10 @@ static bool pull_into(apigen_rd *r, void *dst)
     rt_pull *pl = r->pull;
     size_t at = pl->tail ? pl->data_off + ((size_t)pl->n & (APIGEN_BUF_ALIGN - 1)) : pl->data_off;
     pl->pending = false;
-    if ((pl->n && apigen_tp_recv(pl->conn, dst, (size_t)pl->n, pl->timeout_ms, pl->err,
-                                 sizeof pl->err) != APIGEN_TP_OK) ||
+    if ((pl->n && (pl->lanes ? !rt_lanes_recv(pl->lanes, dst, pl->n, pl->timeout_ms, pl->err,
+                                              sizeof pl->err)
+                             : apigen_tp_recv(pl->conn, dst, (size_t)pl->n, pl->timeout_ms, pl->err,
+                                              sizeof pl->err) != APIGEN_TP_OK)) ||
         !recv_grow(pl->conn, pl->buf, pl->cap, at, at + pl->tail, at + pl->tail, pl->timeout_ms,
                    pl->err, sizeof pl->err)) {
         pl->failed = true;
@@ -940,6 +1044,14 @@ bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, s
     size_t want = h->payload_len;
     pl->pending = false; /* the rest of pl is read only while pending: set below */
     pl->failed = false;
+    pl->lanes = NULL;
+    rt_lanes *L = NULL;
+    if (h->flags & APIGEN_F_LANES) {
+        if (!(h->flags & APIGEN_F_BULK) || have)
+            return set_err("a frame on lanes without a bulk", err, errlen);
+        if (!(L = rt_lanes_for_recv(c, err, errlen)))
+            return false;
+    }
     if (have) { /* all of it came with the header (rt_recv_hdr) */
         apigen_rd_init(rd, *buf, want);
         return true;
@@ -951,7 +1063,7 @@ bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, s
         *buf = p;
         *cap = 4096;
     }
-    if (!head_only || !(h->flags & APIGEN_F_BULK)) {
+    if (!L && (!head_only || !(h->flags & APIGEN_F_BULK))) {
         if (!recv_grow(c, buf, cap, 0, want, want, timeout_ms, err, errlen))
             return false;
         apigen_rd_init(rd, *buf, want);
@@ -970,6 +1082,20 @@ bool rt_recv_payload(apigen_conn *c, const apigen_frame_hdr *h, uint8_t **buf, s
         n |= (uint64_t)(*buf)[len_off + i] << (8 * i);
     if (n > want - data_off)
         return set_err("bulk length past the payload", err, errlen);
+    if (L) {
+        if (!rt_lanes_recv_begin(L, n, err, errlen))
+            return false;
+        if (!head_only) { /* all of it in the buffer: head, bulk from the lanes, tail */
+            if (!recv_grow_from(c, L, buf, cap, data_off, data_off + (size_t)n, want, timeout_ms,
+                                err, errlen) ||
+                !recv_grow(c, buf, cap, data_off + (size_t)n, want, want, timeout_ms, err, errlen))
+                return false;
+            apigen_rd_init(rd, *buf, want);
+            return true;
+        }
+    }
+    rt_lanes_note_recv(c, n);
+    pl->lanes = L;
     pl->conn = c;
     pl->timeout_ms = timeout_ms;
     pl->buf = buf;

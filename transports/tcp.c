@@ -131,4 +131,5 @@ const tp_ops tp_tcp_ops = {
     .recv = tp_sock_recv,
     .shutdown = tp_sock_shutdown,
     .handoff_fds = tp_sock_handoff_fds,
+    .lanes = true,
 };

@@ -52,6 +52,9 @@ typedef struct tp_ops {
     int (*handoff_fds)(apigen_conn *c, int fds[2], bool publish);
     /* before closing this process's copy of a passed connection; NULL: nothing */
     void (*release)(apigen_conn *c);
+    /* several connections of this transport carry one large transfer faster
+     * than one (tcp: one stream is bound by one socket's window and wake-ups) */
+    bool lanes;
 } tp_ops;
 
 /* table.c: every transport, and the one a URL or a peer name names */
@@ -63,6 +66,7 @@ struct apigen_conn {
     const tp_ops *ops;
     int fd;      /* the socket (-1: none, ucx://) */
     void *priv;  /* the transport's own state (shm: its segment; tls: the SSL) */
+    void *user;  /* the runtime's (apigen_tp_set_user): never touched here */
     char peer[340];
 };
 

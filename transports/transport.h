@@ -90,6 +90,13 @@ void apigen_tp_close(apigen_conn *c);
 /* "unix:///path" or "tcp://1.2.3.4:5678" of the other end, for log lines. */
 const char *apigen_tp_peer(const apigen_conn *c);
 int apigen_tp_fd(const apigen_conn *c); /* for poll(); -1 if none */
+/* Whether several connections of c's transport carry one large transfer
+ * faster than c alone (tcp): the runtime's lanes (runtime/lanes.c). */
+bool apigen_tp_lanes_useful(const apigen_conn *c);
+/* One pointer the runtime keeps with a connection (NULL at first; the
+ * transport never reads it, apigen_tp_close does not free it). */
+void apigen_tp_set_user(apigen_conn *c, void *p);
+void *apigen_tp_user(const apigen_conn *c);
 /* A connection over a stream socket fd received from elsewhere (a server's
  * session child gets its clients' sockets from its parent); takes fd. A
  * peer that names a tls:// URL (apigen_tp_peer of a handed-off tls://

@@ -22,6 +22,7 @@ cudaError_t cudart_host_logs_register(apigen_call_ctx *cx, apigenCudartLogCb fn,
 cudaError_t cudart_host_logs_take(apigen_call_ctx *cx, uint64_t msg, char *buf, size_t cap, size_t *len); /* hand-written, in the spec's sources: wraps apigenCudartLogsTake */
 cudaError_t cudart_host_logs_unregister(apigen_call_ctx *cx, uint64_t reg); /* hand-written, in the spec's sources: wraps apigenCudartLogsUnregister */
 cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartMemcpy3D */
+cudaError_t cudart_host_memcpy3d_in(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, cudaStream_t stream, uint32_t flags); /* hand-written, in the spec's sources: wraps apigenCudartMemcpy3DIn */
 cudaError_t cudart_host_note_error(apigen_call_ctx *cx, cudaError_t error); /* hand-written, in the spec's sources: wraps apigenCudartNoteError */
 cudaError_t cudart_host_register_async(apigen_call_ctx *cx, int device, apigenCudartAsyncCb fn, void *user, uint64_t *reg); /* hand-written, in the spec's sources: wraps apigenCudartRegisterAsyncNotification */
 cudaError_t cudart_host_register_module(apigen_call_ctx *cx, const void *image, size_t imageSize, const char *names, size_t namesSize, const apigenCudartSym *syms, uint32_t nsyms, apigenCudartModule *module, uint64_t *proxies); /* hand-written, in the spec's sources: wraps apigenCudartRegisterModule */
@@ -1535,6 +1536,49 @@ static void h_apigenCudartMemcpy3D(apigen_call_ctx *cx)
         k_ = ok_ ? n_dst : 0;
         if (!apigen_put_bytes_ref(cx->wr, dst, k_)) return;
     }
+}
+
+static void h_apigenCudartMemcpy3DIn(apigen_call_ctx *cx)
+{
+    const struct cudaMemcpy3DParms *p = {0};
+    const void *src = {0};
+    size_t srcSize = {0};
+    cudaStream_t stream = {0};
+    uint32_t flags = {0};
+    cudaError_t ret_;
+    uint64_t v_srcSize;
+    uint64_t v_stream;
+    void *r_;
+    uint32_t v_flags;
+    const void *b_p = NULL;
+    uint64_t l_p = 0;
+    uint64_t n_p = 0;
+    const void *b_src = NULL;
+    uint64_t l_src = 0;
+    uint64_t n_src = 0;
+    if (!apigen_get_u64(cx->rd, &v_srcSize)) { apigen_reject(cx, APIGEN_BAD_ARGS, "srcSize"); return; }
+    srcSize = (size_t)v_srcSize;
+    if (!apigen_get_u64(cx->rd, &v_stream)) { apigen_reject(cx, APIGEN_BAD_ARGS, "stream"); return; }
+    if (!apigen_handle_get(cx, &ht_cudaStream_t, v_stream, &r_)) return; /* stream */
+    stream = (cudaStream_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_flags)) { apigen_reject(cx, APIGEN_BAD_ARGS, "flags"); return; }
+    flags = (uint32_t)v_flags;
+    if (!apigen_get_opt_bytes(cx->rd, &b_p, &l_p, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+    if (b_p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_p)) { apigen_reject(cx, APIGEN_TOO_LARGE, "p"); return; }
+        if (l_p != n_p) { apigen_reject(cx, APIGEN_BAD_ARGS, "p"); return; }
+        p = (const struct cudaMemcpy3DParms *)b_p;
+    }
+    if (!apigen_get_opt_bytes(cx->rd, &b_src, &l_src, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+    if (b_src != NULL) {
+        n_src = (uint64_t)(srcSize);
+        if (l_src != n_src) { apigen_reject(cx, APIGEN_BAD_ARGS, "src"); return; }
+        src = (const void *)b_src;
+    }
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = cudart_host_memcpy3d_in(cx, p, src, srcSize, stream, flags);
+    apigen_result(cx, (int64_t)ret_);
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
 }
 
 static void h_apigenCudartNoteError(apigen_call_ctx *cx)
@@ -13154,7 +13198,7 @@ static void h_cudaWaitExternalSemaphoresAsync_ptsz(apigen_call_ctx *cx)
 }
 
 /* ---- the server half of the API descriptor ---- */
-static const char *const call_names_[338] = {
+static const char *const call_names_[339] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -13177,6 +13221,7 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
     [CUDART_CALL_apigenCudartMemcpy3D] = "apigenCudartMemcpy3D",
+    [CUDART_CALL_apigenCudartMemcpy3DIn] = "apigenCudartMemcpy3DIn",
     [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",
@@ -13493,7 +13538,7 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = "cudaWaitExternalSemaphoresAsync",
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = "cudaWaitExternalSemaphoresAsync_ptsz",
 };
-static const apigen_handler_fn handlers_[338] = {
+static const apigen_handler_fn handlers_[339] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = h_apigenCudartAddExtSemNode,
     [CUDART_CALL_apigenCudartAddHostNode] = h_apigenCudartAddHostNode,
     [CUDART_CALL_apigenCudartAddKernelNode] = h_apigenCudartAddKernelNode,
@@ -13516,6 +13561,7 @@ static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_apigenCudartLogsUnregister] = h_apigenCudartLogsUnregister,
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = h_apigenCudartMemAllocNodeGetParams,
     [CUDART_CALL_apigenCudartMemcpy3D] = h_apigenCudartMemcpy3D,
+    [CUDART_CALL_apigenCudartMemcpy3DIn] = h_apigenCudartMemcpy3DIn,
     [CUDART_CALL_apigenCudartNoteError] = h_apigenCudartNoteError,
     [CUDART_CALL_apigenCudartOccupancyCluster] = h_apigenCudartOccupancyCluster,
     [CUDART_CALL_apigenCudartParamLayout] = h_apigenCudartParamLayout,
@@ -13832,7 +13878,7 @@ static const apigen_handler_fn handlers_[338] = {
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync] = h_cudaWaitExternalSemaphoresAsync,
     [CUDART_CALL_cudaWaitExternalSemaphoresAsync_ptsz] = h_cudaWaitExternalSemaphoresAsync_ptsz,
 };
-static const uint8_t stream_in_calls_[338] = {
+static const uint8_t stream_in_calls_[339] = {
     [CUDART_CALL_cudaMemcpy] = 1,
     [CUDART_CALL_cudaMemcpyAsync] = 1,
     [CUDART_CALL_cudaMemcpyAsync_ptsz] = 1,

@@ -8,8 +8,9 @@
 
 #include "cudart_wire.h"
 
-/* One server's number of devices (api.ordinals), for device ordinals. */
-static bool cudart_ordinals_(unsigned server, int64_t *count);
+/* One server's number of devices (api.ordinals), for device ordinals; not
+ * static: hand-written guest code routes ordinals with it too. */
+APIGEN_HIDDEN bool cudart_ordinals_(unsigned server, int64_t *count);
 const void *cudart_map_host(const void *); /* hand-written, in the spec's sources: maps device parameters */
 
 APIGEN_EXPORT cudaError_t __cudaGetProcAddress(const char *symbol, void **pfn, int cudaVersion, unsigned long long flags, void *symbolStatus)
@@ -1521,6 +1522,76 @@ done:
     return ret_;
 }
 
+/* apigenCudartMemcpy3DIn: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms *p, const void *src, size_t srcSize, cudaStream_t stream, uint32_t flags)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    cudaError_t ret_ = {0};
+    uint64_t n_p = 0;
+    uint64_t n_src = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&cudart_api, (uint64_t)(uintptr_t)stream); /* stream */
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_apigenCudartMemcpy3DIn, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)srcSize)) goto nomem; /* srcSize */
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)stream)) goto nomem; /* stream */
+    if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
+    if (p != NULL) {
+        if (!apigen_mul_size((uint64_t)(1), sizeof(struct cudaMemcpy3DParms), &n_p)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, p, n_p)) goto nomem; /* p */
+    if (src != NULL) {
+        n_src = (uint64_t)(srcSize);
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, src, n_src)) goto nomem; /* src */
+    /* queued only when the guest can vouch for the arguments; else a sync call,
+     * so the server's refusal is this call's error, as natively */
+    if (((flags & APIGEN_CUDART_PIPE) != 0) && ((uint64_t)(uintptr_t)stream == (uint64_t)0 || (uint64_t)(uintptr_t)stream == (uint64_t)1 || (uint64_t)(uintptr_t)stream == (uint64_t)2 || apigen_vouch_id(&call_, (uint64_t)(uintptr_t)stream))) {
+        st_ = apigen_call_async(&call_);
+        apigen_call_end(&call_);
+        if (st_ != APIGEN_OK)
+            goto fail;
+        ret_ = cudaSuccess;
+        goto done;
+    }
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (cudaError_t)v_;
+    }
+    if (call_.has_deferred && ret_ == cudaSuccess) {
+        ret_ = (cudaError_t)call_.deferred_error;
+        call_.has_deferred = false; /* reported (else the thread's next call reports it) */
+    }
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (cudaError_t)cudart_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenCudartMemcpy3DIn(p=%#llx, src=%#llx, srcSize=%llu, stream=%#llx, flags=%llu) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)p, (unsigned long long)(uintptr_t)src, (unsigned long long)srcSize, (unsigned long long)(uintptr_t)stream, (unsigned long long)flags, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 /* apigenCudartNoteError: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
 APIGEN_HIDDEN cudaError_t apigenCudartNoteError(cudaError_t error)
@@ -2652,7 +2723,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+/* The forwarder of cudaDeviceCanAccessPeer: the spec's hand-written guest code exports cudaDeviceCanAccessPeer and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -2716,13 +2788,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+/* The forwarder of cudaDeviceDisablePeerAccess: the spec's hand-written guest code exports cudaDeviceDisablePeerAccess and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceDisablePeerAccess(int peerDevice)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceDisablePeerAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* peerDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)peerDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        peerDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceDisablePeerAccess, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)peerDevice)) goto nomem; /* peerDevice */
     st_ = apigen_call_sync(&call_);
@@ -2757,13 +2837,21 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+/* The forwarder of cudaDeviceEnablePeerAccess: the spec's hand-written guest code exports cudaDeviceEnablePeerAccess and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
     uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
     cudaError_t ret_ = {0};
-    if (!apigen_call_begin(&cudart_api, &call_, CUDART_CALL_cudaDeviceEnablePeerAccess))
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    { /* peerDevice: the guest's device ordinal -> its server's */
+        int64_t l_;
+        int r_ = apigen_route_ordinal(&cudart_api, cudart_ordinals_, (int64_t)peerDevice, &l_);
+        if (srv_ < 0) srv_ = r_;
+        peerDevice = (int)l_;
+    }
+    if (!apigen_call_begin_on(&cudart_api, &call_, CUDART_CALL_cudaDeviceEnablePeerAccess, srv_))
         goto fail;
     if (!apigen_put_u32(call_.wr, (uint32_t)peerDevice)) goto nomem; /* peerDevice */
     if (!apigen_put_u32(call_.wr, (uint32_t)flags)) goto nomem; /* flags */
@@ -5577,7 +5665,7 @@ APIGEN_EXPORT cudaError_t cudaGetDeviceCount(int *count)
     return ok_ ? (cudaError_t)cudaSuccess : first_;
 }
 
-static bool cudart_ordinals_(unsigned server, int64_t *count)
+APIGEN_HIDDEN bool cudart_ordinals_(unsigned server, int64_t *count)
 {
     int c_ = 0;
     bool ok_ = cudart_on_cudaGetDeviceCount((int)server, &c_) == cudaSuccess;
@@ -15192,7 +15280,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+/* The forwarder of cudaMemcpyPeer: the spec's hand-written guest code exports cudaMemcpyPeer and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -15252,7 +15341,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
+/* The forwarder of cudaMemcpyPeerAsync: the spec's hand-written guest code exports cudaMemcpyPeerAsync and calls this. */
+APIGEN_HIDDEN cudaError_t cudart_fwd_cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count, cudaStream_t stream)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -19545,7 +19635,7 @@ static void cbd_cudaHostFn_t(apigen_rd *args, void *fn, void *user_data)
     ((cudaHostFn_t)fn)(user_data);
 }
 
-static const char *const call_names_[338] = {
+static const char *const call_names_[339] = {
     [CUDART_CALL_apigenCudartAddExtSemNode] = "apigenCudartAddExtSemNode",
     [CUDART_CALL_apigenCudartAddHostNode] = "apigenCudartAddHostNode",
     [CUDART_CALL_apigenCudartAddKernelNode] = "apigenCudartAddKernelNode",
@@ -19568,6 +19658,7 @@ static const char *const call_names_[338] = {
     [CUDART_CALL_apigenCudartLogsUnregister] = "apigenCudartLogsUnregister",
     [CUDART_CALL_apigenCudartMemAllocNodeGetParams] = "apigenCudartMemAllocNodeGetParams",
     [CUDART_CALL_apigenCudartMemcpy3D] = "apigenCudartMemcpy3D",
+    [CUDART_CALL_apigenCudartMemcpy3DIn] = "apigenCudartMemcpy3DIn",
     [CUDART_CALL_apigenCudartNoteError] = "apigenCudartNoteError",
     [CUDART_CALL_apigenCudartOccupancyCluster] = "apigenCudartOccupancyCluster",
     [CUDART_CALL_apigenCudartParamLayout] = "apigenCudartParamLayout",

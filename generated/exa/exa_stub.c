@@ -8,8 +8,9 @@
 
 #include "exa_wire.h"
 
-/* One server's number of devices (api.ordinals), for device ordinals. */
-static bool exa_ordinals_(unsigned server, int64_t *count);
+/* One server's number of devices (api.ordinals), for device ordinals; not
+ * static: hand-written guest code routes ordinals with it too. */
+APIGEN_HIDDEN bool exa_ordinals_(unsigned server, int64_t *count);
 
 APIGEN_EXPORT exaStatus exaCreateBuffer(exaContext ctx, size_t bytes, exaBuffer *buffer)
 {
@@ -655,7 +656,7 @@ APIGEN_EXPORT exaStatus exaGetDeviceCount(int *count)
     return ok_ ? (exaStatus)EXA_SUCCESS : first_;
 }
 
-static bool exa_ordinals_(unsigned server, int64_t *count)
+APIGEN_HIDDEN bool exa_ordinals_(unsigned server, int64_t *count)
 {
     int c_ = 0;
     bool ok_ = exa_on_exaGetDeviceCount((int)server, &c_) == EXA_SUCCESS;

@@ -8,8 +8,9 @@
 
 #include "nvml_wire.h"
 
-/* One server's number of devices (api.ordinals), for device ordinals. */
-static bool nvml_ordinals_(unsigned server, int64_t *count);
+/* One server's number of devices (api.ordinals), for device ordinals; not
+ * static: hand-written guest code routes ordinals with it too. */
+APIGEN_HIDDEN bool nvml_ordinals_(unsigned server, int64_t *count);
 
 /* apigenNvmlErrorString: a call of the spec's own headers (internal): not exported; the
  * spec's hand-written guest code calls it. */
@@ -2530,7 +2531,7 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
     return ok_ ? (nvmlReturn_t)NVML_SUCCESS : first_;
 }
 
-static bool nvml_ordinals_(unsigned server, int64_t *count)
+APIGEN_HIDDEN bool nvml_ordinals_(unsigned server, int64_t *count)
 {
     unsigned int c_ = 0;
     bool ok_ = nvml_on_nvmlDeviceGetCount_v2((int)server, &c_) == NVML_SUCCESS;

@@ -60,7 +60,7 @@ static int arena_host(const void *base, size_t x, size_t y, size_t z, size_t pit
 }
 
 /* peer: a CUDA_MEMCPY3D_PEER copy (the contexts travel with it) */
-static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int peer,
+static CUresult copy3d_one(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int peer,
                            CUcontext sctx, CUcontext dctx)
 {
     const void *sh = c.srcHost, *dh = c.dstHost;
@@ -177,6 +177,85 @@ static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int 
                                                                    gd.shadow, pt);
         apigen_shadow_drop(gd.shadow);
     }
+    return e;
+}
+
+/* A copy with more than BOX bytes of the guest's host memory (not an
+ * async copy of pinned memory, not captured: those name the arena) goes in
+ * boxes of at most BOX bytes, each one call: whole slices while a slice
+ * fits, else bands of rows, else pieces of a row (X offsets are bytes on
+ * every side). Memory stays bounded on both sides and no message outgrows
+ * the transport's limit. A region past an array's edge is refused before
+ * any box is copied, as the driver refuses the whole copy. */
+#define BOX ((size_t)4 << 20)
+
+static int host_side(CUmemorytype t, CUdeviceptr dev, const void *host)
+{
+    return side(t, dev, &host) == CU_MEMORYTYPE_HOST;
+}
+
+static CUresult array_fits(CUarray a, size_t x, size_t y, size_t z, size_t wb, size_t h, size_t d)
+{
+    CUDA_ARRAY3D_DESCRIPTOR ad;
+    CUresult e = cuArray3DGetDescriptor_v2(&ad, a);
+    if (e != CUDA_SUCCESS) return e;
+    size_t bytes = 0;
+    switch (ad.Format) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: bytes = 1; break;
+    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: bytes = 2; break;
+    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: bytes = 4; break;
+    default: return CUDA_SUCCESS; /* other formats: the driver checks each box */
+    }
+    size_t rowb = ad.Width * bytes * ad.NumChannels, ah = ad.Height ? ad.Height : 1,
+           adp = ad.Depth ? ad.Depth : 1;
+    if (x > rowb || wb > rowb - x || y > ah || h > ah - y || z > adp || d > adp - z)
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult copy3d_ctx(CUDA_MEMCPY3D c, CUstream stream, unsigned kind, int peer,
+                           CUcontext sctx, CUcontext dctx)
+{
+    size_t w = c.WidthInBytes, h = c.Height, d = c.Depth ? c.Depth : 1;
+    int pt = (kind & APIGEN_CUDA_COPY_PT) != 0;
+    int hs = host_side(c.srcMemoryType, c.srcDevice, c.srcHost),
+        hd = host_side(c.dstMemoryType, c.dstDevice, c.dstHost);
+    uint64_t total;
+    if ((!hs && !hd) || !w || !h || !apigen_mul_size(w, (uint64_t)h * d, &total) || total <= BOX ||
+        ((kind & APIGEN_CUDA_COPY_ASYNC) &&
+         ((hs && apigen_arena_owns(c.srcHost)) || (hd && apigen_arena_owns(c.dstHost)) ||
+          apigen_cuda_captures(stream, pt))))
+        return copy3d_one(c, stream, kind, peer, sctx, dctx);
+    CUresult e;
+    if (c.srcMemoryType == CU_MEMORYTYPE_ARRAY &&
+        (e = array_fits(c.srcArray, c.srcXInBytes, c.srcY, c.srcZ, w, h, d)) != CUDA_SUCCESS)
+        return e;
+    if (c.dstMemoryType == CU_MEMORYTYPE_ARRAY &&
+        (e = array_fits(c.dstArray, c.dstXInBytes, c.dstY, c.dstZ, w, h, d)) != CUDA_SUCCESS)
+        return e;
+    size_t bw = w, bh = h, bd = d;
+    if (w * h > BOX) {
+        bd = 1;
+        if (w > BOX) bh = 1, bw = BOX;
+        else bh = BOX / w;
+    } else {
+        bd = BOX / (w * h);
+    }
+    e = CUDA_SUCCESS;
+    for (size_t z = 0; z < d && e == CUDA_SUCCESS; z += bd)
+        for (size_t y = 0; y < h && e == CUDA_SUCCESS; y += bh)
+            for (size_t x = 0; x < w && e == CUDA_SUCCESS; x += bw) {
+                CUDA_MEMCPY3D b = c;
+                b.WidthInBytes = w - x < bw ? w - x : bw;
+                b.Height = h - y < bh ? h - y : bh;
+                b.Depth = d - z < bd ? d - z : bd;
+                b.srcXInBytes += x, b.srcY += y, b.srcZ += z;
+                b.dstXInBytes += x, b.dstY += y, b.dstZ += z;
+                /* a 2D copy's host rows are addressed with a height of its own */
+                if (!b.srcHeight) b.srcHeight = c.Height;
+                if (!b.dstHeight) b.dstHeight = c.Height;
+                e = copy3d_one(b, stream, kind, peer, sctx, dctx);
+            }
     return e;
 }
 

@@ -33,6 +33,10 @@ int apigen_cuda_on_server(CUdeviceptr p);
  * synchronization (APIGEN_SYNC_ALL/_QUEUE/_POINT) pull what the device may
  * have written; a global that is a __managed__ variable gets a mirror */
 CUresult apigen_cuda_managed_push(void);
+/* A mapped registration's twin (host_mem.c) goes: what the device wrote
+ * comes back; *dev: its allocation to free (0: none). */
+CUresult apigen_cuda_twin_remove(void *host, CUdeviceptr *dev);
+void apigen_cuda_twin_own(void); /* the driver moves twins itself (managed.c) */
 void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name);

@@ -5,8 +5,11 @@
  * memory (cuMemHostRegister) records the range. The device reaches only the
  * arena (registered mapped on the server, host_arena.c):
  * cuMemHostGetDevicePointer_v2 answers the server's device pointer for its
- * address of arena bytes, and refuses other memory (CUDA_ERROR_NOT_SUPPORTED,
- * a log line). cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
+ * address of arena bytes; for a range registered with
+ * CU_MEMHOSTREGISTER_DEVICEMAP it makes (at the first call) a device
+ * allocation the runtime's twins keep equal to the range at launches and
+ * synchronizations (runtime/twin.c, managed.c's hooks; docs/multi-gpu.md);
+ * other memory is refused (CUDA_ERROR_NOT_SUPPORTED, a log line). cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
  * host memory, else the server's answer to cuPointerGetAttribute. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -119,9 +122,9 @@ APIGEN_EXPORT CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned i
     if (!p || !bytesize) return CUDA_ERROR_INVALID_VALUE;
     CUresult e = need_context();
     if (e != CUDA_SUCCESS) return e;
-    if (Flags & (CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY)) {
-        apigen_log("cuda: cuMemHostRegister: flags 0x%x (I/O or read-only memory of the GPU's "
-                   "machine) cannot apply to guest memory",
+    if (Flags & CU_MEMHOSTREGISTER_IOMEMORY) {
+        apigen_log("cuda: cuMemHostRegister: flags 0x%x (I/O memory of the GPU's machine) cannot "
+                   "apply to guest memory",
                    Flags);
         return CUDA_ERROR_NOT_SUPPORTED;
     }
@@ -147,7 +150,10 @@ APIGEN_EXPORT CUresult cuMemHostUnregister(void *p)
     }
     ranges_[i] = ranges_[--nranges_];
     pthread_mutex_unlock(&lock_);
-    return CUDA_SUCCESS;
+    CUdeviceptr dev = 0; /* a mapped range's allocation: what the device wrote comes back first */
+    CUresult e = apigen_cuda_twin_remove(p, &dev);
+    if (dev) (void)cuMemFree_v2(dev);
+    return e;
 }
 
 APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
@@ -164,6 +170,34 @@ APIGEN_EXPORT CUresult cuMemHostGetFlags(unsigned int *pFlags, void *p)
 
 CUresult cuda_fwd_cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags);
 
+CUresult cuda_fwd_cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
+
+/* A range registered with CU_MEMHOSTREGISTER_DEVICEMAP: its device
+ * allocation, made at the first question and filled with the range (then
+ * kept equal to it: runtime/twin.c). */
+static pthread_mutex_t twin_lock_ = PTHREAD_MUTEX_INITIALIZER;
+static CUresult mapped_range(CUdeviceptr *pdptr, void *p, uintptr_t base, size_t size,
+                             unsigned flags)
+{
+    uint64_t dev = 0;
+    CUresult e = CUDA_SUCCESS;
+    apigen_cuda_twin_own();
+    pthread_mutex_lock(&twin_lock_); /* one allocation per range */
+    if (!apigen_twin_device((void *)base, &dev, NULL)) {
+        CUdeviceptr d = 0;
+        if ((e = cuMemAlloc_v2(&d, size)) == CUDA_SUCCESS &&
+            (e = cuda_fwd_cuMemcpyHtoD_v2(d, (void *)base, size)) == CUDA_SUCCESS &&
+            apigen_twin_add((void *)base, size, (uint64_t)d,
+                            (flags & CU_MEMHOSTREGISTER_READ_ONLY) != 0) != 0)
+            e = CUDA_ERROR_OUT_OF_MEMORY;
+        if (e == CUDA_SUCCESS) dev = (uint64_t)d;
+        else if (d) (void)cuMemFree_v2(d);
+    }
+    pthread_mutex_unlock(&twin_lock_);
+    if (e == CUDA_SUCCESS) *pdptr = (CUdeviceptr)(dev + ((uintptr_t)p - base));
+    return e;
+}
+
 /* The device pointer is noted as the client's device memory (unified
  * copies with it go to the server, async calls with it are vouched for). */
 APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
@@ -173,12 +207,19 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
     long i = find(p);
     size_t left = i >= 0 ? ranges_[i].size - ((uintptr_t)p - ranges_[i].base) : 0;
     int owned = i >= 0 && ranges_[i].owned;
+    uintptr_t base = i >= 0 ? ranges_[i].base : 0;
+    size_t size = i >= 0 ? ranges_[i].size : 0;
+    unsigned flags = i >= 0 ? ranges_[i].flags : 0;
     pthread_mutex_unlock(&lock_);
     if (i < 0) {
         CUresult e = need_context();
         return e != CUDA_SUCCESS ? e : CUDA_ERROR_INVALID_VALUE;
     }
     uint64_t peer = apigen_arena_peer_addr(&cuda_api, p, left);
+    if (!peer && !owned && (flags & CU_MEMHOSTREGISTER_DEVICEMAP)) {
+        if (Flags) return CUDA_ERROR_INVALID_VALUE;
+        return mapped_range(pdptr, p, base, size, flags);
+    }
     if (!peer) {
         apigen_log("cuMemHostGetDevicePointer_v2: %p is %s: the device reaches only host memory "
                    "of the shared-memory arena (cuMemHostAlloc / cuMemAllocHost over unix:// or "

@@ -35,8 +35,34 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
     return (int)cuda_fwd_cuMemcpyDtoH_v2(alias, (CUdeviceptr)addr, len);
 }
 
+/* Mapped registrations of the application's memory (host_mem.c): the
+ * runtime's twins, moved at the same calls as managed memory. */
+static int twin_io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+{
+    (void)user;
+    return (int)(to_device ? cuda_fwd_cuMemcpyHtoD_v2((CUdeviceptr)dev, buf, len)
+                           : cuda_fwd_cuMemcpyDtoH_v2(buf, (CUdeviceptr)dev, len));
+}
+static CUresult twin_err(int r)
+{
+    return r == APIGEN_TWIN_NO_MEMORY ? CUDA_ERROR_OUT_OF_MEMORY : (CUresult)r;
+}
+void apigen_cuda_twin_own(void)
+{
+    apigen_twin_own(&cuda_api, twin_io); /* the family's libraries push through it */
+}
+CUresult apigen_cuda_twin_remove(void *host, CUdeviceptr *dev)
+{
+    uint64_t d = 0;
+    CUresult e = twin_err(apigen_twin_remove(host, &d, twin_io, NULL));
+    *dev = (CUdeviceptr)d;
+    return e;
+}
+
 CUresult apigen_cuda_managed_push(void)
 {
+    CUresult e = twin_err(apigen_twin_push(twin_io, NULL));
+    if (e != CUDA_SUCCESS) return e;
     if (!apigen_mirror_live()) return CUDA_SUCCESS;
     return (CUresult)apigen_mirror_push(push_io, NULL);
 }
@@ -56,6 +82,7 @@ static void queue_of(CUstream s, bool ptsz, uint64_t *q, uint64_t *owner)
 
 void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz)
 {
+    apigen_twin_wrote((uint64_t)dst, n);
     if (!apigen_mirror_live()) return;
     uint64_t q, o;
     queue_of(s, ptsz, &q, &o);
@@ -64,6 +91,8 @@ void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz)
 
 CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz)
 {
+    CUresult e = twin_err(apigen_twin_sync(scope == APIGEN_SYNC_ALL, twin_io, NULL));
+    if (e != CUDA_SUCCESS) return e;
     if (!apigen_mirror_live()) return CUDA_SUCCESS;
     uint64_t q, o;
     queue_of(s, ptsz, &q, &o);

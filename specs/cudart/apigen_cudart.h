@@ -135,6 +135,7 @@ cudaError_t apigenCudartParamLayout(const void *func, cudaKernel_t kernel, uint3
 #define APIGEN_CUDART_COOPERATIVE 2u /* cudaLaunchCooperativeKernel */
 #define APIGEN_CUDART_ASYNC 4u       /* the ...Async copy on `stream` */
 #define APIGEN_CUDART_SYNC 8u        /* a launch sent synchronously: the runtime will refuse it */
+#define APIGEN_CUDART_PIPE 16u       /* a box of a large array copy sent without waiting */
 
 /* One launch: the arguments packed at the offsets of the kernel's layout;
  * attrs: cudaLaunchKernelExC's attributes. */
@@ -161,6 +162,11 @@ cudaError_t apigenCudartHostFnDone(uint64_t id);
 cudaError_t apigenCudartMemcpy3D(const struct cudaMemcpy3DParms *p, const void *src,
                                  size_t srcSize, void *dst, size_t dstSize, cudaStream_t stream,
                                  uint32_t flags);
+/* The same from host memory only (a box of a large copy, guest.c
+ * array_boxes): with APIGEN_CUDART_PIPE sent without waiting for a reply
+ * (its error becomes the thread's, returned by the next synchronous call). */
+cudaError_t apigenCudartMemcpy3DIn(const struct cudaMemcpy3DParms *p, const void *src,
+                                   size_t srcSize, cudaStream_t stream, uint32_t flags);
 
 /* An error the guest decided without the server (invalid flags, a pointer
  * it never handed out): queued, so that it becomes the thread's last error

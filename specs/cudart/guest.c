@@ -33,6 +33,7 @@
 #include "apigen_rt.h"
 #include "cudart_wire.h"
 #include "managed.h"
+#include "registered.h"
 
 /* ---- forwarders generated for `wrap: {guest: true}` ---------------------------- */
 #define FWD_DECL(name, ...) cudaError_t cudart_fwd_##name(__VA_ARGS__);
@@ -91,6 +92,12 @@ FWD_DECL(cudaMemcpyFromSymbol, FROMSYM_ARGS)
 FWD_DECL(cudaMemcpyFromSymbol_ptds, FROMSYM_ARGS)
 FWD_DECL(cudaMemcpyFromSymbolAsync, FROMSYMA_ARGS)
 FWD_DECL(cudaMemcpyFromSymbolAsync_ptsz, FROMSYMA_ARGS)
+FWD_DECL(cudaMemcpyPeer, void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+FWD_DECL(cudaMemcpyPeerAsync, void *dst, int dstDevice, const void *src, int srcDevice,
+         size_t count, cudaStream_t stream)
+FWD_DECL(cudaDeviceCanAccessPeer, int *canAccessPeer, int device, int peerDevice)
+FWD_DECL(cudaDeviceEnablePeerAccess, int peerDevice, unsigned int flags)
+FWD_DECL(cudaDeviceDisablePeerAccess, int peerDevice)
 FWD_DECL(cudaMemcpyToArray, TOARR_ARGS)
 FWD_DECL(cudaMemcpyToArray_ptds, TOARR_ARGS)
 FWD_DECL(cudaMemcpyToArrayAsync, TOARRA_ARGS)
@@ -1115,7 +1122,7 @@ static cudaError_t local_error(cudaError_t e)
 #define HOST_REGISTER_FLAGS                                                                        \
     (cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |                \
      cudaHostRegisterReadOnly)
-#define HOST_REGISTER_UNSUPPORTED (cudaHostRegisterMapped | cudaHostRegisterIoMemory)
+#define HOST_REGISTER_UNSUPPORTED cudaHostRegisterIoMemory
 
 APIGEN_EXPORT cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
@@ -1168,13 +1175,17 @@ APIGEN_EXPORT cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int 
     if (e != cudaSuccess) return e;
     if (flags & ~(unsigned)HOST_REGISTER_FLAGS) return local_error(cudaErrorInvalidValue);
     if (flags & HOST_REGISTER_UNSUPPORTED) {
-        apigen_log("cudaHostRegister: flags 0x%x: mapped and I/O memory registrations are not "
-                   "supported remotely: the device reaches only memory of the shared-memory "
-                   "arena (cudaHostAlloc / cudaMallocHost) (cudaErrorNotSupported)", flags);
+        apigen_log("cudaHostRegister: flags 0x%x: I/O memory is memory of the GPU's machine, "
+                   "not of this process: refused (cudaErrorNotSupported)", flags);
         return local_error(cudaErrorNotSupported);
     }
     if (ranges_find(&host_ranges_, ptr, &r))
         return local_error(cudaErrorHostMemoryAlreadyRegistered);
+    /* mapped: a device allocation kept equal to the range at launches and
+     * synchronizations (registered.c); the server's GPU cannot reach it */
+    if ((flags & cudaHostRegisterMapped) &&
+        (e = cudart_registered_add(ptr, size, (flags & cudaHostRegisterReadOnly) != 0)) != cudaSuccess)
+        return local_error(e);
     ranges_add(&host_ranges_, ptr, size, flags, false);
     return cudaSuccess;
 }
@@ -1185,7 +1196,8 @@ APIGEN_EXPORT cudaError_t cudaHostUnregister(void *ptr)
     if (!ranges_find(&host_ranges_, ptr, &r) || r.owned || r.base != (uintptr_t)ptr)
         return local_error(cudaErrorHostMemoryNotRegistered);
     (void)ranges_remove(&host_ranges_, ptr, NULL);
-    return cudaSuccess;
+    cudaError_t e = cudart_registered_remove(ptr);
+    return e != cudaSuccess ? local_error(e) : cudaSuccess;
 }
 
 APIGEN_EXPORT cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
@@ -1210,6 +1222,10 @@ APIGEN_EXPORT cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, 
         return e != cudaSuccess ? e : local_error(cudaErrorInvalidValue);
     }
     uint64_t left = r.size - ((uintptr_t)pHost - r.base);
+    if (!r.owned && cudart_registered_device(pHost, pDevice, NULL)) {
+        if (flags) return local_error(cudaErrorInvalidValue);
+        return cudaSuccess; /* its device allocation (registered.c) */
+    }
     uint64_t peer = apigen_arena_peer_addr(&cudart_api, pHost, left);
     if (!peer) {
         apigen_log("cudaHostGetDevicePointer: %p is %s: the device reaches only host memory of "
@@ -1244,7 +1260,10 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
         }
         /* Outside the arena (cudaHostRegister, or no arena): the memory is
          * the guest's only; no device can reach it, so there is no device
-         * pointer to give (a documented limit: natively there is one). */
+         * pointer to give (a documented limit: natively there is one), but
+         * for a mapped registration's device allocation (registered.c). */
+        void *mapped = NULL;
+        if (!r.owned) (void)cudart_registered_device(ptr, &mapped, NULL);
         int dev = 0;
         apigen_hold_deferred(true);
         cudaError_t e = cudaGetDevice(&dev);
@@ -1254,7 +1273,7 @@ APIGEN_EXPORT cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes 
         attributes->type = cudaMemoryTypeHost;
         attributes->device = dev;
         attributes->hostPointer = (void *)ptr;
-        attributes->devicePointer = NULL;
+        attributes->devicePointer = mapped;
         return cudaSuccess;
     }
     return cudart_fwd_cudaPointerGetAttributes(attributes, ptr);
@@ -1789,6 +1808,10 @@ APIGEN_EXPORT cudaError_t cudaMemcpyFromSymbol_ptds(FROMSYM_ARGS)
 FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync, 0)
 FROMSYM_ASYNC(cudaMemcpyFromSymbolAsync_ptsz, APIGEN_CUDART_PTSZ)
 
+static int arr2d_large(cudaArray_t a, size_t wOffset, size_t hOffset, const void *host,
+                       size_t pitch, size_t width, size_t height, bool to_array,
+                       enum cudaMemcpyKind kind, cudaStream_t stream, bool async, bool ptds,
+                       cudaError_t *e);
 /* Arrays: the other side is a device address or host memory. */
 static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind, bool to_array)
 {
@@ -1796,6 +1819,16 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
     return is_device(other) ? cudaMemcpyDeviceToDevice
                             : (to_array ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
 }
+
+/* A 2D copy between host memory and an array larger than a box goes as a
+ * 3D copy in boxes (arr2d_large); ptds_ is the _ptds / _ptsz form. */
+#define LARGE2D(a, w, h, host, pitch, width, height, to, kind, stream, async, ptds_)              \
+    do {                                                                                           \
+        cudaError_t big_;                                                                          \
+        if (arr2d_large(a, w, h, host, pitch, width, height, to, kind, stream, async, ptds_,      \
+                        &big_))                                                                    \
+            return big_;                                                                           \
+    } while (0)
 
 #define TOARR(name)                                                                                \
     APIGEN_EXPORT cudaError_t name(TOARR_ARGS)                                                     \
@@ -1836,6 +1869,8 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
 #define TO2DARR(name)                                                                              \
     APIGEN_EXPORT cudaError_t name(TO2DARR_ARGS)                                                   \
     {                                                                                              \
+        LARGE2D(dst, wOffset, hOffset, src, spitch, width, height, true, kind, 0, false,          \
+                sizeof #name > sizeof "cudaMemcpy2DToArray");                                     \
         return cudart_fwd_##name(dst, wOffset, hOffset, src, spitch, width, height,                \
                                  arr_kind(src, kind, true));                                       \
     }
@@ -1845,6 +1880,9 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
         kind = arr_kind(src, kind, true);                                                          \
         captured_host cap_ = {src, NULL, NULL};                                                    \
         bool captured_ = height && width <= spitch && host_copy_captured(kind, width, stream, fl); \
+        if (!captured_)                                                                            \
+            LARGE2D(dst, wOffset, hOffset, src, spitch, width, height, true, kind, stream, true,  \
+                    (fl) != 0);                                                                    \
         cudaError_t e_ = captured_ ? capture_before(&cap_, true, (void *)(uintptr_t)src, spitch,   \
                                                     width, height, stream, fl)                     \
                                    : cudaSuccess;                                                  \
@@ -1856,6 +1894,8 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
 #define FROM2DARR(name)                                                                            \
     APIGEN_EXPORT cudaError_t name(FROM2DARR_ARGS)                                                 \
     {                                                                                              \
+        LARGE2D((cudaArray_t)(uintptr_t)src, wOffset, hOffset, dst, dpitch, width, height, false, \
+                kind, 0, false, sizeof #name > sizeof "cudaMemcpy2DFromArray");                   \
         return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height,                \
                                  arr_kind(dst, kind, false));                                      \
     }
@@ -1863,9 +1903,12 @@ static enum cudaMemcpyKind arr_kind(const void *other, enum cudaMemcpyKind kind,
     APIGEN_EXPORT cudaError_t name(FROM2DARRA_ARGS)                                                \
     {                                                                                              \
         kind = arr_kind(dst, kind, false);                                                         \
-        if (!(height && width <= dpitch && host_copy_captured(kind, width, stream, fl)))           \
+        if (!(height && width <= dpitch && host_copy_captured(kind, width, stream, fl))) {         \
+            LARGE2D((cudaArray_t)(uintptr_t)src, wOffset, hOffset, dst, dpitch, width, height,    \
+                    false, kind, stream, true, (fl) != 0);                                         \
             return cudart_fwd_##name(dst, dpitch, src, wOffset, hOffset, width, height, kind,      \
                                      stream);                                                      \
+        }                                                                                          \
         captured_host cap_;                                                                        \
         cudaError_t e_ = capture_before(&cap_, false, dst, dpitch, width, height, stream, fl);     \
         if (e_ != cudaSuccess) return e_;                                                          \
@@ -1919,26 +1962,25 @@ static void host_region(const struct cudaPitchedPtr *hp, struct cudaPos pos, siz
         }
 }
 
-/* A 3D copy with a CUDA array on either side: one internal call, the server's
+/* A 3D copy with a CUDA array on either side: the server's
  * cudaMemcpy3D(Async) with the array handles translated. A host side
- * travels as a dense buffer (extent.width is in the array's elements). */
-static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
-                                  bool async, bool ptds)
+ * travels as a dense buffer (extent.width is in the array's elements), in
+ * boxes of at most ARRAY_CHUNK bytes (array_boxes): a copy of any size
+ * crosses the transport with bounded memory on both sides, and boxes from
+ * host memory are pipelined (every box but the last one sent without
+ * waiting: the server copies one while the next one travels; an error of
+ * an earlier box is returned by the last one, the thread's next
+ * synchronous call). */
+#define ARRAY_CHUNK ((size_t)4 << 20)
+
+static cudaError_t array_box(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
+                             bool async, bool ptds, bool pipe, unsigned char *buf)
 {
     struct cudaMemcpy3DParms q = *p;
-    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
-    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
-    if (e != cudaSuccess) return e;
+    size_t depth = p->extent.depth ? p->extent.depth : 1;
     bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
     bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
     size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
-    if (row && n / row != p->extent.height * depth) return local_error(cudaErrorInvalidValue);
-    if ((host_src || host_dst) && async &&
-        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
-        return local_error(cudaErrorStreamCaptureUnsupported);
-    unsigned char *buf = NULL;
-    if ((host_src || host_dst) && !(buf = malloc(n ? n : 1)))
-        return local_error(cudaErrorMemoryAllocation);
     if (host_src) {
         host_region(&p->srcPtr, p->srcPos, row, p->extent.height, depth, buf, true);
         q.srcPtr = (struct cudaPitchedPtr){NULL, row, p->extent.width, p->extent.height};
@@ -1949,12 +1991,113 @@ static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_
         q.dstPos = (struct cudaPos){0, 0, 0};
     }
     uint32_t fl = (async ? APIGEN_CUDART_ASYNC : 0) | (ptds ? APIGEN_CUDART_PTSZ : 0);
-    e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0, host_dst ? buf : NULL,
-                             host_dst ? n : 0, stream, fl);
+    if (host_src && !host_dst)
+        return apigenCudartMemcpy3DIn(&q, buf, n, stream, fl | (pipe ? APIGEN_CUDART_PIPE : 0));
+    cudaError_t e = apigenCudartMemcpy3D(&q, host_src ? buf : NULL, host_src ? n : 0,
+                                         host_dst ? buf : NULL, host_dst ? n : 0, stream, fl);
     if (e == cudaSuccess && host_dst)
         host_region(&p->dstPtr, p->dstPos, row, p->extent.height, depth, buf, false);
+    return e;
+}
+
+/* The boxes of a copy of w x h x d elements: whole slices while a slice
+ * fits in a chunk, else bands of rows of one slice, else pieces of a row.
+ * Positions move in elements on an array side, in bytes on a pointer side. */
+static cudaError_t array_boxes(const struct cudaMemcpy3DParms *p, size_t elem, cudaStream_t stream,
+                               bool async, bool ptds)
+{
+    size_t w = p->extent.width, h = p->extent.height, d = p->extent.depth ? p->extent.depth : 1;
+    size_t row = w * elem, slice = row * h;
+    size_t bw = w, bh = h, bd = d;
+    if (slice > ARRAY_CHUNK) {
+        bd = 1;
+        if (row > ARRAY_CHUNK) bh = 1, bw = ARRAY_CHUNK / elem;
+        else bh = ARRAY_CHUNK / row;
+    } else if (slice) {
+        bd = ARRAY_CHUNK / slice;
+    }
+    if (!bw || !bh || !bd) bw = bw ? bw : 1, bh = bh ? bh : 1, bd = bd ? bd : 1;
+    size_t cap = bw * bh * bd * elem;
+    unsigned char *buf = malloc(cap ? cap : 1);
+    if (!buf) return local_error(cudaErrorMemoryAllocation);
+    cudaError_t e = cudaSuccess;
+    for (size_t z = 0; z < d && e == cudaSuccess; z += bd)
+        for (size_t y = 0; y < h && e == cudaSuccess; y += bh)
+            for (size_t x = 0; x < w && e == cudaSuccess; x += bw) {
+                struct cudaMemcpy3DParms q = *p;
+                q.extent = (struct cudaExtent){w - x < bw ? w - x : bw, h - y < bh ? h - y : bh,
+                                               d - z < bd ? d - z : bd};
+                size_t sx = p->srcArray ? x : x * elem, dx = p->dstArray ? x : x * elem;
+                q.srcPos = (struct cudaPos){p->srcPos.x + sx, p->srcPos.y + y, p->srcPos.z + z};
+                q.dstPos = (struct cudaPos){p->dstPos.x + dx, p->dstPos.y + y, p->dstPos.z + z};
+                bool last = x + bw >= w && y + bh >= h && z + bd >= d;
+                e = array_box(&q, elem, stream, async, ptds, !last, buf);
+            }
     free(buf);
     return e;
+}
+
+static cudaError_t memcpy3d_array(const struct cudaMemcpy3DParms *p, cudaStream_t stream,
+                                  bool async, bool ptds)
+{
+    size_t elem = 1, depth = p->extent.depth ? p->extent.depth : 1;
+    cudaError_t e = array_elem(p->srcArray ? p->srcArray : p->dstArray, &elem);
+    if (e != cudaSuccess) return e;
+    bool host_src = !p->srcArray && p->srcPtr.ptr && !is_device(p->srcPtr.ptr);
+    bool host_dst = !p->dstArray && p->dstPtr.ptr && !is_device(p->dstPtr.ptr);
+    size_t row = p->extent.width * elem, n = row * p->extent.height * depth;
+    if (row && (row / elem != p->extent.width || n / row != p->extent.height * depth))
+        return local_error(cudaErrorInvalidValue);
+    if ((host_src || host_dst) && async &&
+        stream_captures(stream, ptds ? APIGEN_CUDART_PTSZ : 0)) /* the buffer dies with the call */
+        return local_error(cudaErrorStreamCaptureUnsupported);
+    if (!host_src && !host_dst) return array_box(p, elem, stream, async, ptds, false, NULL);
+    if (n <= ARRAY_CHUNK) {
+        unsigned char *buf = malloc(n ? n : 1);
+        if (!buf) return local_error(cudaErrorMemoryAllocation);
+        e = array_box(p, elem, stream, async, ptds, false, buf);
+        free(buf);
+        return e;
+    }
+    /* a region past the array's edge is refused before any box is copied,
+     * as the runtime refuses the whole copy */
+    struct cudaChannelFormatDesc fd;
+    struct cudaExtent ax;
+    unsigned int af;
+    cudaArray_t a = p->srcArray ? p->srcArray : p->dstArray;
+    const struct cudaPos *at = p->srcArray ? &p->srcPos : &p->dstPos;
+    if ((e = cudaArrayGetInfo(&fd, &ax, &af, a)) != cudaSuccess) return e;
+    size_t ah = ax.height ? ax.height : 1, ad = ax.depth ? ax.depth : 1;
+    if (at->x > ax.width || p->extent.width > ax.width - at->x || at->y > ah ||
+        p->extent.height > ah - at->y || at->z > ad || depth > ad - at->z)
+        return local_error(cudaErrorInvalidValue);
+    return array_boxes(p, elem, stream, async, ptds);
+}
+
+/* 1 with *e set when a 2D copy between host memory and an array is larger
+ * than a box and went as a 3D copy (memcpy3d_array, in boxes); 0 to send it
+ * as it is (small, device memory, or arguments the runtime refuses). */
+static int arr2d_large(cudaArray_t a, size_t wOffset, size_t hOffset, const void *host,
+                       size_t pitch, size_t width, size_t height, bool to_array,
+                       enum cudaMemcpyKind kind, cudaStream_t stream, bool async, bool ptds,
+                       cudaError_t *e)
+{
+    size_t elem = 0;
+    if (!a || !host || !height || width > pitch || is_device(host) ||
+        (kind != cudaMemcpyDefault && kind != (to_array ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost)) ||
+        pitch > SIZE_MAX / height || pitch * height <= ARRAY_CHUNK ||
+        array_elem(a, &elem) != cudaSuccess || width % elem || wOffset % elem)
+        return 0;
+    struct cudaMemcpy3DParms p;
+    memset(&p, 0, sizeof p);
+    struct cudaPitchedPtr hp = {(void *)(uintptr_t)host, pitch, width / elem, height};
+    struct cudaPos ap = {wOffset / elem, hOffset, 0};
+    if (to_array) p.srcPtr = hp, p.dstArray = a, p.dstPos = ap;
+    else p.dstPtr = hp, p.srcArray = a, p.srcPos = ap;
+    p.extent = (struct cudaExtent){width / elem, height, 1};
+    p.kind = cudaMemcpyDefault;
+    *e = memcpy3d_array(&p, stream, async, ptds);
+    return 1;
 }
 
 /* 3D copies between pitched pointers: one 2D copy per slice; with an array
@@ -2043,6 +2186,101 @@ APIGEN_EXPORT cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPe
                                                      cudaStream_t stream)
 {
     return memcpy3dpeer(p, stream, true, true);
+}
+
+/* ---- peers across servers ---------------------------------------------------------- */
+/* With APIGEN_SERVER=url0,url1 the devices of different servers are in
+ * different processes (often different machines): no peer access between
+ * them; a peer copy between them is staged through this process's memory,
+ * STAGE bytes at a time: a device-to-host copy on the source's server, a
+ * host-to-device copy on the destination's (each thread's current device
+ * set for the copy, so that an address both servers hand out goes to the
+ * right one, and restored after). Within one server everything is
+ * forwarded as it is. */
+bool cudart_ordinals_(unsigned server, int64_t *count); /* generated (api.ordinals) */
+#define STAGE ((size_t)16 << 20)
+
+static int dev_server(int dev)
+{
+    int64_t local;
+    return apigen_route_ordinal(&cudart_api, cudart_ordinals_, dev, &local);
+}
+static bool cross_server(int a, int b)
+{
+    if (apigen_server_count(&cudart_api) <= 1 || a < 0 || b < 0) return false;
+    return dev_server(a) != dev_server(b);
+}
+
+static cudaError_t peer_staged(void *dst, int dstDevice, const void *src, int srcDevice,
+                               size_t count, cudaStream_t stream, bool async)
+{
+    static atomic_flag logged = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged))
+        apigen_log("cudaMemcpyPeer%s: devices %d and %d are on two servers: the copy is staged "
+                   "through this process's memory%s",
+                   async ? "Async" : "", srcDevice, dstDevice, async ? " and synchronous" : "");
+    if (!count) return cudaSuccess;
+    if (!dst || !src) return local_error(cudaErrorInvalidValue);
+    int cur = 0;
+    cudaError_t e = cudaGetDevice(&cur);
+    if (e != cudaSuccess) return e;
+    if (async && (e = cudaStreamSynchronize(stream)) != cudaSuccess) return e;
+    size_t cap = count < STAGE ? count : STAGE;
+    unsigned char *buf = malloc(cap);
+    if (!buf) return local_error(cudaErrorMemoryAllocation);
+    for (size_t off = 0; off < count && e == cudaSuccess; off += cap) {
+        size_t k = count - off < cap ? count - off : cap;
+        if ((e = cudaSetDevice(srcDevice)) != cudaSuccess ||
+            (e = cudaMemcpy(buf, (const unsigned char *)src + off, k, cudaMemcpyDeviceToHost)) !=
+                cudaSuccess ||
+            (e = cudaSetDevice(dstDevice)) != cudaSuccess)
+            break;
+        e = cudaMemcpy((unsigned char *)dst + off, buf, k, cudaMemcpyHostToDevice);
+    }
+    free(buf);
+    cudaError_t r = cudaSetDevice(cur);
+    return e != cudaSuccess ? e : r;
+}
+
+APIGEN_EXPORT cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice,
+                                         size_t count)
+{
+    if (cross_server(dstDevice, srcDevice))
+        return peer_staged(dst, dstDevice, src, srcDevice, count, 0, false);
+    return cudart_fwd_cudaMemcpyPeer(dst, dstDevice, src, srcDevice, count);
+}
+APIGEN_EXPORT cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src,
+                                              int srcDevice, size_t count, cudaStream_t stream)
+{
+    if (cross_server(dstDevice, srcDevice))
+        return peer_staged(dst, dstDevice, src, srcDevice, count, stream, true);
+    return cudart_fwd_cudaMemcpyPeerAsync(dst, dstDevice, src, srcDevice, count, stream);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+    if (canAccessPeer && cross_server(device, peerDevice)) {
+        *canAccessPeer = 0;
+        return cudaSuccess;
+    }
+    return cudart_fwd_cudaDeviceCanAccessPeer(canAccessPeer, device, peerDevice);
+}
+/* The current device's server against the peer's: the call goes to the
+ * peer's server (its ordinal argument), which must be the current one's. */
+static bool peer_elsewhere(int peerDevice)
+{
+    if (apigen_server_count(&cudart_api) <= 1 || peerDevice < 0) return false;
+    int cur = 0;
+    return cudaGetDevice(&cur) == cudaSuccess && cross_server(cur, peerDevice);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+    if (peer_elsewhere(peerDevice)) return local_error(cudaErrorPeerAccessUnsupported);
+    return cudart_fwd_cudaDeviceEnablePeerAccess(peerDevice, flags);
+}
+APIGEN_EXPORT cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
+    if (peer_elsewhere(peerDevice)) return local_error(cudaErrorPeerAccessNotEnabled);
+    return cudart_fwd_cudaDeviceDisablePeerAccess(peerDevice);
 }
 
 /* One forwarded cudaMemRangeGetAttribute per attribute. */

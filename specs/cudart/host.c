@@ -1036,6 +1036,16 @@ cudaError_t cudart_host_memcpy3d(apigen_call_ctx *cx, const struct cudaMemcpy3DP
     return e;
 }
 
+/* A box of a large copy from host memory (guest.c array_boxes); sent
+ * without a reply when APIGEN_CUDART_PIPE is set. */
+cudaError_t cudart_host_memcpy3d_in(apigen_call_ctx *cx, const struct cudaMemcpy3DParms *p,
+                                    const void *src, size_t srcSize, cudaStream_t stream,
+                                    uint32_t flags)
+{
+    if (!src) return cudaErrorInvalidValue;
+    return cudart_host_memcpy3d(cx, p, src, srcSize, NULL, 0, stream, flags & ~APIGEN_CUDART_PIPE);
+}
+
 cudaError_t cudart_host_add_memcpy_node(apigen_call_ctx *cx, cudaGraphNode_t *pGraphNode,
                                         cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                         size_t numDependencies,

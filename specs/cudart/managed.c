@@ -24,6 +24,7 @@
 #include "apigen_rt.h"
 #include "cudart_wire.h"
 #include "managed.h"
+#include "registered.h"
 
 cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
 
@@ -41,6 +42,8 @@ static int pull_io(void *alias, uint64_t addr, size_t len, void *user)
 
 cudaError_t cudart_managed_push(void)
 {
+    cudaError_t e = cudart_registered_push(); /* mapped registrations (registered.c) */
+    if (e != cudaSuccess) return e;
     if (!apigen_mirror_live()) return cudaSuccess;
     return (cudaError_t)apigen_mirror_push(push_io, NULL);
 }
@@ -60,6 +63,7 @@ static void queue_of(cudaStream_t s, bool ptsz, uint64_t *q, uint64_t *owner)
 
 void cudart_managed_wrote(const void *dst, size_t n, cudaStream_t s, bool ptsz)
 {
+    cudart_registered_wrote(dst, n);
     if (!apigen_mirror_live()) return;
     uint64_t q, o;
     queue_of(s, ptsz, &q, &o);
@@ -73,6 +77,8 @@ void cudart_managed_launched(cudaStream_t s, bool ptsz)
 
 cudaError_t cudart_managed_sync(int what, cudaStream_t s, bool ptsz)
 {
+    cudaError_t e = cudart_registered_sync(what == CUDART_SYNC_DEVICE);
+    if (e != cudaSuccess) return e;
     if (!apigen_mirror_live()) return cudaSuccess;
     uint64_t q, o;
     queue_of(s, ptsz, &q, &o);

@@ -50,19 +50,19 @@ unsupported)
     echo "ok: $(cat "$tmp/out"); stderr: $(tr '\n' ' ' < "$tmp/err")" ;;
 spec_mismatch)
     # specs/cudart.yaml edited to disagree with the header: a parameter
-    # cudaMemcpyPeer does not have, and a function the header does not declare
+    # cudaDeviceGetP2PAttribute does not have, and a function the header does not declare
     apigen=$build/gen/apigen
     [ -x "$apigen" ] || { echo "skipped: the generator is not built"; exit 77; }
     mkdir -p "$tmp/specs"
     cp -r "$src/specs/cudart.yaml" "$src/specs/cudart" "$tmp/specs/"
-    sed -i 's/^  cudaMemcpyPeer: {params: {\(.*\)}}$/  cudaMemcpyPeer: {params: {size: device, \1}}\n  cudaMemcpyWithSomethingNew: {local: true}/' "$tmp/specs/cudart.yaml"
-    line=$(grep -n "^  cudaMemcpyPeer: {params: {size: device, " "$tmp/specs/cudart.yaml" | cut -d: -f1)
+    sed -i 's/^  cudaDeviceGetP2PAttribute: {params: {\(.*\)}}$/  cudaDeviceGetP2PAttribute: {params: {size: device, \1}}\n  cudaMemcpyWithSomethingNew: {local: true}/' "$tmp/specs/cudart.yaml"
+    line=$(grep -n "^  cudaDeviceGetP2PAttribute: {params: {size: device, " "$tmp/specs/cudart.yaml" | cut -d: -f1)
     [ -n "$line" ] || fail "could not edit the spec"
     cd "$tmp"
     "$apigen" --strict specs/cudart.yaml -o "$tmp/gen" > "$tmp/out" 2> "$tmp/err"
     rc=$?
     [ $rc = 1 ] || fail "apigen exited $rc on a spec that does not match the header"
-    grep -q "^specs/cudart.yaml:$line:[0-9]*: error: cudaMemcpyPeer: .*'size'" "$tmp/err" || fail "no error naming cudaMemcpyPeer's parameter 'size' at line $line"
+    grep -q "^specs/cudart.yaml:$line:[0-9]*: error: cudaDeviceGetP2PAttribute: .*'size'" "$tmp/err" || fail "no error naming cudaDeviceGetP2PAttribute's parameter 'size' at line $line"
     grep -q "^specs/cudart.yaml:$((line + 1)):[0-9]*: error: cudaMemcpyWithSomethingNew: " "$tmp/err" || fail "no error for the function the header lacks (--strict)"
     [ ! -e "$tmp/gen" ] || fail "output written despite errors"
     echo "ok:"; sed 's/^/  /' "$tmp/err" ;;

@@ -10,7 +10,8 @@
  * runtime does). A stand-in for a kernel's printf: cudaMemset(Async) with
  * value 0x70 leaves a line that the next cudaDeviceSynchronize prints to
  * stdout through stdio, unflushed, as the driver prints a kernel's output at
- * a synchronization. Never used with a GPU. */
+ * a synchronization. Never used with a GPU. fake_arrays.c adds CUDA arrays,
+ * fake_peer.c peer access and peer copies between FAKE_DEVICE_COUNT devices. */
 #define _GNU_SOURCE
 #include <cuda_runtime_api.h>
 #include <stdint.h>
@@ -38,7 +39,9 @@ static void *block(size_t n)
 
 /* FAKE_DEVICE_COUNT devices (default 1): tests/nvml/family.sh gives the
  * fake NVML's two GPUs a CUDA device each */
-static int ndev(void)
+__attribute__((visibility("hidden"))) int fake_ndev(void);
+static int ndev(void) { return fake_ndev(); }
+__attribute__((visibility("hidden"))) int fake_ndev(void)
 {
     const char *n = getenv("FAKE_DEVICE_COUNT");
     int v = n ? atoi(n) : 1;
@@ -73,6 +76,11 @@ FAKE cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device
 }
 /* the calling thread's current device, as the runtime keeps it (0 on a new thread) */
 static _Thread_local int current_;
+/* for fake_peer.c: the calling thread's current device */
+__attribute__((visibility("hidden"))) int fake_current_device(void)
+{
+    return current_;
+}
 FAKE cudaError_t cudaSetDevice(int device)
 {
     if (device < 0 || device >= ndev()) return fail(cudaErrorInvalidDevice);
@@ -244,15 +252,43 @@ FAKE cudaError_t cudaFreeHost(void *p)
     free(p);
     return cudaSuccess;
 }
-/* the shared-memory arena: "registered" */
+/* the shared-memory arena (on the server) and the application's ranges
+ * (natively, tests/cuda/registered_ci.c): "registered", their flags kept */
+static struct {
+    char *p;
+    size_t n;
+    unsigned flags;
+} regs_[64];
 FAKE cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    (void)ptr, (void)size, (void)flags;
+    for (int i = 0; i < 64; i++)
+        if (!regs_[i].p) {
+            regs_[i].p = ptr, regs_[i].n = size, regs_[i].flags = flags;
+            break;
+        }
     return cudaSuccess;
 }
 FAKE cudaError_t cudaHostUnregister(void *ptr)
 {
-    (void)ptr;
+    for (int i = 0; i < 64; i++)
+        if (regs_[i].p == ptr) regs_[i].p = NULL;
+    return cudaSuccess;
+}
+FAKE cudaError_t cudaHostGetFlags(unsigned int *flags, void *ptr)
+{
+    for (int i = 0; i < 64; i++)
+        if (regs_[i].p && (char *)ptr >= regs_[i].p && (char *)ptr < regs_[i].p + regs_[i].n) {
+            *flags = regs_[i].flags;
+            return cudaSuccess;
+        }
+    return fail(cudaErrorInvalidValue);
+}
+/* mapped host memory with unified addressing: the device pointer is the
+ * host pointer (tests/cuda/registered_ci.c natively) */
+FAKE cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
+    if (!pDevice || !pHost || flags) return fail(cudaErrorInvalidValue);
+    *pDevice = pHost;
     return cudaSuccess;
 }
 /* registered host memory with unified addressing: the device pointer is the

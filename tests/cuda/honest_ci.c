@@ -61,6 +61,7 @@ int main(void)
     last("after it");
     P("cudaHostRegister(flags 0x100)", cudaHostRegister(buf, sizeof buf, 0x100));
     P("cudaHostRegister(cudaHostRegisterMapped)", cudaHostRegister(buf, sizeof buf, cudaHostRegisterMapped));
+    P("cudaHostUnregister(mapped)", cudaHostUnregister(buf));
     P("cudaHostRegister(cudaHostRegisterIoMemory)", cudaHostRegister(buf, sizeof buf, cudaHostRegisterIoMemory));
     last("after them");
     P("cudaHostRegister(cudaHostRegisterPortable)", cudaHostRegister(buf, sizeof buf, cudaHostRegisterPortable));

@@ -49,6 +49,11 @@
 #   stream       exa_stream (copies of sizes around the 1 MiB streaming chunk, both ways,
 #                and the errors of streamed sizes) natively vs forwarded over $TRANSPORT
 #                (a third argument tcp: over TCP)
+#   lanes        exa_stream and exa_bulk 9 over tcp with lanes (runtime/lanes.c) off (APIGEN_LANES=0,
+#                1) and on (2, 3, 4, 8 lanes; pieces of 4099 bytes to 4 MiB; thresholds of 1 byte
+#                to 1 MiB), under --isolation thread and process: every transcript as native,
+#                and the server's trace shows bytes over lanes exactly when they are on; a
+#                recording made with lanes replays; a server that grants none keeps one connection
 #   bulk_killed  a peer dies in the middle of large copies: the server killed -> the
 #                client's calls fail with EXA_ERROR_CONNECTION_LOST promptly; the client
 #                killed -> the server goes on serving (over $TRANSPORT)
@@ -171,6 +176,7 @@ start_unix_server() {
     [ "$TRANSPORT" = shm ] && URL="shm://apigen-exa-e2e-$$"
     if [ "$TRANSPORT" = ucx ]; then start_ucx_server; return; fi
     if [ "$TRANSPORT" = tls ]; then start_tls_server; return; fi
+    if [ "$TRANSPORT" = tcp ]; then start_tcp_server; return; fi
     start_server "$URL"
     wait_ready "$URL" || { show "$SERVER_LOG" "server log"; die "server did not start on $URL"; }
 }
@@ -351,6 +357,61 @@ stream)
         differential start_unix_server "$BUILD/examples/exa/exa_stream"
     fi
     cat "$TMP/remote.out"
+    ;;
+lanes)
+    BULK=$BUILD/examples/exa/exa_bulk
+    STREAM=$BUILD/examples/exa/exa_stream
+    need "$BULK" "$STREAM" "$STUB_DIR/libexa.so.1" "$SERVER"
+    run_native nstream "$STREAM"
+    run_native nbulk "$BULK" 9
+    # LANES:PIECE:MIN (empty: the default); exa streams 1 MiB chunks, so a threshold
+    # above 1 MiB leaves the replies' chunks on the connection and lanes the requests
+    for iso in thread process; do
+        for cfg in 0:: 1:: 2:4099:64K 3:65536:1 4:: 8:4M:1M 4:1M:2M; do
+            IFS=: read -r k piece min <<<"$cfg"
+            SERVER_ARGS="--isolation $iso" APIGEN_TRACE=1 start_tcp_server
+            for prog in stream bulk; do
+                tag="$prog.$iso.$k.$piece.$min"
+                if [ $prog = stream ]; then set -- "$STREAM"; else set -- "$BULK" 9; fi
+                APIGEN_LANES=$k APIGEN_LANE_PIECE=$piece APIGEN_LANES_MIN=$min run_remote "$tag" "$URL" "$@"
+                compare "n$prog" "$tag"
+            done
+            { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+            # "lanes of PEER: K lanes, N transfers (X bytes) sent, M (Y bytes) received"
+            got=$(sed -n 's/.*trace: lanes of .*: \([0-9]*\) lanes, [0-9]* transfers (\([0-9]*\) bytes) sent, [0-9]* (\([0-9]*\) bytes) received.*/\1 \2 \3/p' "$SERVER_LOG")
+            if [ "$k" -ge 2 ]; then
+                echo "$got" | awk -v k="$k" 'NF == 3 && $1 == k && $3 > 0 {ok = 1} END {exit !ok}' ||
+                    { show "$SERVER_LOG" "server log"; fail "lanes $cfg ($iso): no bytes over $k lanes: '$got'"; }
+                [ "${min:-1M}" = 2M ] || echo "$got" | awk 'NF == 3 && $2 > 0 {ok = 1} END {exit !ok}' ||
+                    fail "lanes $cfg ($iso): no reply bytes over the lanes: '$got'"
+            else
+                [ -z "$got" ] && ! grep -q "server: lane " "$SERVER_LOG" ||
+                    fail "lanes $cfg ($iso): APIGEN_LANES=$k, yet lanes were opened"
+            fi
+            grep -E "closing connection|refused" "$SERVER_LOG" && fail "lanes $cfg ($iso): the server closed or refused a connection"
+        done
+    done
+    # recorded with lanes (the requests as they mean, not as they travelled), replayed
+    # by a server that has none: every request matches
+    SERVER_ARGS="--isolation thread --record $TMP/lanes.rec" start_tcp_server
+    APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote recorded "$URL" "$STREAM"
+    compare nstream recorded
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    SERVER_ARGS="--replay $TMP/lanes.rec" start_tcp_server
+    APIGEN_LANES=4 APIGEN_LANE_PIECE=4099 APIGEN_LANES_MIN=64K run_remote replayed "$URL" "$STREAM"
+    compare nstream replayed
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    grep -q "replay of .* complete" "$SERVER_LOG" || { show "$SERVER_LOG" "replay server log"; fail "the replay of a recording made with lanes did not match"; }
+    # a server that grants none (APIGEN_LANES=0 there, as one without lanes): the guest
+    # keeps one connection, with the same transcript
+    APIGEN_LANES=0 APIGEN_TRACE=1 start_tcp_server
+    APIGEN_LANES=4 APIGEN_TRACE=1 run_remote nolanes "$URL" "$STREAM"
+    compare nstream nolanes
+    { kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; } 2>/dev/null
+    grep -q "the server has no lanes: large copies use one connection" "$TMP/nolanes.err" ||
+        fail "a guest of a server without lanes did not say it keeps one connection"
+    grep -q "server: lane \|lanes of " "$SERVER_LOG" && fail "a server with APIGEN_LANES=0 took lanes"
+    [ $FAILED = 0 ] && echo "lanes: exa_stream and exa_bulk identical to native with lanes off and on (2 to 8), and with a server that has none"
     ;;
 bulk_killed)
     BULK=$BUILD/examples/exa/exa_bulk

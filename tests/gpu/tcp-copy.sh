@@ -19,7 +19,14 @@
 #                                           and the guest during 256 MiB H2D and
 #                                           D2H copies: each side's top symbols)
 #
+# Over tcp it runs once per APIGEN_LANES value in LANES (default "1 2 4 8":
+# 1 = one connection; runtime/lanes.c), each run with its own plain-C
+# stream and 4-connection stream beside it:
+#
+#   CPUS=2-9:10-15 LANES="1 2 4 8" tests/gpu/tcp-copy.sh
+#
 # Environment: BUILD (default build-tcp-copy), TRANSPORTS (default "tcp unix"),
+# LANES (default "1 2 4 8"; APIGEN_LANE_PIECE and APIGEN_LANES_MIN pass through),
 # SIZES (MiB, default "64 256"), TCP_COPY_ROUNDS (default 3), TCP_COPY_CONNS
 # (default 4), SERVER_ARGS (default "--isolation thread"), PERF=1, NOBUILD=1.
 set -u
@@ -43,4 +50,4 @@ if [ "${NOBUILD:-0}" != 1 ]; then
     echo "== built in $(($(date +%s) - t0)) s"
 fi
 # shellcheck disable=SC2086 # TRANSPORTS: split on purpose
-exec sh bench/tcp-copy.sh "$build" ${TRANSPORTS:-tcp unix}
+LANES=${LANES-1 2 4 8} exec sh bench/tcp-copy.sh "$build" ${TRANSPORTS:-tcp unix}

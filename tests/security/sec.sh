@@ -247,6 +247,18 @@ handle.foreign_wire)
     cat "$TMP/foreign.out"
     stop_server
     ;;
+lanes.wire)
+    # lanes (runtime/lanes.c) by hand over tcp: forged lanes refused, a lane that dies
+    # mid-transfer or a forged piece ends only its connection; both session modes
+    for iso in thread process; do
+        start_tcp --isolation $iso
+        wire lanes >"$TMP/lanes.out" 2>&1 || fail "sec_wire lanes (--isolation $iso)"
+        cat "$TMP/lanes.out"
+        grep -q "closed the connection in the middle" "$SLOG" ||
+            fail "no log line names the lane closed mid-transfer (--isolation $iso)"
+        stop_server
+    done
+    ;;
 handle.foreign_api)
     start_unix
     guest owner "$TMP/ids" "$TMP/go" >"$TMP/owner.out" 2>&1 &

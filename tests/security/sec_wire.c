@@ -12,7 +12,13 @@
  *   sec_wire idle URL N SECS  S6: N connections that never say hello, held SECS
  *   sec_wire session URL      one valid session: prints "ok" (is the server alive?)
  *   sec_wire foreign URL      S3/S4: a second session uses ids and addresses of a
- *                              first one, by hand, byte for byte */
+ *                              first one, by hand, byte for byte
+ *   sec_wire lanes URL        lanes (runtime/lanes.c, tcp://): forged lanes (another
+ *                              session's, a wrong key or thread, twice, out of range,
+ *                              another version) refused; a laned frame on a connection
+ *                              without lanes, a forged piece, a lane closed in the middle
+ *                              of a transfer: that connection closed, the server serves on;
+ *                              a laned write through the runtime's own sender lands */
 #define _GNU_SOURCE
 #include "exa_wire.h"
 #include "rt_internal.h"
@@ -768,6 +774,220 @@ static int mode_foreign(void)
     return failures ? 1 : 0;
 }
 
+/* ---- lanes -------------------------------------------------------------------------- */
+/* A version-3 handshake on c joining (join) session key_in, with the owner's
+ * thread id tid and one lanes tag: ask (RT_HELLO_TAG_LANES) or, with
+ * lane_key, lane idx of k. Returns the status; *msg, the session key, and
+ * what the server said about lanes (*lver, lkey) when it granted them. */
+static uint32_t hello3(apigen_conn *c, uint8_t join, const uint8_t key_in[16], uint64_t tid,
+                       uint32_t version, const uint8_t *lane_key, uint32_t idx, uint32_t k,
+                       uint8_t key_out[16], uint32_t *lver, uint8_t lkey[16], const char **msg)
+{
+    apigen_wr w, f;
+    size_t off;
+    static const uint8_t zero[16];
+    const char *tok = getenv("APIGEN_TOKEN");
+    frame_begin(&w, &off);
+    apigen_wr_init(&f);
+    P(apigen_put_u32(&w, RT_HELLO_V3) && apigen_put_str(&w, "exa") &&
+      apigen_put_u64(&w, EXA_FINGERPRINT) && apigen_put_u8(&w, join) &&
+      apigen_put_raw(&w, key_in ? key_in : zero, 16) && apigen_put_str(&w, tok && *tok ? tok : NULL) &&
+      apigen_put_u64(&w, 0) && apigen_put_u64(&w, 0) && apigen_put_u32(&f, version));
+    if (lane_key)
+        P(apigen_put_u32(&f, idx) && apigen_put_u32(&f, k) && apigen_put_u32(&f, 65536) &&
+          apigen_put_u64(&f, 1 << 20) && apigen_put_raw(&f, lane_key, 16));
+    P(apigen_put_u32(&w, lane_key ? RT_HELLO_TAG_LANE : RT_HELLO_TAG_LANES) &&
+      apigen_put_bytes(&w, f.buf, f.len));
+    P(rt_wr_end_frame(&w, off, APIGEN_F_HELLO, 0, 7, tid));
+    bool ok = send_all(c, w.buf, w.len);
+    apigen_wr_free(&w);
+    apigen_wr_free(&f);
+    static uint8_t *buf;
+    static size_t cap;
+    apigen_frame_hdr h;
+    *msg = "(no reply)";
+    *lver = 0;
+    if (!ok || !recv_frame(c, &h, &buf, &cap))
+        return 999;
+    apigen_rd rd;
+    uint32_t st;
+    apigen_rd_init(&rd, buf, h.payload_len);
+    if (!apigen_get_u32(&rd, &st) || !apigen_get_str(&rd, msg, 4096) ||
+        !apigen_get_raw(&rd, key_out, 16))
+        return 998;
+    if (!apigen_rd_done(&rd) && (!apigen_get_u32(&rd, lver) || (*lver && !apigen_get_raw(&rd, lkey, 16))))
+        return 997;
+    return st;
+}
+
+typedef struct owner {
+    apigen_conn *c;
+    uint8_t skey[16], lkey[16];
+    uint32_t lver;
+} owner;
+
+/* A new session whose connection (thread id tid) asks for lanes. */
+static owner lane_owner(uint64_t tid)
+{
+    owner o = {dial(), {0}, {0}, 0};
+    const char *msg;
+    uint32_t st = hello3(o.c, 0, NULL, tid, RT_LANES_VERSION, NULL, 0, 0, o.skey, &o.lver, o.lkey, &msg);
+    if (st != RT_HELLO_OK) {
+        printf("FAIL: handshake refused: %u %s\n", st, msg);
+        exit(1);
+    }
+    return o;
+}
+
+/* Lane idx of k for o (session key skey, thread tid, lane key lkey): the status. */
+static uint32_t lane_hello(apigen_conn **out, const uint8_t skey[16], uint64_t tid, uint32_t version,
+                           const uint8_t lkey[16], uint32_t idx, uint32_t k, const char **msg)
+{
+    uint8_t kout[16], lk[16];
+    uint32_t lv;
+    *out = dial();
+    return hello3(*out, 1, skey, tid, version, lkey, idx, k, kout, &lv, lk, msg);
+}
+
+static bool has(const char *msg, const char *part) { return msg && strstr(msg, part); }
+
+/* The piece header of lanes.c: lane, transfer, offset, length. */
+static void piece_header(apigen_conn *c, uint32_t lane, uint32_t seq, uint64_t off, uint32_t len)
+{
+    apigen_frame_hdr h = {APIGEN_MAGIC, APIGEN_PROTO_VERSION, APIGEN_F_LANES, lane, seq, off, len, 0};
+    uint8_t hb[APIGEN_FRAME_HDR_SIZE];
+    apigen_hdr_encode(&h, hb);
+    (void)send_all(c, hb, sizeof hb);
+}
+
+/* The header and the payload before the bulk of exaWriteBuffer(buf, 0, n, n bytes)
+ * with APIGEN_F_LANES: the bulk itself is left to the caller's lanes. */
+static void laned_write_head(apigen_conn *c, uint64_t buf, size_t n)
+{
+    static uint8_t dummy[1];
+    apigen_wr w;
+    call_begin(&w);
+    P(apigen_put_u64(&w, buf) && apigen_put_u64(&w, 0) && apigen_put_u64(&w, n) &&
+      apigen_put_opt_bytes_ref(&w, dummy, n)); /* a zero-copy piece: never sent */
+    frame_end(&w, g_off, 0, EXA_CALL_exaWriteBuffer);
+    uint8_t *hb = w.buf + g_off;
+    hb[6] = (uint8_t)(hb[6] | (APIGEN_F_LANES & 0xff));
+    hb[7] = (uint8_t)(hb[7] | (APIGEN_F_LANES >> 8));
+    (void)send_all(c, w.buf, w.ext[0].at); /* header and payload up to the bulk's data */
+    apigen_wr_free(&w);
+}
+
+static int mode_lanes(void)
+{
+    const char *msg;
+    apigen_conn *l, *l2;
+    owner a = lane_owner(5), b = lane_owner(5);
+    EXPECT(a.lver == RT_LANES_VERSION, "lanes.granted: a tcp connection that asks gets a lane key");
+    static const uint8_t junk[16] = {1, 2, 3};
+    EXPECT(lane_hello(&l, a.skey, 5, RT_LANES_VERSION, junk, 0, 2, &msg) == RT_HELLO_SESSION &&
+               has(msg, "lane key") && closed(l),
+           "lanes.forged_key: refused, closed");
+    apigen_tp_close(l);
+    EXPECT(lane_hello(&l, a.skey, 6, RT_LANES_VERSION, a.lkey, 0, 2, &msg) == RT_HELLO_SESSION &&
+               closed(l),
+           "lanes.other_thread: a connection's key with another thread id refused");
+    apigen_tp_close(l);
+    EXPECT(lane_hello(&l, b.skey, 5, RT_LANES_VERSION, a.lkey, 0, 2, &msg) == RT_HELLO_SESSION &&
+               closed(l),
+           "lanes.other_session: session A's lane key in session B refused");
+    apigen_tp_close(l);
+    EXPECT(lane_hello(&l, a.skey, 5, 99, a.lkey, 0, 2, &msg) == RT_HELLO_PROTO &&
+               has(msg, "lanes protocol version") && closed(l),
+           "lanes.version: another lanes version refused, saying so");
+    apigen_tp_close(l);
+    EXPECT(lane_hello(&l, a.skey, 5, RT_LANES_VERSION, a.lkey, 5, 2, &msg) == RT_HELLO_MALFORMED &&
+               closed(l),
+           "lanes.out_of_range: lane 5 of 2 refused");
+    apigen_tp_close(l);
+    /* a's two lanes; lane 0 again is refused */
+    EXPECT(lane_hello(&l, a.skey, 5, RT_LANES_VERSION, a.lkey, 0, 2, &msg) == RT_HELLO_OK,
+           "lanes.lane0: accepted");
+    EXPECT(lane_hello(&l2, a.skey, 5, RT_LANES_VERSION, a.lkey, 0, 2, &msg) == RT_HELLO_SESSION &&
+               has(msg, "twice") && closed(l2),
+           "lanes.twice: lane 0 offered again refused");
+    apigen_tp_close(l2);
+    EXPECT(lane_hello(&l2, a.skey, 5, RT_LANES_VERSION, a.lkey, 1, 2, &msg) == RT_HELLO_OK,
+           "lanes.lane1: accepted");
+    /* a laned write: piece 0 whole on lane 0, half of piece 1 on lane 1, lane 1 closed */
+    uint64_t ctx = create_context(a.c), buf = create_buffer(a.c, ctx, 4 << 20);
+    size_t n = 3 << 20;
+    uint8_t *data = calloc(1, n);
+    P(data);
+    laned_write_head(a.c, buf, n);
+    piece_header(l, 0, 0, 0, 65536);
+    (void)send_all(l, data, 65536);
+    piece_header(l2, 1, 0, 65536, 65536);
+    (void)send_all(l2, data, 30000);
+    apigen_tp_close(l2);
+    EXPECT(closed(a.c), "lanes.closed_mid_transfer: the owner's connection closed");
+    apigen_tp_close(l);
+    apigen_tp_close(a.c);
+    /* a forged piece: the right lane, a wrong offset */
+    owner c = lane_owner(9);
+    apigen_conn *cl[2];
+    EXPECT(lane_hello(&cl[0], c.skey, 9, RT_LANES_VERSION, c.lkey, 0, 2, &msg) == RT_HELLO_OK &&
+               lane_hello(&cl[1], c.skey, 9, RT_LANES_VERSION, c.lkey, 1, 2, &msg) == RT_HELLO_OK,
+           "lanes.pair: two lanes accepted");
+    ctx = create_context(c.c);
+    buf = create_buffer(c.c, ctx, 4 << 20);
+    laned_write_head(c.c, buf, n);
+    piece_header(cl[0], 0, 0, 4096, 65536);
+    (void)send_all(cl[0], data, 65536);
+    EXPECT(closed(c.c), "lanes.forged_piece: a piece at the wrong offset closes the connection");
+    apigen_tp_close(cl[0]);
+    apigen_tp_close(cl[1]);
+    apigen_tp_close(c.c);
+    /* a laned frame on b, which opened no lanes: closed after the lanes' wait */
+    ctx = create_context(b.c);
+    buf = create_buffer(b.c, ctx, 4 << 20);
+    laned_write_head(b.c, buf, n);
+    EXPECT(closed(b.c), "lanes.unopened: a laned frame without lanes closes the connection");
+    apigen_tp_close(b.c);
+    /* the runtime's own sender over two lanes: the bytes land */
+    owner d = lane_owner(11);
+    apigen_conn *dl[2];
+    char err[256];
+    EXPECT(lane_hello(&dl[0], d.skey, 11, RT_LANES_VERSION, d.lkey, 0, 2, &msg) == RT_HELLO_OK &&
+               lane_hello(&dl[1], d.skey, 11, RT_LANES_VERSION, d.lkey, 1, 2, &msg) == RT_HELLO_OK,
+           "lanes.pair2: two lanes accepted");
+    rt_lane_cfg cfg = {2, 65536, 1 << 20};
+    rt_lanes *L = rt_lanes_new_guest(d.c, &cfg, d.lkey);
+    P(L && rt_lanes_start(L, dl, 2, err, sizeof err));
+    ctx = create_context(d.c);
+    buf = create_buffer(d.c, ctx, 4 << 20);
+    for (size_t i = 0; i < n; i++)
+        data[i] = (uint8_t)(i * 7 + 1);
+    reply r = write_streamed(d.c, buf, n - 5, data, n - 5);
+    EXPECT(ret_of(&r) == EXA_SUCCESS, "lanes.write: a laned exaWriteBuffer of 3 MiB - 5 succeeds");
+    /* read back in small (unstreamed) pieces: the first and the last bytes */
+    size_t at[2] = {0, n - 5 - 4096};
+    bool same = true;
+    for (int i = 0; i < 2; i++) {
+        apigen_wr w;
+        call_begin(&w);
+        P(apigen_put_u64(&w, buf) && apigen_put_u64(&w, at[i]) && apigen_put_u64(&w, 4096) &&
+          apigen_put_u8(&w, 1));
+        r = call_sync(d.c, &w, EXA_CALL_exaReadBuffer);
+        const void *p = NULL;
+        uint64_t got = 0;
+        same = same && ret_of(&r) == EXA_SUCCESS && apigen_get_bytes(&r.rd, &p, &got, 4096) &&
+               got == 4096 && memcmp(p, data + at[i], 4096) == 0;
+    }
+    EXPECT(same, "lanes.read_back: the bytes that went over the lanes are the ones written");
+    rt_lanes_free(d.c);
+    apigen_tp_close(d.c);
+    free(data);
+    apigen_conn *e = session(NULL);
+    EXPECT(alive(e), "lanes.server_alive: a new session is served");
+    apigen_tp_close(e);
+    return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     signal(SIGPIPE, SIG_IGN);
@@ -787,6 +1007,8 @@ int main(int argc, char **argv)
         return mode_idle(argc > 3 ? atoi(argv[3]) : 10, argc > 4 ? atoi(argv[4]) : 15);
     if (strcmp(argv[1], "foreign") == 0)
         return mode_foreign();
+    if (strcmp(argv[1], "lanes") == 0)
+        return mode_lanes();
     if (strcmp(argv[1], "session") == 0) {
         apigen_conn *c = session(NULL);
         EXPECT(alive(c), "session: served");

@@ -1,0 +1,246 @@
+/* Twins (apigen_rt.h, "Twins"): ranges of the application's own memory
+ * (stack, heap: memory the runtime must not take over, unlike a mirror's)
+ * that a device allocation of the server stands for, as when an API maps
+ * the application's memory for its device. The API's spec code keeps the
+ * two equal with the rules of memory host and device do not use at the same
+ * time:
+ * - push (before device work): what the application changed goes to the
+ *   device. A twin copy holds each range as last moved; the bytes that
+ *   differ from it are sent, per block from the first to the last changed
+ *   byte while the device wrote nothing since the last pull (its bytes are
+ *   the twin's then, so the bytes between are equal), else only the runs of
+ *   changed bytes, so nothing the device wrote is overwritten;
+ * - wrote (after device work that may write an allocation): the range is
+ *   stale;
+ * - sync (after a successful synchronization): every stale range comes
+ *   back block by block and the bytes the device changed (they differ from
+ *   the twin) are written into the range; bytes the application wrote
+ *   meanwhile stay. Only a device-wide synchronization clears staleness
+ *   (another queue's work may still write).
+ * No page protection and no signal: a comparison of every range at every
+ * push, a copy of every stale range at every sync. With no range every
+ * call is one atomic load. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "rt_internal.h"
+
+#define BLOCK ((size_t)4 << 20)
+
+typedef struct twin {
+    unsigned char *host, *copy;
+    size_t size;
+    uint64_t dev;
+    bool read_only, stale;
+    struct twin *next;
+} twin;
+
+static twin *twins_;
+static atomic_size_t live_;
+static pthread_mutex_t lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+size_t apigen_twin_live(void)
+{
+    return atomic_load_explicit(&live_, memory_order_acquire);
+}
+
+int apigen_twin_add(void *host, size_t size, uint64_t dev, bool read_only)
+{
+    if (!host || !size || !dev) return EINVAL;
+    twin *t = calloc(1, sizeof *t);
+    if (!t || !(t->copy = malloc(size))) {
+        free(t);
+        return ENOMEM;
+    }
+    memcpy(t->copy, host, size);
+    t->host = host;
+    t->size = size;
+    t->dev = dev;
+    t->read_only = read_only;
+    pthread_mutex_lock(&lock_);
+    t->next = twins_;
+    twins_ = t;
+    atomic_fetch_add(&live_, 1);
+    pthread_mutex_unlock(&lock_);
+    return 0;
+}
+
+/* lock_ held; *scratch: BLOCK bytes, made at the first change (the bytes
+ * sent become the twin's only once they arrived, so what a failed push did
+ * not send is sent by the next one) */
+static int push_one(twin *t, unsigned char **scratch, apigen_twin_io io, void *user)
+{
+    for (size_t i = 0; i < t->size; i += BLOCK) {
+        size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
+        const unsigned char *h = t->host + i;
+        unsigned char *c = t->copy + i;
+        if (!memcmp(h, c, n)) continue;
+        if (!*scratch && !(*scratch = malloc(BLOCK))) return APIGEN_TWIN_NO_MEMORY;
+        size_t a = 0;
+        while (a < n) {
+            while (a < n && h[a] == c[a]) a++;
+            if (a == n) break;
+            size_t b = a;
+            if (!t->stale) {
+                b = n;
+                while (h[b - 1] == c[b - 1]) b--;
+            } else {
+                while (b < n && h[b] != c[b]) b++;
+            }
+            memcpy(*scratch, h + a, b - a);
+            int r = io(t->dev + i + a, *scratch, b - a, true, user);
+            if (r) return r;
+            memcpy(c + a, *scratch, b - a);
+            a = b;
+        }
+    }
+    return 0;
+}
+
+/* lock_ held */
+static int pull_one(twin *t, unsigned char *buf, apigen_twin_io io, void *user)
+{
+    for (size_t i = 0; i < t->size; i += BLOCK) {
+        size_t n = t->size - i < BLOCK ? t->size - i : BLOCK;
+        int r = io(t->dev + i, buf, n, false, user);
+        if (r) return r;
+        if (!memcmp(buf, t->copy + i, n)) continue;
+        for (size_t k = 0; k < n; k++)
+            if (buf[k] != t->copy[i + k]) t->host[i + k] = t->copy[i + k] = buf[k];
+    }
+    return 0;
+}
+
+int apigen_twin_push(apigen_twin_io io, void *user)
+{
+    if (!apigen_twin_live()) return 0;
+    unsigned char *scratch = NULL;
+    int r = 0;
+    pthread_mutex_lock(&lock_);
+    for (twin *t = twins_; t && !r; t = t->next) r = push_one(t, &scratch, io, user);
+    pthread_mutex_unlock(&lock_);
+    free(scratch);
+    return r;
+}
+
+void apigen_twin_wrote(uint64_t dev, size_t n)
+{
+    if (!apigen_twin_live()) return;
+    pthread_mutex_lock(&lock_);
+    for (twin *t = twins_; t; t = t->next)
+        if (!t->read_only && (!dev || (dev < t->dev + t->size && dev + (n ? n : 1) > t->dev)))
+            t->stale = true;
+    pthread_mutex_unlock(&lock_);
+}
+
+int apigen_twin_sync(bool all_done, apigen_twin_io io, void *user)
+{
+    if (!apigen_twin_live()) return 0;
+    int r = 0;
+    unsigned char *buf = NULL;
+    pthread_mutex_lock(&lock_);
+    for (twin *t = twins_; t && !r; t = t->next) {
+        if (!t->stale) continue;
+        if (!buf && !(buf = malloc(BLOCK))) {
+            r = APIGEN_TWIN_NO_MEMORY;
+            break;
+        }
+        r = pull_one(t, buf, io, user);
+        if (!r && all_done) t->stale = false;
+    }
+    pthread_mutex_unlock(&lock_);
+    free(buf);
+    return r;
+}
+
+bool apigen_twin_device(const void *host, uint64_t *dev, size_t *left)
+{
+    if (!apigen_twin_live()) return false;
+    uintptr_t h = (uintptr_t)host;
+    bool found = false;
+    pthread_mutex_lock(&lock_);
+    for (twin *t = twins_; t && !found; t = t->next)
+        if (h >= (uintptr_t)t->host && h < (uintptr_t)t->host + t->size) {
+            if (dev) *dev = t->dev + (h - (uintptr_t)t->host);
+            if (left) *left = t->size - (h - (uintptr_t)t->host);
+            found = true;
+        }
+    pthread_mutex_unlock(&lock_);
+    return found;
+}
+
+int apigen_twin_remove(void *host, uint64_t *dev, apigen_twin_io io, void *user)
+{
+    twin *t = NULL;
+    *dev = 0;
+    if (!apigen_twin_live()) return 0;
+    pthread_mutex_lock(&lock_);
+    for (twin **p = &twins_; *p; p = &(*p)->next)
+        if ((*p)->host == host) {
+            t = *p;
+            *p = t->next;
+            atomic_fetch_sub(&live_, 1);
+            break;
+        }
+    pthread_mutex_unlock(&lock_);
+    if (!t) return 0;
+    int r = 0;
+    if (t->stale) { /* what the device wrote stays in the application's memory */
+        unsigned char *buf = malloc(BLOCK);
+        r = buf ? pull_one(t, buf, io, user) : APIGEN_TWIN_NO_MEMORY;
+        free(buf);
+    }
+    *dev = t->dev;
+    free(t->copy);
+    free(t);
+    return r;
+}
+
+/* ---- the other APIs of the owners' family -----------------------------------------------
+ * As for mirrors (mirror.c): a library of the family (its calls launch
+ * kernels on the family's device memory) may read and write a twin's
+ * allocation, so each of its calls first pushes what the application
+ * changed and makes every twin stale. */
+#define OWNERS_MAX 4
+static const apigen_api *owners_[OWNERS_MAX];
+static apigen_twin_io owner_io_[OWNERS_MAX];
+static atomic_uint nowners_;
+static _Thread_local bool in_foreign_;
+
+void apigen_twin_own(const apigen_api *api, apigen_twin_io io)
+{
+    pthread_mutex_lock(&lock_);
+    unsigned n = atomic_load(&nowners_);
+    bool known = false;
+    for (unsigned i = 0; i < n; i++) known |= owners_[i] == api;
+    if (!known && n < OWNERS_MAX) {
+        owners_[n] = api;
+        owner_io_[n] = io;
+        atomic_store(&nowners_, n + 1);
+    }
+    pthread_mutex_unlock(&lock_);
+}
+
+int rt_twin_foreign_call(const apigen_api *api)
+{
+    unsigned n = atomic_load(&nowners_);
+    if (in_foreign_ || !n) return 0;
+    int fam = -1;
+    for (unsigned i = 0; i < n; i++) {
+        if (owners_[i] == api) return 0; /* it moves twins itself */
+        if (fam < 0 && rt_same_family(owners_[i], api)) fam = (int)i;
+    }
+    if (fam < 0) return 0;
+    in_foreign_ = true; /* the push's own copies are an owner's calls */
+    int r = apigen_twin_push(owner_io_[fam], NULL);
+    in_foreign_ = false;
+    apigen_twin_wrote(0, 0);
+    return r;
+}

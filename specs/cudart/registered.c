@@ -1,0 +1,78 @@
+/* Mapped registrations of the application's own memory through the cudart
+ * stub (cudaHostRegister with cudaHostRegisterMapped; docs/multi-gpu.md).
+ * The server's GPU cannot reach this process's memory, so each such range
+ * gets a device allocation of its size on the server (its device pointer:
+ * cudaHostGetDevicePointer), kept equal to the range by the runtime's twins
+ * (runtime/twin.c) at the calls managed memory moves at (managed.c calls
+ * these hooks): what the application changed goes before device work, what
+ * the device changed comes back at synchronizations. Exact for programs
+ * that do not touch the same bytes on the host while a kernel runs; no
+ * zero-copy coherence during a kernel (a kernel polling a flag the host
+ * sets never sees it): documented. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "apigen_rt.h"
+#include "cudart_wire.h"
+#include "registered.h"
+
+cudaError_t cudart_fwd_cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+
+static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+{
+    (void)user;
+    return (int)(to_device
+                     ? cudart_fwd_cudaMemcpy((void *)(uintptr_t)dev, buf, len, cudaMemcpyHostToDevice)
+                     : cudart_fwd_cudaMemcpy(buf, (const void *)(uintptr_t)dev, len,
+                                             cudaMemcpyDeviceToHost));
+}
+
+static cudaError_t err(int r)
+{
+    return r == APIGEN_TWIN_NO_MEMORY ? cudaErrorMemoryAllocation : (cudaError_t)r;
+}
+
+cudaError_t cudart_registered_add(void *ptr, size_t size, bool read_only)
+{
+    void *dev = NULL;
+    apigen_twin_own(&cudart_api, io); /* the family's libraries push through it */
+    cudaError_t e = cudaMalloc(&dev, size);
+    if (e != cudaSuccess) return e;
+    if ((e = cudart_fwd_cudaMemcpy(dev, ptr, size, cudaMemcpyHostToDevice)) != cudaSuccess ||
+        (e = apigen_twin_add(ptr, size, (uint64_t)(uintptr_t)dev, read_only) ? cudaErrorMemoryAllocation
+                                                                              : cudaSuccess) != cudaSuccess)
+        cudaFree(dev);
+    return e;
+}
+
+cudaError_t cudart_registered_remove(void *ptr)
+{
+    uint64_t dev = 0;
+    cudaError_t e = err(apigen_twin_remove(ptr, &dev, io, NULL));
+    if (dev) cudaFree((void *)(uintptr_t)dev);
+    return e;
+}
+
+bool cudart_registered_device(const void *host, void **dev, size_t *left)
+{
+    uint64_t d = 0;
+    if (!apigen_twin_device(host, &d, left)) return false;
+    *dev = (void *)(uintptr_t)d;
+    return true;
+}
+
+cudaError_t cudart_registered_push(void)
+{
+    return err(apigen_twin_push(io, NULL));
+}
+
+void cudart_registered_wrote(const void *dst, size_t n)
+{
+    apigen_twin_wrote((uint64_t)(uintptr_t)dst, n);
+}
+
+cudaError_t cudart_registered_sync(bool device_wide)
+{
+    return err(apigen_twin_sync(device_wide, io, NULL));
+}

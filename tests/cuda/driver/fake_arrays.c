@@ -1,0 +1,339 @@
+/* A stand-in for the driver's contexts, memory and CUDA arrays, preloaded
+ * (LD_PRELOAD) into tests/cuda/driver/arrays_ci natively and into
+ * apigen-server-cuda (tests/cuda/driver_fake_diff.sh; CI has no GPU): one
+ * device, one context per cuCtxCreate, "device memory" from mappings of
+ * this process, arrays of every kind (1D, 2D, 3D, layered, cubemap,
+ * surface) as host memory, and the 2D/3D/array copies with the driver's
+ * bounds (a region past an array's edge, or a row wider than a pitch:
+ * CUDA_ERROR_INVALID_VALUE), host registrations whose device pointer is the
+ * host pointer. Everything else is the toolkit's stubs library.
+ * Never used with a GPU. */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define FAKE __attribute__((visibility("default")))
+
+static _Thread_local CUcontext current_;
+
+FAKE CUresult cuInit(unsigned int flags) { return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS; }
+FAKE CUresult cuDriverGetVersion(int *v)
+{
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    *v = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuDeviceGetCount(int *n)
+{
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+    (void)flags;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *pctx = current_ = (CUcontext)calloc(1, 64);
+    return *pctx ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev)
+{
+    if (params) return CUDA_ERROR_NOT_SUPPORTED;
+    return cuCtxCreate_v2(pctx, flags, dev);
+}
+FAKE CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+    if (ctx == current_) current_ = NULL;
+    free(ctx);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = current_;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    current_ = ctx;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuCtxSynchronize(void) { return current_ ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+FAKE CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    return CUDA_SUCCESS;
+}
+
+/* device memory: a mapping of its own, 256 bytes of length before it, at
+ * addresses of this process id (the guest's host memory never has them) */
+FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    static uintptr_t next_;
+    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    size_t len = 256 + n;
+    if (!next_) next_ = (uintptr_t)0x310000000000ull + ((uintptr_t)(getpid() & 0xffff) << 26);
+    unsigned char *m = mmap((void *)next_, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    next_ = (uintptr_t)m + ((len + 0xfffff) & ~(uintptr_t)0xfffff);
+    memcpy(m, &len, sizeof len);
+    *p = (CUdeviceptr)(uintptr_t)(m + 256);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    if (!p) return CUDA_SUCCESS;
+    size_t len;
+    unsigned char *m = (unsigned char *)(uintptr_t)p - 256;
+    memcpy(&len, m, sizeof len);
+    munmap(m, len);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *h, size_t n)
+{
+    if (n) memmove((void *)(uintptr_t)d, h, n);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpyDtoH_v2(void *h, CUdeviceptr d, size_t n)
+{
+    if (n) memmove(h, (const void *)(uintptr_t)d, n);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemsetD8_v2(d, v, n);
+}
+FAKE CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+    if (n) memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
+    return CUDA_SUCCESS;
+}
+/* what the server's streamed copies use (specs/cuda/host_copy.c: pinned
+ * staging blocks, async copies, events): plain memory and copies here */
+FAKE CUresult cuMemHostAlloc(void **pp, size_t n, unsigned int flags)
+{
+    (void)flags;
+    if (!pp) return CUDA_ERROR_INVALID_VALUE;
+    return (*pp = malloc(n ? n : 1)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyHtoD_v2(d, h, n);
+}
+FAKE CUresult cuMemcpyDtoHAsync_v2(void *h, CUdeviceptr d, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyDtoH_v2(h, d, n);
+}
+FAKE CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    return (*e = (CUevent)calloc(1, 16)) ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+FAKE CUresult cuEventDestroy_v2(CUevent e)
+{
+    free(e);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE CUresult cuEventSynchronize(CUevent e)
+{
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
+{
+    (void)s;
+    if (!st) return CUDA_ERROR_INVALID_VALUE;
+    *st = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+/* host registration (tests/cuda/driver/registered_ci.c natively): mapped
+ * memory's device pointer is the host pointer (unified addressing) */
+FAKE CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE CUresult cuMemHostUnregister(void *p)
+{
+    return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+FAKE CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned int flags)
+{
+    if (!d || !p || flags) return CUDA_ERROR_INVALID_VALUE;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+typedef struct {
+    uint32_t magic;
+    CUDA_ARRAY3D_DESCRIPTOR desc;
+    size_t rowb, h, d;
+    unsigned char *data;
+} farray;
+#define MAGIC 0xa3a3a3a3u
+
+static farray *arr(CUarray a)
+{
+    farray *f = (farray *)a;
+    return f && f->magic == MAGIC ? f : NULL;
+}
+static size_t fmt_bytes(CUarray_format f)
+{
+    switch (f) {
+    case CU_AD_FORMAT_UNSIGNED_INT8: case CU_AD_FORMAT_SIGNED_INT8: return 1;
+    case CU_AD_FORMAT_UNSIGNED_INT16: case CU_AD_FORMAT_SIGNED_INT16: case CU_AD_FORMAT_HALF: return 2;
+    case CU_AD_FORMAT_UNSIGNED_INT32: case CU_AD_FORMAT_SIGNED_INT32: case CU_AD_FORMAT_FLOAT: return 4;
+    default: return 0;
+    }
+}
+FAKE CUresult cuArray3DCreate_v2(CUarray *pa, const CUDA_ARRAY3D_DESCRIPTOR *d)
+{
+    if (!pa || !d || !d->Width || !fmt_bytes(d->Format) ||
+        (d->NumChannels != 1 && d->NumChannels != 2 && d->NumChannels != 4))
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((d->Flags & CUDA_ARRAY3D_CUBEMAP) &&
+        (d->Width != d->Height || !d->Depth || d->Depth % 6 ||
+         (!(d->Flags & CUDA_ARRAY3D_LAYERED) && d->Depth != 6)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    farray *f = calloc(1, sizeof *f);
+    if (!f) return CUDA_ERROR_OUT_OF_MEMORY;
+    f->magic = MAGIC;
+    f->desc = *d;
+    f->rowb = d->Width * fmt_bytes(d->Format) * d->NumChannels;
+    f->h = d->Height ? d->Height : 1;
+    f->d = d->Depth ? d->Depth : 1;
+    if (!(f->data = calloc(f->h * f->d, f->rowb))) {
+        free(f);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *pa = (CUarray)f;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuArray3DGetDescriptor_v2(CUDA_ARRAY3D_DESCRIPTOR *d, CUarray a)
+{
+    farray *f = arr(a);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    *d = f->desc;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuArrayDestroy(CUarray a)
+{
+    farray *f = arr(a);
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    f->magic = 0;
+    free(f->data);
+    free(f);
+    return CUDA_SUCCESS;
+}
+
+typedef struct {
+    unsigned char *p;
+    size_t pitch, slice;
+} side;
+
+static CUresult one_side(CUmemorytype t, size_t x, size_t y, size_t z, const void *host, CUdeviceptr dev,
+                         CUarray a, size_t pitch, size_t height, size_t wb, size_t h, size_t d, side *s)
+{
+    switch (t) {
+    case CU_MEMORYTYPE_HOST:
+    case CU_MEMORYTYPE_DEVICE:
+    case CU_MEMORYTYPE_UNIFIED: {
+        unsigned char *b = t == CU_MEMORYTYPE_HOST ? (unsigned char *)(uintptr_t)host
+                                                   : (unsigned char *)(uintptr_t)dev;
+        if (!b || pitch < x + wb) return CUDA_ERROR_INVALID_VALUE;
+        s->pitch = pitch;
+        s->slice = pitch * (height ? height : h);
+        s->p = b + z * s->slice + y * pitch + x;
+        return CUDA_SUCCESS;
+    }
+    case CU_MEMORYTYPE_ARRAY: {
+        farray *f = arr(a);
+        if (!f) return CUDA_ERROR_INVALID_HANDLE;
+        size_t e = fmt_bytes(f->desc.Format) * f->desc.NumChannels;
+        if (x % e || wb % e || x > f->rowb || wb > f->rowb - x || y > f->h || h > f->h - y ||
+            z > f->d || d > f->d - z)
+            return CUDA_ERROR_INVALID_VALUE;
+        s->pitch = f->rowb;
+        s->slice = f->rowb * f->h;
+        s->p = f->data + z * s->slice + y * s->pitch + x;
+        return CUDA_SUCCESS;
+    }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE CUresult cuMemcpy3D_v2(const CUDA_MEMCPY3D *c)
+{
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    size_t wb = c->WidthInBytes, h = c->Height, d = c->Depth ? c->Depth : 1;
+    side s, t;
+    CUresult e = one_side(c->srcMemoryType, c->srcXInBytes, c->srcY, c->srcZ, c->srcHost, c->srcDevice,
+                          c->srcArray, c->srcPitch, c->srcHeight, wb, h, d, &s);
+    if (e == CUDA_SUCCESS)
+        e = one_side(c->dstMemoryType, c->dstXInBytes, c->dstY, c->dstZ, c->dstHost, c->dstDevice,
+                     c->dstArray, c->dstPitch, c->dstHeight, wb, h, d, &t);
+    if (e != CUDA_SUCCESS) return e;
+    for (size_t z = 0; z < d; z++)
+        for (size_t y = 0; y < h; y++)
+            memmove(t.p + z * t.slice + y * t.pitch, s.p + z * s.slice + y * s.pitch, wb);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpy3DAsync_v2(const CUDA_MEMCPY3D *c, CUstream s)
+{
+    (void)s;
+    return cuMemcpy3D_v2(c);
+}
+static CUresult copy2d(const CUDA_MEMCPY2D *p)
+{
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    CUDA_MEMCPY3D c;
+    memset(&c, 0, sizeof c);
+    c.srcXInBytes = p->srcXInBytes, c.srcY = p->srcY, c.srcMemoryType = p->srcMemoryType;
+    c.srcHost = p->srcHost, c.srcDevice = p->srcDevice, c.srcArray = p->srcArray, c.srcPitch = p->srcPitch;
+    c.dstXInBytes = p->dstXInBytes, c.dstY = p->dstY, c.dstMemoryType = p->dstMemoryType;
+    c.dstHost = p->dstHost, c.dstDevice = p->dstDevice, c.dstArray = p->dstArray, c.dstPitch = p->dstPitch;
+    c.WidthInBytes = p->WidthInBytes, c.Height = p->Height, c.Depth = 1;
+    return cuMemcpy3D_v2(&c);
+}
+FAKE CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *p) { return copy2d(p); }
+FAKE CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *p) { return copy2d(p); }
+FAKE CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *p, CUstream s)
+{
+    (void)s;
+    return copy2d(p);
+}

@@ -1,0 +1,83 @@
+#!/bin/sh
+# tests/cuda/fake_diff.sh SERVER STUB_DIR FAKE PROGRAM TRANSPORT [SERVERS [SED]]
+# A differential test without a GPU: runs PROGRAM (linked against the real
+# libcudart) natively with the stand-in device FAKE (tests/cuda/fake_device.c
+# + fake_arrays.c + fake_peer.c) preloaded into it, then through the cudart
+# stub (STUB_DIR) against SERVER with FAKE preloaded into the server, over
+# TRANSPORT (unix|tcp|shm), and compares the two outputs byte for byte; both
+# runs must exit 0 (the programs check their own results too).
+# SERVERS=2 starts two servers, each with FAKE_DEVICE_COUNT=1, and gives the
+# program APIGEN_SERVER=url0,url1; the native run then has
+# FAKE_DEVICE_COUNT=2 (the same two devices in one process). Otherwise
+# FAKE_DEVICE_COUNT from the environment reaches both runs. FAKE_DIFF_REAL_DIR:
+# a folder put first on the library path of the native run and the servers
+# (the driver's tests: the toolkit's stubs libcuda.so as libcuda.so.1, under
+# a stand-in driver). SED: a sed
+# script applied to the native output first: the documented differences
+# (two servers: no peer access between their devices).
+set -u
+server=$1 stubdir=$2 fake=$3 prog=$4 transport=$5 nserv=${6:-1} sedscript=${7:-}
+real=${FAKE_DIFF_REAL_DIR:-}
+lp() { echo "${real:+$real:}${LD_LIBRARY_PATH:-}"; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/cudart-fdiff.XXXXXX")
+pids=
+cleanup() {
+    for p in $pids; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+name=$(basename "$prog")
+start() { # index -> prints the url
+    i=$1
+    case "$transport" in
+    unix) url="unix://$tmp/s$i.sock" ;;
+    tcp) url="tcp://127.0.0.1:0" ;;
+    shm) url="shm://apigen-fdiff-$$-$i" ;;
+    *) echo "unknown transport $transport" >&2; exit 2 ;;
+    esac
+    iso=
+    [ "$transport" = shm ] && iso="--isolation thread"
+    if [ "$nserv" = 2 ]; then
+        # shellcheck disable=SC2086
+        FAKE_DEVICE_COUNT=1 LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
+    else
+        # shellcheck disable=SC2086
+        LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake "$server" --listen "$url" $iso > "$tmp/server$i.log" 2>&1 &
+    fi
+    pids="$pids $!"
+    n=0
+    while [ $n -lt 100 ]; do
+        grep -q "listening" "$tmp/server$i.log" 2>/dev/null && break
+        sleep 0.05; n=$((n + 1))
+    done
+    [ "$transport" = tcp ] && url=$(sed -n 's/.*listening on \([a-z]*:[^ ]*\) .*/\1/p' "$tmp/server$i.log" | head -1)
+    echo "$url" > "$tmp/url$i"
+}
+start 0
+urls=$(cat "$tmp/url0")
+if [ "$nserv" = 2 ]; then
+    start 1
+    urls="$urls,$(cat "$tmp/url1")"
+fi
+if [ "$nserv" = 2 ]; then
+    FAKE_DEVICE_COUNT=2 LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
+else
+    LD_LIBRARY_PATH=$(lp) LD_PRELOAD=$fake timeout 120 "$prog" > "$tmp/native" 2> "$tmp/native.err"
+fi
+nrc=$?
+if [ -n "$sedscript" ]; then
+    sed "$sedscript" "$tmp/native" > "$tmp/native.sed" && mv "$tmp/native.sed" "$tmp/native"
+fi
+APIGEN_SERVER=$urls APIGEN_TIMEOUT_MS=60000 LD_LIBRARY_PATH="$stubdir" timeout 120 "$prog" > "$tmp/out" 2> "$tmp/err"
+rc=$?
+[ -n "${FAKE_DIFF_SHOW:-}" ] && { cat "$tmp/out"; cat "$tmp/err"; }
+if [ $nrc != 0 ] || [ $rc != 0 ] || ! cmp -s "$tmp/native" "$tmp/out"; then
+    echo "FAIL: $name over $transport ($nserv server(s)): native exit $nrc, forwarded exit $rc"
+    diff -u "$tmp/native" "$tmp/out" | sed 's/^/  /'
+    echo "  native stderr:"; sed 's/^/    /' "$tmp/native.err"
+    echo "  forwarded stderr:"; sed 's/^/    /' "$tmp/err"
+    for f in "$tmp"/server*.log; do echo "  $f:"; sed 's/^/    /' "$f"; done
+    exit 1
+fi
+echo "PASS: $name over $transport ($nserv server(s)): $(wc -l < "$tmp/out") lines, native and forwarded identical"
+exit 0

@@ -1,0 +1,129 @@
+/* runtime/twin.c: the application's own memory that a device allocation
+ * stands for. A plain buffer is the "device"; io copies to and from it.
+ * Checked: a push sends what the application changed (one span per block
+ * while the device wrote nothing, only the changed runs while it may have,
+ * so device writes are never undone); a sync brings back what the device
+ * changed and keeps the application's own writes; staleness stays until a
+ * sync of everything; read-only ranges never come back; remove brings back
+ * a stale range and hands back the allocation; io errors stop and return;
+ * no range: nothing is called. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apigen_rt.h"
+#include "check.h"
+
+#define N ((size_t)(9u << 20) + 77) /* more than two of twin.c's 4 MiB blocks */
+
+static unsigned char *dev_;   /* the "device" allocation */
+static const uint64_t DEV = 0x7000000000ull;
+static size_t to_dev_, from_dev_, calls_;
+static int fail_with_;
+
+static int io(uint64_t dev, void *buf, size_t len, bool to_device, void *user)
+{
+    (void)user;
+    calls_++;
+    if (fail_with_) return fail_with_;
+    if (dev < DEV || dev + len > DEV + N) return 99;
+    if (to_device) memcpy(dev_ + (dev - DEV), buf, len), to_dev_ += len;
+    else memcpy(buf, dev_ + (dev - DEV), len), from_dev_ += len;
+    return 0;
+}
+
+static int all(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v) return 0;
+    return 1;
+}
+
+int main(void)
+{
+    unsigned char *host = malloc(N), *ro = malloc(4096);
+    dev_ = malloc(N);
+    for (size_t i = 0; i < N; i++) host[i] = (unsigned char)(i * 13);
+    memcpy(dev_, host, N);
+
+    /* nothing registered: no call */
+    CHECK(apigen_twin_live() == 0);
+    CHECK(apigen_twin_push(io, NULL) == 0 && apigen_twin_sync(true, io, NULL) == 0 && calls_ == 0);
+    CHECK(apigen_twin_add(NULL, 1, DEV, false) == EINVAL);
+    CHECK(apigen_twin_add(host, N, DEV, false) == 0);
+    CHECK(apigen_twin_live() == 1);
+    uint64_t d = 0;
+    size_t left = 0;
+    CHECK(apigen_twin_device(host + 1000, &d, &left) && d == DEV + 1000 && left == N - 1000);
+    CHECK(!apigen_twin_device(host + N, &d, NULL));
+
+    /* unchanged: nothing moves */
+    CHECK(apigen_twin_push(io, NULL) == 0 && calls_ == 0);
+    /* host changes two bytes of one block: one span (not stale) */
+    host[10] = 1, host[5000] = 2;
+    CHECK(apigen_twin_push(io, NULL) == 0);
+    CHECK(calls_ == 1 && to_dev_ == 4991 && dev_[10] == 1 && dev_[5000] == 2);
+
+    /* the device writes A; the host writes B meanwhile; the next push must
+     * send only B (runs), never the twin's old A */
+    apigen_twin_wrote(DEV + 100, 50);
+    memset(dev_ + 100, 0xaa, 50);
+    memset(host + 300, 0xbb, 10);
+    host[7000] = 0xcc;
+    calls_ = to_dev_ = 0;
+    CHECK(apigen_twin_push(io, NULL) == 0);
+    CHECK(calls_ == 2 && to_dev_ == 11);
+    CHECK(all(dev_ + 100, 50, 0xaa) && all(dev_ + 300, 10, 0xbb) && dev_[7000] == 0xcc);
+    /* a sync of one queue brings A back, keeps the host's later write C */
+    host[9000] = 0xdd;
+    CHECK(apigen_twin_sync(false, io, NULL) == 0);
+    CHECK(all(host + 100, 50, 0xaa) && host[9000] == 0xdd && all(host + 300, 10, 0xbb));
+    /* still stale: the device writes E in the third block, a later sync sees it */
+    memset(dev_ + (8u << 20) + 5, 0xee, 3);
+    from_dev_ = 0;
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == N);
+    CHECK(all(host + (8u << 20) + 5, 3, 0xee));
+    /* synchronized everything: no longer stale, nothing comes back */
+    from_dev_ = 0;
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == 0);
+    /* the host's C goes at the next push (not stale: one span) */
+    calls_ = 0;
+    CHECK(apigen_twin_push(io, NULL) == 0 && calls_ == 1 && dev_[9000] == 0xdd);
+    CHECK(!memcmp(host, dev_, N));
+
+    /* a write outside every allocation marks nothing */
+    apigen_twin_wrote(DEV + N + 10, 4);
+    from_dev_ = 0;
+    CHECK(apigen_twin_sync(true, io, NULL) == 0 && from_dev_ == 0);
+
+    /* an io error stops and comes back */
+    apigen_twin_wrote(0, 0);
+    fail_with_ = 42;
+    CHECK(apigen_twin_sync(true, io, NULL) == 42);
+    host[1] ^= 1;
+    CHECK(apigen_twin_push(io, NULL) == 42);
+    fail_with_ = 0;
+    CHECK(apigen_twin_push(io, NULL) == 0 && dev_[1] == host[1]);
+
+    /* a read-only range is never read back */
+    memset(ro, 7, 4096);
+    CHECK(apigen_twin_add(ro, 4096, DEV + (1u << 20), true) == 0);
+    apigen_twin_wrote(0, 0);
+    memset(dev_ + (1u << 20), 9, 4096);
+    CHECK(apigen_twin_sync(true, io, NULL) == 0);
+    CHECK(all(ro, 4096, 7));
+    uint64_t freed = 0;
+    CHECK(apigen_twin_remove(ro, &freed, io, NULL) == 0 && freed == DEV + (1u << 20));
+
+    /* remove: a stale range comes back first */
+    apigen_twin_wrote(DEV + 20, 1);
+    dev_[20] = 0x55;
+    CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == DEV && host[20] == 0x55);
+    CHECK(apigen_twin_live() == 0);
+    CHECK(apigen_twin_remove(host, &freed, io, NULL) == 0 && freed == 0);
+    free(host);
+    free(ro);
+    free(dev_);
+    return check_failures ? 1 : 0;
+}
