@@ -640,6 +640,26 @@ bool apigen_privileged(apigen_call_ctx *cx, const char *fn, const char *reason);
 /* The server's flags: --OPTION given for an API's privileged_option. */
 void apigen_privileged_allow(const char *option);
 
+/* Guest processes (procs.c). A device's process list on the server names
+ * server processes, which mean nothing to a guest: host code that forwards
+ * such lists shows each session process as the guest process it serves (its
+ * pid as that guest sees it, sent in the handshake). A guest sees the session
+ * processes of guests of its own pid space only (its own, and other guest
+ * processes of the same machine or container: they see each other's pids
+ * natively too); any other process (another machine's guests, the server's
+ * own processes, anything that is not an apigen session) is not shown.
+ * apigen_guest_pids: the guest processes server process spid stands for, as
+ * cx's guest sees them, up to max in gpid; the number (0: hide it). *shared:
+ * spid serves several sessions (--isolation thread), so what NVML & co.
+ * measure of it (memory, utilization) is not any one guest's: under
+ * --isolation thread each session of the guest's pid space that holds device
+ * memory is named. apigen_server_pid: the reverse, for a call that takes a
+ * guest's pid: the server process of guest process gpid, 0 when it is none
+ * the guest may see; *shared as above. */
+unsigned apigen_guest_pids(apigen_call_ctx *cx, uint64_t spid, uint64_t *gpid, unsigned max,
+                           bool *shared);
+uint64_t apigen_server_pid(apigen_call_ctx *cx, uint64_t gpid, bool *shared);
+
 /* Record what the real function returned (for deferred async errors). */
 void apigen_result(apigen_call_ctx *cx, int64_t api_error);
 /* Hand-written host code: the error the call returns (apigen_result) is one it
@@ -785,7 +805,10 @@ void apigen_call_stream_into(apigen_call *c, void *dst, uint64_t cap);
  * (apigen_set_host_memory). A buffer argument lying inside it travels as
  * (offset, length), not as bytes; the handler gets a pointer into the
  * server's mapping. alloc carves page-aligned blocks (NULL: no server took
- * the arena, or it is full: use plain memory); free returns false for a
+ * the arena, or it is full: use plain memory), each inside one segment the
+ * servers registered before alloc returned (a synchronous request when it
+ * opens a segment: call it where the thread builds no call); free (never
+ * a request) returns false for a
  * pointer it did not hand out. peer_addr: the address of p in api's
  * server's mapping, for APIs that pass host pointers by value (0: [p, p+n)
  * is not inside the arena or api's server did not take it). */

@@ -24,6 +24,7 @@
 #define ARENA_PAGE 4096u
 #define ARENA_DEFAULT (256ull << 20)
 #define ARENA_PEERS 8
+#define SEG_DEFAULT (2ull << 20)
 
 typedef struct ext {
     uint64_t off, len;
@@ -34,8 +35,16 @@ static int afd = -1;
 static uint8_t *amap;
 static uint64_t asize;
 static bool tried, refused;
-static ext *freel, *used; /* free extents sorted by offset; allocated blocks */
+static ext *freel, *used; /* free space in segments, sorted by offset; allocated blocks */
 static size_t nfree, nused, capfree, capused;
+typedef struct seg { /* a registration unit (below) */
+    uint64_t off, len;
+} seg;
+static seg *segs;
+static size_t nseg, capseg;
+static ext *rawl; /* arena space in no segment, sorted by offset */
+static size_t nraw, capraw;
+static uint64_t seg_min;
 static struct {
     const apigen_api *api;
     uint64_t base;
@@ -83,17 +92,33 @@ uint64_t rt_env_size(const char *name, uint64_t dflt)
     return n;
 }
 
-static bool grow(ext **a, size_t *cap, size_t need)
+static bool grow_any(void **a, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
         return true;
     size_t nc = *cap ? *cap * 2 : 16;
-    ext *na = realloc(*a, nc * sizeof *na);
+    void *na = realloc(*a, nc * elem);
     if (!na)
         return false;
     *a = na;
     *cap = nc;
     return true;
+}
+
+static bool grow(ext **a, size_t *cap, size_t need)
+{
+    void *p = *a;
+    bool ok = grow_any(&p, cap, need, sizeof **a);
+    *a = p;
+    return ok;
+}
+
+static bool grow_segs(size_t need)
+{
+    void *p = segs;
+    bool ok = grow_any(&p, &capseg, need, sizeof *segs);
+    segs = p;
+    return ok;
 }
 
 static bool wire_find(const void *p, uint64_t n, uint64_t *off)
@@ -123,12 +148,16 @@ int rt_arena_guest_fd(uint64_t *size)
         if (fd >= 0 && ftruncate(fd, (off_t)want) == 0 &&
             fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0)
             m = mmap(NULL, (size_t)want, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (m != MAP_FAILED && grow(&freel, &capfree, 1)) {
+        if (m != MAP_FAILED && grow(&rawl, &capraw, 1)) {
             afd = fd;
             amap = m;
             asize = want;
-            freel[0] = (ext){0, want};
-            nfree = 1;
+            rawl[0] = (ext){0, want};
+            nraw = 1;
+            seg_min = rt_env_size("APIGEN_ARENA_SEGMENT", SEG_DEFAULT);
+            seg_min = (seg_min + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
+            if (!seg_min)
+                seg_min = ARENA_PAGE;
         } else {
             if (m != MAP_FAILED)
                 munmap(m, (size_t)want);
@@ -173,25 +202,185 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
     pthread_mutex_unlock(&mu);
 }
 
+/* ---- segments: what the server registers ------------------------------------------
+ * The server registers the arena with the accelerator in segments that this
+ * allocator carves as blocks first need them (RT_CALL_ARENA, a synchronous
+ * request to each server that took the arena, as a native pinned allocation
+ * registers its memory when it is made): a block never spans two segments,
+ * so a copy or a mapped device pointer inside one block is inside one
+ * registration, as natively inside one allocation. A segment is at least
+ * APIGEN_ARENA_SEGMENT bytes (default 2M: registering one costs about what a
+ * native small cudaMallocHost does), stays registered while its blocks come
+ * and go, and is given back (unregistered) only when a new segment finds no
+ * room: then every segment with no block left goes, and the space merges.
+ * Registering the whole arena instead cost the first copy from it ~80 ms
+ * (256 MiB on an H200, 2026-11-26). */
+
+/* the segment holding off (under mu); -1: none */
+static long seg_of(uint64_t off)
+{
+    for (size_t i = 0; i < nseg; i++)
+        if (off >= segs[i].off && off - segs[i].off < segs[i].len)
+            return (long)i;
+    return -1;
+}
+
+/* e into the sorted list, merged with neighbours (only within one segment
+ * when same_seg: free space never crosses a segment's edge). false: no
+ * memory for the list (the extent stays lost). */
+static bool ext_put(ext **l, size_t *nl, size_t *cap, ext e, bool same_seg)
+{
+    size_t k = 0;
+    while (k < *nl && (*l)[k].off < e.off)
+        k++;
+    ext *a = *l;
+    bool left = k > 0 && a[k - 1].off + a[k - 1].len == e.off &&
+                (!same_seg || seg_of(a[k - 1].off) == seg_of(e.off));
+    bool right = k < *nl && e.off + e.len == a[k].off &&
+                 (!same_seg || seg_of(a[k].off) == seg_of(e.off));
+    if (left) {
+        a[k - 1].len += e.len;
+        if (right) {
+            a[k - 1].len += a[k].len;
+            memmove(&a[k], &a[k + 1], (*nl - k - 1) * sizeof *a);
+            (*nl)--;
+        }
+        return true;
+    }
+    if (right) {
+        a[k].off = e.off;
+        a[k].len += e.len;
+        return true;
+    }
+    if (!grow(l, cap, *nl + 1))
+        return false;
+    a = *l;
+    memmove(&a[k + 1], &a[k], (*nl - k) * sizeof *a);
+    a[k] = e;
+    (*nl)++;
+    return true;
+}
+
+/* first fit of len bytes in the list: its offset (removed from the list) */
+static bool ext_take(ext *l, size_t *nl, uint64_t len, uint64_t *off)
+{
+    for (size_t i = 0; i < *nl; i++) {
+        if (l[i].len < len)
+            continue;
+        *off = l[i].off;
+        l[i].off += len;
+        l[i].len -= len;
+        if (!l[i].len) {
+            memmove(&l[i], &l[i + 1], (*nl - i - 1) * sizeof *l);
+            (*nl)--;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Every server that took the arena registers (on) or unregisters
+ * [off, off + len); false if one did not. Called without mu (a request). */
+static bool seg_request(uint64_t off, uint64_t len, bool on)
+{
+    const apigen_api *api[ARENA_PEERS];
+    uint64_t base[ARENA_PEERS];
+    int n = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < ARENA_PEERS; i++)
+        if (peers[i].api) {
+            api[n] = peers[i].api;
+            base[n++] = peers[i].base;
+        }
+    pthread_mutex_unlock(&mu);
+    bool ok = n > 0;
+    for (int i = 0; i < n; i++)
+        ok = rt_arena_guest_pin(api[i], base[i] + off, len, on) && ok;
+    return ok;
+}
+
+/* Segments with no block left leave (unregistered) and their space merges
+ * into the unsegmented space, so that a larger segment fits. Takes and
+ * gives back mu around the requests; false: none was free. */
+static bool release_free_segments(void)
+{
+    seg gone[16];
+    size_t ng = 0;
+    for (size_t i = 0; i < nseg && ng < 16;) {
+        long k = -1;
+        for (size_t j = 0; j < nfree; j++)
+            if (freel[j].off == segs[i].off && freel[j].len == segs[i].len)
+                k = (long)j;
+        if (k < 0) {
+            i++;
+            continue;
+        }
+        memmove(&freel[k], &freel[k + 1], (nfree - (size_t)k - 1) * sizeof *freel);
+        nfree--;
+        gone[ng++] = segs[i];
+        segs[i] = segs[--nseg];
+    }
+    if (!ng)
+        return false;
+    pthread_mutex_unlock(&mu);
+    for (size_t i = 0; i < ng; i++)
+        (void)seg_request(gone[i].off, gone[i].len, false);
+    pthread_mutex_lock(&mu);
+    for (size_t i = 0; i < ng; i++)
+        (void)ext_put(&rawl, &nraw, &capraw, (ext){gone[i].off, gone[i].len}, false);
+    return true;
+}
+
+/* A new segment for a block of len bytes (under mu, which it gives back
+ * while the servers register it): its offset in *off, the rest of the
+ * segment free. false: no room, even once free segments left. */
+static bool new_segment(uint64_t len, uint64_t *off)
+{
+    uint64_t slen = (len + seg_min - 1) / seg_min * seg_min;
+    for (int round = 0;; round++) {
+        if (!grow_segs(nseg + 1))
+            return false;
+        if (ext_take(rawl, &nraw, slen, off) ||
+            (slen > len && ext_take(rawl, &nraw, slen = len, off)))
+            break;
+        if (round || !release_free_segments())
+            return false;
+        if (ext_take(freel, &nfree, len, off))
+            return true; /* a block freed meanwhile fits */
+        slen = (len + seg_min - 1) / seg_min * seg_min;
+    }
+    if (!grow_segs(nseg + 1)) {
+        (void)ext_put(&rawl, &nraw, &capraw, (ext){*off, slen}, false);
+        return false;
+    }
+    segs[nseg++] = (seg){*off, slen};
+    /* registered before any block of it is handed out; not registered, it
+     * works as pageable memory would */
+    pthread_mutex_unlock(&mu);
+    (void)seg_request(*off, slen, true);
+    pthread_mutex_lock(&mu);
+    if (slen > len)
+        (void)ext_put(&freel, &nfree, &capfree, (ext){*off + len, slen - len}, true);
+    return true;
+}
+
 void *apigen_arena_alloc(size_t n)
 {
+    uint64_t off = 0;
     void *p = NULL;
     if (!n || !atomic_load(&usable))
         return NULL;
     uint64_t len = ((uint64_t)n + ARENA_PAGE - 1) / ARENA_PAGE * ARENA_PAGE;
+    if (len < n)
+        return NULL;
     pthread_mutex_lock(&mu);
-    for (size_t i = 0; i < nfree && len >= n; i++) {
-        if (freel[i].len < len || !grow(&used, &capused, nused + 1))
-            continue;
-        used[nused++] = (ext){freel[i].off, len};
-        p = amap + freel[i].off;
-        freel[i].off += len;
-        freel[i].len -= len;
-        if (!freel[i].len) {
-            memmove(&freel[i], &freel[i + 1], (nfree - i - 1) * sizeof *freel);
-            nfree--;
+    if (ext_take(freel, &nfree, len, &off) || new_segment(len, &off)) {
+        if (grow(&used, &capused, nused + 1)) {
+            used[nused++] = (ext){off, len};
+            p = amap + off;
+        } else {
+            (void)ext_put(&freel, &nfree, &capfree, (ext){off, len}, true);
         }
-        break;
     }
     pthread_mutex_unlock(&mu);
     return p;
@@ -207,25 +396,9 @@ bool apigen_arena_free(void *p)
         ext e = used[i];
         used[i] = used[--nused];
         found = true;
-        /* back into the sorted free list, merged with its neighbours */
-        size_t k = 0;
-        while (k < nfree && freel[k].off < e.off)
-            k++;
-        if (k > 0 && freel[k - 1].off + freel[k - 1].len == e.off) {
-            freel[k - 1].len += e.len;
-            if (k < nfree && freel[k - 1].off + freel[k - 1].len == freel[k].off) {
-                freel[k - 1].len += freel[k].len;
-                memmove(&freel[k], &freel[k + 1], (nfree - k - 1) * sizeof *freel);
-                nfree--;
-            }
-        } else if (k < nfree && e.off + e.len == freel[k].off) {
-            freel[k].off = e.off;
-            freel[k].len += e.len;
-        } else if (grow(&freel, &capfree, nfree + 1)) {
-            memmove(&freel[k + 1], &freel[k], (nfree - k) * sizeof *freel);
-            freel[k] = e;
-            nfree++;
-        } /* else: out of memory for the list: the extent stays lost */
+        /* back into the free space of its segment; out of memory for the
+         * list: the extent stays lost */
+        (void)ext_put(&freel, &nfree, &capfree, e, true);
         break;
     }
     pthread_mutex_unlock(&mu);
@@ -253,4 +426,31 @@ uint64_t apigen_arena_peer_addr(const apigen_api *api, const void *p, uint64_t n
         base = peers[k].base;
     pthread_mutex_unlock(&mu);
     return base ? base + off : 0;
+}
+
+bool rt_arena_guest_pin(const apigen_api *api, uint64_t addr, uint64_t n, bool on)
+{
+    apigen_call c;
+    uint32_t done = 0;
+    uint64_t t0 = apigen_tracing() ? apigen_now_ns() : 0;
+    apigen_hold_deferred(true); /* an async error is the application's next call's */
+    apigen_status st = APIGEN_LOST;
+    if (apigen_call_begin_on(api, &c, RT_CALL_ARENA, APIGEN_ROUTE_ANY)) {
+        if (apigen_put_u8(c.wr, on ? 1 : 0) && apigen_put_u64(c.wr, addr) &&
+            apigen_put_u64(c.wr, n)) {
+            st = apigen_call_sync(&c);
+            if (st == APIGEN_OK && (!apigen_get_u32(&c.rd, &done) || !apigen_rd_done(&c.rd)))
+                done = 0;
+        } else {
+            st = APIGEN_NO_MEMORY;
+        }
+        apigen_call_end(&c);
+    }
+    apigen_hold_deferred(false);
+    if (t0)
+        apigen_trace("apigenArenaSegment(%s, addr=%#llx, n=%llu) = %u [%s, %llu us]",
+                     on ? "register" : "unregister", (unsigned long long)addr,
+                     (unsigned long long)n, done, apigen_status_str(st),
+                     (unsigned long long)((apigen_now_ns() - t0) / 1000));
+    return st == APIGEN_OK && done == 1;
 }

@@ -257,6 +257,16 @@ void rt_dev_release_session(struct apigen_session *s, const apigen_api *api)
     free(mine);
 }
 
+bool rt_dev_session_holds(const struct apigen_session *s)
+{
+    bool holds = false;
+    pthread_rwlock_rdlock(&g_rw);
+    for (size_t i = 0; i < g_n && !holds; i++)
+        holds = g_r[i].owner == s;
+    pthread_rwlock_unlock(&g_rw);
+    return holds;
+}
+
 size_t rt_dev_count(void)
 {
     pthread_rwlock_rdlock(&g_rw);

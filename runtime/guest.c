@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <linux/futex.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -210,7 +211,7 @@ static const char *call_name(const apigen_api *api, uint32_t id)
 {
     if (id < api->ncalls && api->call_names && api->call_names[id])
         return api->call_names[id];
-    return "call";
+    return id == RT_CALL_ARENA ? "apigenArenaSegment" : "call";
 }
 
 /* The one log line of a lost connection; later failures stay silent. */
@@ -462,6 +463,40 @@ typedef struct hello_lanes {
     uint64_t min;
 } hello_lanes;
 
+/* Which pid space this process's pid belongs to, for the handshake
+ * (RT_HELLO_TAG_PIDNS): the boot's id and the device and inode of
+ * /proc/self/ns/pid, which name one pid namespace of one boot of one
+ * machine. The server shows a guest the GPU processes of those guests
+ * only whose pids are of the same space (procs.c); "" (not sent) when
+ * /proc does not tell, and then a guest sees its own process only.
+ * APIGEN_PID_SPACE names it instead (guests that know they share pids in
+ * a way /proc does not show; tests). */
+static void pid_space(char *buf, size_t len)
+{
+    char boot[64] = "";
+    struct stat st;
+    buf[0] = 0;
+    const char *given = getenv("APIGEN_PID_SPACE");
+    if (given && *given) {
+        int n = snprintf(buf, len, "%s", given);
+        if (n < 0 || (size_t)n >= len)
+            buf[0] = 0;
+        return;
+    }
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (!f)
+        return;
+    bool ok = fgets(boot, sizeof boot, f) != NULL;
+    fclose(f);
+    boot[strcspn(boot, "\n")] = 0;
+    if (!ok || !boot[0] || stat("/proc/self/ns/pid", &st) != 0)
+        return;
+    int n = snprintf(buf, len, "%s:%llx:%llu", boot, (unsigned long long)st.st_dev,
+                     (unsigned long long)st.st_ino);
+    if (n < 0 || (size_t)n >= len)
+        buf[0] = 0;
+}
+
 /* Sends the handshake on conn, naming the session's APIs list[0..n) (the
  * server checks each; a join that names one more adds it to the session),
  * and reads the answer; false + why, and the server's status in *st (0 when
@@ -488,6 +523,8 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
     for (int i = 0; i < 8; i++)
         pid[i] = (uint8_t)(p >> (8 * i));
     const char *comm = program_invocation_short_name ? program_invocation_short_name : "";
+    char pidns[RT_PIDNS_MAX];
+    pid_space(pidns, sizeof pidns);
     apigen_wr_init(&w);
     const apigen_api *a0 = list[0];
     bool ok = rt_wr_begin_frame(&w, &off) && apigen_put_u32(&w, RT_HELLO_V3) &&
@@ -496,7 +533,9 @@ static bool hello(gapi *g, apigen_conn *conn, bool join, uint8_t key[RT_KEY_LEN]
               apigen_put_str(&w, token[0] ? token : NULL) &&
               apigen_put_u64(&w, a0->api_version) && apigen_put_u64(&w, afd < 0 ? 0 : asize) &&
               apigen_put_u32(&w, RT_HELLO_TAG_PID) && apigen_put_bytes(&w, pid, sizeof pid) &&
-              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm));
+              apigen_put_u32(&w, RT_HELLO_TAG_COMM) && apigen_put_bytes(&w, comm, strlen(comm)) &&
+              (!pidns[0] || (apigen_put_u32(&w, RT_HELLO_TAG_PIDNS) &&
+                             apigen_put_bytes(&w, pidns, strlen(pidns))));
     if (ok && n >= 2) { /* the family's further APIs: one extension */
         apigen_wr f;
         apigen_wr_init(&f);

@@ -51,6 +51,15 @@ uint32_t rt_hello_parse(const uint8_t *p, size_t n, rt_hello *h, const char **er
                     h->comm[k++] = c >= 0x20 && c < 0x7f ? c : '?';
                 }
                 h->comm[k] = 0;
+            } else if (ok && tag == RT_HELLO_TAG_PIDNS) {
+                /* a name compared byte for byte: printable ASCII only, or none */
+                bool fine = vn > 0 && vn < sizeof h->pidns;
+                for (uint64_t i = 0; fine && i < vn; i++)
+                    fine = ((const char *)v)[i] > 0x20 && ((const char *)v)[i] < 0x7f;
+                if (fine) {
+                    memcpy(h->pidns, v, (size_t)vn);
+                    h->pidns[vn] = 0;
+                }
             } else if (ok && tag == RT_HELLO_TAG_FAMILY) {
                 apigen_rd f;
                 apigen_rd_init(&f, v, (size_t)vn);

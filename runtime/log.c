@@ -82,8 +82,12 @@ void apigen_log(const char *fmt, ...)
     va_end(ap);
 }
 
+static bool trace_time; /* APIGEN_TRACE_TIME=1: CLOCK_MONOTONIC on every trace line */
+
 static void trace_init(void)
 {
+    const char *t = getenv("APIGEN_TRACE_TIME");
+    trace_time = t && strcmp(t, "1") == 0;
     const char *v = getenv("APIGEN_TRACE");
     if (!v || !*v || strcmp(v, "0") == 0)
         return;
@@ -113,8 +117,15 @@ void apigen_trace(const char *fmt, ...)
 {
     if (!apigen_tracing())
         return;
-    char prefix[104];
-    line_prefix(prefix, sizeof prefix, " trace");
+    char prefix[128], when[40] = " trace";
+    if (trace_time) {
+        /* one clock for every process of the machine: the guest's and the
+         * server's lines of one call line up (tests/gpu/pinned-shm.sh) */
+        uint64_t ns = apigen_now_ns();
+        snprintf(when, sizeof when, " trace @%llu.%06llu", (unsigned long long)(ns / 1000000000u),
+                 (unsigned long long)(ns % 1000000000u / 1000u));
+    }
+    line_prefix(prefix, sizeof prefix, when);
     va_list ap;
     va_start(ap, fmt);
     write_line(trace_fd, prefix, fmt, ap);

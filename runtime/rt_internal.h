@@ -169,12 +169,14 @@ enum {
  *   the end, unknown tags skipped: RT_HELLO_TAG_PID (u64 LE, the guest's
  *   pid as it sees it), RT_HELLO_TAG_COMM (its process name),
  *   RT_HELLO_TAG_FAMILY (a family's further APIs: u32 n, then n times str
- *   name, u64 fingerprint, u64 API version).
+ *   name, u64 fingerprint, u64 API version), RT_HELLO_TAG_PIDNS (which pid
+ *   space its pid is of: "BOOT_ID:DEV:INODE" of /proc/self/ns/pid, so that
+ *   two guests' pids are compared only within one pid namespace; procs.c).
  * A server speaks both; a version-2 server refuses a version-3 guest with
  * "protocol version mismatch". */
 #define RT_HELLO_V3 3u
 enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3, RT_HELLO_TAG_LANES = 4,
-       RT_HELLO_TAG_LANE = 5 };
+       RT_HELLO_TAG_LANE = 5, RT_HELLO_TAG_PIDNS = 6 };
 /* Lanes (lanes.c), negotiated in the handshake:
  * - a guest thread's connection that may want lanes adds RT_HELLO_TAG_LANES
  *   (u32 RT_LANES_VERSION); a server that speaks that version appends to its
@@ -188,12 +190,14 @@ enum { RT_HELLO_TAG_PID = 1, RT_HELLO_TAG_COMM = 2, RT_HELLO_TAG_FAMILY = 3, RT_
  *   refuses a lane whose key is not that of a connection of this session
  *   with that thread id. */
 #define RT_LANES_VERSION 1u
+#define RT_PIDNS_MAX 80 /* bytes of a pid namespace's name, NUL included */
 typedef struct rt_hello {
     uint32_t proto;
     const char *name, *token; /* point into the payload */
     uint64_t fp, api_version, arena_size, pid;
     uint8_t join, key[RT_KEY_LEN];
     char comm[32];
+    char pidns[RT_PIDNS_MAX]; /* "" when not sent */
     uint32_t nmore; /* the family's further APIs (RT_HELLO_TAG_FAMILY) */
     uint32_t lanes_version; /* RT_HELLO_TAG_LANES: the guest may open lanes (0: not asked) */
     bool lane;              /* RT_HELLO_TAG_LANE: this connection is a lane */
@@ -383,6 +387,16 @@ void rt_session_key(const struct apigen_session *s, uint8_t key[RT_KEY_LEN]);
 struct rt_mx_sess;
 void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m);
 struct rt_mx_sess *rt_session_mx(const struct apigen_session *s);
+/* The guest process the session serves, from its handshake: its pid as it
+ * sees it (0: not told) and its pid space (RT_HELLO_TAG_PIDNS; "" not told). */
+void rt_session_set_guest(struct apigen_session *s, uint64_t pid, const char *pidns);
+uint64_t rt_session_guest(const struct apigen_session *s, const char **pidns);
+/* Up to max sessions of this process whose guest is of pid space pidns
+ * (non-empty) and, where gpid is not 0, has that pid: their addresses
+ * (compared, never used: a session may end once g_mu is let go) and guest
+ * pids. The number found. */
+unsigned rt_sessions_of_space(const char *pidns, uint64_t gpid, const struct apigen_session **ses,
+                              uint64_t *gpids, unsigned max);
 /* The session's API of index idx (a frame's call id names it), NULL: none. */
 const apigen_api *rt_session_api(struct apigen_session *s, unsigned idx);
 /* A handshake named the session's APIs list[0..n): each already there must
@@ -459,6 +473,15 @@ void rt_scratch_free_all(apigen_call_ctx *cx);
  * every device range of s; the number of recorded ranges (tests). */
 void rt_dev_release_session(struct apigen_session *s, const apigen_api *api);
 size_t rt_dev_count(void);
+/* Whether session s (an address only: not used) holds a device range. */
+bool rt_dev_session_holds(const struct apigen_session *s);
+
+/* procs.c: the session processes of --isolation process, in a table the
+ * parent writes and its session children read (apigen_guest_pids) */
+void rt_procs_init(unsigned slots);     /* parent, before the first fork */
+void rt_procs_add(long spid, uint64_t gpid, const char *pidns); /* parent, after a fork */
+void rt_procs_end(long spid);           /* parent, the child reaped */
+void rt_procs_own(void);                /* a session child: it serves one session */
 
 /* log.c: the trace file's descriptor (-1 when none is open), which a
  * session child keeps open. */
@@ -509,9 +532,19 @@ bool rt_arena_taken_family(const apigen_api *api); /* ... for an API of its fami
 void rt_arena_bind(struct apigen_session *s);
 void rt_arena_unbind(void);
 /* Whether [addr, addr + n) lies in the arena of s that this thread is bound
- * to (registering it with the accelerator on first use, as a buffer
- * argument does): apigen_dev_check takes it as the client's memory. */
+ * to (registering the whole arena on first use when its guest registers
+ * no segments, as a buffer argument does): apigen_dev_check takes it as
+ * the client's memory. */
 bool rt_arena_holds(struct apigen_session *s, uint64_t addr, uint64_t n);
+/* RT_CALL_ARENA (a sync frame of any API of the session): the guest's
+ * allocator registers (u8 1) or unregisters (u8 0) the segment [u64 addr,
+ * + u64 n) of the arena, addr the server's address; the reply is u32 1
+ * (done) or 0 (not: the memory then works as pageable memory would). An
+ * arena that got one is never registered whole (arena_host.c). */
+#define RT_CALL_ARENA RT_CALL_LOCAL_MASK
+void rt_arena_call(apigen_call_ctx *cx);
+/* Guest: sends one (arena_guest.c); false: not done. */
+bool rt_arena_guest_pin(const apigen_api *api, uint64_t addr, uint64_t n, bool on);
 
 
 /* ---- record / replay (record.c writes, replay.c answers; docs/internals.md

@@ -302,6 +302,8 @@ static bool handshake(sconn *sc)
         } else {
             sc->session = rt_session_create_keyed(sc->api, sc->conn,
                                                   srv->is_child ? srv->child_key : NULL);
+            if (sc->session) /* who it serves, for process lists (procs.c) */
+                rt_session_set_guest(sc->session, hl.pid, hl.pidns);
             if (sc->session && rt_mx_on)
                 rt_session_set_mx(sc->session, rt_mx_session_open(sc->api, apigen_tp_peer(sc->conn),
                                                                   hl.pid, hl.comm));
@@ -431,6 +433,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
 
     if (bad_api)
         apigen_reject(&cx, APIGEN_BAD_CALL, "API index of the call id");
+    else if (call_id == RT_CALL_ARENA && !is_async)
+        rt_arena_call(&cx); /* the runtime's own: an arena segment (arena_host.c) */
     else if (call_id >= api->ncalls)
         apigen_reject(&cx, APIGEN_BAD_CALL, "call id");
     else if (!api->handlers || !api->handlers[call_id])
@@ -527,7 +531,8 @@ static bool dispatch(sconn *sc, const apigen_frame_hdr *h, apigen_rd *rdp, rt_pu
     }
     rt_scratch_free_all(&cx);
     if (t0)
-        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name, call_name(api, call_id),
+        apigen_trace("server: %s.%s%s -> %s (%llu us)", api->name,
+                     call_id == RT_CALL_ARENA ? "apigenArenaSegment" : call_name(api, call_id),
                      is_async ? " [async]" : "", apigen_status_str(cx.status),
                      (unsigned long long)((apigen_now_ns() - t0) / 1000));
     /* Do not keep a huge reply buffer per thread, unless replies used most of
@@ -849,6 +854,7 @@ static void child_main(const rt_server *parent, int sock, const uint8_t key[RT_K
     srv->max_conns = parent->max_conns;
     srv->isolation = ISO_PROCESS;
     srv->is_child = true;
+    rt_procs_own();
     memcpy(srv->child_key, key, RT_KEY_LEN);
     pthread_mutex_init(&srv->mu, NULL);
     pthread_cond_init(&srv->cv, NULL);
@@ -988,6 +994,7 @@ static uint32_t route_to_child(sconn *sc, const apigen_frame_hdr *h, const rt_he
             return RT_HELLO_SESSION;
         }
         rt_mx_seg_add(mx, pid);
+        rt_procs_add(pid, hl->pid, hl->pidns);
         c->pid = pid;
         c->sock = sv[0];
         c->api = sc->api;
@@ -1019,6 +1026,7 @@ static void reap_children(rt_server *srv)
     pid_t pid;
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
         rt_mx_seg_end(pid); /* its counts join the API's totals */
+        rt_procs_end(pid);
         if (pid == rt_mx_collector_pid()) {
             if (WIFSIGNALED(st))
                 apigen_log("the metrics collector process %ld was killed by signal %d", (long)pid,
@@ -1303,6 +1311,8 @@ int apigen_server_main(int argc, char **argv, const apigen_api *const *apis, uns
                 isolation = ISO_PROCESS;
     }
     srv->isolation = isolation;
+    if (isolation == ISO_PROCESS) /* before any fork: every session child maps it */
+        rt_procs_init(srv->max_conns < 65536 ? srv->max_conns : 65536);
     /* A whole frame may be a max-arg buffer plus its scalar arguments. */
     uint64_t mp = srv->max_arg + (1u << 20);
     srv->max_payload = mp > UINT32_MAX || mp < srv->max_arg ? UINT32_MAX : (uint32_t)mp;

@@ -82,6 +82,8 @@ struct apigen_session {
     bool ctrl_dead;
 
     struct rt_mx_sess *mx; /* --metrics: its record (NULL: off) */
+    uint64_t guest_pid;    /* the guest's pid as it sees it (0: not told) */
+    char pidns[RT_PIDNS_MAX]; /* the guest's pid space ("" not told) */
 };
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -192,6 +194,39 @@ struct apigen_session *rt_session_join(const apigen_api *api, const uint8_t key[
 void rt_session_set_mx(struct apigen_session *s, struct rt_mx_sess *m)
 {
     s->mx = m;
+}
+
+/* under g_mu: rt_sessions_of_space reads them from other sessions' threads */
+void rt_session_set_guest(struct apigen_session *s, uint64_t pid, const char *pidns)
+{
+    pthread_mutex_lock(&g_mu);
+    s->guest_pid = pid;
+    snprintf(s->pidns, sizeof s->pidns, "%s", pidns ? pidns : "");
+    pthread_mutex_unlock(&g_mu);
+}
+
+/* set once, before the session's first call: its own calls read it unlocked */
+uint64_t rt_session_guest(const struct apigen_session *s, const char **pidns)
+{
+    if (pidns)
+        *pidns = s ? s->pidns : "";
+    return s ? s->guest_pid : 0;
+}
+
+unsigned rt_sessions_of_space(const char *pidns, uint64_t gpid, const struct apigen_session **ses,
+                              uint64_t *gpids, unsigned max)
+{
+    unsigned n = 0;
+    if (!pidns || !pidns[0])
+        return 0;
+    pthread_mutex_lock(&g_mu);
+    for (struct apigen_session *s = g_sessions; s && n < max; s = s->next)
+        if (s->guest_pid && strcmp(s->pidns, pidns) == 0 && (!gpid || s->guest_pid == gpid)) {
+            ses[n] = s;
+            gpids[n++] = s->guest_pid;
+        }
+    pthread_mutex_unlock(&g_mu);
+    return n;
 }
 
 struct rt_mx_sess *rt_session_mx(const struct apigen_session *s)

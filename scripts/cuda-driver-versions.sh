@@ -25,6 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${APIGEN_WHEEL_CACHE:-$HOME/.cache/apigen-cuda-wheels}
 pip=${PIP:-pip}
 cc=${CC:-cc}
+. "$root/scripts/cuda-wheels.sh"
 libcuda=${LIBCUDA:-}
 [ -z "$libcuda" ] && [ -f /usr/local/cuda/lib64/stubs/libcuda.so ] && libcuda=/usr/local/cuda/lib64/stubs/libcuda.so
 # 11.7 on, as the runtime matrix (scripts/cuda-versions.sh): what 11.x lacks
@@ -60,16 +61,7 @@ for v in "$@"; do
     d=$cache/v$v
     if [ ! -f "$d/include/cudaProfiler.h" ]; then
         spec=$(profiler_wheel "$v")
-        name=$(echo "${spec%%==*}" | tr - _)
-        pv=${spec##*==}
-        pv=${pv%.\*}
-        f=$(ls "$cache"/"$name"-"$pv".*.whl 2>/dev/null | sort -V | tail -n 1)
-        if [ -z "$f" ]; then
-            echo "downloading $spec from PyPI into $cache"
-            "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$spec" >"$cache/pip.log" 2>&1
-            f=$(ls "$cache"/"$name"-"$pv".*.whl 2>/dev/null | sort -V | tail -n 1)
-        fi
-        [ -n "$f" ] || { echo "SKIP: cannot download $spec and it is not cached in $cache"; status=77; continue; }
+        f=$(wheel_fetch "$spec") || { wheel_offline "$spec"; status=77; continue; }
         x=$(mktemp -d) && (cd "$x" && unzip -q -o "$f") &&
             cp "$(find "$x" -name cudaProfiler.h | head -n 1)" "$d/include/" && rm -rf "$x" ||
             { echo "FAIL: $v: no cudaProfiler.h in $f"; status=1; continue; }

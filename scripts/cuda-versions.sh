@@ -51,32 +51,34 @@ wheels() {
     esac
 }
 
-# fetch SPEC -> the wheel file in the cache (downloads when missing)
-fetch() {
-    name=$(echo "${1%%==*}" | tr - _)
-    ver=${1##*==}
-    ver=${ver%.\*}
-    f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)
-    if [ -z "$f" ]; then
-        echo "downloading $1 from PyPI into $cache" >&2   # fetch's stdout is its answer
-        "$pip" download --no-deps --quiet --disable-pip-version-check -d "$cache" "$1" \
-            >"$cache/pip.log" 2>&1 || return 1
-        f=$(ls "$cache"/"$name"-"$ver".*.whl 2>/dev/null | sort -V | tail -n 1)
-    fi
-    [ -n "$f" ] && echo "$f"
-}
+# fetch SPEC -> the wheel file in the cache (downloads when missing):
+# scripts/cuda-wheels.sh, shared with the driver's and the libraries' scripts
+. "$root/scripts/cuda-wheels.sh"
+fetch() { wheel_fetch "$1"; }
 
-# prepare VERSION -> $cache/v$VERSION/{include,lib}; returns 77 when offline
+# prepare VERSION -> $cache/v$VERSION/{include,lib}; returns 77 when offline.
+# One run at a time per version (the driver's and the libraries' scripts
+# prepare the same folders, ctest runs them side by side); the version's
+# folder also holds the libraries' wheels (scripts/cuda-lib-versions.sh):
+# only the runtime's own parts are replaced
 prepare() {
+    [ -f "$cache/v$1/.ready" ] && return 0
+    mkdir -p "$cache/.locks" || return 1
+    (
+        if command -v flock >/dev/null 2>&1; then flock 9 || exit 1; fi
+        prepare_locked "$1"
+    ) 9>"$cache/.locks/runtime-v$1"
+}
+prepare_locked() {
     d=$cache/v$1
     [ -f "$d/.ready" ] && return 0
     set -- $(wheels "$1") || { echo "unknown CUDA version '$1' (known: $known)"; return 1; }
     rt=$(fetch "$1") && crt=$(fetch "$2") || {
         echo "SKIP: cannot download $1 / $2 from the package registry and they are not cached in $cache:"
-        tail -n 3 "$cache/pip.log" 2>/dev/null | sed 's/^/  /'
+        tail -q -n 3 "$cache/pip-$(echo "${1%%==*}" | tr - _).log" "$cache/pip-$(echo "${2%%==*}" | tr - _).log" 2>/dev/null | sed 's/^/  /'
         return 77
     }
-    rm -rf "$d" && mkdir -p "$d/x" "$d/include" "$d/lib" || return 1
+    rm -rf "$d/x" "$d/include" "$d/lib" && mkdir -p "$d/x" "$d/include" "$d/lib" || return 1
     (cd "$d/x" && unzip -q -o "$rt" && unzip -q -o "$crt" '*/include/crt/*') || return 1
     inc=$(dirname "$(find "$d/x" -name cuda_runtime_api.h | head -n 1)")
     crtd=$(find "$d/x" -type d -path '*include/crt' | head -n 1)

@@ -21,6 +21,7 @@
 #pragma weak nvmlDeviceGetRemappedRows_v2
 #pragma weak nvmlDeviceGetUnrepairableMemoryFlag_v1
 #pragma weak nvmlGetBlacklistDeviceCount
+#pragma weak nvmlDeviceReadPRMCounters_v1
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,29 @@ static void device(unsigned i)
         printf(" [field %u: %d%s]", fv[k].fieldId, (int)fv[k].nvmlReturn,
                fv[k].nvmlReturn == NVML_SUCCESS ? " present" : "");
     printf("\n");
+
+    /* PRM counters (Blackwell only): ids and ports in, values out */
+    if (nvmlDeviceReadPRMCounters_v1) {
+        nvmlPRMCounter_v1_t c[3] = {{.counterId = 1, .inData = {.localPort = 1}},
+                                    {.counterId = 1, .inData = {.localPort = 2}},
+                                    {.counterId = 102, .inData = {.localPort = 1}}};
+        nvmlPRMCounterList_v1_t cl = {.numCounters = 3, .counters = c};
+        r = nvmlDeviceReadPRMCounters_v1(d, &cl);
+        printf("  prm counters: %d", (int)r);
+        for (int k = 0; r == NVML_SUCCESS && k < 3; k++) {
+            printf(" [counter %u port %u: %d", c[k].counterId, c[k].inData.localPort,
+                   (int)c[k].counterValue.status);
+            if (c[k].counterValue.status == NVML_SUCCESS && show_volatile)
+                printf(" type %d value %llu", (int)c[k].counterValue.outputType,
+                       c[k].counterValue.outputValue.ullVal);
+            printf("]");
+        }
+        printf("\n");
+        r = nvmlDeviceReadPRMCounters_v1(d, NULL);
+        printf("  prm counters without a list: %d\n", (int)r);
+    } else {
+        printf("  prm counters: absent\n");
+    }
 
     nvmlPciInfo_t p;
     r = nvmlDeviceGetPciInfo(d, &p);

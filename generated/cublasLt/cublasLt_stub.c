@@ -371,18 +371,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT unsigned int cublasLtDisableCpuInstructionsSetMask(unsigned int mask)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    (void)mask;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtDisableCpuInstructionsSetMask: not supported: %s", "declared by cublasLt.h but not exported by libcublasLt.so.13 of CUDA 13.0: no library to forward it to");
-    {
-        unsigned int ret_ = {0};
-        return ret_;
-    }
-}
-
 APIGEN_EXPORT cublasStatus_t cublasLtEmulationDescCreate(cublasLtEmulationDesc_t *emulationDesc)
 {
     apigen_call call_;
@@ -3507,17 +3495,6 @@ APIGEN_EXPORT cublasStatus_t cublasLtAlgoCharacteristicGetAttribute(void)
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-/* cublasLtClearNvjetCache: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtClearNvjetCache(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtClearNvjetCache: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
 /* cublasLtCtxInit: exported by the vendor's library but declared in no header (spec
  * `api.private_symbols`): its signature is unknown, so no argument is read. */
 APIGEN_EXPORT cublasStatus_t cublasLtCtxInit(void)
@@ -3525,6 +3502,50 @@ APIGEN_EXPORT cublasStatus_t cublasLtCtxInit(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cublasLtCtxInit: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtHeuristicLutSerializeEntry: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtHeuristicLutSerializeEntry(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtHeuristicLutSerializeEntry: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtMatmulAlgoConfigGetAttributeRange: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttributeRange(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtMatmulAlgoConfigGetAttributeRange: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtShutdownCtx: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtShutdownCtx(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtShutdownCtx: not supported: %s",
+                   "an undocumented entry point that no cuBLASLt header declares");
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+/* cublasLtClearNvjetCache: exported by the vendor's library but declared in no header (spec
+ * `api.private_symbols`): its signature is unknown, so no argument is read. */
+APIGEN_EXPORT cublasStatus_t cublasLtClearNvjetCache(void)
+{
+    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
+    if (!atomic_flag_test_and_set(&logged_))
+        apigen_log("cublasLtClearNvjetCache: not supported: %s",
                    "an undocumented entry point that no cuBLASLt header declares");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -3540,13 +3561,13 @@ APIGEN_EXPORT cublasStatus_t cublasLtGetEnvironmentMode(void)
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
 
-/* cublasLtHeuristicLutSerializeEntry: exported by the vendor's library but declared in no header (spec
+/* cublasLtSetEnvironmentMode: exported by the vendor's library but declared in no header (spec
  * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtHeuristicLutSerializeEntry(void)
+APIGEN_EXPORT cublasStatus_t cublasLtSetEnvironmentMode(void)
 {
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtHeuristicLutSerializeEntry: not supported: %s",
+        apigen_log("cublasLtSetEnvironmentMode: not supported: %s",
                    "an undocumented entry point that no cuBLASLt header declares");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }
@@ -3591,39 +3612,6 @@ APIGEN_EXPORT cublasStatus_t cublasLtHeuristicsCachePut(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("cublasLtHeuristicsCachePut: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-/* cublasLtMatmulAlgoConfigGetAttributeRange: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtMatmulAlgoConfigGetAttributeRange(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtMatmulAlgoConfigGetAttributeRange: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-/* cublasLtSetEnvironmentMode: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtSetEnvironmentMode(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtSetEnvironmentMode: not supported: %s",
-                   "an undocumented entry point that no cuBLASLt header declares");
-    return CUBLAS_STATUS_NOT_SUPPORTED;
-}
-
-/* cublasLtShutdownCtx: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT cublasStatus_t cublasLtShutdownCtx(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("cublasLtShutdownCtx: not supported: %s",
                    "an undocumented entry point that no cuBLASLt header declares");
     return CUBLAS_STATUS_NOT_SUPPORTED;
 }

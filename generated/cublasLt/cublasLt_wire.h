@@ -21,7 +21,7 @@
 #endif
 
 /* Fingerprint of the API model (header declarations + spec), checked in the handshake. */
-#define CUBLASLT_FINGERPRINT UINT64_C(0x05431d37125d5e64)
+#define CUBLASLT_FINGERPRINT UINT64_C(0x12b34983a55aa877)
 
 /* Call ids: forwarded and custom functions. */
 enum {

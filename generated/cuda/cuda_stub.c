@@ -13529,7 +13529,8 @@ APIGEN_EXPORT CUresult cuLibraryGetUnifiedFunction(void **fptr, CUlibrary librar
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 
-APIGEN_EXPORT CUresult cuLibraryUnload(CUlibrary library)
+/* The forwarder of cuLibraryUnload: the spec's hand-written guest code exports cuLibraryUnload and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuLibraryUnload(CUlibrary library)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;
@@ -21605,7 +21606,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuModuleUnload(CUmodule hmod)
+/* The forwarder of cuModuleUnload: the spec's hand-written guest code exports cuModuleUnload and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuModuleUnload(CUmodule hmod)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "apigen_rt.h"
+#ifndef CUFFT_NO_INLINE
+#define CUFFT_NO_INLINE 1
+#endif
 #include "cufft.h"
 #include "cufftXt.h"
 

@@ -509,7 +509,7 @@ APIGEN_EXPORT nvJitLinkResult __nvJitLinkAPI(void)
     static atomic_flag logged_ = ATOMIC_FLAG_INIT;
     if (!atomic_flag_test_and_set(&logged_))
         apigen_log("__nvJitLinkAPI: not supported: %s",
-                   "an undocumented entry point of libnvJitLink.so.13 that nvJitLink.h does not declare");
+                   "an undocumented entry point of libnvJitLink that nvJitLink.h does not declare");
     return NVJITLINK_ERROR_INTERNAL;
 }
 

@@ -10,8 +10,24 @@
 #include "nvml_wire.h"
 
 /* ---- hand-written handlers ---- */
+nvmlReturn_t nvml_host_process_detail_list(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int version, unsigned int mode, unsigned int *count, nvmlProcessDetail_v1_t *procs); /* hand-written, in the spec's sources: wraps apigenNvmlProcessDetailList */
+nvmlReturn_t nvml_host_processes_utilization(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int version, unsigned long long *lastSeenTimeStamp, unsigned int *count, nvmlProcessUtilizationInfo_v1_t *procs); /* hand-written, in the spec's sources: wraps apigenNvmlProcessesUtilization */
 nvmlReturn_t nvml_host_compute_instance_get_info(apigen_call_ctx *cx, nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlComputeInstanceGetInfo */
 nvmlReturn_t nvml_host_compute_instance_get_info_v2(apigen_call_ctx *cx, nvmlComputeInstance_t computeInstance, nvmlComputeInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlComputeInstanceGetInfo_v2 */
+nvmlReturn_t nvml_host_accounting_pids(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *count, unsigned int *pids); /* hand-written, in the spec's sources: wraps nvmlDeviceGetAccountingPids */
+nvmlReturn_t nvml_host_accounting_stats(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int pid, nvmlAccountingStats_t *stats); /* hand-written, in the spec's sources: wraps nvmlDeviceGetAccountingStats */
+nvmlReturn_t nvml_host_compute_procs(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetComputeRunningProcesses */
+nvmlReturn_t nvml_host_compute_procs_v2(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetComputeRunningProcesses_v2 */
+nvmlReturn_t nvml_host_compute_procs_v3(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetComputeRunningProcesses_v3 */
+nvmlReturn_t nvml_host_encoder_sessions(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *sessionCount, nvmlEncoderSessionInfo_t *sessionInfos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetEncoderSessions */
+nvmlReturn_t nvml_host_fbc_sessions(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *sessionCount, nvmlFBCSessionInfo_t *sessionInfo); /* hand-written, in the spec's sources: wraps nvmlDeviceGetFBCSessions */
+nvmlReturn_t nvml_host_graphics_procs(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetGraphicsRunningProcesses */
+nvmlReturn_t nvml_host_graphics_procs_v2(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetGraphicsRunningProcesses_v2 */
+nvmlReturn_t nvml_host_graphics_procs_v3(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetGraphicsRunningProcesses_v3 */
+nvmlReturn_t nvml_host_mps_procs(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetMPSComputeRunningProcesses */
+nvmlReturn_t nvml_host_mps_procs_v2(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetMPSComputeRunningProcesses_v2 */
+nvmlReturn_t nvml_host_mps_procs_v3(apigen_call_ctx *cx, nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos); /* hand-written, in the spec's sources: wraps nvmlDeviceGetMPSComputeRunningProcesses_v3 */
+nvmlReturn_t nvml_host_process_utilization(apigen_call_ctx *cx, nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization, unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp); /* hand-written, in the spec's sources: wraps nvmlDeviceGetProcessUtilization */
 nvmlReturn_t nvml_host_event_set_wait(apigen_call_ctx *cx, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* hand-written, in the spec's sources: wraps nvmlEventSetWait */
 nvmlReturn_t nvml_host_event_set_wait_v2(apigen_call_ctx *cx, nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms); /* hand-written, in the spec's sources: wraps nvmlEventSetWait_v2 */
 nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info); /* hand-written, in the spec's sources: wraps nvmlGpuInstanceGetInfo */
@@ -28,8 +44,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetAPIRestriction
 #pragma weak nvmlDeviceGetAccountingBufferSize
 #pragma weak nvmlDeviceGetAccountingMode
-#pragma weak nvmlDeviceGetAccountingPids
-#pragma weak nvmlDeviceGetAccountingStats
 #pragma weak nvmlDeviceGetActiveVgpus
 #pragma weak nvmlDeviceGetAdaptiveClockInfoStatus
 #pragma weak nvmlDeviceGetAddressingMode
@@ -52,9 +66,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetClockOffsets
 #pragma weak nvmlDeviceGetComputeInstanceId
 #pragma weak nvmlDeviceGetComputeMode
-#pragma weak nvmlDeviceGetComputeRunningProcesses
-#pragma weak nvmlDeviceGetComputeRunningProcesses_v2
-#pragma weak nvmlDeviceGetComputeRunningProcesses_v3
 #pragma weak nvmlDeviceGetConfComputeGpuAttestationReport
 #pragma weak nvmlDeviceGetConfComputeGpuCertificate
 #pragma weak nvmlDeviceGetConfComputeMemSizeInfo
@@ -84,11 +95,9 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetDynamicPstatesInfo
 #pragma weak nvmlDeviceGetEccMode
 #pragma weak nvmlDeviceGetEncoderCapacity
-#pragma weak nvmlDeviceGetEncoderSessions
 #pragma weak nvmlDeviceGetEncoderStats
 #pragma weak nvmlDeviceGetEncoderUtilization
 #pragma weak nvmlDeviceGetEnforcedPowerLimit
-#pragma weak nvmlDeviceGetFBCSessions
 #pragma weak nvmlDeviceGetFBCStats
 #pragma weak nvmlDeviceGetFanControlPolicy_v2
 #pragma weak nvmlDeviceGetFanSpeed
@@ -107,9 +116,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetGpuInstanceRemainingCapacity
 #pragma weak nvmlDeviceGetGpuMaxPcieLinkGeneration
 #pragma weak nvmlDeviceGetGpuOperationMode
-#pragma weak nvmlDeviceGetGraphicsRunningProcesses
-#pragma weak nvmlDeviceGetGraphicsRunningProcesses_v2
-#pragma weak nvmlDeviceGetGraphicsRunningProcesses_v3
 #pragma weak nvmlDeviceGetGridLicensableFeatures
 #pragma weak nvmlDeviceGetGridLicensableFeatures_v2
 #pragma weak nvmlDeviceGetGridLicensableFeatures_v3
@@ -132,9 +138,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetIrqNum
 #pragma weak nvmlDeviceGetJpgUtilization
 #pragma weak nvmlDeviceGetLastBBXFlushTime
-#pragma weak nvmlDeviceGetMPSComputeRunningProcesses
-#pragma weak nvmlDeviceGetMPSComputeRunningProcesses_v2
-#pragma weak nvmlDeviceGetMPSComputeRunningProcesses_v3
 #pragma weak nvmlDeviceGetMarginTemperature
 #pragma weak nvmlDeviceGetMaxClockInfo
 #pragma weak nvmlDeviceGetMaxCustomerBoostClock
@@ -195,7 +198,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlDeviceGetPowerSource
 #pragma weak nvmlDeviceGetPowerState
 #pragma weak nvmlDeviceGetPowerUsage
-#pragma weak nvmlDeviceGetProcessUtilization
 #pragma weak nvmlDeviceGetRemappedRows
 #pragma weak nvmlDeviceGetRemappedRows_v2
 #pragma weak nvmlDeviceGetRepairStatus
@@ -335,7 +337,6 @@ nvmlReturn_t nvml_host_gpu_instance_get_info(apigen_call_ctx *cx, nvmlGpuInstanc
 #pragma weak nvmlSystemGetHicVersion
 #pragma weak nvmlSystemGetNVMLVersion
 #pragma weak nvmlSystemGetNvlinkBwMode
-#pragma weak nvmlSystemGetProcessName
 #pragma weak nvmlSystemGetTopologyGpuSet
 #pragma weak nvmlSystemSetConfComputeGpusReadyState
 #pragma weak nvmlSystemSetConfComputeKeyRotationThresholdInfo
@@ -489,7 +490,7 @@ static void h_apigenNvmlProcessDetailList(apigen_call_ctx *cx)
         if (procs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenNvmlProcessDetailList(device, version, mode, count, procs);
+    ret_ = nvml_host_process_detail_list(cx, device, version, mode, count, procs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -559,7 +560,7 @@ static void h_apigenNvmlProcessesUtilization(apigen_call_ctx *cx)
         if (procs == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    ret_ = apigenNvmlProcessesUtilization(device, version, lastSeenTimeStamp, count, procs);
+    ret_ = nvml_host_processes_utilization(cx, device, version, lastSeenTimeStamp, count, procs);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -576,6 +577,46 @@ static void h_apigenNvmlProcessesUtilization(apigen_call_ctx *cx)
         if (count != NULL && apigen_mul_size((uint64_t)(*count), sizeof(nvmlProcessUtilizationInfo_v1_t), &v_) && v_ < k_)
             k_ = v_;
         if (!apigen_put_bytes_ref(cx->wr, procs, k_)) return;
+    }
+}
+
+static void h_apigenNvmlReadPRMCounters(apigen_call_ctx *cx)
+{
+    nvmlDevice_t device = {0};
+    unsigned int numCounters = {0};
+    nvmlPRMCounter_v1_t *counters = {0};
+    nvmlReturn_t ret_;
+    uint64_t v_device;
+    void *r_;
+    uint32_t v_numCounters;
+    const void *b_counters = NULL;
+    uint64_t l_counters = 0;
+    uint64_t n_counters = 0;
+    uint8_t p_counters = 0;
+    int ok_;
+    uint64_t k_;
+    if (!apigen_get_u64(cx->rd, &v_device)) { apigen_reject(cx, APIGEN_BAD_ARGS, "device"); return; }
+    if (!apigen_handle_get(cx, &ht_nvmlDevice_t, v_device, &r_)) return; /* device */
+    device = (nvmlDevice_t)(uintptr_t)r_;
+    if (!apigen_get_u32(cx->rd, &v_numCounters)) { apigen_reject(cx, APIGEN_BAD_ARGS, "numCounters"); return; }
+    numCounters = (unsigned int)v_numCounters;
+    if (!apigen_get_opt_bytes(cx->rd, &b_counters, &l_counters, cx->budget)) { apigen_reject(cx, APIGEN_BAD_ARGS, "counters"); return; }
+    if (b_counters != NULL) {
+        if (!apigen_mul_size((uint64_t)(numCounters), sizeof(nvmlPRMCounter_v1_t), &n_counters)) { apigen_reject(cx, APIGEN_TOO_LARGE, "counters"); return; }
+        if (l_counters != n_counters) { apigen_reject(cx, APIGEN_BAD_ARGS, "counters"); return; }
+        counters = apigen_scratch(cx, n_counters, 1);
+        if (counters == NULL) return;
+        memcpy(counters, b_counters, n_counters);
+    }
+    p_counters = b_counters != NULL;
+    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
+    ret_ = apigenNvmlReadPRMCounters(device, numCounters, counters);
+    apigen_result(cx, (int64_t)ret_);
+    ok_ = ret_ == NVML_SUCCESS;
+    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
+    if (p_counters) { /* counters */
+        k_ = ok_ ? n_counters : 0;
+        if (!apigen_put_bytes_ref(cx->wr, counters, k_)) return;
     }
 }
 
@@ -1056,10 +1097,7 @@ static void h_nvmlDeviceGetAccountingPids(apigen_call_ctx *cx)
         if (pids == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetAccountingPids == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetAccountingPids(device, count, pids);
+    ret_ = nvml_host_accounting_pids(cx, device, count, pids);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1100,10 +1138,7 @@ static void h_nvmlDeviceGetAccountingStats(apigen_call_ctx *cx)
         if (stats == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetAccountingStats == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetAccountingStats(device, pid, stats);
+    ret_ = nvml_host_accounting_stats(cx, device, pid, stats);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -1966,10 +2001,7 @@ static void h_nvmlDeviceGetComputeRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetComputeRunningProcesses == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetComputeRunningProcesses(device, infoCount, infos);
+    ret_ = nvml_host_compute_procs(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2021,10 +2053,7 @@ static void h_nvmlDeviceGetComputeRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetComputeRunningProcesses_v2 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetComputeRunningProcesses_v2(device, infoCount, infos);
+    ret_ = nvml_host_compute_procs_v2(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -2076,10 +2105,7 @@ static void h_nvmlDeviceGetComputeRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetComputeRunningProcesses_v3 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetComputeRunningProcesses_v3(device, infoCount, infos);
+    ret_ = nvml_host_compute_procs_v3(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3260,10 +3286,7 @@ static void h_nvmlDeviceGetEncoderSessions(apigen_call_ctx *cx)
         if (sessionInfos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetEncoderSessions == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetEncoderSessions(device, sessionCount, sessionInfos);
+    ret_ = nvml_host_encoder_sessions(cx, device, sessionCount, sessionInfos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -3456,10 +3479,7 @@ static void h_nvmlDeviceGetFBCSessions(apigen_call_ctx *cx)
         if (sessionInfo == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetFBCSessions == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetFBCSessions(device, sessionCount, sessionInfo);
+    ret_ = nvml_host_fbc_sessions(cx, device, sessionCount, sessionInfo);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4209,10 +4229,7 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetGraphicsRunningProcesses == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetGraphicsRunningProcesses(device, infoCount, infos);
+    ret_ = nvml_host_graphics_procs(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4264,10 +4281,7 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetGraphicsRunningProcesses_v2 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetGraphicsRunningProcesses_v2(device, infoCount, infos);
+    ret_ = nvml_host_graphics_procs_v2(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -4319,10 +4333,7 @@ static void h_nvmlDeviceGetGraphicsRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetGraphicsRunningProcesses_v3 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetGraphicsRunningProcesses_v3(device, infoCount, infos);
+    ret_ = nvml_host_graphics_procs_v3(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5186,10 +5197,7 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetMPSComputeRunningProcesses == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetMPSComputeRunningProcesses(device, infoCount, infos);
+    ret_ = nvml_host_mps_procs(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5241,10 +5249,7 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses_v2(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetMPSComputeRunningProcesses_v2 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v2(device, infoCount, infos);
+    ret_ = nvml_host_mps_procs_v2(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -5296,10 +5301,7 @@ static void h_nvmlDeviceGetMPSComputeRunningProcesses_v3(apigen_call_ctx *cx)
         if (infos == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetMPSComputeRunningProcesses_v3 == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetMPSComputeRunningProcesses_v3(device, infoCount, infos);
+    ret_ = nvml_host_mps_procs_v3(cx, device, infoCount, infos);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -7661,10 +7663,7 @@ static void h_nvmlDeviceGetProcessUtilization(apigen_call_ctx *cx)
         if (utilization == NULL) return;
     }
     if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlDeviceGetProcessUtilization == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlDeviceGetProcessUtilization(device, utilization, processSamplesCount, lastSeenTimeStamp);
+    ret_ = nvml_host_process_utilization(cx, device, utilization, processSamplesCount, lastSeenTimeStamp);
     apigen_result(cx, (int64_t)ret_);
     ok_ = ret_ == NVML_SUCCESS;
     if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
@@ -12743,42 +12742,6 @@ static void h_nvmlSystemGetNvlinkBwMode(apigen_call_ctx *cx)
     }
 }
 
-static void h_nvmlSystemGetProcessName(apigen_call_ctx *cx)
-{
-    unsigned int pid = {0};
-    char *name = {0};
-    unsigned int length = {0};
-    nvmlReturn_t ret_;
-    uint32_t v_pid;
-    uint32_t v_length;
-    uint8_t p_name = 0;
-    uint64_t n_name = 0;
-    int ok_;
-    uint64_t k_;
-    if (!apigen_get_u32(cx->rd, &v_pid)) { apigen_reject(cx, APIGEN_BAD_ARGS, "pid"); return; }
-    pid = (unsigned int)v_pid;
-    if (!apigen_get_u32(cx->rd, &v_length)) { apigen_reject(cx, APIGEN_BAD_ARGS, "length"); return; }
-    length = (unsigned int)v_length;
-    if (!apigen_get_u8(cx->rd, &p_name)) { apigen_reject(cx, APIGEN_BAD_ARGS, "name"); return; }
-    if (p_name) {
-        if (!apigen_mul_size((uint64_t)(length), sizeof(char), &n_name)) { apigen_reject(cx, APIGEN_TOO_LARGE, "name"); return; }
-        name = apigen_scratch(cx, n_name, 1);
-        if (name == NULL) return;
-    }
-    if (!apigen_rd_done(cx->rd)) { apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes"); return; }
-    if (nvmlSystemGetProcessName == NULL)
-        ret_ = (nvmlReturn_t)(NVML_ERROR_FUNCTION_NOT_FOUND);
-    else
-        ret_ = nvmlSystemGetProcessName(pid, name, length);
-    apigen_result(cx, (int64_t)ret_);
-    ok_ = ret_ == NVML_SUCCESS;
-    if (!apigen_put_u32(cx->wr, (uint32_t)ret_)) return;
-    if (p_name) { /* name */
-        k_ = ok_ ? n_name : 0;
-        if (!apigen_put_bytes_ref(cx->wr, name, k_)) return;
-    }
-}
-
 static void h_nvmlSystemGetTopologyGpuSet(apigen_call_ctx *cx)
 {
     unsigned int cpuNumber = {0};
@@ -14810,6 +14773,7 @@ static const char *const call_names_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
+    [NVML_CALL_apigenNvmlReadPRMCounters] = "apigenNvmlReadPRMCounters",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
     [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
@@ -15133,7 +15097,6 @@ static const char *const call_names_[383] = {
     [NVML_CALL_nvmlSystemGetHicVersion] = "nvmlSystemGetHicVersion",
     [NVML_CALL_nvmlSystemGetNVMLVersion] = "nvmlSystemGetNVMLVersion",
     [NVML_CALL_nvmlSystemGetNvlinkBwMode] = "nvmlSystemGetNvlinkBwMode",
-    [NVML_CALL_nvmlSystemGetProcessName] = "nvmlSystemGetProcessName",
     [NVML_CALL_nvmlSystemGetTopologyGpuSet] = "nvmlSystemGetTopologyGpuSet",
     [NVML_CALL_nvmlSystemSetConfComputeGpusReadyState] = "nvmlSystemSetConfComputeGpusReadyState",
     [NVML_CALL_nvmlSystemSetConfComputeKeyRotationThresholdInfo] = "nvmlSystemSetConfComputeKeyRotationThresholdInfo",
@@ -15194,6 +15157,7 @@ static const apigen_handler_fn handlers_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = h_apigenNvmlErrorString,
     [NVML_CALL_apigenNvmlProcessDetailList] = h_apigenNvmlProcessDetailList,
     [NVML_CALL_apigenNvmlProcessesUtilization] = h_apigenNvmlProcessesUtilization,
+    [NVML_CALL_apigenNvmlReadPRMCounters] = h_apigenNvmlReadPRMCounters,
     [NVML_CALL_nvmlComputeInstanceDestroy] = h_nvmlComputeInstanceDestroy,
     [NVML_CALL_nvmlComputeInstanceGetInfo] = h_nvmlComputeInstanceGetInfo,
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = h_nvmlComputeInstanceGetInfo_v2,
@@ -15517,7 +15481,6 @@ static const apigen_handler_fn handlers_[383] = {
     [NVML_CALL_nvmlSystemGetHicVersion] = h_nvmlSystemGetHicVersion,
     [NVML_CALL_nvmlSystemGetNVMLVersion] = h_nvmlSystemGetNVMLVersion,
     [NVML_CALL_nvmlSystemGetNvlinkBwMode] = h_nvmlSystemGetNvlinkBwMode,
-    [NVML_CALL_nvmlSystemGetProcessName] = h_nvmlSystemGetProcessName,
     [NVML_CALL_nvmlSystemGetTopologyGpuSet] = h_nvmlSystemGetTopologyGpuSet,
     [NVML_CALL_nvmlSystemSetConfComputeGpusReadyState] = h_nvmlSystemSetConfComputeGpusReadyState,
     [NVML_CALL_nvmlSystemSetConfComputeKeyRotationThresholdInfo] = h_nvmlSystemSetConfComputeKeyRotationThresholdInfo,

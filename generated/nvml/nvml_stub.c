@@ -182,6 +182,57 @@ done:
     return ret_;
 }
 
+/* apigenNvmlReadPRMCounters: a call of the spec's own headers (internal): not exported; the
+ * spec's hand-written guest code calls it. */
+APIGEN_HIDDEN nvmlReturn_t apigenNvmlReadPRMCounters(nvmlDevice_t device, unsigned int numCounters, nvmlPRMCounter_v1_t *counters)
+{
+    apigen_call call_;
+    apigen_status st_ = APIGEN_LOST;
+    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
+    nvmlReturn_t ret_ = {0};
+    uint64_t n_counters = 0;
+    int srv_ = APIGEN_ROUTE_ANY; /* the server of the first argument that names one */
+    if (srv_ < 0) srv_ = apigen_route_id(&nvml_api, (uint64_t)(uintptr_t)device); /* device */
+    if (!apigen_call_begin_on(&nvml_api, &call_, NVML_CALL_apigenNvmlReadPRMCounters, srv_))
+        goto fail;
+    if (!apigen_put_u64(call_.wr, (uint64_t)(uintptr_t)device)) goto nomem; /* device */
+    if (!apigen_put_u32(call_.wr, (uint32_t)numCounters)) goto nomem; /* numCounters */
+    if (counters != NULL) {
+        if (!apigen_mul_size((uint64_t)(numCounters), sizeof(nvmlPRMCounter_v1_t), &n_counters)) goto badargs;
+    }
+    if (!apigen_put_opt_bytes_ref(call_.wr, counters, n_counters)) goto nomem; /* counters */
+    st_ = apigen_call_sync(&call_);
+    if (st_ != APIGEN_OK)
+        goto rejected;
+    {
+        uint32_t v_;
+        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
+        ret_ = (nvmlReturn_t)v_;
+    }
+    if (counters != NULL && !apigen_get_into(&call_.rd, counters, n_counters, NULL)) goto bad; /* counters */
+    apigen_call_end(&call_);
+    goto done;
+bad:
+    apigen_call_bad_reply(&call_);
+    st_ = APIGEN_LOST;
+    goto rejected;
+badargs:
+    st_ = APIGEN_BAD_ARGS;
+    goto rejected;
+nomem:
+    st_ = APIGEN_NO_MEMORY;
+    goto rejected;
+rejected:
+    apigen_call_end(&call_);
+fail:
+    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
+done:
+    if (apigen_tracing())
+        apigen_trace("apigenNvmlReadPRMCounters(device=%#llx, numCounters=%llu, counters=%#llx) = %llu [%s, %llu us]", (unsigned long long)(uintptr_t)device, (unsigned long long)numCounters, (unsigned long long)(uintptr_t)counters, (unsigned long long)ret_, apigen_status_str(st_),
+                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
+    return ret_;
+}
+
 APIGEN_EXPORT nvmlReturn_t nvmlComputeInstanceDestroy(nvmlComputeInstance_t computeInstance)
 {
     apigen_call call_;
@@ -16265,53 +16316,6 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
-{
-    apigen_call call_;
-    apigen_status st_ = APIGEN_LOST;
-    uint64_t t0_ = apigen_tracing() ? apigen_now_ns() : 0;
-    nvmlReturn_t ret_ = {0};
-    uint64_t n_name = 0;
-    if (!apigen_call_begin(&nvml_api, &call_, NVML_CALL_nvmlSystemGetProcessName))
-        goto fail;
-    if (!apigen_put_u32(call_.wr, (uint32_t)pid)) goto nomem; /* pid */
-    if (!apigen_put_u32(call_.wr, (uint32_t)length)) goto nomem; /* length */
-    if (name != NULL) {
-        if (!apigen_mul_size((uint64_t)(length), sizeof(char), &n_name)) goto badargs;
-    }
-    if (!apigen_put_u8(call_.wr, name != NULL)) goto nomem; /* name */
-    st_ = apigen_call_sync(&call_);
-    if (st_ != APIGEN_OK)
-        goto rejected;
-    {
-        uint32_t v_;
-        if (!apigen_get_u32(&call_.rd, &v_)) goto bad;
-        ret_ = (nvmlReturn_t)v_;
-    }
-    if (name != NULL && !apigen_get_into(&call_.rd, name, n_name, NULL)) goto bad; /* name */
-    apigen_call_end(&call_);
-    goto done;
-bad:
-    apigen_call_bad_reply(&call_);
-    st_ = APIGEN_LOST;
-    goto rejected;
-badargs:
-    st_ = APIGEN_BAD_ARGS;
-    goto rejected;
-nomem:
-    st_ = APIGEN_NO_MEMORY;
-    goto rejected;
-rejected:
-    apigen_call_end(&call_);
-fail:
-    ret_ = (nvmlReturn_t)nvml_api.status_error[st_];
-done:
-    if (apigen_tracing())
-        apigen_trace("nvmlSystemGetProcessName(pid=%llu, name=%#llx, length=%llu) = %llu [%s, %llu us]", (unsigned long long)pid, (unsigned long long)(uintptr_t)name, (unsigned long long)length, (unsigned long long)ret_, apigen_status_str(st_),
-                     (unsigned long long)((apigen_now_ns() - t0_) / 1000));
-    return ret_;
-}
-
 APIGEN_EXPORT nvmlReturn_t nvmlSystemGetTopologyGpuSet(unsigned int cpuNumber, unsigned int *count, nvmlDevice_t *deviceArray)
 {
     apigen_call call_;
@@ -18936,21 +18940,11 @@ done:
     return ret_;
 }
 
-/* nvmlDeviceReadPRMCounters_v1: exported by the vendor's library but declared in no header (spec
- * `api.private_symbols`): its signature is unknown, so no argument is read. */
-APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(void)
-{
-    static atomic_flag logged_ = ATOMIC_FLAG_INIT;
-    if (!atomic_flag_test_and_set(&logged_))
-        apigen_log("nvmlDeviceReadPRMCounters_v1: not supported: %s",
-                   "a private entry point of the vendor's library (declared in no header)");
-    return NVML_ERROR_NOT_SUPPORTED;
-}
-
 static const char *const call_names_[383] = {
     [NVML_CALL_apigenNvmlErrorString] = "apigenNvmlErrorString",
     [NVML_CALL_apigenNvmlProcessDetailList] = "apigenNvmlProcessDetailList",
     [NVML_CALL_apigenNvmlProcessesUtilization] = "apigenNvmlProcessesUtilization",
+    [NVML_CALL_apigenNvmlReadPRMCounters] = "apigenNvmlReadPRMCounters",
     [NVML_CALL_nvmlComputeInstanceDestroy] = "nvmlComputeInstanceDestroy",
     [NVML_CALL_nvmlComputeInstanceGetInfo] = "nvmlComputeInstanceGetInfo",
     [NVML_CALL_nvmlComputeInstanceGetInfo_v2] = "nvmlComputeInstanceGetInfo_v2",
@@ -19274,7 +19268,6 @@ static const char *const call_names_[383] = {
     [NVML_CALL_nvmlSystemGetHicVersion] = "nvmlSystemGetHicVersion",
     [NVML_CALL_nvmlSystemGetNVMLVersion] = "nvmlSystemGetNVMLVersion",
     [NVML_CALL_nvmlSystemGetNvlinkBwMode] = "nvmlSystemGetNvlinkBwMode",
-    [NVML_CALL_nvmlSystemGetProcessName] = "nvmlSystemGetProcessName",
     [NVML_CALL_nvmlSystemGetTopologyGpuSet] = "nvmlSystemGetTopologyGpuSet",
     [NVML_CALL_nvmlSystemSetConfComputeGpusReadyState] = "nvmlSystemSetConfComputeGpusReadyState",
     [NVML_CALL_nvmlSystemSetConfComputeKeyRotationThresholdInfo] = "nvmlSystemSetConfComputeKeyRotationThresholdInfo",

@@ -6,6 +6,17 @@
 
 #include <cublas_api.h>
 
+#include "cublas_features.h"
+
+/* The spec's scalar sizes (cublasGemmEx & co: 8 bytes for a 64-bit compute
+ * type) name CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, which cuBLAS 13.1
+ * (CUDA 13.0) added. Where the headers lack it, no computeType a caller can
+ * pass equals it: a value outside the enum stands in, so the one expression
+ * holds for every version. */
+#ifndef APIGEN_HAS_CONST_CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
+#define CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT (-1)
+#endif
+
 /* The server library's text for a status: cublasGetStatusName (which 0) or
  * cublasGetStatusString (which 1), copied into buf (length bytes,
  * NUL-terminated). */

@@ -47,6 +47,7 @@ APIGEN_EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 static CUresult destroyed(CUresult e, CUcontext ctx)
 {
     if (e == CUDA_SUCCESS) apigen_cuda_export_context_gone(ctx);
+    if (e == CUDA_SUCCESS) apigen_cuda_globals_forget(1, 0); /* its modules and globals went */
     return e;
 }
 
@@ -82,6 +83,7 @@ static CUresult released(CUresult e, CUdevice dev)
     CUresult q = cuDevicePrimaryCtxGetState(dev, &flags, &active);
     apigen_hold_deferred(false);
     if (q == CUDA_SUCCESS && !active) apigen_cuda_export_context_gone(primary_of(dev));
+    if (q != CUDA_SUCCESS || !active) apigen_cuda_globals_forget(1, 0); /* asked again */
     return e;
 }
 

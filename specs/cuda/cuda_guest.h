@@ -40,6 +40,9 @@ void apigen_cuda_twin_own(void); /* the driver moves twins itself (managed.c) */
 void apigen_cuda_managed_wrote(CUdeviceptr dst, size_t n, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_sync(int scope, CUstream s, bool ptsz);
 CUresult apigen_cuda_managed_global(CUdeviceptr p, size_t n, const char *name);
+/* dev_ranges.c: the globals' answers kept for owner (a module or library),
+ * or all of them, are dropped */
+void apigen_cuda_globals_forget(int all, uint64_t owner);
 
 /* A kernel's parameter layout, learned once per CUfunction or CUkernel id
  * from the server (launch.c). */

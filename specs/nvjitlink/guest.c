@@ -12,7 +12,7 @@
 
 #define MAX_FILE (1u << 30) /* one input file */
 
-APIGEN_EXPORT nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle,
+APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(AddFile)(nvJitLinkHandle handle,
                                                       nvJitLinkInputType inputType,
                                                       const char *fileName)
 {
@@ -45,7 +45,7 @@ APIGEN_EXPORT nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle,
         if (got == 0) break;
     }
     fclose(f);
-    nvJitLinkResult r = __nvJitLinkAddData_13_0(handle, inputType, buf, n, fileName);
+    nvJitLinkResult r = APIGEN_NVJL(AddData)(handle, inputType, buf, n, fileName);
     free(buf);
     return r;
 }
@@ -53,8 +53,8 @@ APIGEN_EXPORT nvJitLinkResult __nvJitLinkAddFile_13_0(nvJitLinkHandle handle,
 static nvJitLinkResult output(nvJitLinkHandle handle, int which, void *buf)
 {
     static nvJitLinkResult (*const size[])(nvJitLinkHandle, size_t *) = {
-        __nvJitLinkGetLinkedCubinSize_13_0, __nvJitLinkGetLinkedPtxSize_13_0,
-        __nvJitLinkGetErrorLogSize_13_0, __nvJitLinkGetInfoLogSize_13_0};
+        APIGEN_NVJL(GetLinkedCubinSize), APIGEN_NVJL(GetLinkedPtxSize),
+        APIGEN_NVJL(GetErrorLogSize), APIGEN_NVJL(GetInfoLogSize)};
     if (!buf) return apigenNvJitLinkGetOutput(handle, which, NULL, 0);
     size_t n = 0;
     nvJitLinkResult r = size[which](handle, &n);
@@ -62,22 +62,22 @@ static nvJitLinkResult output(nvJitLinkHandle handle, int which, void *buf)
     return apigenNvJitLinkGetOutput(handle, which, buf, n);
 }
 
-APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetLinkedCubin_13_0(nvJitLinkHandle handle, void *cubin)
+APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(GetLinkedCubin)(nvJitLinkHandle handle, void *cubin)
 {
     return output(handle, 0, cubin);
 }
 
-APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetLinkedPtx_13_0(nvJitLinkHandle handle, char *ptx)
+APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(GetLinkedPtx)(nvJitLinkHandle handle, char *ptx)
 {
     return output(handle, 1, ptx);
 }
 
-APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetErrorLog_13_0(nvJitLinkHandle handle, char *log)
+APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(GetErrorLog)(nvJitLinkHandle handle, char *log)
 {
     return output(handle, 2, log);
 }
 
-APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle, char *log)
+APIGEN_EXPORT nvJitLinkResult APIGEN_NVJL(GetInfoLog)(nvJitLinkHandle handle, char *log)
 {
     return output(handle, 3, log);
 }
@@ -86,69 +86,69 @@ APIGEN_EXPORT nvJitLinkResult __nvJitLinkGetInfoLog_13_0(nvJitLinkHandle handle,
 APIGEN_EXPORT nvJitLinkResult nvJitLinkCreate(nvJitLinkHandle *handle, uint32_t numOptions,
                                               const char **options)
 {
-    return __nvJitLinkCreate_13_0(handle, numOptions, options);
+    return APIGEN_NVJL(Create)(handle, numOptions, options);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkDestroy(nvJitLinkHandle *handle)
 {
-    return __nvJitLinkDestroy_13_0(handle);
+    return APIGEN_NVJL(Destroy)(handle);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkAddData(nvJitLinkHandle handle,
                                                nvJitLinkInputType inputType, const void *data,
                                                size_t size, const char *name)
 {
-    return __nvJitLinkAddData_13_0(handle, inputType, data, size, name);
+    return APIGEN_NVJL(AddData)(handle, inputType, data, size, name);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkAddFile(nvJitLinkHandle handle,
                                                nvJitLinkInputType inputType,
                                                const char *fileName)
 {
-    return __nvJitLinkAddFile_13_0(handle, inputType, fileName);
+    return APIGEN_NVJL(AddFile)(handle, inputType, fileName);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkComplete(nvJitLinkHandle handle)
 {
-    return __nvJitLinkComplete_13_0(handle);
+    return APIGEN_NVJL(Complete)(handle);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedCubinSize(nvJitLinkHandle handle, size_t *size)
 {
-    return __nvJitLinkGetLinkedCubinSize_13_0(handle, size);
+    return APIGEN_NVJL(GetLinkedCubinSize)(handle, size);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedCubin(nvJitLinkHandle handle, void *cubin)
 {
-    return __nvJitLinkGetLinkedCubin_13_0(handle, cubin);
+    return APIGEN_NVJL(GetLinkedCubin)(handle, cubin);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedPtxSize(nvJitLinkHandle handle, size_t *size)
 {
-    return __nvJitLinkGetLinkedPtxSize_13_0(handle, size);
+    return APIGEN_NVJL(GetLinkedPtxSize)(handle, size);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetLinkedPtx(nvJitLinkHandle handle, char *ptx)
 {
-    return __nvJitLinkGetLinkedPtx_13_0(handle, ptx);
+    return APIGEN_NVJL(GetLinkedPtx)(handle, ptx);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetErrorLogSize(nvJitLinkHandle handle, size_t *size)
 {
-    return __nvJitLinkGetErrorLogSize_13_0(handle, size);
+    return APIGEN_NVJL(GetErrorLogSize)(handle, size);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetErrorLog(nvJitLinkHandle handle, char *log)
 {
-    return __nvJitLinkGetErrorLog_13_0(handle, log);
+    return APIGEN_NVJL(GetErrorLog)(handle, log);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetInfoLogSize(nvJitLinkHandle handle, size_t *size)
 {
-    return __nvJitLinkGetInfoLogSize_13_0(handle, size);
+    return APIGEN_NVJL(GetInfoLogSize)(handle, size);
 }
 
 APIGEN_EXPORT nvJitLinkResult nvJitLinkGetInfoLog(nvJitLinkHandle handle, char *log)
 {
-    return __nvJitLinkGetInfoLog_13_0(handle, log);
+    return APIGEN_NVJL(GetInfoLog)(handle, log);
 }

@@ -34,11 +34,11 @@ nvJitLinkResult nvjitlink_host_create(apigen_call_ctx *cx, nvJitLinkHandle *hand
                                       uint32_t numOptions, const char *const *options)
 {
     (void)cx;
-    nvJitLinkResult r = __nvJitLinkCreate_13_0(handle, numOptions, options);
+    nvJitLinkResult r = APIGEN_NVJL(Create)(handle, numOptions, options);
     if (r != NVJITLINK_SUCCESS || !handle || !*handle) return r;
     struct link *l = malloc(sizeof *l);
     if (!l) {
-        __nvJitLinkDestroy_13_0(handle);
+        APIGEN_NVJL(Destroy)(handle);
         return NVJITLINK_ERROR_INTERNAL;
     }
     pthread_mutex_lock(&mu);
@@ -54,7 +54,7 @@ nvJitLinkResult nvjitlink_host_create(apigen_call_ctx *cx, nvJitLinkHandle *hand
 nvJitLinkResult nvjitlink_host_destroy(apigen_call_ctx *cx, nvJitLinkHandle *handle)
 {
     (void)cx;
-    if (!handle || !*handle) return __nvJitLinkDestroy_13_0(handle);
+    if (!handle || !*handle) return APIGEN_NVJL(Destroy)(handle);
     pthread_mutex_lock(&mu);
     struct link **pp = &links;
     while (*pp && (*pp)->h != *handle) pp = &(*pp)->next;
@@ -62,7 +62,7 @@ nvJitLinkResult nvjitlink_host_destroy(apigen_call_ctx *cx, nvJitLinkHandle *han
     if (l) *pp = l->next;
     pthread_mutex_unlock(&mu);
     if (!l) return NVJITLINK_ERROR_INVALID_INPUT; /* destroyed before */
-    nvJitLinkResult r = __nvJitLinkDestroy_13_0(handle);
+    nvJitLinkResult r = APIGEN_NVJL(Destroy)(handle);
     for (int i = 0; i < l->nbufs; i++) free(l->bufs[i]);
     free(l->bufs);
     free(l);
@@ -78,7 +78,7 @@ nvJitLinkResult nvjitlink_host_add_data(apigen_call_ctx *cx, nvJitLinkHandle han
 {
     (void)cx;
     if (handle && !live(handle)) return NVJITLINK_ERROR_INVALID_INPUT;
-    if (!handle || !data) return __nvJitLinkAddData_13_0(handle, inputType, data, size, name);
+    if (!handle || !data) return APIGEN_NVJL(AddData)(handle, inputType, data, size, name);
     /* nvJitLink reads text inputs (PTX) up to a NUL, past `size`: natively
      * the caller's string ends there; here the bytes end at `size` in the
      * server's receive buffer, so they get a NUL of their own */
@@ -86,7 +86,7 @@ nvJitLinkResult nvjitlink_host_add_data(apigen_call_ctx *cx, nvJitLinkHandle han
     if (!copy) return NVJITLINK_ERROR_INTERNAL;
     memcpy(copy, data, size);
     copy[size] = 0;
-    nvJitLinkResult r = __nvJitLinkAddData_13_0(handle, inputType, copy, size, name);
+    nvJitLinkResult r = APIGEN_NVJL(AddData)(handle, inputType, copy, size, name);
     /* kept as long as the link, in case the library refers to it until
      * nvJitLinkComplete (the caller's buffer natively) */
     pthread_mutex_lock(&mu);
@@ -106,43 +106,43 @@ nvJitLinkResult nvjitlink_host_add_data(apigen_call_ctx *cx, nvJitLinkHandle han
 nvJitLinkResult nvjitlink_host_complete(apigen_call_ctx *cx, nvJitLinkHandle handle)
 {
     (void)cx;
-    LIVE(__nvJitLinkComplete_13_0(handle));
+    LIVE(APIGEN_NVJL(Complete)(handle));
 }
 
 nvJitLinkResult nvjitlink_host_cubin_size(apigen_call_ctx *cx, nvJitLinkHandle handle,
                                           size_t *size)
 {
     (void)cx;
-    LIVE(__nvJitLinkGetLinkedCubinSize_13_0(handle, size));
+    LIVE(APIGEN_NVJL(GetLinkedCubinSize)(handle, size));
 }
 
 nvJitLinkResult nvjitlink_host_ptx_size(apigen_call_ctx *cx, nvJitLinkHandle handle,
                                         size_t *size)
 {
     (void)cx;
-    LIVE(__nvJitLinkGetLinkedPtxSize_13_0(handle, size));
+    LIVE(APIGEN_NVJL(GetLinkedPtxSize)(handle, size));
 }
 
 nvJitLinkResult nvjitlink_host_error_log_size(apigen_call_ctx *cx, nvJitLinkHandle handle,
                                               size_t *size)
 {
     (void)cx;
-    LIVE(__nvJitLinkGetErrorLogSize_13_0(handle, size));
+    LIVE(APIGEN_NVJL(GetErrorLogSize)(handle, size));
 }
 
 nvJitLinkResult nvjitlink_host_info_log_size(apigen_call_ctx *cx, nvJitLinkHandle handle,
                                              size_t *size)
 {
     (void)cx;
-    LIVE(__nvJitLinkGetInfoLogSize_13_0(handle, size));
+    LIVE(APIGEN_NVJL(GetInfoLogSize)(handle, size));
 }
 
 nvJitLinkResult apigenNvJitLinkGetOutput(nvJitLinkHandle handle, int which, void *buf,
                                          size_t size)
 {
     static nvJitLinkResult (*const sizes[])(nvJitLinkHandle, size_t *) = {
-        __nvJitLinkGetLinkedCubinSize_13_0, __nvJitLinkGetLinkedPtxSize_13_0,
-        __nvJitLinkGetErrorLogSize_13_0, __nvJitLinkGetInfoLogSize_13_0};
+        APIGEN_NVJL(GetLinkedCubinSize), APIGEN_NVJL(GetLinkedPtxSize),
+        APIGEN_NVJL(GetErrorLogSize), APIGEN_NVJL(GetInfoLogSize)};
     if (which < 0 || which > 3) return NVJITLINK_ERROR_INVALID_INPUT;
     if (handle && !live(handle)) return NVJITLINK_ERROR_INVALID_INPUT;
     if (buf && handle) {
@@ -156,9 +156,9 @@ nvJitLinkResult apigenNvJitLinkGetOutput(nvJitLinkHandle handle, int which, void
         }
     }
     switch (which) {
-    case 0: return __nvJitLinkGetLinkedCubin_13_0(handle, buf);
-    case 1: return __nvJitLinkGetLinkedPtx_13_0(handle, buf);
-    case 2: return __nvJitLinkGetErrorLog_13_0(handle, buf);
-    default: return __nvJitLinkGetInfoLog_13_0(handle, buf);
+    case 0: return APIGEN_NVJL(GetLinkedCubin)(handle, buf);
+    case 1: return APIGEN_NVJL(GetLinkedPtx)(handle, buf);
+    case 2: return APIGEN_NVJL(GetErrorLog)(handle, buf);
+    default: return APIGEN_NVJL(GetInfoLog)(handle, buf);
     }
 }

@@ -6,6 +6,8 @@
 
 #include <nvml.h>
 
+#include "nvml_features.h"
+
 /* nvmlErrorString(result) of the server's library, copied into buf
  * (length bytes, NUL-terminated). */
 nvmlReturn_t apigenNvmlErrorString(nvmlReturn_t result, char *buf, unsigned int length);
@@ -15,13 +17,17 @@ nvmlReturn_t apigenNvmlErrorString(nvmlReturn_t result, char *buf, unsigned int 
  * struct's fields as arguments: *count is the room in the array in and the
  * number of entries out (also with NVML_ERROR_INSUFFICIENT_SIZE); the host
  * rebuilds the struct around its own array. */
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList /* nvml.h of CUDA 12.2 on */
 nvmlReturn_t apigenNvmlProcessDetailList(nvmlDevice_t device, unsigned int version,
                                          unsigned int mode, unsigned int *count,
                                          nvmlProcessDetail_v1_t *procs);
+#endif
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo /* 12.4 on */
 nvmlReturn_t apigenNvmlProcessesUtilization(nvmlDevice_t device, unsigned int version,
                                             unsigned long long *lastSeenTimeStamp,
                                             unsigned int *count,
                                             nvmlProcessUtilizationInfo_v1_t *procs);
+#endif
 
 /* Exported by libnvidia-ml.so.1 (driver 580.159.04:
  * tests/nvml/libnvidia-ml.exports), declared in no nvml.h of 13.0 (the header
@@ -52,7 +58,39 @@ typedef struct {
 nvmlReturn_t nvmlDeviceGetRemappedRows_v2(nvmlDevice_t device, nvmlRemappedRowsInfo_v2_t *info);
 nvmlReturn_t nvmlDeviceGetUnrepairableMemoryFlag_v1(nvmlDevice_t device,
                                                     nvmlUnrepairableMemoryStatus_v1_t *unrepairableMemoryStatus);
+
 #endif
+#ifndef APIGEN_HAS_FN_nvmlDeviceReadPRMCounters_v1 /* nvml.h of 13.4 declares them */
+/* PRM counters (Blackwell or newer): as nvml.h 13.4 declares them. The list
+ * points to the caller's array; each counter's id and input (a local port)
+ * go in, its status, type and value come out. */
+typedef struct {
+    unsigned int localPort;                 /* local port number */
+} nvmlPRMCounterInput_v1_t;
+
+typedef struct {
+    nvmlReturn_t status;                    /* status of this counter's read */
+    nvmlValueType_t outputType;             /* the value's type */
+    nvmlValue_t outputValue;                /* the value */
+} nvmlPRMCounterValue_v1_t;
+
+typedef struct {
+    unsigned int counterId;                 /* one of nvml.h 13.4's nvmlPRMCounterId_t */
+    nvmlPRMCounterInput_v1_t inData;
+    nvmlPRMCounterValue_v1_t counterValue;
+} nvmlPRMCounter_v1_t;
+
+typedef struct {
+    unsigned int numCounters;               /* entries of counters */
+    nvmlPRMCounter_v1_t *counters;          /* the caller's array */
+} nvmlPRMCounterList_v1_t;
+
+nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device, nvmlPRMCounterList_v1_t *counterList);
+#endif
+/* nvmlDeviceReadPRMCounters_v1's list as arguments (the stub's guest code
+ * sends the array, the host rebuilds the struct around its copy) */
+nvmlReturn_t apigenNvmlReadPRMCounters(nvmlDevice_t device, unsigned int numCounters,
+                                       nvmlPRMCounter_v1_t *counters);
 nvmlReturn_t nvmlGetBlacklistDeviceCount(unsigned int *deviceCount);
 nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int index, nvmlExcludedDeviceInfo_t *info);
 

@@ -4,7 +4,9 @@
  * server's library once per error value (apigenNvmlErrorString) and keeps the
  * answer for the life of the process, so the text is exactly NVML's. Without
  * a server it says so instead of inventing NVML's wording. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,8 +59,10 @@ APIGEN_EXPORT const char *nvmlErrorString(nvmlReturn_t result)
  * asked is logged once. APIGEN_NVML_EXPORT_TABLE=none answers
  * NVML_ERROR_NOT_SUPPORTED for every id (the stub's former answer, to see
  * what a tool does without the table); =probe answers nvidia-smi's id with
- * specs/nvml/probe.c's table of logging entries (an experiment). */
+ * specs/nvml/probe.c's table of logging entries (an experiment); =procs with
+ * specs/nvml/smiprocs.c's (its process lists served, another experiment). */
 const void *nvml_probe_table(void); /* probe.c */
+const void *nvml_procs_table(void); /* smiprocs.c */
 
 static const unsigned char smi_table_id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
                                                0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
@@ -79,24 +83,27 @@ APIGEN_EXPORT nvmlReturn_t nvmlInternalGetExportTable(const void **table, const 
     const char *mode = getenv("APIGEN_NVML_EXPORT_TABLE");
     int give = memcmp(u, smi_table_id, 16) == 0 && !(mode && strcmp(mode, "none") == 0);
     int probe = give && mode && strcmp(mode, "probe") == 0;
+    int procs = give && mode && strcmp(mode, "procs") == 0;
     /* the id's bytes in memory order (as a GUID with its first three fields
      * little-endian: 6c3efec4-8fc9-4e6c-a327-ee696e12f7c4 for nvidia-smi's) */
     if (fresh)
         apigen_log("nvmlInternalGetExportTable: %s "
                    "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x%s",
                    probe  ? "answered with the probe table (APIGEN_NVML_EXPORT_TABLE=probe):"
+                   : procs ? "answered with the process-list experiment (APIGEN_NVML_EXPORT_TABLE=procs):"
                    : give ? "answered with an empty table (size 0, no entries):"
                           : "not supported: NVML's private table",
                    u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12],
                    u[13], u[14], u[15], give ? "" : " is not forwarded");
     if (!give) return NVML_ERROR_NOT_SUPPORTED;
-    *table = probe ? nvml_probe_table() : (const void *)empty;
+    *table = probe ? nvml_probe_table() : procs ? nvml_procs_table() : (const void *)empty;
     return NVML_SUCCESS;
 }
 
 /* Structs that point to the caller's array: their fields travel as the
  * arguments of an internal call (apigen_nvml.h), the array as an array. The
  * stub knows version 1 of each only (the header it was made from). */
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetRunningProcessDetailList
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device,
                                                                  nvmlProcessDetailList_t *plist)
 {
@@ -105,7 +112,18 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t de
     return apigenNvmlProcessDetailList(device, plist->version, plist->mode,
                                        &plist->numProcArrayEntries, plist->procArray);
 }
+#endif
 
+/* nvmlDeviceReadPRMCounters_v1 (declared in nvml.h 13.4, not 13.0:
+ * apigen_nvml.h): the list carries no version; its array travels both ways. */
+APIGEN_EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t device,
+                                                        nvmlPRMCounterList_v1_t *counterList)
+{
+    if (!counterList) return NVML_ERROR_INVALID_ARGUMENT;
+    return apigenNvmlReadPRMCounters(device, counterList->numCounters, counterList->counters);
+}
+
+#ifdef APIGEN_HAS_FN_nvmlDeviceGetProcessesUtilizationInfo
 APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t device,
                                                                  nvmlProcessesUtilizationInfo_t *info)
 {
@@ -113,4 +131,35 @@ APIGEN_EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t de
     if (info->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     return apigenNvmlProcessesUtilization(device, info->version, &info->lastSeenTimeStamp,
                                           &info->processSamplesCount, info->procUtilArray);
+}
+#endif
+
+/* nvmlSystemGetProcessName(pid, name, length): NVML reads a process's name
+ * from /proc where NVML runs (a container without the host's /proc gets no
+ * names: NVIDIA/nvidia-docker#1460), and the pids a guest sees are its own
+ * (the server shows each session process as its guest's process:
+ * specs/nvml/host.c). So the stub reads the name here, where the guest's
+ * processes run, by NVML's rule as observed: argv[0], the first string of
+ * /proc/PID/cmdline, cropped to length (nvml.h: "cropped to provided
+ * length"). tests/gpu/nvml.sh compares it with the real library's answer.
+ * NVML's own state comes first: before nvmlInit (on the server) it answers
+ * NVML_ERROR_UNINITIALIZED, which a count asks. */
+APIGEN_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
+{
+    unsigned int n;
+    nvmlReturn_t r = nvmlDeviceGetCount_v2(&n);
+    if (r == NVML_ERROR_UNINITIALIZED || r == NVML_ERROR_DRIVER_NOT_LOADED) return r;
+    if (!name || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return errno == ENOENT ? NVML_ERROR_NOT_FOUND
+             : errno == EACCES ? NVML_ERROR_NO_PERMISSION
+                               : NVML_ERROR_UNKNOWN;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0; /* argv[0]: up to the first NUL */
+    snprintf(name, length, "%s", buf);
+    return NVML_SUCCESS;
 }

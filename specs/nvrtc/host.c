@@ -19,6 +19,7 @@
 #include "apigen_rt.h"
 #include "nvrtc_files.h"
 #include "nvrtc_wire.h"
+#include "nvrtc_features.h"
 
 struct prog {
     nvrtcProgram real, compiled; /* compiled: NULL while real is the one */
@@ -287,17 +288,21 @@ nvrtcResult nvrtc_host_log_size(apigen_call_ctx *cx, nvrtcProgram prog, size_t *
     QUERY(nvrtcGetProgramLogSize(current(p), ret));
 }
 
+#ifdef APIGEN_HAS_FN_nvrtcGetPCHCreateStatus /* nvrtc.h of CUDA 12.8 on */
 nvrtcResult nvrtc_host_pch_status(apigen_call_ctx *cx, nvrtcProgram prog)
 {
     (void)cx;
     QUERY(nvrtcGetPCHCreateStatus(current(p)));
 }
+#endif
 
+#ifdef APIGEN_HAS_FN_nvrtcGetPCHHeapSizeRequired /* nvrtc.h of CUDA 12.8 on */
 nvrtcResult nvrtc_host_pch_required(apigen_call_ctx *cx, nvrtcProgram prog, size_t *size)
 {
     (void)cx;
     QUERY(nvrtcGetPCHHeapSizeRequired(current(p), size));
 }
+#endif
 
 typedef nvrtcResult (*size_fn)(nvrtcProgram, size_t *);
 typedef nvrtcResult (*get_fn)(nvrtcProgram, char *);

@@ -31,6 +31,8 @@
 #   - the nvml* names nvidia-smi and pynvml look up that the stub does not
 #     export (LD_DEBUG=symbols), and the stub's "not supported" log lines
 #     (each unsupported call, once by name) and the server's refusals,
+#   - then tests/gpu/nvml-procs.sh (PROCS=0 skips it): the GPU's processes
+#     as a guest sees them, a guest CUDA program holding memory meanwhile,
 #   - the real library's export list with the driver version
 #     (libnvidia-ml.exports: commit it as tests/nvml/libnvidia-ml.exports for
 #     nvml.symbols.parity) and the symbol parity against it.
@@ -266,4 +268,12 @@ comm -23 "$logs/looked_up.txt" "$logs/stub.exports" > "$logs/looked_up_missing.t
 } >> "$table"
 cat "$table"
 echo "logs: $logs (diffs: *.diff; commit $logs/libnvidia-ml.exports as tests/nvml/libnvidia-ml.exports)"
+# the processes section: a guest CUDA program holding memory while nvidia-smi
+# and procs.c list the GPU's processes through the stub (tests/gpu/nvml-procs.sh;
+# PROCS=0 skips it)
+if [ "${PROCS:-1}" = 1 ]; then
+    kill "$spid" "$spid2" 2>/dev/null; wait "$spid" "$spid2" 2>/dev/null
+    echo "== processes (tests/gpu/nvml-procs.sh)"
+    BUILD=$build NVML_INCLUDE=$inc sh tests/gpu/nvml-procs.sh || fails=$((fails + 1))
+fi
 [ $fails = 0 ]

@@ -3,7 +3,20 @@
  * natively against this library, and forwarded (stub -> apigen-server-nvml ->
  * this library). Every other function of nvml.h answers
  * NVML_ERROR_NOT_SUPPORTED (fake_weak.c, generated from generated/nvml/nvml.map).
- * The values are invented; only their equality natively and forwarded counts. */
+ * The values are invented; only their equality natively and forwarded counts.
+ *
+ * Processes: GPU 0 runs the processes that initialized this library while
+ * APIGEN_FAKE_NVML_PROCS names a folder (each registers its pid there at
+ * nvmlInit and leaves at its last nvmlShutdown; a dead one is not listed),
+ * natively the application, forwarded the server's session processes; plus
+ * the pids of APIGEN_FAKE_NVML_OTHERS (comma-separated: processes that are
+ * not apigen's). Each holds GPU 0's used memory. Without either, no process
+ * runs. nvmlSystemGetProcessName reads /proc as NVML does (argv[0] of
+ * /proc/PID/cmdline, cropped to the caller's length). */
+#define _GNU_SOURCE /* kill, pid_t under -std=c11 */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,9 +70,24 @@ static nvmlReturn_t copy_str(char *dst, unsigned len, const char *s)
     return NVML_SUCCESS;
 }
 
+/* the folder of running processes (APIGEN_FAKE_NVML_PROCS): this
+ * process's file in it */
+static void proc_file(char *path, size_t len)
+{
+    const char *dir = getenv("APIGEN_FAKE_NVML_PROCS");
+    path[0] = 0;
+    if (dir && *dir) snprintf(path, len, "%s/%ld", dir, (long)getpid());
+}
+
 EXPORT nvmlReturn_t nvmlInit_v2(void)
 {
-    if (inits++ == 0) name_gpus();
+    if (inits++ == 0) {
+        char path[4096];
+        name_gpus();
+        proc_file(path, sizeof path);
+        FILE *f = path[0] ? fopen(path, "w") : NULL;
+        if (f) fclose(f);
+    }
     return NVML_SUCCESS;
 }
 EXPORT nvmlReturn_t nvmlInit(void) { return nvmlInit_v2(); }
@@ -67,7 +95,11 @@ EXPORT nvmlReturn_t nvmlInitWithFlags(unsigned int flags) { (void)flags; return 
 EXPORT nvmlReturn_t nvmlShutdown(void)
 {
     if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
-    inits--;
+    if (--inits == 0) {
+        char path[4096];
+        proc_file(path, sizeof path);
+        if (path[0]) unlink(path);
+    }
     return NVML_SUCCESS;
 }
 
@@ -105,8 +137,16 @@ EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { return nvmlSyste
 EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length)
 {
     if (inits <= 0) return NVML_ERROR_UNINITIALIZED;
-    if (pid != 4242) return NVML_ERROR_NOT_FOUND;
-    return copy_str(name, length, "fake_trainer");
+    if (!name || length == 0) return NVML_ERROR_INVALID_ARGUMENT;
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%u/cmdline", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return errno == ENOENT ? NVML_ERROR_NOT_FOUND : errno == EACCES ? NVML_ERROR_NO_PERMISSION : NVML_ERROR_UNKNOWN;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0; /* argv[0]: up to the first NUL */
+    snprintf(name, length, "%s", buf);
+    return NVML_SUCCESS;
 }
 
 EXPORT nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n)
@@ -218,23 +258,72 @@ EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, nvmlTemperatureSens
     return r;
 }
 
-/* GPU 0 runs one process (pid 4242); GPU 1 none. The size query answers
- * NVML_ERROR_INSUFFICIENT_SIZE with the count, as NVML does. */
+/* The processes GPU 0 runs (the header says which); GPU 1 runs none. */
+#define MAXPROCS 64
+static int by_pid(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+static unsigned running(nvmlDevice_t d, unsigned pids[MAXPROCS])
+{
+    unsigned n = 0;
+    if (d->index != 0) return 0;
+    const char *dir = getenv("APIGEN_FAKE_NVML_PROCS");
+    DIR *dp = dir && *dir ? opendir(dir) : NULL;
+    for (struct dirent *e; dp && n < MAXPROCS && (e = readdir(dp));) {
+        long p = strtol(e->d_name, NULL, 10);
+        if (p > 0 && (kill((pid_t)p, 0) == 0 || errno == EPERM)) pids[n++] = (unsigned)p;
+    }
+    if (dp) closedir(dp);
+    qsort(pids, n, sizeof *pids, by_pid); /* a stable order */
+    const char *o = getenv("APIGEN_FAKE_NVML_OTHERS");
+    for (char *e; o && *o && n < MAXPROCS; o = *e ? e + 1 : e) {
+        unsigned long p = strtoul(o, &e, 10);
+        if (e == o) break;
+        pids[n++] = (unsigned)p;
+    }
+    return n;
+}
+
+/* The size query answers NVML_ERROR_INSUFFICIENT_SIZE with the count, as
+ * NVML does. */
 EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n,
                                                            nvmlProcessInfo_t *infos)
 {
     nvmlReturn_t r = check(d);
     if (r == NVML_SUCCESS && !n) r = NVML_ERROR_INVALID_ARGUMENT;
     if (r != NVML_SUCCESS) return r;
-    unsigned have = d->index == 0 ? 1 : 0, cap = *n;
+    unsigned pids[MAXPROCS], have = running(d, pids), cap = *n;
     *n = have;
     if (cap < have || (have && !infos)) return NVML_ERROR_INSUFFICIENT_SIZE;
-    if (have) {
-        memset(&infos[0], 0, sizeof infos[0]);
-        infos[0].pid = 4242;
-        infos[0].usedGpuMemory = d->used;
-        infos[0].gpuInstanceId = 0xFFFFFFFF;
-        infos[0].computeInstanceId = 0xFFFFFFFF;
+    for (unsigned i = 0; i < have; i++) {
+        memset(&infos[i], 0, sizeof infos[i]);
+        infos[i].pid = pids[i];
+        infos[i].usedGpuMemory = d->used;
+        infos[i].gpuInstanceId = 0xFFFFFFFF;
+        infos[i].computeInstanceId = 0xFFFFFFFF;
+    }
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t d, unsigned int *n,
+                                                           nvmlProcessInfo_v2_t *infos)
+{
+    return nvmlDeviceGetComputeRunningProcesses_v3(d, n, infos);
+}
+/* the first version's entries: pid and memory only */
+EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *n,
+                                                        nvmlProcessInfo_v1_t *infos)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !n) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    unsigned pids[MAXPROCS], have = running(d, pids), cap = *n;
+    *n = have;
+    if (cap < have || (have && !infos)) return NVML_ERROR_INSUFFICIENT_SIZE;
+    for (unsigned i = 0; i < have; i++) {
+        infos[i].pid = pids[i];
+        infos[i].usedGpuMemory = d->used;
     }
     return NVML_SUCCESS;
 }
@@ -246,6 +335,53 @@ EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d, uns
     if (r != NVML_SUCCESS) return r;
     (void)infos;
     *n = 0;
+    return NVML_SUCCESS;
+}
+
+/* Accounting: the running processes, each with stats of its own pid */
+EXPORT nvmlReturn_t nvmlDeviceGetAccountingPids(nvmlDevice_t d, unsigned int *n, unsigned int *out)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !n) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    unsigned pids[MAXPROCS], have = running(d, pids), cap = *n;
+    *n = have;
+    if (cap < have || (have && !out)) return NVML_ERROR_INSUFFICIENT_SIZE;
+    memcpy(out, pids, have * sizeof *pids);
+    return NVML_SUCCESS;
+}
+EXPORT nvmlReturn_t nvmlDeviceGetAccountingStats(nvmlDevice_t d, unsigned int pid, nvmlAccountingStats_t *st)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !st) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    unsigned pids[MAXPROCS], have = running(d, pids);
+    for (unsigned i = 0; i < have; i++)
+        if (pids[i] == pid) {
+            memset(st, 0, sizeof *st);
+            st->gpuUtilization = 5;
+            st->memoryUtilization = 2;
+            st->maxMemoryUsage = d->used;
+            st->time = 1000;
+            st->startTime = 1700000000000000ull;
+            st->isRunning = 1;
+            return NVML_SUCCESS;
+        }
+    return NVML_ERROR_NOT_FOUND;
+}
+/* Utilization samples: one per running process, at time 1000 */
+EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d, nvmlProcessUtilizationSample_t *u,
+                                                   unsigned int *n, unsigned long long since)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && !n) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    unsigned pids[MAXPROCS], have = since < 1000 ? running(d, pids) : 0, cap = *n;
+    if (!have) return NVML_ERROR_NOT_FOUND;
+    *n = have;
+    if (!u || cap < have) return NVML_ERROR_INSUFFICIENT_SIZE;
+    for (unsigned i = 0; i < have; i++)
+        u[i] = (nvmlProcessUtilizationSample_t){.pid = pids[i], .timeStamp = 1000, .smUtil = 5, .memUtil = 2};
     return NVML_SUCCESS;
 }
 
@@ -335,15 +471,15 @@ EXPORT nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t d, nvmlPr
     if (r == NVML_SUCCESS && !l) r = NVML_ERROR_INVALID_ARGUMENT;
     if (r != NVML_SUCCESS) return r;
     if (l->version != nvmlProcessDetailList_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    unsigned have = d->index == 0 && l->mode == 0 ? 1 : 0; /* mode 0: compute (nvml.h names no constant) */
+    unsigned pids[MAXPROCS], have = l->mode == 0 ? running(d, pids) : 0; /* mode 0: compute (nvml.h names no constant) */
     unsigned cap = l->numProcArrayEntries;
     l->numProcArrayEntries = have;
     if (have && (!l->procArray || cap < have)) return NVML_ERROR_INSUFFICIENT_SIZE;
-    if (have) {
-        memset(&l->procArray[0], 0, sizeof l->procArray[0]);
-        l->procArray[0].pid = 4242;
-        l->procArray[0].usedGpuMemory = d->used;
-        l->procArray[0].gpuInstanceId = l->procArray[0].computeInstanceId = 0xFFFFFFFF;
+    for (unsigned i = 0; i < have; i++) {
+        memset(&l->procArray[i], 0, sizeof l->procArray[i]);
+        l->procArray[i].pid = pids[i];
+        l->procArray[i].usedGpuMemory = d->used;
+        l->procArray[i].gpuInstanceId = l->procArray[i].computeInstanceId = 0xFFFFFFFF;
     }
     return NVML_SUCCESS;
 }
@@ -353,16 +489,19 @@ EXPORT nvmlReturn_t nvmlDeviceGetProcessesUtilizationInfo(nvmlDevice_t d, nvmlPr
     if (r == NVML_SUCCESS && !u) r = NVML_ERROR_INVALID_ARGUMENT;
     if (r != NVML_SUCCESS) return r;
     if (u->version != nvmlProcessesUtilizationInfo_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-    unsigned have = d->index == 0 && u->lastSeenTimeStamp < 1000 ? 1 : 0;
+    unsigned pids[MAXPROCS], have = u->lastSeenTimeStamp < 1000 ? running(d, pids) : 0;
     if (!have) return NVML_ERROR_NOT_FOUND;
     unsigned cap = u->processSamplesCount;
     u->processSamplesCount = have;
     if (!u->procUtilArray || cap < have) return NVML_ERROR_INSUFFICIENT_SIZE;
-    memset(&u->procUtilArray[0], 0, sizeof u->procUtilArray[0]);
-    u->procUtilArray[0].timeStamp = 1000;
-    u->procUtilArray[0].pid = 4242;
-    u->procUtilArray[0].smUtil = 5;
-    u->procUtilArray[0].memUtil = 2;
+    for (unsigned i = 0; i < have; i++) {
+        memset(&u->procUtilArray[i], 0, sizeof u->procUtilArray[i]);
+        u->procUtilArray[i].timeStamp = 1000;
+        u->procUtilArray[i].pid = pids[i];
+        u->procUtilArray[i].smUtil = 5;
+        u->procUtilArray[i].memUtil = 2;
+    }
+    u->lastSeenTimeStamp = 1000;
     return NVML_SUCCESS;
 }
 
@@ -424,4 +563,26 @@ EXPORT nvmlReturn_t nvmlGetExcludedDeviceInfoByIndex(unsigned int i, nvmlExclude
 EXPORT nvmlReturn_t nvmlGetBlacklistDeviceInfoByIndex(unsigned int i, nvmlExcludedDeviceInfo_t *info)
 {
     return nvmlGetExcludedDeviceInfoByIndex(i, info);
+}
+
+/* PRM counters (Blackwell only): GPU 0 has them, GPU 1 not. Link-down
+ * events of port P are 3 + P; any other counter is NOT_SUPPORTED in its
+ * own status, as NVML reports one it cannot read. */
+EXPORT nvmlReturn_t nvmlDeviceReadPRMCounters_v1(nvmlDevice_t d, nvmlPRMCounterList_v1_t *l)
+{
+    nvmlReturn_t r = check(d);
+    if (r == NVML_SUCCESS && (!l || (l->numCounters && !l->counters))) r = NVML_ERROR_INVALID_ARGUMENT;
+    if (r != NVML_SUCCESS) return r;
+    if (d->index != 0) return NVML_ERROR_NOT_SUPPORTED;
+    for (unsigned i = 0; i < l->numCounters; i++) {
+        nvmlPRMCounter_v1_t *c = &l->counters[i];
+        if (c->counterId == 1) { /* NVML_PRM_COUNTER_ID_PPCNT_PHYSICAL_LAYER_CTRS_LINK_DOWN_EVENTS */
+            c->counterValue.status = NVML_SUCCESS;
+            c->counterValue.outputType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
+            c->counterValue.outputValue.ullVal = 3 + c->inData.localPort;
+        } else {
+            c->counterValue.status = NVML_ERROR_NOT_SUPPORTED;
+        }
+    }
+    return NVML_SUCCESS;
 }

@@ -2,8 +2,19 @@
 # NVML tests against the fake libnvidia-ml (tests/nvml/fake_nvml.c):
 #   run.sh diff TRANSPORT SERVER STUB_DIR FAKE_DIR PROGRAM [ARG...]
 #       PROGRAM natively and forwarded over TRANSPORT (unix|tcp|shm): identical
-#       stdout and exit status, and the fake's process (pid 4242) in it; a
-#       native exit 77 (pynvml missing) skips
+#       stdout and exit status; a native exit 77 (pynvml missing) skips
+#       (the fake runs no process here: run.sh procs tests the lists)
+#   run.sh procs TRANSPORT SERVER STUB_DIR FAKE_DIR PROGRAM
+#       PROGRAM (tests/nvml/procs.c) holds the GPU in one process and lists
+#       GPU 0's processes in another, natively and forwarded: over unix and
+#       tcp (--isolation process) the same lines (each session process shown
+#       as its guest process, the name by argv[0]), and the server's other
+#       processes (APIGEN_FAKE_NVML_OTHERS: this shell's pid, a pid of the
+#       guest's own space too, and 4242) not shown, nor the holder to a guest
+#       of another pid space (APIGEN_PID_SPACE); over shm (--isolation
+#       thread: one process for every session, none holding device memory)
+#       no process at all; and through APIGEN_NVML_EXPORT_TABLE=procs
+#       (specs/nvml/smiprocs.c) nvidia-smi's private process-list entries
 #   run.sh admin SERVER STUB_DIR FAKE_DIR PROGRAM
 #       PROGRAM (tests/nvml/admin.c) forwarded to a server without and with
 #       --allow-gpu-admin: the write is refused (NVML_ERROR_NO_PERMISSION, the
@@ -66,9 +77,88 @@ diff)
         diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
         fail "$(basename "$prog") over $tp: native exit $nrc, forwarded exit $frc"
     fi
-    # the process list must have come back (size query + list), not just matched
-    grep -q "pid 4242" "$tmp/fwd.out" || fail "no process in the forwarded output"
     echo "PASS: $(basename "$prog") over $tp: identical stdout ($(wc -l < "$tmp/native.out") lines), exit $nrc"
+    ;;
+procs)
+    tp=$1 server=$2 stubdir=$3 fakedir=$4 prog=$5
+    mkdir -p "$tmp/pn" "$tmp/pf"
+    # hold TAG: a holder process (its stdin a fifo this shell keeps open on
+    # fd 3), hpid its pid; unhold ends it
+    hold() {
+        rm -f "$tmp/hold.in"; mkfifo "$tmp/hold.in"
+        "$prog" hold < "$tmp/hold.in" > "$tmp/hold-$1.out" 2> "$tmp/hold-$1.err" &
+        hpid=$!
+        exec 3> "$tmp/hold.in"
+        i=0
+        while [ $i -lt 200 ] && ! grep -q '^ready$' "$tmp/hold-$1.out"; do sleep 0.05; i=$((i + 1)); done
+        grep -q '^ready$' "$tmp/hold-$1.out" || fail "the $1 holder did not start"
+    }
+    unhold() { exec 3>&-; wait "$hpid"; }
+    export APIGEN_FAKE_NVML_PROCS="$tmp/pn"
+    LD_LIBRARY_PATH=$fakedir hold native
+    LD_LIBRARY_PATH=$fakedir timeout 60 "$prog" list "$hpid" > "$tmp/native.out" 2> "$tmp/native.err"
+    nrc=$?
+    # pynvml too, where it is installed (PYNVML: the script; exit 77 without it)
+    pyrc=77
+    [ -n "${PYNVML:-}" ] && { LD_LIBRARY_PATH=$fakedir timeout 60 python3 "$PYNVML" "$hpid" > "$tmp/py-native.out" 2> "$tmp/py-native.err"; pyrc=$?; }
+    unhold
+    [ "$nrc" = 0 ] || fail "native run exited $nrc"
+    grep -q '^    self name =argv0 memory ' "$tmp/native.out" && grep -q '^    holder name =argv0 memory ' "$tmp/native.out" ||
+        fail "natively the fake does not list the two processes"
+    # the server's processes that are not sessions: this shell (its pid is
+    # one of the guest's too) and 4242
+    export APIGEN_FAKE_NVML_PROCS="$tmp/pf" APIGEN_FAKE_NVML_OTHERS="$$,4242"
+    start "$server" "$tp"
+    unset APIGEN_FAKE_NVML_PROCS APIGEN_FAKE_NVML_OTHERS
+    export APIGEN_SERVER=$url APIGEN_TIMEOUT_MS=30000
+    LD_LIBRARY_PATH=$stubdir hold forwarded
+    LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" > "$tmp/fwd.out" 2> "$tmp/fwd.err"
+    frc=$?
+    [ "$pyrc" = 0 ] && LD_LIBRARY_PATH=$stubdir timeout 60 python3 "$PYNVML" "$hpid" > "$tmp/py-fwd.out" 2> "$tmp/py-fwd.err"
+    # a guest of another pid space (APIGEN_PID_SPACE) sees its own process only
+    APIGEN_PID_SPACE=elsewhere LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" list "$hpid" \
+        > "$tmp/elsewhere.out" 2> "$tmp/elsewhere.err"
+    # the process-list experiment of nvidia-smi's private table (smiprocs.c)
+    APIGEN_NVML_EXPORT_TABLE=procs LD_LIBRARY_PATH=$stubdir timeout 60 "$prog" smitable "$hpid" \
+        > "$tmp/smitable.out" 2> "$tmp/smitable.err"
+    unhold
+    unset APIGEN_SERVER
+    [ "$frc" = 0 ] || fail "forwarded run exited $frc"
+    [ -n "${SHOW:-}" ] && cat "$tmp/fwd.out"
+    grep -q '^    other' "$tmp/fwd.out" && fail "a process that is no session of the guest's pid space was shown"
+    if [ "$tp" = shm ]; then
+        # --isolation thread: one server process for every session, and
+        # these hold no device memory: no process is the guest's
+        for l in "compute v3: Success count 0" "detail list: Success count 0" "accounting pids: Success count 0" \
+                 "processes utilization: Not Found count 0" "accounting stats of self: Not Found" \
+                 "accounting stats of holder: Not Found" "own name: Success, argv[0]"; do
+            grep -qF "$l" "$tmp/fwd.out" || fail "over shm (--isolation thread) no line '$l'"
+        done
+        echo "PASS: procs over shm (--isolation thread): no process shown (none holds device memory), names by argv[0]"
+    else
+        if [ "$pyrc" = 0 ] && ! cmp -s "$tmp/py-native.out" "$tmp/py-fwd.out"; then
+            diff -u "$tmp/py-native.out" "$tmp/py-fwd.out" | sed 's/^/  /'
+            fail "pynvml's process lists over $tp differ from native"
+        fi
+        [ "$pyrc" = 0 ] && { grep -q '^    holder name =argv0 memory ' "$tmp/py-fwd.out" || fail "pynvml does not see the holder"; }
+        if ! cmp -s "$tmp/native.out" "$tmp/fwd.out"; then
+            diff -u "$tmp/native.out" "$tmp/fwd.out" | sed 's/^/  /'
+            fail "the process lists over $tp differ from native"
+        fi
+        grep -q '^    holder' "$tmp/elsewhere.out" && fail "a guest of another pid space saw the holder"
+        grep -q '^    self name =argv0 memory ' "$tmp/elsewhere.out" || fail "a guest of another pid space does not see itself"
+        grep -q '^accounting stats of holder: Not Found$' "$tmp/elsewhere.out" ||
+            fail "a guest of another pid space got the holder's accounting stats"
+        for l in "table entries: 215" "entry 81 (index 0): Success, is the public handle" \
+                 "entry 81 (other flags): Not Supported" "entry 213: Success count 2" "    self memory 1073741824 inline name =argv0" \
+                 "    holder memory 1073741824 inline name =argv0" "entry 214: Success count 0" \
+                 "entry 213 into 1: Insufficient Size count 2" "entry 100: Not Supported"; do
+            grep -qF "$l" "$tmp/smitable.out" || { cat "$tmp/smitable.out" "$tmp/smitable.err"; fail "APIGEN_NVML_EXPORT_TABLE=procs: no line '$l'"; }
+        done
+        [ "$(grep -c 'procs: entry 100 (byte offset 800) called' "$tmp/smitable.err")" = 1 ] ||
+            fail "the procs table's other entries do not log once"
+        echo "PASS: procs over $tp: the guest sees itself and the holder by their own pids and names, as natively ($(grep -c '^    ' "$tmp/fwd.out") entries$([ "$pyrc" = 0 ] && echo ", pynvml too")); the server's other processes not"
+    fi
     ;;
 admin)
     server=$1 stubdir=$2 fakedir=$3 prog=$4

@@ -5,13 +5,15 @@
  * writes the server makes there are the guest's bytes, an offset outside the
  * arena is rejected, strings never resolve in it, tcp:// has no arena
  * (plain memory, bytes), and an API that did not call apigen_arena_accept
- * declines it. */
+ * declines it. The server registers the segments the guest's allocator
+ * opens, when it opens them, never the whole arena (segments()). */
 #define _GNU_SOURCE
 #include "apigen_rt.h"
 #include "rt_internal.h"
 #include "check.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +21,56 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { C_SUM, C_FILL, C_STR, NCALLS };
+enum { C_SUM, C_FILL, C_STR, C_PINS, C_DECLINE, NCALLS };
+
+/* The server's registrations (apigen_set_host_memory hooks standing in for
+ * the accelerator's): what is registered now, and how many were made. */
+static pthread_mutex_t pin_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct { void *p; size_t n; } pins[64];
+static int npins, pins_made, decline; /* decline: refuse that many registrations */
+
+static bool fake_pin(void *p, size_t n)
+{
+    pthread_mutex_lock(&pin_mu);
+    bool ok = npins < 64 && decline == 0;
+    if (decline > 0)
+        decline--;
+    if (ok) {
+        pins[npins].p = p;
+        pins[npins++].n = n;
+        pins_made++;
+    }
+    pthread_mutex_unlock(&pin_mu);
+    return ok;
+}
+
+static void fake_unpin(void *p)
+{
+    pthread_mutex_lock(&pin_mu);
+    for (int i = 0; i < npins; i++)
+        if (pins[i].p == p) {
+            pins[i] = pins[--npins];
+            break;
+        }
+    pthread_mutex_unlock(&pin_mu);
+}
+
+/* -> u32 0, u32 registrations made, u32 n, n x (u64 address, u64 size) */
+static void h_pins(apigen_call_ctx *cx)
+{
+    if (!apigen_rd_done(cx->rd)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "trailing bytes");
+        return;
+    }
+    apigen_result(cx, 0);
+    pthread_mutex_lock(&pin_mu);
+    bool ok = apigen_put_u32(cx->wr, 0) && apigen_put_u32(cx->wr, (uint32_t)pins_made) &&
+              apigen_put_u32(cx->wr, (uint32_t)npins);
+    for (int i = 0; ok && i < npins; i++)
+        ok = apigen_put_u64(cx->wr, (uint64_t)(uintptr_t)pins[i].p) &&
+             apigen_put_u64(cx->wr, pins[i].n);
+    pthread_mutex_unlock(&pin_mu);
+}
 
 /* bytes -> u32 0, u64 hash, u64 the address the handler got */
 static void h_sum(apigen_call_ctx *cx)
@@ -66,8 +117,24 @@ static void h_str(apigen_call_ctx *cx)
         return;
 }
 
-static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str};
-static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr"};
+/* u32 n: the next n registrations are declined -> u32 0 */
+static void h_decline(apigen_call_ctx *cx)
+{
+    uint32_t n;
+    if (!apigen_get_u32(cx->rd, &n) || !apigen_rd_done(cx->rd)) {
+        apigen_reject(cx, APIGEN_BAD_ARGS, "n");
+        return;
+    }
+    pthread_mutex_lock(&pin_mu);
+    decline = (int)n;
+    pthread_mutex_unlock(&pin_mu);
+    apigen_result(cx, 0);
+    if (!apigen_put_u32(cx->wr, 0))
+        return;
+}
+
+static const apigen_handler_fn handlers[NCALLS] = {h_sum, h_fill, h_str, h_pins, h_decline};
+static const char *const call_names[NCALLS] = {"aSum", "aFill", "aStr", "aPins", "aDecline"};
 static const apigen_api aapi = {.name = "arena", .fingerprint = 0x5a5a, .ncalls = NCALLS,
                                 .call_names = call_names, .handlers = handlers, .success_value = 0,
                                 .status_error = {0, 101, 102, 103, 104, 105, 106, 107}};
@@ -164,12 +231,97 @@ static void graph_host(uint8_t *arena_block, uint64_t srv)
     free(orig);
 }
 
+typedef struct pinset {
+    uint32_t made, n;
+    uint64_t at[64], size[64];
+} pinset;
+
+static bool pins_now(pinset *ps)
+{
+    apigen_call c;
+    uint32_t ret = 1;
+    memset(ps, 0, sizeof *ps);
+    if (!apigen_call_begin(&aapi, &c, C_PINS))
+        return false;
+    bool ok = apigen_call_sync(&c) == APIGEN_OK && apigen_get_u32(&c.rd, &ret) && ret == 0 &&
+              apigen_get_u32(&c.rd, &ps->made) && apigen_get_u32(&c.rd, &ps->n) && ps->n <= 64;
+    for (uint32_t i = 0; ok && i < ps->n; i++)
+        ok = apigen_get_u64(&c.rd, &ps->at[i]) && apigen_get_u64(&c.rd, &ps->size[i]);
+    apigen_call_end(&c);
+    return ok;
+}
+
+static bool set_decline(uint32_t n)
+{
+    apigen_call c;
+    uint32_t ret = 1;
+    if (!apigen_call_begin(&aapi, &c, C_DECLINE))
+        return false;
+    bool ok = apigen_put_u32(c.wr, n) && apigen_call_sync(&c) == APIGEN_OK &&
+              apigen_get_u32(&c.rd, &ret) && ret == 0;
+    apigen_call_end(&c);
+    return ok;
+}
+
+/* whether the server has [at, at + size) registered as one registration */
+static bool pinned_as(const pinset *ps, uint64_t at, uint64_t size)
+{
+    for (uint32_t i = 0; i < ps->n; i++)
+        if (ps->at[i] == at && ps->size[i] == size)
+            return true;
+    return false;
+}
+
+/* Registration in segments (arena_guest.c): an allocation registers the
+ * segment it opens before it returns (2 MiB at least), never the whole
+ * arena, and no copy or reference registers anything; blocks that fit an
+ * open segment register nothing; a new segment that finds no room first
+ * unregisters the segments with no block left. The arena is 64 MiB. */
+static void segments(void)
+{
+    pinset ps;
+    const uint64_t M = 1u << 20;
+    /* a declined registration (a pending error, no context) is tried again at a use */
+    CHECK(set_decline(1));
+    uint8_t *a = apigen_arena_alloc(44); /* opens a 2 MiB segment */
+    CHECK(a != NULL && pins_now(&ps) && ps.made == 0 && ps.n == 0);
+    if (!a)
+        return;
+    uint64_t pa = apigen_arena_peer_addr(&aapi, a, 44), h, at;
+    memset(a, 3, 44);
+    CHECK(sum(a, 44, &h, &at) == APIGEN_OK && at == pa && pins_now(&ps));
+    CHECK(ps.made == 1 && ps.n == 1 && pinned_as(&ps, pa, 2 * M));
+    CHECK(sum(a, 44, &h, &at) == APIGEN_OK && at == pa); /* a use of a registered one: nothing */
+    uint8_t *b = apigen_arena_alloc(M); /* fits the open segment */
+    CHECK(b == a + 4096 && pins_now(&ps) && ps.made == 1 && ps.n == 1);
+    uint8_t *c = apigen_arena_alloc(M); /* does not (1 MiB - 4 KiB left): a new one */
+    uint64_t pc = c ? apigen_arena_peer_addr(&aapi, c, M) : 0;
+    CHECK(c && pins_now(&ps) && ps.made == 2 && ps.n == 2 && pinned_as(&ps, pc, 2 * M));
+    uint8_t *big = apigen_arena_alloc(40 * M); /* 4 + 40 of 64 MiB in segments */
+    uint64_t pbig = big ? apigen_arena_peer_addr(&aapi, big, 40 * M) : 0;
+    CHECK(big && pins_now(&ps) && ps.made == 3 && pinned_as(&ps, pbig, 40 * M));
+    CHECK(apigen_arena_alloc(30 * M) == NULL); /* 20 MiB left, no segment free */
+    CHECK(big && apigen_arena_free(big));
+    uint8_t *mid = apigen_arena_alloc(30 * M); /* inside the free 40 MiB segment */
+    CHECK(mid == big && pins_now(&ps) && ps.made == 3);
+    CHECK(mid && apigen_arena_free(mid));
+    /* 50 MiB: the free 40 MiB segment goes, its space merges with the 20 */
+    uint8_t *huge = apigen_arena_alloc(50 * M);
+    uint64_t ph = huge ? apigen_arena_peer_addr(&aapi, huge, 50 * M) : 0;
+    CHECK(huge && pins_now(&ps) && ps.made == 4 && ps.n == 3 && pinned_as(&ps, ph, 50 * M) &&
+          !pinned_as(&ps, pbig, 40 * M));
+    CHECK(huge && apigen_arena_free(huge));
+    CHECK(apigen_arena_free(a) && apigen_arena_free(b) && apigen_arena_free(c));
+}
+
 static int guest(bool expect_arena)
 {
     uint8_t small[100];
     uint64_t h, a;
     memset(small, 7, sizeof small);
     CHECK(sum(small, sizeof small, &h, &a) == APIGEN_OK && h == fnv(small, sizeof small));
+    if (expect_arena)
+        segments(); /* first: on a fresh arena */
     size_t n = 3u << 20;
     uint8_t *buf = apigen_arena_alloc(n);
     if (!expect_arena) {
@@ -241,6 +393,7 @@ static int run(const char *iso, const char *scheme, bool expect_arena, bool acce
         const apigen_api *apis[] = {&aapi};
         if (accept)
             apigen_arena_accept(&aapi);
+        apigen_set_host_memory(fake_pin, fake_unpin);
         exit(apigen_server_main(5, argv, apis, 1));
     }
     char real[300] = "";
