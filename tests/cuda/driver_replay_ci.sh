@@ -18,10 +18,10 @@
 #   layout  the same with SHIFT (tests/replay/shift.c) preloaded: the
 #           program's mappings and heap blocks move, as another machine's
 #           libraries move them. Passes only for a program whose requests
-#           carry no host address: vector_add's cudaMemcpyDefault makes the
-#           static runtime ask cuPointerGetAttribute about a host buffer,
-#           whose address then differs (docs/internals.md "Record and
-#           replay"); matmul's requests carry none
+#           carry no host address (vector_add's cudaMemcpyDefault makes the
+#           static runtime ask cuPointerGetAttribute about a host buffer:
+#           the stub answers that in the guest, docs/internals.md "Record
+#           and replay")
 #   other   OTHER (another program) replayed against PROGRAM's recording
 #           must fail at the first request that differs: the replay has teeth
 #   cudart  as check, PROGRAM built with -cudart shared: NVIDIA's
