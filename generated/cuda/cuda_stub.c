@@ -22329,7 +22329,8 @@ done:
     return ret_;
 }
 
-APIGEN_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
+/* The forwarder of cuPointerGetAttribute: the spec's hand-written guest code exports cuPointerGetAttribute and calls this. */
+APIGEN_HIDDEN CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 {
     apigen_call call_;
     apigen_status st_ = APIGEN_LOST;

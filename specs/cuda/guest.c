@@ -11,7 +11,8 @@
  *   one): the GPU cannot reach the guest's RAM anyway;
  * - cuMemcpy / cuMemcpyAsync (unified addressing): which side is device
  *   memory is asked of the server (cuPointerGetAttribute) unless the guest
- *   knows the address as its own host memory;
+ *   knows the address as its own host memory (pinned, registered, or
+ *   pageable memory mapped in the process: host_mem.c);
  * - attribute lists: one call per attribute.
  * cuGetProcAddress is in proc.c, cuGetExportTable in export_tables.c. */
 #define _POSIX_C_SOURCE 200809L

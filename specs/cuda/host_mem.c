@@ -9,13 +9,17 @@
  * CU_MEMHOSTREGISTER_DEVICEMAP it makes (at the first call) a device
  * allocation the runtime's twins keep equal to the range at launches and
  * synchronizations (runtime/twin.c, managed.c's hooks; docs/multi-gpu.md);
- * other memory is refused (CUDA_ERROR_NOT_SUPPORTED, a log line). cuMemcpy / cuMemcpyAsync resolve each side: the guest's own
- * host memory, else the server's answer to cuPointerGetAttribute. */
-#define _POSIX_C_SOURCE 200809L
+ * other memory is refused (CUDA_ERROR_NOT_SUPPORTED, a log line). cuMemcpy /
+ * cuMemcpyAsync resolve each side: the guest's own host memory, else the
+ * server's answer to cuPointerGetAttribute, which never gets the address of
+ * the guest's own pageable memory (see "pointer queries"). */
+#define _DEFAULT_SOURCE /* mincore */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "apigen_rt.h"
 #include "cuda_guest.h"
@@ -231,6 +235,42 @@ APIGEN_EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p,
     if (e == CUDA_SUCCESS && *pdptr && !apigen_dev_noted(&cuda_api, (uint64_t)*pdptr))
         apigen_dev_note(&cuda_api, apigen_current_server(&cuda_api), (uint64_t)*pdptr, left);
     return e;
+}
+
+/* ---- pointer queries ----------------------------------------------------------------------------
+ * An address the guest can tell is its own pageable memory (mapped in this
+ * process, neither a device range it noted, nor managed memory it mirrors,
+ * nor pinned or registered memory) is no pointer the driver knows. Its own
+ * address never goes to the server, which would look it up in its own
+ * address space (where it may be a block of the server's), and whose
+ * request would carry an address that depends on this process's memory
+ * layout (NVIDIA's runtime asks about the host side of every
+ * cudaMemcpyDefault: a replay on another machine differed there). The
+ * driver is asked about NULL instead, which it knows no better: its error
+ * is the answer (CUDA_ERROR_INVALID_VALUE, or why it cannot answer at all:
+ * not initialized, no driver); a success there is still no answer for the
+ * guest's address: CUDA_ERROR_INVALID_VALUE. Anything else is asked. */
+CUresult cuda_fwd_cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr);
+
+static int own_pageable(CUdeviceptr p)
+{
+    if (!p || apigen_cuda_is_guest_host((const void *)(uintptr_t)p) ||
+        apigen_dev_noted(&cuda_api, (uint64_t)p) || apigen_mirror_find((uint64_t)p, NULL, NULL))
+        return 0;
+    long pg = sysconf(_SC_PAGESIZE);
+    unsigned char v;
+    if (pg <= 0) return 0;
+    /* mincore fails with ENOMEM for an address no mapping holds */
+    return mincore((void *)(uintptr_t)(p & ~(CUdeviceptr)(pg - 1)), 1, &v) == 0;
+}
+
+APIGEN_EXPORT CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute,
+                                             CUdeviceptr ptr)
+{
+    if (!own_pageable(ptr)) return cuda_fwd_cuPointerGetAttribute(data, attribute, ptr);
+    uint64_t scratch[8]; /* the largest attribute (P2P tokens): never the caller's data */
+    CUresult e = cuda_fwd_cuPointerGetAttribute(data ? scratch : NULL, attribute, 0);
+    return e == CUDA_SUCCESS ? CUDA_ERROR_INVALID_VALUE : e;
 }
 
 /* ---- unified copies ---------------------------------------------------------------------------- */

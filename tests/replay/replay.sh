@@ -15,6 +15,19 @@
 # Programs run under `setarch -R` (no address randomization) where it works,
 # so that a host address a guest library sends comes out the same.
 # REPLAY_TIMEOUT: seconds a program may run (default 60).
+# REPLAY_SERVER_LIBS: LD_LIBRARY_PATH for the server (default none: the
+# server finds its vendor library as installed). A server linked against a
+# library this machine lacks (apigen-server-cuda and libcuda.so.1 in CI) gets
+# a stand-in there: a replaying server never calls it.
+# REPLAY_SERVER_PRELOAD: LD_PRELOAD for the server (a stand-in device to
+# record against where there is no GPU, e.g. tests/cuda/driver/fake_driver.c).
+# REPLAY_GUEST_UNSET: name prefixes (e.g. "CUDA_ APIGEN_") of environment
+# variables removed from the program's environment, so that what the GPU
+# machine's shell set (CUDA_MODULE_LOADING, APIGEN_TRACE, ...) cannot make a
+# guest library send other requests than CI's replay of the same program.
+# REPLAY_SHIFT: a library preloaded into the program (tests/replay/shift.c)
+# that moves its mappings and heap blocks, as another machine's libraries
+# would: a replay that passes with it does not depend on host addresses.
 set -u
 cmd=${1:?usage: replay.sh record|check SERVER STUB_DIR REC OUT|EXPECTED -- PROG [ARGS...]}
 server=$2 stubdir=$3 rec=$4 out=$5
@@ -30,8 +43,10 @@ norand=
 setarch "$(uname -m)" -R true 2>/dev/null && norand="setarch $(uname -m) -R"
 
 start() { # server options...
-    env -u LD_LIBRARY_PATH -u APIGEN_SERVER "$server" --listen "unix://$tmp/s.sock" "$@" \
-        > "$tmp/server.log" 2>&1 &
+    env -u LD_LIBRARY_PATH -u APIGEN_SERVER \
+        ${REPLAY_SERVER_LIBS:+LD_LIBRARY_PATH="$REPLAY_SERVER_LIBS"} \
+        ${REPLAY_SERVER_PRELOAD:+LD_PRELOAD="$REPLAY_SERVER_PRELOAD"} \
+        "$server" --listen "unix://$tmp/s.sock" "$@" > "$tmp/server.log" 2>&1 &
     spid=$!
     i=0
     while ! grep -q "listening on" "$tmp/server.log" 2>/dev/null; do
@@ -43,11 +58,19 @@ start() { # server options...
     done
 }
 
+# the variables REPLAY_GUEST_UNSET names, as `-u NAME` arguments of env
+unset_args() {
+    for p in ${REPLAY_GUEST_UNSET:-}; do
+        env | sed -n "s/^\(${p}[A-Za-z0-9_]*\)=.*/-u \1/p"
+    done
+}
+
 guest() { # stdout file, then the program
     o=$1
     shift
-    # shellcheck disable=SC2086 # norand: a command and its arguments, or nothing
-    APIGEN_SERVER="unix://$tmp/s.sock" APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" \
+    # shellcheck disable=SC2086,SC2046 # norand: a command and its arguments, or nothing
+    env $(unset_args) APIGEN_SERVER="unix://$tmp/s.sock" APIGEN_TIMEOUT_MS=30000 LD_LIBRARY_PATH="$stubdir" \
+        ${REPLAY_SHIFT:+LD_PRELOAD="$REPLAY_SHIFT${LD_PRELOAD:+ $LD_PRELOAD}"} \
         timeout -k 5 "$tmo" $norand "$@" > "$o" 2> "$tmp/guest.err"
     echo $? > "$o.rc"
 }

@@ -1,0 +1,863 @@
+/* A stand-in for a GPU and its driver, preloaded into apigen-server-cuda by
+ * tests/cuda/driver_replay_ci.sh (LD_PRELOAD, the toolkit's stubs library as
+ * libcuda.so.1 under it) on a machine without one: enough of the driver for
+ * NVIDIA's static runtime (a program built with plain nvcc) to run
+ * examples/cuda's vector_add, matmul, streams and boundary through the
+ * driver stub, so that CI records such sessions and replays them
+ * (docs/internals.md "Record and replay"). One device; device memory is the
+ * server's own memory; the kernels it knows (those programs') run on the CPU
+ * at launch, every stream in order at once. Everything else is the toolkit's
+ * stubs library (CUDA_ERROR_STUB_LIBRARY). Never used with a GPU. */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1 /* both names of a versioned function, as the server calls them */
+#include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FAKE __attribute__((visibility("default")))
+
+struct CUctx_st { int dev; };
+struct CUmod_st { int loaded; };
+struct CUlib_st { int loaded; };
+/* a function and a kernel are one object: the driver takes a CUkernel
+ * where a CUfunction is expected */
+struct CUfunc_st { const struct kernel *k; };
+struct CUkern_st { const struct kernel *k; };
+
+static struct CUctx_st primary_;
+static _Thread_local CUcontext current_;
+static int primary_refs_;
+
+/* the kernels this device runs, each with its parameter layout (as
+ * cuFuncGetParamInfo reports it) and a CPU body that reads the packed
+ * parameter buffer */
+typedef void (*kbody)(const unsigned char *params, unsigned long threads);
+struct kernel {
+    const char *name;
+    unsigned nparams;
+    size_t off[4], size[4];
+    int shared; /* static shared memory, bytes */
+    kbody run;
+};
+
+static void add_body(const unsigned char *p, unsigned long threads)
+{
+    const float *a, *b;
+    float *c;
+    int n;
+    memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&n, p + 24, 4);
+    for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) c[i] = a[i] + b[i];
+}
+
+/* examples/cuda/matmul's matmul(A, B, C, n): C = A x B, n x n */
+static void matmul_body(const unsigned char *p, unsigned long threads)
+{
+    const float *a, *b;
+    float *c;
+    int n;
+    (void)threads;
+    memcpy(&a, p, 8), memcpy(&b, p + 8, 8), memcpy(&c, p + 16, 8), memcpy(&n, p + 24, 4);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            float acc = 0.0f;
+            for (int k = 0; k < n; k++) acc += a[i * n + k] * b[k * n + j];
+            c[i * n + j] = acc;
+        }
+}
+
+/* examples/cuda/streams's scale(x, n, f): x = x * f + 1 */
+static void scale_body(const unsigned char *p, unsigned long threads)
+{
+    float *x, f;
+    int n;
+    memcpy(&x, p, 8), memcpy(&n, p + 8, 4), memcpy(&f, p + 12, 4);
+    for (unsigned long i = 0; i < threads && i < (unsigned long)(n > 0 ? n : 0); i++) x[i] = x[i] * f + 1.0f;
+}
+
+/* examples/cuda/boundary's add_one(p, n): p[i]++ */
+static void add_one_body(const unsigned char *p, unsigned long threads)
+{
+    unsigned char *x;
+    size_t n;
+    memcpy(&x, p, 8), memcpy(&n, p + 8, 8);
+    for (unsigned long i = 0; i < threads && i < n; i++) x[i]++;
+}
+
+static const struct kernel kernels_[] = {
+    {"_Z3addPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 0, add_body},
+    {"_Z6matmulPKfS0_Pfi", 4, {0, 8, 16, 24}, {8, 8, 8, 4}, 2 * 16 * 16 * 4, matmul_body},
+    {"_Z5scalePfif", 3, {0, 8, 12}, {8, 4, 4}, 0, scale_body},
+    {"_Z7add_onePhm", 2, {0, 8}, {8, 8}, 0, add_one_body},
+};
+#define NKERNELS (sizeof kernels_ / sizeof kernels_[0])
+static struct CUfunc_st funcs_[NKERNELS];
+
+static const struct kernel *kernel_named(const char *name)
+{
+    for (size_t i = 0; i < NKERNELS; i++)
+        if (name && strcmp(kernels_[i].name, name) == 0) return &kernels_[i];
+    return NULL;
+}
+
+static int inited_;
+#define NEED_INIT() do { if (!inited_) return CUDA_ERROR_NOT_INITIALIZED; } while (0)
+
+FAKE CUresult cuInit(unsigned int flags)
+{
+    if (flags) return CUDA_ERROR_INVALID_VALUE;
+    inited_ = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDriverGetVersion(int *v)
+{
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    *v = CUDA_VERSION;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetCount(int *n)
+{
+    NEED_INIT();
+    if (!n) return CUDA_ERROR_INVALID_VALUE;
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    NEED_INIT();
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    strncpy(name, "apigen fake device", (size_t)len - 1);
+    name[len - 1] = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+    NEED_INIT();
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = (size_t)1 << 30;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
+{
+    NEED_INIT();
+    if (!u) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    memset(u->bytes, 0x5a, sizeof u->bytes);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuDeviceGetUuid(CUuuid *u, CUdevice d) { return cuDeviceGetUuid_v2(u, d); }
+
+/* an sm_75-like device with a 1024-thread block limit */
+static int attribute(CUdevice_attribute a)
+{
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: return 64;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: return 2147483647;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: return 65535;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: return 49152;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: return 65536;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: return 32;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: return 65536;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: return 65536;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: return 1500000;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: return 4;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: return 1024;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: return 16;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: return 7;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: return 5;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: return 1;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: return 1;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: return 2;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: return 256;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: return 5000000;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: return 4194304;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: return 1;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_MODE: return CU_COMPUTEMODE_DEFAULT;
+    default: return 0;
+    }
+}
+
+FAKE CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    NEED_INIT();
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *v = attribute(a);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    primary_refs_++;
+    *c = &primary_;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    NEED_INIT();
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    if (primary_refs_ > 0) primary_refs_--;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxRelease(CUdevice d) { return cuDevicePrimaryCtxRelease_v2(d); }
+
+FAKE CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned int *flags, int *active)
+{
+    NEED_INIT();
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = 0;
+    *active = primary_refs_ > 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice d, unsigned int flags)
+{
+    NEED_INIT();
+    (void)flags;
+    return d == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+FAKE CUresult cuCtxSetCurrent(CUcontext c)
+{
+    NEED_INIT();
+    current_ = c;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    *c = current_;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetDevice(CUdevice *d)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetDevice_v2(CUdevice *d, CUcontext c)
+{
+    NEED_INIT();
+    if (!d) return CUDA_ERROR_INVALID_VALUE;
+    if (!c && !current_) return CUDA_ERROR_INVALID_CONTEXT;
+    *d = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetId(CUcontext c, unsigned long long *id)
+{
+    NEED_INIT();
+    if (!id) return CUDA_ERROR_INVALID_VALUE;
+    if (!c && !(c = current_)) return CUDA_ERROR_INVALID_CONTEXT;
+    *id = 1; /* the primary context is the only one */
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxSynchronize_v2(CUcontext c)
+{
+    NEED_INIT();
+    return c || current_ ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+FAKE CUresult cuCtxSynchronize(void)
+{
+    NEED_INIT();
+    return current_ ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+/* device memory: the server's own, its address the device pointer; the
+ * live allocations are kept so that pointer queries answer as a driver does
+ * (the server's threads may ask at once: one lock) */
+#define MAXALLOC 64
+static struct { uintptr_t base; size_t size; } allocs_[MAXALLOC];
+static pthread_mutex_t alloc_lock_ = PTHREAD_MUTEX_INITIALIZER;
+
+/* the allocation holding p: 0 with its base and size, -1 none */
+static int alloc_of(CUdeviceptr p, uintptr_t *base, size_t *size)
+{
+    int found = -1;
+    pthread_mutex_lock(&alloc_lock_);
+    for (int i = 0; i < MAXALLOC && found < 0; i++)
+        if (allocs_[i].base && p >= allocs_[i].base && p - allocs_[i].base < allocs_[i].size) {
+            if (base) *base = allocs_[i].base;
+            if (size) *size = allocs_[i].size;
+            found = 0;
+        }
+    pthread_mutex_unlock(&alloc_lock_);
+    return found;
+}
+
+FAKE CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+    NEED_INIT();
+    if (!p || !n) return CUDA_ERROR_INVALID_VALUE;
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    void *m = NULL;
+    if (posix_memalign(&m, 256, n)) return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&alloc_lock_);
+    int slot = 0;
+    while (slot < MAXALLOC && allocs_[slot].base) slot++;
+    if (slot < MAXALLOC) allocs_[slot].base = (uintptr_t)m, allocs_[slot].size = n;
+    pthread_mutex_unlock(&alloc_lock_);
+    if (slot == MAXALLOC) {
+        free(m);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemFree_v2(CUdeviceptr p)
+{
+    NEED_INIT();
+    if (!p) return CUDA_SUCCESS;
+    int slot = -1;
+    pthread_mutex_lock(&alloc_lock_);
+    for (int i = 0; i < MAXALLOC && slot < 0; i++)
+        if (allocs_[i].base == p) slot = i;
+    if (slot >= 0) allocs_[slot].base = 0;
+    pthread_mutex_unlock(&alloc_lock_);
+    if (slot < 0) return CUDA_ERROR_INVALID_VALUE; /* not an allocation's start */
+    free((void *)(uintptr_t)p);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemGetAddressRange_v2(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+    NEED_INIT();
+    uintptr_t b;
+    size_t n;
+    if (alloc_of(p, &b, &n) < 0) return CUDA_ERROR_NOT_FOUND;
+    if (base) *base = b;
+    if (size) *size = n;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    NEED_INIT();
+    if (n) memcpy((void *)(uintptr_t)dst, src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    NEED_INIT();
+    if (n) memcpy(dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    NEED_INIT();
+    if (n) memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemGetInfo_v2(size_t *free_, size_t *total)
+{
+    NEED_INIT();
+    if (!free_ || !total) return CUDA_ERROR_INVALID_VALUE;
+    *free_ = *total = (size_t)1 << 30;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
+{
+    if (!mode) return CUDA_ERROR_INVALID_VALUE;
+    *mode = CU_MODULE_LAZY_LOADING;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetLimit(size_t *v, CUlimit limit)
+{
+    NEED_INIT();
+    if (!v) return CUDA_ERROR_INVALID_VALUE;
+    switch (limit) {
+    case CU_LIMIT_STACK_SIZE: *v = 1024; break;
+    case CU_LIMIT_PRINTF_FIFO_SIZE: *v = 1 << 20; break;
+    case CU_LIMIT_MALLOC_HEAP_SIZE: *v = 8 << 20; break;
+    default: *v = 0; break;
+    }
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetFlags(unsigned int *flags)
+{
+    NEED_INIT();
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+    NEED_INIT();
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return CUDA_SUCCESS;
+}
+
+/* images: any image loads; functions are looked up by name in kernels_ */
+FAKE CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jo, void **jv,
+                                unsigned int njo, CUlibraryOption *lo, void **lv, unsigned int nlo)
+{
+    (void)jo, (void)jv, (void)njo, (void)lo, (void)lv, (void)nlo;
+    NEED_INIT();
+    if (!lib || !code) return CUDA_ERROR_INVALID_VALUE;
+    *lib = calloc(1, sizeof **lib);
+    return *lib ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuLibraryUnload(CUlibrary lib)
+{
+    NEED_INIT();
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    free(lib);
+    return CUDA_SUCCESS;
+}
+
+static CUresult find(struct CUfunc_st **out, const char *name)
+{
+    const struct kernel *k = kernel_named(name);
+    if (!out || !name) return CUDA_ERROR_INVALID_VALUE;
+    if (!k) return CUDA_ERROR_NOT_FOUND;
+    *out = &funcs_[k - kernels_];
+    (*out)->k = k;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuLibraryGetKernel(CUkernel *kern, CUlibrary lib, const char *name)
+{
+    NEED_INIT();
+    if (!lib) return CUDA_ERROR_INVALID_HANDLE;
+    return find((struct CUfunc_st **)kern, name);
+}
+
+FAKE CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+    NEED_INIT();
+    if (!mod || !image) return CUDA_ERROR_INVALID_VALUE;
+    *mod = calloc(1, sizeof **mod);
+    return *mod ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
+                                 CUjit_option *o, void **v)
+{
+    (void)n, (void)o, (void)v;
+    return cuModuleLoadData(mod, image);
+}
+
+FAKE CUresult cuModuleUnload(CUmodule mod)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    free(mod);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
+{
+    NEED_INIT();
+    if (!mod) return CUDA_ERROR_INVALID_HANDLE;
+    return find(f, name);
+}
+
+FAKE CUresult cuKernelGetFunction(CUfunction *f, CUkernel kern)
+{
+    NEED_INIT();
+    if (!f || !kern) return CUDA_ERROR_INVALID_VALUE;
+    *f = (CUfunction)kern;
+    return CUDA_SUCCESS;
+}
+
+static CUresult name_of(const char **s, const void *f)
+{
+    NEED_INIT();
+    if (!s || !f) return CUDA_ERROR_INVALID_VALUE;
+    *s = ((const struct CUfunc_st *)f)->k->name;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuFuncGetName(const char **s, CUfunction f) { return name_of(s, f); }
+FAKE CUresult cuKernelGetName(const char **s, CUkernel k) { return name_of(s, k); }
+
+static CUresult param_info(const void *f, size_t i, size_t *off, size_t *size)
+{
+    NEED_INIT();
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    const struct kernel *k = ((const struct CUfunc_st *)f)->k;
+    if (i >= k->nparams) return CUDA_ERROR_INVALID_VALUE;
+    if (off) *off = k->off[i];
+    if (size) *size = k->size[i];
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuFuncGetParamInfo(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    return param_info(f, i, off, size);
+}
+FAKE CUresult cuKernelGetParamInfo(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    return param_info(k, i, off, size);
+}
+
+static int func_attribute(CUfunction_attribute a, const void *f)
+{
+    switch (a) {
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: return ((const struct CUfunc_st *)f)->k->shared;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: return 1024;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: return 16;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: case CU_FUNC_ATTRIBUTE_BINARY_VERSION: return 75;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: return 49152;
+    default: return 0;
+    }
+}
+FAKE CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
+{
+    NEED_INIT();
+    if (!v || !f) return CUDA_ERROR_INVALID_VALUE;
+    *v = func_attribute(a, f);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuKernelGetAttribute(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+    NEED_INIT();
+    if (!v || !k) return CUDA_ERROR_INVALID_VALUE;
+    if (d != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *v = func_attribute(a, k);
+    return CUDA_SUCCESS;
+}
+
+/* a launch runs the kernel's body at once (every stream is synchronous
+ * here); the parameters come packed, as the server passes them */
+static CUresult launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, void **kernelParams, void **extra)
+{
+    NEED_INIT();
+    if (!current_) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (!gx || !gy || !gz || !bx || !by || !bz) return CUDA_ERROR_INVALID_VALUE;
+    if ((unsigned long)bx * by * bz > 1024) return CUDA_ERROR_INVALID_VALUE;
+    const struct kernel *k = f->k;
+    unsigned char buf[64] = {0};
+    if (kernelParams) {
+        for (unsigned i = 0; i < k->nparams; i++) memcpy(buf + k->off[i], kernelParams[i], k->size[i]);
+    } else {
+        const void *packed = NULL;
+        size_t size = 0;
+        for (void **e = extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+            if (*e == CU_LAUNCH_PARAM_BUFFER_POINTER) packed = e[1];
+            else if (*e == CU_LAUNCH_PARAM_BUFFER_SIZE) size = *(size_t *)e[1];
+            else return CUDA_ERROR_INVALID_VALUE;
+        }
+        size_t need = k->off[k->nparams - 1] + k->size[k->nparams - 1];
+        if (!packed || size < need || size > sizeof buf) return CUDA_ERROR_INVALID_VALUE;
+        memcpy(buf, packed, size);
+    }
+    k->run(buf, (unsigned long)gx * gy * gz * bx * by * bz);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                             unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                             void **extra)
+{
+    (void)shmem, (void)s;
+    return launch(f, gx, gy, gz, bx, by, bz, params, extra);
+}
+
+FAKE CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                  c->blockDimZ, params, extra);
+}
+
+FAKE CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuPointerGetAttribute(void *data, CUpointer_attribute a, CUdeviceptr p)
+{
+    NEED_INIT();
+    if (!data) return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t base;
+    size_t size;
+    if (alloc_of(p, &base, &size) < 0)
+        return CUDA_ERROR_INVALID_VALUE; /* not device memory: as the driver answers */
+    switch (a) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = &primary_; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = CU_MEMORYTYPE_DEVICE; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = p; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = 0; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = base; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = size; return CUDA_SUCCESS;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(int *)data = 0; return CUDA_SUCCESS;
+    default: return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+/* streams and events: every operation completes before it returns */
+struct CUevent_st { int recorded; };
+struct CUstream_st { unsigned flags; int priority; };
+
+FAKE CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+    NEED_INIT();
+    if (!s || (flags & ~1u)) return CUDA_ERROR_INVALID_VALUE;
+    *s = calloc(1, sizeof **s);
+    if (!*s) return CUDA_ERROR_OUT_OF_MEMORY;
+    (*s)->flags = flags;
+    (*s)->priority = priority < -5 ? -5 : priority > 0 ? 0 : priority;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+    return cuStreamCreateWithPriority(s, flags, 0);
+}
+
+/* the legacy stream (NULL) and the per-thread one are blocking */
+FAKE CUresult cuStreamGetFlags(CUstream s, unsigned int *flags)
+{
+    NEED_INIT();
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    *flags = (uintptr_t)s > 2 ? s->flags : 0;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+    (void)s;
+    NEED_INIT();
+    if (!e || flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamDestroy_v2(CUstream s)
+{
+    NEED_INIT();
+    if (!s) return CUDA_ERROR_INVALID_HANDLE;
+    free(s);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamQuery(CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *cs)
+{
+    (void)s;
+    NEED_INIT();
+    if (!cs) return CUDA_ERROR_INVALID_VALUE;
+    *cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_VALUE;
+    *e = calloc(1, sizeof **e);
+    return *e ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuEventDestroy_v2(CUevent e)
+{
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    free(e);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventRecord(CUevent e, CUstream s)
+{
+    (void)s;
+    NEED_INIT();
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    e->recorded = 1;
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuEventSynchronize(CUevent e)
+{
+    NEED_INIT();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* every event completes when it is recorded: no time passes between two */
+FAKE CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+    NEED_INIT();
+    if (!ms || !a || !b) return CUDA_ERROR_INVALID_HANDLE;
+    if (!a->recorded || !b->recorded) return CUDA_ERROR_NOT_READY;
+    *ms = 0.0f;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) { return cuEventElapsedTime_v2(ms, a, b); }
+
+FAKE CUresult cuEventQuery(CUevent e)
+{
+    NEED_INIT();
+    return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* pinned host memory: plain memory here */
+FAKE CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    (void)flags;
+    NEED_INIT();
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    *p = malloc(n ? n : 1);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+FAKE CUresult cuMemFreeHost(void *p)
+{
+    NEED_INIT();
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyHtoD_v2(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpyDtoH_v2(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
+{
+    NEED_INIT();
+    if (n) memset((void *)(uintptr_t)p, v, n);
+    return CUDA_SUCCESS;
+}
+
+FAKE CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned int v, size_t n)
+{
+    NEED_INIT();
+    for (size_t i = 0; i < n; i++) memcpy((unsigned char *)(uintptr_t)p + 4 * i, &v, 4);
+    return CUDA_SUCCESS;
+}
+
+/* 2D copies between host and device memory (both are this process's) */
+static const unsigned char *side_src(const CUDA_MEMCPY2D *c)
+{
+    const unsigned char *b = c->srcMemoryType == CU_MEMORYTYPE_HOST
+                                 ? (const unsigned char *)c->srcHost
+                                 : (const unsigned char *)(uintptr_t)c->srcDevice;
+    return b ? b + c->srcY * c->srcPitch + c->srcXInBytes : NULL;
+}
+
+static unsigned char *side_dst(const CUDA_MEMCPY2D *c)
+{
+    unsigned char *b = c->dstMemoryType == CU_MEMORYTYPE_HOST ? (unsigned char *)c->dstHost
+                                                               : (unsigned char *)(uintptr_t)c->dstDevice;
+    return b ? b + c->dstY * c->dstPitch + c->dstXInBytes : NULL;
+}
+
+FAKE CUresult cuMemcpy2D_v2(const CUDA_MEMCPY2D *c)
+{
+    NEED_INIT();
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (c->srcMemoryType == CU_MEMORYTYPE_ARRAY || c->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    const unsigned char *src = side_src(c);
+    unsigned char *dst = side_dst(c);
+    if (!src || !dst || c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes)
+        return CUDA_ERROR_INVALID_VALUE;
+    for (size_t y = 0; y < c->Height; y++)
+        memmove(dst + y * c->dstPitch, src + y * c->srcPitch, c->WidthInBytes);
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *c) { return cuMemcpy2D_v2(c); }
+FAKE CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream s)
+{
+    (void)s;
+    return cuMemcpy2D_v2(c);
+}
+
+/* occupancy: as many blocks as fit the threads of a multiprocessor */
+FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int block, size_t smem)
+{
+    (void)smem;
+    NEED_INIT();
+    if (!n || !f || block <= 0) return CUDA_ERROR_INVALID_VALUE;
+    *n = 1024 / block > 16 ? 16 : 1024 / block;
+    return CUDA_SUCCESS;
+}
+FAKE CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int block,
+                                                                  size_t smem, unsigned int flags)
+{
+    (void)flags;
+    return cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+
+FAKE CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+{
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemcpy(dst, src, n);
+}
+
+FAKE CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n, CUstream s)
+{
+    (void)s;
+    return cuMemsetD8_v2(p, v, n);
+}
