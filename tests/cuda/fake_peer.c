@@ -32,7 +32,8 @@ FAKE cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int flags)
 {
     int d = fake_current_device();
     if (flags) return cudaErrorInvalidValue;
-    if (!valid(peer) || peer == d) return cudaErrorInvalidDevice;
+    if (!valid(peer)) return cudaErrorInvalidDevice;
+    if (peer == d) return cudaErrorPeerAccessUnsupported; /* the real runtime's answer (H200, 2026-11-26) */
     if (enabled_[d][peer]) return cudaErrorPeerAccessAlreadyEnabled;
     enabled_[d][peer] = 1;
     return cudaSuccess;

@@ -89,7 +89,7 @@ int main(void)
         check("enable peer access 1->0", cudaDeviceEnablePeerAccess(0, 0), cudaErrorPeerAccessUnsupported);
         cudaGetLastError();
     }
-    check("peer access to the current device itself", cudaDeviceEnablePeerAccess(1, 0), cudaErrorInvalidDevice);
+    check("peer access to the current device itself", cudaDeviceEnablePeerAccess(1, 0), cudaErrorPeerAccessUnsupported);
     cudaGetLastError();
     /* peer copies both ways: device 1 gets device 0's bytes at an offset */
     check("cudaMemcpyPeer 0->1", cudaMemcpyPeer((unsigned char *)d[1] + 7, 1, d[0], 0, N - 7), cudaSuccess);
