@@ -34,5 +34,9 @@ grep -q '^    verFill  ver.h:24: ' "$tmp/out3" ||
 cmp -s "$tmp/out3" "$tmp/v3/ver_changes.txt" ||
     { echo "FAIL: $tmp/v3/ver_changes.txt is not the report printed"; status=1; }
 [ "$(ls "$tmp/v3")" = ver_changes.txt ] || { echo "FAIL: a failed run wrote more than its report: $(ls "$tmp/v3")"; status=1; }
+# --strict adds errors of its own (annotations that match nothing): the report still comes
+"$apigen" "$spec" -D VER_VERSION=2000 -o "$tmp/v4" --compare "$tmp/v1" --strict >"$tmp/out4" 2>"$tmp/err4"
+grep -q '^    verFill  ver.h:24: ' "$tmp/out4" && [ -f "$tmp/v4/ver_changes.txt" ] ||
+    { echo "FAIL: no change report with --strict"; cat "$tmp/out4" "$tmp/err4"; status=1; }
 [ $status = 0 ] && echo "PASS: ver.yaml follows ver.h from version 1 to 2; the report is as expected"
 exit $status
