@@ -159,7 +159,22 @@ APIGEN_EXPORT CUresult cuLibraryGetManaged(CUdeviceptr *dptr, size_t *bytes, CUl
     e = map_managed(*dptr, n, true, name ? name : "cuLibraryGetManaged");
     if (e != CUDA_SUCCESS) return e;
     apigen_cuda_managed_wrote(*dptr, n, NULL, false);
-    return apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
+    e = apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
+    if (e != CUDA_ERROR_INVALID_CONTEXT) return e;
+    /* No context is current: NVIDIA's runtime asks for its program's
+     * __managed__ variables while it loads the program's library, before
+     * it makes its context (driver.sh's `managed` failed so on the H200).
+     * A library's managed memory belongs to no context: the initial value
+     * is read under device 0's primary context, retained as the runtime is
+     * about to retain it, and the thread's context is left as it was. */
+    CUdevice dev;
+    CUcontext ctx, popped;
+    if ((e = cuDeviceGet(&dev, 0)) != CUDA_SUCCESS || (e = cuDevicePrimaryCtxRetain(&ctx, dev)) != CUDA_SUCCESS)
+        return e;
+    if ((e = cuCtxPushCurrent_v2(ctx)) != CUDA_SUCCESS) return e;
+    e = apigen_cuda_managed_sync(APIGEN_SYNC_QUEUE, NULL, false);
+    CUresult p = cuCtxPopCurrent_v2(&popped);
+    return e != CUDA_SUCCESS ? e : p;
 }
 #endif
 
