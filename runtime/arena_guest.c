@@ -210,7 +210,7 @@ void rt_arena_guest_ack(const apigen_api *api, const uint8_t ack[RT_ARENA_ACK_LE
  * so a copy or a mapped device pointer inside one block is inside one
  * registration, as natively inside one allocation. A segment is at least
  * APIGEN_ARENA_SEGMENT bytes (default 2M: registering one costs about what a
- * native small cudaMallocHost does), stays registered while its blocks come
+ * native small pinned allocation does), stays registered while its blocks come
  * and go, and is given back (unregistered) only when a new segment finds no
  * room: then every segment with no block left goes, and the space merges.
  * Registering the whole arena instead cost the first copy from it ~80 ms
