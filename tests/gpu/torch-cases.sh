@@ -43,13 +43,7 @@ tmp=$(mktemp -d /tmp/apigen-torch-cases.XXXXXX)
 # by soname from there (a real library over parts of a stubbed one hung in
 # conv forward on the H200, 2026-11-26)
 libdir=$build/stub
-if [ "${LIBRARIES:-0}" != 1 ] && [ -e "$build/stub-driver/libcuda.so.1" ]; then
-    libdir=$build/stub-driver
-elif [ "${LIBRARIES:-0}" != 1 ]; then
-    libdir=$tmp/driver-only
-    mkdir -p "$libdir"
-    for l in "$build"/stub/libcuda.so.1 "$build"/stub/libapigen-guest.so*; do [ -e "$l" ] && ln -s "$l" "$libdir/"; done
-fi
+[ "${LIBRARIES:-0}" = 1 ] || libdir=$build/stub-driver # made with cuda_stub
 port=$((20000 + $$ % 20000))
 "$server" --listen "unix://$tmp/cuda.sock" --listen "tcp://127.0.0.1:$port" --listen "shm://apigen-tc-$$" \
     > "$OUT/server.log" 2>&1 &
