@@ -26,6 +26,7 @@ trap cleanup EXIT INT TERM
 name=$(basename "$prog")
 fail() {
     echo "FAIL: $name over $transport: $*"
+    [ -f "$tmp/guest.trace" ] && { echo "round trips by call:"; sed -n 's/^apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$tmp/guest.trace" | sort | uniq -c | sort -rn | sed 's/^/  | /'; }
     for f in "$tmp"/*; do [ -f "$f" ] && { echo "---- $f"; sed 's/^/  /' "$f" | head -60; }; done
     exit 1
 }
@@ -67,5 +68,8 @@ for c in $(echo "$queued" | tr , ' '); do
 done
 [ "$total" -lt "$loops" ] || fail "$total round trips for a loop of $loops iterations"
 echo "PASS: $name over $transport: identical stdout, exit $nrc; $queued queued (no round trip), $total round trips in all for $loops iterations; the refused call's error returned by the next call"
+echo "round trips by call (the whole program):"
+sed -n 's/^apigen wire \[[0-9]*\]: rt \([A-Za-z0-9_]*\) .*/\1/p' "$tmp/guest.trace" | sort | uniq -c | sort -rn | sed 's/^/  | /'
+
 sed 's/^/  | /' "$tmp/native.out"
 exit 0
